@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Release builds in CI add `-Xswiftc -warnings-as-errors`; every target is in Swift 6
+/// language mode (the default for tools version 6.0), so strict concurrency checking is on.
+let package = Package(
+    name: "af",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "af", targets: ["af"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib"]),
+        .target(name: "AFCommandLine", dependencies: ["AFEngine"]),
+        .executableTarget(name: "af", dependencies: ["AFCommandLine"]),
+        .executableTarget(name: "af-docs", dependencies: ["AFCommandLine"]),
+        .target(name: "AFTestSupport", dependencies: ["COpenSSL", "CZlib"], path: "Tests/AFTestSupport"),
+        .executableTarget(name: "af-test-server", dependencies: ["AFTestSupport"], path: "Tests/af-test-server"),
+        .testTarget(name: "AFEngineTests", dependencies: ["AFEngine", "AFTestSupport"]),
+        .testTarget(name: "AFCommandLineTests", dependencies: ["AFCommandLine", "AFTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["AFTestSupport", "af", "af-test-server"]),
+    ]
+)

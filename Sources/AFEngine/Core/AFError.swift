@@ -1,0 +1,102 @@
+/// The one error type of the engine.
+///
+/// Each case names the stage that failed and carries what is needed to explain it; the
+/// command line maps it to an exit status in a single function.
+public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The description could not be turned into a request (bad URL, bad header, …).
+    case invalidRequest(reason: String)
+    /// A file the request reads (body, multipart part) cannot be opened or read.
+    case inputUnreadable(path: String, reason: String)
+    /// An adapter refused the request (for example a token command failed).
+    case adaptationFailed(reason: String)
+    /// The exchange failed on the network or in the protocol.
+    case transport(TransportFailure)
+    /// The response arrived but its status is not acceptable.
+    case responseValidationFailed(status: Int, reason: String)
+    /// The redirect chain is longer than allowed.
+    case tooManyRedirects(limit: Int)
+    /// A redirect could not be followed (missing or unusable `Location`).
+    case redirectFailed(reason: String)
+    /// The response body could not be stored.
+    case output(OutputFailure)
+    /// The request was cancelled.
+    case cancelled(Cancellation)
+
+    /// Why a request was cancelled.
+    public enum Cancellation: String, Sendable, Equatable {
+        case interrupted, terminated, explicitly
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidRequest(let reason): return reason
+        case .inputUnreadable(let path, let reason): return "cannot read '\(path)': \(reason)"
+        case .adaptationFailed(let reason): return reason
+        case .transport(let failure): return failure.message
+        case .responseValidationFailed(let status, let reason):
+            return reason.isEmpty ? "server answered \(status)" : "server answered \(status) \(reason)"
+        case .tooManyRedirects(let limit): return "more than \(limit) redirects"
+        case .redirectFailed(let reason): return reason
+        case .output(let failure): return failure.message
+        case .cancelled(.interrupted): return "interrupted"
+        case .cancelled(.terminated): return "terminated"
+        case .cancelled(.explicitly): return "cancelled"
+        }
+    }
+
+    /// The transport failure, when this is one.
+    public var transportFailure: TransportFailure? {
+        if case .transport(let failure) = self { return failure }
+        return nil
+    }
+}
+
+/// A failure on the network or in the protocol, classified for retry decisions and exit codes.
+public struct TransportFailure: Error, Sendable, Equatable {
+    /// What went wrong, as a class of failures.
+    public enum Kind: Sendable, Equatable {
+        case dnsFailure
+        case connectionRefused
+        case connectionReset
+        case connectTimeout
+        case timeout
+        case tls
+        case pinning
+        case malformedResponse
+        case truncatedBody
+        case limitExceeded
+        case sendFailed
+        case proxy
+        case other
+    }
+
+    public var kind: Kind
+    /// A complete sentence fragment naming what failed.
+    public var message: String
+    /// The libcurl result code, when libcurl reported it.
+    public var curlCode: Int
+
+    public init(kind: Kind, message: String, curlCode: Int = 0) {
+        self.kind = kind
+        self.message = message
+        self.curlCode = curlCode
+    }
+}
+
+/// A failure to store a response body.
+public struct OutputFailure: Error, Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case destinationExists
+        case writeFailed
+        case checksumMismatch
+        case resumeRefused
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+}

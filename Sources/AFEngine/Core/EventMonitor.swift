@@ -1,0 +1,100 @@
+/// A step in the life of a request, with the monotonic time it happened.
+public struct RequestEvent: Sendable {
+    /// Seconds since the request was created, from a monotonic clock.
+    public var time: Double
+    public var kind: Kind
+
+    public init(time: Double, kind: Kind) {
+        self.time = time
+        self.kind = kind
+    }
+
+    /// What happened.
+    public enum Kind: Sendable {
+        /// The request exists and holds its first description.
+        case created(RequestDescription)
+        case resumed
+        case suspended
+        /// Adapters produced the description an attempt will send.
+        case adapted(attempt: Int, RequestDescription)
+        /// A transfer began for an attempt.
+        case attemptStarted(attempt: Int, hop: Int, method: HTTPMethod, url: String)
+        /// The host name resolved to the address about to be connected to.
+        case resolved(host: String, address: String)
+        /// A connection is ready (new or reused).
+        case connected(address: String, port: Int, reused: Bool)
+        /// A TLS handshake completed.
+        case tlsEstablished(TLSReport)
+        /// The request head was written.
+        case requestSent(head: String)
+        /// A response head arrived.
+        case responseHead(attempt: Int, ResponseHead)
+        /// Bytes moved.
+        case progress(TransferProgress)
+        /// An attempt ended, well or badly.
+        case attemptFinished(Attempt)
+        /// The retrier asked for another attempt after `delay` seconds.
+        case retryScheduled(attempt: Int, reason: String, delay: Double)
+        /// A redirect is being followed.
+        case redirected(RedirectRecord)
+        /// The request ended (successfully or with `response.error`).
+        case finished(Response)
+        /// The request was cancelled.
+        case cancelled(AFError.Cancellation)
+    }
+}
+
+/// Bytes moved by the current attempt so far.
+public struct TransferProgress: Sendable, Equatable {
+    /// Response body bytes received (before content decoding).
+    public var received: Int64
+    /// Expected response body size, when announced.
+    public var expectedToReceive: Int64?
+    public var sent: Int64
+    public var expectedToSend: Int64?
+    /// Bytes the sink already held when this attempt began (a resumed download).
+    public var resumedFrom: Int64
+
+    public init(received: Int64, expectedToReceive: Int64?, sent: Int64, expectedToSend: Int64?, resumedFrom: Int64 = 0) {
+        self.received = received
+        self.expectedToReceive = expectedToReceive
+        self.sent = sent
+        self.expectedToSend = expectedToSend
+        self.resumedFrom = resumedFrom
+    }
+}
+
+/// Observes every lifecycle event of the requests of a session.
+///
+/// Monitors are called synchronously on the thread where the event happens (the transfer
+/// thread or the session queue), in order for any one request; they must be quick and
+/// thread-safe. `--trace`, metrics and the progress bar are monitors.
+public protocol EventMonitor: Sendable {
+    func request(_ request: Request, didEmit event: RequestEvent)
+}
+
+/// Forwards events to several monitors in order.
+public struct CompositeEventMonitor: EventMonitor {
+    public let monitors: [any EventMonitor]
+
+    public init(_ monitors: [any EventMonitor]) {
+        self.monitors = monitors
+    }
+
+    public func request(_ request: Request, didEmit event: RequestEvent) {
+        for monitor in monitors { monitor.request(request, didEmit: event) }
+    }
+}
+
+/// A monitor made of a closure.
+public struct ClosureEventMonitor: EventMonitor {
+    private let handler: @Sendable (Request, RequestEvent) -> Void
+
+    public init(_ handler: @escaping @Sendable (Request, RequestEvent) -> Void) {
+        self.handler = handler
+    }
+
+    public func request(_ request: Request, didEmit event: RequestEvent) {
+        handler(request, event)
+    }
+}

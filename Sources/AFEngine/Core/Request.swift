@@ -1,0 +1,353 @@
+import Dispatch
+
+/// One logical request and its whole life: every attempt, redirect and retry.
+///
+/// States: `initialized → resumed ⇄ suspended → cancelled | finished`; `cancelled` and
+/// `finished` are final, and a transition the diagram does not allow is refused. All mutable
+/// state is one struct behind one lock. The request never decides to retry: every failure
+/// goes to the session's retrier.
+public final class Request: Sendable, TransferDelegate {
+    /// Where a request is in its life.
+    public enum State: String, Sendable {
+        case initialized, resumed, suspended, cancelled, finished
+
+        /// Whether the state diagram allows moving from this state to `next`.
+        public func canTransition(to next: State) -> Bool {
+            switch (self, next) {
+            case (.initialized, .resumed), (.initialized, .cancelled): return true
+            case (.resumed, .suspended), (.resumed, .cancelled), (.resumed, .finished): return true
+            case (.suspended, .resumed), (.suspended, .cancelled): return true
+            default: return false
+            }
+        }
+
+        /// Whether the state is final.
+        public var isTerminal: Bool { self == .cancelled || self == .finished }
+    }
+
+    private struct MutableState: Sendable {
+        var state: State = .initialized
+        /// The current hop's description, before adapters.
+        var description: RequestDescription
+        var hop = 0
+        var attempts: [Attempt] = []
+        var redirects: [RedirectRecord] = []
+        var retryCount = 0
+        var transfer: Transfer?
+        var response: Response?
+        var completionHandlers: [@Sendable (Response) -> Void] = []
+        /// An attempt was due while the request was suspended.
+        var startPending = false
+        /// Bumped to invalidate scheduled attempts.
+        var generation = 0
+        var cancellation: AFError.Cancellation?
+    }
+
+    public let id: Int
+    public let session: Session
+    public let originalDescription: RequestDescription
+    let sink: any ResponseBodySink
+    let validation: StatusValidation?
+    private let createdAt = ContinuousClock.now
+    private let mutable: Protected<MutableState>
+
+    init(id: Int, description: RequestDescription, session: Session, sink: any ResponseBodySink, validation: StatusValidation?) {
+        self.id = id
+        self.session = session
+        self.sink = sink
+        self.validation = validation
+        originalDescription = description
+        mutable = Protected(MutableState(description: description))
+        emit(.created(description))
+    }
+
+    // MARK: Observing
+
+    public var state: State { mutable.read { $0.state } }
+    public var attempts: [Attempt] { mutable.read { $0.attempts } }
+    public var redirects: [RedirectRecord] { mutable.read { $0.redirects } }
+    /// Retries made so far, across every hop.
+    public var retryCount: Int { mutable.read { $0.retryCount } }
+    /// The description of the current hop, before adapters.
+    public var currentDescription: RequestDescription { mutable.read { $0.description } }
+    /// The head of the latest response received.
+    public var lastResponseHead: ResponseHead? { mutable.read { $0.attempts.last?.response } }
+    /// The outcome, once the request is cancelled or finished.
+    public var response: Response? { mutable.read { $0.response } }
+
+    /// Seconds since the request was created, on a monotonic clock.
+    public var elapsed: Double {
+        let duration = ContinuousClock.now - createdAt
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Calls `handler` once with the outcome (at once if the request already ended).
+    public func onCompletion(_ handler: @escaping @Sendable (Response) -> Void) {
+        let done = mutable.write { state -> Response? in
+            if let response = state.response { return response }
+            state.completionHandlers.append(handler)
+            return nil
+        }
+        if let done { handler(done) }
+    }
+
+    /// Blocks the calling thread until the request ends and returns the outcome.
+    public func waitForCompletion() -> Response {
+        let semaphore = DispatchSemaphore(value: 0)
+        onCompletion { _ in semaphore.signal() }
+        semaphore.wait()
+        return mutable.read { $0.response }!
+    }
+
+    /// Waits for the outcome without blocking a thread.
+    public func completion() async -> Response {
+        await withCheckedContinuation { continuation in
+            onCompletion { continuation.resume(returning: $0) }
+        }
+    }
+
+    // MARK: State transitions
+
+    /// Starts the request, or continues it after `suspend()`.
+    @discardableResult
+    public func resume() -> Self {
+        enum Action { case none, start, unpause(Transfer) }
+        let action = mutable.write { state -> Action in
+            guard state.state.canTransition(to: .resumed) else { return .none }
+            let from = state.state
+            state.state = .resumed
+            if from == .initialized { return .start }
+            if let transfer = state.transfer { return .unpause(transfer) }
+            if state.startPending {
+                state.startPending = false
+                return .start
+            }
+            return .none
+        }
+        switch action {
+        case .none: return self
+        case .start:
+            emit(.resumed)
+            session.queue.async { self.startAttempt() }
+        case .unpause(let transfer):
+            emit(.resumed)
+            session.driver.submit(.unpause(transfer))
+        }
+        return self
+    }
+
+    /// Pauses the running transfer, or holds back the next attempt.
+    @discardableResult
+    public func suspend() -> Self {
+        let transfer = mutable.write { state -> Transfer?? in
+            guard state.state.canTransition(to: .suspended) else { return .none }
+            state.state = .suspended
+            return .some(state.transfer)
+        }
+        guard let transfer else { return self }
+        emit(.suspended)
+        if let transfer { session.driver.submit(.pause(transfer)) }
+        return self
+    }
+
+    /// Cancels the request: a state transition, not a crash. The outcome carries
+    /// `AFError.cancelled(reason)` and keeps every attempt made so far.
+    @discardableResult
+    public func cancel(_ reason: AFError.Cancellation = .explicitly) -> Self {
+        let transfer = mutable.write { state -> Transfer?? in
+            guard state.state.canTransition(to: .cancelled) else { return .none }
+            state.state = .cancelled
+            state.cancellation = reason
+            state.generation += 1
+            return .some(state.transfer)
+        }
+        guard let transfer else { return self }
+        emit(.cancelled(reason))
+        if let transfer {
+            session.driver.submit(.cancel(transfer, reason))
+        } else {
+            session.queue.async { self.complete(error: .cancelled(reason)) }
+        }
+        return self
+    }
+
+    // MARK: Attempts
+
+    private func startAttempt() {
+        let ready = mutable.write { state -> (RequestDescription, Int, Int)? in
+            switch state.state {
+            case .resumed:
+                return (state.description, state.attempts.count + 1, state.hop)
+            case .suspended, .initialized:
+                state.startPending = true
+                return nil
+            case .cancelled, .finished:
+                return nil
+            }
+        }
+        guard let (description, number, hop) = ready else { return }
+        let adapt: (RequestDescription, Request, @escaping @Sendable (Result<RequestDescription, AFError>) -> Void) -> Void =
+            session.configuration.interceptor.map { interceptor in interceptor.adapt } ?? { description, _, done in done(.success(description)) }
+        adapt(description, self) { result in
+            self.session.queue.async {
+                switch result {
+                case .success(let adapted): self.launch(adapted, attempt: number, hop: hop)
+                case .failure(let error): self.attemptFailedEarly(description, attempt: number, hop: hop, error: error)
+                }
+            }
+        }
+    }
+
+    private func launch(_ description: RequestDescription, attempt number: Int, hop: Int) {
+        emit(.adapted(attempt: number, description))
+        let transfer: Transfer
+        do {
+            let url = try HTTPURL(parsing: description.url, pathAsIs: description.options.pathAsIs)
+            let trust = try session.trustEvaluator(for: url)
+            transfer = try Transfer(description: description, attempt: number, hop: hop, trust: trust, delegate: self)
+        } catch {
+            return attemptFailedEarly(description, attempt: number, hop: hop, error: error)
+        }
+        let proceed = mutable.write { state -> Bool in
+            guard state.state == .resumed || state.state == .suspended else { return false }
+            state.transfer = transfer
+            return true
+        }
+        guard proceed else { return }
+        emit(.attemptStarted(attempt: number, hop: hop, method: description.method, url: description.url))
+        session.driver.submit(.add(transfer))
+    }
+
+    private func attemptFailedEarly(_ description: RequestDescription, attempt number: Int, hop: Int, error: AFError) {
+        let attempt = Attempt(
+            number: number, hop: hop, method: description.method, url: description.url, request: description,
+            sentHead: nil, response: nil, metrics: nil, error: error, bodyPreview: []
+        )
+        record(attempt)
+        decide(after: error)
+    }
+
+    // MARK: TransferDelegate
+
+    func transfer(_ transfer: Transfer, emit event: RequestEvent.Kind) {
+        emit(event)
+    }
+
+    func transfer(_ transfer: Transfer, routeFor head: ResponseHead) -> BodyRoute {
+        session.configuration.redirectPolicy.shouldFollow(head) ? .preview : .sink(sink)
+    }
+
+    func transfer(_ transfer: Transfer, didFinish outcome: TransferOutcome) {
+        session.queue.async { self.handle(outcome, of: transfer) }
+    }
+
+    private func handle(_ outcome: TransferOutcome, of transfer: Transfer) {
+        var attempt = Attempt(
+            number: transfer.attempt, hop: transfer.hop, method: transfer.description.method,
+            url: transfer.url.string, request: transfer.description, sentHead: outcome.sentHead,
+            response: outcome.head, metrics: outcome.metrics, error: outcome.error, bodyPreview: outcome.preview
+        )
+        let cancellation = mutable.write { state -> AFError.Cancellation? in
+            state.transfer = nil
+            return state.state == .cancelled ? state.cancellation : nil
+        }
+        if let cancellation {
+            attempt.error = .cancelled(cancellation)
+            record(attempt)
+            return complete(error: .cancelled(cancellation))
+        }
+        var error = outcome.error
+        if error == nil, let head = outcome.head {
+            let policy = session.configuration.redirectPolicy
+            if policy.shouldFollow(head) {
+                do {
+                    let (current, count) = mutable.read { ($0.description, $0.redirects.count) }
+                    let (next, redirect) = try policy.nextHop(after: head, from: current, redirectsSoFar: count)
+                    record(attempt)
+                    mutable.write { state in
+                        state.redirects.append(redirect)
+                        state.description = next
+                        state.hop += 1
+                    }
+                    emit(.redirected(redirect))
+                    return startAttempt()
+                } catch let failure {
+                    error = failure
+                }
+            } else if let validation, let failure = validation.validate(head) {
+                error = failure
+            }
+        }
+        attempt.error = error
+        record(attempt)
+        if let error { decide(after: error) } else { complete(error: nil) }
+    }
+
+    private func record(_ attempt: Attempt) {
+        mutable.write { $0.attempts.append(attempt) }
+        emit(.attemptFinished(attempt))
+    }
+
+    /// The one place where every failure meets the retrier.
+    private func decide(after error: AFError) {
+        guard let interceptor = session.configuration.interceptor else { return complete(error: error) }
+        interceptor.retry(self, dueTo: error) { result in
+            self.session.queue.async { self.apply(result, for: error) }
+        }
+    }
+
+    private func apply(_ result: RetryResult, for error: AFError) {
+        switch result {
+        case .retry, .retryWithDelay:
+            let delay = result.delay ?? 0
+            let scheduled = mutable.write { state -> (Int, Int)? in
+                guard !state.state.isTerminal else { return nil }
+                state.retryCount += 1
+                if !state.attempts.isEmpty { state.attempts[state.attempts.count - 1].retryDelay = delay }
+                return (state.generation, state.attempts.count + 1)
+            }
+            guard let (generation, next) = scheduled else { return }
+            sink.rollback()
+            emit(.retryScheduled(attempt: next, reason: error.description, delay: delay))
+            session.queue.asyncAfter(deadline: .now() + delay) {
+                guard self.mutable.read({ $0.generation == generation }) else { return }
+                self.startAttempt()
+            }
+        case .doNotRetry:
+            complete(error: error)
+        case .doNotRetryWithError(let replacement):
+            complete(error: replacement)
+        }
+    }
+
+    /// Ends the request: the sink learns the outcome, the state becomes final, and every
+    /// completion handler runs once.
+    private func complete(error: AFError?) {
+        guard mutable.read({ $0.response == nil }) else { return }
+        let finalError = sink.finish(error: error)
+        let (response, handlers) = mutable.write { state -> (Response, [@Sendable (Response) -> Void]) in
+            if state.state.canTransition(to: .finished) { state.state = .finished }
+            let last = state.attempts.last
+            let response = Response(
+                head: last?.response,
+                attempts: state.attempts,
+                redirects: state.redirects,
+                error: finalError,
+                finalURL: last?.url ?? state.description.url,
+                finalRequest: last?.request ?? state.description
+            )
+            state.response = response
+            defer { state.completionHandlers.removeAll() }
+            return (response, state.completionHandlers)
+        }
+        emit(.finished(response))
+        for handler in handlers { handler(response) }
+    }
+
+    // MARK: Events
+
+    func emit(_ kind: RequestEvent.Kind) {
+        guard !session.configuration.eventMonitors.isEmpty else { return }
+        session.monitor.request(self, didEmit: RequestEvent(time: elapsed, kind: kind))
+    }
+}

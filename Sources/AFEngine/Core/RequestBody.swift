@@ -1,0 +1,37 @@
+/// The body of a request.
+public enum RequestBody: Sendable {
+    /// No body.
+    case empty
+    /// A body held in memory.
+    case bytes([UInt8])
+    /// The contents of a file, streamed from disk on every attempt.
+    case file(path: String)
+    /// A multipart form, streamed part by part.
+    case multipart(MultipartFormData)
+    /// Bytes read from a file descriptor until end of file, sent chunked. It can be read once,
+    /// so a request with such a body cannot be re-sent.
+    case stream(fileDescriptor: Int32)
+
+    /// Whether there is a body at all.
+    public var isEmpty: Bool {
+        if case .empty = self { return true }
+        return false
+    }
+
+    /// Whether the same bytes can be produced again for another attempt.
+    public var isReplayable: Bool {
+        if case .stream = self { return false }
+        return true
+    }
+
+    /// The size in bytes when it is known before sending.
+    public func contentLength() throws(AFError) -> Int64? {
+        switch self {
+        case .empty: return 0
+        case .bytes(let bytes): return Int64(bytes.count)
+        case .file(let path): return try FileInfo.size(ofFileAt: path)
+        case .multipart(let form): return try form.contentLength()
+        case .stream: return nil
+        }
+    }
+}

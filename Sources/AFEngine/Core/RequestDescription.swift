@@ -1,0 +1,149 @@
+/// Everything needed to perform one HTTP exchange, as a value.
+///
+/// The command line builds one; adapters derive new ones from it (auth, compression, a
+/// resume `Range`); the transport turns the final one into a libcurl transfer. Nothing in a
+/// description refers to a live resource except a `.stream` body's file descriptor.
+public struct RequestDescription: Sendable {
+    /// The method, sent exactly as spelled.
+    public var method: HTTPMethod
+    /// The absolute URL, already encoded.
+    public var url: String
+    /// The headers to send, in order. An empty value sends an empty header.
+    public var headers: HTTPHeaders
+    /// Headers that libcurl would add on its own (`Accept`, `Content-Type`, …) and that must
+    /// not be sent.
+    public var suppressedHeaders: [HTTPHeaders.Name]
+    /// The body.
+    public var body: RequestBody
+    /// Credentials for a challenge-response scheme (digest) that only the transport can
+    /// answer. Basic and bearer credentials are plain `Authorization` headers.
+    public var challengeCredentials: Credentials?
+    /// Transfer settings: timeouts, limits, TLS files, network routing.
+    public var options: TransferOptions
+
+    public init(
+        method: HTTPMethod = .get,
+        url: String,
+        headers: HTTPHeaders = [],
+        suppressedHeaders: [HTTPHeaders.Name] = [],
+        body: RequestBody = .empty,
+        challengeCredentials: Credentials? = nil,
+        options: TransferOptions = TransferOptions()
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.suppressedHeaders = suppressedHeaders
+        self.body = body
+        self.challengeCredentials = challengeCredentials
+        self.options = options
+    }
+}
+
+/// A user name and password for an authentication scheme.
+public struct Credentials: Sendable, Hashable {
+    /// Authentication schemes that af speaks.
+    public enum Scheme: String, Sendable, Hashable, CaseIterable {
+        case basic, digest, bearer
+    }
+
+    public var user: String
+    public var password: String
+    public var scheme: Scheme
+
+    public init(user: String, password: String, scheme: Scheme) {
+        self.user = user
+        self.password = password
+        self.scheme = scheme
+    }
+}
+
+/// Per-transfer settings that are not part of the HTTP message itself.
+public struct TransferOptions: Sendable {
+    /// The HTTP version to ask for.
+    public enum HTTPVersion: String, Sendable, CaseIterable {
+        /// HTTP/2 over TLS when the server offers it, else HTTP/1.1.
+        case automatic
+        case http1_0 = "1.0"
+        case http1_1 = "1.1"
+        case http2 = "2"
+        case http2PriorKnowledge = "2-prior-knowledge"
+    }
+
+    /// Which IP family to resolve host names to.
+    public enum IPVersion: Sendable { case any, v4, v6 }
+
+    /// Bound on each attempt, in seconds.
+    public var timeout: Double?
+    /// Bound on the connection phase (including TLS), in seconds.
+    public var connectTimeout: Double?
+    public var httpVersion: HTTPVersion = .automatic
+    /// Send the path exactly as given, without removing dot segments.
+    public var pathAsIs = false
+    /// Send the body with `Transfer-Encoding: chunked`.
+    public var chunked = false
+    /// Refuse response bodies larger than this many bytes.
+    public var maxFileSize: Int64?
+    /// Refuse responses with more header lines than this.
+    public var maxHeaders = 100
+    /// Refuse compressed responses that inflate to more than this many times their size
+    /// once past `decompressionAllowance` bytes.
+    public var maxDecompressionRatio: Int64 = 1000
+    /// Decoded bytes allowed before the decompression ratio is enforced.
+    public var decompressionAllowance: Int64 = 16 << 20
+    /// Decode `Content-Encoding` (gzip, deflate, br, zstd) before the body reaches its sink.
+    public var decodeContent = true
+    /// `HOST:PORT:ADDR` entries that pin a name to an address.
+    public var resolve: [String] = []
+    /// Connect through this Unix domain socket instead of TCP.
+    public var unixSocketPath: String?
+    /// Use this network interface or local address.
+    public var interface: String?
+    public var ipVersion: IPVersion = .any
+    /// Proxy routing.
+    public var proxy = ProxySettings()
+    /// TLS material and protocol limits.
+    public var tls = TLSOptions()
+    /// Keep cookies set by the server for the rest of the run.
+    public var cookies = true
+
+    public init() {}
+}
+
+/// Which proxy, if any, carries a request.
+public struct ProxySettings: Sendable, Hashable {
+    /// Explicit proxies by URL scheme (`http`, `https`, or `all`).
+    public var explicit: [String: String] = [:]
+    /// Host names that bypass any proxy (the `no_proxy` syntax).
+    public var noProxy: String?
+    /// Honour the `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` variables.
+    public var useEnvironment = true
+
+    public init() {}
+
+    /// The proxy URL for a request to a URL with `scheme`, from explicit settings only.
+    public func explicitProxy(forScheme scheme: String) -> String? {
+        explicit[scheme.lowercased()] ?? explicit["all"]
+    }
+}
+
+/// TLS files and protocol settings that apply whatever the trust evaluation.
+public struct TLSOptions: Sendable, Hashable {
+    /// Minimum TLS version.
+    public enum Version: String, Sendable, CaseIterable {
+        case tls1_2 = "tls1.2"
+        case tls1_3 = "tls1.3"
+    }
+
+    /// Client certificate (PEM) for mutual TLS.
+    public var clientCertificate: String?
+    /// Private key for the client certificate, when not in the same file.
+    public var clientKey: String?
+    /// Pass phrase for the private key.
+    public var clientKeyPassword: String?
+    public var minimumVersion: Version?
+    /// OpenSSL cipher list.
+    public var ciphers: String?
+
+    public init() {}
+}

@@ -1,0 +1,134 @@
+/// The status line and headers of a response.
+public struct ResponseHead: Sendable, Equatable {
+    /// The status code.
+    public var status: Int
+    /// The reason phrase as the server sent it (empty for HTTP/2).
+    public var reason: String
+    /// The protocol as on the status line: `HTTP/1.1`, `HTTP/2`, …
+    public var httpVersion: String
+    /// The headers in the order received.
+    public var headers: HTTPHeaders
+
+    public init(status: Int, reason: String, httpVersion: String, headers: HTTPHeaders) {
+        self.status = status
+        self.reason = reason
+        self.httpVersion = httpVersion
+        self.headers = headers
+    }
+
+    /// `reason`, or the standard phrase when the server sent none.
+    public var displayReason: String {
+        reason.isEmpty ? HTTPStatus.phrase(for: status) : reason
+    }
+}
+
+/// One try at one hop of a request: what was sent, what came back, how long it took.
+public struct Attempt: Sendable {
+    /// 1-based position among all attempts of the request.
+    public var number: Int
+    /// 0 for the first URL, 1 after the first redirect, …
+    public var hop: Int
+    public var method: HTTPMethod
+    public var url: String
+    /// The description as it was sent, after adapters.
+    public var request: RequestDescription
+    /// The request head exactly as libcurl wrote it, when it got that far.
+    public var sentHead: String?
+    /// The response head, when one arrived.
+    public var response: ResponseHead?
+    /// Timings and sizes from libcurl.
+    public var metrics: TransferMetrics?
+    /// What went wrong, when something did.
+    public var error: AFError?
+    /// Up to a few kilobytes of a body that was not delivered to the sink (redirects, retried
+    /// failures), for `--all` and reports.
+    public var bodyPreview: [UInt8]
+    /// The delay before the next attempt when this one was retried.
+    public var retryDelay: Double?
+}
+
+/// A redirect that was followed.
+public struct RedirectRecord: Sendable {
+    public var status: Int
+    public var from: String
+    public var to: String
+    /// The method used for the next hop.
+    public var method: HTTPMethod
+    /// Names of headers and credentials removed because the redirect changed origin.
+    public var dropped: [String]
+}
+
+/// The outcome of a request: the final response head (when one arrived), every attempt and
+/// redirect, and the error that ended it (nil on success).
+public struct Response: Sendable {
+    public var head: ResponseHead?
+    public var attempts: [Attempt]
+    public var redirects: [RedirectRecord]
+    public var error: AFError?
+    /// The URL of the last hop.
+    public var finalURL: String
+    /// The description of the last attempt as sent.
+    public var finalRequest: RequestDescription
+
+    /// The status of the final response.
+    public var status: Int? { head?.status }
+}
+
+/// Reason phrases for responses that arrive without one (HTTP/2).
+public enum HTTPStatus {
+    /// The standard reason phrase for `code`, or an empty string.
+    public static func phrase(for code: Int) -> String {
+        switch code {
+        case 100: return "Continue"
+        case 101: return "Switching Protocols"
+        case 200: return "OK"
+        case 201: return "Created"
+        case 202: return "Accepted"
+        case 203: return "Non-Authoritative Information"
+        case 204: return "No Content"
+        case 205: return "Reset Content"
+        case 206: return "Partial Content"
+        case 300: return "Multiple Choices"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 303: return "See Other"
+        case 304: return "Not Modified"
+        case 307: return "Temporary Redirect"
+        case 308: return "Permanent Redirect"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 402: return "Payment Required"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 406: return "Not Acceptable"
+        case 407: return "Proxy Authentication Required"
+        case 408: return "Request Timeout"
+        case 409: return "Conflict"
+        case 410: return "Gone"
+        case 411: return "Length Required"
+        case 412: return "Precondition Failed"
+        case 413: return "Content Too Large"
+        case 414: return "URI Too Long"
+        case 415: return "Unsupported Media Type"
+        case 416: return "Range Not Satisfiable"
+        case 417: return "Expectation Failed"
+        case 418: return "I'm a teapot"
+        case 421: return "Misdirected Request"
+        case 422: return "Unprocessable Content"
+        case 425: return "Too Early"
+        case 426: return "Upgrade Required"
+        case 428: return "Precondition Required"
+        case 429: return "Too Many Requests"
+        case 431: return "Request Header Fields Too Large"
+        case 451: return "Unavailable For Legal Reasons"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        case 505: return "HTTP Version Not Supported"
+        default: return ""
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Dispatch
+
+/// Shared configuration and machinery for the requests it makes: the interceptor, trust
+/// evaluation, redirect policy, event monitors, and the thread that runs transfers.
+public final class Session: Sendable {
+    /// What every request of the session shares.
+    public struct Configuration: Sendable {
+        public var interceptor: (any RequestInterceptor)?
+        /// Per-host evaluators; hosts it does not cover use `defaultTrust`.
+        public var trustManager: ServerTrustManager?
+        /// The evaluator for https hosts the manager does not cover (nil: standard checks).
+        public var defaultTrust: (any ServerTrustEvaluating)?
+        public var redirectPolicy: RedirectPolicy
+        public var eventMonitors: [any EventMonitor]
+
+        public init(
+            interceptor: (any RequestInterceptor)? = nil,
+            trustManager: ServerTrustManager? = nil,
+            defaultTrust: (any ServerTrustEvaluating)? = nil,
+            redirectPolicy: RedirectPolicy = RedirectPolicy(),
+            eventMonitors: [any EventMonitor] = []
+        ) {
+            self.interceptor = interceptor
+            self.trustManager = trustManager
+            self.defaultTrust = defaultTrust
+            self.redirectPolicy = redirectPolicy
+            self.eventMonitors = eventMonitors
+        }
+    }
+
+    public let configuration: Configuration
+    let driver = TransferDriver()
+    let queue = DispatchQueue(label: "af.session")
+    let monitor: CompositeEventMonitor
+    private let counter = Protected(0)
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        monitor = CompositeEventMonitor(configuration.eventMonitors)
+    }
+
+    /// Creates a request; call `resume()` to start it.
+    ///
+    /// - Parameters:
+    ///   - sink: where the final response body goes.
+    ///   - validation: statuses that count as success; nil accepts every status.
+    public func request(
+        _ description: RequestDescription,
+        sink: any ResponseBodySink = MemorySink(),
+        validation: StatusValidation? = nil
+    ) -> Request {
+        let id = counter.write { value -> Int in
+            value += 1
+            return value
+        }
+        return Request(id: id, description: description, session: self, sink: sink, validation: validation)
+    }
+
+    /// The evaluator for a URL's host: nil for plain http and for standard verification.
+    func trustEvaluator(for url: HTTPURL) throws(AFError) -> (any ServerTrustEvaluating)? {
+        guard url.scheme == "https" else { return nil }
+        if let manager = configuration.trustManager, let evaluator = try manager.evaluator(forHost: url.host) {
+            return evaluator
+        }
+        return configuration.defaultTrust
+    }
+
+    /// Runs `body` on the transfer thread with libcurl's share handle.
+    func withShareHandle(_ body: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
+        driver.submit(.withShare(body))
+    }
+}

@@ -1,0 +1,54 @@
+/// Standard base64 (RFC 4648, with padding).
+public enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Encodes bytes.
+    public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var iterator = bytes.makeIterator()
+        while let first = iterator.next() {
+            let second = iterator.next()
+            let third = iterator.next()
+            let value = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
+            out.append(alphabet[Int(value >> 18 & 63)])
+            out.append(alphabet[Int(value >> 12 & 63)])
+            out.append(second == nil ? UInt8(ascii: "=") : alphabet[Int(value >> 6 & 63)])
+            out.append(third == nil ? UInt8(ascii: "=") : alphabet[Int(value & 63)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes text, ignoring whitespace; nil when it is not base64.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var values: [UInt8] = []
+        var padding = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - 65)
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - 97 + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - 48 + 52)
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): values.append(62)
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): values.append(63)
+            case UInt8(ascii: "="): padding += 1
+            case 9, 10, 13, 32: continue
+            default: return nil
+            }
+            if padding > 0, byte != UInt8(ascii: "=") { return nil }
+        }
+        guard values.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(values.count * 3 / 4)
+        var index = 0
+        while index < values.count {
+            let chunk = values[index..<min(index + 4, values.count)]
+            var value: UInt32 = 0
+            for (offset, item) in chunk.enumerated() { value |= UInt32(item) << (18 - 6 * UInt32(offset)) }
+            out.append(UInt8(value >> 16 & 255))
+            if chunk.count > 2 { out.append(UInt8(value >> 8 & 255)) }
+            if chunk.count > 3 { out.append(UInt8(value & 255)) }
+            index += 4
+        }
+        return out
+    }
+}

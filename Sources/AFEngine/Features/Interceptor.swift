@@ -1,0 +1,131 @@
+/// What a retrier decided about a failed attempt.
+public enum RetryResult: Sendable, Equatable {
+    /// Try again now.
+    case retry
+    /// Try again after this many seconds.
+    case retryWithDelay(Double)
+    /// Do not try again; let the next retrier decide, or fail with the error.
+    case doNotRetry
+    /// Do not try again, and fail with this error instead.
+    case doNotRetryWithError(AFError)
+
+    /// The delay when this is a retry.
+    public var delay: Double? {
+        switch self {
+        case .retry: return 0
+        case .retryWithDelay(let delay): return delay
+        case .doNotRetry, .doNotRetryWithError: return nil
+        }
+    }
+}
+
+/// Rewrites a request description before each attempt (authentication, compression,
+/// resume ranges). Adapters may complete on any thread.
+public protocol RequestAdapter: Sendable {
+    func adapt(
+        _ description: RequestDescription,
+        for request: Request,
+        completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void
+    )
+}
+
+/// Decides, after a failure, whether the request tries again. Every failure of a request
+/// (adapting, building, transport, validation) comes here; the request never decides itself.
+public protocol RequestRetrier: Sendable {
+    func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void)
+}
+
+/// Both an adapter and a retrier.
+public protocol RequestInterceptor: RequestAdapter, RequestRetrier {}
+
+extension RequestInterceptor {
+    public func adapt(
+        _ description: RequestDescription,
+        for request: Request,
+        completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void
+    ) {
+        completion(.success(description))
+    }
+
+    public func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
+        completion(.doNotRetry)
+    }
+}
+
+/// Chains adapters in order and asks retriers in order; the first retrier that answers
+/// anything but `doNotRetry` wins.
+public struct Interceptor: RequestInterceptor {
+    public let adapters: [any RequestAdapter]
+    public let retriers: [any RequestRetrier]
+
+    public init(adapters: [any RequestAdapter] = [], retriers: [any RequestRetrier] = []) {
+        self.adapters = adapters
+        self.retriers = retriers
+    }
+
+    public func adapt(
+        _ description: RequestDescription,
+        for request: Request,
+        completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void
+    ) {
+        Self.adapt(description, for: request, using: adapters[...], completion: completion)
+    }
+
+    private static func adapt(
+        _ description: RequestDescription,
+        for request: Request,
+        using pending: ArraySlice<any RequestAdapter>,
+        completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void
+    ) {
+        guard let adapter = pending.first else { return completion(.success(description)) }
+        let rest = pending.dropFirst()
+        adapter.adapt(description, for: request) { result in
+            switch result {
+            case .success(let adapted): adapt(adapted, for: request, using: rest, completion: completion)
+            case .failure: completion(result)
+            }
+        }
+    }
+
+    public func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
+        Self.retry(request, dueTo: error, using: retriers[...], completion: completion)
+    }
+
+    private static func retry(
+        _ request: Request,
+        dueTo error: AFError,
+        using pending: ArraySlice<any RequestRetrier>,
+        completion: @escaping @Sendable (RetryResult) -> Void
+    ) {
+        guard let retrier = pending.first else { return completion(.doNotRetry) }
+        let rest = pending.dropFirst()
+        retrier.retry(request, dueTo: error) { result in
+            if case .doNotRetry = result {
+                retry(request, dueTo: error, using: rest, completion: completion)
+            } else {
+                completion(result)
+            }
+        }
+    }
+}
+
+/// An adapter made of a synchronous closure.
+public struct Adapter: RequestAdapter {
+    private let body: @Sendable (RequestDescription, Request) throws(AFError) -> RequestDescription
+
+    public init(_ body: @escaping @Sendable (RequestDescription, Request) throws(AFError) -> RequestDescription) {
+        self.body = body
+    }
+
+    public func adapt(
+        _ description: RequestDescription,
+        for request: Request,
+        completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void
+    ) {
+        do {
+            completion(.success(try body(description, request)))
+        } catch {
+            completion(.failure(error))
+        }
+    }
+}

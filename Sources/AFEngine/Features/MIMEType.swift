@@ -1,0 +1,58 @@
+/// Media types guessed from file-name extensions.
+public enum MIMEType {
+    /// The media type for the extension of `path`, or nil when it is not known.
+    public static func guess(forPath path: String) -> String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        return byExtension[name[name.index(after: dot)...].lowercased()]
+    }
+
+    /// The usual extension for a media type (without parameters), or nil.
+    public static func fileExtension(for mediaType: String) -> String? {
+        let bare = mediaType.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
+        return preferredExtension[bare]
+    }
+
+    private static let byExtension: [String: String] = [
+        "txt": "text/plain", "text": "text/plain", "log": "text/plain", "md": "text/markdown",
+        "csv": "text/csv", "tsv": "text/tab-separated-values", "html": "text/html", "htm": "text/html",
+        "css": "text/css", "js": "text/javascript", "mjs": "text/javascript", "xml": "application/xml",
+        "json": "application/json", "geojson": "application/geo+json", "jsonld": "application/ld+json",
+        "ndjson": "application/x-ndjson", "yaml": "application/yaml", "yml": "application/yaml",
+        "toml": "application/toml", "pdf": "application/pdf", "zip": "application/zip",
+        "gz": "application/gzip", "tgz": "application/gzip", "tar": "application/x-tar",
+        "bz2": "application/x-bzip2", "xz": "application/x-xz", "zst": "application/zstd",
+        "7z": "application/x-7z-compressed", "wasm": "application/wasm", "bin": "application/octet-stream",
+        "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
+        "webp": "image/webp", "svg": "image/svg+xml", "ico": "image/vnd.microsoft.icon",
+        "bmp": "image/bmp", "tif": "image/tiff", "tiff": "image/tiff", "avif": "image/avif",
+        "mp3": "audio/mpeg", "wav": "audio/wav", "ogg": "audio/ogg", "flac": "audio/flac",
+        "mp4": "video/mp4", "webm": "video/webm", "mov": "video/quicktime",
+        "woff": "font/woff", "woff2": "font/woff2", "ttf": "font/ttf", "otf": "font/otf",
+        "pem": "application/x-pem-file", "der": "application/pkix-cert", "crt": "application/pkix-cert",
+        "sh": "application/x-sh", "py": "text/x-python", "swift": "text/x-swift", "c": "text/x-c",
+        "proto": "text/plain",
+    ]
+
+    private static let preferredExtension: [String: String] = [
+        "text/plain": "txt", "text/html": "html", "text/css": "css", "text/csv": "csv",
+        "text/markdown": "md", "text/javascript": "js", "application/javascript": "js",
+        "application/json": "json", "application/xml": "xml", "text/xml": "xml",
+        "application/pdf": "pdf", "application/zip": "zip", "application/gzip": "gz",
+        "application/x-tar": "tar", "application/yaml": "yaml", "application/x-ndjson": "ndjson",
+        "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp",
+        "image/svg+xml": "svg", "audio/mpeg": "mp3", "video/mp4": "mp4", "application/wasm": "wasm",
+        "application/octet-stream": "bin",
+    ]
+}
+
+extension StringProtocol {
+    /// The string without leading and trailing characters from `set`.
+    func trimmingCharacters(in set: String) -> String {
+        let chars = Set(set)
+        var slice = Substring(self)
+        while let first = slice.first, chars.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, chars.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

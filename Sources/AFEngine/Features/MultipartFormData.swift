@@ -1,0 +1,128 @@
+/// A `multipart/form-data` body, encoded lazily and streamed part by part.
+///
+/// Field values live in memory; file parts are read from disk while sending, so memory does
+/// not grow with file size. The exact `Content-Length` is known before the first byte is sent.
+public struct MultipartFormData: Sendable {
+    /// One part of the form.
+    public struct Part: Sendable {
+        /// Where a part's content comes from.
+        public enum Content: Sendable {
+            case bytes([UInt8])
+            case file(path: String)
+        }
+
+        public var name: String
+        public var filename: String?
+        public var contentType: String?
+        public var content: Content
+
+        public init(name: String, filename: String? = nil, contentType: String? = nil, content: Content) {
+            self.name = name
+            self.filename = filename
+            self.contentType = contentType
+            self.content = content
+        }
+    }
+
+    /// The boundary between parts.
+    public let boundary: String
+    /// The parts, in the order they are sent.
+    public private(set) var parts: [Part] = []
+
+    /// Creates an empty form with `boundary`, or a random one.
+    public init(boundary: String? = nil) {
+        self.boundary = boundary ?? Self.randomBoundary()
+    }
+
+    /// A boundary that will not occur in ordinary content.
+    public static func randomBoundary() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        return "af-boundary-" + String(high, radix: 16) + String(low, radix: 16)
+    }
+
+    /// The `Content-Type` header value for this form.
+    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+    /// Appends a text field.
+    public mutating func append(name: String, value: String, contentType: String? = nil) {
+        parts.append(Part(name: name, contentType: contentType, content: .bytes(Array(value.utf8))))
+    }
+
+    /// Appends a file part read from `path`. The file name defaults to the path's last
+    /// component; the type to one guessed from its extension.
+    public mutating func append(fileAt path: String, name: String, filename: String? = nil, contentType: String? = nil) {
+        let base = filename ?? String(path.split(separator: "/").last ?? Substring(path))
+        let type = contentType ?? MIMEType.guess(forPath: base) ?? "application/octet-stream"
+        parts.append(Part(name: name, filename: base, contentType: type, content: .file(path: path)))
+    }
+
+    /// Appends a prepared part.
+    public mutating func append(_ part: Part) {
+        parts.append(part)
+    }
+
+    /// The head (boundary line and part headers) that precedes `part`.
+    public func head(of part: Part, first: Bool) -> [UInt8] {
+        var text = first ? "" : "\r\n"
+        text += "--\(boundary)\r\n"
+        text += "Content-Disposition: form-data; name=\"\(Self.quoted(part.name))\""
+        if let filename = part.filename { text += "; filename=\"\(Self.quoted(filename))\"" }
+        text += "\r\n"
+        if let type = part.contentType { text += "Content-Type: \(type)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+
+    /// The closing delimiter.
+    public var tail: [UInt8] {
+        Array(((parts.isEmpty ? "" : "\r\n") + "--\(boundary)--\r\n").utf8)
+    }
+
+    /// The body as a sequence of in-memory and on-disk segments.
+    func segments() throws(AFError) -> [BodySegment] {
+        var segments: [BodySegment] = []
+        for (index, part) in parts.enumerated() {
+            segments.append(.bytes(head(of: part, first: index == 0)))
+            switch part.content {
+            case .bytes(let bytes): segments.append(.bytes(bytes))
+            case .file(let path): segments.append(.file(path: path, size: try FileInfo.size(ofFileAt: path)))
+            }
+        }
+        segments.append(.bytes(tail))
+        return segments
+    }
+
+    /// The encoded size in bytes.
+    public func contentLength() throws(AFError) -> Int64 {
+        try segments().reduce(0) { $0 + $1.size }
+    }
+
+    /// Escapes a name for a quoted header parameter (HTML's rules for form data).
+    static func quoted(_ value: String) -> String {
+        var out = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "%22"
+            case "\r": out += "%0D"
+            case "\n": out += "%0A"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}
+
+/// A piece of a request body.
+enum BodySegment: Sendable {
+    case bytes([UInt8])
+    case file(path: String, size: Int64)
+
+    var size: Int64 {
+        switch self {
+        case .bytes(let bytes): return Int64(bytes.count)
+        case .file(_, let size): return size
+        }
+    }
+}

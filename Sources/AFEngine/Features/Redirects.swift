@@ -1,0 +1,70 @@
+/// How a request follows redirects, done by the engine so that every hop is a recorded
+/// attempt and an event, and credentials never leak to another origin.
+public struct RedirectPolicy: Sendable {
+    public static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    public var follow: Bool
+    public var maxRedirects: Int
+    /// Keep credentials on cross-origin redirects (never after https → http).
+    public var trustedLocation: Bool
+    /// Extra headers to treat as credentials.
+    public var secretHeaders: [HTTPHeaders.Name]
+
+    public init(follow: Bool = false, maxRedirects: Int = 30, trustedLocation: Bool = false, secretHeaders: [HTTPHeaders.Name] = []) {
+        self.follow = follow
+        self.maxRedirects = maxRedirects
+        self.trustedLocation = trustedLocation
+        self.secretHeaders = secretHeaders
+    }
+
+    /// Whether the engine follows this response instead of handing it to the sink.
+    public func shouldFollow(_ head: ResponseHead) -> Bool {
+        follow && Self.redirectStatuses.contains(head.status) && head.headers.value(for: .location) != nil
+    }
+
+    /// The description of the next hop, and the record of the redirect.
+    public func nextHop(
+        after head: ResponseHead,
+        from current: RequestDescription,
+        redirectsSoFar: Int
+    ) throws(AFError) -> (RequestDescription, RedirectRecord) {
+        guard redirectsSoFar < maxRedirects else { throw .tooManyRedirects(limit: maxRedirects) }
+        guard let location = head.headers.value(for: .location) else {
+            throw .redirectFailed(reason: "redirect \(head.status) has no Location header")
+        }
+        let source = try HTTPURL(parsing: current.url, pathAsIs: true)
+        let target: HTTPURL
+        do {
+            target = try source.resolving(location)
+        } catch {
+            throw .redirectFailed(reason: "cannot follow redirect from \(source.string) to '\(location)': \(error)")
+        }
+        var next = current
+        next.url = target.removingCredentials().string
+        var dropped: [String] = []
+        let changesMethod = (head.status == 303 && current.method != .head)
+            || ((head.status == 301 || head.status == 302) && current.method == .post)
+        if changesMethod {
+            next.method = .get
+            next.body = .empty
+            for name in [HTTPHeaders.Name.contentType, .contentLength, .contentEncoding, .transferEncoding] {
+                next.headers.remove(name: name)
+            }
+        }
+        let downgrade = source.scheme == "https" && target.scheme == "http"
+        if !source.sameOrigin(as: target), !trustedLocation || downgrade {
+            let secret: [HTTPHeaders.Name] = [.authorization, .cookie, .proxyAuthorization] + secretHeaders
+            for name in secret where next.headers.contains(name) {
+                next.headers.remove(name: name)
+                dropped.append(name.rawValue)
+            }
+            if next.challengeCredentials != nil {
+                next.challengeCredentials = nil
+                dropped.append("credentials")
+            }
+            if target.user != nil || target.password != nil { dropped.append("URL credentials") }
+        }
+        let record = RedirectRecord(status: head.status, from: source.string, to: next.url, method: next.method, dropped: dropped)
+        return (next, record)
+    }
+}

@@ -1,0 +1,101 @@
+/// Retries failed attempts with exponential backoff, like curl's `--retry` and Alamofire's
+/// `RetryPolicy`.
+///
+/// The delay before retry *k* (1-based) is `delayScale × backoffBase^(k-1)`, capped by
+/// `maxDelay`; with `jitter` it is drawn uniformly from zero to that value. A `Retry-After`
+/// header on 429 and 503 sets the delay instead (still capped). When the next attempt could
+/// not start before `maxTime` has passed since the request began, retrying stops at once.
+public struct RetryPolicy: RequestRetrier {
+    public static let defaultRetryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+    public static let retryableFailures: Set<TransportFailure.Kind> = [
+        .dnsFailure, .connectionRefused, .connectionReset, .connectTimeout, .timeout, .truncatedBody,
+    ]
+
+    public var retryLimit: Int
+    public var delayScale: Double
+    public var backoffBase: Double
+    public var maxDelay: Double
+    public var jitter: Bool
+    public var maxTime: Double?
+    public var retryableStatuses: Set<Int>
+    /// Methods that may be retried; nil for every method.
+    public var retryableMethods: Set<HTTPMethod>?
+
+    public init(
+        retryLimit: Int,
+        delayScale: Double = 0.5,
+        backoffBase: Double = 2,
+        maxDelay: Double = 30,
+        jitter: Bool = false,
+        maxTime: Double? = nil,
+        retryableStatuses: Set<Int> = RetryPolicy.defaultRetryableStatuses,
+        retryableMethods: Set<HTTPMethod>? = HTTPMethod.idempotent
+    ) {
+        self.retryLimit = retryLimit
+        self.delayScale = delayScale
+        self.backoffBase = backoffBase
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+        self.maxTime = maxTime
+        self.retryableStatuses = retryableStatuses
+        self.retryableMethods = retryableMethods
+    }
+
+    public func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
+        completion(decide(
+            retryCount: request.retryCount,
+            method: request.currentDescription.method,
+            replayable: request.currentDescription.body.isReplayable,
+            error: error,
+            lastResponse: request.lastResponseHead,
+            elapsed: request.elapsed
+        ))
+    }
+
+    /// The decision, as a pure function of what the request knows.
+    public func decide(
+        retryCount: Int,
+        method: HTTPMethod,
+        replayable: Bool,
+        error: AFError,
+        lastResponse: ResponseHead?,
+        elapsed: Double
+    ) -> RetryResult {
+        guard retryCount < retryLimit, replayable, isRetryable(error) else { return .doNotRetry }
+        if let retryableMethods, !retryableMethods.contains(method) { return .doNotRetry }
+        var delay = delay(forRetry: retryCount + 1)
+        if case .responseValidationFailed(let status, _) = error, status == 429 || status == 503,
+           let value = lastResponse?.headers.value(for: .retryAfter), let seconds = Self.retryAfterSeconds(value)
+        {
+            delay = min(seconds, maxDelay)
+        }
+        if let maxTime, elapsed + delay >= maxTime { return .doNotRetry }
+        return .retryWithDelay(delay)
+    }
+
+    /// Whether a failure of this kind is worth another attempt.
+    public func isRetryable(_ error: AFError) -> Bool {
+        switch error {
+        case .responseValidationFailed(let status, _): return retryableStatuses.contains(status)
+        case .transport(let failure): return Self.retryableFailures.contains(failure.kind)
+        default: return false
+        }
+    }
+
+    /// The backoff delay before retry `k` (1-based), before `Retry-After`.
+    public func delay(forRetry k: Int) -> Double {
+        var value = delayScale
+        for _ in 1..<max(k, 1) { value *= backoffBase }
+        value = min(value, maxDelay)
+        if jitter { value = Double.random(in: 0...max(value, 0)) }
+        return value
+    }
+
+    /// Seconds from a `Retry-After` value: delta-seconds or an HTTP date.
+    public static func retryAfterSeconds(_ value: String) -> Double? {
+        let trimmed = value.trimmingCharacters(in: " \t")
+        if let seconds = Int(trimmed), seconds >= 0 { return Double(seconds) }
+        guard let date = HTTPDate.parse(trimmed) else { return nil }
+        return Double(max(0, date - HTTPDate.now()))
+    }
+}

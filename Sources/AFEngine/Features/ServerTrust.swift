@@ -1,0 +1,191 @@
+/// What libcurl and OpenSSL check for a host before evaluators look at the chain.
+public struct TrustSettings: Sendable, Equatable {
+    /// Verify the chain against trusted roots.
+    public var verifyPeer = true
+    /// Check that the certificate names the host.
+    public var verifyHost = true
+    /// A CA bundle to use instead of the system's.
+    public var caBundle: String?
+    /// A CRL file to check certificates against.
+    public var crlFile: String?
+    /// Require a good stapled OCSP response.
+    public var requireStapledOCSP = false
+    /// Certificates (DER) trusted as roots in addition to the bundle.
+    public var anchors: [[UInt8]] = []
+
+    public init() {}
+}
+
+/// A certificate as the server presented it.
+public struct ServerCertificate: Sendable, Equatable {
+    /// The DER encoding.
+    public var der: [UInt8]
+    /// The `sha256//BASE64` pin of its SubjectPublicKeyInfo.
+    public var publicKeyPin: String
+
+    public init(der: [UInt8], publicKeyPin: String) {
+        self.der = der
+        self.publicKeyPin = publicKeyPin
+    }
+}
+
+/// Why an evaluator refused a server's chain.
+public struct ServerTrustFailure: Error, Sendable, Equatable {
+    /// A sentence fragment: what was required and what was found.
+    public var message: String
+
+    public init(message: String) {
+        self.message = message
+    }
+}
+
+/// Judges a server's identity during the TLS handshake, like Alamofire's evaluators.
+///
+/// `prepare` adjusts the checks libcurl and OpenSSL make themselves (roots, host name,
+/// revocation); `evaluate` runs inside the handshake once the chain is known, before any
+/// request byte is sent. Throwing from `evaluate` aborts the handshake; on success it returns
+/// notes on what it checked (for traces), or nothing.
+public protocol ServerTrustEvaluating: Sendable {
+    func prepare(_ settings: inout TrustSettings)
+    func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String]
+}
+
+extension ServerTrustEvaluating {
+    public func prepare(_ settings: inout TrustSettings) {}
+    public func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String] { [] }
+}
+
+/// Standard verification: a chain to a trusted root (the system's or `caBundle`) and a
+/// certificate that names the host.
+public struct DefaultTrustEvaluator: ServerTrustEvaluating {
+    public var caBundle: String?
+
+    public init(caBundle: String? = nil) {
+        self.caBundle = caBundle
+    }
+
+    public func prepare(_ settings: inout TrustSettings) {
+        settings.verifyPeer = true
+        settings.verifyHost = true
+        if let caBundle { settings.caBundle = caBundle }
+    }
+}
+
+/// Revocation checking: a good stapled OCSP response, and/or a CRL.
+public struct RevocationTrustEvaluator: ServerTrustEvaluating {
+    public var requireStapledOCSP: Bool
+    public var crlFile: String?
+
+    public init(requireStapledOCSP: Bool = true, crlFile: String? = nil) {
+        self.requireStapledOCSP = requireStapledOCSP
+        self.crlFile = crlFile
+    }
+
+    public func prepare(_ settings: inout TrustSettings) {
+        if requireStapledOCSP { settings.requireStapledOCSP = true }
+        if let crlFile { settings.crlFile = crlFile }
+    }
+}
+
+/// Public-key pinning: some certificate of the chain must carry one of the pinned keys.
+public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
+    /// Pins in `sha256//BASE64` form.
+    public var pins: [String]
+
+    public init(pins: [String]) {
+        self.pins = pins
+    }
+
+    public func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String] {
+        let presented = chain.map(\.publicKeyPin)
+        guard let match = presented.first(where: pins.contains) else {
+            let shown = presented.isEmpty ? "no certificates" : presented.joined(separator: ", ")
+            throw ServerTrustFailure(message: "no pinned public key in the chain of \(host); it presented \(shown)")
+        }
+        return ["public key pin matched \(match)"]
+    }
+}
+
+/// Certificate pinning: the chain must contain one of the pinned certificates. Pinned
+/// certificates are also trusted as roots, so a pinned self-signed certificate is accepted.
+public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
+    /// DER encodings of the pinned certificates.
+    public var certificates: [[UInt8]]
+
+    public init(certificates: [[UInt8]]) {
+        self.certificates = certificates
+    }
+
+    public func prepare(_ settings: inout TrustSettings) {
+        settings.anchors += certificates
+    }
+
+    public func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String] {
+        guard let match = chain.first(where: { certificates.contains($0.der) }) else {
+            let shown = chain.isEmpty ? "no certificates" : chain.map(\.publicKeyPin).joined(separator: ", ")
+            throw ServerTrustFailure(message: "no pinned certificate in the chain of \(host); it presented keys \(shown)")
+        }
+        return ["certificate pin matched the certificate with key \(match.publicKeyPin)"]
+    }
+}
+
+/// No verification at all. Only for hosts the user has chosen not to verify.
+public struct DisabledTrustEvaluator: ServerTrustEvaluating {
+    public init() {}
+
+    public func prepare(_ settings: inout TrustSettings) {
+        settings.verifyPeer = false
+        settings.verifyHost = false
+    }
+}
+
+/// Every evaluator must pass, in order.
+public struct CompositeTrustEvaluator: ServerTrustEvaluating {
+    public var evaluators: [any ServerTrustEvaluating]
+
+    public init(_ evaluators: [any ServerTrustEvaluating]) {
+        self.evaluators = evaluators
+    }
+
+    public func prepare(_ settings: inout TrustSettings) {
+        for evaluator in evaluators { evaluator.prepare(&settings) }
+    }
+
+    public func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String] {
+        var notes: [String] = []
+        for evaluator in evaluators { notes += try evaluator.evaluate(chain, forHost: host) }
+        return notes
+    }
+}
+
+/// Maps host names to evaluators, like Alamofire's `ServerTrustManager`.
+///
+/// Patterns are exact names or `*.` wildcards that match exactly one label; an exact name
+/// beats a wildcard. With `allHostsMustBeEvaluated`, a host that matches nothing is refused.
+public struct ServerTrustManager: Sendable {
+    public var allHostsMustBeEvaluated: Bool
+    public var evaluators: [String: any ServerTrustEvaluating]
+
+    public init(allHostsMustBeEvaluated: Bool = true, evaluators: [String: any ServerTrustEvaluating]) {
+        self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
+        self.evaluators = evaluators
+    }
+
+    /// The evaluator for `host`, nil for default evaluation, or an error when the host must
+    /// be evaluated but no pattern matches it.
+    public func evaluator(forHost host: String) throws(AFError) -> (any ServerTrustEvaluating)? {
+        let name = host.lowercased()
+        if let exact = evaluators.first(where: { $0.key.lowercased() == name }) { return exact.value }
+        if let dot = name.firstIndex(of: ".") {
+            let wildcard = "*" + name[dot...]
+            if let match = evaluators.first(where: { $0.key.lowercased() == wildcard }) { return match.value }
+        }
+        if allHostsMustBeEvaluated {
+            throw .transport(TransportFailure(
+                kind: .tls,
+                message: "the trust policy has no entry for \(host) and requires every host to be evaluated; add \(host) to its \"hosts\""
+            ))
+        }
+        return nil
+    }
+}

@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Feeds a request body to libcurl's read callback, one buffer at a time.
+///
+/// Files are opened when their turn comes and read straight into libcurl's buffer, so memory
+/// stays flat whatever the body size. Confined to the transfer driver's thread.
+final class BodyReader {
+    private let segments: [BodySegment]
+    private let stream: Int32?
+    private var index = 0
+    private var offset = 0
+    private var fd: Int32 = -1
+    private var fileRemaining: Int64 = 0
+
+    /// Bytes handed to libcurl so far.
+    private(set) var bytesRead: Int64 = 0
+
+    init(body: RequestBody) throws(AFError) {
+        switch body {
+        case .empty:
+            segments = []
+            stream = nil
+        case .bytes(let bytes):
+            segments = [.bytes(bytes)]
+            stream = nil
+        case .file(let path):
+            segments = [.file(path: path, size: try FileInfo.size(ofFileAt: path))]
+            stream = nil
+        case .multipart(let form):
+            segments = try form.segments()
+            stream = nil
+        case .stream(let descriptor):
+            segments = []
+            stream = descriptor
+        }
+    }
+
+    deinit {
+        closeFile()
+    }
+
+    /// Copies up to `buffer.count` bytes into `buffer`; 0 means the body is complete.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(AFError) -> Int {
+        if let stream { return try readStream(stream, into: buffer) }
+        while index < segments.count {
+            switch segments[index] {
+            case .bytes(let bytes):
+                let count = min(buffer.count, bytes.count - offset)
+                if count > 0 {
+                    bytes.withUnsafeBytes { source in
+                        buffer.baseAddress?.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+                    }
+                    offset += count
+                    bytesRead += Int64(count)
+                    return count
+                }
+                advance()
+            case .file(let path, let size):
+                if fd < 0 {
+                    fd = open(path, O_RDONLY | O_CLOEXEC)
+                    guard fd >= 0 else { throw .inputUnreadable(path: path, reason: POSIXError.describe(errno)) }
+                    fileRemaining = size
+                }
+                if fileRemaining == 0 {
+                    closeFile()
+                    advance()
+                    continue
+                }
+                let want = Int(min(Int64(buffer.count), fileRemaining))
+                let got = Glibc.read(fd, buffer.baseAddress, want)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    throw .inputUnreadable(path: path, reason: POSIXError.describe(errno))
+                }
+                if got == 0 {
+                    throw .inputUnreadable(path: path, reason: "the file shrank while it was being sent")
+                }
+                fileRemaining -= Int64(got)
+                bytesRead += Int64(got)
+                return got
+            }
+        }
+        return 0
+    }
+
+    private func readStream(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(AFError) -> Int {
+        while true {
+            let got = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if got >= 0 {
+                bytesRead += Int64(got)
+                return got
+            }
+            if errno == EINTR { continue }
+            throw .inputUnreadable(path: "standard input", reason: POSIXError.describe(errno))
+        }
+    }
+
+    /// Starts again from the first byte; false when the body cannot be re-read.
+    func rewind() -> Bool {
+        guard stream == nil else { return bytesRead == 0 }
+        closeFile()
+        index = 0
+        offset = 0
+        bytesRead = 0
+        return true
+    }
+
+    private func advance() {
+        index += 1
+        offset = 0
+    }
+
+    private func closeFile() {
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+    }
+}

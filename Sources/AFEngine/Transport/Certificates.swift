@@ -1,0 +1,132 @@
+internal import COpenSSL
+
+/// Certificate reading and hashing with OpenSSL.
+public enum Certificates {
+    /// Reads every certificate in a PEM file, or the one certificate in a DER file, as DER.
+    public static func load(path: String) throws(AFError) -> [[UInt8]] {
+        guard let bio = BIO_new_file(path, "rb") else {
+            throw .inputUnreadable(path: path, reason: "cannot open the certificate file")
+        }
+        defer { BIO_free(bio) }
+        var result: [[UInt8]] = []
+        while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
+            result.append(der(of: certificate))
+            X509_free(certificate)
+        }
+        ERR_clear_error()
+        if result.isEmpty {
+            _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)
+            if let certificate = d2i_X509_bio(bio, nil) {
+                result.append(der(of: certificate))
+                X509_free(certificate)
+            }
+            ERR_clear_error()
+        }
+        guard !result.isEmpty else {
+            throw .inputUnreadable(path: path, reason: "no PEM or DER certificate in it")
+        }
+        return result
+    }
+
+    /// Details of a certificate for display.
+    public struct Details: Sendable, Equatable {
+        public var subject: String
+        public var issuer: String
+        public var notBefore: String
+        public var notAfter: String
+        /// Colon-separated upper-case hex SHA-256 of the DER encoding.
+        public var sha256Fingerprint: String
+        /// `sha256//BASE64` of the SubjectPublicKeyInfo.
+        public var publicKeyPin: String
+    }
+
+    /// Subject, issuer, validity, fingerprint and pin of a DER certificate.
+    public static func details(der: [UInt8]) -> Details? {
+        guard let certificate = decode(der: der) else { return nil }
+        defer { X509_free(certificate) }
+        let fingerprint = sha256(der).map { byte -> String in
+            let hex = String(byte, radix: 16, uppercase: true)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined(separator: ":")
+        return Details(
+            subject: name(X509_get_subject_name(certificate)),
+            issuer: name(X509_get_issuer_name(certificate)),
+            notBefore: time(X509_get0_notBefore(certificate)),
+            notAfter: time(X509_get0_notAfter(certificate)),
+            sha256Fingerprint: fingerprint,
+            publicKeyPin: publicKeyPin(certificate) ?? "unknown"
+        )
+    }
+
+    /// SHA-256 of bytes.
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = bytes.withUnsafeBytes { raw in
+            EVP_Digest(raw.baseAddress, raw.count, &digest, &length, EVP_sha256(), nil)
+        }
+        return Array(digest.prefix(Int(length)))
+    }
+
+    // MARK: Internal helpers
+
+    static func decode(der: [UInt8]) -> OpaquePointer? {
+        der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_X509(nil, &pointer, buffer.count)
+        }
+    }
+
+    static func der(of certificate: OpaquePointer) -> [UInt8] {
+        let length = i2d_X509(certificate, nil)
+        guard length > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: Int(length))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var pointer: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            _ = i2d_X509(certificate, &pointer)
+        }
+        return bytes
+    }
+
+    static func serverCertificate(_ certificate: OpaquePointer) -> ServerCertificate? {
+        guard let pin = publicKeyPin(certificate) else { return nil }
+        return ServerCertificate(der: der(of: certificate), publicKeyPin: pin)
+    }
+
+    static func publicKeyPin(_ certificate: OpaquePointer) -> String? {
+        guard let key = X509_get_X509_PUBKEY(certificate) else { return nil }
+        let length = i2d_X509_PUBKEY(key, nil)
+        guard length > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(length))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var pointer: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            _ = i2d_X509_PUBKEY(key, &pointer)
+        }
+        return "sha256//" + Base64.encode(sha256(bytes))
+    }
+
+    private static func name(_ name: OpaquePointer?) -> String {
+        guard let name, let bio = BIO_new(BIO_s_mem()) else { return "" }
+        defer { BIO_free(bio) }
+        X509_NAME_print_ex(bio, name, 0, afssl_name_flags())
+        return read(bio)
+    }
+
+    private static func time(_ time: UnsafePointer<ASN1_TIME>?) -> String {
+        guard let time, let bio = BIO_new(BIO_s_mem()) else { return "" }
+        defer { BIO_free(bio) }
+        ASN1_TIME_print(bio, time)
+        return read(bio)
+    }
+
+    private static func read(_ bio: OpaquePointer) -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while true {
+            let count = BIO_read(bio, &buffer, Int32(buffer.count))
+            if count <= 0 { break }
+            bytes += buffer.prefix(Int(count))
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,114 @@
+internal import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns a libcurl result code into an `AFError` that names the host and the failure class.
+enum CurlErrorMapping {
+    static func error(for code: CURLcode, transfer: Transfer) -> AFError {
+        let easy = transfer.easy
+        let url = transfer.url
+        let authority = url.authority
+        let detail = easy.errorMessage.isEmpty ? String(cString: curl_easy_strerror(code)) : easy.errorMessage
+        let osError = Int32(easy.long(CURLINFO_OS_ERRNO))
+        func failure(_ kind: TransportFailure.Kind, _ message: String) -> AFError {
+            .transport(TransportFailure(kind: kind, message: message, curlCode: Int(code.rawValue)))
+        }
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST:
+            return failure(.dnsFailure, "cannot resolve host '\(url.host)'; check the name and your network")
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return failure(.proxy, "cannot resolve the proxy host: \(detail)")
+        case CURLE_COULDNT_CONNECT:
+            if let socket = transfer.description.options.unixSocketPath {
+                return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': \(osError != 0 ? POSIXError.describe(osError) : detail)")
+            }
+            if osError == ECONNREFUSED || osError == 0 {
+                return failure(.connectionRefused, "connection refused by \(authority); is the server running?")
+            }
+            return failure(.connectionRefused, "cannot connect to \(authority): \(POSIXError.describe(osError))")
+        case CURLE_OPERATION_TIMEDOUT:
+            let connected = easy.offset(CURLINFO_CONNECT_TIME_T) > 0
+            let tlsPending = url.scheme == "https" && easy.offset(CURLINFO_APPCONNECT_TIME_T) == 0
+            if !connected || tlsPending, transfer.head == nil, transfer.sentHead == nil {
+                let limit = transfer.description.options.connectTimeout ?? transfer.description.options.timeout
+                let after = limit.map { " after \(Format.seconds($0))" } ?? ""
+                return failure(.connectTimeout, "connecting to \(authority) timed out\(after)")
+            }
+            let limit = transfer.description.options.timeout.map { " within \(Format.seconds($0)) (--timeout)" } ?? ""
+            return failure(.timeout, "no complete response from \(authority)\(limit)")
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_SSL_INVALIDCERTSTATUS,
+             CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
+            if code == CURLE_SSL_INVALIDCERTSTATUS {
+                return failure(.tls, "revocation check failed for \(url.host): \(detail)")
+            }
+            return failure(.tls, "TLS with \(authority) failed: \(detail)")
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return failure(.pinning, "pinning failed for \(url.host): \(detail)")
+        case CURLE_GOT_NOTHING:
+            return failure(.connectionReset, "\(authority) closed the connection without answering")
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
+            if transfer.head != nil {
+                return failure(.truncatedBody, "the connection to \(authority) broke during the response body: \(detail)")
+            }
+            return failure(.connectionReset, "the connection to \(authority) was reset: \(detail)")
+        case CURLE_PARTIAL_FILE:
+            return failure(.truncatedBody, "\(authority) closed the connection before the body was complete (\(detail))")
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3:
+            return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
+        case CURLE_FILESIZE_EXCEEDED:
+            let limit = transfer.description.options.maxFileSize.map { " (\($0) bytes)" } ?? ""
+            return failure(.limitExceeded, "response body exceeds --max-filesize\(limit)")
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            return .invalidRequest(reason: "cannot request '\(url.string)': \(detail)")
+        case CURLE_READ_ERROR, CURLE_ABORTED_BY_CALLBACK:
+            return failure(.sendFailed, "sending the body to \(authority) failed: \(detail)")
+        case CURLE_PROXY:
+            return failure(.proxy, "the proxy refused the request: \(detail)")
+        case CURLE_INTERFACE_FAILED:
+            return failure(.other, "cannot use the network interface: \(detail)")
+        case CURLE_WRITE_ERROR:
+            return .output(OutputFailure(kind: .writeFailed, message: "writing the response failed: \(detail)"))
+        default:
+            return failure(.other, "request to \(authority) failed: \(detail) (libcurl error \(code.rawValue))")
+        }
+    }
+}
+
+/// Formatting helpers shared by messages.
+public enum Format {
+    /// `1.5s`, `2s`, `250ms`.
+    public static func seconds(_ value: Double) -> String {
+        if value < 1, value > 0 { return "\(Int((value * 1000).rounded()))ms" }
+        if value == value.rounded() { return "\(Int(value))s" }
+        return "\(decimal(value, places: 1))s"
+    }
+
+    /// A decimal with a fixed number of places, without Foundation.
+    public static func decimal(_ value: Double, places: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = (abs(value) * scale).rounded()
+        let whole = Int(scaled / scale)
+        let fraction = Int(scaled) - whole * Int(scale)
+        let sign = value < 0 && scaled > 0 ? "-" : ""
+        guard places > 0 else { return "\(sign)\(whole)" }
+        var digits = String(fraction)
+        while digits.count < places { digits = "0" + digits }
+        return "\(sign)\(whole).\(digits)"
+    }
+
+    /// `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.
+    public static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : "\(decimal(value, places: 1)) \(units[unit])"
+    }
+}

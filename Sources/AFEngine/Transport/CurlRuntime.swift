@@ -1,0 +1,62 @@
+internal import CCurl
+internal import COpenSSL
+internal import CZlib
+
+/// One-time process setup for libcurl and OpenSSL, and the versions they report.
+public enum CurlRuntime {
+    /// Initialises OpenSSL without its exit-time cleanup (which races handle teardown when a
+    /// CLI exits right after a transfer), then libcurl. Safe to call many times.
+    static func ensureInitialized() {
+        _ = initialized
+    }
+
+    private static let initialized: Bool = {
+        _ = afssl_init_no_atexit()
+        return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+    }()
+
+    /// The libcurl version string, such as `7.88.1`.
+    public static var curlVersion: String {
+        ensureInitialized()
+        guard let info = afcurl_version_info(), let version = info.pointee.version else { return "unknown" }
+        return String(cString: version)
+    }
+
+    /// The TLS library libcurl was built with, as libcurl names it (`OpenSSL/3.0.19`).
+    public static var curlTLSBackend: String {
+        ensureInitialized()
+        guard let info = afcurl_version_info(), let ssl = info.pointee.ssl_version else { return "none" }
+        return String(cString: ssl)
+    }
+
+    /// The OpenSSL version af is linked with.
+    public static var openSSLVersion: String {
+        guard let text = OpenSSL_version(OPENSSL_VERSION) else { return "unknown" }
+        return String(cString: text)
+    }
+
+    /// The zlib version af is linked with.
+    public static var zlibVersionString: String {
+        guard let text = zlibVersion() else { return "unknown" }
+        return String(cString: text)
+    }
+
+    /// The content codings this libcurl can decode, in preference order.
+    public static let supportedContentEncodings: [String] = {
+        ensureInitialized()
+        guard let info = afcurl_version_info() else { return [] }
+        let features = info.pointee.features
+        var codings: [String] = []
+        if features & CURL_VERSION_LIBZ != 0 { codings += ["gzip", "deflate"] }
+        if features & CURL_VERSION_BROTLI != 0 { codings.append("br") }
+        if features & CURL_VERSION_ZSTD != 0 { codings.append("zstd") }
+        return codings
+    }()
+
+    /// Whether this libcurl speaks HTTP/2.
+    public static let supportsHTTP2: Bool = {
+        ensureInitialized()
+        guard let info = afcurl_version_info() else { return false }
+        return info.pointee.features & CURL_VERSION_HTTP2 != 0
+    }()
+}

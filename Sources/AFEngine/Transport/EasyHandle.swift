@@ -1,0 +1,108 @@
+internal import CCurl
+
+/// Owns one libcurl easy handle and the C memory that must live as long as it.
+///
+/// Not thread-safe: a handle is configured by the thread that creates it and then used only
+/// by the transfer driver's thread.
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    private var lists: [UnsafeMutablePointer<curl_slist>] = []
+    /// Filled by libcurl with a readable message when a transfer fails.
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init() throws(AFError) {
+        CurlRuntime.ensureInitialized()
+        guard let handle = curl_easy_init() else {
+            throw .invalidRequest(reason: "libcurl could not create a transfer handle")
+        }
+        raw = handle
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        _ = afcurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        for list in lists { curl_slist_free_all(list) }
+        errorBuffer.deallocate()
+    }
+
+    /// The message libcurl left in the error buffer, if any.
+    var errorMessage: String {
+        String(cString: errorBuffer)
+    }
+
+    // MARK: Setting options
+
+    func set(_ option: CURLoption, _ value: Int) throws(AFError) {
+        try check(afcurl_easy_setopt_long(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, _ value: Bool) throws(AFError) {
+        try set(option, value ? 1 : 0)
+    }
+
+    func set(_ option: CURLoption, offset value: Int64) throws(AFError) {
+        try check(afcurl_easy_setopt_off_t(raw, option, curl_off_t(value)), option)
+    }
+
+    /// Sets a string option; libcurl copies the string.
+    func set(_ option: CURLoption, _ value: String?) throws(AFError) {
+        let code: CURLcode
+        if let value {
+            code = value.withCString { afcurl_easy_setopt_string(raw, option, $0) }
+        } else {
+            code = afcurl_easy_setopt_string(raw, option, nil)
+        }
+        try check(code, option)
+    }
+
+    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws(AFError) {
+        try check(afcurl_easy_setopt_ptr(raw, option, pointer), option)
+    }
+
+    /// Builds a `curl_slist` from `lines`, keeps it alive for the handle's lifetime, and sets it.
+    func set(_ option: CURLoption, list lines: [String]) throws(AFError) {
+        guard !lines.isEmpty else { return }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines {
+            guard let appended = curl_slist_append(list, line) else {
+                if let list { curl_slist_free_all(list) }
+                throw .invalidRequest(reason: "out of memory building a header list")
+            }
+            list = appended
+        }
+        guard let list else { return }
+        lists.append(list)
+        try check(afcurl_easy_setopt_slist(raw, option, list), option)
+    }
+
+    private func check(_ code: CURLcode, _ option: CURLoption) throws(AFError) {
+        guard code != CURLE_OK else { return }
+        let reason = String(cString: curl_easy_strerror(code))
+        throw .invalidRequest(reason: "libcurl refused option \(option.rawValue): \(reason)")
+    }
+
+    // MARK: Reading information
+
+    func long(_ info: CURLINFO) -> Int {
+        var value = 0
+        return afcurl_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : 0
+    }
+
+    func offset(_ info: CURLINFO) -> Int64 {
+        var value: curl_off_t = 0
+        return afcurl_easy_getinfo_off_t(raw, info, &value) == CURLE_OK ? Int64(value) : 0
+    }
+
+    func string(_ info: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard afcurl_easy_getinfo_string(raw, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+
+    /// Seconds from a `*_TIME_T` info (libcurl reports microseconds).
+    func seconds(_ info: CURLINFO) -> Double {
+        Double(offset(info)) / 1_000_000
+    }
+}

@@ -1,0 +1,102 @@
+internal import CCurl
+
+/// An absolute http or https URL, parsed and normalised by libcurl's URL parser.
+public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
+    public let scheme: String
+    public let user: String?
+    public let password: String?
+    public let host: String
+    public let port: Int?
+    /// The path, still percent-encoded.
+    public let path: String
+    /// The query without `?`, still percent-encoded.
+    public let query: String?
+    /// The complete URL without the fragment, as it is sent.
+    public let string: String
+
+    /// Parses an absolute URL. Dot segments are removed unless `pathAsIs`.
+    public init(parsing text: String, pathAsIs: Bool = false) throws(AFError) {
+        try self.init(base: nil, reference: text, pathAsIs: pathAsIs)
+    }
+
+    private init(base: String?, reference: String, pathAsIs: Bool) throws(AFError) {
+        CurlRuntime.ensureInitialized()
+        guard let handle = curl_url() else { throw .invalidRequest(reason: "out of memory parsing a URL") }
+        defer { curl_url_cleanup(handle) }
+        let flags = UInt32(pathAsIs ? CURLU_PATH_AS_IS : 0)
+        if let base {
+            guard curl_url_set(handle, CURLUPART_URL, base, flags) == CURLUE_OK else {
+                throw .invalidRequest(reason: "invalid URL '\(base)'")
+            }
+        }
+        let code = curl_url_set(handle, CURLUPART_URL, reference, flags)
+        guard code == CURLUE_OK else {
+            let why = curl_url_strerror(code).map { String(cString: $0) } ?? "cannot parse it"
+            throw .invalidRequest(reason: "invalid URL '\(reference)': \(why.lowercasedFirst)")
+        }
+        func part(_ which: CURLUPart, _ extra: UInt32 = 0) -> String? {
+            var out: UnsafeMutablePointer<CChar>?
+            guard curl_url_get(handle, which, &out, extra) == CURLUE_OK, let out else { return nil }
+            defer { curl_free(out) }
+            return String(cString: out)
+        }
+        let scheme = part(CURLUPART_SCHEME)?.lowercased() ?? ""
+        guard scheme == "http" || scheme == "https" else {
+            throw .invalidRequest(reason: "unsupported URL scheme '\(scheme)' in '\(reference)'; af speaks http and https")
+        }
+        guard let host = part(CURLUPART_HOST), !host.isEmpty else {
+            throw .invalidRequest(reason: "invalid URL '\(reference)': no host name")
+        }
+        self.scheme = scheme
+        self.host = host
+        user = part(CURLUPART_USER, UInt32(CURLU_URLDECODE))
+        password = part(CURLUPART_PASSWORD, UInt32(CURLU_URLDECODE))
+        port = part(CURLUPART_PORT).flatMap { Int($0) }
+        path = part(CURLUPART_PATH) ?? "/"
+        query = part(CURLUPART_QUERY)
+        var rendered = part(CURLUPART_URL) ?? reference
+        if let hash = rendered.firstIndex(of: "#") { rendered = String(rendered[..<hash]) }
+        string = rendered
+    }
+
+    /// Resolves a reference (a `Location` value) against this URL.
+    public func resolving(_ reference: String) throws(AFError) -> HTTPURL {
+        try HTTPURL(base: string, reference: reference, pathAsIs: false)
+    }
+
+    /// The port that will be used: the explicit one or the scheme's default.
+    public var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
+
+    /// Whether `other` has the same scheme, host and port.
+    public func sameOrigin(as other: HTTPURL) -> Bool {
+        scheme == other.scheme && host.lowercased() == other.host.lowercased() && effectivePort == other.effectivePort
+    }
+
+    /// The URL without user name and password.
+    public func removingCredentials() -> HTTPURL {
+        guard user != nil || password != nil else { return self }
+        let prefix = "\(scheme)://"
+        guard string.hasPrefix(prefix) else { return self }
+        let rest = string.dropFirst(prefix.count)
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return self }
+        let text = prefix + rest[rest.index(after: at)...]
+        return (try? HTTPURL(parsing: text, pathAsIs: true)) ?? self
+    }
+
+    /// `host:port` for messages.
+    public var authority: String { "\(host):\(effectivePort)" }
+
+    /// The path and query as they appear on the request line.
+    public var target: String { query.map { "\(path)?\($0)" } ?? path }
+
+    public var description: String { string }
+}
+
+extension String {
+    /// The string with its first character lower-cased.
+    var lowercasedFirst: String {
+        guard let first else { return self }
+        return first.lowercased() + dropFirst()
+    }
+}

@@ -1,0 +1,78 @@
+/// Assembles response heads from the header lines libcurl delivers one at a time.
+///
+/// Interim (1xx) heads are skipped; a status line after a complete head starts a new one
+/// (an authentication round trip inside one transfer); lines after the final head are
+/// trailers and are ignored.
+struct ResponseHeadParser {
+    enum Step {
+        case needMore
+        case complete(ResponseHead)
+        case failure(AFError)
+    }
+
+    var maxHeaders = 100
+    private var version = ""
+    private var status: Int?
+    private var reason = ""
+    private var headers = HTTPHeaders()
+    private var lineCount = 0
+    private var bodyStarted = false
+
+    mutating func consume(_ raw: UnsafeRawBufferPointer) -> Step {
+        var end = raw.count
+        while end > 0, raw[end - 1] == 10 || raw[end - 1] == 13 { end -= 1 }
+        let line = String(decoding: UnsafeRawBufferPointer(rebasing: raw[0..<end]), as: UTF8.self)
+        if line.isEmpty {
+            guard let code = status else { return .needMore }
+            if (100..<200).contains(code) && code != 101 {
+                reset()
+                return .needMore
+            }
+            let head = ResponseHead(status: code, reason: reason, httpVersion: version, headers: headers)
+            reset()
+            return .complete(head)
+        }
+        if line.hasPrefix("HTTP/") {
+            reset()
+            return parseStatusLine(line)
+        }
+        guard status != nil else { return .needMore }
+        if let first = line.first, first == " " || first == "\t" {
+            headers.continueLastValue(with: line.trimmingCharacters(in: " \t"))
+            return .needMore
+        }
+        lineCount += 1
+        if lineCount > maxHeaders {
+            return .failure(.transport(TransportFailure(
+                kind: .limitExceeded,
+                message: "the response has more than \(maxHeaders) header lines (--max-headers)"
+            )))
+        }
+        guard let colon = line.firstIndex(of: ":") else {
+            return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed header line '\(line.prefix(80))'")))
+        }
+        let name = String(line[..<colon]).trimmingCharacters(in: " \t")
+        let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: " \t")
+        headers.add(name: HTTPHeaders.Name(name), value: value)
+        return .needMore
+    }
+
+    private mutating func parseStatusLine(_ line: String) -> Step {
+        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        guard parts.count >= 2, let code = Int(parts[1]), (100...999).contains(code) else {
+            return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed status line '\(line.prefix(80))'")))
+        }
+        version = String(parts[0])
+        status = code
+        reason = parts.count > 2 ? String(parts[2]).trimmingCharacters(in: " \t") : ""
+        return .needMore
+    }
+
+    private mutating func reset() {
+        version = ""
+        status = nil
+        reason = ""
+        headers = HTTPHeaders()
+        lineCount = 0
+    }
+}

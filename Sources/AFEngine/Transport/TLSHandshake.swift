@@ -1,0 +1,90 @@
+internal import CCurl
+internal import COpenSSL
+
+/// Hooks into the TLS handshake that libcurl runs with OpenSSL.
+///
+/// libcurl hands us each new `SSL_CTX` before the handshake; we add pinned certificates as
+/// trust anchors and install a certificate-verification callback that replaces OpenSSL's:
+/// it verifies the chain (unless verification is disabled), then asks the host's evaluator
+/// about it. A refusal there aborts the handshake, so the server never sees a request byte.
+enum TLSHandshake {
+    static let contextCallback: afcurl_sslctx_cb = { _, sslContext, userdata in
+        guard let sslContext, let userdata else { return CURLE_OK }
+        let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+        let context = OpaquePointer(sslContext)
+        if !transfer.trustSettings.anchors.isEmpty, let store = SSL_CTX_get_cert_store(context) {
+            for der in transfer.trustSettings.anchors {
+                if let certificate = Certificates.decode(der: der) {
+                    X509_STORE_add_cert(store, certificate)
+                    X509_free(certificate)
+                }
+            }
+        }
+        if !transfer.trustSettings.verifyPeer, transfer.trust != nil {
+            // Verification is off but an evaluator still judges the chain: its refusal
+            // must abort the handshake, which OpenSSL only does in peer-verify mode.
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        }
+        SSL_CTX_set_cert_verify_callback(context, verifyCallback, userdata)
+        return CURLE_OK
+    }
+
+    static let verifyCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { store, userdata in
+        guard let store, let userdata else { return 0 }
+        let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+        transfer.handshakeSeen = true
+        var chain: [ServerCertificate] = []
+        func collect(_ certificate: OpaquePointer?) {
+            guard let certificate, let entry = Certificates.serverCertificate(certificate) else { return }
+            if !chain.contains(entry) { chain.append(entry) }
+        }
+        collect(X509_STORE_CTX_get0_cert(store))
+        let untrusted = X509_STORE_CTX_get0_untrusted(store)
+        for index in 0..<afssl_stack_x509_num(untrusted) { collect(afssl_stack_x509_value(untrusted, index)) }
+        transfer.serverChain = chain
+        let host = transfer.url.host
+        if transfer.trustSettings.verifyPeer {
+            guard X509_verify_cert(store) == 1 else {
+                let code = X509_STORE_CTX_get_error(store)
+                let reason = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
+                transfer.fail(.transport(TransportFailure(
+                    kind: .tls,
+                    message: "the certificate of \(host) is not trusted: \(reason)"
+                )))
+                return 0
+            }
+            transfer.chainVerified = true
+            let built = X509_STORE_CTX_get0_chain(store)
+            for index in 0..<afssl_stack_x509_num(built) { collect(afssl_stack_x509_value(built, index)) }
+        } else {
+            X509_STORE_CTX_set_error(store, X509_V_OK)
+        }
+        if let trust = transfer.trust {
+            do throws(ServerTrustFailure) {
+                let notes = try trust.evaluate(chain, forHost: host)
+                if !notes.isEmpty { transfer.pinResult = notes.joined(separator: "; ") }
+            } catch {
+                transfer.fail(.transport(TransportFailure(kind: .pinning, message: "pinning failed: \(error.message)")))
+                X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION)
+                return 0
+            }
+        }
+        return 1
+    }
+
+    /// The negotiated protocol version and cipher of the transfer's connection.
+    static func sessionDetails(of easy: EasyHandle) -> (String, String) {
+        var info: UnsafeMutableRawPointer?
+        guard afcurl_easy_getinfo_ptr(easy.raw, CURLINFO_TLS_SSL_PTR, &info) == CURLE_OK, let info else {
+            return ("unknown", "unknown")
+        }
+        let session = info.assumingMemoryBound(to: curl_tlssessioninfo.self).pointee
+        guard session.backend == CURLSSLBACKEND_OPENSSL, let internals = session.internals else {
+            return ("unknown", "unknown")
+        }
+        let ssl = OpaquePointer(internals)
+        let version = SSL_get_version(ssl).map { String(cString: $0) } ?? "unknown"
+        let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "unknown"
+        return (version, cipher)
+    }
+}

@@ -1,0 +1,464 @@
+internal import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a transfer reports to the request that started it.
+protocol TransferDelegate: AnyObject, Sendable {
+    func transfer(_ transfer: Transfer, emit event: RequestEvent.Kind)
+    /// Decides where the body of a response goes once its head is known.
+    func transfer(_ transfer: Transfer, routeFor head: ResponseHead) -> BodyRoute
+    func transfer(_ transfer: Transfer, didFinish outcome: TransferOutcome)
+}
+
+/// Where the body of a response goes.
+enum BodyRoute {
+    /// To the request's sink: this response may end the request.
+    case sink(any ResponseBodySink)
+    /// Kept only as a short preview: a redirect or other response that will not be final.
+    case preview
+    /// The response cannot be accepted; the transfer fails with this error.
+    case refuse(AFError)
+}
+
+/// What one transfer produced.
+struct TransferOutcome: Sendable {
+    var head: ResponseHead?
+    var sentHead: String?
+    var metrics: TransferMetrics
+    var error: AFError?
+    var preview: [UInt8]
+    var serverChain: [ServerCertificate]
+}
+
+/// One attempt on the wire: a configured libcurl easy handle, its callbacks and what they saw.
+///
+/// Created on the session queue, then confined to the transfer driver's thread, which runs
+/// every callback; that confinement is why it is `@unchecked Sendable`.
+final class Transfer: @unchecked Sendable {
+    static let previewLimit = 16 * 1024
+
+    let description: RequestDescription
+    let url: HTTPURL
+    let attempt: Int
+    let hop: Int
+    let easy: EasyHandle
+    let trust: (any ServerTrustEvaluating)?
+    let trustSettings: TrustSettings
+    /// Bytes the sink held before this attempt (a resumed download), for progress.
+    let resumedFrom: Int64
+    /// Set only for `af pin`: connect, shake hands, stop.
+    let connectOnly: Bool
+    private let delegate: any TransferDelegate
+    private let reader: BodyReader?
+    private let uploadSize: Int64?
+
+    // State touched only by callbacks on the driver thread.
+    var parser = ResponseHeadParser()
+    var head: ResponseHead?
+    var route: BodyRoute = .preview
+    var preview: [UInt8] = []
+    var decodedBytes: Int64 = 0
+    var failure: AFError?
+    var sentHead: String?
+    var sentHeadComplete = false
+    var serverChain: [ServerCertificate] = []
+    var handshakeSeen = false
+    var pinResult: String?
+    var chainVerified = false
+    var connectionAnnounced = false
+    var socketOpened = false
+    var tlsDetails: (version: String, cipher: String)?
+    var lastProgress: Double = -1
+    var cancellation: AFError.Cancellation?
+    private var finished = false
+    private let clock = ContinuousClock()
+    private let startedAt: ContinuousClock.Instant
+
+    init(
+        description: RequestDescription,
+        attempt: Int,
+        hop: Int,
+        trust: (any ServerTrustEvaluating)?,
+        resumedFrom: Int64 = 0,
+        connectOnly: Bool = false,
+        delegate: any TransferDelegate
+    ) throws(AFError) {
+        self.description = description
+        self.attempt = attempt
+        self.hop = hop
+        self.trust = trust
+        self.resumedFrom = resumedFrom
+        self.connectOnly = connectOnly
+        self.delegate = delegate
+        url = try HTTPURL(parsing: description.url, pathAsIs: description.options.pathAsIs)
+        var settings = TrustSettings()
+        trust?.prepare(&settings)
+        trustSettings = settings
+        easy = try EasyHandle()
+        if description.body.isEmpty || description.method == .head {
+            reader = nil
+            uploadSize = nil
+        } else {
+            reader = try BodyReader(body: description.body)
+            uploadSize = description.options.chunked ? nil : try description.body.contentLength()
+        }
+        startedAt = clock.now
+        try configure()
+    }
+
+    /// Seconds since this transfer was created.
+    var elapsed: Double {
+        let duration = clock.now - startedAt
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    // MARK: Configuration
+
+    private func configure() throws(AFError) {
+        let options = description.options
+        try easy.set(CURLOPT_URL, url.string)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, false)
+        try easy.set(CURLOPT_NOSIGNAL, true)
+        try easy.set(CURLOPT_PATH_AS_IS, options.pathAsIs)
+        try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
+        try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
+        try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
+        try easy.set(CURLOPT_TCP_KEEPALIVE, true)
+        if let timeout = options.timeout { try easy.set(CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout)) }
+        if let timeout = options.connectTimeout { try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(timeout)) }
+        try easy.set(CURLOPT_HTTP_VERSION, afcurl_http_version(Self.httpVersionCode(options.httpVersion)))
+        if options.cookies { try easy.set(CURLOPT_COOKIEFILE, "") }
+        if let limit = options.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: limit) }
+        try configureNetwork(options)
+        try configureMethodAndBody()
+        try configureHeaders()
+        try configureTLS()
+        if connectOnly { try easy.set(CURLOPT_CONNECT_ONLY, 1) }
+        try installCallbacks()
+    }
+
+    private static func milliseconds(_ seconds: Double) -> Int {
+        max(1, Int((seconds * 1000).rounded()))
+    }
+
+    private static func httpVersionCode(_ version: TransferOptions.HTTPVersion) -> Int32 {
+        switch version {
+        case .automatic: return 20
+        case .http1_0: return 10
+        case .http1_1: return 11
+        case .http2: return 20
+        case .http2PriorKnowledge: return 21
+        }
+    }
+
+    private func configureNetwork(_ options: TransferOptions) throws(AFError) {
+        try easy.set(CURLOPT_RESOLVE, list: options.resolve)
+        if let path = options.unixSocketPath { try easy.set(CURLOPT_UNIX_SOCKET_PATH, path) }
+        if let interface = options.interface { try easy.set(CURLOPT_INTERFACE, interface) }
+        switch options.ipVersion {
+        case .any: break
+        case .v4: try easy.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
+        case .v6: try easy.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
+        }
+        if let proxy = options.proxy.explicitProxy(forScheme: url.scheme) {
+            try easy.set(CURLOPT_PROXY, proxy)
+        } else if !options.proxy.useEnvironment {
+            try easy.set(CURLOPT_PROXY, "")
+        }
+        if let noProxy = options.proxy.noProxy { try easy.set(CURLOPT_NOPROXY, noProxy) }
+    }
+
+    private func configureMethodAndBody() throws(AFError) {
+        let method = description.method
+        if method == .head {
+            try easy.set(CURLOPT_NOBODY, true)
+            return
+        }
+        guard reader != nil else {
+            if method == .get {
+                try easy.set(CURLOPT_HTTPGET, true)
+            } else if method == .post {
+                try easy.set(CURLOPT_POST, true)
+                try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: 0)
+                try easy.set(CURLOPT_POSTFIELDS, "")
+            } else {
+                try easy.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+            }
+            return
+        }
+        try easy.set(CURLOPT_POST, true)
+        if method != .post { try easy.set(CURLOPT_CUSTOMREQUEST, method.rawValue) }
+        try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadSize ?? -1)
+    }
+
+    /// The header lines for libcurl: the description's headers in order, then removals of
+    /// headers libcurl would otherwise add by itself.
+    private func configureHeaders() throws(AFError) {
+        var lines: [String] = []
+        for header in description.headers {
+            try Self.checkHeader(header)
+            lines.append(header.value.isEmpty ? "\(header.name.rawValue);" : "\(header.name.rawValue): \(header.value)")
+        }
+        var removed = description.suppressedHeaders
+        if !description.headers.contains(.expect) { removed.append(.expect) }
+        if reader != nil, !description.headers.contains(.contentType) { removed.append(.contentType) }
+        if !description.headers.contains(.accept) { removed.append(.accept) }
+        for name in removed where !description.headers.contains(name) {
+            lines.append("\(name.rawValue):")
+        }
+        if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent {
+            let wanted = encodings.split(separator: ",").map { $0.split(separator: ";")[0].trimmingCharacters(in: " \t").lowercased() }
+            let decodable = Set(CurlRuntime.supportedContentEncodings + ["identity", "*"])
+            if wanted.allSatisfy({ decodable.contains($0) }) {
+                try easy.set(CURLOPT_ACCEPT_ENCODING, encodings)
+            }
+        }
+        try easy.set(CURLOPT_HTTP_CONTENT_DECODING, description.options.decodeContent)
+        try easy.set(CURLOPT_HTTPHEADER, list: lines)
+        if let credentials = description.challengeCredentials, credentials.scheme == .digest {
+            try easy.set(CURLOPT_HTTPAUTH, Int(afcurl_auth_digest()))
+            try easy.set(CURLOPT_USERNAME, credentials.user)
+            try easy.set(CURLOPT_PASSWORD, credentials.password)
+        }
+    }
+
+    /// Refuses header names and values that would smuggle extra lines into the request.
+    static func checkHeader(_ header: HTTPHeader) throws(AFError) {
+        let name = header.name.rawValue
+        if name.isEmpty || name.utf8.contains(where: { $0 <= 32 || $0 == 58 || $0 >= 127 }) {
+            throw .invalidRequest(reason: "invalid header name '\(name)'")
+        }
+        if header.value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+            throw .invalidRequest(reason: "header '\(name)' contains a line break; header values must be one line")
+        }
+    }
+
+    private func configureTLS() throws(AFError) {
+        guard url.scheme == "https" || description.options.proxy.explicitProxy(forScheme: url.scheme)?.hasPrefix("https") == true else { return }
+        let tls = description.options.tls
+        try easy.set(CURLOPT_SSL_VERIFYPEER, trustSettings.verifyPeer)
+        try easy.set(CURLOPT_SSL_VERIFYHOST, trustSettings.verifyHost ? 2 : 0)
+        if let bundle = trustSettings.caBundle { try easy.set(CURLOPT_CAINFO, bundle) }
+        if let crl = trustSettings.crlFile { try easy.set(CURLOPT_CRLFILE, crl) }
+        if trustSettings.requireStapledOCSP { try easy.set(CURLOPT_SSL_VERIFYSTATUS, true) }
+        if let version = tls.minimumVersion {
+            try easy.set(CURLOPT_SSLVERSION, afcurl_sslversion(version == .tls1_3 ? 13 : 12))
+        }
+        if let ciphers = tls.ciphers {
+            try easy.set(CURLOPT_SSL_CIPHER_LIST, ciphers)
+            try easy.set(CURLOPT_TLS13_CIPHERS, ciphers)
+        }
+        if let cert = tls.clientCertificate { try easy.set(CURLOPT_SSLCERT, cert) }
+        if let key = tls.clientKey { try easy.set(CURLOPT_SSLKEY, key) }
+        if let password = tls.clientKeyPassword { try easy.set(CURLOPT_KEYPASSWD, password) }
+        // Every handshake runs our verification, so a resumed TLS session must not skip it.
+        try easy.set(CURLOPT_SSL_SESSIONID_CACHE, false)
+        try easy.set(CURLOPT_SSL_CTX_DATA, pointer: context)
+        try check(afcurl_easy_setopt_sslctx_cb(easy.raw, TLSHandshake.contextCallback))
+    }
+
+    private func installCallbacks() throws(AFError) {
+        try easy.set(CURLOPT_PRIVATE, pointer: context)
+        try easy.set(CURLOPT_HEADERDATA, pointer: context)
+        try check(afcurl_easy_setopt_data_cb(easy.raw, CURLOPT_HEADERFUNCTION, TransferCallbacks.header))
+        try easy.set(CURLOPT_WRITEDATA, pointer: context)
+        try check(afcurl_easy_setopt_data_cb(easy.raw, CURLOPT_WRITEFUNCTION, TransferCallbacks.write))
+        if reader != nil {
+            try easy.set(CURLOPT_READDATA, pointer: context)
+            try check(afcurl_easy_setopt_data_cb(easy.raw, CURLOPT_READFUNCTION, TransferCallbacks.read))
+            try easy.set(CURLOPT_SEEKDATA, pointer: context)
+            try check(afcurl_easy_setopt_seek_cb(easy.raw, TransferCallbacks.seek))
+        }
+        try easy.set(CURLOPT_NOPROGRESS, false)
+        try easy.set(CURLOPT_XFERINFODATA, pointer: context)
+        try check(afcurl_easy_setopt_xferinfo_cb(easy.raw, TransferCallbacks.progress))
+        try easy.set(CURLOPT_VERBOSE, true)
+        try easy.set(CURLOPT_DEBUGDATA, pointer: context)
+        try check(afcurl_easy_setopt_debug_cb(easy.raw, TransferCallbacks.debug))
+        try easy.set(CURLOPT_PREREQDATA, pointer: context)
+        try check(afcurl_easy_setopt_prereq_cb(easy.raw, TransferCallbacks.prerequest))
+        try easy.set(CURLOPT_OPENSOCKETDATA, pointer: context)
+        try check(afcurl_easy_setopt_opensocket_cb(easy.raw, TransferCallbacks.openSocket))
+    }
+
+    private func check(_ code: CURLcode) throws(AFError) {
+        guard code == CURLE_OK else {
+            throw .invalidRequest(reason: "libcurl refused a callback: \(String(cString: curl_easy_strerror(code)))")
+        }
+    }
+
+    // MARK: Events from callbacks
+
+    func emit(_ kind: RequestEvent.Kind) {
+        delegate.transfer(self, emit: kind)
+    }
+
+    /// Records the first failure raised inside a callback; libcurl is then told to stop.
+    func fail(_ error: AFError) {
+        if failure == nil { failure = error }
+    }
+
+    func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        guard let reader else { return 0 }
+        do {
+            return try reader.read(into: buffer)
+        } catch {
+            fail(error)
+            return nil
+        }
+    }
+
+    func rewindBody() -> Bool {
+        reader?.rewind() ?? true
+    }
+
+    /// Called when the blank line ends a final (non-1xx) response head.
+    func headDidComplete(_ received: ResponseHead) {
+        head = received
+        emit(.responseHead(attempt: attempt, received))
+        route = delegate.transfer(self, routeFor: received)
+        if case .refuse(let error) = route { fail(error) }
+        if case .sink(let sink) = route {
+            do {
+                try sink.open(received, attempt: attempt)
+            } catch {
+                route = .preview
+                fail(error)
+            }
+        }
+    }
+
+    /// Delivers decoded body bytes; false stops the transfer.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if head == nil {
+            fail(.transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent a body without a response head")))
+        }
+        guard failure == nil else { return false }
+        decodedBytes += Int64(bytes.count)
+        if let limit = description.options.maxFileSize, decodedBytes > limit {
+            fail(.transport(TransportFailure(kind: .limitExceeded, message: "response body exceeds --max-filesize (\(limit) bytes)")))
+            return false
+        }
+        if decodedBytes > description.options.decompressionAllowance {
+            let wire = max(easy.offset(CURLINFO_SIZE_DOWNLOAD_T), 1)
+            let ratio = description.options.maxDecompressionRatio
+            if decodedBytes / wire > ratio {
+                fail(.transport(TransportFailure(
+                    kind: .limitExceeded,
+                    message: "response inflates more than \(ratio)× (\(wire) bytes became \(decodedBytes)); refusing a likely decompression bomb"
+                )))
+                return false
+            }
+        }
+        switch route {
+        case .sink(let sink):
+            do {
+                try sink.write(bytes)
+            } catch {
+                fail(error)
+                return false
+            }
+        case .preview:
+            let room = Self.previewLimit - preview.count
+            if room > 0 { preview.append(contentsOf: bytes.prefix(room)) }
+        case .refuse:
+            return false
+        }
+        return true
+    }
+
+    func reportProgress(received: Int64, expectedReceive: Int64, sent: Int64, expectedSend: Int64) {
+        let now = elapsed
+        guard now - lastProgress >= 0.05 else { return }
+        lastProgress = now
+        emit(.progress(TransferProgress(
+            received: received,
+            expectedToReceive: expectedReceive > 0 ? expectedReceive : nil,
+            sent: sent,
+            expectedToSend: expectedSend > 0 ? expectedSend : uploadSize,
+            resumedFrom: resumedFrom
+        )))
+    }
+
+    // MARK: Completion
+
+    /// Called by the driver once libcurl is done with the handle (or it was cancelled).
+    func finish(code: CURLcode) {
+        guard !finished else { return }
+        finished = true
+        let metrics = collectMetrics()
+        var error: AFError?
+        if let cancellation {
+            error = .cancelled(cancellation)
+        } else if let failure {
+            error = failure
+        } else if code != CURLE_OK {
+            error = CurlErrorMapping.error(for: code, transfer: self)
+        } else if head == nil, !connectOnly {
+            error = .transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent no response head"))
+        }
+        if head != nil { emit(.progress(finalProgress())) }
+        let outcome = TransferOutcome(
+            head: head,
+            sentHead: sentHead,
+            metrics: metrics,
+            error: error,
+            preview: preview,
+            serverChain: serverChain
+        )
+        delegate.transfer(self, didFinish: outcome)
+    }
+
+    private func finalProgress() -> TransferProgress {
+        let expected = easy.offset(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+        return TransferProgress(
+            received: easy.offset(CURLINFO_SIZE_DOWNLOAD_T),
+            expectedToReceive: expected > 0 ? expected : nil,
+            sent: easy.offset(CURLINFO_SIZE_UPLOAD_T),
+            expectedToSend: uploadSize,
+            resumedFrom: resumedFrom
+        )
+    }
+
+    private func collectMetrics() -> TransferMetrics {
+        var metrics = TransferMetrics()
+        switch easy.long(CURLINFO_HTTP_VERSION) {
+        case CURL_HTTP_VERSION_1_0: metrics.httpVersion = "HTTP/1.0"
+        case CURL_HTTP_VERSION_1_1: metrics.httpVersion = "HTTP/1.1"
+        case CURL_HTTP_VERSION_2_0: metrics.httpVersion = "HTTP/2"
+        case CURL_HTTP_VERSION_3: metrics.httpVersion = "HTTP/3"
+        default: metrics.httpVersion = head?.httpVersion
+        }
+        metrics.remoteAddress = easy.string(CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }
+        let remotePort = easy.long(CURLINFO_PRIMARY_PORT)
+        metrics.remotePort = remotePort > 0 ? remotePort : nil
+        metrics.localAddress = easy.string(CURLINFO_LOCAL_IP).flatMap { $0.isEmpty ? nil : $0 }
+        let localPort = easy.long(CURLINFO_LOCAL_PORT)
+        metrics.localPort = localPort > 0 ? localPort : nil
+        metrics.nameLookup = easy.seconds(CURLINFO_NAMELOOKUP_TIME_T)
+        metrics.connect = easy.seconds(CURLINFO_CONNECT_TIME_T)
+        metrics.tlsDone = easy.seconds(CURLINFO_APPCONNECT_TIME_T)
+        metrics.pretransfer = easy.seconds(CURLINFO_PRETRANSFER_TIME_T)
+        metrics.firstByte = easy.seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        metrics.total = easy.seconds(CURLINFO_TOTAL_TIME_T)
+        metrics.bytesSent = Int64(easy.long(CURLINFO_REQUEST_SIZE)) + easy.offset(CURLINFO_SIZE_UPLOAD_T)
+        metrics.bytesReceived = Int64(easy.long(CURLINFO_HEADER_SIZE)) + easy.offset(CURLINFO_SIZE_DOWNLOAD_T)
+        metrics.uploadSpeed = Double(easy.offset(CURLINFO_SPEED_UPLOAD_T))
+        metrics.downloadSpeed = Double(easy.offset(CURLINFO_SPEED_DOWNLOAD_T))
+        metrics.newConnections = easy.long(CURLINFO_NUM_CONNECTS)
+        if handshakeSeen { metrics.tls = tlsReport() }
+        return metrics
+    }
+
+    /// Protocol and cipher of the connection's TLS session.
+    func tlsReport() -> TLSReport {
+        let details = tlsDetails ?? TLSHandshake.sessionDetails(of: easy)
+        tlsDetails = details
+        return TLSReport(protocolVersion: details.version, cipher: details.cipher, pinResult: pinResult, verified: chainVerified)
+    }
+}

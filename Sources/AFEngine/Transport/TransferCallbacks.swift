@@ -1,0 +1,120 @@
+internal import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The C callbacks libcurl calls during a transfer. Each recovers its `Transfer` from the
+/// user-data pointer (unretained: the driver keeps the transfer alive while libcurl runs it)
+/// and forwards to it.
+enum TransferCallbacks {
+    private static func transfer(_ pointer: UnsafeMutableRawPointer?) -> Transfer? {
+        guard let pointer else { return nil }
+        return Unmanaged<Transfer>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    static let header: afcurl_data_cb = { buffer, size, count, userdata in
+        guard let buffer, let transfer = transfer(userdata) else { return 0 }
+        let length = size * count
+        transfer.parser.maxHeaders = transfer.description.options.maxHeaders
+        switch transfer.parser.consume(UnsafeRawBufferPointer(start: buffer, count: length)) {
+        case .needMore: break
+        case .complete(let head): transfer.headDidComplete(head)
+        case .failure(let error): transfer.fail(error)
+        }
+        return transfer.failure == nil ? length : 0
+    }
+
+    static let write: afcurl_data_cb = { buffer, size, count, userdata in
+        guard let buffer, let transfer = transfer(userdata) else { return 0 }
+        let length = size * count
+        return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
+    }
+
+    static let read: afcurl_data_cb = { buffer, size, count, userdata in
+        guard let buffer, let transfer = transfer(userdata) else { return afcurl_readfunc_abort() }
+        let target = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
+        return transfer.readBody(into: target) ?? afcurl_readfunc_abort()
+    }
+
+    static let seek: afcurl_seek_cb = { userdata, offset, origin in
+        guard let transfer = transfer(userdata), offset == 0, origin == SEEK_SET else { return 2 }
+        return transfer.rewindBody() ? 0 : 2
+    }
+
+    static let progress: afcurl_xferinfo_cb = { userdata, downloadTotal, downloaded, uploadTotal, uploaded in
+        guard let transfer = transfer(userdata) else { return 1 }
+        if transfer.failure != nil || transfer.cancellation != nil { return 1 }
+        transfer.reportProgress(received: Int64(downloaded), expectedReceive: Int64(downloadTotal), sent: Int64(uploaded), expectedSend: Int64(uploadTotal))
+        return 0
+    }
+
+    static let debug: afcurl_debug_cb = { _, type, data, size, userdata in
+        guard type == CURLINFO_HEADER_OUT, let data, let transfer = transfer(userdata) else { return 0 }
+        let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
+        if transfer.sentHeadComplete || transfer.sentHead == nil {
+            transfer.sentHead = ""
+            transfer.sentHeadComplete = false
+        }
+        transfer.sentHead? += text
+        if transfer.sentHead?.hasSuffix("\r\n\r\n") == true {
+            transfer.sentHeadComplete = true
+            transfer.emit(.requestSent(head: transfer.sentHead ?? ""))
+        }
+        return 0
+    }
+
+    static let prerequest: afcurl_prereq_cb = { userdata, primaryIP, _, primaryPort, _ in
+        guard let transfer = transfer(userdata) else { return 0 }
+        if !transfer.connectionAnnounced {
+            transfer.connectionAnnounced = true
+            let address = primaryIP.map { String(cString: $0) } ?? ""
+            let reused = !transfer.socketOpened
+            transfer.emit(.connected(address: address, port: Int(primaryPort), reused: reused))
+            if transfer.handshakeSeen { transfer.emit(.tlsEstablished(transfer.tlsReport())) }
+        }
+        return 0
+    }
+
+    static let openSocket: curl_opensocket_callback = { userdata, _, address in
+        guard let address else { return -1 }
+        let descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
+        if let transfer = transfer(userdata) {
+            transfer.socketOpened = true
+            let text = SocketAddress.describe(address)
+            transfer.emit(.resolved(host: transfer.url.host, address: text))
+        }
+        return descriptor
+    }
+}
+
+/// Text forms of socket addresses.
+enum SocketAddress {
+    static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func describe(_ address: UnsafeMutablePointer<curl_sockaddr>) -> String {
+        withUnsafeMutablePointer(to: &address.pointee.addr) { pointer -> String in
+            let family = Int32(pointer.pointee.sa_family)
+            var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+            switch family {
+            case AF_INET:
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                    var addr = inet.pointee.sin_addr
+                    inet_ntop(AF_INET, &addr, &buffer, socklen_t(buffer.count))
+                    return SocketAddress.string(buffer)
+                }
+            case AF_INET6:
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet in
+                    var addr = inet.pointee.sin6_addr
+                    inet_ntop(AF_INET6, &addr, &buffer, socklen_t(buffer.count))
+                    return SocketAddress.string(buffer)
+                }
+            case AF_UNIX:
+                return "unix socket"
+            default:
+                return "address family \(family)"
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+#ifndef AF_COPENSSL_SHIM_H
+#define AF_COPENSSL_SHIM_H
+
+/* OpenSSL exposes much of what af needs as macros or stack-type generics; these one-line
+ * wrappers give Swift plain functions to call. */
+
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/pem.h>
+#include <openssl/evp.h>
+#include <openssl/bio.h>
+#include <openssl/crypto.h>
+#include <openssl/ocsp.h>
+
+static inline int afssl_init_no_atexit(void) { return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL); }
+static inline int afssl_stack_x509_num(const STACK_OF(X509) *s) { return s ? sk_X509_num(s) : 0; }
+static inline X509 *afssl_stack_x509_value(const STACK_OF(X509) *s, int i) { return sk_X509_value(s, i); }
+static inline void afssl_stack_x509_pop_free(STACK_OF(X509) *s) { sk_X509_pop_free(s, X509_free); }
+static inline long afssl_ctx_set_min_proto(SSL_CTX *c, int v) { return SSL_CTX_set_min_proto_version(c, v); }
+static inline long afssl_ctx_set_tlsext_status_cb(SSL_CTX *c, int (*cb)(SSL *, void *)) { return SSL_CTX_set_tlsext_status_cb(c, cb); }
+static inline long afssl_ctx_set_tlsext_status_arg(SSL_CTX *c, void *arg) { return SSL_CTX_set_tlsext_status_arg(c, arg); }
+static inline long afssl_set_tlsext_status_ocsp_resp(SSL *s, unsigned char *resp, long len) { return SSL_set_tlsext_status_ocsp_resp(s, resp, len); }
+static inline long afssl_set_tlsext_host_name(SSL *s, const char *name) { return SSL_set_tlsext_host_name(s, name); }
+static inline int afssl_tls1_2_version(void) { return TLS1_2_VERSION; }
+static inline int afssl_tls1_3_version(void) { return TLS1_3_VERSION; }
+static inline long afssl_ctx_set_mode_auto_retry(SSL_CTX *c) { return SSL_CTX_set_mode(c, SSL_MODE_AUTO_RETRY); }
+static inline void afssl_free(void *p) { OPENSSL_free(p); }
+static inline int afssl_cb_handshake_done(void) { return SSL_CB_HANDSHAKE_DONE; }
+
+static inline unsigned long afssl_name_flags(void) { return ASN1_STRFLGS_RFC2253 | XN_FLAG_SEP_CPLUS_SPC | XN_FLAG_FN_SN | XN_FLAG_DUMP_UNKNOWN_FIELDS; }
+
+#endif

@@ -1,0 +1,10 @@
+#ifndef AF_CZLIB_SHIM_H
+#define AF_CZLIB_SHIM_H
+
+#include <zlib.h>
+
+/* deflateInit is a macro over deflateInit_; this wrapper lets Swift call it. */
+static inline int afz_deflate_init(z_streamp s, int level) { return deflateInit(s, level); }
+static inline int afz_inflate_init(z_streamp s) { return inflateInit(s); }
+
+#endif

@@ -1,0 +1,61 @@
+import AFEngine
+import AFTestSupport
+import Foundation
+import Testing
+
+@Suite struct TransportTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    private func perform(_ description: RequestDescription, session: Session = Session()) -> (Response, [UInt8]) {
+        let sink = MemorySink()
+        let response = session.request(description, sink: sink).resume().waitForCompletion()
+        return (response, sink.bytes)
+    }
+
+    @Test func getReturnsBodyAndMetrics() throws {
+        let (response, body) = perform(RequestDescription(url: server.url("/bytes/5000")))
+        #expect(response.error == nil)
+        #expect(response.status == 200)
+        #expect(body == TestData.bytes(count: 5000))
+        let metrics = try #require(response.attempts.first?.metrics)
+        #expect(metrics.httpVersion == "HTTP/1.1")
+        #expect(metrics.remoteAddress == "127.0.0.1")
+        #expect(metrics.total > 0)
+        #expect(metrics.bytesReceived > 5000)
+    }
+
+    @Test func postSendsHeadersAndBodyExactly() throws {
+        var headers = HTTPHeaders()
+        headers.add(name: "X-A", value: "1")
+        headers.add(name: "X-A", value: "2")
+        headers.add(name: "Content-Type", value: "text/plain")
+        let description = RequestDescription(method: .post, url: server.url("/echo"), headers: headers, body: .bytes(Array("hello".utf8)))
+        let (response, _) = perform(description)
+        #expect(response.status == 200)
+        let received = try #require(server.requests.last)
+        #expect(received.method == "POST")
+        #expect(received.headerValues("X-A") == ["1", "2"])
+        #expect(received.header("Expect") == nil)
+        #expect(received.bodyText == "hello")
+    }
+
+    @Test func refusedConnectionIsClassified() throws {
+        let closed = try TestServer()
+        let url = closed.url("/")
+        closed.stop()
+        let (response, _) = perform(RequestDescription(url: url))
+        let failure = try #require(response.error?.transportFailure)
+        #expect(failure.kind == .connectionRefused)
+        #expect(failure.message.contains("connection refused by 127.0.0.1:"))
+    }
+
+    @Test func customMethodIsSentAsIs() throws {
+        let (response, _) = perform(RequestDescription(method: HTTPMethod(rawValue: "PURGE"), url: server.url("/echo")))
+        #expect(response.status == 200)
+        #expect(server.requests.last?.method == "PURGE")
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// A request as the test server received it.
+public struct ServerRequest: Sendable {
+    public var method: String
+    /// The request target exactly as on the request line (origin-form or absolute-form).
+    public var target: String
+    public var httpVersion: String
+    /// Header lines in order, names as sent.
+    public var headers: [(name: String, value: String)]
+    /// The body after removing chunked framing.
+    public var body: [UInt8]
+    /// Whether the body came with `Transfer-Encoding: chunked`.
+    public var chunked: Bool
+    /// The request line and headers as received.
+    public var rawHead: String
+    /// Which connection it came on (1-based, in accept order).
+    public var connection: Int
+
+    /// The path of the target, without the query.
+    public var path: String {
+        var text = target
+        if let range = text.range(of: "://") {
+            let rest = text[range.upperBound...]
+            text = rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
+        }
+        return String(text.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+    }
+
+    /// The raw query string, if any.
+    public var query: String? {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return parts.count > 1 ? String(parts[1]) : nil
+    }
+
+    /// Query parameters, percent-decoded.
+    public var queryItems: [(String, String)] {
+        guard let query else { return [] }
+        return query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    /// The first value of a query parameter.
+    public func queryValue(_ name: String) -> String? {
+        queryItems.first { $0.0 == name }?.1
+    }
+
+    /// The first value of a header, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// Every value of a header.
+    public func headerValues(_ name: String) -> [String] {
+        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+    }
+
+    /// The body as UTF-8 text.
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// What the server does with a request.
+public enum Reply: Sendable {
+    /// A complete response; `Content-Length` is added unless a length or chunked framing
+    /// header is already present.
+    case response(status: Int, reason: String? = nil, headers: [(String, String)] = [], body: [UInt8] = [])
+    /// Exact bytes, then optionally close the connection.
+    case raw([UInt8], close: Bool)
+    /// Full control over the connection.
+    case custom(@Sendable (ServerConnection) -> Void)
+
+    /// A JSON response.
+    public static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> Reply {
+        .response(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(text.utf8))
+    }
+
+    /// A text response.
+    public static func text(_ text: String, status: Int = 200, type: String = "text/plain; charset=utf-8", headers: [(String, String)] = []) -> Reply {
+        .response(status: status, headers: [("Content-Type", type)] + headers, body: Array(text.utf8))
+    }
+}
+
+/// The write side of a connection, for `Reply.custom` handlers.
+public protocol ServerConnection: AnyObject, Sendable {
+    /// Writes bytes; false once the peer has gone.
+    @discardableResult func write(_ bytes: [UInt8]) -> Bool
+    /// Closes the connection after the handler returns.
+    func close()
+}
+
+extension ServerConnection {
+    @discardableResult public func write(_ text: String) -> Bool { write(Array(text.utf8)) }
+}

@@ -1,0 +1,120 @@
+import COpenSSL
+import Foundation
+
+/// The files a TLS test server presents.
+public struct TLSServerIdentity: Sendable {
+    /// PEM: the leaf certificate, then any intermediates.
+    public var certificateChainPath: String
+    public var privateKeyPath: String
+    /// A DER OCSP response to staple, if any.
+    public var ocspResponsePath: String?
+    /// When set, clients must present a certificate issued by this CA (PEM).
+    public var clientCAPath: String?
+
+    public init(certificateChainPath: String, privateKeyPath: String, ocspResponsePath: String? = nil, clientCAPath: String? = nil) {
+        self.certificateChainPath = certificateChainPath
+        self.privateKeyPath = privateKeyPath
+        self.ocspResponsePath = ocspResponsePath
+        self.clientCAPath = clientCAPath
+    }
+}
+
+/// An OpenSSL server context built from an identity.
+final class TLSServerContext: @unchecked Sendable {
+    private let context: OpaquePointer
+    private let staple: StapleBox?
+
+    /// The OCSP response handed to OpenSSL's status callback.
+    final class StapleBox {
+        let bytes: [UInt8]
+        init(bytes: [UInt8]) { self.bytes = bytes }
+    }
+
+    init(identity: TLSServerIdentity) throws {
+        _ = afssl_init_no_atexit()
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw ServerError.tls("SSL_CTX_new") }
+        self.context = context
+        guard SSL_CTX_use_certificate_chain_file(context, identity.certificateChainPath) == 1 else {
+            throw ServerError.tls("cannot load \(identity.certificateChainPath)")
+        }
+        guard SSL_CTX_use_PrivateKey_file(context, identity.privateKeyPath, SSL_FILETYPE_PEM) == 1 else {
+            throw ServerError.tls("cannot load \(identity.privateKeyPath)")
+        }
+        if let clientCA = identity.clientCAPath {
+            SSL_CTX_load_verify_locations(context, clientCA, nil)
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
+        }
+        if let path = identity.ocspResponsePath, let data = FileManager.default.contents(atPath: path) {
+            let box = StapleBox(bytes: [UInt8](data))
+            staple = box
+            _ = afssl_ctx_set_tlsext_status_cb(context) { ssl, argument in
+                guard let ssl, let argument else { return 0 }
+                let box = Unmanaged<StapleBox>.fromOpaque(argument).takeUnretainedValue()
+                guard let copy = CRYPTO_malloc(box.bytes.count, nil, 0) else { return 0 }
+                box.bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: box.bytes.count) }
+                _ = afssl_set_tlsext_status_ocsp_resp(ssl, copy.assumingMemoryBound(to: UInt8.self), box.bytes.count)
+                return 0
+            }
+            _ = afssl_ctx_set_tlsext_status_arg(context, Unmanaged.passUnretained(box).toOpaque())
+        } else {
+            staple = nil
+        }
+    }
+
+    deinit {
+        SSL_CTX_free(context)
+    }
+
+    /// Completes a server handshake on `fd`, or returns nil when it fails.
+    func accept(fd: Int32) -> TLSChannel? {
+        guard let ssl = SSL_new(context) else { return nil }
+        SSL_set_fd(ssl, fd)
+        guard SSL_accept(ssl) == 1 else {
+            ERR_clear_error()
+            SSL_free(ssl)
+            return nil
+        }
+        return TLSChannel(ssl: ssl, fd: fd)
+    }
+}
+
+/// A TLS session over a socket.
+final class TLSChannel: Channel {
+    private let ssl: OpaquePointer
+    private let fd: Int32
+    private var closed = false
+
+    init(ssl: OpaquePointer, fd: Int32) {
+        self.ssl = ssl
+        self.fd = fd
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
+        if count <= 0 { ERR_clear_error() }
+        return Int(count)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let count = SSL_write(ssl, bytes.baseAddress! + offset, Int32(min(bytes.count - offset, 1 << 20)))
+            if count <= 0 {
+                ERR_clear_error()
+                return false
+            }
+            offset += Int(count)
+        }
+        return true
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        SSL_shutdown(ssl)
+        ERR_clear_error()
+        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+        SSL_free(ssl)
+    }
+}

@@ -1,0 +1,354 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 server on 127.0.0.1 (or a Unix socket) that a test starts for itself.
+///
+/// Every request is recorded so tests can check, server-side, exactly what arrived and how
+/// often. Routes added with `route` take precedence over the built-in ones (`BuiltinRoutes`).
+public final class TestServer: @unchecked Sendable {
+    /// A route handler: the request and how many requests that path has had (1 for the first).
+    public typealias Handler = @Sendable (ServerRequest, Int) -> Reply
+
+    public let port: Int
+    public let scheme: String
+    public let unixSocketPath: String?
+    private let listenFD: Int32
+    private let tls: TLSServerContext?
+    private let lock = NSLock()
+    private var recorded: [ServerRequest] = []
+    private var hitCounts: [String: Int] = [:]
+    private var routes: [(pattern: String, handler: Handler)] = []
+    private var connectionCount = 0
+    private var handshakeCount = 0
+    private var stopped = false
+    private var openChannels: [ObjectIdentifier: Channel] = [:]
+
+    /// Starts listening on an ephemeral port of 127.0.0.1 (or on `unixSocketPath`), with TLS
+    /// when `tls` is given.
+    public init(tls: TLSServerIdentity? = nil, unixSocketPath: String? = nil, port requestedPort: Int = 0) throws {
+        self.tls = try tls.map { try TLSServerContext(identity: $0) }
+        scheme = tls == nil ? "http" : "https"
+        self.unixSocketPath = unixSocketPath
+        if let path = unixSocketPath {
+            unlink(path)
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw ServerError.socket("socket: \(errno)") }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard bound == 0, listen(fd, 128) == 0 else { throw ServerError.socket("bind \(path): \(errno)") }
+            listenFD = fd
+            port = 0
+        } else {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw ServerError.socket("socket: \(errno)") }
+            var yes: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(requestedPort).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0, listen(fd, 128) == 0 else { throw ServerError.socket("bind: \(errno)") }
+            var actual = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &actual) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            listenFD = fd
+            port = Int(UInt16(bigEndian: actual.sin_port))
+        }
+        let thread = Thread { [self] in acceptLoop() }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// `scheme://127.0.0.1:port`.
+    public var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
+
+    /// The absolute URL of `path` on this server.
+    public func url(_ path: String) -> String { baseURL + path }
+
+    /// Adds a route. `pattern` is an exact path, or a prefix ending in `*`.
+    public func route(_ pattern: String, _ handler: @escaping Handler) {
+        lock.withLock { routes.insert((pattern, handler), at: 0) }
+    }
+
+    /// Every request received, in order.
+    public var requests: [ServerRequest] { lock.withLock { recorded } }
+
+    /// Requests whose path is `path`.
+    public func requests(to path: String) -> [ServerRequest] { requests.filter { $0.path == path } }
+
+    /// How many requests reached `path`.
+    public func hits(_ path: String) -> Int { lock.withLock { hitCounts[path] ?? 0 } }
+
+    /// Connections accepted so far.
+    public var connections: Int { lock.withLock { connectionCount } }
+
+    /// TLS handshakes that completed.
+    public var completedHandshakes: Int { lock.withLock { handshakeCount } }
+
+    /// Stops accepting and closes open connections.
+    public func stop() {
+        let channels: [Channel] = lock.withLock {
+            if stopped { return [] }
+            stopped = true
+            return Array(openChannels.values)
+        }
+        shutdown(listenFD, Int32(SHUT_RDWR))
+        close(listenFD)
+        for channel in channels { channel.close() }
+        if let unixSocketPath { unlink(unixSocketPath) }
+    }
+
+    var isStopped: Bool { lock.withLock { stopped } }
+
+    // MARK: Connections
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            var yes: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            let number: Int = lock.withLock {
+                connectionCount += 1
+                return connectionCount
+            }
+            let thread = Thread { [self] in serve(fd: fd, connection: number) }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    private func serve(fd: Int32, connection: Int) {
+        let channel: Channel
+        if let tls {
+            guard let secure = tls.accept(fd: fd) else {
+                Glibc.close(fd)
+                return
+            }
+            lock.withLock { handshakeCount += 1 }
+            channel = secure
+        } else {
+            channel = SocketChannel(fd: fd)
+        }
+        let key = ObjectIdentifier(channel)
+        let registered = lock.withLock { () -> Bool in
+            if stopped { return false }
+            openChannels[key] = channel
+            return true
+        }
+        defer {
+            channel.close()
+            _ = lock.withLock { openChannels.removeValue(forKey: key) }
+        }
+        guard registered else { return }
+        let reader = RequestReader(channel: channel)
+        while !isStopped {
+            guard var request = reader.next() else { return }
+            request.connection = connection
+            let (handler, hit) = lock.withLock { () -> (Handler?, Int) in
+                recorded.append(request)
+                hitCounts[request.path, default: 0] += 1
+                let hit = hitCounts[request.path] ?? 1
+                let handler = routes.first { Self.matches($0.pattern, request.path) }?.handler
+                return (handler, hit)
+            }
+            let reply = handler?(request, hit) ?? BuiltinRoutes.reply(to: request, hit: hit)
+            let writer = ConnectionWriter(channel: channel)
+            let keepOpen = writer.send(reply, for: request)
+            if !keepOpen || request.header("Connection")?.lowercased() == "close" { return }
+        }
+    }
+
+    private static func matches(_ pattern: String, _ path: String) -> Bool {
+        if pattern.hasSuffix("*") { return path.hasPrefix(String(pattern.dropLast())) }
+        return pattern == path
+    }
+}
+
+public enum ServerError: Error {
+    case socket(String)
+    case tls(String)
+}
+
+/// Sends replies on a connection.
+final class ConnectionWriter: ServerConnection, @unchecked Sendable {
+    private let channel: Channel
+    private var closeRequested = false
+
+    init(channel: Channel) {
+        self.channel = channel
+    }
+
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { channel.write($0) }
+    }
+
+    func close() {
+        closeRequested = true
+    }
+
+    /// Sends `reply`; returns whether the connection stays open.
+    func send(_ reply: Reply, for request: ServerRequest) -> Bool {
+        switch reply {
+        case .response(let status, let reason, let headers, let body):
+            var head = "HTTP/1.1 \(status) \(reason ?? Self.phrase(status))\r\n"
+            let names = Set(headers.map { $0.0.lowercased() })
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            if !names.contains("content-length"), !names.contains("transfer-encoding"), status != 204, status != 304 {
+                head += "Content-Length: \(body.count)\r\n"
+            }
+            head += "\r\n"
+            var bytes = Array(head.utf8)
+            if request.method != "HEAD" { bytes += body }
+            return write(bytes)
+        case .raw(let bytes, let close):
+            return write(bytes) && !close
+        case .custom(let handler):
+            handler(self)
+            return !closeRequested
+        }
+    }
+
+    static func phrase(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 201: return "Created"
+        case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 303: return "See Other"
+        case 304: return "Not Modified"
+        case 307: return "Temporary Redirect"
+        case 308: return "Permanent Redirect"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 416: return "Range Not Satisfiable"
+        case 418: return "I'm a teapot"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return "Status"
+        }
+    }
+}
+
+/// Reads requests off a connection: head, then body by length or chunked framing.
+final class RequestReader {
+    private let channel: Channel
+    private var buffer: [UInt8] = []
+    private var scratch = [UInt8](repeating: 0, count: 65536)
+
+    init(channel: Channel) {
+        self.channel = channel
+    }
+
+    private func fill() -> Bool {
+        let count = scratch.withUnsafeMutableBytes { channel.read(into: $0) }
+        guard count > 0 else { return false }
+        buffer.append(contentsOf: scratch[0..<count])
+        return true
+    }
+
+    private func headEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for index in 0...(buffer.count - 4) where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    private func take(_ count: Int) -> [UInt8]? {
+        while buffer.count < count { guard fill() else { return nil } }
+        let bytes = Array(buffer[0..<count])
+        buffer.removeFirst(count)
+        return bytes
+    }
+
+    private func line() -> String? {
+        while true {
+            if let index = buffer.firstIndex(of: 10) {
+                var bytes = Array(buffer[0..<index])
+                buffer.removeFirst(index + 1)
+                if bytes.last == 13 { bytes.removeLast() }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    func next() -> ServerRequest? {
+        var end = headEnd()
+        while end == nil {
+            guard buffer.count < 1 << 20, fill() else { return nil }
+            end = headEnd()
+        }
+        guard let end else { return nil }
+        let rawHead = String(decoding: buffer[0..<end], as: UTF8.self)
+        buffer.removeFirst(end + 4)
+        var lines = rawHead.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst().split(separator: " ", maxSplits: 2).map(String.init)
+        guard requestLine.count == 3 else { return nil }
+        var headers: [(name: String, value: String)] = []
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers.append((name, value))
+        }
+        var request = ServerRequest(
+            method: requestLine[0], target: requestLine[1], httpVersion: requestLine[2],
+            headers: headers, body: [], chunked: false, rawHead: rawHead, connection: 0
+        )
+        if request.header("Expect")?.lowercased() == "100-continue" {
+            _ = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8).withUnsafeBytes { channel.write($0) }
+        }
+        if request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true {
+            request.chunked = true
+            var body: [UInt8] = []
+            while true {
+                guard let sizeLine = line() else { return nil }
+                let hex = sizeLine.split(separator: ";").first.map(String.init) ?? ""
+                guard let size = Int(hex.trimmingCharacters(in: .whitespaces), radix: 16) else { return nil }
+                if size == 0 {
+                    while let trailer = line(), !trailer.isEmpty {}
+                    break
+                }
+                guard let chunk = take(size), line() != nil else { return nil }
+                body += chunk
+            }
+            request.body = body
+        } else if let length = request.header("Content-Length").flatMap({ Int($0) }), length > 0 {
+            guard let body = take(length) else { return nil }
+            request.body = body
+        }
+        return request
+    }
+}
