@@ -25,8 +25,8 @@ public struct RequestEvent: Sendable {
         case connected(address: String, port: Int, reused: Bool)
         /// A TLS handshake completed.
         case tlsEstablished(TLSReport)
-        /// The request head was written.
-        case requestSent(head: String)
+        /// The request head of an attempt was written.
+        case requestSent(attempt: Int, head: String)
         /// A response head arrived.
         case responseHead(attempt: Int, ResponseHead)
         /// Bytes moved.

@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A value guarded by a single lock.
 ///
@@ -27,5 +30,32 @@ public final class Protected<Value: Sendable>: Sendable {
     /// A copy of the current value.
     public var value: Value {
         read { $0 }
+    }
+}
+
+/// A lock around state that is not `Sendable` itself (buffers, printers, file handles).
+///
+/// The lock is the only way in, which is what makes sharing it safe; the state must not be
+/// let out of `withLock`.
+public final class Locked<Value>: @unchecked Sendable {
+    private var value: Value
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    public init(_ value: Value) {
+        self.value = value
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the state.
+    public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
     }
 }

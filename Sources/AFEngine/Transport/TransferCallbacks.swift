@@ -58,7 +58,7 @@ enum TransferCallbacks {
         transfer.sentHead? += text
         if transfer.sentHead?.hasSuffix("\r\n\r\n") == true {
             transfer.sentHeadComplete = true
-            transfer.emit(.requestSent(head: transfer.sentHead ?? ""))
+            transfer.emit(.requestSent(attempt: transfer.attempt, head: transfer.sentHead ?? ""))
         }
         return 0
     }

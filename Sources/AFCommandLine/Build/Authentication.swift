@@ -1,0 +1,66 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Credentials from `-a`, `-A` and the URL (SPEC §8).
+enum Authentication {
+    /// The credentials for the request, prompting for a missing password on a terminal.
+    static func credentials(settings: Settings, url: HTTPURL, environment: Environment) throws(CommandFailure) -> Credentials? {
+        let scheme = settings.authType ?? .basic
+        if let auth = settings.auth {
+            if scheme == .bearer {
+                guard !auth.isEmpty else { throw .usage("-a needs the token for --auth-type=bearer") }
+                return Credentials(user: "", password: auth, scheme: .bearer)
+            }
+            if let colon = auth.firstIndex(of: ":") {
+                return Credentials(user: String(auth[..<colon]), password: String(auth[auth.index(after: colon)...]), scheme: scheme)
+            }
+            let password = try prompt(for: auth, host: url.host, environment: environment)
+            return Credentials(user: auth, password: password, scheme: scheme)
+        }
+        if let user = url.user {
+            guard let password = url.password else {
+                let password = try prompt(for: user, host: url.host, environment: environment)
+                return Credentials(user: user, password: password, scheme: scheme == .bearer ? .basic : scheme)
+            }
+            return Credentials(user: user, password: password, scheme: scheme == .bearer ? .basic : scheme)
+        }
+        return nil
+    }
+
+    /// `Basic BASE64` or `Bearer TOKEN`.
+    static func headerValue(for credentials: Credentials) -> String {
+        switch credentials.scheme {
+        case .bearer: return "Bearer \(credentials.password)"
+        default: return "Basic " + Base64.encode(Array("\(credentials.user):\(credentials.password)".utf8))
+        }
+    }
+
+    /// Reads a password from the terminal with echo off; a usage error when standard input
+    /// is not a terminal, so a script never hangs and nothing is sent.
+    static func prompt(for user: String, host: String, environment: Environment) throws(CommandFailure) -> String {
+        guard environment.stdinIsTerminal else {
+            throw .usage("no password for '\(user)' and standard input is not a terminal to ask on; give -a \(user):PASSWORD")
+        }
+        let question = "Password for \(user)@\(host): "
+        _ = question.withCString { write(environment.stderr, $0, strlen($0)) }
+        var original = termios()
+        let hasTerminal = tcgetattr(environment.stdin, &original) == 0
+        if hasTerminal {
+            var silent = original
+            silent.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(environment.stdin, TCSAFLUSH, &silent)
+        }
+        defer {
+            if hasTerminal { tcsetattr(environment.stdin, TCSAFLUSH, &original) }
+            _ = "\n".withCString { write(environment.stderr, $0, 1) }
+        }
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(environment.stdin, &byte, 1) == 1, byte != 10, byte != 13 {
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,165 @@
+import AFEngine
+
+/// How the request body was made, for printing it (`B`, `--offline`) and for `--curl`.
+enum BodyOrigin: Sendable {
+    case none
+    /// JSON, form or `--raw` text built in memory.
+    case text(String)
+    case multipart(MultipartFormData)
+    /// `@file`.
+    case file(path: String)
+    /// Standard input, spooled to `path` (or streamed when `path` is nil).
+    case standardInput(path: String?)
+}
+
+/// The body and the headers that describe it.
+struct BuiltBody: Sendable {
+    var body: RequestBody = .empty
+    var origin: BodyOrigin = .none
+    var contentType: String?
+    /// The body is JSON, so af asks for JSON back.
+    var isJSON = false
+    /// Temporary files to remove when the run ends.
+    var temporaryFiles: [String] = []
+}
+
+/// Builds the body from data and file items, `--raw`, `@file` or standard input (SPEC §3).
+enum BodyBuilder {
+    enum Mode { case json, form, multipart }
+
+    static let formType = "application/x-www-form-urlencoded; charset=utf-8"
+
+    static func build(items: [SourcedItem], settings: Settings, environment: Environment) throws(CommandFailure) -> BuiltBody {
+        let dataItems = items.filter { item in
+            switch item.item {
+            case .field, .fieldFromFile, .jsonField, .jsonFieldFromFile, .file: return true
+            default: return false
+            }
+        }
+        let bodyFiles = items.filter { if case .bodyFile = $0.item { return true } else { return false } }
+        let hasFiles = dataItems.contains { if case .file = $0.item { return true } else { return false } }
+        let mode: Mode = settings.multipart || hasFiles ? .multipart : (settings.form ? .form : .json)
+
+        var sources: [String] = []
+        if !dataItems.isEmpty { sources.append("items \(dataItems.prefix(3).map { "'\($0.argument)'" }.joined(separator: ", "))") }
+        if bodyFiles.count > 1 {
+            throw .usage("only one '@file' body is possible, got \(bodyFiles.map { "'\($0.argument)'" }.joined(separator: " and "))")
+        }
+        if let file = bodyFiles.first { sources.append("'\(file.argument)'") }
+        if settings.raw != nil { sources.append("--raw") }
+        let stdinKind = settings.ignoreStdin ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
+        if !sources.isEmpty, StandardInput.hasPendingData(environment.stdin, kind: stdinKind) {
+            sources.append("standard input")
+        }
+        if sources.count > 1 {
+            throw .usage("the body comes from both \(sources.joined(separator: " and ")); give only one (use -I to ignore standard input)")
+        }
+
+        if !dataItems.isEmpty {
+            switch mode {
+            case .json: return try json(dataItems)
+            case .form: return try form(dataItems)
+            case .multipart: return try multipart(dataItems, boundary: settings.boundary)
+            }
+        }
+        if settings.multipart {
+            return try multipart([], boundary: settings.boundary)
+        }
+        if let file = bodyFiles.first, case .bodyFile(let path) = file.item {
+            try FileReading.checkReadable(path, item: file.argument)
+            let type = MIMEType.guess(forPath: path) ?? "application/octet-stream"
+            return BuiltBody(body: .file(path: path), origin: .file(path: path), contentType: type, isJSON: type == "application/json")
+        }
+        if let raw = settings.raw {
+            return BuiltBody(body: .bytes(Array(raw.utf8)), origin: .text(raw), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
+        }
+        switch stdinKind {
+        case .none:
+            return BuiltBody()
+        case .regularFile:
+            let path = "/proc/self/fd/\(environment.stdin)"
+            return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
+        case .pipe:
+            if settings.chunked, settings.retry == 0, settings.authCmd == nil, !settings.offline, !settings.curl {
+                return BuiltBody(body: .stream(fileDescriptor: environment.stdin), origin: .standardInput(path: nil),
+                                 contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
+            }
+            guard let (path, _) = try StandardInput.spool(environment.stdin, temporaryDirectory: environment.temporaryDirectory) else {
+                return BuiltBody()
+            }
+            return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json",
+                             isJSON: mode == .json, temporaryFiles: [path])
+        }
+    }
+
+    private static func json(_ items: [SourcedItem]) throws(CommandFailure) -> BuiltBody {
+        let builder = NestedJSONBuilder()
+        for item in items {
+            switch item.item {
+            case .field(let key, let value):
+                try builder.insert(key: key, json: JSONText.quote(value), item: item.argument)
+            case .fieldFromFile(let key, let path):
+                let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
+                try builder.insert(key: key, json: JSONText.quote(text), item: item.argument)
+            case .jsonField(let key, let json):
+                try builder.insert(key: key, json: try validatedJSON(json, item: item.argument), item: item.argument)
+            case .jsonFieldFromFile(let key, let path):
+                let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
+                try builder.insert(key: key, json: try validatedJSON(text, item: item.argument), item: item.argument)
+            default:
+                break
+            }
+        }
+        let text = builder.render()
+        return BuiltBody(body: .bytes(Array(text.utf8)), origin: .text(text), contentType: "application/json", isJSON: true)
+    }
+
+    /// The JSON text trimmed of surrounding whitespace, or a usage error that says where it broke.
+    static func validatedJSON(_ text: String, item: String) throws(CommandFailure) -> String {
+        let trimmed = text.trimmingCharacters(in: " \t\r\n")
+        if let error = JSONScanner.validate(Array(trimmed.utf8)) {
+            throw .usage("invalid JSON in '\(item)': \(error.description)")
+        }
+        return trimmed
+    }
+
+    private static func form(_ items: [SourcedItem]) throws(CommandFailure) -> BuiltBody {
+        var pairs: [String] = []
+        for item in items {
+            switch item.item {
+            case .field(let key, let value):
+                pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(value))")
+            case .fieldFromFile(let key, let path):
+                let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
+                pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
+            case .jsonField, .jsonFieldFromFile:
+                throw .usage("'\(item.argument)' is a raw JSON item, which a form cannot carry; drop --form or write it with '='")
+            default:
+                break
+            }
+        }
+        let text = pairs.joined(separator: "&")
+        return BuiltBody(body: .bytes(Array(text.utf8)), origin: .text(text), contentType: formType)
+    }
+
+    private static func multipart(_ items: [SourcedItem], boundary: String?) throws(CommandFailure) -> BuiltBody {
+        var form = MultipartFormData(boundary: boundary)
+        for item in items {
+            switch item.item {
+            case .field(let key, let value):
+                form.append(name: NestedPath.literal(key), value: value)
+            case .fieldFromFile(let key, let path):
+                let bytes = try FileReading.bytes(atPath: path, item: item.argument)
+                form.append(MultipartFormData.Part(name: NestedPath.literal(key), content: .bytes(bytes)))
+            case .file(let name, let path, let type):
+                try FileReading.checkReadable(path, item: item.argument)
+                form.append(fileAt: path, name: name, contentType: type)
+            case .jsonField, .jsonFieldFromFile:
+                throw .usage("'\(item.argument)' is a raw JSON item, which a multipart form cannot carry; write it with '='")
+            default:
+                break
+            }
+        }
+        return BuiltBody(body: .multipart(form), origin: .multipart(form), contentType: form.contentType)
+    }
+}

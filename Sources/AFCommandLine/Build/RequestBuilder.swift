@@ -1,0 +1,162 @@
+import AFEngine
+
+/// The request a command line describes, with what output needs to know about it.
+struct BuiltRequest: Sendable {
+    var description: RequestDescription
+    var url: HTTPURL
+    var body: BuiltBody
+    var methodWasExplicit: Bool
+}
+
+/// Turns positionals and settings into a `RequestDescription` (SPEC §1–§3).
+enum RequestBuilder {
+    static let userAgent = "af/\(AFVersion.current)"
+
+    /// Splits positionals into METHOD, URL and items: the first positional is a method when
+    /// another follows and it is made of letters only.
+    static func split(_ positionals: [Positional]) throws(CommandFailure) -> (method: String?, url: String, items: [String]) {
+        guard let first = positionals.first else {
+            throw .usage("no URL given; usage: af [OPTIONS] [METHOD] URL [REQUEST_ITEM ...] (see 'af --help')")
+        }
+        if positionals.count >= 2, !first.text.isEmpty, first.text.allSatisfy({ $0.isASCII && $0.isLetter }) {
+            return (first.text.uppercased(), positionals[1].text, positionals.dropFirst(2).map(\.text))
+        }
+        return (nil, first.text, positionals.dropFirst().map(\.text))
+    }
+
+    static func build(positionals: [Positional], settings: Settings, environment: Environment) throws(CommandFailure) -> BuiltRequest {
+        let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
+        var items: [SourcedItem] = []
+        for argument in itemArguments { items.append(try RequestItemParser.parse(argument)) }
+
+        var query: [(String, String)] = []
+        for item in items {
+            switch item.item {
+            case .query(let name, let value): query.append((name, value))
+            case .queryFromFile(let name, let path): query.append((name, try FileReading.line(atPath: path, item: item.argument)))
+            default: break
+            }
+        }
+        let parsed = try URLBuilder.build(urlArgument, https: settings.https, query: query, pathAsIs: settings.pathAsIs)
+        let url = parsed.removingCredentials()
+        let body = try BodyBuilder.build(items: items, settings: settings, environment: environment)
+        let method = HTTPMethod(rawValue: explicitMethod ?? (body.body.isEmpty ? "GET" : "POST"))
+
+        var (headers, suppressed) = try headerList(items: items, body: body, settings: settings)
+        var challenge: Credentials?
+        if let credentials = try Authentication.credentials(settings: settings, url: parsed, environment: environment) {
+            switch credentials.scheme {
+            case .digest:
+                challenge = credentials
+            case .basic, .bearer:
+                if !headers.contains(.authorization) {
+                    headers.add(name: .authorization, value: Authentication.headerValue(for: credentials))
+                }
+            }
+        }
+        let description = RequestDescription(
+            method: method,
+            url: url.string,
+            headers: headers,
+            suppressedHeaders: suppressed,
+            body: body.body,
+            challengeCredentials: challenge,
+            options: try transferOptions(settings)
+        )
+        return BuiltRequest(description: description, url: url, body: body, methodWasExplicit: explicitMethod != nil)
+    }
+
+    /// Default headers, then the user's header items: a user header replaces the default of
+    /// the same name, `Name:` removes it (and stops libcurl adding its own), `Name;` sends it
+    /// empty, and a repeated name is sent repeatedly.
+    static func headerList(items: [SourcedItem], body: BuiltBody, settings: Settings) throws(CommandFailure) -> (HTTPHeaders, [HTTPHeaders.Name]) {
+        var defaults = HTTPHeaders()
+        defaults.add(name: .userAgent, value: userAgent)
+        let encodings = settings.download ? "identity" : CurlRuntime.supportedContentEncodings.joined(separator: ", ")
+        if !encodings.isEmpty { defaults.add(name: .acceptEncoding, value: encodings) }
+        defaults.add(name: .accept, value: body.isJSON ? "application/json, */*;q=0.5" : "*/*")
+        if let type = body.contentType { defaults.add(name: .contentType, value: type) }
+        if settings.compress > 0, !body.body.isEmpty {
+            // Added here so that it shows in --offline; the compressor removes it again when
+            // deflating does not make the body smaller.
+            defaults.add(name: .contentEncoding, value: "deflate")
+        }
+
+        var user: [HTTPHeader] = []
+        var suppressed: [HTTPHeaders.Name] = []
+        var overridden = Set<HTTPHeaders.Name>()
+        for item in items {
+            switch item.item {
+            case .header(let name, let value):
+                let header = HTTPHeader(name, value)
+                try check(header, item: item.argument)
+                user.append(header)
+                overridden.insert(header.name)
+            case .headerFromFile(let name, let path):
+                let header = HTTPHeader(name, try FileReading.line(atPath: path, item: item.argument))
+                try check(header, item: item.argument)
+                user.append(header)
+                overridden.insert(header.name)
+            case .emptyHeader(let name):
+                let header = HTTPHeader(name, "")
+                try check(header, item: item.argument)
+                user.append(header)
+                overridden.insert(header.name)
+            case .unsetHeader(let name):
+                let header = HTTPHeaders.Name(name)
+                try check(HTTPHeader(name, "x"), item: item.argument)
+                user.removeAll { $0.name == header }
+                overridden.insert(header)
+                suppressed.append(header)
+            default:
+                break
+            }
+        }
+        var headers = HTTPHeaders(defaults.filter { !overridden.contains($0.name) })
+        for header in user { headers.add(header) }
+        return (headers, suppressed)
+    }
+
+    /// Refuses header names that are not tokens and values with line breaks.
+    static func check(_ header: HTTPHeader, item: String) throws(CommandFailure) {
+        let name = header.name.rawValue
+        let tokenCharacters = "!#$%&'*+-.^_`|~"
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenCharacters.unicodeScalars.contains($0)) }) else {
+            throw .usage("invalid header name '\(name)' in '\(item)': use letters, digits and !#$%&'*+-.^_`|~")
+        }
+        guard !header.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            throw .usage("header '\(name)' in '\(item)' contains a line break; header values must be one line")
+        }
+    }
+
+    static func transferOptions(_ settings: Settings) throws(CommandFailure) -> TransferOptions {
+        var options = TransferOptions()
+        options.timeout = settings.timeout
+        options.connectTimeout = settings.connectTimeout
+        options.httpVersion = settings.httpVersion
+        options.pathAsIs = settings.pathAsIs
+        options.chunked = settings.chunked
+        options.maxFileSize = settings.maxFilesize
+        options.maxHeaders = settings.maxHeaders
+        options.decodeContent = !settings.download
+        options.resolve = settings.resolve
+        options.unixSocketPath = settings.unixSocket
+        options.interface = settings.interface
+        options.ipVersion = settings.ipVersion
+        for proxy in settings.proxies {
+            guard let colon = proxy.firstIndex(of: ":") else { continue }
+            options.proxy.explicit[String(proxy[..<colon]).lowercased()] = String(proxy[proxy.index(after: colon)...])
+        }
+        options.tls.clientCertificate = settings.cert
+        options.tls.clientKey = settings.certKey
+        options.tls.clientKeyPassword = settings.certKeyPass
+        options.tls.minimumVersion = settings.ssl
+        options.tls.ciphers = settings.ciphers
+        return options
+    }
+}
+
+/// af's version.
+public enum AFVersion {
+    public static let current = "0.1.0"
+}

@@ -1,0 +1,76 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Standard input as a request body (SPEC §3): read only when it is a pipe or a regular
+/// file with at least one byte; a terminal or a character device such as `/dev/null` is
+/// never read.
+enum StandardInput {
+    enum Kind { case none, pipe, regularFile(size: Int64) }
+
+    /// What standard input is.
+    static func kind(of fd: Int32, isTerminal: Bool) -> Kind {
+        guard !isTerminal else { return .none }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .none }
+        switch info.st_mode & S_IFMT {
+        case S_IFIFO, S_IFSOCK: return .pipe
+        case S_IFREG: return info.st_size > 0 ? .regularFile(size: Int64(info.st_size)) : .none
+        default: return .none
+        }
+    }
+
+    /// Whether input is waiting right now, without blocking (used when the command line
+    /// already gives a body, to refuse an ambiguous second one).
+    static func hasPendingData(_ fd: Int32, kind: Kind) -> Bool {
+        switch kind {
+        case .none: return false
+        case .regularFile: return true
+        case .pipe:
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 0) == 1 else { return false }
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1 || (read(fd, &byte, 1) == 1)
+        }
+    }
+
+    /// Copies a pipe to a temporary file (memory stays flat) so the body has a length and
+    /// can be sent again; nil when the pipe gave no bytes.
+    static func spool(_ fd: Int32, temporaryDirectory: String) throws(CommandFailure) -> (path: String, size: Int64)? {
+        var template = Array("\(temporaryDirectory)/af-stdin-XXXXXX".utf8CString)
+        let out = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard out >= 0 else {
+            throw CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
+        }
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        defer { close(out) }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var total: Int64 = 0
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                unlink(path)
+                throw .unreadable("cannot read standard input: \(POSIXError.describe(errno))")
+            }
+            if count == 0 { break }
+            var written = 0
+            while written < count {
+                let result = buffer.withUnsafeBytes { write(out, $0.baseAddress! + written, count - written) }
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    unlink(path)
+                    throw CommandFailure("cannot spool standard input to \(path): \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
+                }
+                written += result
+            }
+            total += Int64(count)
+        }
+        guard total > 0 else {
+            unlink(path)
+            return nil
+        }
+        return (path, total)
+    }
+}

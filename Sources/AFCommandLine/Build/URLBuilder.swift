@@ -1,0 +1,99 @@
+import AFEngine
+
+/// Turns the URL argument into an absolute URL (SPEC §1 shorthands).
+enum URLBuilder {
+    /// Applies shorthands (`:3000/x`, `example.org`, `--https`), percent-encodes characters
+    /// that cannot appear in a URL, and appends query items.
+    static func build(_ argument: String, https: Bool, query: [(String, String)], pathAsIs: Bool) throws(CommandFailure) -> HTTPURL {
+        var text = expand(argument, https: https)
+        text = encodeInvalidCharacters(text)
+        if !query.isEmpty {
+            let encoded = query.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
+            let fragmentStart = text.firstIndex(of: "#")
+            let base = fragmentStart.map { String(text[..<$0]) } ?? text
+            let fragment = fragmentStart.map { String(text[$0...]) } ?? ""
+            let joiner = base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
+            text = base + joiner + encoded + fragment
+        }
+        do {
+            return try HTTPURL(parsing: text, pathAsIs: pathAsIs)
+        } catch {
+            throw .usage("\(error); check the URL '\(argument)'")
+        }
+    }
+
+    /// The URL with a scheme (and `localhost` for `:PORT` forms).
+    static func expand(_ argument: String, https: Bool) -> String {
+        let scheme = https ? "https://" : "http://"
+        if argument.hasPrefix(":") {
+            let rest = argument.dropFirst()
+            if rest.isEmpty { return scheme + "localhost" }
+            if rest.first == "/" { return scheme + "localhost" + rest }
+            if rest.first?.isASCIIDigit == true { return scheme + "localhost:" + rest }
+        }
+        if let range = argument.firstRange(of: "://") {
+            let candidate = argument[..<range.lowerBound]
+            if !candidate.isEmpty, candidate.allSatisfy({ $0.isLetter || $0.isNumber || "+.-".contains($0) }) { return argument }
+        }
+        return scheme + argument
+    }
+
+    /// Percent-encodes spaces, controls, non-ASCII and the few printable characters that are
+    /// never valid in a URL; existing `%XX` escapes are kept.
+    static func encodeInvalidCharacters(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            if byte <= 0x20 || byte >= 0x7F || "\"<>\\^`{|}".utf8.contains(byte) {
+                out += "%" + hex(byte)
+            } else {
+                out.unicodeScalars.append(UnicodeScalar(byte))
+            }
+        }
+        return out
+    }
+
+    /// Percent-encodes everything but unreserved characters (RFC 3986).
+    static func percentEncode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(UnicodeScalar(byte))
+            default:
+                out += "%" + hex(byte)
+            }
+        }
+        return out
+    }
+
+    /// Form encoding (`application/x-www-form-urlencoded`): like `percentEncode`, with `+`
+    /// for spaces.
+    static func formEncode(_ text: String) -> String {
+        percentEncode(text).replacingAll("%20", with: "+")
+    }
+
+    private static func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+    }
+}
+
+extension String {
+    /// The string with every occurrence of `target` replaced.
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = ""
+        var index = startIndex
+        while index < endIndex {
+            if self[index...].hasPrefix(target) {
+                out += replacement
+                index = self.index(index, offsetBy: target.count)
+            } else {
+                out.append(self[index])
+                index = self.index(after: index)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,251 @@
+/// A parsed nested key such as `user[tags][]` (HTTPie's nested JSON syntax).
+enum NestedPath {
+    enum Segment: Sendable, Equatable {
+        case key(String)
+        case index(Int)
+        case append
+    }
+
+    /// The segments of `key`. A key without brackets is one `.key`; `[]` appends; `[N]`
+    /// indexes; `\[`, `\]` and `\\` are literal characters.
+    static func parse(_ key: String, item: String) throws(CommandFailure) -> [Segment] {
+        var segments: [Segment] = []
+        var name = ""
+        var characters = Array(key)[...]
+        var sawBracket = false
+        while let character = characters.first {
+            characters = characters.dropFirst()
+            if character == "\\", let next = characters.first, "[]\\".contains(next) {
+                name.append(next)
+                characters = characters.dropFirst()
+                continue
+            }
+            if character == "[" {
+                sawBracket = true
+                break
+            }
+            if character == "]" {
+                throw .usage("request item '\(item)': unexpected ']' in '\(key)'; write \\] for a literal bracket")
+            }
+            name.append(character)
+        }
+        if !name.isEmpty || !sawBracket { segments.append(.key(name)) }
+        guard sawBracket else { return segments }
+        while true {
+            var inner = ""
+            var closed = false
+            while let character = characters.first {
+                characters = characters.dropFirst()
+                if character == "\\", let next = characters.first, "[]\\".contains(next) {
+                    inner.append(next)
+                    characters = characters.dropFirst()
+                    continue
+                }
+                if character == "]" {
+                    closed = true
+                    break
+                }
+                if character == "[" {
+                    throw .usage("request item '\(item)': unexpected '[' inside brackets in '\(key)'; write \\[ for a literal bracket")
+                }
+                inner.append(character)
+            }
+            guard closed else {
+                throw .usage("request item '\(item)': '[' without a matching ']' in '\(key)'; write \\[ for a literal bracket")
+            }
+            if inner.isEmpty {
+                segments.append(.append)
+            } else if inner.allSatisfy(\.isASCIIDigit), let index = Int(inner) {
+                guard index < 100_000 else { throw .usage("request item '\(item)': array index \(index) is too large") }
+                segments.append(.index(index))
+            } else {
+                segments.append(.key(inner))
+            }
+            guard let next = characters.first else { return segments }
+            guard next == "[" else {
+                throw .usage("request item '\(item)': unexpected text after ']' in '\(key)'; nested keys look like a[b][0][]")
+            }
+            characters = characters.dropFirst()
+        }
+    }
+
+    /// The key as a plain name: escapes resolved, brackets kept literally.
+    static func literal(_ key: String) -> String {
+        var out = ""
+        var characters = Array(key)[...]
+        while let character = characters.first {
+            characters = characters.dropFirst()
+            if character == "\\", let next = characters.first, "[]\\".contains(next) {
+                out.append(next)
+                characters = characters.dropFirst()
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+/// Builds the JSON body from data items, keeping every value's text exactly as given.
+final class NestedJSONBuilder {
+    private final class Node {
+        enum Kind { case object, array, leaf }
+        let kind: Kind
+        /// The item that created this node, for conflict messages.
+        let source: String
+        /// Raw JSON text of a leaf.
+        var leaf = ""
+        var keys: [String] = []
+        var children: [String: Node] = [:]
+        var items: [Node?] = []
+        /// An array made by repeating a plain key (`a=1 a=2`).
+        var fromRepeats = false
+
+        init(kind: Kind, source: String) {
+            self.kind = kind
+            self.source = source
+        }
+
+        var describedKind: String {
+            switch kind {
+            case .object: return "an object"
+            case .array: return "an array"
+            case .leaf: return "a value"
+            }
+        }
+    }
+
+    private var root: Node?
+
+    var isEmpty: Bool { root == nil }
+
+    /// Adds a value (raw JSON text) at `key`.
+    func insert(key: String, json: String, item: String) throws(CommandFailure) {
+        let path = try NestedPath.parse(key, item: item)
+        let leaf = Node(kind: .leaf, source: item)
+        leaf.leaf = json
+        let rootKind: Node.Kind
+        switch path.first {
+        case .append?, .index?: rootKind = .array
+        default: rootKind = .object
+        }
+        if root == nil { root = Node(kind: rootKind, source: item) }
+        guard let root else { return }
+        guard root.kind == rootKind else {
+            throw conflict(root.source, item, name: "the body", existing: root, wanted: rootKind)
+        }
+        var node = root
+        for (position, segment) in path.enumerated() {
+            let isLast = position == path.count - 1
+            let nextKind: Node.Kind = isLast ? .leaf : {
+                if case .key = path[position + 1] { return .object }
+                return .array
+            }()
+            let label = Self.label(path[...position])
+            switch segment {
+            case .key(let name):
+                guard node.kind == .object else { throw conflict(node.source, item, name: label, existing: node, wanted: .object) }
+                if let existing = node.children[name] {
+                    if isLast {
+                        if existing.kind == .leaf, path.count == 1 {
+                            let array = Node(kind: .array, source: existing.source)
+                            array.fromRepeats = true
+                            array.items = [existing, leaf]
+                            node.children[name] = array
+                            return
+                        }
+                        if existing.kind == .array, existing.fromRepeats, path.count == 1 {
+                            existing.items.append(leaf)
+                            return
+                        }
+                        throw conflict(existing.source, item, name: label, existing: existing, wanted: .leaf)
+                    }
+                    guard existing.kind == nextKind, !existing.fromRepeats else {
+                        throw conflict(existing.source, item, name: label, existing: existing, wanted: nextKind)
+                    }
+                    node = existing
+                } else {
+                    let child = isLast ? leaf : Node(kind: nextKind, source: item)
+                    node.keys.append(name)
+                    node.children[name] = child
+                    node = child
+                }
+            case .index(let index):
+                guard node.kind == .array else { throw conflict(node.source, item, name: label, existing: node, wanted: .array) }
+                while node.items.count <= index { node.items.append(nil) }
+                if let existing = node.items[index] {
+                    guard !isLast, existing.kind == nextKind else {
+                        throw conflict(existing.source, item, name: label, existing: existing, wanted: nextKind)
+                    }
+                    node = existing
+                } else {
+                    let child = isLast ? leaf : Node(kind: nextKind, source: item)
+                    node.items[index] = child
+                    node = child
+                }
+            case .append:
+                guard node.kind == .array else { throw conflict(node.source, item, name: label, existing: node, wanted: .array) }
+                let child = isLast ? leaf : Node(kind: nextKind, source: item)
+                node.items.append(child)
+                node = child
+            }
+        }
+    }
+
+    /// The document: `{"a": 1, "b": [true]}`.
+    func render() -> String {
+        guard let root else { return "{}" }
+        var out = ""
+        Self.render(root, into: &out)
+        return out
+    }
+
+    private static func render(_ node: Node, into out: inout String) {
+        switch node.kind {
+        case .leaf:
+            out += node.leaf
+        case .object:
+            out += "{"
+            for (index, key) in node.keys.enumerated() {
+                if index > 0 { out += ", " }
+                out += JSONText.quote(key) + ": "
+                if let child = node.children[key] { render(child, into: &out) }
+            }
+            out += "}"
+        case .array:
+            out += "["
+            for (index, item) in node.items.enumerated() {
+                if index > 0 { out += ", " }
+                if let item { render(item, into: &out) } else { out += "null" }
+            }
+            out += "]"
+        }
+    }
+
+    private static func label(_ path: ArraySlice<NestedPath.Segment>) -> String {
+        var text = ""
+        for segment in path {
+            switch segment {
+            case .key(let name): text += text.isEmpty ? name : "[\(name)]"
+            case .index(let index): text += "[\(index)]"
+            case .append: text += "[]"
+            }
+        }
+        return text.isEmpty ? "the body" : "'\(text)'"
+    }
+
+    private func conflict(_ first: String, _ second: String, name: String, existing: Node, wanted: Node.Kind) -> CommandFailure {
+        let wantedText: String
+        switch wanted {
+        case .object: wantedText = "an object"
+        case .array: wantedText = "an array"
+        case .leaf: wantedText = "a value"
+        }
+        let reason = existing.kind == wanted ? "\(name) is set twice" : "\(name) cannot be both \(existing.describedKind) and \(wantedText)"
+        return .usage("request items '\(first)' and '\(second)' conflict: \(reason)")
+    }
+}

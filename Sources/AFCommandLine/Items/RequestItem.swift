@@ -1,0 +1,181 @@
+/// One request item from the command line (HTTPie's syntax).
+enum RequestItem: Sendable, Equatable {
+    /// `Name:Value`
+    case header(name: String, value: String)
+    /// `Name:` — do not send this header (not even a default one).
+    case unsetHeader(name: String)
+    /// `Name;` — send this header with an empty value.
+    case emptyHeader(name: String)
+    /// `Name:@file` — header value read from a file.
+    case headerFromFile(name: String, path: String)
+    /// `name==value`
+    case query(name: String, value: String)
+    /// `name==@file`
+    case queryFromFile(name: String, path: String)
+    /// `name=value` — a string field.
+    case field(key: String, value: String)
+    /// `name=@file` — a string field with the file's text.
+    case fieldFromFile(key: String, path: String)
+    /// `name:=json` — a raw JSON field, validated, sent as written.
+    case jsonField(key: String, json: String)
+    /// `name:=@file` — a raw JSON field from a file.
+    case jsonFieldFromFile(key: String, path: String)
+    /// `name@file;type=MIME` — a file upload.
+    case file(name: String, path: String, contentType: String?)
+    /// `@file` — the whole body.
+    case bodyFile(path: String)
+
+    /// Whether the item contributes to the body.
+    var isBodyItem: Bool {
+        switch self {
+        case .field, .fieldFromFile, .jsonField, .jsonFieldFromFile, .file, .bodyFile: return true
+        default: return false
+        }
+    }
+}
+
+/// A request item with the argument it came from, for messages.
+struct SourcedItem: Sendable, Equatable {
+    var item: RequestItem
+    /// The argument exactly as typed.
+    var argument: String
+}
+
+/// Parses request items.
+///
+/// The separator that starts earliest wins; at the same position the longest wins. A
+/// backslash before a separator character makes it literal (`a\:b=c` is the field `a:b`).
+enum RequestItemParser {
+    /// Separators, longest first so that the longest wins at a position.
+    static let separators: [String] = [":=@", "==@", ":=", "==", "=@", ":@", "=", ":", ";", "@"]
+    private static let escapable: Set<Character> = [":", "=", "@", ";", "\\"]
+
+    static func parse(_ argument: String) throws(CommandFailure) -> SourcedItem {
+        let characters = Array(argument)
+        var key = ""
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if character == "\\", index + 1 < characters.count, escapable.contains(characters[index + 1]) {
+                // `\\` stays escaped in the key so that nested-path parsing can tell a literal
+                // backslash from one escaping a bracket; the separators lose their backslash.
+                let next = characters[index + 1]
+                key += next == "\\" ? "\\\\" : String(next)
+                index += 2
+                continue
+            }
+            if let separator = separators.first(where: { matches($0, characters, at: index) }) {
+                let rawValue = String(characters[(index + separator.count)...])
+                let item = try make(separator: separator, key: key, rawValue: rawValue, argument: argument)
+                return SourcedItem(item: item, argument: argument)
+            }
+            key.append(character)
+            index += 1
+        }
+        throw .usage("'\(argument)' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file")
+    }
+
+    private static func matches(_ separator: String, _ characters: [Character], at index: Int) -> Bool {
+        let parts = Array(separator)
+        guard index + parts.count <= characters.count else { return false }
+        return characters[index..<(index + parts.count)].elementsEqual(parts)
+    }
+
+    /// Removes the escaping backslashes from a value.
+    private static func unescape(_ text: String) -> String {
+        var out = ""
+        var iterator = Array(text).makeIterator()
+        while let character = iterator.next() {
+            if character == "\\" {
+                if let next = iterator.next() {
+                    if escapable.contains(next) { out.append(next) } else { out.append("\\"); out.append(next) }
+                } else {
+                    out.append("\\")
+                }
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+
+    private static func make(separator: String, key: String, rawValue: String, argument: String) throws(CommandFailure) -> RequestItem {
+        let value = unescape(rawValue)
+        func requireKey(_ what: String) throws(CommandFailure) {
+            guard !key.isEmpty else { throw .usage("request item '\(argument)' has no \(what) before '\(separator)'") }
+        }
+        func requirePath() throws(CommandFailure) -> String {
+            guard !value.isEmpty else { throw .usage("request item '\(argument)' names no file after '\(separator)'") }
+            return value
+        }
+        switch separator {
+        case ":":
+            try requireKey("header name")
+            let trimmed = value.trimmingCharacters(in: " \t")
+            let name = NestedPath.literal(key)
+            return trimmed.isEmpty ? .unsetHeader(name: name) : .header(name: name, value: trimmed)
+        case ";":
+            try requireKey("header name")
+            guard value.isEmpty else {
+                throw .usage("request item '\(argument)': 'Name;' sends an empty header and takes no value; use 'Name:value'")
+            }
+            return .emptyHeader(name: NestedPath.literal(key))
+        case ":@":
+            try requireKey("header name")
+            return .headerFromFile(name: NestedPath.literal(key), path: try requirePath())
+        case "==":
+            try requireKey("parameter name")
+            return .query(name: NestedPath.literal(key), value: value)
+        case "==@":
+            try requireKey("parameter name")
+            return .queryFromFile(name: NestedPath.literal(key), path: try requirePath())
+        case "=":
+            try requireKey("field name")
+            return .field(key: key, value: value)
+        case "=@":
+            try requireKey("field name")
+            return .fieldFromFile(key: key, path: try requirePath())
+        case ":=":
+            try requireKey("field name")
+            return .jsonField(key: key, json: value)
+        case ":=@":
+            try requireKey("field name")
+            return .jsonFieldFromFile(key: key, path: try requirePath())
+        default:
+            if key.isEmpty { return .bodyFile(path: try requirePath()) }
+            var path = value
+            var type: String?
+            if let range = path.lastRange(of: ";type=") {
+                type = String(path[range.upperBound...])
+                path = String(path[..<range.lowerBound])
+                guard let given = type, !given.isEmpty else { throw .usage("request item '\(argument)' has an empty ;type=") }
+            }
+            guard !path.isEmpty else { throw .usage("request item '\(argument)' names no file after '@'") }
+            return .file(name: NestedPath.literal(key), path: path, contentType: type)
+        }
+    }
+}
+
+extension String {
+    /// The range of the last occurrence of `needle`.
+    func lastRange(of needle: String) -> Range<String.Index>? {
+        guard !needle.isEmpty, needle.count <= count else { return nil }
+        var index = endIndex
+        while index > startIndex {
+            index = self.index(before: index)
+            if self[index...].hasPrefix(needle) { return index..<self.index(index, offsetBy: needle.count) }
+        }
+        return nil
+    }
+
+    /// The range of the first occurrence of `needle`.
+    func firstRange(of needle: String) -> Range<String.Index>? {
+        guard !needle.isEmpty else { return nil }
+        var index = startIndex
+        while index < endIndex {
+            if self[index...].hasPrefix(needle) { return index..<self.index(index, offsetBy: needle.count) }
+            index = self.index(after: index)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,162 @@
+/// A parsed JSON document, for the small files af reads itself (config, sessions, trust
+/// policies). Numbers keep their text; objects keep their key order.
+enum JSONValue: Sendable, Equatable {
+    case object([(String, JSONValue)])
+    case array([JSONValue])
+    case string(String)
+    case number(String)
+    case bool(Bool)
+    case null
+
+    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.object(let a), .object(let b)): return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.array(let a), .array(let b)): return a == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.number(let a), .number(let b)): return a == b
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.null, .null): return true
+        default: return false
+        }
+    }
+
+    /// Parses a document.
+    static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+        var tokens: [(JSONTokenKind, [UInt8])] = []
+        var scanner = JSONScanner()
+        try scanner.feed(bytes) { kind, token, _ in tokens.append((kind, token)) }
+        try scanner.finish { kind, token, _ in tokens.append((kind, token)) }
+        var index = 0
+        return build(tokens, &index)
+    }
+
+    private static func build(_ tokens: [(JSONTokenKind, [UInt8])], _ index: inout Int) -> JSONValue {
+        let (kind, token) = tokens[index]
+        index += 1
+        switch kind {
+        case .beginObject:
+            var members: [(String, JSONValue)] = []
+            while tokens[index].0 != .endObject {
+                if tokens[index].0 == .comma { index += 1; continue }
+                let key = decodeString(tokens[index].1)
+                index += 2
+                members.append((key, build(tokens, &index)))
+            }
+            index += 1
+            return .object(members)
+        case .beginArray:
+            var items: [JSONValue] = []
+            while tokens[index].0 != .endArray {
+                if tokens[index].0 == .comma { index += 1; continue }
+                items.append(build(tokens, &index))
+            }
+            index += 1
+            return .array(items)
+        case .string: return .string(decodeString(token))
+        case .number: return .number(String(decoding: token, as: UTF8.self))
+        case .literal:
+            switch token.first {
+            case UInt8(ascii: "t"): return .bool(true)
+            case UInt8(ascii: "f"): return .bool(false)
+            default: return .null
+            }
+        default: return .null
+        }
+    }
+
+    /// The text of a string token (quotes and escapes resolved).
+    static func decodeString(_ token: [UInt8]) -> String {
+        guard token.count >= 2 else { return "" }
+        let inner = token[1..<(token.count - 1)]
+        guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
+        var scalars = String.UnicodeScalarView()
+        var bytes: [UInt8] = []
+        func flush() {
+            if !bytes.isEmpty {
+                scalars.append(contentsOf: String(decoding: bytes, as: UTF8.self).unicodeScalars)
+                bytes.removeAll()
+            }
+        }
+        var index = inner.startIndex
+        var pendingHigh: UInt32?
+        while index < inner.endIndex {
+            let byte = inner[index]
+            guard byte == UInt8(ascii: "\\"), index + 1 < inner.endIndex else {
+                bytes.append(byte)
+                index += 1
+                continue
+            }
+            let code = inner[index + 1]
+            index += 2
+            flush()
+            switch code {
+            case UInt8(ascii: "n"): scalars.append("\n")
+            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "r"): scalars.append("\r")
+            case UInt8(ascii: "b"): scalars.append("\u{08}")
+            case UInt8(ascii: "f"): scalars.append("\u{0C}")
+            case UInt8(ascii: "u"):
+                let hex = String(decoding: inner[index..<min(index + 4, inner.endIndex)], as: UTF8.self)
+                index += 4
+                guard let value = UInt32(hex, radix: 16) else { continue }
+                if (0xD800...0xDBFF).contains(value) {
+                    pendingHigh = value
+                    continue
+                }
+                if (0xDC00...0xDFFF).contains(value), let high = pendingHigh {
+                    pendingHigh = nil
+                    if let scalar = Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (value - 0xDC00)) { scalars.append(scalar) }
+                    continue
+                }
+                if let scalar = Unicode.Scalar(value) { scalars.append(scalar) }
+            default: scalars.append(Unicode.Scalar(code))
+            }
+        }
+        flush()
+        return String(scalars)
+    }
+
+    // MARK: Access
+
+    subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0 == key }?.1
+    }
+
+    var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    var objectValue: [(String, JSONValue)]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    var numberText: String? {
+        if case .number(let value) = self { return value }
+        return nil
+    }
+
+    /// The value as compact JSON text.
+    var text: String {
+        switch self {
+        case .object(let members): return "{" + members.map { JSONText.quote($0.0) + ": " + $0.1.text }.joined(separator: ", ") + "}"
+        case .array(let items): return "[" + items.map(\.text).joined(separator: ", ") + "]"
+        case .string(let value): return JSONText.quote(value)
+        case .number(let value): return value
+        case .bool(let value): return value ? "true" : "false"
+        case .null: return "null"
+        }
+    }
+}

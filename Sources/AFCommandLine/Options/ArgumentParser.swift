@@ -1,0 +1,147 @@
+/// An option found on the command line, with its value and where it was.
+struct ParsedOption: Sendable {
+    var spec: OptionSpec
+    var value: String?
+    /// `--no-NAME` was used.
+    var negated: Bool
+    /// How the user spelled it, for messages (`--timeout`, `-t`).
+    var spelling: String
+}
+
+/// A positional argument (method, URL or request item) and its position.
+struct Positional: Sendable, Equatable {
+    var text: String
+    var index: Int
+}
+
+/// The command line split into options and positionals; options may appear anywhere and
+/// `--` ends them.
+struct ParsedArguments: Sendable {
+    var options: [ParsedOption] = []
+    var positionals: [Positional] = []
+
+    /// Splits `arguments`. `source` names where they came from in messages (a config file).
+    static func parse(_ arguments: [String], source: String? = nil) throws(CommandFailure) -> ParsedArguments {
+        var result = ParsedArguments()
+        var index = 0
+        var optionsEnded = false
+        let origin = source.map { " in \($0)" } ?? ""
+        while index < arguments.count {
+            let argument = arguments[index]
+            defer { index += 1 }
+            if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+                result.positionals.append(Positional(text: argument, index: index))
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            if argument.hasPrefix("--") {
+                let body = argument.dropFirst(2)
+                let name = body.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+                let inlineValue = body.contains("=") ? String(body[body.index(after: body.firstIndex(of: "=")!)...]) : nil
+                var negated = false
+                var spec = OptionTable.option(long: name)
+                if spec == nil, name.hasPrefix("no-"), let base = OptionTable.option(long: String(name.dropFirst(3))), base.negatable {
+                    spec = base
+                    negated = true
+                }
+                guard let spec else {
+                    throw .usage("unknown option '--\(name)'\(origin)\(Suggestions.hint(for: name))")
+                }
+                let spelling = "--\(name)"
+                if negated {
+                    guard inlineValue == nil else { throw .usage("option '\(spelling)'\(origin) takes no value") }
+                    result.options.append(ParsedOption(spec: spec, value: nil, negated: true, spelling: spelling))
+                    continue
+                }
+                switch spec.value {
+                case .flag:
+                    guard inlineValue == nil else { throw .usage("option '\(spelling)'\(origin) takes no value") }
+                    result.options.append(ParsedOption(spec: spec, value: nil, negated: false, spelling: spelling))
+                case .optional:
+                    result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling))
+                case .required(let valueName):
+                    if let inlineValue {
+                        result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling))
+                    } else {
+                        guard index + 1 < arguments.count else {
+                            throw .usage("option '\(spelling)'\(origin) needs a value (\(valueName))")
+                        }
+                        index += 1
+                        result.options.append(ParsedOption(spec: spec, value: arguments[index], negated: false, spelling: spelling))
+                    }
+                }
+                continue
+            }
+            // A cluster of short options: -vF, -pHb, -o FILE, -xx.
+            var letters = Substring(argument.dropFirst())
+            while let letter = letters.first {
+                letters = letters.dropFirst()
+                guard let spec = OptionTable.option(short: letter) else {
+                    throw .usage("unknown option '-\(letter)'\(origin)\(Suggestions.shortHint(for: letter))")
+                }
+                let spelling = "-\(letter)"
+                switch spec.value {
+                case .flag, .optional:
+                    result.options.append(ParsedOption(spec: spec, value: nil, negated: false, spelling: spelling))
+                case .required(let valueName):
+                    var value = String(letters)
+                    letters = ""
+                    if value.hasPrefix("=") { value.removeFirst() }
+                    if value.isEmpty {
+                        guard index + 1 < arguments.count else {
+                            throw .usage("option '\(spelling)'\(origin) needs a value (\(valueName))")
+                        }
+                        index += 1
+                        value = arguments[index]
+                    }
+                    result.options.append(ParsedOption(spec: spec, value: value, negated: false, spelling: spelling))
+                }
+            }
+        }
+        return result
+    }
+}
+
+/// "Did you mean" suggestions for mistyped options.
+enum Suggestions {
+    /// `; did you mean '--retry'?` for the closest long option, or an empty string.
+    static func hint(for name: String) -> String {
+        let candidates = OptionTable.all.map(\.long)
+        var best: (String, Int)?
+        for candidate in candidates {
+            let distance = editDistance(name, candidate)
+            if distance <= max(2, name.count / 3), best == nil || distance < best!.1 {
+                best = (candidate, distance)
+            }
+        }
+        if best == nil, name.count >= 3, let prefixed = candidates.first(where: { $0.hasPrefix(name) }) {
+            best = (prefixed, 0)
+        }
+        guard let (match, _) = best else { return "; see 'af --help' for the options" }
+        return "; did you mean '--\(match)'?"
+    }
+
+    static func shortHint(for letter: Character) -> String {
+        "; see 'af --help' for the options"
+    }
+
+    /// Levenshtein distance.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}

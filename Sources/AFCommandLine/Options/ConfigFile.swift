@@ -1,0 +1,46 @@
+import AFEngine
+
+/// `config.json` in the configuration directory: `{"default_options": ["--retry=2"]}`,
+/// applied before the command line.
+enum ConfigFile {
+    static func path(in environment: Environment) -> String {
+        environment.configDirectory + "/config.json"
+    }
+
+    /// The default options, or none when there is no config file.
+    static func defaultOptions(environment: Environment) throws(CommandFailure) -> (options: [String], path: String)? {
+        let path = path(in: environment)
+        guard FileSystem.exists(path) else { return nil }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReading.bytes(atPath: path, item: "the config file")
+        } catch {
+            throw .unreadable("cannot read the config file '\(path)': \(error.message)")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(bytes)
+        } catch {
+            throw .usage("the config file '\(path)' is not valid JSON: \(error.description)")
+        }
+        guard case .object(let members) = document else {
+            throw .usage("the config file '\(path)' must hold a JSON object like {\"default_options\": [\"--follow\"]}")
+        }
+        var options: [String] = []
+        for (key, value) in members {
+            guard key == "default_options" else {
+                throw .usage("the config file '\(path)' has an unknown key \"\(key)\"; the only key is \"default_options\"")
+            }
+            guard let list = value.arrayValue else {
+                throw .usage("\"default_options\" in '\(path)' must be an array of strings")
+            }
+            for item in list {
+                guard let option = item.stringValue else {
+                    throw .usage("\"default_options\" in '\(path)' must be an array of strings; found \(item.text)")
+                }
+                options.append(option)
+            }
+        }
+        return (options, path)
+    }
+}

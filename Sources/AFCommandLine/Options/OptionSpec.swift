@@ -1,0 +1,89 @@
+/// One command-line option, declared once; `--help`, the man page and the shell
+/// completions are all generated from these declarations.
+public struct OptionSpec: Sendable {
+    /// Whether and how an option takes a value.
+    public enum Value: Sendable, Equatable {
+        /// A flag; with `negatable`, `--no-NAME` undoes it.
+        case flag
+        /// A value, as `--name=VALUE` or `--name VALUE` (`-x VALUE` for a short form).
+        case required(String)
+        /// A value only in the `--name=VALUE` form.
+        case optional(String)
+    }
+
+    /// What a shell should offer for the value.
+    public enum Completion: Sendable, Equatable {
+        case none
+        case file
+        case directory
+        case choices([String])
+    }
+
+    public let id: OptionID
+    public let long: String
+    public let short: Character?
+    public let value: Value
+    public let group: OptionGroup
+    /// One line for `--help`.
+    public let help: String
+    /// A paragraph for the man page (defaults to `help`).
+    public let details: String
+    public let completion: Completion
+    /// Boolean flags that a `--no-NAME` form can switch off again (after a config default).
+    public var negatable: Bool { value == .flag && ![.help, .version].contains(id) }
+
+    init(
+        _ id: OptionID, _ long: String, short: Character? = nil, value: Value = .flag, group: OptionGroup,
+        help: String, details: String? = nil, completion: Completion = .none
+    ) {
+        self.id = id
+        self.long = long
+        self.short = short
+        self.value = value
+        self.group = group
+        self.help = help
+        self.details = details ?? help
+        self.completion = completion
+    }
+
+    /// `--name=VALUE` or `--name` as shown in help.
+    public var usage: String {
+        switch value {
+        case .flag: return "--\(long)"
+        case .required(let name): return "--\(long)=\(name)"
+        case .optional(let name): return "--\(long)[=\(name)]"
+        }
+    }
+
+    /// The fixed set of values, when there is one.
+    public var choices: [String] {
+        if case .choices(let values) = completion { return values }
+        return []
+    }
+}
+
+/// Option groups, in the order `--help` shows them.
+public enum OptionGroup: String, Sendable, CaseIterable {
+    case body = "Request body"
+    case output = "Output"
+    case downloads = "Downloads and output files"
+    case retries = "Retries, timeouts and exit status"
+    case redirectsAndAuth = "Redirects, authentication and sessions"
+    case tls = "TLS and trust"
+    case network = "Network"
+    case configuration = "Help and configuration"
+
+    /// One example shown under the group in `--help`.
+    public var example: String {
+        switch self {
+        case .body: return "af post :8080/users name=ada age:=36 photo@face.png"
+        case .output: return "af -v --pretty=all get example.org/json"
+        case .downloads: return "af -d -c --checksum=sha256:HEX example.org/big.iso"
+        case .retries: return "af --retry=3 --check-status get api.example.org/health"
+        case .redirectsAndAuth: return "af -F -a ada get example.org/private"
+        case .tls: return "af --pin=sha256//BASE64= get https://api.example.org"
+        case .network: return "af --resolve=api.example.org:443:127.0.0.1 get https://api.example.org"
+        case .configuration: return "af --no-follow get example.org   # undo a config default"
+        }
+    }
+}

@@ -1,0 +1,218 @@
+/// Identifies an option independently of its spelling.
+public enum OptionID: String, Sendable, CaseIterable {
+    case form, multipart, boundary, raw, compress, chunked, ignoreStdin
+    case print, headers, body, verbose, meta, quiet, all, pretty, style, sortKeys, indent, responseCharset
+    case stream, offline, curl, report, trace
+    case download, output, outputDir, createDirs, overwrite, resume, checksum
+    case retry, retryDelay, retryBackoff, retryMaxDelay, retryJitter, retryMaxTime, retryOn, retryAllMethods
+    case timeout, connectTimeout, checkStatus, acceptStatus
+    case follow, maxRedirects, secretHeader, locationTrusted
+    case auth, authType, authCmd, ignoreNetrc, session, sessionReadOnly
+    case verify, insecure, cert, certKey, certKeyPass, ssl, ciphers, pin, pinCert, checkRevocation, crl, trustPolicy
+    case proxy, httpVersion, resolve, unixSocket, interface, ipv4, ipv6, https, pathAsIs, maxHeaders, maxFilesize
+    case help, version
+}
+
+/// Every option af accepts.
+public enum OptionTable {
+    public static let all: [OptionSpec] = body + output + downloads + retries + redirectsAndAuth + tls + network + configuration
+
+    static let body: [OptionSpec] = [
+        OptionSpec(.form, "form", short: "f", group: .body,
+                   help: "Send data items as a form (application/x-www-form-urlencoded)",
+                   details: "Serialise data items as application/x-www-form-urlencoded instead of JSON. A file item (name@file) makes the body multipart/form-data."),
+        OptionSpec(.multipart, "multipart", group: .body,
+                   help: "Send data and file items as multipart/form-data",
+                   details: "Always send multipart/form-data, even without file items. File parts are streamed from disk; memory does not grow with their size."),
+        OptionSpec(.boundary, "boundary", value: .required("STRING"), group: .body,
+                   help: "Use this multipart boundary instead of a random one"),
+        OptionSpec(.raw, "raw", value: .required("TEXT"), group: .body,
+                   help: "Send TEXT as the request body",
+                   details: "Send TEXT as the request body, byte for byte. It cannot be combined with data items, @file or standard input."),
+        OptionSpec(.compress, "compress", short: "x", group: .body,
+                   help: "Deflate the body when that makes it smaller (-xx: always)",
+                   details: "Compress the request body with zlib deflate and send Content-Encoding: deflate, but only when the result is smaller. Given twice (-xx), always compress."),
+        OptionSpec(.chunked, "chunked", group: .body,
+                   help: "Send the body with Transfer-Encoding: chunked",
+                   details: "Send the body with Transfer-Encoding: chunked instead of Content-Length. Standard input is then streamed as it is read instead of being spooled first (unless retries are on)."),
+        OptionSpec(.ignoreStdin, "ignore-stdin", short: "I", group: .body,
+                   help: "Never read standard input as the body",
+                   details: "Never read standard input. Use it in scripts whose standard input is an open pipe that is not meant for af."),
+    ]
+
+    static let output: [OptionSpec] = [
+        OptionSpec(.print, "print", short: "p", value: .required("WHAT"), group: .output,
+                   help: "Parts to print: H request head, B request body, h response head, b response body, m metadata",
+                   details: "Choose what to print with any of the letters H (request headers), B (request body), h (response headers), b (response body) and m (metadata: timings and sizes of every attempt). The default is hb on a terminal and b otherwise.",
+                   completion: .choices(["H", "B", "h", "b", "m", "hb", "Hh", "HBhb", "HBhbm"])),
+        OptionSpec(.headers, "headers", short: "h", group: .output, help: "Print only the response headers (-p h)"),
+        OptionSpec(.body, "body", short: "b", group: .output, help: "Print only the response body (-p b)"),
+        OptionSpec(.verbose, "verbose", short: "v", group: .output,
+                   help: "Print the whole exchange (-p HBhb); -vv adds metadata",
+                   details: "Print the request and the response (-p HBhb). Given twice (-vv), also print metadata (-p HBhbm). With --follow --all, every intermediate exchange is printed too."),
+        OptionSpec(.meta, "meta", short: "m", group: .output, help: "Also print metadata: timings, addresses and sizes of every attempt"),
+        OptionSpec(.quiet, "quiet", short: "q", group: .output,
+                   help: "Print nothing on standard output",
+                   details: "Print nothing on standard output. Errors still go to standard error and the exit status is unchanged."),
+        OptionSpec(.all, "all", group: .output, help: "With --follow, print every hop of a redirect chain, not just the last"),
+        OptionSpec(.pretty, "pretty", value: .required("MODE"), group: .output,
+                   help: "Formatting: all, colors, format or none",
+                   details: "all formats and colours, colors only colours, format only formats (indents JSON), none prints the body exactly as received. The default is all on a terminal and none otherwise.",
+                   completion: .choices(["all", "colors", "format", "none"])),
+        OptionSpec(.style, "style", value: .required("STYLE"), group: .output,
+                   help: "Colour scheme: auto, solarized or monokai",
+                   details: "Colour scheme: auto uses the terminal's own 16 colours; solarized and monokai use 256-colour palettes.",
+                   completion: .choices(["auto", "solarized", "monokai"])),
+        OptionSpec(.sortKeys, "sort-keys", group: .output, help: "Sort the keys of JSON objects when formatting"),
+        OptionSpec(.indent, "indent", value: .required("N"), group: .output, help: "Indent formatted JSON by N spaces (default 4)"),
+        OptionSpec(.responseCharset, "response-charset", value: .required("CHARSET"), group: .output,
+                   help: "Decode text responses with CHARSET instead of the Content-Type charset",
+                   completion: .choices(["utf-8", "iso-8859-1", "windows-1252", "us-ascii", "utf-16le", "utf-16be"])),
+        OptionSpec(.stream, "stream", short: "S", group: .output,
+                   help: "Write the body as it arrives (server-sent events, NDJSON)",
+                   details: "Write each chunk of the response body as soon as it arrives. With formatting on, each NDJSON line is formatted on its own."),
+        OptionSpec(.offline, "offline", group: .output,
+                   help: "Build the request and print it without sending it",
+                   details: "Build the request and print it (HB by default) without any network access."),
+        OptionSpec(.curl, "curl", group: .output,
+                   help: "Print an equivalent curl command line instead of sending",
+                   details: "Print a curl command that makes the same request (method, URL, headers, body or -F parts, authentication, TLS and pin options, timeouts, retries, HTTP version, proxy) and exit without sending anything. The line is shell-quoted and runs as printed."),
+        OptionSpec(.report, "report", value: .required("FORMAT"), group: .output,
+                   help: "Print one JSON document describing the whole run (FORMAT: json)",
+                   details: "Instead of the usual sections, print one JSON document on standard output with the request, the response (body as a JSON value, a string or {\"base64\": ...}), every attempt with its metrics, the redirects and the error. It is printed whatever the outcome.",
+                   completion: .choices(["json"])),
+        OptionSpec(.trace, "trace", value: .optional("FORMAT"), group: .output,
+                   help: "Write lifecycle events to standard error as they happen (--trace=json: JSON lines)",
+                   details: "Write each lifecycle event (request built and adapted, attempt started, resolved, connected, TLS established, sent, response head, retry scheduled, redirect, finished or cancelled) to standard error with a monotonic timestamp. --trace=json writes one JSON object per line.",
+                   completion: .choices(["text", "json"])),
+    ]
+
+    static let downloads: [OptionSpec] = [
+        OptionSpec(.download, "download", short: "d", group: .downloads,
+                   help: "Save the body to a file; headers and progress go to standard error",
+                   details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved."),
+        OptionSpec(.output, "output", short: "o", value: .required("FILE"), group: .downloads,
+                   help: "Write the body to FILE (never replaces an existing file without --overwrite)",
+                   completion: .file),
+        OptionSpec(.outputDir, "output-dir", value: .required("DIR"), group: .downloads, help: "Put downloaded files in DIR", completion: .directory),
+        OptionSpec(.createDirs, "create-dirs", group: .downloads, help: "Create missing directories for the output file"),
+        OptionSpec(.overwrite, "overwrite", group: .downloads, help: "Replace an existing output file"),
+        OptionSpec(.resume, "continue", short: "c", group: .downloads,
+                   help: "Resume a partial download from NAME.part (or an existing -o file)",
+                   details: "Resume from NAME.part, or from an existing -o file, with a Range request. A 200 reply restarts from zero with a notice; 416 for a complete file counts as success."),
+        OptionSpec(.checksum, "checksum", value: .required("ALGO:HEX"), group: .downloads,
+                   help: "Verify the download (sha256, sha1, sha512 or md5) before it gets its name",
+                   details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9."),
+    ]
+
+    static let retries: [OptionSpec] = [
+        OptionSpec(.retry, "retry", value: .required("N"), group: .retries,
+                   help: "Retry a failed attempt up to N times (default 0)",
+                   details: "Retry a failed attempt up to N times. Statuses 408, 429, 500, 502, 503 and 504, DNS failures, refused or reset connections, timeouts and truncated bodies are retried; TLS and pinning failures never are. Only GET, HEAD, PUT, DELETE, OPTIONS and TRACE are retried unless --retry-all-methods."),
+        OptionSpec(.retryDelay, "retry-delay", value: .required("SECONDS"), group: .retries, help: "Delay before the first retry (default 0.5)"),
+        OptionSpec(.retryBackoff, "retry-backoff", value: .required("FACTOR"), group: .retries,
+                   help: "Multiply the delay by FACTOR after each retry (default 2)"),
+        OptionSpec(.retryMaxDelay, "retry-max-delay", value: .required("SECONDS"), group: .retries,
+                   help: "Never wait longer than this between attempts, Retry-After included (default 30)"),
+        OptionSpec(.retryJitter, "retry-jitter", group: .retries, help: "Randomise each delay between zero and its computed value"),
+        OptionSpec(.retryMaxTime, "retry-max-time", value: .required("SECONDS"), group: .retries,
+                   help: "Stop retrying when the next attempt would start after this many seconds"),
+        OptionSpec(.retryOn, "retry-on", value: .required("STATUSES"), group: .retries,
+                   help: "Statuses to retry, replacing 408,429,500,502,503,504"),
+        OptionSpec(.retryAllMethods, "retry-all-methods", group: .retries, help: "Also retry POST, PATCH and other non-idempotent methods"),
+        OptionSpec(.timeout, "timeout", value: .required("SECONDS"), group: .retries, help: "Give up on an attempt after SECONDS (exit 2)"),
+        OptionSpec(.connectTimeout, "connect-timeout", value: .required("SECONDS"), group: .retries,
+                   help: "Give up connecting (TCP and TLS) after SECONDS (exit 2)"),
+        OptionSpec(.checkStatus, "check-status", group: .retries,
+                   help: "Exit 3, 4 or 5 when the final status is 3xx, 4xx or 5xx"),
+        OptionSpec(.acceptStatus, "accept-status", value: .required("LIST"), group: .retries,
+                   help: "Statuses --check-status accepts besides 2xx, such as 200-299,404"),
+    ]
+
+    static let redirectsAndAuth: [OptionSpec] = [
+        OptionSpec(.follow, "follow", short: "F", group: .redirectsAndAuth,
+                   help: "Follow redirects",
+                   details: "Follow redirects. 301, 302 and 303 turn POST into GET without a body; 307 and 308 keep the method and body. Credentials are dropped when a redirect changes scheme, host or port."),
+        OptionSpec(.maxRedirects, "max-redirects", value: .required("N"), group: .redirectsAndAuth, help: "Follow at most N redirects (default 30; exit 6 past it)"),
+        OptionSpec(.secretHeader, "secret-header", value: .required("NAME"), group: .redirectsAndAuth,
+                   help: "Treat header NAME as a credential: drop it on cross-origin redirects (repeatable)"),
+        OptionSpec(.locationTrusted, "location-trusted", group: .redirectsAndAuth,
+                   help: "Keep credentials on cross-origin redirects (never after https to http)"),
+        OptionSpec(.auth, "auth", short: "a", value: .required("USER[:PASS]"), group: .redirectsAndAuth,
+                   help: "Credentials; without :PASS af asks for the password on a terminal",
+                   details: "Credentials for the scheme chosen with --auth-type. Without :PASS, af asks for the password when standard input is a terminal; otherwise it is a usage error and nothing is sent. For bearer, the value is the token."),
+        OptionSpec(.authType, "auth-type", short: "A", value: .required("TYPE"), group: .redirectsAndAuth,
+                   help: "Authentication scheme: basic (default), digest or bearer",
+                   completion: .choices(["basic", "digest", "bearer"])),
+        OptionSpec(.authCmd, "auth-cmd", value: .required("CMD"), group: .redirectsAndAuth,
+                   help: "Run CMD for a bearer token; on a 401 run it again and retry once",
+                   details: "Run CMD with /bin/sh and send its standard output (trimmed) as a bearer token. On a 401 response af runs CMD again and retries once; at most 3 refreshes happen in one run."),
+        OptionSpec(.ignoreNetrc, "ignore-netrc", group: .redirectsAndAuth, help: "Do not read credentials from ~/.netrc (or $NETRC)"),
+        OptionSpec(.session, "session", value: .required("NAME|PATH"), group: .redirectsAndAuth,
+                   help: "Keep headers, auth and cookies between runs in a session file",
+                   details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600.",
+                   completion: .file),
+        OptionSpec(.sessionReadOnly, "session-read-only", group: .redirectsAndAuth, help: "Use the session but never write it back"),
+    ]
+
+    static let tls: [OptionSpec] = [
+        OptionSpec(.verify, "verify", value: .required("yes|no|PATH"), group: .tls,
+                   help: "Certificate verification: yes (default), no, or a CA bundle PATH",
+                   completion: .file),
+        OptionSpec(.insecure, "insecure", short: "k", group: .tls, help: "Same as --verify=no: do not verify certificates (prints a warning)"),
+        OptionSpec(.cert, "cert", value: .required("FILE"), group: .tls, help: "Client certificate (PEM) for mutual TLS", completion: .file),
+        OptionSpec(.certKey, "cert-key", value: .required("FILE"), group: .tls, help: "Private key for --cert when it is a separate file", completion: .file),
+        OptionSpec(.certKeyPass, "cert-key-pass", value: .required("PASS"), group: .tls, help: "Pass phrase for the private key"),
+        OptionSpec(.ssl, "ssl", value: .required("VERSION"), group: .tls, help: "Minimum TLS version: tls1.2 or tls1.3",
+                   completion: .choices(["tls1.2", "tls1.3"])),
+        OptionSpec(.ciphers, "ciphers", value: .required("LIST"), group: .tls, help: "OpenSSL cipher list to offer"),
+        OptionSpec(.pin, "pin", value: .required("sha256//BASE64"), group: .tls,
+                   help: "Require a public key with this SPKI hash in the server's chain (repeatable)",
+                   details: "Require the server's certificate chain to contain a public key whose SubjectPublicKeyInfo has this SHA-256 hash. Repeat to allow several keys. Checked during the handshake, before any request byte is sent, on every redirect hop. af pin prints the pins of a server."),
+        OptionSpec(.pinCert, "pin-cert", value: .required("FILE"), group: .tls,
+                   help: "Require this certificate (PEM or DER) in the chain; a pinned self-signed one is trusted (repeatable)",
+                   completion: .file),
+        OptionSpec(.checkRevocation, "check-revocation", group: .tls, help: "Require a good stapled OCSP response"),
+        OptionSpec(.crl, "crl", value: .required("FILE"), group: .tls, help: "Check certificates against this CRL (PEM)", completion: .file),
+        OptionSpec(.trustPolicy, "trust-policy", value: .required("FILE"), group: .tls,
+                   help: "Per-host trust evaluators from a JSON policy file",
+                   details: "Map hosts to trust evaluators with a JSON file: {\"all_hosts_must_be_evaluated\": true, \"hosts\": {\"api.example.com\": [\"default\", {\"pins\": [\"sha256//...\"]}], \"*.example.com\": [\"default\", {\"certificates\": [\"certs/api.pem\"]}, \"revocation\"], \"localhost\": [\"disabled\"]}}. Every evaluator of a host must pass; *. matches one label; an exact name beats a wildcard.",
+                   completion: .file),
+    ]
+
+    static let network: [OptionSpec] = [
+        OptionSpec(.proxy, "proxy", value: .required("SCHEME:URL"), group: .network,
+                   help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)"),
+        OptionSpec(.httpVersion, "http-version", value: .required("VERSION"), group: .network,
+                   help: "HTTP version: 1.0, 1.1, 2 or 2-prior-knowledge (default: HTTP/2 when TLS offers it)",
+                   completion: .choices(["1.0", "1.1", "2", "2-prior-knowledge"])),
+        OptionSpec(.resolve, "resolve", value: .required("HOST:PORT:ADDR"), group: .network, help: "Connect to ADDR for HOST:PORT (repeatable)"),
+        OptionSpec(.unixSocket, "unix-socket", value: .required("PATH"), group: .network, help: "Connect through a Unix domain socket", completion: .file),
+        OptionSpec(.interface, "interface", value: .required("NAME"), group: .network, help: "Use this network interface or local address"),
+        OptionSpec(.ipv4, "ipv4", short: "4", group: .network, help: "Resolve host names to IPv4 addresses only"),
+        OptionSpec(.ipv6, "ipv6", short: "6", group: .network, help: "Resolve host names to IPv6 addresses only"),
+        OptionSpec(.https, "https", group: .network, help: "Use https:// for URLs without a scheme"),
+        OptionSpec(.pathAsIs, "path-as-is", group: .network, help: "Send the path as given, without removing ./ and ../ segments"),
+        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (default 100)"),
+        OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,
+                   help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)"),
+    ]
+
+    static let configuration: [OptionSpec] = [
+        OptionSpec(.help, "help", group: .configuration, help: "Show this help and exit"),
+        OptionSpec(.version, "version", group: .configuration, help: "Show the versions of af, libcurl, OpenSSL and zlib and exit"),
+    ]
+
+    /// Looks up an option by its long name.
+    public static func option(long: String) -> OptionSpec? {
+        byLong[long]
+    }
+
+    /// Looks up an option by its short letter.
+    public static func option(short: Character) -> OptionSpec? {
+        byShort[short]
+    }
+
+    private static let byLong: [String: OptionSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.long, $0) })
+    private static let byShort: [Character: OptionSpec] = Dictionary(uniqueKeysWithValues: all.compactMap { spec in spec.short.map { ($0, spec) } })
+}

@@ -1,0 +1,288 @@
+import AFEngine
+
+/// Every option's value after the config file and the command line are applied, in order.
+struct Settings: Sendable {
+    enum Pretty: String, Sendable { case all, colors, format, none }
+    enum Style: String, Sendable { case auto, solarized, monokai }
+    enum TraceFormat: String, Sendable { case text, json }
+
+    // Body
+    var form = false
+    var multipart = false
+    var boundary: String?
+    var raw: String?
+    var compress = 0
+    var chunked = false
+    var ignoreStdin = false
+    // Output
+    var print: String?
+    var headersOnly = false
+    var bodyOnly = false
+    var verbose = 0
+    var meta = false
+    var quiet = false
+    var all = false
+    var pretty: Pretty?
+    var style: Style = .auto
+    var sortKeys = false
+    var indent = 4
+    var responseCharset: String?
+    var stream = false
+    var offline = false
+    var curl = false
+    var report = false
+    var trace: TraceFormat?
+    // Downloads
+    var download = false
+    var output: String?
+    var outputDir: String?
+    var createDirs = false
+    var overwrite = false
+    var resume = false
+    var checksum: String?
+    // Retries and status
+    var retry = 0
+    var retryDelay = 0.5
+    var retryBackoff = 2.0
+    var retryMaxDelay = 30.0
+    var retryJitter = false
+    var retryMaxTime: Double?
+    var retryOn: Set<Int>?
+    var retryAllMethods = false
+    var timeout: Double?
+    var connectTimeout: Double?
+    var checkStatus = false
+    var acceptStatus: [ClosedRange<Int>] = []
+    // Redirects and auth
+    var follow = false
+    var maxRedirects = 30
+    var secretHeaders: [String] = []
+    var locationTrusted = false
+    var auth: String?
+    var authType: Credentials.Scheme?
+    var authCmd: String?
+    var ignoreNetrc = false
+    var session: String?
+    var sessionReadOnly = false
+    // TLS
+    var verify: String?
+    var cert: String?
+    var certKey: String?
+    var certKeyPass: String?
+    var ssl: TLSOptions.Version?
+    var ciphers: String?
+    var pins: [String] = []
+    var pinCerts: [String] = []
+    var checkRevocation = false
+    var crl: String?
+    var trustPolicy: String?
+    // Network
+    var proxies: [String] = []
+    var httpVersion: TransferOptions.HTTPVersion = .automatic
+    var resolve: [String] = []
+    var unixSocket: String?
+    var interface: String?
+    var ipVersion: TransferOptions.IPVersion = .any
+    var https = false
+    var pathAsIs = false
+    var maxHeaders = 100
+    var maxFilesize: Int64?
+    // `af pin --file`
+    var pinFile: String?
+    // Help
+    var help = false
+    var version = false
+
+    /// Applies one option; later options override earlier ones, repeatable ones accumulate.
+    mutating func apply(_ option: ParsedOption) throws(CommandFailure) {
+        let on = !option.negated
+        let value = option.value ?? ""
+        let name = option.spelling
+        switch option.spec.id {
+        case .form: form = on
+        case .multipart: multipart = on
+        case .boundary: boundary = try Self.nonEmpty(value, name)
+        case .raw: raw = value
+        case .compress: compress = on ? compress + 1 : 0
+        case .chunked: chunked = on
+        case .ignoreStdin: ignoreStdin = on
+        case .print:
+            guard !value.isEmpty, value.allSatisfy({ "HBhbm".contains($0) }) else {
+                throw .usage("invalid value '\(value)' for \(name): use the letters H, B, h, b and m")
+            }
+            print = value
+        case .headers: headersOnly = on
+        case .body: bodyOnly = on
+        case .verbose: verbose = on ? verbose + 1 : 0
+        case .meta: meta = on
+        case .quiet: quiet = on
+        case .all: all = on
+        case .pretty: pretty = try Self.choice(value, name, Pretty.self)
+        case .style: style = try Self.choice(value, name, Style.self)
+        case .sortKeys: sortKeys = on
+        case .indent:
+            guard let count = Int(value), (0...16).contains(count) else { throw .usage("invalid value '\(value)' for \(name): expected 0 to 16") }
+            indent = count
+        case .responseCharset: responseCharset = try Self.nonEmpty(value, name)
+        case .stream: stream = on
+        case .offline: offline = on
+        case .curl: curl = on
+        case .report:
+            guard value == "json" else { throw .usage("invalid value '\(value)' for \(name): the only format is json") }
+            report = true
+        case .trace: trace = option.value == nil ? .text : try Self.choice(value, name, TraceFormat.self)
+        case .download: download = on
+        case .output: output = try Self.nonEmpty(value, name)
+        case .outputDir: outputDir = try Self.nonEmpty(value, name)
+        case .createDirs: createDirs = on
+        case .overwrite: overwrite = on
+        case .resume: resume = on
+        case .checksum: checksum = try Self.nonEmpty(value, name)
+        case .retry: retry = try Self.count(value, name)
+        case .retryDelay: retryDelay = try Self.seconds(value, name)
+        case .retryBackoff:
+            let factor = try Self.seconds(value, name)
+            guard factor >= 1 else { throw .usage("invalid value '\(value)' for \(name): the factor must be at least 1") }
+            retryBackoff = factor
+        case .retryMaxDelay: retryMaxDelay = try Self.seconds(value, name)
+        case .retryJitter: retryJitter = on
+        case .retryMaxTime: retryMaxTime = try Self.seconds(value, name)
+        case .retryOn: retryOn = Set(try Self.statusList(value, name).flatMap { Array($0) })
+        case .retryAllMethods: retryAllMethods = on
+        case .timeout: timeout = try Self.positiveSeconds(value, name)
+        case .connectTimeout: connectTimeout = try Self.positiveSeconds(value, name)
+        case .checkStatus: checkStatus = on
+        case .acceptStatus: acceptStatus = try Self.statusList(value, name)
+        case .follow: follow = on
+        case .maxRedirects: maxRedirects = try Self.count(value, name)
+        case .secretHeader: secretHeaders.append(try Self.nonEmpty(value, name))
+        case .locationTrusted: locationTrusted = on
+        case .auth: auth = value
+        case .authType: authType = try Self.choice(value, name, Credentials.Scheme.self)
+        case .authCmd: authCmd = try Self.nonEmpty(value, name)
+        case .ignoreNetrc: ignoreNetrc = on
+        case .session: session = try Self.nonEmpty(value, name)
+        case .sessionReadOnly: sessionReadOnly = on
+        case .verify:
+            guard !value.isEmpty else { throw .usage("\(name) needs yes, no or the path of a CA bundle") }
+            verify = value
+        case .insecure: verify = on ? "no" : nil
+        case .cert: cert = try Self.nonEmpty(value, name)
+        case .certKey: certKey = try Self.nonEmpty(value, name)
+        case .certKeyPass: certKeyPass = value
+        case .ssl: ssl = try Self.choice(value, name, TLSOptions.Version.self)
+        case .ciphers: ciphers = try Self.nonEmpty(value, name)
+        case .pin:
+            guard value.hasPrefix("sha256//"), let key = Base64.decode(String(value.dropFirst(8))), key.count == 32 else {
+                throw .usage("invalid pin '\(value)': expected sha256// followed by the base64 SHA-256 of a public key (see 'af pin HOST')")
+            }
+            pins.append(value)
+        case .pinCert: pinCerts.append(try Self.nonEmpty(value, name))
+        case .checkRevocation: checkRevocation = on
+        case .crl: crl = try Self.nonEmpty(value, name)
+        case .trustPolicy: trustPolicy = try Self.nonEmpty(value, name)
+        case .proxy:
+            guard let colon = value.firstIndex(of: ":"), !value[..<colon].isEmpty, value.index(after: colon) < value.endIndex else {
+                throw .usage("invalid value '\(value)' for \(name): expected SCHEME:URL, such as http:http://proxy:3128")
+            }
+            proxies.append(value)
+        case .httpVersion: httpVersion = try Self.choice(value, name, TransferOptions.HTTPVersion.self)
+        case .resolve:
+            guard value.split(separator: ":", omittingEmptySubsequences: false).count >= 3 else {
+                throw .usage("invalid value '\(value)' for \(name): expected HOST:PORT:ADDRESS")
+            }
+            resolve.append(value)
+        case .unixSocket: unixSocket = try Self.nonEmpty(value, name)
+        case .interface: interface = try Self.nonEmpty(value, name)
+        case .ipv4: ipVersion = on ? .v4 : .any
+        case .ipv6: ipVersion = on ? .v6 : .any
+        case .https: https = on
+        case .pathAsIs: pathAsIs = on
+        case .maxHeaders:
+            let count = try Self.count(value, name)
+            guard count > 0 else { throw .usage("invalid value '\(value)' for \(name): expected at least 1") }
+            maxHeaders = count
+        case .maxFilesize: maxFilesize = try Self.size(value, name)
+        case .help: help = on
+        case .version: version = on
+        }
+    }
+
+    // MARK: Value parsing
+
+    static func nonEmpty(_ value: String, _ name: String) throws(CommandFailure) -> String {
+        guard !value.isEmpty else { throw .usage("\(name) needs a non-empty value") }
+        return value
+    }
+
+    static func choice<T: RawRepresentable>(_ value: String, _ name: String, _ type: T.Type) throws(CommandFailure) -> T
+        where T.RawValue == String
+    {
+        if let choice = T(rawValue: value.lowercased()) { return choice }
+        let options = OptionTable.all.first { "--\($0.long)" == name || $0.short.map { "-\($0)" } == name }?.choices ?? []
+        let list = options.isEmpty ? "" : ": choose \(options.joined(separator: ", "))"
+        throw .usage("invalid value '\(value)' for \(name)\(list)")
+    }
+
+    static func count(_ value: String, _ name: String) throws(CommandFailure) -> Int {
+        guard let number = Int(value), number >= 0 else {
+            throw .usage("invalid value '\(value)' for \(name): expected a whole number")
+        }
+        return number
+    }
+
+    static func seconds(_ value: String, _ name: String) throws(CommandFailure) -> Double {
+        guard let number = Double(value), number >= 0, number.isFinite else {
+            throw .usage("invalid value '\(value)' for \(name): expected a number of seconds")
+        }
+        return number
+    }
+
+    static func positiveSeconds(_ value: String, _ name: String) throws(CommandFailure) -> Double {
+        let number = try seconds(value, name)
+        guard number > 0 else { throw .usage("invalid value '\(value)' for \(name): expected more than 0 seconds") }
+        return number
+    }
+
+    /// `200-299,404` as ranges.
+    static func statusList(_ value: String, _ name: String) throws(CommandFailure) -> [ClosedRange<Int>] {
+        var ranges: [ClosedRange<Int>] = []
+        for part in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let bounds = part.split(separator: "-", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: " ")) }
+            guard (1...2).contains(bounds.count), let low = bounds[0], let high = bounds.last ?? nil, low <= high,
+                  (100...999).contains(low), (100...999).contains(high)
+            else {
+                throw .usage("invalid value '\(value)' for \(name): expected statuses and ranges such as 200-299,404")
+            }
+            ranges.append(low...high)
+        }
+        return ranges
+    }
+
+    /// `1048576`, `512K`, `10M`, `2G`.
+    static func size(_ value: String, _ name: String) throws(CommandFailure) -> Int64 {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var digits = value.uppercased()
+        var multiplier: Int64 = 1
+        if digits.hasSuffix("B") { digits.removeLast() }
+        if let last = digits.last, let unit = units[last] {
+            multiplier = unit
+            digits.removeLast()
+        }
+        guard let number = Int64(digits), number >= 0 else {
+            throw .usage("invalid value '\(value)' for \(name): expected a size such as 1048576, 512K or 10M")
+        }
+        return number * multiplier
+    }
+}
+
+extension StringProtocol {
+    /// The string without leading and trailing characters from `set`.
+    func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        var slice = Substring(self)
+        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

@@ -1,0 +1,198 @@
+import AFEngine
+
+/// How a response body is shown.
+struct BodyStyle: Sendable {
+    /// Re-indent JSON.
+    var format: Bool
+    /// Colours, when on.
+    var theme: Theme?
+    var indent: Int
+    var sortKeys: Bool
+    /// Writing to a terminal: decode text, escape control characters, keep binary off it.
+    var terminal: Bool
+    /// `--stream`: write every chunk at once.
+    var stream: Bool
+    var responseCharset: String?
+}
+
+/// Writes one response body to an output channel, chunk by chunk, formatted as the style
+/// asks. Not thread-safe: its owner serialises calls.
+final class BodyPrinter {
+    /// Bodies up to this size are validated before formatting, so invalid JSON is printed
+    /// exactly as it came; larger ones are formatted as they stream.
+    static let validationWindow = 1 << 20
+
+    private enum Mode {
+        /// Exact bytes.
+        case raw
+        /// Decoded and escaped for a terminal.
+        case text
+        /// Re-indented and/or coloured JSON.
+        case json
+        /// Kept off the terminal.
+        case binary
+        /// Not decided until the first bytes arrive (untyped or text/plain bodies).
+        case sniff
+    }
+
+    private let style: BodyStyle
+    private let contentType: String?
+    private var mode: Mode
+    private var decoder: CharsetDecoder
+    private var formatter: JSONFormatter
+    private var buffered: [UInt8] = []
+    private var streaming: Bool
+    private var fellBack = false
+    private var prefixChecked = false
+    private(set) var byteCount = 0
+
+    init(head: ResponseHead, style: BodyStyle) {
+        self.style = style
+        contentType = head.headers.value(for: .contentType)
+        let essence = MediaType.essence(contentType)
+        let ndjson = essence.contains("ndjson") || essence == "application/jsonl"
+        formatter = JSONFormatter(style: JSONFormatter.Style(
+            indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
+            multipleValues: ndjson || style.stream, colorsOnly: !style.format
+        ))
+        decoder = CharsetDecoder(label: style.responseCharset ?? MediaType.charset(contentType) ?? "utf-8") ?? CharsetDecoder(label: "utf-8")!
+        let styling = style.format || style.theme != nil
+        if style.terminal, MediaType.isBinary(essence) {
+            mode = .binary
+        } else if styling, MediaType.isJSON(essence) {
+            mode = .json
+        } else if styling, essence.isEmpty || essence == "text/plain" || essence == "text/javascript" {
+            mode = .sniff
+        } else {
+            mode = style.terminal ? .text : .raw
+        }
+        streaming = style.stream
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
+        if byteCount == 0 {
+            if mode == .sniff {
+                let first = bytes.first { $0 != 32 && $0 != 10 && $0 != 13 && $0 != 9 }
+                mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : (style.terminal ? .text : .raw)
+            }
+            if style.terminal, mode == .text, bytes.prefix(1024).contains(0) { mode = .binary }
+        }
+        byteCount += bytes.count
+        switch mode {
+        case .raw:
+            try out.write(bytes)
+        case .binary, .sniff:
+            break
+        case .text:
+            try writeText(decoder.decode(bytes), to: out)
+        case .json:
+            if fellBack {
+                try writeAsReceived(Array(bytes), to: out)
+            } else if streaming {
+                try format(Array(bytes), to: out)
+            } else {
+                buffered.append(contentsOf: bytes)
+                if buffered.count > Self.validationWindow {
+                    streaming = true
+                    let pending = buffered
+                    buffered = []
+                    try format(pending, to: out)
+                }
+            }
+        }
+    }
+
+    func finish(to out: OutputChannel) throws(AFError) {
+        switch mode {
+        case .raw, .sniff:
+            return
+        case .binary:
+            guard byteCount > 0 else { return }
+            let type = MediaType.essence(contentType)
+            let note = "[binary data not shown on the terminal: \(Format.bytes(Int64(byteCount))) of \(type.isEmpty ? "unknown type" : type); use -o FILE or redirect the output]\n"
+            try out.write(Theme.paint(note, style.theme?.note ?? ""))
+        case .text:
+            try writeText(decoder.decode([UInt8](), final: true), to: out)
+        case .json:
+            if fellBack { return }
+            if !streaming {
+                let body = buffered
+                buffered = []
+                guard Self.isValid(Array(Self.splitXSSI(body).json), multipleValues: formatter.style.multipleValues) else {
+                    return try writeAsReceived(body, to: out)
+                }
+                try format(body, to: out)
+            }
+            var output: [UInt8] = []
+            var incomplete = false
+            do {
+                try formatter.finish(into: &output)
+            } catch {
+                incomplete = true
+            }
+            try out.write(output)
+            if incomplete { try writeAsReceived(formatter.partialToken, to: out) }
+        }
+    }
+
+    /// Formats bytes (after an anti-XSSI prefix, which is kept as is); on a syntax error the
+    /// rest goes out exactly as it came.
+    private func format(_ bytes: [UInt8], to out: OutputChannel) throws(AFError) {
+        var input = bytes[...]
+        var output: [UInt8] = []
+        if !prefixChecked {
+            prefixChecked = true
+            let (prefix, json) = Self.splitXSSI(bytes)
+            output.append(contentsOf: prefix)
+            input = json
+        }
+        let base = formatter.consumed
+        var failure: JSONSyntaxError?
+        do {
+            try formatter.feed(input, into: &output)
+        } catch {
+            failure = error
+        }
+        try out.write(output)
+        if let failure {
+            fellBack = true
+            let resume = max(0, min(input.count, failure.offset - base))
+            try writeAsReceived(formatter.partialToken + input.dropFirst(resume), to: out)
+        }
+    }
+
+    private func writeText(_ text: String, to out: OutputChannel) throws(AFError) {
+        guard !text.isEmpty else { return }
+        try out.write(TerminalText.escaped(text, highlight: style.theme?.escape ?? ""))
+    }
+
+    private func writeAsReceived(_ bytes: [UInt8], to out: OutputChannel) throws(AFError) {
+        if style.terminal {
+            try writeText(decoder.decode(bytes), to: out)
+        } else {
+            try out.write(bytes)
+        }
+    }
+
+    /// Splits `)]}',` (and the line break after it) from the start of a body.
+    static func splitXSSI(_ body: [UInt8]) -> (prefix: [UInt8], json: ArraySlice<UInt8>) {
+        let marker = Array(")]}'".utf8)
+        guard body.starts(with: marker) else { return ([], body[...]) }
+        var end = marker.count
+        if end < body.count, body[end] == UInt8(ascii: ",") { end += 1 }
+        while end < body.count, body[end] == 10 || body[end] == 13 || body[end] == 32 { end += 1 }
+        return (Array(body[..<end]), body[end...])
+    }
+
+    static func isValid(_ body: [UInt8], multipleValues: Bool) -> Bool {
+        var scanner = JSONScanner()
+        scanner.allowsMultipleValues = multipleValues
+        do {
+            try scanner.feed(body) { _, _, _ in }
+            try scanner.finish { _, _, _ in }
+            return true
+        } catch {
+            return false
+        }
+    }
+}

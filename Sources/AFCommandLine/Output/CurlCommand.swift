@@ -1,0 +1,144 @@
+import AFEngine
+
+/// `--curl`: a curl command line that makes the same request, shell-quoted so it runs as
+/// printed.
+enum CurlCommand {
+    static func render(built: BuiltRequest, settings: Settings) -> String {
+        let description = built.description
+        var words = ["curl"]
+        func add(_ items: String...) { words += items }
+        let method = description.method
+        let hasBody = !description.body.isEmpty && method != .head
+        if method == .head {
+            add("--head")
+        } else if !(method == .get && !hasBody) && !(method == .post && hasBody) {
+            add("--request", method.rawValue)
+        }
+        add(quote(description.url))
+        var isMultipart = false
+        if case .multipart = built.body.origin { isMultipart = true }
+        for header in description.headers {
+            if isMultipart, header.name == .contentType { continue }
+            add("--header", quote(header.value.isEmpty ? "\(header.name.rawValue);" : "\(header.name.rawValue): \(header.value)"))
+        }
+        for name in description.suppressedHeaders { add("--header", quote("\(name.rawValue):")) }
+        if hasBody, !description.headers.contains(.expect) { add("--header", quote("Expect:")) }
+        if hasBody, !isMultipart, !description.headers.contains(.contentType) { add("--header", quote("Content-Type:")) }
+        if description.headers.contains(.acceptEncoding) && !settings.download { add("--compressed") }
+        if hasBody { words += bodyWords(built.body.origin) }
+        if let credentials = description.challengeCredentials {
+            add("--digest", "--user", quote("\(credentials.user):\(credentials.password)"))
+        }
+        words += optionWords(settings, description: description)
+        return words.joined(separator: " ")
+    }
+
+    private static func bodyWords(_ origin: BodyOrigin) -> [String] {
+        switch origin {
+        case .none:
+            return []
+        case .text(let text):
+            return ["--data-raw", quote(text)]
+        case .file(let path):
+            return ["--data-binary", quote("@" + path)]
+        case .standardInput(let path):
+            if let path, let bytes = try? FileReading.bytes(atPath: path, item: "standard input"), bytes.count <= 1 << 20,
+               let text = String(validating: bytes, as: UTF8.self), !text.contains("\0")
+            {
+                return ["--data-raw", quote(text)]
+            }
+            return ["--data-binary", "@-"]
+        case .multipart(let form):
+            var words: [String] = []
+            for part in form.parts {
+                switch part.content {
+                case .bytes(let bytes):
+                    words += ["--form-string", quote("\(part.name)=\(String(decoding: bytes, as: UTF8.self))")]
+                case .file(let path):
+                    var spec = "\(part.name)=@\(formQuoted(path))"
+                    if let type = part.contentType { spec += ";type=\(type)" }
+                    if let filename = part.filename { spec += ";filename=\(formQuoted(filename))" }
+                    words += ["--form", quote(spec)]
+                }
+            }
+            return words
+        }
+    }
+
+    private static func optionWords(_ settings: Settings, description: RequestDescription) -> [String] {
+        var words: [String] = []
+        let options = description.options
+        if let timeout = options.timeout { words += ["--max-time", number(timeout)] }
+        if let timeout = options.connectTimeout { words += ["--connect-timeout", number(timeout)] }
+        if settings.retry > 0 {
+            words += ["--retry", "\(settings.retry)", "--retry-connrefused"]
+            if settings.retryDelay != 0.5 { words += ["--retry-delay", number(settings.retryDelay)] }
+            if let maxTime = settings.retryMaxTime { words += ["--retry-max-time", number(maxTime)] }
+        }
+        if settings.follow {
+            words += ["--location", "--max-redirs", "\(settings.maxRedirects)"]
+            if settings.locationTrusted { words.append("--location-trusted") }
+        }
+        switch options.httpVersion {
+        case .automatic: break
+        case .http1_0: words.append("--http1.0")
+        case .http1_1: words.append("--http1.1")
+        case .http2: words.append("--http2")
+        case .http2PriorKnowledge: words.append("--http2-prior-knowledge")
+        }
+        if settings.verify == "no" {
+            words.append("--insecure")
+        } else if let bundle = settings.verify, bundle != "yes" {
+            words += ["--cacert", quote(bundle)]
+        }
+        if let cert = options.tls.clientCertificate { words += ["--cert", quote(cert)] }
+        if let key = options.tls.clientKey { words += ["--key", quote(key)] }
+        if let password = options.tls.clientKeyPassword { words += ["--pass", quote(password)] }
+        switch options.tls.minimumVersion {
+        case .tls1_2?: words.append("--tlsv1.2")
+        case .tls1_3?: words.append("--tlsv1.3")
+        case nil: break
+        }
+        if let ciphers = options.tls.ciphers { words += ["--ciphers", quote(ciphers)] }
+        var pins = settings.pins
+        for path in settings.pinCerts {
+            if let certificates = try? Certificates.load(path: path) {
+                pins += certificates.compactMap { Certificates.details(der: $0)?.publicKeyPin }
+            }
+        }
+        if !pins.isEmpty { words += ["--pinnedpubkey", quote(pins.joined(separator: ";"))] }
+        if settings.checkRevocation { words.append("--cert-status") }
+        if let crl = settings.crl { words += ["--crlfile", quote(crl)] }
+        if let url = try? HTTPURL(parsing: description.url), let proxy = options.proxy.explicitProxy(forScheme: url.scheme) {
+            words += ["--proxy", quote(proxy)]
+        }
+        for entry in options.resolve { words += ["--resolve", quote(entry)] }
+        if let socket = options.unixSocketPath { words += ["--unix-socket", quote(socket)] }
+        if let interface = options.interface { words += ["--interface", quote(interface)] }
+        switch options.ipVersion {
+        case .v4: words.append("--ipv4")
+        case .v6: words.append("--ipv6")
+        case .any: break
+        }
+        if options.pathAsIs { words.append("--path-as-is") }
+        if let limit = options.maxFileSize { words += ["--max-filesize", "\(limit)"] }
+        return words
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value))" : "\(value)"
+    }
+
+    /// Quotes a word for a POSIX shell; plain words stay bare.
+    static func quote(_ word: String) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@%+=")
+        if !word.isEmpty, word.allSatisfy({ safe.contains($0) }) { return word }
+        return "'" + word.replacingAll("'", with: "'\\''") + "'"
+    }
+
+    /// Quotes a value inside a curl `-F` specification when it holds `;`, `,` or `"`.
+    private static func formQuoted(_ value: String) -> String {
+        guard value.contains(where: { ";,\"".contains($0) }) else { return value }
+        return "\"" + value.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"") + "\""
+    }
+}

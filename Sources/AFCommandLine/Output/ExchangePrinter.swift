@@ -1,0 +1,217 @@
+import AFEngine
+
+/// Prints the exchange as it happens: request head and body, response head, response body,
+/// and intermediate hops with `--all`. It is both the request's body sink and an event
+/// monitor.
+///
+/// Without retries, output is live: the final hop's heads print when its response arrives
+/// and the body streams. With retries, an attempt may be thrown away, so the body is spooled
+/// to a temporary file and everything prints when the request ends.
+final class ExchangePrinter: ResponseBodySink, EventMonitor {
+    /// What happens to the response body.
+    enum BodyTarget: Sendable {
+        /// Printed to standard output.
+        case print
+        /// Handed to another sink (a file, memory for a report).
+        case forward(any ResponseBodySink)
+        /// Dropped.
+        case discard
+    }
+
+    private final class State {
+        var sentHeads: [Int: String] = [:]
+        var lastSent: Int?
+        var lastFinished: Attempt?
+        var openHead: ResponseHead?
+        var openAttempt = 0
+        var printer: BodyPrinter?
+        var spool: Spool?
+        /// Something was printed and the next section needs a blank line before it.
+        var needsSeparator = false
+        var printedFinalHeads = false
+    }
+
+    private let plan: OutputPlan
+    private let built: BuiltRequest
+    private let out: OutputChannel
+    private let heads: OutputChannel
+    private let target: BodyTarget
+    private let temporaryDirectory: String
+    private let state = Locked(State())
+
+    init(plan: OutputPlan, built: BuiltRequest, stdout: OutputChannel, stderr: OutputChannel, target: BodyTarget, temporaryDirectory: String) {
+        self.plan = plan
+        self.built = built
+        out = stdout
+        heads = plan.headsToStandardError ? stderr : stdout
+        self.target = target
+        self.temporaryDirectory = temporaryDirectory
+    }
+
+    private var printsBody: Bool {
+        if case .print = target { return plan.shows("b") }
+        return false
+    }
+
+    // MARK: EventMonitor
+
+    func request(_ request: Request, didEmit event: RequestEvent) {
+        switch event.kind {
+        case .requestSent(let attempt, let head):
+            state.withLock { state in
+                state.sentHeads[attempt] = head
+                state.lastSent = attempt
+            }
+        case .attemptFinished(let attempt):
+            state.withLock { $0.lastFinished = attempt }
+        case .redirected:
+            guard plan.all else { return }
+            state.withLock { state in
+                guard let attempt = state.lastFinished else { return }
+                printIntermediate(attempt, state)
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: ResponseBodySink
+
+    func open(_ head: ResponseHead, attempt: Int) throws(AFError) {
+        try state.withLock { state throws(AFError) in
+            state.openHead = head
+            state.openAttempt = attempt
+            if plan.buffered {
+                if printsBody {
+                    if state.spool == nil { state.spool = try Spool(directory: temporaryDirectory) }
+                    state.spool?.reset()
+                }
+            } else {
+                try printFinalHeads(state)
+                if printsBody { state.printer = BodyPrinter(head: head, style: plan.body) }
+            }
+            if case .forward(let sink) = target { try sink.open(head, attempt: attempt) }
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
+        try state.withLock { state throws(AFError) in
+            switch target {
+            case .print:
+                guard plan.shows("b") else { return }
+                if let spool = state.spool, plan.buffered {
+                    try spool.write(bytes)
+                } else {
+                    try state.printer?.write(bytes, to: out)
+                }
+            case .forward(let sink):
+                try sink.write(bytes)
+            case .discard:
+                break
+            }
+        }
+    }
+
+    func rollback() {
+        state.withLock { state in
+            state.openHead = nil
+            state.spool?.reset()
+        }
+        if case .forward(let sink) = target { sink.rollback() }
+    }
+
+    func finish(error: AFError?) -> AFError? {
+        var result = error
+        if case .forward(let sink) = target { result = sink.finish(error: error) }
+        do {
+            try state.withLock { state throws(AFError) in
+                if plan.buffered || state.openHead == nil {
+                    try printFinalHeads(state)
+                    if let head = state.openHead, printsBody {
+                        let printer = BodyPrinter(head: head, style: plan.body)
+                        state.printer = printer
+                        try state.spool?.replay { chunk throws(AFError) in try printer.write(chunk, to: out) }
+                    }
+                }
+                if let printer = state.printer {
+                    try printer.finish(to: out)
+                    if printer.byteCount > 0 { state.needsSeparator = true }
+                }
+            }
+        } catch {
+            if result == nil { result = error }
+        }
+        return result
+    }
+
+    // MARK: Printing
+
+    /// Prints the request (H, B) and response head (h) of the exchange that ends the run.
+    private func printFinalHeads(_ state: State) throws(AFError) {
+        guard !state.printedFinalHeads else { return }
+        state.printedFinalHeads = true
+        let attempt = state.openHead == nil ? state.lastSent : state.openAttempt
+        try printRequest(sentHead: attempt.flatMap { state.sentHeads[$0] }, state)
+        if let head = state.openHead, plan.shows("h") {
+            try section(plan.head.response(head), state)
+        }
+        if printsBody, state.openHead != nil, state.needsSeparator {
+            try heads.write("\n")
+            state.needsSeparator = false
+        }
+    }
+
+    private func printRequest(sentHead: String?, _ state: State) throws(AFError) {
+        if plan.shows("H"), let sentHead {
+            try section(plan.head.request(sentHead: sentHead), state)
+        }
+        if plan.shows("B"), sentHead != nil,
+           let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: built.body.contentType)
+        {
+            try section(body.hasSuffix("\n") ? body : body + "\n", state)
+        }
+    }
+
+    private func printIntermediate(_ attempt: Attempt, _ state: State) {
+        try? printRequest(sentHead: attempt.sentHead, state)
+        if plan.shows("h"), let head = attempt.response {
+            try? section(plan.head.response(head), state)
+        }
+        if plan.shows("b"), !attempt.bodyPreview.isEmpty, let head = attempt.response {
+            let printer = BodyPrinter(head: head, style: plan.body)
+            try? attempt.bodyPreview.withBytes { raw throws(AFError) in try printer.write(raw, to: heads) }
+            try? printer.finish(to: heads)
+            state.needsSeparator = true
+        }
+    }
+
+    /// Writes a head or body block, separated from what came before by a blank line.
+    private func section(_ text: String, _ state: State) throws(AFError) {
+        if state.needsSeparator { try heads.write("\n") }
+        try heads.write(text)
+        state.needsSeparator = true
+    }
+
+    private var requestBodyStyle: BodyStyle {
+        var style = plan.body
+        style.terminal = heads.isTerminal
+        return style
+    }
+
+    /// Prints the request as it would be sent, for `--offline`.
+    func printOffline(_ description: RequestDescription) throws(AFError) {
+        try state.withLock { state throws(AFError) in
+            if plan.shows("H") {
+                try section(plan.head.request(description, url: built.url), state)
+            }
+            if plan.shows("B"), let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: description.headers.value(for: .contentType)) {
+                try section(body.hasSuffix("\n") ? body : body + "\n", state)
+            }
+        }
+    }
+
+    /// Writes a block after the exchange (metadata), separated by a blank line.
+    func printTrailer(_ text: String) throws(AFError) {
+        try state.withLock { state throws(AFError) in try section(text, state) }
+    }
+}

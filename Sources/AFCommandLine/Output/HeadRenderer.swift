@@ -1,0 +1,80 @@
+import AFEngine
+
+/// Renders request and response heads for the `H` and `h` sections.
+struct HeadRenderer: Sendable {
+    var theme: Theme?
+    /// Escape control characters (output to a terminal).
+    var terminal: Bool
+
+    /// A request head as libcurl sent it (`GET / HTTP/1.1\r\nHost: …`).
+    func request(sentHead: String) -> String {
+        // "\r\n" is a single Character in Swift, so split on both forms.
+        var lines = sentHead.split(omittingEmptySubsequences: false) { $0 == "\r\n" || $0 == "\n" }.map(String.init)
+        while lines.last?.isEmpty == true { lines.removeLast() }
+        guard let first = lines.first else { return "" }
+        var out = requestLine(first) + "\n"
+        for line in lines.dropFirst() { out += headerLine(line) + "\n" }
+        return out
+    }
+
+    /// A request head built from a description, for `--offline` and failed attempts.
+    func request(_ description: RequestDescription, url: HTTPURL) -> String {
+        var out = requestLine("\(description.method.rawValue) \(url.target) HTTP/1.1") + "\n"
+        if !description.headers.contains(.host), !description.suppressedHeaders.contains(.host) {
+            let defaultPort = url.scheme == "https" ? 443 : 80
+            let host = url.host.contains(":") ? "[\(url.host)]" : url.host
+            out += headerLine("Host: " + (url.port.map { $0 == defaultPort ? host : "\(host):\($0)" } ?? host)) + "\n"
+        }
+        for header in description.headers {
+            out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
+        }
+        if !description.body.isEmpty, description.method != .head {
+            if description.options.chunked || (try? description.body.contentLength()) == nil {
+                out += headerLine("Transfer-Encoding: chunked") + "\n"
+            } else if let length = try? description.body.contentLength() {
+                out += headerLine("Content-Length: \(length)") + "\n"
+            }
+        } else if description.method == .post {
+            out += headerLine("Content-Length: 0") + "\n"
+        }
+        return out
+    }
+
+    /// A response head.
+    func response(_ head: ResponseHead) -> String {
+        var out = statusLine(head) + "\n"
+        for header in head.headers {
+            out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
+        }
+        return out
+    }
+
+    private func statusLine(_ head: ResponseHead) -> String {
+        let reason = head.reason.isEmpty ? head.displayReason : head.reason
+        let status = "\(head.status) \(clean(reason))".trimmingCharacters(in: " ")
+        guard let theme else { return "\(head.httpVersion) \(status)" }
+        let color = head.status >= 400 ? theme.statusError : (head.status >= 300 ? theme.statusRedirect : theme.statusSuccess)
+        return Theme.paint(head.httpVersion, theme.version) + " " + Theme.paint(status, color)
+    }
+
+    private func requestLine(_ line: String) -> String {
+        let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
+        guard let theme, parts.count == 3 else { return clean(line) }
+        return Theme.paint(clean(parts[0]), theme.method) + " " + Theme.paint(clean(parts[1]), theme.url) + " " + Theme.paint(parts[2], theme.version)
+    }
+
+    private func headerLine(_ line: String) -> String {
+        guard let colon = line.firstIndex(of: ":") else { return clean(line) }
+        let name = clean(String(line[..<colon]))
+        var value = String(line[line.index(after: colon)...])
+        if value.hasPrefix(" ") { value.removeFirst() }
+        let cleanValue = clean(value)
+        guard let theme else { return "\(name): \(cleanValue)" }
+        return Theme.paint(name, theme.headerName) + ": " + Theme.paint(cleanValue, theme.headerValue)
+    }
+
+    /// Escapes control characters on a terminal; leaves text alone otherwise.
+    private func clean(_ text: String) -> String {
+        terminal ? TerminalText.escaped(text, highlight: theme?.escape ?? "") : text
+    }
+}

@@ -1,0 +1,62 @@
+import AFEngine
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file descriptor that af writes to (standard output or error), safe to share between the
+/// transfer thread and the main thread.
+///
+/// Writes go straight to the descriptor; a reader that has gone away (`EPIPE`) is remembered
+/// so the run can end at once and quietly.
+final class OutputChannel: Sendable {
+    let fd: Int32
+    let isTerminal: Bool
+    private let state = Mutex(false)
+
+    init(fd: Int32, isTerminal: Bool) {
+        self.fd = fd
+        self.isTerminal = isTerminal
+    }
+
+    /// Whether the reader has gone away.
+    var isClosed: Bool { state.withLock { $0 } }
+
+    /// Writes all bytes; throws `.output` when the descriptor fails (a closed pipe included).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
+        guard !bytes.isEmpty else { return }
+        let failure: AFError? = state.withLock { closed in
+            if closed { return Self.closedError }
+            var offset = 0
+            while offset < bytes.count {
+                let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    if errno == EPIPE {
+                        closed = true
+                        return Self.closedError
+                    }
+                    return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXError.describe(errno))"))
+                }
+                offset += count
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    func write(_ bytes: [UInt8]) throws(AFError) {
+        try bytes.withBytes { buffer throws(AFError) in try write(buffer) }
+    }
+
+    func write(_ text: String) throws(AFError) {
+        try write(Array(text.utf8))
+    }
+
+    /// Writes, ignoring failures (for standard error messages).
+    func writeQuietly(_ text: String) {
+        try? write(text)
+    }
+
+    static let closedError = AFError.output(OutputFailure(kind: .writeFailed, message: "standard output was closed"))
+}

@@ -1,0 +1,63 @@
+import AFEngine
+
+/// What a run prints and how, decided once from the settings and the terminal.
+struct OutputPlan: Sendable {
+    /// Letters from `HBhbm`.
+    var sections: Set<Character>
+    /// Print every hop of a followed redirect chain.
+    var all: Bool
+    var head: HeadRenderer
+    var body: BodyStyle
+    /// Heads (and notes) go to standard error: downloads keep standard output clean.
+    var headsToStandardError: Bool
+    /// Hold output until the request ends, because a retry may discard an attempt.
+    var buffered: Bool
+
+    func shows(_ section: Character) -> Bool { sections.contains(section) }
+
+    static func make(settings: Settings, environment: Environment) -> OutputPlan {
+        let terminal = settings.download ? environment.stderrIsTerminal : environment.stdoutIsTerminal
+        var sections: Set<Character>
+        if let print = settings.print {
+            sections = Set(print)
+        } else if settings.verbose >= 2 {
+            sections = Set("HBhbm")
+        } else if settings.verbose == 1 {
+            sections = Set("HBhb")
+        } else if settings.headersOnly || settings.bodyOnly {
+            sections = Set((settings.headersOnly ? "h" : "") + (settings.bodyOnly ? "b" : ""))
+        } else if settings.offline {
+            sections = Set("HB")
+        } else if settings.download {
+            sections = Set("h")
+        } else {
+            sections = environment.stdoutIsTerminal ? Set("hb") : Set("b")
+        }
+        if settings.meta { sections.insert("m") }
+        if settings.quiet && !settings.download { sections = [] }
+        if settings.download {
+            sections.remove("b")
+            if settings.quiet { sections = [] }
+        }
+
+        let explicit = settings.pretty
+        let pretty = explicit ?? (terminal ? .all : .none)
+        var colors = pretty == .all || pretty == .colors
+        let noColor = environment.variables["NO_COLOR"].map { !$0.isEmpty } ?? false
+        if noColor, explicit != .all, explicit != .colors { colors = false }
+        let format = pretty == .all || pretty == .format
+        let theme = colors ? Theme.named(settings.style) : nil
+        let bodyStyle = BodyStyle(
+            format: format, theme: theme, indent: settings.indent, sortKeys: settings.sortKeys,
+            terminal: environment.stdoutIsTerminal, stream: settings.stream, responseCharset: settings.responseCharset
+        )
+        return OutputPlan(
+            sections: sections,
+            all: settings.all,
+            head: HeadRenderer(theme: theme, terminal: terminal),
+            body: bodyStyle,
+            headsToStandardError: settings.download,
+            buffered: (settings.retry > 0 || settings.authCmd != nil) && !settings.stream
+        )
+    }
+}

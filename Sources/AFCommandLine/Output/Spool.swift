@@ -1,0 +1,58 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A temporary file that holds a response body until the request ends, so that a retried
+/// attempt can be thrown away and memory stays flat. The file is unlinked at once; only the
+/// descriptor keeps it.
+final class Spool {
+    private let fd: Int32
+    private(set) var size = 0
+
+    init(directory: String) throws(AFError) {
+        var template = Array("\(directory)/af-spool-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory): \(POSIXError.describe(errno))"))
+        }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        self.fd = fd
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write to a temporary file: \(POSIXError.describe(errno))"))
+            }
+            offset += count
+        }
+        size += bytes.count
+    }
+
+    /// Forgets everything written.
+    func reset() {
+        _ = ftruncate(fd, 0)
+        _ = lseek(fd, 0, SEEK_SET)
+        size = 0
+    }
+
+    /// Reads the contents back in chunks.
+    func replay(_ body: (UnsafeRawBufferPointer) throws(AFError) -> Void) throws(AFError) {
+        _ = lseek(fd, 0, SEEK_SET)
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            try buffer.withBytes { raw throws(AFError) in try body(UnsafeRawBufferPointer(rebasing: raw[0..<count])) }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import AFEngine
+
+/// `af pin HOST[:PORT]` and `af pin --file CERT`: the certificate chain with the SHA-256
+/// fingerprint and `sha256//` public-key pin of each certificate.
+enum PinCommand {
+    static func run(positionals: [Positional], settings: Settings, environment: Environment, stdout: OutputChannel, stderr: OutputChannel) throws(CommandFailure) -> Int32 {
+        let theme = environment.stdoutIsTerminal && environment.variables["NO_COLOR"] == nil ? Theme.named(settings.style) : nil
+        if let file = settings.pinFile {
+            guard positionals.isEmpty else { throw .usage("af pin --file takes no host; got '\(positionals[0].text)'") }
+            let certificates: [[UInt8]]
+            do {
+                certificates = try Certificates.load(path: file)
+            } catch {
+                throw .unreadable("cannot read certificates from '\(file)': \(error.description)")
+            }
+            stdout.writeQuietly(render(certificates, theme: theme))
+            return ExitStatus.success
+        }
+        guard positionals.count == 1, let target = positionals.first?.text else {
+            throw .usage("usage: af pin HOST[:PORT] or af pin --file CERT.pem")
+        }
+        let url = try hostURL(target)
+        let trust = try TrustConfiguration.make(settings: settings, environment: environment)
+        if let warning = trust.warning { stderr.writeQuietly(warning) }
+        let session = Session(configuration: Session.Configuration(trustManager: trust.manager, defaultTrust: trust.defaultTrust))
+        let (chain, error) = session.fetchCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings))
+        if !chain.isEmpty { stdout.writeQuietly(render(chain.map(\.der), theme: theme)) }
+        if let error {
+            let status = ExitMapping.status(for: error, checkStatus: false)
+            let hint = chain.isEmpty ? "" : " (the chain above is what the server presented)"
+            stderr.writeQuietly("af: error: \(ExitMapping.message(for: error, retries: 0, attempts: 1))\(hint)\n")
+            return status
+        }
+        return ExitStatus.success
+    }
+
+    /// `https://HOST:PORT/` from `HOST`, `HOST:PORT` or a URL.
+    static func hostURL(_ target: String) throws(CommandFailure) -> String {
+        var text = target
+        if text.hasPrefix("https://") { text.removeFirst(8) } else if text.hasPrefix("http://") { text.removeFirst(7) }
+        if let slash = text.firstIndex(of: "/") { text = String(text[..<slash]) }
+        guard !text.isEmpty else { throw .usage("af pin needs a host, such as af pin example.org:443") }
+        do {
+            return try HTTPURL(parsing: "https://\(text)/").string
+        } catch {
+            throw .usage("'\(target)' is not a host name with an optional port: \(error.description)")
+        }
+    }
+
+    static func render(_ certificates: [[UInt8]], theme: Theme?) -> String {
+        var out = ""
+        for (index, der) in certificates.enumerated() {
+            guard let details = Certificates.details(der: der) else { continue }
+            let role = index == 0 ? " (leaf)" : (index == certificates.count - 1 && certificates.count > 1 ? " (last in chain)" : "")
+            out += Theme.paint("Certificate \(index + 1)\(role)", theme?.headerName ?? "") + "\n"
+            out += "  Subject:     \(details.subject)\n"
+            out += "  Issuer:      \(details.issuer)\n"
+            out += "  Not before:  \(details.notBefore)\n"
+            out += "  Not after:   \(details.notAfter)\n"
+            out += "  SHA-256:     \(details.sha256Fingerprint)\n"
+            out += "  Pin:         " + Theme.paint(details.publicKeyPin, theme?.string ?? "") + "\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,75 @@
+import AFEngine
+
+/// The entry point of the command line: parse, build, send, print, exit status.
+public enum AFCommand {
+    /// Runs af with `environment` and returns the exit status.
+    public static func run(_ environment: Environment) -> Int32 {
+        let stdout = OutputChannel(fd: environment.stdout, isTerminal: environment.stdoutIsTerminal)
+        let stderr = OutputChannel(fd: environment.stderr, isTerminal: environment.stderrIsTerminal)
+        do {
+            let (settings, positionals) = try parse(environment)
+            if settings.help {
+                try? stdout.write(HelpText.help(width: environment.terminalWidth))
+                return ExitStatus.success
+            }
+            if settings.version {
+                try? stdout.write(HelpText.version)
+                return ExitStatus.success
+            }
+            if positionals.first?.text == "pin" {
+                return try PinCommand.run(positionals: Array(positionals.dropFirst()), settings: settings, environment: environment, stdout: stdout, stderr: stderr)
+            }
+            try checkCombinations(settings)
+            let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment)
+            defer { for file in built.body.temporaryFiles { FileSystem.remove(file) } }
+            let execution = try Execution(settings: settings, built: built, environment: environment, stdout: stdout, stderr: stderr)
+            return execution.perform()
+        } catch {
+            stderr.writeQuietly("af: error: \(error.message)\n")
+            return error.exitCode
+        }
+    }
+
+    /// Config defaults, then the command line.
+    static func parse(_ environment: Environment) throws(CommandFailure) -> (Settings, [Positional]) {
+        var settings = Settings()
+        if let (defaults, path) = try ConfigFile.defaultOptions(environment: environment) {
+            let parsed = try ParsedArguments.parse(defaults, source: "the config file '\(path)'")
+            guard parsed.positionals.isEmpty else {
+                throw .usage("the config file '\(path)' may only hold options; remove '\(parsed.positionals[0].text)' from \"default_options\"")
+            }
+            for option in parsed.options { try settings.apply(option) }
+        }
+        var arguments = environment.arguments
+        settings.pinFile = try extractPinFile(&arguments)
+        let parsed = try ParsedArguments.parse(arguments)
+        for option in parsed.options { try settings.apply(option) }
+        return (settings, parsed.positionals)
+    }
+
+    /// Takes `--file CERT` out of `af pin --file CERT`, the one option only `pin` has.
+    static func extractPinFile(_ arguments: inout [String]) throws(CommandFailure) -> String? {
+        guard arguments.first(where: { !$0.hasPrefix("-") }) == "pin" else { return nil }
+        guard let index = arguments.firstIndex(where: { $0 == "--file" || $0.hasPrefix("--file=") }) else { return nil }
+        if arguments[index] == "--file" {
+            guard index + 1 < arguments.count else { throw .usage("af pin --file needs the path of a PEM or DER certificate") }
+            let path = arguments[index + 1]
+            arguments.removeSubrange(index...(index + 1))
+            return path
+        }
+        let path = String(arguments[index].dropFirst("--file=".count))
+        arguments.remove(at: index)
+        return path
+    }
+
+    /// Refuses options that contradict each other, before anything is read or sent.
+    static func checkCombinations(_ settings: Settings) throws(CommandFailure) {
+        if settings.offline && settings.curl { throw .usage("--offline and --curl both print instead of sending; pick one") }
+        if settings.report && settings.download { throw .usage("--report=json prints the body in the report; it cannot be combined with --download") }
+        if settings.resume && !settings.download && settings.output == nil {
+            throw .usage("--continue resumes a file; use it with --download or -o FILE")
+        }
+        if settings.form && settings.multipart { return }
+        if settings.raw != nil && settings.multipart { throw .usage("--raw gives the whole body; it cannot be combined with --multipart") }
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything a run reads from its surroundings, injected so tests can run af in-process.
+public struct Environment: Sendable {
+    /// The arguments after the program name.
+    public var arguments: [String]
+    public var variables: [String: String]
+    public var stdin: Int32
+    public var stdout: Int32
+    public var stderr: Int32
+    public var stdinIsTerminal: Bool
+    public var stdoutIsTerminal: Bool
+    public var stderrIsTerminal: Bool
+    /// Terminal width in columns, when stderr or stdout is a terminal.
+    public var terminalWidth: Int
+
+    public init(
+        arguments: [String],
+        variables: [String: String] = [:],
+        stdin: Int32 = 0,
+        stdout: Int32 = 1,
+        stderr: Int32 = 2,
+        stdinIsTerminal: Bool = false,
+        stdoutIsTerminal: Bool = false,
+        stderrIsTerminal: Bool = false,
+        terminalWidth: Int = 80
+    ) {
+        self.arguments = arguments
+        self.variables = variables
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdinIsTerminal = stdinIsTerminal
+        self.stdoutIsTerminal = stdoutIsTerminal
+        self.stderrIsTerminal = stderrIsTerminal
+        self.terminalWidth = terminalWidth
+    }
+
+    /// The real process environment.
+    public static func process(arguments: [String]) -> Environment {
+        var variables: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        var size = winsize()
+        let width = ioctl(2, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col)
+            : (ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80)
+        return Environment(
+            arguments: Array(arguments.dropFirst()),
+            variables: variables,
+            stdinIsTerminal: isatty(0) == 1,
+            stdoutIsTerminal: isatty(1) == 1,
+            stderrIsTerminal: isatty(2) == 1,
+            terminalWidth: width
+        )
+    }
+
+    /// The user's home directory.
+    public var homeDirectory: String {
+        if let home = variables["HOME"], !home.isEmpty { return home }
+        if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir { return String(cString: directory) }
+        return "/"
+    }
+
+    /// The directory holding `config.json` and `sessions/`.
+    public var configDirectory: String {
+        if let explicit = variables["AF_CONFIG_DIR"], !explicit.isEmpty { return explicit }
+        if let xdg = variables["XDG_CONFIG_HOME"], !xdg.isEmpty { return xdg + "/af" }
+        return homeDirectory + "/.config/af"
+    }
+
+    /// A directory for temporary files.
+    public var temporaryDirectory: String {
+        variables["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    }
+}

@@ -1,0 +1,173 @@
+import AFEngine
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sends a built request and turns the outcome into output and an exit status.
+final class Execution {
+    let settings: Settings
+    let built: BuiltRequest
+    let environment: Environment
+    let stdout: OutputChannel
+    let stderr: OutputChannel
+    let plan: OutputPlan
+
+    init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel) throws(CommandFailure) {
+        self.settings = settings
+        self.built = built
+        self.environment = environment
+        self.stdout = stdout
+        self.stderr = stderr
+        plan = OutputPlan.make(settings: settings, environment: environment)
+    }
+
+    func perform() -> Int32 {
+        if settings.curl {
+            stdout.writeQuietly(CurlCommand.render(built: built, settings: settings) + "\n")
+            return ExitStatus.success
+        }
+        let memory = settings.report ? MemorySink() : nil
+        let target: ExchangePrinter.BodyTarget
+        if let memory {
+            target = .forward(memory)
+        } else if settings.quiet {
+            target = .discard
+        } else {
+            target = .print
+        }
+        var effectivePlan = plan
+        if settings.report { effectivePlan.sections = [] }
+        let printer = ExchangePrinter(
+            plan: effectivePlan, built: built, stdout: stdout, stderr: stderr, target: target,
+            temporaryDirectory: environment.temporaryDirectory
+        )
+        if settings.offline {
+            do {
+                try printer.printOffline(built.description)
+            } catch {
+                return finishQuietlyIfClosed() ?? fail(error.description, ExitStatus.output)
+            }
+            return ExitStatus.success
+        }
+
+        let session = Session(configuration: sessionConfiguration(printer: printer))
+        let request = session.request(built.description, sink: printer, validation: validation)
+        let signals = SignalWatcher { reason in request.cancel(reason) }
+        request.resume()
+        let response = request.waitForCompletion()
+        signals.stop()
+        return conclude(response, printer: printer, memory: memory)
+    }
+
+    /// Statuses that end the request successfully. Retried statuses must fail validation so
+    /// the retry policy sees them; without --check-status they still exit 0 at the end.
+    var validation: StatusValidation? {
+        if settings.checkStatus {
+            return StatusValidation(acceptable: [200...299] + settings.acceptStatus)
+        }
+        guard settings.retry > 0 else { return nil }
+        let retried = settings.retryOn ?? RetryPolicy.defaultRetryableStatuses
+        var ranges: [ClosedRange<Int>] = []
+        var start: Int?
+        for status in 100...999 {
+            if retried.contains(status) {
+                if let low = start { ranges.append(low...(status - 1)) }
+                start = nil
+            } else if start == nil {
+                start = status
+            }
+        }
+        if let low = start { ranges.append(low...999) }
+        return StatusValidation(acceptable: ranges)
+    }
+
+    private func sessionConfiguration(printer: ExchangePrinter) -> Session.Configuration {
+        var monitors: [any EventMonitor] = [printer, RetryNotice(stderr: stderr, limit: settings.retry)]
+        if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
+        var adapters: [any RequestAdapter] = []
+        if settings.compress > 0 {
+            adapters.append(DeflateCompressor(always: settings.compress > 1, temporaryDirectory: environment.temporaryDirectory))
+        }
+        var retriers: [any RequestRetrier] = []
+        if settings.retry > 0 {
+            retriers.append(RetryPolicy(
+                retryLimit: settings.retry,
+                delayScale: settings.retryDelay,
+                backoffBase: settings.retryBackoff,
+                maxDelay: settings.retryMaxDelay,
+                jitter: settings.retryJitter,
+                maxTime: settings.retryMaxTime,
+                retryableStatuses: settings.retryOn ?? RetryPolicy.defaultRetryableStatuses,
+                retryableMethods: settings.retryAllMethods ? nil : HTTPMethod.idempotent
+            ))
+        }
+        let interceptor = adapters.isEmpty && retriers.isEmpty ? nil : Interceptor(adapters: adapters, retriers: retriers)
+        return Session.Configuration(
+            interceptor: interceptor,
+            redirectPolicy: RedirectPolicy(
+                follow: settings.follow,
+                maxRedirects: settings.maxRedirects,
+                trustedLocation: settings.locationTrusted,
+                secretHeaders: settings.secretHeaders.map { HTTPHeaders.Name($0) }
+            ),
+            eventMonitors: monitors
+        )
+    }
+
+    private func conclude(_ response: Response, printer: ExchangePrinter, memory: MemorySink?) -> Int32 {
+        if let quiet = finishQuietlyIfClosed() { return quiet }
+        let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus)
+        if let memory {
+            stdout.writeQuietly(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings))
+        } else if plan.shows("m") {
+            try? printer.printTrailer(MetadataRenderer(theme: plan.head.theme).render(response))
+        }
+        if let error = response.error, status != ExitStatus.success {
+            stderr.writeQuietly("af: error: \(ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count))\n")
+        }
+        return status
+    }
+
+    /// Exit 0 without a word when the reader of standard output went away.
+    private func finishQuietlyIfClosed() -> Int32? {
+        stdout.isClosed ? ExitStatus.success : nil
+    }
+
+    private func fail(_ message: String, _ status: Int32) -> Int32 {
+        stderr.writeQuietly("af: error: \(message)\n")
+        return status
+    }
+}
+
+/// Prints one line per scheduled retry: the attempt, the reason and the delay.
+struct RetryNotice: EventMonitor {
+    let stderr: OutputChannel
+    let limit: Int
+
+    func request(_ request: Request, didEmit event: RequestEvent) {
+        guard case .retryScheduled(let attempt, let reason, let delay) = event.kind else { return }
+        stderr.writeQuietly("af: retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(reason)\n")
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a cancellation of the running request.
+final class SignalWatcher {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ handler: @escaping @Sendable (AFError.Cancellation) -> Void) {
+        var sources: [any DispatchSourceSignal] = []
+        for (number, reason) in [(SIGINT, AFError.Cancellation.interrupted), (SIGTERM, .terminated)] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { handler(reason) }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    func stop() {
+        for source in sources { source.cancel() }
+    }
+}

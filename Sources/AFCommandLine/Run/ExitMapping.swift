@@ -1,0 +1,61 @@
+import AFEngine
+
+/// The one function from `AFError` to an exit status and an error line (SPEC §5).
+enum ExitMapping {
+    /// The exit status for the outcome of a request.
+    static func status(for error: AFError?, checkStatus: Bool) -> Int32 {
+        guard let error else { return ExitStatus.success }
+        switch error {
+        case .invalidRequest: return ExitStatus.usage
+        case .inputUnreadable: return ExitStatus.noInput
+        case .adaptationFailed: return ExitStatus.network
+        case .transport(let failure):
+            switch failure.kind {
+            case .connectTimeout, .timeout: return ExitStatus.timeout
+            case .tls: return ExitStatus.tls
+            case .pinning: return ExitStatus.pinning
+            default: return ExitStatus.network
+            }
+        case .responseValidationFailed(let status, _):
+            guard checkStatus else { return ExitStatus.success }
+            switch status {
+            case 300..<400: return ExitStatus.redirection
+            case 400..<500: return ExitStatus.clientError
+            default: return ExitStatus.serverError
+            }
+        case .tooManyRedirects: return ExitStatus.tooManyRedirects
+        case .redirectFailed: return ExitStatus.network
+        case .output: return ExitStatus.output
+        case .cancelled(.interrupted): return ExitStatus.interrupted
+        case .cancelled(.terminated): return ExitStatus.terminated
+        case .cancelled(.explicitly): return ExitStatus.network
+        }
+    }
+
+    /// The text after `af: error: `, with what to do where there is something to do.
+    static func message(for error: AFError, retries: Int, attempts: Int) -> String {
+        let after = attempts > 1 ? " (after \(attempts) attempts)" : ""
+        switch error {
+        case .responseValidationFailed(let status, let reason):
+            let hint = (300..<400).contains(status) ? "; add --follow to follow redirects" : ""
+            return "server answered \(status) \(reason)\(after)\(hint)".replacingAll("  ", with: " ")
+        case .tooManyRedirects(let limit):
+            return "more than \(limit) redirects; raise --max-redirects or check for a redirect loop"
+        case .transport(let failure):
+            switch failure.kind {
+            case .tls where failure.message.contains("not trusted"):
+                return failure.message + after + "; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate"
+            case .tls:
+                return failure.message + after
+            case .pinning:
+                return failure.message + "; check the pin with 'af pin HOST'"
+            default:
+                return failure.message + after
+            }
+        case .cancelled(.interrupted): return "interrupted"
+        case .cancelled(.terminated): return "terminated"
+        default:
+            return error.description + after
+        }
+    }
+}

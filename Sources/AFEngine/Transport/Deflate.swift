@@ -1,0 +1,85 @@
+internal import CZlib
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// zlib-format deflate for request bodies, in memory or streamed to a temporary file.
+enum Deflate {
+    /// Compresses a body. Small in-memory bodies stay in memory; anything else is streamed
+    /// through zlib into a temporary file in `directory`, so memory stays flat.
+    static func compress(_ body: RequestBody, temporaryDirectory directory: String) throws(AFError) -> (body: RequestBody, size: Int64, temporaryFile: String?) {
+        var stream = z_stream()
+        guard deflateInit_(&stream, Z_DEFAULT_COMPRESSION, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw .adaptationFailed(reason: "zlib could not start compressing")
+        }
+        defer { deflateEnd(&stream) }
+        if case .bytes(let bytes) = body, bytes.count <= 8 << 20 {
+            var output: [UInt8] = []
+            var input = bytes
+            try input.withMutableBytes { raw throws(AFError) in
+                try run(&stream, input: raw, finish: true) { output.append(contentsOf: $0) }
+            }
+            return (.bytes(output), Int64(output.count), nil)
+        }
+        var template = Array("\(directory)/af-deflate-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw .adaptationFailed(reason: "cannot create a temporary file in \(directory) to compress the body: \(POSIXError.describe(errno))")
+        }
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        defer { close(fd) }
+        var size: Int64 = 0
+        func save(_ chunk: UnsafeRawBufferPointer) throws(AFError) {
+            var offset = 0
+            while offset < chunk.count {
+                let written = write(fd, chunk.baseAddress! + offset, chunk.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw .adaptationFailed(reason: "cannot write the compressed body to \(path): \(POSIXError.describe(errno))")
+                }
+                offset += written
+            }
+            size += Int64(chunk.count)
+        }
+        do throws(AFError) {
+            let reader = try BodyReader(body: body)
+            var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+            while true {
+                let count = try buffer.withMutableBytes { raw throws(AFError) in try reader.read(into: raw) }
+                try buffer.withMutableBytes { raw throws(AFError) in
+                    try run(&stream, input: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]), finish: count == 0, output: save)
+                }
+                if count == 0 { break }
+            }
+        } catch {
+            unlink(path)
+            throw error
+        }
+        return (.file(path: path), size, path)
+    }
+
+    private static func run(
+        _ stream: inout z_stream,
+        input: UnsafeMutableRawBufferPointer,
+        finish: Bool,
+        output: (UnsafeRawBufferPointer) throws(AFError) -> Void
+    ) throws(AFError) {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        stream.next_in = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        stream.avail_in = UInt32(input.count)
+        while true {
+            let (status, produced) = chunk.withUnsafeMutableBufferPointer { buffer -> (Int32, Int) in
+                stream.next_out = buffer.baseAddress
+                stream.avail_out = UInt32(buffer.count)
+                let status = deflate(&stream, finish ? Z_FINISH : Z_NO_FLUSH)
+                return (status, buffer.count - Int(stream.avail_out))
+            }
+            if produced > 0 {
+                try Array(chunk[0..<produced]).withBytes { raw throws(AFError) in try output(raw) }
+            }
+            if status == Z_STREAM_END { return }
+            guard status == Z_OK || status == Z_BUF_ERROR else { throw .adaptationFailed(reason: "zlib failed to compress the body (\(status))") }
+            if !finish && stream.avail_in == 0 { return }
+        }
+    }
+}

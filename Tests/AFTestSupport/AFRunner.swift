@@ -1,0 +1,217 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a run of the real `af` binary produced.
+public struct AFResult: Sendable {
+    public var stdout: [UInt8]
+    public var stderr: [UInt8]
+    public var status: Int32
+    public var timedOut: Bool
+
+    public var out: String { String(decoding: stdout, as: UTF8.self) }
+    public var err: String { String(decoding: stderr, as: UTF8.self) }
+}
+
+/// Where a run's standard input comes from.
+public enum StandardInput: Sendable {
+    /// `/dev/null`.
+    case null
+    /// A pipe carrying these bytes, then closed.
+    case bytes([UInt8])
+    /// A regular file.
+    case file(String)
+    /// A pipe that stays open and empty for the whole run.
+    case openPipe
+}
+
+/// Runs the built `af` binary as a user would, in a clean environment.
+public enum AF {
+    /// The binary: `$AF_BINARY`, or `af` next to the test bundle in `.build`.
+    public static let binary: String = {
+        if let explicit = ProcessInfo.processInfo.environment["AF_BINARY"] { return explicit }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("af").path
+            if FileManager.default.isExecutableFile(atPath: candidate), !FileManager.default.fileExists(atPath: candidate + "/") { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return ".build/debug/af"
+    }()
+
+    /// A scratch home and config directory per process, so no user file leaks in.
+    public static let home: String = {
+        (try? TemporaryDirectory.make(prefix: "af-home")) ?? "/tmp"
+    }()
+
+    /// The environment af runs in: no proxies, no colour preferences, a private HOME.
+    public static func environment(_ extra: [String: String] = [:]) -> [String: String] {
+        var environment = [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "HOME": home,
+            "AF_CONFIG_DIR": home + "/config",
+            "TMPDIR": ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp",
+            "LANG": "C.UTF-8",
+        ]
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    /// Runs af to completion (or `timeout` seconds, then kills it).
+    @discardableResult
+    public static func run(
+        _ arguments: [String],
+        stdin: StandardInput = .null,
+        environment extra: [String: String] = [:],
+        directory: String? = nil,
+        timeout: Double = 30
+    ) -> AFResult {
+        let handle = start(arguments, stdin: stdin, environment: extra, directory: directory)
+        return handle.wait(timeout: timeout)
+    }
+
+    /// Starts af and returns a handle to signal and wait for it.
+    public static func start(
+        _ arguments: [String],
+        stdin: StandardInput = .null,
+        environment extra: [String: String] = [:],
+        directory: String? = nil
+    ) -> RunningAF {
+        let scratch = (try? TemporaryDirectory.make(prefix: "af-run")) ?? "/tmp"
+        let outPath = scratch + "/stdout"
+        let errPath = scratch + "/stderr"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.environment = environment(extra)
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        var keepOpen: Pipe?
+        switch stdin {
+        case .null:
+            process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        case .bytes(let bytes):
+            let pipe = Pipe()
+            process.standardInput = pipe
+            let writer = pipe.fileHandleForWriting
+            Thread.detachNewThread {
+                writer.write(Data(bytes))
+                try? writer.close()
+            }
+        case .file(let path):
+            process.standardInput = FileHandle(forReadingAtPath: path)
+        case .openPipe:
+            let pipe = Pipe()
+            process.standardInput = pipe
+            keepOpen = pipe
+        }
+        do {
+            try process.run()
+        } catch {
+            fatalError("cannot run \(binary): \(error)")
+        }
+        return RunningAF(process: process, outPath: outPath, errPath: errPath, keepOpen: keepOpen)
+    }
+}
+
+/// A running af process.
+public final class RunningAF: @unchecked Sendable {
+    let process: Process
+    let outPath: String
+    let errPath: String
+    let keepOpen: Pipe?
+
+    init(process: Process, outPath: String, errPath: String, keepOpen: Pipe?) {
+        self.process = process
+        self.outPath = outPath
+        self.errPath = errPath
+        self.keepOpen = keepOpen
+    }
+
+    /// Sends a signal.
+    public func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Standard output so far.
+    public var outputSoFar: String {
+        String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)
+    }
+
+    /// Waits for the process; kills it after `timeout` seconds.
+    public func wait(timeout: Double = 30) -> AFResult {
+        let deadline = Date().addingTimeInterval(timeout)
+        var timedOut = false
+        while process.isRunning {
+            if Date() > deadline {
+                timedOut = true
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            usleep(2000)
+        }
+        process.waitUntilExit()
+        _ = keepOpen
+        let out = FileManager.default.contents(atPath: outPath) ?? Data()
+        let err = FileManager.default.contents(atPath: errPath) ?? Data()
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: outPath).deletingLastPathComponent().path)
+        return AFResult(stdout: [UInt8](out), stderr: [UInt8](err), status: process.terminationStatus, timedOut: timedOut)
+    }
+}
+
+/// Runs af on a pseudo-terminal (for terminal output and prompts).
+public enum PTYRunner {
+    /// Runs af with standard input, output and error on a new pseudo-terminal; `input` is
+    /// typed once the first `waitFor` text appears (or at once). Returns everything the
+    /// terminal showed and the exit status.
+    public static func run(_ arguments: [String], input: String? = nil, waitFor: String? = nil, environment extra: [String: String] = [:], timeout: Double = 20) -> (output: String, status: Int32) {
+        // /dev/ptmx, unlocked and numbered with ioctls (what posix_openpt, unlockpt and
+        // ptsname do, without needing _XOPEN_SOURCE).
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard master >= 0, ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0, ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0 else {
+            fatalError("cannot open a pseudo-terminal")
+        }
+        var size = winsize(ws_row: 40, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+        let slavePath = "/dev/pts/\(number)"
+        let slave = open(slavePath, O_RDWR | O_NOCTTY)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: AF.binary)
+        process.arguments = arguments
+        process.environment = AF.environment(extra.merging(["TERM": "xterm-256color"]) { $1 })
+        let slaveHandle = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+        process.standardInput = slaveHandle
+        process.standardOutput = slaveHandle
+        process.standardError = slaveHandle
+        try? process.run()
+        close(slave)
+        var output: [UInt8] = []
+        var typed = input == nil
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date() < deadline {
+            var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 50) == 1 {
+                let count = read(master, &buffer, buffer.count)
+                if count > 0 { output += buffer[0..<count] } else if !process.isRunning { break }
+            } else if !process.isRunning {
+                break
+            }
+            if !typed, let input, waitFor.map({ String(decoding: output, as: UTF8.self).contains($0) }) ?? true {
+                typed = true
+                _ = input.withCString { write(master, $0, strlen($0)) }
+            }
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        close(master)
+        return (String(decoding: output, as: UTF8.self), process.terminationStatus)
+    }
+}
