@@ -33,6 +33,8 @@ public enum BuiltinRoutes {
             return .response(status: Int(request.queryValue("status") ?? "302") ?? 302, headers: [("Location", request.queryValue("url") ?? "/get")])
         case "headers": return manyHeaders(Int(request.queryValue("count") ?? "10") ?? 10)
         case "json": return .json(sampleJSON)
+        case "discard": return .json("{\"received\": \(request.discardedBytes + request.body.count)}")
+        case "large-json": return largeJSON(megabytes: Int(request.queryValue("mb") ?? "25") ?? 25)
         case "gzip": return compressed(Array(sampleJSON.utf8), gzip: true)
         case "deflate": return compressed(Array(sampleJSON.utf8), gzip: false)
         case "bomb": return compressed([UInt8](repeating: 0, count: (Int(request.queryValue("mb") ?? "64") ?? 64) << 20), gzip: true)
@@ -73,6 +75,35 @@ public enum BuiltinRoutes {
     public static let sampleJSON = """
     {"name":"af","version":1.10,"big":123456789012345678901234567890,"tiny":1e-7,"list":[1,2,{"nested":true}],"escaped":"\\u00e9\\n","empty":{},"none":null}
     """
+
+    /// A minified JSON array of about `megabytes` MB: objects with big and decimal numbers,
+    /// escapes and nesting, the same every time.
+    public static func largeJSONBody(megabytes: Int) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        var index = 0
+        let target = megabytes * 1_000_000
+        while out.count < target {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            let record = "{\"id\":\(index),\"big\":\(index)123456789012345678901,\"ratio\":0.\(index % 997)0,\"name\":\"item \\u00e9 \(index)\\n\",\"tags\":[\"a\",\"b\",{\"deep\":[true,false,null]}],\"ok\":true}"
+            out.append(contentsOf: record.utf8)
+            index += 1
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    nonisolated(unsafe) private static var largeJSONCache: [Int: [UInt8]] = [:]
+    private static let largeJSONLock = NSLock()
+
+    static func largeJSON(megabytes: Int) -> Reply {
+        let body = largeJSONLock.withLock { () -> [UInt8] in
+            if let cached = largeJSONCache[megabytes] { return cached }
+            let made = largeJSONBody(megabytes: megabytes)
+            largeJSONCache[megabytes] = made
+            return made
+        }
+        return .response(status: 200, headers: [("Content-Type", "application/json")], body: body)
+    }
 
     static func status(_ code: Int, _ request: ServerRequest) -> Reply {
         var headers: [(String, String)] = [("Content-Type", "application/json")]

@@ -16,6 +16,8 @@ public struct ServerRequest: Sendable {
     public var rawHead: String
     /// Which connection it came on (1-based, in accept order).
     public var connection: Int
+    /// Body bytes read and dropped without keeping them (`/discard`).
+    public var discardedBytes = 0
 
     /// The path of the target, without the query.
     public var path: String {

@@ -292,6 +292,20 @@ final class RequestReader {
         return bytes
     }
 
+    /// Reads and drops `count` bytes (bodies sent to `/discard`, which may be huge).
+    private func discard(_ count: Int) -> Bool {
+        var remaining = count
+        let buffered = min(buffer.count, remaining)
+        buffer.removeFirst(buffered)
+        remaining -= buffered
+        while remaining > 0 {
+            let got = scratch.withUnsafeMutableBytes { channel.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<min($0.count, remaining)])) }
+            guard got > 0 else { return false }
+            remaining -= got
+        }
+        return true
+    }
+
     private func line() -> String? {
         while true {
             if let index = buffer.firstIndex(of: 10) {
@@ -346,8 +360,13 @@ final class RequestReader {
             }
             request.body = body
         } else if let length = request.header("Content-Length").flatMap({ Int($0) }), length > 0 {
-            guard let body = take(length) else { return nil }
-            request.body = body
+            if request.path == "/discard" {
+                guard discard(length) else { return nil }
+                request.discardedBytes = length
+            } else {
+                guard let body = take(length) else { return nil }
+                request.body = body
+            }
         }
         return request
     }

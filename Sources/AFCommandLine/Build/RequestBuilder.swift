@@ -13,15 +13,28 @@ enum RequestBuilder {
     static let userAgent = "af/\(AFVersion.current)"
 
     /// Splits positionals into METHOD, URL and items: the first positional is a method when
-    /// another follows and it is made of letters only.
+    /// another follows and it is made of letters only — unless that next one is plainly a
+    /// data, query or file item (`af localhost a=1` means the URL `localhost`).
     static func split(_ positionals: [Positional]) throws(CommandFailure) -> (method: String?, url: String, items: [String]) {
         guard let first = positionals.first else {
             throw .usage("no URL given; usage: af [OPTIONS] [METHOD] URL [REQUEST_ITEM ...] (see 'af --help')")
         }
-        if positionals.count >= 2, !first.text.isEmpty, first.text.allSatisfy({ $0.isASCII && $0.isLetter }) {
+        if positionals.count >= 2, !first.text.isEmpty, first.text.allSatisfy({ $0.isASCII && $0.isLetter }),
+           !isBodyOrQueryItem(positionals[1].text)
+        {
             return (first.text.uppercased(), positionals[1].text, positionals.dropFirst(2).map(\.text))
         }
         return (nil, first.text, positionals.dropFirst().map(\.text))
+    }
+
+    /// Whether an argument parses as an item other than a header (headers look like
+    /// `host:port`, so they cannot tell a URL from an item).
+    static func isBodyOrQueryItem(_ argument: String) -> Bool {
+        guard !argument.contains("://"), !argument.hasPrefix(":"), let item = try? RequestItemParser.parse(argument).item else { return false }
+        switch item {
+        case .header, .unsetHeader, .emptyHeader, .headerFromFile: return false
+        default: return true
+        }
     }
 
     static func build(positionals: [Positional], settings: Settings, environment: Environment) throws(CommandFailure) -> BuiltRequest {

@@ -1,5 +1,4 @@
 import AFEngine
-import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,11 +51,11 @@ final class Execution {
         }
 
         let session = Session(configuration: sessionConfiguration(printer: printer))
-        let request = session.request(built.description, sink: printer, validation: validation)
-        let signals = SignalWatcher { reason in request.cancel(reason) }
-        request.resume()
-        let response = request.waitForCompletion()
-        signals.stop()
+        var description = built.description
+        description.options.recordsSentHead = plan.shows("H") || settings.trace != nil
+        let request = session.request(description, sink: printer, validation: validation)
+        SignalWatcher.install(on: session) { reason in request.cancel(reason) }
+        let response = request.run()
         return conclude(response, printer: printer, memory: memory)
     }
 
@@ -152,22 +151,34 @@ struct RetryNotice: EventMonitor {
 }
 
 /// Turns SIGINT and SIGTERM into a cancellation of the running request.
-final class SignalWatcher {
-    private let sources: [any DispatchSourceSignal]
+///
+/// The signal handler only writes the signal number to a pipe (the one thing a handler may
+/// safely do); the session's transfer thread watches the pipe and cancels the request there.
+enum SignalWatcher {
+    /// The write end of the pipe, read by the C signal handler.
+    nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
-    init(_ handler: @escaping @Sendable (AFError.Cancellation) -> Void) {
-        var sources: [any DispatchSourceSignal] = []
-        for (number, reason) in [(SIGINT, AFError.Cancellation.interrupted), (SIGTERM, .terminated)] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { handler(reason) }
-            source.resume()
-            sources.append(source)
+    static func install(on session: Session, _ cancel: @escaping @Sendable (AFError.Cancellation) -> Void) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return }
+        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
+        writeEnd = ends[1]
+        let readEnd = ends[0]
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { number in
+            var byte = UInt8(truncatingIfNeeded: number)
+            _ = write(SignalWatcher.writeEnd, &byte, 1)
         }
-        self.sources = sources
-    }
-
-    func stop() {
-        for source in sources { source.cancel() }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        sigaction(SIGINT, &action, nil)
+        sigaction(SIGTERM, &action, nil)
+        session.watch(fileDescriptor: readEnd) {
+            var byte: UInt8 = 0
+            while read(readEnd, &byte, 1) == 1 {
+                cancel(Int32(byte) == SIGTERM ? .terminated : .interrupted)
+            }
+        }
     }
 }

@@ -1,5 +1,3 @@
-import Dispatch
-
 extension Session {
     /// Connects to an https URL, completes the TLS handshake and returns the certificate
     /// chain as the server sent it, with the error, if any (the chain is returned even when
@@ -21,7 +19,7 @@ extension Session {
 
 /// Waits for a connect-only transfer and keeps what it saw.
 private final class ChainProbe: TransferDelegate {
-    private let semaphore = DispatchSemaphore(value: 0)
+    private let latch = Latch()
     private let outcome = Protected<TransferOutcome?>(nil)
 
     func transfer(_ transfer: Transfer, emit event: RequestEvent.Kind) {}
@@ -30,11 +28,11 @@ private final class ChainProbe: TransferDelegate {
 
     func transfer(_ transfer: Transfer, didFinish outcome: TransferOutcome) {
         self.outcome.write { $0 = outcome }
-        semaphore.signal()
+        latch.open()
     }
 
     func wait() -> ([ServerCertificate], AFError?) {
-        semaphore.wait()
+        latch.wait()
         let result = outcome.value
         return (result?.serverChain ?? [], result?.error)
     }

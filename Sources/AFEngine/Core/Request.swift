@@ -1,5 +1,3 @@
-import Dispatch
-
 /// One logical request and its whole life: every attempt, redirect and retry.
 ///
 /// States: `initialized → resumed ⇄ suspended → cancelled | finished`; `cancelled` and
@@ -48,7 +46,7 @@ public final class Request: Sendable, TransferDelegate {
     public let originalDescription: RequestDescription
     let sink: any ResponseBodySink
     let validation: StatusValidation?
-    private let createdAt = ContinuousClock.now
+    private let createdAt = Monotonic.now()
     private let mutable: Protected<MutableState>
 
     init(id: Int, description: RequestDescription, session: Session, sink: any ResponseBodySink, validation: StatusValidation?) {
@@ -77,8 +75,7 @@ public final class Request: Sendable, TransferDelegate {
 
     /// Seconds since the request was created, on a monotonic clock.
     public var elapsed: Double {
-        let duration = ContinuousClock.now - createdAt
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        Monotonic.now() - createdAt
     }
 
     /// Calls `handler` once with the outcome (at once if the request already ended).
@@ -91,19 +88,26 @@ public final class Request: Sendable, TransferDelegate {
         if let done { handler(done) }
     }
 
-    /// Blocks the calling thread until the request ends and returns the outcome.
-    public func waitForCompletion() -> Response {
-        let semaphore = DispatchSemaphore(value: 0)
-        onCompletion { _ in semaphore.signal() }
-        semaphore.wait()
-        return mutable.read { $0.response }!
+    /// Starts the request and drives it on the calling thread until it ends: no extra
+    /// thread, for callers that would block anyway. Must not be called on the session's
+    /// transfer thread or from a completion handler.
+    public func run() -> Response {
+        let driven = session.driver.drive(start: { resume() }, until: { mutable.read { $0.response != nil } })
+        return driven ? (response ?? waitForCompletion()) : waitForCompletion()
     }
 
-    /// Waits for the outcome without blocking a thread.
-    public func completion() async -> Response {
-        await withCheckedContinuation { continuation in
-            onCompletion { continuation.resume(returning: $0) }
+    /// Blocks the calling thread until the request ends and returns the outcome. Must not be
+    /// called on the session's transfer thread.
+    public func waitForCompletion() -> Response {
+        let latch = Latch()
+        let result = Protected<Response?>(nil)
+        onCompletion { response in
+            result.write { $0 = response }
+            latch.open()
         }
+        latch.wait()
+        guard let response = result.value else { preconditionFailure("a completed request has a response") }
+        return response
     }
 
     // MARK: State transitions
@@ -128,7 +132,7 @@ public final class Request: Sendable, TransferDelegate {
         case .none: return self
         case .start:
             emit(.resumed)
-            session.queue.async { self.startAttempt() }
+            session.async { self.startAttempt() }
         case .unpause(let transfer):
             emit(.resumed)
             session.driver.submit(.unpause(transfer))
@@ -166,7 +170,7 @@ public final class Request: Sendable, TransferDelegate {
         if let transfer {
             session.driver.submit(.cancel(transfer, reason))
         } else {
-            session.queue.async { self.complete(error: .cancelled(reason)) }
+            session.async { self.complete(error: .cancelled(reason)) }
         }
         return self
     }
@@ -189,7 +193,7 @@ public final class Request: Sendable, TransferDelegate {
         let adapt: (RequestDescription, Request, @escaping @Sendable (Result<RequestDescription, AFError>) -> Void) -> Void =
             session.configuration.interceptor.map { interceptor in interceptor.adapt } ?? { description, _, done in done(.success(description)) }
         adapt(description, self) { result in
-            self.session.queue.async {
+            self.session.async {
                 switch result {
                 case .success(let adapted): self.launch(adapted, attempt: number, hop: hop)
                 case .failure(let error): self.attemptFailedEarly(description, attempt: number, hop: hop, error: error)
@@ -238,7 +242,7 @@ public final class Request: Sendable, TransferDelegate {
     }
 
     func transfer(_ transfer: Transfer, didFinish outcome: TransferOutcome) {
-        session.queue.async { self.handle(outcome, of: transfer) }
+        session.async { self.handle(outcome, of: transfer) }
     }
 
     private func handle(_ outcome: TransferOutcome, of transfer: Transfer) {
@@ -292,7 +296,7 @@ public final class Request: Sendable, TransferDelegate {
     private func decide(after error: AFError) {
         guard let interceptor = session.configuration.interceptor else { return complete(error: error) }
         interceptor.retry(self, dueTo: error) { result in
-            self.session.queue.async { self.apply(result, for: error) }
+            self.session.async { self.apply(result, for: error) }
         }
     }
 
@@ -309,7 +313,7 @@ public final class Request: Sendable, TransferDelegate {
             guard let (generation, next) = scheduled else { return }
             sink.rollback()
             emit(.retryScheduled(attempt: next, reason: error.description, delay: delay))
-            session.queue.asyncAfter(deadline: .now() + delay) {
+            session.asyncAfter(delay) {
                 guard self.mutable.read({ $0.generation == generation }) else { return }
                 self.startAttempt()
             }

@@ -106,6 +106,10 @@ public struct TransferOptions: Sendable {
     public var tls = TLSOptions()
     /// Keep cookies set by the server for the rest of the run.
     public var cookies = true
+    /// Record the request head exactly as libcurl writes it (`Attempt.sentHead`, the
+    /// `requestSent` event). It costs libcurl's verbose mode, so callers that never show
+    /// the head can turn it off.
+    public var recordsSentHead = true
 
     public init() {}
 }

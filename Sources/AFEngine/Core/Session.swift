@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Shared configuration and machinery for the requests it makes: the interceptor, trust
 /// evaluation, redirect policy, event monitors, and the thread that runs transfers.
 public final class Session: Sendable {
@@ -30,7 +28,6 @@ public final class Session: Sendable {
 
     public let configuration: Configuration
     let driver = TransferDriver()
-    let queue = DispatchQueue(label: "af.session")
     let monitor: CompositeEventMonitor
     private let counter = Protected(0)
 
@@ -63,6 +60,22 @@ public final class Session: Sendable {
             return evaluator
         }
         return configuration.defaultTrust
+    }
+
+    /// Runs `work` on the session's transfer thread, where request logic runs.
+    func async(_ work: @escaping @Sendable () -> Void) {
+        driver.submit(.perform(work))
+    }
+
+    /// Runs `work` on the transfer thread after `delay` seconds.
+    func asyncAfter(_ delay: Double, _ work: @escaping @Sendable () -> Void) {
+        driver.submit(.schedule(delay: delay, work))
+    }
+
+    /// Calls `handler` on the transfer thread whenever `fileDescriptor` is readable; for a
+    /// signal self-pipe, so a run needs no thread of its own to notice Ctrl-C.
+    public func watch(fileDescriptor: Int32, handler: @escaping @Sendable () -> Void) {
+        driver.submit(.watch(fd: fileDescriptor, handler: handler))
     }
 
     /// Runs `body` on the transfer thread with libcurl's share handle.

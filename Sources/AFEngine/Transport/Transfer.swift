@@ -72,8 +72,7 @@ final class Transfer: @unchecked Sendable {
     var lastProgress: Double = -1
     var cancellation: AFError.Cancellation?
     private var finished = false
-    private let clock = ContinuousClock()
-    private let startedAt: ContinuousClock.Instant
+    private let startedAt = Monotonic.now()
 
     init(
         description: RequestDescription,
@@ -103,15 +102,11 @@ final class Transfer: @unchecked Sendable {
             reader = try BodyReader(body: description.body)
             uploadSize = description.options.chunked ? nil : try description.body.contentLength()
         }
-        startedAt = clock.now
         try configure()
     }
 
     /// Seconds since this transfer was created.
-    var elapsed: Double {
-        let duration = clock.now - startedAt
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
+    var elapsed: Double { Monotonic.now() - startedAt }
 
     private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
@@ -277,9 +272,11 @@ final class Transfer: @unchecked Sendable {
         try easy.set(CURLOPT_NOPROGRESS, false)
         try easy.set(CURLOPT_XFERINFODATA, pointer: context)
         try check(afcurl_easy_setopt_xferinfo_cb(easy.raw, TransferCallbacks.progress))
-        try easy.set(CURLOPT_VERBOSE, true)
-        try easy.set(CURLOPT_DEBUGDATA, pointer: context)
-        try check(afcurl_easy_setopt_debug_cb(easy.raw, TransferCallbacks.debug))
+        if description.options.recordsSentHead {
+            try easy.set(CURLOPT_VERBOSE, true)
+            try easy.set(CURLOPT_DEBUGDATA, pointer: context)
+            try check(afcurl_easy_setopt_debug_cb(easy.raw, TransferCallbacks.debug))
+        }
         try easy.set(CURLOPT_PREREQDATA, pointer: context)
         try check(afcurl_easy_setopt_prereq_cb(easy.raw, TransferCallbacks.prerequest))
         try easy.set(CURLOPT_OPENSOCKETDATA, pointer: context)

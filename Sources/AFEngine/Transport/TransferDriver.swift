@@ -3,12 +3,14 @@ internal import CCurl
 import Glibc
 #endif
 
-/// Runs every transfer of a session on one thread, with libcurl's multi interface.
+/// Runs every transfer of a session — and the request logic around them — on one thread,
+/// with libcurl's multi interface.
 ///
 /// Other threads never touch libcurl handles: they queue commands and wake the driver's
 /// `curl_multi_poll` with `curl_multi_wakeup`, the one multi call that is thread-safe.
-/// Cookies, the DNS cache and TLS sessions are shared between transfers through a share
-/// handle that only this thread uses.
+/// The same thread runs queued closures, timers (retry delays) and handlers for watched
+/// file descriptors (a signal self-pipe), so a run needs no other thread. Cookies and the
+/// DNS cache are shared between transfers through a share handle only this thread uses.
 final class TransferDriver: Sendable {
     enum Command: Sendable {
         case add(Transfer)
@@ -17,6 +19,12 @@ final class TransferDriver: Sendable {
         case unpause(Transfer)
         /// Runs a closure on the driver thread with the share handle (cookie import/export).
         case withShare(@Sendable (UnsafeMutableRawPointer) -> Void)
+        /// Runs a closure on the driver thread.
+        case perform(@Sendable () -> Void)
+        /// Runs a closure on the driver thread once `delay` seconds have passed.
+        case schedule(delay: Double, @Sendable () -> Void)
+        /// Calls `handler` on the driver thread whenever `fd` is readable.
+        case watch(fd: Int32, handler: @Sendable () -> Void)
     }
 
     private struct Handles: @unchecked Sendable {
@@ -27,10 +35,21 @@ final class TransferDriver: Sendable {
     private struct State: Sendable {
         var commands: [Command] = []
         var threadStarted = false
+        var thread: pthread_t?
+    }
+
+    /// What only the driving thread touches.
+    private final class Loop: @unchecked Sendable {
+        var active: [UnsafeMutableRawPointer: Transfer] = [:]
+        var timers: [(deadline: Double, work: @Sendable () -> Void)] = []
+        var watched: [(fd: Int32, handler: @Sendable () -> Void)] = []
     }
 
     private let handles: Handles
     private let state = Protected(State())
+    /// Touched only by the thread driving the loop (the driver thread, or a caller of
+    /// `drive(start:until:)`), one at a time.
+    private let loop = Loop()
 
     init() {
         CurlRuntime.ensureInitialized()
@@ -54,12 +73,19 @@ final class TransferDriver: Sendable {
         curl_multi_wakeup(handles.multi)
     }
 
+    /// Whether the caller is the driver thread.
+    var isCurrentThread: Bool {
+        guard let thread = state.read({ $0.thread }) else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
     private func startThread() {
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
             let driver = Unmanaged<TransferDriver>.fromOpaque(argument).takeRetainedValue()
+            driver.state.write { $0.thread = pthread_self() }
             driver.run()
             return nil
         }, context)
@@ -68,53 +94,118 @@ final class TransferDriver: Sendable {
     }
 
     private func run() {
+        while true { iterate(until: { false }) }
+    }
+
+    /// Drives the loop on the calling thread until `done()` — no thread of its own, for a
+    /// caller that would only block waiting anyway (the command line). Falls back to
+    /// `false` when the driver thread is already running; the caller must then wait.
+    func drive(start: () -> Void, until done: () -> Bool) -> Bool {
+        let pumping = state.write { state -> Bool in
+            guard !state.threadStarted else { return false }
+            state.threadStarted = true
+            state.thread = pthread_self()
+            return true
+        }
+        start()
+        guard pumping else { return false }
+        while !done() { iterate(until: done) }
+        let leftover = state.write { state -> Bool in
+            state.threadStarted = false
+            state.thread = nil
+            return !state.commands.isEmpty
+        }
+        if leftover || !loop.active.isEmpty || !loop.timers.isEmpty {
+            let start = state.write { state -> Bool in
+                if state.threadStarted { return false }
+                state.threadStarted = true
+                return true
+            }
+            if start { startThread() }
+        }
+        return true
+    }
+
+    /// One turn: queued commands, due timers, socket work, finished transfers, then a wait
+    /// unless `done()` already holds.
+    private func iterate(until done: () -> Bool) {
         let multi = handles.multi
-        var active: [UnsafeMutableRawPointer: Transfer] = [:]
         var running: Int32 = 0
-        while true {
-            let commands = state.write { state -> [Command] in
-                defer { state.commands.removeAll() }
-                return state.commands
+        let commands = state.write { state -> [Command] in
+            defer { state.commands.removeAll() }
+            return state.commands
+        }
+        for command in commands { execute(command, loop) }
+        runDueTimers(loop)
+        curl_multi_perform(multi, &running)
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            if let transfer = loop.active.removeValue(forKey: easy) {
+                detach(transfer)
+                transfer.finish(code: code)
             }
-            for command in commands { execute(command, active: &active) }
-            curl_multi_perform(multi, &running)
-            var queued: Int32 = 0
-            while let message = curl_multi_info_read(multi, &queued) {
-                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-                let code = message.pointee.data.result
-                if let transfer = active.removeValue(forKey: easy) {
-                    detach(transfer)
-                    transfer.finish(code: code)
-                }
-            }
-            curl_multi_poll(multi, nil, 0, active.isEmpty ? 60_000 : 1000, nil)
+        }
+        if state.read({ !$0.commands.isEmpty }) || done() { return }
+        wait(loop)
+    }
+
+    /// Sleeps in `curl_multi_poll` until a socket, a watched descriptor, a wakeup or the next
+    /// timer needs attention.
+    private func wait(_ loop: Loop) {
+        var timeout: Int32 = loop.active.isEmpty ? 60_000 : 1000
+        if let next = loop.timers.map(\.deadline).min() {
+            let milliseconds = Int64(((next - Monotonic.now()) * 1000).rounded(.up))
+            timeout = Int32(max(0, min(Int64(timeout), milliseconds)))
+        }
+        var descriptors = loop.watched.map { curl_waitfd(fd: $0.fd, events: Int16(CURL_WAIT_POLLIN), revents: 0) }
+        descriptors.withUnsafeMutableBufferPointer { buffer in
+            _ = curl_multi_poll(handles.multi, buffer.baseAddress, UInt32(buffer.count), Int32(timeout), nil)
+        }
+        for (index, descriptor) in descriptors.enumerated() where descriptor.revents != 0 {
+            loop.watched[index].handler()
         }
     }
 
-    private func execute(_ command: Command, active: inout [UnsafeMutableRawPointer: Transfer]) {
+    private func runDueTimers(_ loop: Loop) {
+        let now = Monotonic.now()
+        let due = loop.timers.filter { $0.deadline <= now }
+        guard !due.isEmpty else { return }
+        loop.timers.removeAll { $0.deadline <= now }
+        for timer in due { timer.work() }
+    }
+
+    private func execute(_ command: Command, _ loop: Loop) {
         switch command {
         case .add(let transfer):
             let easy = transfer.easy.raw
             _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, handles.share)
             let code = curl_multi_add_handle(handles.multi, easy)
             if code == CURLM_OK {
-                active[easy] = transfer
+                loop.active[easy] = transfer
             } else {
                 _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, nil)
                 transfer.fail(.invalidRequest(reason: "libcurl refused the transfer: \(String(cString: curl_multi_strerror(code)))"))
                 transfer.finish(code: CURLE_FAILED_INIT)
             }
         case .cancel(let transfer, let reason):
-            guard active.removeValue(forKey: transfer.easy.raw) != nil else { return }
+            guard loop.active.removeValue(forKey: transfer.easy.raw) != nil else { return }
             transfer.cancellation = reason
             detach(transfer)
             transfer.finish(code: CURLE_ABORTED_BY_CALLBACK)
         case .pause(let transfer):
-            if active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_all()) }
+            if loop.active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_all()) }
         case .unpause(let transfer):
-            if active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
+            if loop.active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
         case .withShare(let body):
             body(handles.share)
+        case .perform(let work):
+            work()
+        case .schedule(let delay, let work):
+            loop.timers.append((Monotonic.now() + max(0, delay), work))
+        case .watch(let fd, let handler):
+            loop.watched.append((fd, handler))
         }
     }
 

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmarks of af against curl (and HTTPie when it is installed).
+
+Commands are run interleaved (af, curl, af, curl, ...) so that drift in machine load hits
+every tool alike; the report gives medians and the ratio to curl. Peak memory comes from
+wait4()'s rusage of each child process.
+
+Usage: harness.py SCENARIO --af PATH --server URL [--runs N]
+Scenarios: startup, download, upload-multipart, upload-raw, format, all
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run_once(argv, stdin=None, stdout=None):
+    """Runs argv; returns (seconds, peak RSS in KiB, exit status)."""
+    devnull = open(os.devnull, "wb")
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdin=stdin or subprocess.DEVNULL, stdout=stdout or devnull, stderr=devnull)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    devnull.close()
+    return elapsed, usage.ru_maxrss, process.returncode
+
+
+def compare(title, commands, runs, shell=False):
+    """commands: list of (name, argv or shell string). Prints medians and ratios to the second entry (curl)."""
+    times = {name: [] for name, _ in commands}
+    memory = {name: 0 for name, _ in commands}
+    for _ in range(runs):
+        for name, argv in commands:
+            if shell:
+                argv = ["/bin/sh", "-c", argv]
+            seconds, rss, status = run_once(argv)
+            if status != 0:
+                sys.exit(f"{title}: '{name}' exited {status}: {argv}")
+            times[name].append(seconds)
+            memory[name] = max(memory[name], rss)
+    base_name = commands[1][0]
+    base = statistics.median(times[base_name])
+    print(f"\n{title} ({runs} interleaved runs each)")
+    print(f"  {'tool':<28} {'median':>10} {'ratio':>8} {'peak RSS':>12}")
+    for name, _ in commands:
+        median = statistics.median(times[name])
+        print(f"  {name:<28} {median * 1000:>8.2f}ms {median / base:>7.2f}x {memory[name] / 1024:>9.1f} MiB")
+    return {name: statistics.median(values) for name, values in times.items()}, memory
+
+
+def startup(args):
+    url = f"{args.server}/bytes/1024"
+    commands = [("af get (1 KiB)", [args.af, "get", url]), ("curl -s (1 KiB)", ["curl", "-s", url])]
+    if shutil.which("http"):
+        commands.append(("httpie (1 KiB)", ["http", "--ignore-stdin", "-b", "GET", url]))
+    medians, _ = compare("Startup: whole-process time to GET a 1 KiB resource", commands, args.runs)
+    ratio = medians[commands[0][0]] / medians[commands[1][0]]
+    print(f"  => af/curl = {ratio:.2f} (target <= 1.30)")
+
+
+def download(args):
+    size = args.size
+    with tempfile.TemporaryDirectory() as directory:
+        af_out = os.path.join(directory, "af.bin")
+        curl_out = os.path.join(directory, "curl.bin")
+        url = f"{args.server}/bytes/{size}"
+        commands = [
+            ("af -d -o FILE --overwrite", [args.af, "-q", "-d", "--overwrite", "-o", af_out, url]),
+            ("curl -s -o FILE", ["curl", "-s", "-o", curl_out, url]),
+        ]
+        medians, memory = compare(f"Download of {size >> 20} MiB to a file", commands, max(3, args.runs // 100))
+        for name, _ in commands:
+            print(f"  {name:<28} {size / medians[name] / (1 << 20):>8.0f} MiB/s")
+        ratio = medians[commands[1][0]] / medians[commands[0][0]]
+        print(f"  => af throughput / curl throughput = {ratio:.2f} (target >= 0.90); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 40)")
+
+
+def make_file(path, size):
+    block = os.urandom(1 << 20)
+    with open(path, "wb") as handle:
+        remaining = size
+        while remaining > 0:
+            handle.write(block[: min(len(block), remaining)])
+            remaining -= len(block)
+
+
+def upload(args, multipart):
+    size = args.size
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "payload.bin")
+        make_file(path, size)
+        url = f"{args.server}/discard"
+        if multipart:
+            commands = [
+                ("af --multipart file@PATH", [args.af, "-q", "post", url, f"file@{path}"]),
+                ("curl -F file=@PATH", ["curl", "-s", "-o", "/dev/null", "-H", "Expect:", "-F", f"file=@{path}", url]),
+            ]
+            title = f"Multipart upload of a {size >> 20} MiB file"
+        else:
+            commands = [
+                ("af post @PATH", [args.af, "-q", "post", url, f"@{path}"]),
+                ("curl --data-binary @PATH", ["curl", "-s", "-o", "/dev/null", "-H", "Expect:", "--data-binary", f"@{path}", url]),
+            ]
+            title = f"Raw body upload of a {size >> 20} MiB file"
+        medians, memory = compare(title, commands, max(3, args.runs // 100))
+        ratio = medians[commands[0][0]] / medians[commands[1][0]]
+        print(f"  => af time / curl time = {ratio:.2f} (target <= 1.20); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 40)")
+
+
+def format_json(args):
+    url = f"{args.server}/large-json?mb={args.json_mb}"
+    commands = [
+        ("af --pretty=format | cat", f"'{args.af}' --pretty=format '{url}' > /dev/null"),
+        ("curl -s | jq .", f"curl -s '{url}' | jq . > /dev/null"),
+    ]
+    if not shutil.which("jq"):
+        print("\nFormat benchmark skipped: jq is not installed")
+        return
+    medians, memory = compare(f"Formatting a {args.json_mb} MB minified JSON response into a pipe", commands, max(3, args.runs // 60), shell=True)
+    ratio = medians[commands[0][0]] / medians[commands[1][0]]
+    # wait4 on the shell reports the largest child, which is af in the first pipeline.
+    print(f"  => af / (curl | jq) = {ratio:.2f} (target <= 0.33); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 3x the document)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("scenario", choices=["startup", "download", "upload-multipart", "upload-raw", "format", "all"])
+    parser.add_argument("--af", required=True)
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--size", type=int, default=1 << 30)
+    parser.add_argument("--json-mb", type=int, default=25)
+    args = parser.parse_args()
+    scenarios = {
+        "startup": startup,
+        "download": download,
+        "upload-multipart": lambda a: upload(a, True),
+        "upload-raw": lambda a: upload(a, False),
+        "format": format_json,
+    }
+    for name in (scenarios if args.scenario == "all" else [args.scenario]):
+        scenarios[name](args)
+
+
+if __name__ == "__main__":
+    main()

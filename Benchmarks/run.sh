@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Benchmarks/run.sh [SCENARIO] [harness options]: build af the way install.sh does (static,
+# release), start the local test server, and compare af with curl side by side.
+# Scenarios: startup (default), download, upload-multipart, upload-raw, format, all.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+scenario=${1:-startup}
+[ $# -gt 0 ] && shift
+command -v curl >/dev/null || { echo "run.sh: curl is needed (./install.sh --dev)"; exit 1; }
+swift build -c release --static-swift-stdlib --product af \
+    -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx" >/dev/null
+swift build -c release --product af-test-server >/dev/null
+log=$(mktemp)
+"$here/.build/release/af-test-server" >"$log" 2>&1 &
+server_pid=$!
+trap 'kill $server_pid 2>/dev/null; rm -f "$log"' EXIT
+for _ in $(seq 50); do [ -s "$log" ] && break; sleep 0.1; done
+url=$(head -n 1 "$log")
+echo "af:     $("$here/.build/release/af" --version | head -n 1), $(curl --version | head -n 1 | cut -d' ' -f1-2)"
+echo "server: $url on $(nproc) cores"
+python3 "$here/Benchmarks/harness.py" "$scenario" --af "$here/.build/release/af" --server "$url" "$@"

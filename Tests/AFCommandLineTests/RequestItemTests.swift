@@ -1,0 +1,221 @@
+@testable import AFCommandLine
+import Testing
+
+/// Every row of SPEC §2, separator precedence, escapes and every parse error.
+@Suite struct RequestItemTests {
+    @Test(arguments: [
+        ("X-A:1", RequestItem.header(name: "X-A", value: "1")),
+        ("X-A: spaced ", .header(name: "X-A", value: "spaced")),
+        ("Accept:", .unsetHeader(name: "Accept")),
+        ("X-Empty;", .emptyHeader(name: "X-Empty")),
+        ("X-Token:@token.txt", .headerFromFile(name: "X-Token", path: "token.txt")),
+        ("q==2", .query(name: "q", value: "2")),
+        ("q==", .query(name: "q", value: "")),
+        ("q==@q.txt", .queryFromFile(name: "q", path: "q.txt")),
+        ("name=v", .field(key: "name", value: "v")),
+        ("name=", .field(key: "name", value: "")),
+        ("name=a=b", .field(key: "name", value: "a=b")),
+        ("bio=@bio.txt", .fieldFromFile(key: "bio", path: "bio.txt")),
+        ("n:=3", .jsonField(key: "n", json: "3")),
+        ("tags:=[\"a\"]", .jsonField(key: "tags", json: "[\"a\"]")),
+        ("data:=@data.json", .jsonFieldFromFile(key: "data", path: "data.json")),
+        ("photo@face.png", .file(name: "photo", path: "face.png", contentType: nil)),
+        ("photo@face.bin;type=image/png", .file(name: "photo", path: "face.bin", contentType: "image/png")),
+        ("@body.json", .bodyFile(path: "body.json")),
+        ("url=http://x:1/a", .field(key: "url", value: "http://x:1/a")),
+        ("a\\:b=c", .field(key: "a:b", value: "c")),
+        ("a\\=b=c", .field(key: "a=b", value: "c")),
+        ("a=b\\=c", .field(key: "a", value: "b=c")),
+        ("Time:12\\:30", .header(name: "Time", value: "12:30")),
+        ("user[name]=x", .field(key: "user[name]", value: "x")),
+        ("x==a:b", .query(name: "x", value: "a:b")),
+        ("h:a=b", .header(name: "h", value: "a=b")),
+        ("[]:=1", .jsonField(key: "[]", json: "1")),
+    ])
+    func parses(argument: String, expected: RequestItem) throws {
+        #expect(try RequestItemParser.parse(argument).item == expected)
+    }
+
+    @Test func earliestSeparatorWinsThenLongest() throws {
+        // ":" at position 1 beats "==" later.
+        #expect(try RequestItemParser.parse("a:b==c").item == .header(name: "a", value: "b==c"))
+        // At the same position, ":=" beats ":".
+        #expect(try RequestItemParser.parse("a:=1").item == .jsonField(key: "a", json: "1"))
+        // "==" beats "=".
+        #expect(try RequestItemParser.parse("a==1").item == .query(name: "a", value: "1"))
+        // ":=@" beats ":=" and ":@".
+        #expect(try RequestItemParser.parse("a:=@f").item == .jsonFieldFromFile(key: "a", path: "f"))
+    }
+
+    @Test(arguments: [
+        ("nothing", "is not a request item"),
+        ("=x", "has no field name before '='"),
+        (":x", "has no header name before ':'"),
+        ("a;b", "'Name;' sends an empty header and takes no value"),
+        ("a=@", "names no file after '=@'"),
+        ("a@", "names no file after '@'"),
+        ("a@f;type=", "has an empty ;type="),
+    ])
+    func rejects(argument: String, message: String) {
+        #expect {
+            _ = try RequestItemParser.parse(argument)
+        } throws: { error in
+            guard let failure = error as? CommandFailure else { return false }
+            return failure.exitCode == 64 && failure.message.contains(message) && failure.message.contains(argument)
+        }
+    }
+}
+
+@Suite struct NestedJSONTests {
+    private func build(_ items: [(String, String)]) throws -> String {
+        let builder = NestedJSONBuilder()
+        for (key, json) in items { try builder.insert(key: key, json: json, item: "\(key)=\(json)") }
+        return builder.render()
+    }
+
+    @Test func flatAndNested() throws {
+        #expect(try build([("a", "\"1\""), ("b", "2")]) == #"{"a": "1", "b": 2}"#)
+        #expect(try build([("user[name]", "\"x\""), ("user[tags][]", "\"a\""), ("user[tags][]", "\"b\"")])
+            == #"{"user": {"name": "x", "tags": ["a", "b"]}}"#)
+        #expect(try build([("list[0]", "\"x\""), ("list[2]", "\"z\"")]) == #"{"list": ["x", null, "z"]}"#)
+        #expect(try build([("[]", "1"), ("[]", "2")]) == "[1, 2]")
+        #expect(try build([("a[b][c][d]", "true")]) == #"{"a": {"b": {"c": {"d": true}}}}"#)
+        #expect(try build([("a\\[b\\]", "1")]) == #"{"a[b]": 1}"#)
+        #expect(try build([("a", "1"), ("a", "2")]) == #"{"a": [1, 2]}"#)
+    }
+
+    @Test func valuesKeepTheirText() throws {
+        #expect(try build([("n", "1.10"), ("e", "1e400"), ("big", "123456789012345678901234567890")])
+            == #"{"n": 1.10, "e": 1e400, "big": 123456789012345678901234567890}"#)
+    }
+
+    @Test(arguments: [
+        ([("a", "1"), ("a[b]", "2")], "'a=1' and 'a[b]=2' conflict"),
+        ([("a[b]", "2"), ("a", "1")], "'a[b]=2' and 'a=1' conflict"),
+        ([("a[0]", "1"), ("a[b]", "2")], "'a[0]=1' and 'a[b]=2' conflict"),
+        ([("[]", "1"), ("a", "2")], "'[]=1' and 'a=2' conflict"),
+        ([("a[0]", "1"), ("a[0]", "2")], "'a[0]=1' and 'a[0]=2' conflict"),
+    ])
+    func conflictsNameBothItems(items: [(String, String)], message: String) {
+        #expect {
+            _ = try build(items)
+        } throws: { error in
+            (error as? CommandFailure)?.message.contains(message) == true
+        }
+    }
+
+    @Test(arguments: ["a[b", "a]b", "a[b]c", "a[[b]]"])
+    func malformedPaths(key: String) {
+        #expect(throws: CommandFailure.self) { try build([(key, "1")]) }
+    }
+}
+
+@Suite struct URLBuilderTests {
+    @Test(arguments: [
+        (":3000/x", false, "http://localhost:3000/x"),
+        (":/x", false, "http://localhost/x"),
+        (":", false, "http://localhost/"),
+        ("example.org", false, "http://example.org/"),
+        ("example.org/a", true, "https://example.org/a"),
+        ("https://example.org/a/../b/./c", false, "https://example.org/b/c"),
+        ("http://example.org/a b", false, "http://example.org/a%20b"),
+        ("http://example.org/?q=1", false, "http://example.org/?q=1"),
+    ])
+    func shorthands(argument: String, https: Bool, expected: String) throws {
+        #expect(try URLBuilder.build(argument, https: https, query: [], pathAsIs: false).string == expected)
+    }
+
+    @Test func pathAsIsKeepsDotSegments() throws {
+        #expect(try URLBuilder.build("http://h/a/../b", https: false, query: [], pathAsIs: true).string == "http://h/a/../b")
+    }
+
+    @Test func queryItemsAreEncodedAndAppended() throws {
+        let url = try URLBuilder.build("http://h/p?x=1", https: false, query: [("a b", "c&d"), ("é", "=")], pathAsIs: false)
+        #expect(url.string == "http://h/p?x=1&a%20b=c%26d&%C3%A9=%3D")
+    }
+
+    @Test func unsupportedSchemeIsAUsageError() {
+        #expect { _ = try URLBuilder.build("ftp://h/x", https: false, query: [], pathAsIs: false) } throws: { error in
+            (error as? CommandFailure)?.message.contains("unsupported URL scheme 'ftp'") == true
+        }
+    }
+
+    @Test func methodRule() throws {
+        func split(_ words: [String]) throws -> (String?, String, [String]) {
+            let result = try RequestBuilder.split(words.enumerated().map { Positional(text: $1, index: $0) })
+            return (result.method, result.url, result.items)
+        }
+        #expect(try split(["get", "x"]) == ("GET", "x", []))
+        #expect(try split(["x"]) == (nil, "x", []))
+        #expect(try split(["x", "a=1"]) == (nil, "x", ["a=1"]))
+        #expect(try split(["example.org", "a=1"]) == (nil, "example.org", ["a=1"]))
+        #expect(try split(["purge", "x", "a=1"]) == ("PURGE", "x", ["a=1"]))
+        #expect(try split(["localhost", "a=1"]) == (nil, "localhost", ["a=1"]))
+        #expect(try split(["localhost", "q==1"]) == (nil, "localhost", ["q==1"]))
+        #expect(try split(["get", "localhost:3000"]) == ("GET", "localhost:3000", []))
+        #expect(try split(["get", "http://h:1/a=b"]) == ("GET", "http://h:1/a=b", []))
+    }
+}
+
+@Suite struct ArgumentParserTests {
+    @Test func optionsAnywhereAndDoubleDash() throws {
+        let parsed = try ParsedArguments.parse(["get", "-v", "url", "--timeout", "3", "a=1", "--", "--not-an-option"])
+        #expect(parsed.positionals.map(\.text) == ["get", "url", "a=1", "--not-an-option"])
+        #expect(parsed.options.map(\.spec.id) == [.verbose, .timeout])
+        #expect(parsed.options[1].value == "3")
+    }
+
+    @Test func shortClusters() throws {
+        let parsed = try ParsedArguments.parse(["-vvF", "-pHb", "-o", "out", "-xx"])
+        #expect(parsed.options.map(\.spec.id) == [.verbose, .verbose, .follow, .print, .output, .compress, .compress])
+        #expect(parsed.options[3].value == "Hb")
+        #expect(parsed.options[4].value == "out")
+    }
+
+    @Test func negation() throws {
+        var settings = Settings()
+        for option in try ParsedArguments.parse(["--follow", "--no-follow"]).options { try settings.apply(option) }
+        #expect(settings.follow == false)
+    }
+
+    @Test(arguments: [
+        (["--retyr=3"], "unknown option '--retyr'; did you mean '--retry'?"),
+        (["--folow"], "did you mean '--follow'?"),
+        (["--timeout"], "option '--timeout' needs a value (SECONDS)"),
+        (["--follow=yes"], "option '--follow' takes no value"),
+        (["-Z"], "unknown option '-Z'"),
+        (["--no-timeout"], "unknown option '--no-timeout'"),
+    ])
+    func errors(arguments: [String], message: String) {
+        #expect {
+            _ = try ParsedArguments.parse(arguments)
+        } throws: { error in
+            (error as? CommandFailure)?.message.contains(message) == true
+        }
+    }
+
+    @Test(arguments: [
+        ("--timeout=abc", "invalid value 'abc' for --timeout"),
+        ("--retry=-1", "invalid value '-1' for --retry"),
+        ("--pretty=fancy", "invalid value 'fancy' for --pretty: choose all, colors, format, none"),
+        ("--print=Hx", "use the letters H, B, h, b and m"),
+        ("--accept-status=200-199", "expected statuses and ranges"),
+        ("--pin=sha256//short", "invalid pin"),
+        ("--max-filesize=ten", "expected a size"),
+    ])
+    func badValues(argument: String, message: String) throws {
+        let parsed = try ParsedArguments.parse([argument])
+        var settings = Settings()
+        #expect {
+            for option in parsed.options { try settings.apply(option) }
+        } throws: { error in
+            (error as? CommandFailure)?.message.contains(message) == true
+        }
+    }
+
+    @Test func sizesAndStatusLists() throws {
+        #expect(try Settings.size("10M", "--max-filesize") == 10 << 20)
+        #expect(try Settings.size("512k", "--max-filesize") == 512 << 10)
+        #expect(try Settings.statusList("200-299,404", "--accept-status") == [200...299, 404...404])
+    }
+}

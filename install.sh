@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# install.sh: build af from source and install it with its man page and shell completions.
+#
+#   ./install.sh                      install under /usr/local (uses sudo when needed)
+#   ./install.sh --prefix ~/.local    install for this user only, no root needed
+#   ./install.sh --deps-only          only install the build dependencies
+#   ./install.sh --dev                also install what the test suite and benchmarks use
+#   ./install.sh --uninstall          remove what an earlier install put under the prefix
+#
+# It is idempotent: running it again rebuilds and replaces the installed files.
+set -euo pipefail
+
+prefix=/usr/local
+deps_only=0
+dev=0
+uninstall=0
+skip_deps=0
+
+usage() {
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    echo "Other options: --no-deps (do not touch system packages), -h/--help"
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) [ $# -ge 2 ] || { echo "install.sh: --prefix needs a directory" >&2; exit 64; }; prefix=$2; shift 2 ;;
+        --prefix=*) prefix=${1#--prefix=}; shift ;;
+        --deps-only) deps_only=1; shift ;;
+        --dev) dev=1; shift ;;
+        --uninstall) uninstall=1; shift ;;
+        --no-deps) skip_deps=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "install.sh: unknown option '$1' (see ./install.sh --help)" >&2; exit 64 ;;
+    esac
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
+prefix=${prefix%/}
+bin_dir="$prefix/bin"
+man_dir="$prefix/share/man/man1"
+bash_dir="$prefix/share/bash-completion/completions"
+zsh_dir="$prefix/share/zsh/site-functions"
+fish_dir="$prefix/share/fish/vendor_completions.d"
+installed_files=("$bin_dir/af" "$man_dir/af.1" "$bash_dir/af" "$zsh_dir/_af" "$fish_dir/af.fish")
+
+say() { printf 'install.sh: %s\n' "$*"; }
+
+# Runs a command as root: directly when we are root, else with sudo.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
+        say "need root to run: $*"; say "run this script as root, or install those packages yourself"; exit 1
+    fi
+}
+
+# Runs a command that writes under the prefix, with sudo only when the prefix is not ours.
+as_owner() {
+    local probe=$prefix
+    while [ ! -e "$probe" ]; do probe=$(dirname "$probe"); done
+    if [ -w "$probe" ]; then "$@"; else as_root "$@"; fi
+}
+
+if [ $uninstall -eq 1 ]; then
+    removed=0
+    for file in "${installed_files[@]}"; do
+        if [ -e "$file" ]; then as_owner rm -f "$file"; say "removed $file"; removed=1; fi
+    done
+    [ $removed -eq 1 ] || say "nothing of af was installed under $prefix"
+    exit 0
+fi
+
+build_packages=(libcurl4-openssl-dev libssl-dev zlib1g-dev pkg-config)
+dev_packages=(openssl curl nghttp2-server zsh fish bash-completion groff-base man-db hyperfine time)
+
+install_packages() {
+    local wanted=("$@") missing=()
+    for package in "${wanted[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$package")
+        fi
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        say "packages already present: ${wanted[*]}"
+        return
+    fi
+    say "installing packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    say "installed: ${missing[*]}"
+}
+
+if [ $skip_deps -eq 0 ]; then
+    packages=("${build_packages[@]}")
+    [ $dev -eq 1 ] && packages+=("${dev_packages[@]}")
+    if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
+        install_packages "${packages[@]}"
+    else
+        say "this system has no apt-get; install these (Debian names) with your package manager:"
+        say "  libcurl with OpenSSL (development files), OpenSSL (development files), zlib (development files), pkg-config"
+        [ $dev -eq 1 ] && say "  and for the tests: openssl, curl, nghttpd (nghttp2), zsh, fish, bash-completion, groff, man-db, hyperfine, GNU time"
+        say "then run ./install.sh --no-deps"
+        exit 1
+    fi
+fi
+
+[ $deps_only -eq 1 ] && exit 0
+
+swift_bin=$(command -v swift || true)
+if [ -z "$swift_bin" ] && [ -x /opt/swift/usr/bin/swift ]; then swift_bin=/opt/swift/usr/bin/swift; fi
+if [ -z "$swift_bin" ]; then
+    say "no Swift toolchain found; install Swift 6 from https://swift.org/install and put it on PATH"
+    exit 1
+fi
+
+say "building af (release) with $("$swift_bin" --version 2>/dev/null | head -n 1)"
+# Static Swift runtime and libstdc++ (Build/static-cxx), no exported symbols: each of these
+# takes a share of a millisecond off every start (see Benchmarks/README.md).
+(cd "$here" && "$swift_bin" build -c release --static-swift-stdlib --product af \
+    -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx")
+binary="$here/.build/release/af"
+
+as_owner mkdir -p "$bin_dir" "$man_dir" "$bash_dir" "$zsh_dir" "$fish_dir"
+as_owner install -m 0755 "$binary" "$bin_dir/af"
+say "installed $bin_dir/af"
+if [ -f "$here/man/af.1" ]; then
+    as_owner install -m 0644 "$here/man/af.1" "$man_dir/af.1"
+    say "installed $man_dir/af.1"
+fi
+for pair in "af.bash:$bash_dir/af" "_af:$zsh_dir/_af" "af.fish:$fish_dir/af.fish"; do
+    source_file="$here/completions/${pair%%:*}"
+    target=${pair#*:}
+    if [ -f "$source_file" ]; then
+        as_owner install -m 0644 "$source_file" "$target"
+        say "installed $target"
+    fi
+done
+
+case ":$PATH:" in *":$bin_dir:"*) ;; *) say "note: $bin_dir is not on your PATH; add it, e.g. export PATH=\"$bin_dir:\$PATH\"" ;; esac
+if [ "$prefix" != /usr ] && [ "$prefix" != /usr/local ]; then
+    say "note: for zsh completion add 'fpath=($zsh_dir \$fpath)' to ~/.zshrc before compinit"
+fi
+say "done: $("$bin_dir/af" --version | head -n 1)"
