@@ -89,11 +89,6 @@ enum RequestBuilder {
         if !encodings.isEmpty { defaults.add(name: .acceptEncoding, value: encodings) }
         defaults.add(name: .accept, value: body.isJSON ? "application/json, */*;q=0.5" : "*/*")
         if let type = body.contentType { defaults.add(name: .contentType, value: type) }
-        if settings.compress > 0, !body.body.isEmpty {
-            // Added here so that it shows in --offline; the compressor removes it again when
-            // deflating does not make the body smaller.
-            defaults.add(name: .contentEncoding, value: "deflate")
-        }
 
         var user: [HTTPHeader] = []
         var suppressed: [HTTPHeaders.Name] = []

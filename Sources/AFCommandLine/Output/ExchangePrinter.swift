@@ -165,10 +165,11 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         if plan.shows("H"), let sentHead {
             try section(plan.head.request(sentHead: sentHead), state)
         }
-        if plan.shows("B"), sentHead != nil,
+        if plan.shows("B"), let sentHead,
            let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: built.body.contentType)
         {
-            try section(body.hasSuffix("\n") ? body : body + "\n", state)
+            let deflated = sentHead.lowercased().contains("\ncontent-encoding: deflate") && !built.description.headers.contains(.contentEncoding)
+            try section(deflatedNote(deflated) + (body.hasSuffix("\n") ? body : body + "\n"), state)
         }
     }
 
@@ -192,6 +193,11 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         state.needsSeparator = true
     }
 
+    /// A note that the body shown is the original of what went out deflated (`-x`).
+    private func deflatedNote(_ deflated: Bool) -> String {
+        deflated ? Theme.paint("[sent deflated (Content-Encoding: deflate); the body before compression:]", plan.body.theme?.note ?? "") + "\n" : ""
+    }
+
     private var requestBodyStyle: BodyStyle {
         var style = plan.body
         style.terminal = heads.isTerminal
@@ -205,7 +211,8 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
                 try section(plan.head.request(description, url: built.url), state)
             }
             if plan.shows("B"), let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: description.headers.value(for: .contentType)) {
-                try section(body.hasSuffix("\n") ? body : body + "\n", state)
+                let deflated = description.headers.value(for: .contentEncoding) == "deflate" && !built.description.headers.contains(.contentEncoding)
+                try section(deflatedNote(deflated) + (body.hasSuffix("\n") ? body : body + "\n"), state)
             }
         }
     }

@@ -22,6 +22,7 @@ final class Execution {
     }
 
     func perform() -> Int32 {
+        defer { for file in compressor?.temporaryFiles ?? [] { FileSystem.remove(file) } }
         if settings.curl {
             stdout.writeQuietly(CurlCommand.render(built: built, settings: settings) + "\n")
             return ExitStatus.success
@@ -43,7 +44,7 @@ final class Execution {
         )
         if settings.offline {
             do {
-                try printer.printOffline(built.description)
+                try printer.printOffline(try prepareOffline(built.description))
             } catch {
                 return finishQuietlyIfClosed() ?? fail(error.description, ExitStatus.output)
             }
@@ -81,13 +82,23 @@ final class Execution {
         return StatusValidation(acceptable: ranges)
     }
 
+    /// The compressor, when `-x` asks for one; shared by the session and `--offline`.
+    private lazy var compressor: DeflateCompressor? = settings.compress > 0
+        ? DeflateCompressor(always: settings.compress > 1, temporaryDirectory: environment.temporaryDirectory)
+        : nil
+
+    /// The description as the adapters that need no network would send it, for `--offline`.
+    private func prepareOffline(_ description: RequestDescription) throws(AFError) -> RequestDescription {
+        var prepared = description
+        if let compressor { prepared = try compressor.compress(prepared) }
+        return prepared
+    }
+
     private func sessionConfiguration(printer: ExchangePrinter) -> Session.Configuration {
         var monitors: [any EventMonitor] = [printer, RetryNotice(stderr: stderr, limit: settings.retry)]
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         var adapters: [any RequestAdapter] = []
-        if settings.compress > 0 {
-            adapters.append(DeflateCompressor(always: settings.compress > 1, temporaryDirectory: environment.temporaryDirectory))
-        }
+        if let compressor { adapters.append(compressor) }
         var retriers: [any RequestRetrier] = []
         if settings.retry > 0 {
             retriers.append(RetryPolicy(

@@ -1,0 +1,265 @@
+import AFTestSupport
+import Foundation
+import Testing
+
+/// SPEC §2–§3 end to end: the exact bytes and headers of every body kind, at the server.
+@Suite struct BodyTests {
+    let server: TestServer
+    let directory: String
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make(prefix: "af-body")
+    }
+
+    private func file(_ name: String, _ contents: String) throws -> String {
+        let path = directory + "/" + name
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    private func last() throws -> ServerRequest {
+        try #require(server.requests.last)
+    }
+
+    @Test func jsonBodyKeepsValuesAsWritten() throws {
+        let data = try file("data.json", #"{"from": "file", "n": 1.50}"#)
+        let bio = try file("bio.txt", "line one\nline \"two\"\n")
+        let result = AF.run([
+            server.url("/echo"), "name=ada", "age:=36", "ratio:=1.10", "huge:=1e400", "big:=123456789012345678901234567890",
+            "tags:=[\"a\", 2]", "user[roles][]=admin", "user[roles][]=dev", "list[1]=x", "bio=@\(bio)", "data:=@\(data)",
+        ])
+        #expect(result.status == 0, "\(result.err)")
+        let request = try last()
+        #expect(request.method == "POST")
+        #expect(request.header("Content-Type") == "application/json")
+        #expect(request.header("Accept") == "application/json, */*;q=0.5")
+        #expect(request.bodyText == #"{"name": "ada", "age": 36, "ratio": 1.10, "huge": 1e400, "big": 123456789012345678901234567890, "tags": ["a", 2], "user": {"roles": ["admin", "dev"]}, "list": [null, "x"], "bio": "line one\nline \"two\"\n", "data": {"from": "file", "n": 1.50}}"#)
+        #expect(request.header("Content-Length") == "\(request.body.count)")
+    }
+
+    @Test func topLevelArray() throws {
+        #expect(AF.run([server.url("/echo"), "[]:=1", "[]:=\"two\""]).status == 0)
+        #expect(try last().bodyText == #"[1, "two"]"#)
+    }
+
+    @Test func formBody() throws {
+        let text = try file("note.txt", "a&b=c")
+        let result = AF.run(["-f", server.url("/echo"), "name=Ada Lovelace", "sym=é&=", "note=@\(text)", "arr[0]=x"])
+        #expect(result.status == 0, "\(result.err)")
+        let request = try last()
+        #expect(request.header("Content-Type") == "application/x-www-form-urlencoded; charset=utf-8")
+        #expect(request.bodyText == "name=Ada+Lovelace&sym=%C3%A9%26%3D&note=a%26b%3Dc&arr%5B0%5D=x")
+    }
+
+    @Test func multipartBodyPartByPart() throws {
+        let text = try file("hello.txt", "hello file\n")
+        let binary = directory + "/blob.bin"
+        let bytes = TestData.bytes(count: 70_000)
+        _ = FileManager.default.createFile(atPath: binary, contents: Data(bytes))
+        let result = AF.run([
+            server.url("/echo"), "title=My \"doc\"", "doc@\(text)", "raw@\(binary);type=image/png", "blob@\(binary)",
+        ])
+        #expect(result.status == 0, "\(result.err)")
+        let request = try last()
+        let type = try #require(request.header("Content-Type"))
+        #expect(type.hasPrefix("multipart/form-data; boundary="))
+        let boundary = String(type.dropFirst("multipart/form-data; boundary=".count))
+        let parts = try #require(MultipartParser.parse(request.body, boundary: boundary))
+        #expect(parts.count == 4)
+        #expect(parts[0].name == "title")
+        #expect(parts[0].text == "My \"doc\"")
+        #expect(parts[0].headers["content-type"] == nil)
+        #expect(parts[0].headers["content-disposition"] == #"form-data; name="title""#)
+        #expect(parts[1].name == "doc")
+        #expect(parts[1].filename == "hello.txt")
+        #expect(parts[1].headers["content-type"] == "text/plain")
+        #expect(parts[1].text == "hello file\n")
+        #expect(parts[2].headers["content-type"] == "image/png")
+        #expect(parts[2].body == bytes)
+        #expect(parts[3].headers["content-type"] == "application/octet-stream")
+        #expect(parts[3].filename == "blob.bin")
+        #expect(request.header("Content-Length") == "\(request.body.count)")
+    }
+
+    @Test func multipartWithFixedBoundaryAndFormFlag() throws {
+        let result = AF.run(["--multipart", "--boundary=XyZ", server.url("/echo"), "a=1"])
+        #expect(result.status == 0)
+        let request = try last()
+        #expect(request.header("Content-Type") == "multipart/form-data; boundary=XyZ")
+        #expect(request.bodyText == "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--XyZ--\r\n")
+    }
+
+    @Test func rawBody() throws {
+        #expect(AF.run(["--raw", "hello\nworld", server.url("/echo")]).status == 0)
+        let request = try last()
+        #expect(request.method == "POST")
+        #expect(request.bodyText == "hello\nworld")
+        #expect(request.header("Content-Type") == "application/json")
+    }
+
+    @Test func wholeBodyFromFileIsStreamedWithItsType() throws {
+        let path = directory + "/payload.json"
+        let bytes = Array(#"{"x": [1, 2, 3]}"#.utf8) + TestData.bytes(count: 10).map { _ in UInt8(ascii: " ") }
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        #expect(AF.run(["put", server.url("/echo"), "@\(path)"]).status == 0)
+        let request = try last()
+        #expect(request.method == "PUT")
+        #expect(request.body == bytes)
+        #expect(request.header("Content-Type") == "application/json")
+        #expect(request.header("Content-Length") == "\(bytes.count)")
+    }
+
+    @Test func standardInputPipeIsTheBody() throws {
+        let payload = Array("{\"from\": \"stdin\"}".utf8)
+        #expect(AF.run([server.url("/echo")], stdin: .bytes(payload)).status == 0)
+        let request = try last()
+        #expect(request.method == "POST")
+        #expect(request.body == payload)
+        #expect(request.header("Content-Length") == "\(payload.count)")
+        #expect(request.header("Content-Type") == "application/json")
+    }
+
+    @Test func standardInputRegularFileIsTheBody() throws {
+        let path = try file("in.txt", "from a file on stdin")
+        #expect(AF.run(["put", server.url("/echo")], stdin: .file(path)).status == 0)
+        #expect(try last().bodyText == "from a file on stdin")
+    }
+
+    @Test func emptyOrNullStdinIsNoBody() throws {
+        #expect(AF.run([server.url("/echo")], stdin: .bytes([])).status == 0)
+        #expect(try last().method == "GET")
+        #expect(try last().body.isEmpty)
+        #expect(AF.run([server.url("/echo")], stdin: .null).status == 0)
+        #expect(try last().method == "GET")
+    }
+
+    @Test func ignoreStdin() throws {
+        #expect(AF.run(["-I", server.url("/echo")], stdin: .bytes(Array("data".utf8))).status == 0)
+        #expect(try last().method == "GET")
+        #expect(try last().body.isEmpty)
+    }
+
+    @Test func openIdlePipeWithItemsDoesNotHang() throws {
+        let result = AF.run([server.url("/echo"), "a=1"], stdin: .openPipe, timeout: 10)
+        #expect(!result.timedOut)
+        #expect(result.status == 0)
+        #expect(try last().bodyText == #"{"a": "1"}"#)
+    }
+
+    @Test func chunkedBody() throws {
+        #expect(AF.run(["--chunked", server.url("/echo"), "a=1"]).status == 0)
+        let request = try last()
+        #expect(request.chunked)
+        #expect(request.header("Content-Length") == nil)
+        #expect(request.bodyText == #"{"a": "1"}"#)
+    }
+
+    @Test func chunkedStdinIsStreamed() throws {
+        let payload = TestData.bytes(count: 200_000)
+        #expect(AF.run(["--chunked", "post", server.url("/echo")], stdin: .bytes(payload)).status == 0)
+        let request = try last()
+        #expect(request.chunked)
+        let same = request.body == payload
+        #expect(same)
+    }
+
+    @Test func compressedBodyInflatesBack() throws {
+        let text = String(repeating: "compressible text ", count: 2000)
+        let path = try file("big.txt", text)
+        #expect(AF.run(["-x", server.url("/echo"), "text=@\(path)"]).status == 0)
+        let request = try last()
+        #expect(request.header("Content-Encoding") == "deflate")
+        #expect(request.body.count < text.utf8.count / 10)
+        let inflated = try #require(Deflate.inflate(request.body))
+        #expect(String(decoding: inflated, as: UTF8.self) == "{\"text\": \"\(text)\"}")
+        #expect(request.header("Content-Length") == "\(request.body.count)")
+    }
+
+    @Test func compressionIsSkippedWhenItDoesNotHelpUnlessForced() throws {
+        #expect(AF.run(["-x", server.url("/echo"), "a=1"]).status == 0)
+        #expect(try last().header("Content-Encoding") == nil)
+        #expect(try last().bodyText == #"{"a": "1"}"#)
+        #expect(AF.run(["-xx", server.url("/echo"), "a=1"]).status == 0)
+        let forced = try last()
+        #expect(forced.header("Content-Encoding") == "deflate")
+        #expect(Deflate.inflate(forced.body).map { String(decoding: $0, as: UTF8.self) } == #"{"a": "1"}"#)
+    }
+
+    @Test func compressedMultipartFileIsStreamedThroughZlib() throws {
+        let path = try file("log.txt", String(repeating: "log line\n", count: 50_000))
+        #expect(AF.run(["-x", server.url("/echo"), "log@\(path)"]).status == 0)
+        let request = try last()
+        #expect(request.header("Content-Encoding") == "deflate")
+        let inflated = try #require(Deflate.inflate(request.body))
+        let type = try #require(request.header("Content-Type"))
+        let parts = try #require(MultipartParser.parse(inflated, boundary: String(type.split(separator: "=").last ?? "")))
+        #expect(parts.first?.text == String(repeating: "log line\n", count: 50_000))
+    }
+
+    @Test func headersFromItems() throws {
+        let token = try file("token", "secret-token\n")
+        #expect(AF.run([server.url("/echo"), "X-A:1", "X-A:2", "User-Agent:custom/1", "Accept:", "X-Empty;", "X-Token:@\(token)"]).status == 0)
+        let request = try last()
+        #expect(request.headerValues("X-A") == ["1", "2"])
+        #expect(request.header("User-Agent") == "custom/1")
+        #expect(request.header("Accept") == nil)
+        #expect(request.headerValues("X-Empty") == [""])
+        #expect(request.header("X-Token") == "secret-token")
+    }
+
+    @Test func queryFromFileAndEscapes() throws {
+        let value = try file("q", "a b&c\n")
+        #expect(AF.run([server.url("/echo?x=1"), "q==@\(value)", "k\\===v"]).status == 0)
+        #expect(try last().target == "/echo?x=1&q=a%20b%26c&k%3D=v")
+    }
+}
+
+/// SPEC §2 errors: a clear line, the right status, and nothing sent.
+@Suite struct BodyErrorTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    @Test(arguments: [
+        (["n:=1."], "af: error: invalid JSON in 'n:=1.': the number '1.' is incomplete at line 1, column 3\n", Int32(64)),
+        (["n:={\"a\" 1}"], "af: error: invalid JSON in 'n:={\"a\" 1}': expected ':' after the key at line 1, column 6\n", 64),
+        (["a=1", "a[b]=2"], "af: error: request items 'a=1' and 'a[b]=2' conflict: 'a' cannot be both a value and an object\n", 64),
+        (["bad"], "af: error: 'bad' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n", 64),
+        (["a=@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from 'a=@/nonexistent/file'): no such file or directory\n", 66),
+        (["up@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from 'up@/nonexistent/file'): no such file or directory\n", 66),
+        (["@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from '@/nonexistent/file'): no such file or directory\n", 66),
+        (["X-Bad Name:1"], "af: error: invalid header name 'X-Bad Name' in 'X-Bad Name:1': use letters, digits and !#$%&'*+-.^_`|~\n", 64),
+        (["-f", "n:=1"], "af: error: 'n:=1' is a raw JSON item, which a form cannot carry; drop --form or write it with '='\n", 64),
+        (["a=1", "@/etc/hostname"], "af: error: the body comes from both items 'a=1' and '@/etc/hostname'; give only one (use -I to ignore standard input)\n", 64),
+        (["--raw", "x", "a=1"], "af: error: the body comes from both items 'a=1' and --raw; give only one (use -I to ignore standard input)\n", 64),
+    ])
+    func rejected(items: [String], message: String, status: Int32) {
+        var arguments = items
+        let split = arguments.firstIndex { !$0.hasPrefix("-") && $0 != "x" } ?? 0
+        arguments.insert(server.url("/echo"), at: items.first == "-f" || items.first == "--raw" ? (items.first == "--raw" ? 2 : 1) : split)
+        let result = AF.run(arguments)
+        #expect(result.status == status)
+        #expect(result.err == message)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func headerInjectionFromFileIsRefused() throws {
+        let directory = try TemporaryDirectory.make()
+        let path = directory + "/h"
+        try "a\r\nX-Injected: 1".write(toFile: path, atomically: true, encoding: .utf8)
+        let result = AF.run([server.url("/echo"), "X-A:@\(path)"])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: header 'X-A' in 'X-A:@\(path)' contains a line break; header values must be one line\n")
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func bodyItemsWithStdinDataAreRefused() {
+        let result = AF.run([server.url("/echo"), "a=1"], stdin: .bytes(Array("data".utf8)))
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: the body comes from both items 'a=1' and standard input; give only one (use -I to ignore standard input)\n")
+        #expect(server.requests.isEmpty)
+    }
+}
