@@ -104,7 +104,9 @@ def upload(args, multipart):
         else:
             commands = [
                 ("af post @PATH", [args.af, "-q", "post", url, f"@{path}"]),
-                ("curl --data-binary @PATH", ["curl", "-s", "-o", "/dev/null", "-H", "Expect:", "--data-binary", f"@{path}", url]),
+                # curl's --data-binary @FILE reads the whole file into memory first (and gives up
+                # at 1 GiB); -T streams it like af does.
+                ("curl -T PATH -X POST", ["curl", "-s", "-o", "/dev/null", "-H", "Expect:", "-X", "POST", "-T", path, url]),
             ]
             title = f"Raw body upload of a {size >> 20} MiB file"
         medians, memory = compare(title, commands, max(3, args.runs // 100))

@@ -84,7 +84,7 @@ public enum BuiltinRoutes {
         let target = megabytes * 1_000_000
         while out.count < target {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            let record = "{\"id\":\(index),\"big\":\(index)123456789012345678901,\"ratio\":0.\(index % 997)0,\"name\":\"item \\u00e9 \(index)\\n\",\"tags\":[\"a\",\"b\",{\"deep\":[true,false,null]}],\"ok\":true}"
+            let record = "{\"id\":\(index),\"big\":\(index + 1)123456789012345678901,\"ratio\":0.\(index % 997)0,\"name\":\"item \\u00e9 \(index)\\n\",\"tags\":[\"a\",\"b\",{\"deep\":[true,false,null]}],\"ok\":true}"
             out.append(contentsOf: record.utf8)
             index += 1
         }

@@ -1,8 +1,11 @@
+import AFEngine
+
 /// Re-indents (and optionally colours) JSON token by token, without converting a single
 /// value: numbers, escapes, key order and duplicate keys come out exactly as they went in.
 ///
-/// It streams: memory holds the current token and one byte per open container. With
-/// `sortKeys`, objects must be seen whole, so the document is collected first.
+/// It streams: memory holds the scanner's carry buffer, one byte per open container and the
+/// output not yet flushed. With `sortKeys`, objects must be seen whole, so the document is
+/// collected first.
 struct JSONFormatter {
     struct Style: Sendable {
         var indent = 4
@@ -16,144 +19,204 @@ struct JSONFormatter {
 
     let style: Style
     private var scanner = JSONScanner()
-    private var depth = 0
-    /// An opening bracket not yet written, so `{}` and `[]` stay on one line.
-    private var pendingOpen: UInt8?
-    private var valuesWritten = 0
-    private var collector: [(JSONTokenKind, [UInt8], Bool)]?
+    private var writer: Writer
 
     init(style: Style) {
         self.style = style
         scanner.allowsMultipleValues = style.multipleValues
         scanner.reportsWhitespace = style.colorsOnly
-        if style.sortKeys, !style.colorsOnly { collector = [] }
+        writer = Writer(style: style)
     }
 
-    /// Formats the next bytes of input, appending output to `out`.
-    mutating func feed(_ bytes: some Collection<UInt8>, into out: inout [UInt8]) throws(JSONSyntaxError) {
-        var tokens: [(JSONTokenKind, [UInt8], Bool)] = []
-        try scanner.feed(bytes) { kind, token, isKey in tokens.append((kind, token, isKey)) }
-        consume(tokens, into: &out)
+    /// Bytes consumed so far.
+    var consumed: Int { scanner.consumed }
+
+    /// After a syntax error: the input from the failing token on, to show as it came.
+    var unformattedTail: [UInt8] { scanner.unformattedTail }
+
+    /// Formats the next bytes, appending output to `out`.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) throws(JSONSyntaxError) {
+        swap(&out, &writer.out)
+        defer { swap(&out, &writer.out) }
+        try scanner.feed(bytes, into: &writer)
+    }
+
+    mutating func feed(_ bytes: [UInt8], into out: inout [UInt8]) throws(JSONSyntaxError) {
+        try bytes.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in try feed(raw, into: &out) }
     }
 
     /// Ends the input and writes what is left, with a final newline.
     mutating func finish(into out: inout [UInt8]) throws(JSONSyntaxError) {
-        var tokens: [(JSONTokenKind, [UInt8], Bool)] = []
-        try scanner.finish { kind, token, isKey in tokens.append((kind, token, isKey)) }
-        consume(tokens, into: &out)
-        if let collected = collector {
-            collector = nil
-            for (kind, token, isKey) in Self.sortedTokens(collected) { emit(kind, token, isKey, into: &out) }
-        }
-        if valuesWritten > 0, !style.colorsOnly { out.append(10) }
+        swap(&out, &writer.out)
+        defer { swap(&out, &writer.out) }
+        try scanner.finish(into: &writer)
+        writer.finish()
     }
 
-    /// Bytes consumed so far.
-    var consumed: Int { scanner.offset }
+    /// Writes tokens with indentation and colours.
+    struct Writer: JSONTokenSink {
+        let style: Style
+        var out: [UInt8] = []
+        private var depth = 0
+        /// An opening bracket not yet written, so `{}` and `[]` stay on one line.
+        private var pendingOpen: UInt8?
+        private var valuesWritten = 0
+        private var inString = false
+        private var collector: CollectingSink?
+        private let colors: Colors?
+        private static let spaces = [UInt8](repeating: 32, count: 256)
 
-    /// The bytes of a token that has begun but not ended (shown as they came when the
-    /// input turns out to be invalid).
-    var partialToken: [UInt8] { scanner.partialToken }
+        /// Colour sequences as bytes, ready to append.
+        private struct Colors {
+            var key: [UInt8], string: [UInt8], number: [UInt8], boolean: [UInt8], null: [UInt8], punctuation: [UInt8]
+            let reset = Array(Theme.reset.utf8)
 
-    private mutating func consume(_ tokens: [(JSONTokenKind, [UInt8], Bool)], into out: inout [UInt8]) {
-        if collector != nil {
-            collector?.append(contentsOf: tokens)
-            return
+            init(_ theme: Theme) {
+                key = Array(theme.key.utf8)
+                string = Array(theme.string.utf8)
+                number = Array(theme.number.utf8)
+                boolean = Array(theme.boolean.utf8)
+                null = Array(theme.null.utf8)
+                punctuation = Array(theme.punctuation.utf8)
+            }
         }
-        for (kind, token, isKey) in tokens { emit(kind, token, isKey, into: &out) }
-    }
 
-    private mutating func emit(_ kind: JSONTokenKind, _ token: [UInt8], _ isKey: Bool, into out: inout [UInt8]) {
-        if style.colorsOnly {
-            return emitInPlace(kind, token, isKey, into: &out)
+        init(style: Style) {
+            self.style = style
+            colors = style.theme.map(Colors.init)
+            if style.sortKeys, !style.colorsOnly { collector = CollectingSink() }
         }
-        switch kind {
-        case .whitespace:
-            break
-        case .beginObject, .beginArray:
-            startValue(into: &out)
-            pendingOpen = token[0]
-            depth += 1
-        case .endObject, .endArray:
-            depth -= 1
+
+        mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+            if collector != nil {
+                collector?.token(kind, bytes, isKey: isKey, complete: complete)
+                return
+            }
+            if style.colorsOnly {
+                return inPlace(kind, bytes, isKey: isKey, complete: complete)
+            }
+            switch kind {
+            case .whitespace:
+                break
+            case .beginObject, .beginArray:
+                startValue()
+                pendingOpen = bytes[0]
+                depth += 1
+            case .endObject, .endArray:
+                depth -= 1
+                if let open = pendingOpen {
+                    pendingOpen = nil
+                    paintOpen(colors?.punctuation)
+                    out.append(open)
+                    out.append(bytes[0])
+                    paintClose(colors?.punctuation)
+                } else {
+                    newline()
+                    paint(bytes, colors?.punctuation)
+                }
+                if depth == 0 { valuesWritten += 1 }
+            case .comma:
+                paint(bytes, colors?.punctuation)
+                newline()
+            case .colon:
+                paint(bytes, colors?.punctuation)
+                out.append(32)
+            case .string:
+                if !inString {
+                    startValue()
+                    paintOpen(isKey ? colors?.key : colors?.string)
+                }
+                out.append(contentsOf: bytes)
+                inString = !complete
+                if complete {
+                    paintClose(isKey ? colors?.key : colors?.string)
+                    if depth == 0 { valuesWritten += 1 }
+                }
+            case .number:
+                startValue()
+                paint(bytes, colors?.number)
+                if depth == 0 { valuesWritten += 1 }
+            case .literal:
+                startValue()
+                paint(bytes, bytes.first == UInt8(ascii: "n") ? colors?.null : colors?.boolean)
+                if depth == 0 { valuesWritten += 1 }
+            }
+        }
+
+        /// Colours a token in place, keeping the original layout.
+        private mutating func inPlace(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+            switch kind {
+            case .whitespace: out.append(contentsOf: bytes)
+            case .string:
+                if !inString { paintOpen(isKey ? colors?.key : colors?.string) }
+                out.append(contentsOf: bytes)
+                inString = !complete
+                if complete { paintClose(isKey ? colors?.key : colors?.string) }
+            case .number: paint(bytes, colors?.number)
+            case .literal: paint(bytes, bytes.first == UInt8(ascii: "n") ? colors?.null : colors?.boolean)
+            default: paint(bytes, colors?.punctuation)
+            }
+        }
+
+        mutating func finish() {
+            if let collected = collector {
+                collector = nil
+                for (kind, bytes, isKey) in SortedKeys.reorder(collected.tokens) {
+                    bytes.withUnsafeBytes { token(kind, $0, isKey: isKey, complete: true) }
+                }
+            }
+            if valuesWritten > 0, !style.colorsOnly { out.append(10) }
+        }
+
+        /// Writes a pending opening bracket, and separates top-level values.
+        private mutating func startValue() {
             if let open = pendingOpen {
                 pendingOpen = nil
-                paint([open, token[0]], style.theme?.punctuation, into: &out)
-            } else {
-                newline(into: &out)
-                paint(token, style.theme?.punctuation, into: &out)
+                paintOpen(colors?.punctuation)
+                out.append(open)
+                paintClose(colors?.punctuation)
+                newline()
+            } else if depth == 0, valuesWritten > 0 {
+                out.append(10)
             }
-            if depth == 0 { valuesWritten += 1 }
-        case .comma:
-            paint(token, style.theme?.punctuation, into: &out)
-            newline(into: &out)
-        case .colon:
-            paint(token, style.theme?.punctuation, into: &out)
-            out.append(32)
-        case .string:
-            startValue(into: &out)
-            paint(token, isKey ? style.theme?.key : style.theme?.string, into: &out)
-            if depth == 0 { valuesWritten += 1 }
-        case .number:
-            startValue(into: &out)
-            paint(token, style.theme?.number, into: &out)
-            if depth == 0 { valuesWritten += 1 }
-        case .literal:
-            startValue(into: &out)
-            paint(token, token.first == UInt8(ascii: "n") ? style.theme?.null : style.theme?.boolean, into: &out)
-            if depth == 0 { valuesWritten += 1 }
         }
-    }
 
-    /// Colours a token and keeps the original layout.
-    private func emitInPlace(_ kind: JSONTokenKind, _ token: [UInt8], _ isKey: Bool, into out: inout [UInt8]) {
-        let color: String?
-        switch kind {
-        case .string: color = isKey ? style.theme?.key : style.theme?.string
-        case .number: color = style.theme?.number
-        case .literal: color = token.first == UInt8(ascii: "n") ? style.theme?.null : style.theme?.boolean
-        case .whitespace: color = nil
-        default: color = style.theme?.punctuation
-        }
-        paint(token, color, into: &out)
-    }
-
-    /// Writes a pending opening bracket, and separates top-level values.
-    private mutating func startValue(into out: inout [UInt8]) {
-        if let open = pendingOpen {
-            pendingOpen = nil
-            paint([open], style.theme?.punctuation, into: &out)
-            newline(into: &out)
-        } else if depth == 0, valuesWritten > 0 {
+        private mutating func newline() {
             out.append(10)
+            var remaining = depth * style.indent
+            while remaining > 0 {
+                let take = min(remaining, Self.spaces.count)
+                out.append(contentsOf: Self.spaces[0..<take])
+                remaining -= take
+            }
+        }
+
+        private mutating func paint(_ bytes: UnsafeRawBufferPointer, _ color: [UInt8]?) {
+            paintOpen(color)
+            out.append(contentsOf: bytes)
+            paintClose(color)
+        }
+
+        private mutating func paintOpen(_ color: [UInt8]?) {
+            if let color, !color.isEmpty { out.append(contentsOf: color) }
+        }
+
+        private mutating func paintClose(_ color: [UInt8]?) {
+            if let color, !color.isEmpty, let reset = colors?.reset { out.append(contentsOf: reset) }
         }
     }
+}
 
-    private func newline(into out: inout [UInt8]) {
-        out.append(10)
-        out.append(contentsOf: repeatElement(32, count: depth * style.indent))
-    }
-
-    private func paint(_ token: [UInt8], _ color: String?, into out: inout [UInt8]) {
-        guard let color, !color.isEmpty else {
-            out.append(contentsOf: token)
-            return
-        }
-        out.append(contentsOf: color.utf8)
-        out.append(contentsOf: token)
-        out.append(contentsOf: Theme.reset.utf8)
-    }
-
-    // MARK: Sorting keys
-
-    /// A value as a token range; objects hold their members for sorting.
+/// `--sort-keys`: object members reordered by key (stably, so duplicate keys keep their
+/// order), everything else untouched.
+enum SortedKeys {
     private indirect enum Tree {
         case scalar(JSONTokenKind, [UInt8])
         case object([(key: [UInt8], value: Tree)])
         case array([Tree])
     }
 
-    private static func sortedTokens(_ tokens: [(JSONTokenKind, [UInt8], Bool)]) -> [(JSONTokenKind, [UInt8], Bool)] {
+    static func reorder(_ tokens: [(kind: JSONTokenKind, bytes: [UInt8], isKey: Bool)]) -> [(JSONTokenKind, [UInt8], Bool)] {
         var index = 0
         var out: [(JSONTokenKind, [UInt8], Bool)] = []
         while index < tokens.count {
@@ -163,15 +226,18 @@ struct JSONFormatter {
         return out
     }
 
-    private static func parse(_ tokens: [(JSONTokenKind, [UInt8], Bool)], _ index: inout Int) -> Tree {
-        let (kind, token, _) = tokens[index]
+    private static func parse(_ tokens: [(kind: JSONTokenKind, bytes: [UInt8], isKey: Bool)], _ index: inout Int) -> Tree {
+        let (kind, bytes, _) = tokens[index]
         index += 1
         switch kind {
         case .beginObject:
             var members: [(key: [UInt8], value: Tree)] = []
-            while index < tokens.count, tokens[index].0 != .endObject {
-                if tokens[index].0 == .comma { index += 1; continue }
-                let key = tokens[index].1
+            while index < tokens.count, tokens[index].kind != .endObject {
+                if tokens[index].kind == .comma {
+                    index += 1
+                    continue
+                }
+                let key = tokens[index].bytes
                 index += 2
                 members.append((key, parse(tokens, &index)))
             }
@@ -179,21 +245,24 @@ struct JSONFormatter {
             return .object(members)
         case .beginArray:
             var items: [Tree] = []
-            while index < tokens.count, tokens[index].0 != .endArray {
-                if tokens[index].0 == .comma { index += 1; continue }
+            while index < tokens.count, tokens[index].kind != .endArray {
+                if tokens[index].kind == .comma {
+                    index += 1
+                    continue
+                }
                 items.append(parse(tokens, &index))
             }
             index += 1
             return .array(items)
         default:
-            return .scalar(kind, token)
+            return .scalar(kind, bytes)
         }
     }
 
     private static func write(_ tree: Tree, into out: inout [(JSONTokenKind, [UInt8], Bool)]) {
         switch tree {
-        case .scalar(let kind, let token):
-            out.append((kind, token, false))
+        case .scalar(let kind, let bytes):
+            out.append((kind, bytes, false))
         case .object(let members):
             out.append((.beginObject, [UInt8(ascii: "{")], false))
             let sorted = members.enumerated().sorted { lhs, rhs in

@@ -1,3 +1,5 @@
+import AFEngine
+
 /// The kinds of JSON tokens.
 enum JSONTokenKind: Sendable, Equatable {
     case beginObject, endObject, beginArray, endArray, colon, comma
@@ -10,228 +12,320 @@ enum JSONTokenKind: Sendable, Equatable {
     case whitespace
 }
 
+/// Receives tokens from a `JSONScanner`.
+protocol JSONTokenSink {
+    /// One token. `bytes` is only valid during the call. A long string may arrive in several
+    /// pieces: `complete` is false for every piece but the last (other tokens are whole).
+    mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool)
+}
+
 /// Where and why JSON text is invalid.
 struct JSONSyntaxError: Error, Sendable, Equatable {
     var message: String
-    /// 1-based line and column of the offending byte.
-    var line: Int
-    var column: Int
-    /// 0-based byte offset.
+    /// 0-based byte offset of the offending byte.
     var offset: Int
+    /// 1-based line and column, when the text is at hand to count them (see `located(in:)`).
+    var line = 0
+    var column = 0
 
-    var description: String { "\(message) at line \(line), column \(column)" }
+    var description: String {
+        line > 0 ? "\(message) at line \(line), column \(column)" : "\(message) at byte \(offset + 1)"
+    }
+
+    /// The error with line and column counted in `text`.
+    func located(in text: some Collection<UInt8>) -> JSONSyntaxError {
+        var copy = self
+        copy.line = 1
+        copy.column = 1
+        for byte in text.prefix(offset) {
+            if byte == 10 {
+                copy.line += 1
+                copy.column = 1
+            } else if byte & 0xC0 != 0x80 {
+                copy.column += 1
+            }
+        }
+        return copy
+    }
 }
 
 /// A push tokenizer and validator for JSON that never converts a value.
 ///
-/// Bytes are fed in chunks of any size; each complete token is handed to the caller with its
-/// exact bytes, so numbers, escapes and key order survive untouched. Memory holds only the
-/// token being read and one byte per open container.
+/// Bytes are fed in chunks of any size; each token is handed to the sink as a slice of the
+/// input with its exact bytes, so numbers, escapes and key order survive untouched. A token
+/// cut by a chunk boundary is carried over (a long string is handed on in pieces instead),
+/// so memory holds one small carry buffer and one byte per open container.
 struct JSONScanner {
     private enum Expect { case value, valueOrEnd, key, keyOrEnd, colon, commaOrEnd, done }
-    private enum Lexeme { case none, string, stringEscape, stringUnicode(Int), number(NumberState), literal }
-    private enum NumberState { case minus, zero, integer, dot, fraction, exponent, exponentSign, exponentDigits }
 
-    private var expect: Expect = .value
-    private var lexeme: Lexeme = .none
-    /// true for an object, false for an array.
-    private var containers: [Bool] = []
-    private var token: [UInt8] = []
-    private(set) var offset = 0
-    private var line = 1
-    private var column = 1
-    /// Whether the next string is an object key.
-    private(set) var nextStringIsKey = false
-    /// Multiple top-level values (NDJSON) are allowed when true.
+    /// Accept several top-level values one after another (NDJSON).
     var allowsMultipleValues = false
     /// Report whitespace between tokens as `.whitespace` tokens.
     var reportsWhitespace = false
 
-    /// Container depth right now.
+    private var expect: Expect = .value
+    /// One entry per open container: true for an object.
+    private var containers: [Bool] = []
+    /// Bytes of a token cut by the end of the previous chunk.
+    private var carry: [UInt8] = []
+    /// The carry is an open string: where scanning resumes in it, whether it is a key, and
+    /// whether its beginning was already handed out as a piece.
+    private var openString: (resumeAt: Int, isKey: Bool, continued: Bool)?
+    /// Bytes fed so far.
+    private(set) var consumed = 0
+    /// When the last error happened: the input from the start of the failing token to the
+    /// end of the chunk, to show as it came.
+    private(set) var unformattedTail: [UInt8] = []
+
+    /// Strings longer than this are handed out in pieces.
+    static let fragmentThreshold = 64 * 1024
+
+    /// Open containers right now.
     var depth: Int { containers.count }
 
-    /// Whether a complete top-level value has been read.
-    var isComplete: Bool { expect == .done && isIdle }
+    /// Whether a complete top-level value has been read and nothing is pending.
+    var isComplete: Bool { expect == .done && carry.isEmpty }
 
-    /// The bytes of a token that has begun but not ended.
-    var partialToken: [UInt8] { token }
+    // MARK: Feeding
 
-    /// Whether no token is half-read.
-    var isIdle: Bool { if case .none = lexeme { return true } else { return false } }
-
-    /// Feeds bytes; `emit` receives each complete token and whether a string is a key.
-    mutating func feed(_ bytes: some Collection<UInt8>, emit: (JSONTokenKind, [UInt8], Bool) -> Void) throws(JSONSyntaxError) {
-        for byte in bytes {
-            try consume(byte, emit: emit)
-            offset += 1
-            if byte == 10 {
-                line += 1
-                column = 1
-            } else {
-                column += 1
-            }
+    mutating func feed<Sink: JSONTokenSink>(_ chunk: UnsafeRawBufferPointer, into sink: inout Sink) throws(JSONSyntaxError) {
+        defer { consumed += chunk.count }
+        guard !carry.isEmpty else {
+            try scan(chunk, dataOffset: consumed, atEnd: false, into: &sink)
+            return
         }
+        var data = carry
+        data.append(contentsOf: chunk)
+        carry.removeAll(keepingCapacity: true)
+        let offset = consumed - (data.count - chunk.count)
+        try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
+            try scan(raw, dataOffset: offset, atEnd: false, into: &sink)
+        }
+    }
+
+    mutating func feed<Sink: JSONTokenSink>(_ bytes: [UInt8], into sink: inout Sink) throws(JSONSyntaxError) {
+        try bytes.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in try feed(raw, into: &sink) }
     }
 
     /// Ends the input: a number at the very end completes; anything unfinished is an error.
-    mutating func finish(emit: (JSONTokenKind, [UInt8], Bool) -> Void) throws(JSONSyntaxError) {
-        if case .number(let state) = lexeme {
-            guard state == .zero || state == .integer || state == .fraction || state == .exponentDigits else {
-                throw error("the number '\(text(token))' is incomplete")
+    mutating func finish<Sink: JSONTokenSink>(into sink: inout Sink) throws(JSONSyntaxError) {
+        if !carry.isEmpty {
+            let data = carry
+            carry.removeAll()
+            let offset = consumed - data.count
+            try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
+                try scan(raw, dataOffset: offset, atEnd: true, into: &sink)
             }
-            emitToken(.number, emit)
+            if !carry.isEmpty {
+                unformattedTail = carry
+                let kind = openString != nil ? "string" : "value"
+                throw JSONSyntaxError(message: "the input ends inside a \(kind)", offset: consumed)
+            }
         }
-        guard isIdle else { throw error("the input ends inside a \(lexemeName)") }
         if expect == .done || (allowsMultipleValues && expect == .value && containers.isEmpty) { return }
-        throw error(containers.isEmpty && expect == .value ? "there is no JSON value" : "the input ends before the JSON value is complete")
+        let message = containers.isEmpty && expect == .value ? "there is no JSON value" : "the input ends before the JSON value is complete"
+        throw JSONSyntaxError(message: message, offset: consumed)
     }
 
     /// Validates a complete document; nil when it is one valid JSON value.
-    static func validate(_ bytes: [UInt8]) -> JSONSyntaxError? {
+    static func validate(_ bytes: [UInt8], multipleValues: Bool = false) -> JSONSyntaxError? {
         var scanner = JSONScanner()
+        scanner.allowsMultipleValues = multipleValues
+        var sink = DiscardingSink()
         do {
-            try scanner.feed(bytes) { _, _, _ in }
-            try scanner.finish { _, _, _ in }
+            try scanner.feed(bytes, into: &sink)
+            try scanner.finish(into: &sink)
             return nil
         } catch {
-            return error
+            return error.located(in: bytes)
         }
     }
 
-    // MARK: Lexing
+    // MARK: Scanning
 
-    private var lexemeName: String {
-        switch lexeme {
-        case .string, .stringEscape, .stringUnicode: return "string"
-        case .number: return "number"
-        case .literal: return "literal"
-        case .none: return "value"
-        }
+    private enum StringEnd {
+        case complete(Int)
+        /// Not closed; bytes up to `safe` are valid string content.
+        case open(safe: Int)
     }
 
-    private mutating func consume(_ byte: UInt8, emit: (JSONTokenKind, [UInt8], Bool) -> Void) throws(JSONSyntaxError) {
-        switch lexeme {
-        case .string:
-            if byte < 0x20 { throw error("a control character must be escaped inside a string") }
-            token.append(byte)
-            if byte == UInt8(ascii: "\"") {
-                emitToken(.string, emit)
-            } else if byte == UInt8(ascii: "\\") {
-                lexeme = .stringEscape
+    private mutating func scan<Sink: JSONTokenSink>(
+        _ data: UnsafeRawBufferPointer, dataOffset: Int, atEnd: Bool, into sink: inout Sink
+    ) throws(JSONSyntaxError) {
+        let count = data.count
+        var index = 0
+        func fail(_ message: String, at position: Int, tokenStart: Int) -> JSONSyntaxError {
+            unformattedTail = Array(data[min(tokenStart, count)...])
+            return JSONSyntaxError(message: message, offset: dataOffset + position)
+        }
+        if let open = openString {
+            openString = nil
+            switch try scanString(data, from: open.resumeAt, tokenStart: 0, dataOffset: dataOffset) {
+            case .complete(let end):
+                sink.token(.string, UnsafeRawBufferPointer(rebasing: data[0..<end]), isKey: open.isKey, complete: true)
+                completeString(isKey: open.isKey)
+                index = end
+            case .open(let safe):
+                keepOpenString(data, start: 0, safe: safe, isKey: open.isKey, continued: open.continued, into: &sink)
+                return
             }
-            return
-        case .stringEscape:
+        }
+        while index < count {
+            let byte = data[index]
             switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                 UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-                lexeme = .string
-            case UInt8(ascii: "u"):
-                lexeme = .stringUnicode(0)
-            default:
-                throw error("'\\\(Character(UnicodeScalar(byte)))' is not a JSON escape")
-            }
-            token.append(byte)
-            return
-        case .stringUnicode(let count):
-            guard Self.isHex(byte) else { throw error("\\u needs four hexadecimal digits") }
-            token.append(byte)
-            lexeme = count == 3 ? .string : .stringUnicode(count + 1)
-            return
-        case .number(let state):
-            if let next = Self.advance(state, byte) {
-                token.append(byte)
-                lexeme = .number(next)
-                return
-            }
-            guard state == .zero || state == .integer || state == .fraction || state == .exponentDigits else {
-                throw error("the number '\(text(token))' is incomplete")
-            }
-            emitToken(.number, emit)
-        case .literal:
-            if Self.isLetter(byte) {
-                let candidate = token + [byte]
-                guard ["true", "false", "null"].contains(where: { $0.utf8.starts(with: candidate) }) else {
-                    throw error("'\(text(candidate))' is not a JSON value (true, false and null are)")
+            case 0x20, 0x09, 0x0A, 0x0D:
+                var end = index + 1
+                while end < count, data[end] == 0x20 || data[end] == 0x0A || data[end] == 0x09 || data[end] == 0x0D { end += 1 }
+                if reportsWhitespace { sink.token(.whitespace, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: false, complete: true) }
+                index = end
+            case UInt8(ascii: "\""):
+                let isKey = expect == .key || expect == .keyOrEnd
+                if !isKey, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                switch try scanString(data, from: index + 1, tokenStart: index, dataOffset: dataOffset) {
+                case .complete(let end):
+                    sink.token(.string, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: isKey, complete: true)
+                    completeString(isKey: isKey)
+                    index = end
+                case .open(let safe):
+                    keepOpenString(data, start: index, safe: safe, isKey: isKey, continued: false, into: &sink)
+                    return
                 }
-                token = candidate
-                return
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                let (end, valid) = Self.scanNumber(data, from: index)
+                if end == count, !atEnd {
+                    carry.append(contentsOf: data[index..<count])
+                    return
+                }
+                guard valid else {
+                    let text = String(decoding: data[index..<end], as: UTF8.self)
+                    throw fail("the number '\(text)' is incomplete", at: end, tokenStart: index)
+                }
+                sink.token(.number, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: false, complete: true)
+                afterValue()
+                index = end
+            case UInt8(ascii: "a")...UInt8(ascii: "z"):
+                if let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                var end = index + 1
+                while end < count, data[end] >= UInt8(ascii: "a"), data[end] <= UInt8(ascii: "z") { end += 1 }
+                let word = data[index..<end]
+                if end == count, !atEnd, Self.isLiteralPrefix(word) {
+                    carry.append(contentsOf: word)
+                    return
+                }
+                guard Self.isLiteral(word) else {
+                    throw fail("'\(String(decoding: word, as: UTF8.self))' is not a JSON value (true, false and null are)", at: index, tokenStart: index)
+                }
+                sink.token(.literal, UnsafeRawBufferPointer(rebasing: word), isKey: false, complete: true)
+                afterValue()
+                index = end
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                if let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                let isObject = byte == UInt8(ascii: "{")
+                containers.append(isObject)
+                expect = isObject ? .keyOrEnd : .valueOrEnd
+                sink.token(isObject ? .beginObject : .beginArray, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                let isObject = byte == UInt8(ascii: "}")
+                guard let top = containers.last, top == isObject else {
+                    throw fail("'\(Character(UnicodeScalar(byte)))' does not close an open \(isObject ? "object" : "array")", at: index, tokenStart: index)
+                }
+                guard expect == .commaOrEnd || expect == (isObject ? .keyOrEnd : .valueOrEnd) else {
+                    throw fail("unexpected '\(Character(UnicodeScalar(byte)))' after a comma", at: index, tokenStart: index)
+                }
+                containers.removeLast()
+                sink.token(isObject ? .endObject : .endArray, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)
+                afterValue()
+                index += 1
+            case UInt8(ascii: ":"):
+                guard expect == .colon else { throw fail("unexpected ':'", at: index, tokenStart: index) }
+                expect = .value
+                sink.token(.colon, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)
+                index += 1
+            case UInt8(ascii: ","):
+                guard expect == .commaOrEnd else { throw fail("unexpected ','", at: index, tokenStart: index) }
+                expect = containers.last == true ? .key : .value
+                sink.token(.comma, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)
+                index += 1
+            default:
+                let shown = byte >= 0x20 && byte < 0x7F ? "'\(Character(UnicodeScalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+                throw fail("unexpected \(shown)", at: index, tokenStart: index)
             }
-            guard ["true", "false", "null"].contains(text(token)) else {
-                throw error("'\(text(token))' is not a JSON value")
-            }
-            emitToken(.literal, emit)
-        case .none:
-            break
-        }
-        try structural(byte, emit: emit)
-    }
-
-    private mutating func structural(_ byte: UInt8, emit: (JSONTokenKind, [UInt8], Bool) -> Void) throws(JSONSyntaxError) {
-        switch byte {
-        case 0x20, 0x09, 0x0A, 0x0D:
-            if reportsWhitespace { emit(.whitespace, [byte], false) }
-            return
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            try beginValue()
-            containers.append(byte == UInt8(ascii: "{"))
-            expect = byte == UInt8(ascii: "{") ? .keyOrEnd : .valueOrEnd
-            emit(byte == UInt8(ascii: "{") ? .beginObject : .beginArray, [byte], false)
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-            let isObject = byte == UInt8(ascii: "}")
-            guard let top = containers.last, top == isObject else {
-                throw error("'\(Character(UnicodeScalar(byte)))' does not close an open \(isObject ? "object" : "array")")
-            }
-            guard expect == .commaOrEnd || (isObject ? expect == .keyOrEnd : expect == .valueOrEnd) else {
-                throw error("unexpected '\(Character(UnicodeScalar(byte)))' after a comma")
-            }
-            containers.removeLast()
-            emit(isObject ? .endObject : .endArray, [byte], false)
-            afterValue()
-        case UInt8(ascii: ":"):
-            guard expect == .colon else { throw error("unexpected ':'") }
-            expect = .value
-            emit(.colon, [byte], false)
-        case UInt8(ascii: ","):
-            guard expect == .commaOrEnd else { throw error("unexpected ','") }
-            expect = containers.last == true ? .key : .value
-            emit(.comma, [byte], false)
-        case UInt8(ascii: "\""):
-            if expect == .key || expect == .keyOrEnd {
-                nextStringIsKey = true
-                expect = .colon
-            } else {
-                try beginValue()
-                nextStringIsKey = false
-            }
-            lexeme = .string
-            token = [byte]
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            try beginValue()
-            lexeme = .number(byte == UInt8(ascii: "-") ? .minus : (byte == UInt8(ascii: "0") ? .zero : .integer))
-            token = [byte]
-        case UInt8(ascii: "a")...UInt8(ascii: "z"):
-            try beginValue()
-            lexeme = .literal
-            token = [byte]
-            guard ["true", "false", "null"].contains(where: { $0.utf8.first == byte }) else {
-                throw error("'\(Character(UnicodeScalar(byte)))' cannot start a JSON value")
-            }
-        default:
-            let shown = byte >= 0x20 && byte < 0x7F ? "'\(Character(UnicodeScalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
-            throw error("unexpected \(shown)")
         }
     }
 
-    /// Checks that a value may start here.
-    private mutating func beginValue() throws(JSONSyntaxError) {
+    /// Keeps an unclosed string for the next chunk, remembering how far it was checked; a
+    /// long one is handed out in pieces so that it never has to be held whole.
+    private mutating func keepOpenString<Sink: JSONTokenSink>(
+        _ data: UnsafeRawBufferPointer, start: Int, safe: Int, isKey: Bool, continued: Bool, into sink: inout Sink
+    ) {
+        if safe - start >= Self.fragmentThreshold {
+            sink.token(.string, UnsafeRawBufferPointer(rebasing: data[start..<safe]), isKey: isKey, complete: false)
+            carry.append(contentsOf: data[safe...])
+            openString = (resumeAt: 0, isKey: isKey, continued: true)
+        } else {
+            carry.append(contentsOf: data[start...])
+            openString = (resumeAt: safe - start, isKey: isKey, continued: continued)
+        }
+    }
+
+    /// Scans string content from `start` (just after the opening quote, or where a previous
+    /// piece stopped) to the closing quote.
+    private mutating func scanString(_ data: UnsafeRawBufferPointer, from start: Int, tokenStart: Int, dataOffset: Int) throws(JSONSyntaxError) -> StringEnd {
+        let count = data.count
+        var index = start
+        while index < count {
+            let byte = data[index]
+            if byte == UInt8(ascii: "\"") { return .complete(index + 1) }
+            if byte == UInt8(ascii: "\\") {
+                guard index + 1 < count else { return .open(safe: index) }
+                let code = data[index + 1]
+                switch code {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    index += 2
+                case UInt8(ascii: "u"):
+                    guard index + 5 < count else {
+                        for position in (index + 2)..<count where !Self.isHex(data[position]) {
+                            unformattedTail = Array(data[tokenStart...])
+                            throw JSONSyntaxError(message: "\\u needs four hexadecimal digits", offset: dataOffset + position)
+                        }
+                        return .open(safe: index)
+                    }
+                    for position in (index + 2)...(index + 5) where !Self.isHex(data[position]) {
+                        unformattedTail = Array(data[tokenStart...])
+                        throw JSONSyntaxError(message: "\\u needs four hexadecimal digits", offset: dataOffset + position)
+                    }
+                    index += 6
+                default:
+                    unformattedTail = Array(data[tokenStart...])
+                    let shown = code >= 0x20 && code < 0x7F ? String(UnicodeScalar(code)) : "0x\(String(code, radix: 16))"
+                    throw JSONSyntaxError(message: "'\\\(shown)' is not a JSON escape", offset: dataOffset + index + 1)
+                }
+                continue
+            }
+            if byte < 0x20 {
+                unformattedTail = Array(data[tokenStart...])
+                throw JSONSyntaxError(message: "a control character must be escaped inside a string", offset: dataOffset + index)
+            }
+            index += 1
+        }
+        return .open(safe: count)
+    }
+
+    private mutating func completeString(isKey: Bool) {
+        if isKey { expect = .colon } else { afterValue() }
+    }
+
+    /// Why a value cannot start here, or nil when it can.
+    private func valueProblem() -> String? {
         switch expect {
-        case .value, .valueOrEnd: return
-        case .done:
-            if allowsMultipleValues && containers.isEmpty { return }
-            throw error("unexpected data after the JSON value")
-        case .key, .keyOrEnd: throw error("an object key must be a string")
-        case .colon: throw error("expected ':' after the key")
-        case .commaOrEnd: throw error("expected ',' or the end of the \(containers.last == true ? "object" : "array")")
+        case .value, .valueOrEnd: return nil
+        case .done: return allowsMultipleValues && containers.isEmpty ? nil : "unexpected data after the JSON value"
+        case .key, .keyOrEnd: return "an object key must be a string"
+        case .colon: return "expected ':' after the key"
+        case .commaOrEnd: return "expected ',' or the end of the \(containers.last == true ? "object" : "array")"
         }
     }
 
@@ -239,48 +333,63 @@ struct JSONScanner {
         expect = containers.isEmpty ? .done : .commaOrEnd
     }
 
-    private mutating func emitToken(_ kind: JSONTokenKind, _ emit: (JSONTokenKind, [UInt8], Bool) -> Void) {
-        let isKey = kind == .string && nextStringIsKey
-        emit(kind, token, isKey)
-        token.removeAll(keepingCapacity: true)
-        lexeme = .none
-        if isKey {
-            nextStringIsKey = false
+    /// The end of a number starting at `start`, and whether what it covers is a whole number.
+    private static func scanNumber(_ data: UnsafeRawBufferPointer, from start: Int) -> (end: Int, valid: Bool) {
+        let count = data.count
+        var index = start
+        func isDigit(_ position: Int) -> Bool { position < count && data[position] >= 48 && data[position] <= 57 }
+        if data[index] == UInt8(ascii: "-") { index += 1 }
+        guard isDigit(index) else { return (index, false) }
+        if data[index] == UInt8(ascii: "0") {
+            index += 1
+            if isDigit(index) { return (index, false) }
         } else {
-            afterValue()
+            while isDigit(index) { index += 1 }
         }
+        if index < count, data[index] == UInt8(ascii: ".") {
+            index += 1
+            guard isDigit(index) else { return (index, false) }
+            while isDigit(index) { index += 1 }
+        }
+        if index < count, data[index] == UInt8(ascii: "e") || data[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < count, data[index] == UInt8(ascii: "+") || data[index] == UInt8(ascii: "-") { index += 1 }
+            guard isDigit(index) else { return (index, false) }
+            while isDigit(index) { index += 1 }
+        }
+        return (index, true)
     }
 
-    private static func advance(_ state: NumberState, _ byte: UInt8) -> NumberState? {
-        let digit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-        switch state {
-        case .minus: return byte == UInt8(ascii: "0") ? .zero : (digit ? .integer : nil)
-        case .zero, .integer:
-            if state == .integer, digit { return .integer }
-            if byte == UInt8(ascii: ".") { return .dot }
-            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return .exponent }
-            return nil
-        case .dot: return digit ? .fraction : nil
-        case .fraction:
-            if digit { return .fraction }
-            return byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") ? .exponent : nil
-        case .exponent:
-            if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") { return .exponentSign }
-            return digit ? .exponentDigits : nil
-        case .exponentSign, .exponentDigits: return digit ? .exponentDigits : nil
-        }
+    private static let literals: [[UInt8]] = [Array("true".utf8), Array("false".utf8), Array("null".utf8)]
+
+    private static func isLiteral(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
+        literals.contains { $0.elementsEqual(word) }
+    }
+
+    private static func isLiteralPrefix(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
+        literals.contains { $0.starts(with: word) }
     }
 
     private static func isHex(_ byte: UInt8) -> Bool {
         (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
     }
+}
 
-    private static func isLetter(_ byte: UInt8) -> Bool { byte >= 97 && byte <= 122 }
+/// A sink that ignores tokens (validation only).
+struct DiscardingSink: JSONTokenSink {
+    mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {}
+}
 
-    private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+/// A sink that keeps copies of whole tokens (small documents: config files, tests).
+struct CollectingSink: JSONTokenSink {
+    var tokens: [(kind: JSONTokenKind, bytes: [UInt8], isKey: Bool)] = []
+    private var pending: [UInt8] = []
 
-    private func error(_ message: String) -> JSONSyntaxError {
-        JSONSyntaxError(message: message, line: line, column: column, offset: offset)
+    mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+        pending.append(contentsOf: bytes)
+        guard complete else { return }
+        tokens.append((kind, pending, isKey))
+        pending.removeAll(keepingCapacity: true)
     }
 }
 

@@ -22,10 +22,15 @@ enum JSONValue: Sendable, Equatable {
 
     /// Parses a document.
     static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
-        var tokens: [(JSONTokenKind, [UInt8])] = []
         var scanner = JSONScanner()
-        try scanner.feed(bytes) { kind, token, _ in tokens.append((kind, token)) }
-        try scanner.finish { kind, token, _ in tokens.append((kind, token)) }
+        var sink = CollectingSink()
+        do {
+            try scanner.feed(bytes, into: &sink)
+            try scanner.finish(into: &sink)
+        } catch {
+            throw error.located(in: bytes)
+        }
+        let tokens = sink.tokens.map { ($0.kind, $0.bytes) }
         var index = 0
         return build(tokens, &index)
     }

@@ -41,6 +41,9 @@ final class BodyPrinter {
     private var decoder: CharsetDecoder
     private var formatter: JSONFormatter
     private var buffered: [UInt8] = []
+    /// Reused between chunks so formatting does not allocate per chunk.
+    private var output: [UInt8] = []
+    private var lastByte: UInt8 = 10
     private var streaming: Bool
     private var fellBack = false
     private var prefixChecked = false
@@ -89,14 +92,14 @@ final class BodyPrinter {
             if fellBack {
                 try writeAsReceived(Array(bytes), to: out)
             } else if streaming {
-                try format(Array(bytes), to: out)
+                try format(bytes, to: out)
             } else {
                 buffered.append(contentsOf: bytes)
                 if buffered.count > Self.validationWindow {
                     streaming = true
                     let pending = buffered
                     buffered = []
-                    try format(pending, to: out)
+                    try pending.withBytes { raw throws(AFError) in try format(raw, to: out) }
                 }
             }
         }
@@ -113,17 +116,20 @@ final class BodyPrinter {
             try out.write(Theme.paint(note, style.theme?.note ?? ""))
         case .text:
             try writeText(decoder.decode([UInt8](), final: true), to: out)
+            if style.terminal, lastByte != 10, byteCount > 0 { try out.write("\n") }
         case .json:
             if fellBack { return }
             if !streaming {
                 let body = buffered
                 buffered = []
-                guard Self.isValid(Array(Self.splitXSSI(body).json), multipleValues: formatter.style.multipleValues) else {
+                let json = Array(Self.splitXSSI(body).json)
+                guard JSONScanner.validate(json, multipleValues: formatter.style.multipleValues) == nil else {
                     return try writeAsReceived(body, to: out)
                 }
-                try format(body, to: out)
+                try body.withBytes { raw throws(AFError) in try format(raw, to: out) }
+                if fellBack { return }
             }
-            var output: [UInt8] = []
+            output.removeAll(keepingCapacity: true)
             var incomplete = false
             do {
                 try formatter.finish(into: &output)
@@ -131,38 +137,37 @@ final class BodyPrinter {
                 incomplete = true
             }
             try out.write(output)
-            if incomplete { try writeAsReceived(formatter.partialToken, to: out) }
+            if incomplete { try writeAsReceived(formatter.unformattedTail, to: out) }
         }
     }
 
     /// Formats bytes (after an anti-XSSI prefix, which is kept as is); on a syntax error the
     /// rest goes out exactly as it came.
-    private func format(_ bytes: [UInt8], to out: OutputChannel) throws(AFError) {
-        var input = bytes[...]
-        var output: [UInt8] = []
+    private func format(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
+        var input = bytes
+        output.removeAll(keepingCapacity: true)
         if !prefixChecked {
             prefixChecked = true
-            let (prefix, json) = Self.splitXSSI(bytes)
+            let (prefix, _) = Self.splitXSSI(Array(bytes.prefix(16)))
             output.append(contentsOf: prefix)
-            input = json
+            input = UnsafeRawBufferPointer(rebasing: bytes[prefix.count...])
         }
-        let base = formatter.consumed
-        var failure: JSONSyntaxError?
+        var failed = false
         do {
             try formatter.feed(input, into: &output)
         } catch {
-            failure = error
+            failed = true
         }
         try out.write(output)
-        if let failure {
+        if failed {
             fellBack = true
-            let resume = max(0, min(input.count, failure.offset - base))
-            try writeAsReceived(formatter.partialToken + input.dropFirst(resume), to: out)
+            try writeAsReceived(formatter.unformattedTail, to: out)
         }
     }
 
     private func writeText(_ text: String, to out: OutputChannel) throws(AFError) {
         guard !text.isEmpty else { return }
+        lastByte = text.utf8.last ?? lastByte
         try out.write(TerminalText.escaped(text, highlight: style.theme?.escape ?? ""))
     }
 
@@ -182,17 +187,5 @@ final class BodyPrinter {
         if end < body.count, body[end] == UInt8(ascii: ",") { end += 1 }
         while end < body.count, body[end] == 10 || body[end] == 13 || body[end] == 32 { end += 1 }
         return (Array(body[..<end]), body[end...])
-    }
-
-    static func isValid(_ body: [UInt8], multipleValues: Bool) -> Bool {
-        var scanner = JSONScanner()
-        scanner.allowsMultipleValues = multipleValues
-        do {
-            try scanner.feed(body) { _, _, _ in }
-            try scanner.finish { _, _, _ in }
-            return true
-        } catch {
-            return false
-        }
     }
 }

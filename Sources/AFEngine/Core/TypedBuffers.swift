@@ -1,13 +1,13 @@
 extension Array where Element == UInt8 {
-    /// `withUnsafeBytes` for bodies that throw `AFError` (the standard one loses the type).
-    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(AFError) -> R) throws(AFError) -> R {
-        let result: Result<R, AFError> = withUnsafeBytes { raw in Result { () throws(AFError) -> R in try body(raw) } }
+    /// `withUnsafeBytes` for bodies with a typed error (the standard one loses the type).
+    public func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = withUnsafeBytes { raw in Result { () throws(E) -> R in try body(raw) } }
         return try result.get()
     }
 
-    /// `withUnsafeMutableBytes` for bodies that throw `AFError`.
-    public mutating func withMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws(AFError) -> R) throws(AFError) -> R {
-        let result: Result<R, AFError> = withUnsafeMutableBytes { raw in Result { () throws(AFError) -> R in try body(raw) } }
+    /// `withUnsafeMutableBytes` for bodies with a typed error.
+    public mutating func withMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = withUnsafeMutableBytes { raw in Result { () throws(E) -> R in try body(raw) } }
         return try result.get()
     }
 }

@@ -1,0 +1,130 @@
+@testable import AFCommandLine
+import AFTestSupport
+import Testing
+
+/// The formatter must never change a value: the token sequence (whitespace aside) before
+/// and after formatting is identical, for adversarial input fed in every chunking.
+@Suite struct JSONFormatterTests {
+    static let adversarial: [String] = [
+        #"{"a":1,"a":2,"a":{"a":[]}}"#,
+        #"[1.0e+30,-0,0.10,1E-7,123456789012345678901234567890,-1.5e400,1e400]"#,
+        #"{"esc":"\u00e9\ud83d\ude00\n\t\"\\\/","empty":"","uni":"héllo ✓"}"#,
+        #"{"z":1,"b":{"y":[true,false,null,{}]},"a":[[[]]]}"#,
+        String(repeating: "[", count: 500) + String(repeating: "]", count: 500),
+        #"  {  "spaced"  :  [ 1 , 2 ]  }  "#,
+        "\"" + String(repeating: "long string ", count: 20000) + "\"",
+        #"{"k":"\u0000\u001f"}"#,
+    ]
+
+    /// Tokens of a document, ignoring whitespace.
+    static func tokens(_ text: [UInt8], multiple: Bool = false) -> [(JSONTokenKind, [UInt8])]? {
+        var scanner = JSONScanner()
+        scanner.allowsMultipleValues = multiple
+        var sink = CollectingSink()
+        do {
+            try scanner.feed(text, into: &sink)
+            try scanner.finish(into: &sink)
+        } catch {
+            return nil
+        }
+        return sink.tokens.map { ($0.kind, $0.bytes) }
+    }
+
+    static func format(_ input: [UInt8], chunk: Int, style: JSONFormatter.Style = .init()) throws -> [UInt8] {
+        var formatter = JSONFormatter(style: style)
+        var out: [UInt8] = []
+        var index = 0
+        while index < input.count {
+            let end = min(input.count, index + chunk)
+            var piece: [UInt8] = []
+            try formatter.feed(Array(input[index..<end]), into: &piece)
+            out += piece
+            index = end
+        }
+        var tail: [UInt8] = []
+        try formatter.finish(into: &tail)
+        return out + tail
+    }
+
+    @Test(arguments: adversarial)
+    func formattingKeepsEveryToken(document: String) throws {
+        let input = Array(document.utf8)
+        let before = try #require(Self.tokens(input))
+        for chunk in [1, 2, 3, 7, 64, 1 << 20] {
+            let output = try Self.format(input, chunk: chunk)
+            let after = try #require(Self.tokens(output), "output is not JSON for chunk size \(chunk)")
+            let same = before.count == after.count && zip(before, after).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+            #expect(same, "tokens changed with chunk size \(chunk)")
+        }
+    }
+
+    @Test func indentationAndEmptyContainers() throws {
+        let output = try Self.format(Array(#"{"a":[1,{}],"b":[],"c":{"d":null}}"#.utf8), chunk: 5, style: .init(indent: 2))
+        #expect(String(decoding: output, as: UTF8.self) == """
+        {
+          "a": [
+            1,
+            {}
+          ],
+          "b": [],
+          "c": {
+            "d": null
+          }
+        }
+
+        """)
+    }
+
+    @Test func sortKeysIsStableForDuplicates() throws {
+        let output = try Self.format(Array(#"{"b":1,"a":2,"b":0,"c":{"z":1,"y":2}}"#.utf8), chunk: 3, style: .init(indent: 1, sortKeys: true))
+        #expect(String(decoding: output, as: UTF8.self) == "{\n \"a\": 2,\n \"b\": 1,\n \"b\": 0,\n \"c\": {\n  \"y\": 2,\n  \"z\": 1\n }\n}\n")
+    }
+
+    @Test func ndjsonValuesAreFormattedOneByOne() throws {
+        let output = try Self.format(Array("{\"a\":1}\n{\"b\":[2]}\n".utf8), chunk: 4, style: .init(indent: 2, multipleValues: true))
+        #expect(String(decoding: output, as: UTF8.self) == "{\n  \"a\": 1\n}\n{\n  \"b\": [\n    2\n  ]\n}\n")
+    }
+
+    @Test func colorsOnlyKeepsLayout() throws {
+        let theme = Theme.auto
+        let input = #"{ "a" : [1, true] }"#
+        let output = String(decoding: try Self.format(Array(input.utf8), chunk: 3, style: .init(theme: theme, colorsOnly: true)), as: UTF8.self)
+        let stripped = output.replacingAll(Theme.reset, with: "").replacingAll(theme.key, with: "").replacingAll(theme.number, with: "")
+            .replacingAll(theme.boolean, with: "")
+        #expect(stripped == input)
+        #expect(output.contains(theme.key + "\"a\"" + Theme.reset))
+    }
+
+    @Test(arguments: [
+        ("{\"a\" 1}", "expected ':' after the key at line 1, column 6"),
+        ("[1,]", "unexpected ']' after a comma at line 1, column 4"),
+        ("[01]", "the number '0' is incomplete"),
+        ("{\"a\":tru}", "'tru' is not a JSON value (true, false and null are) at line 1, column 6"),
+        ("\"a\\x\"", "'\\x' is not a JSON escape"),
+        ("[1] 2", "unexpected data after the JSON value at line 1, column 5"),
+        ("{\"a\":\n\"unterminated", "the input ends inside a string"),
+        ("", "there is no JSON value"),
+        ("[\"\u{01}\"]", "a control character must be escaped inside a string"),
+    ])
+    func syntaxErrorsSayWhere(input: String, message: String) throws {
+        let error = try #require(JSONScanner.validate(Array(input.utf8)))
+        #expect(error.description.contains(message), "\(error.description)")
+    }
+
+    @Test func truncatedInputFallsBackToTheRestAsItCame() throws {
+        var formatter = JSONFormatter(style: .init())
+        var out: [UInt8] = []
+        try formatter.feed(Array(#"{"a": [1, 2], "b": "unfinished"#.utf8), into: &out)
+        #expect(throws: JSONSyntaxError.self) { try formatter.finish(into: &out) }
+        #expect(String(decoding: out + formatter.unformattedTail, as: UTF8.self) == "{\n    \"a\": [\n        1,\n        2\n    ],\n    \"b\": \"unfinished")
+    }
+
+    @Test func largeDocumentFromTheServerRoundTrips() throws {
+        let body = BuiltinRoutes.largeJSONBody(megabytes: 2)
+        let before = try #require(Self.tokens(body))
+        let output = try Self.format(body, chunk: 65_536)
+        let after = try #require(Self.tokens(output))
+        let same = before.count == after.count && zip(before, after).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        #expect(same)
+    }
+}
