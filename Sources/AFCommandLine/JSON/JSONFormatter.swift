@@ -114,7 +114,7 @@ struct JSONFormatter {
                     newline()
                     paint(bytes, colors?.punctuation)
                 }
-                if depth == 0 { valuesWritten += 1 }
+                if depth == 0 { valueCompleted() }
             case .comma:
                 paint(bytes, colors?.punctuation)
                 newline()
@@ -130,16 +130,16 @@ struct JSONFormatter {
                 inString = !complete
                 if complete {
                     paintClose(isKey ? colors?.key : colors?.string)
-                    if depth == 0 { valuesWritten += 1 }
+                    if depth == 0 { valueCompleted() }
                 }
             case .number:
                 startValue()
                 paint(bytes, colors?.number)
-                if depth == 0 { valuesWritten += 1 }
+                if depth == 0 { valueCompleted() }
             case .literal:
                 startValue()
                 paint(bytes, bytes.first == UInt8(ascii: "n") ? colors?.null : colors?.boolean)
-                if depth == 0 { valuesWritten += 1 }
+                if depth == 0 { valueCompleted() }
             }
         }
 
@@ -165,7 +165,14 @@ struct JSONFormatter {
                     bytes.withUnsafeBytes { token(kind, $0, isKey: isKey, complete: true) }
                 }
             }
-            if valuesWritten > 0, !style.colorsOnly { out.append(10) }
+            if valuesWritten > 0, !style.colorsOnly, !style.multipleValues { out.append(10) }
+        }
+
+        /// A top-level value ended: with several values (NDJSON) its line ends at once, so a
+        /// stream shows each value as soon as it is complete.
+        private mutating func valueCompleted() {
+            valuesWritten += 1
+            if style.multipleValues { out.append(10) }
         }
 
         /// Writes a pending opening bracket, and separates top-level values.
@@ -176,7 +183,7 @@ struct JSONFormatter {
                 out.append(open)
                 paintClose(colors?.punctuation)
                 newline()
-            } else if depth == 0, valuesWritten > 0 {
+            } else if depth == 0, valuesWritten > 0, !style.multipleValues {
                 out.append(10)
             }
         }

@@ -112,8 +112,8 @@ final class BodyPrinter {
         case .binary:
             guard byteCount > 0 else { return }
             let type = MediaType.essence(contentType)
-            let note = "[binary data not shown on the terminal: \(Format.bytes(Int64(byteCount))) of \(type.isEmpty ? "unknown type" : type); use -o FILE or redirect the output]\n"
-            try out.write(Theme.paint(note, style.theme?.note ?? ""))
+            let note = "[binary data not shown on the terminal: \(Format.bytes(Int64(byteCount))) of \(type.isEmpty ? "unknown type" : type); use -o FILE or redirect the output]"
+            try out.write(Theme.paint(note, style.theme?.note ?? "") + "\n")
         case .text:
             try writeText(decoder.decode([UInt8](), final: true), to: out)
             if style.terminal, lastByte != 10, byteCount > 0 { try out.write("\n") }
