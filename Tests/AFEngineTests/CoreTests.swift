@@ -1,0 +1,239 @@
+@testable import AFEngine
+import AFTestSupport
+import Foundation
+import Testing
+
+@Suite struct HeaderAndMethodTests {
+    @Test func headersKeepOrderAndRepeatsAndCompareCaseInsensitively() {
+        var headers = HTTPHeaders()
+        headers.add(name: "Set-Cookie", value: "a=1")
+        headers.add(name: "X-Other", value: "x")
+        headers.add(name: "set-cookie", value: "b=2")
+        #expect(headers.values(for: "SET-COOKIE") == ["a=1", "b=2"])
+        #expect(headers.contains("x-other"))
+        #expect(headers.map(\.name.rawValue) == ["Set-Cookie", "X-Other", "set-cookie"])
+        headers.set(name: "Set-Cookie", value: "c=3")
+        #expect(headers.map(\.description) == ["Set-Cookie: c=3", "X-Other: x"])
+        headers.remove(name: "X-OTHER")
+        #expect(headers.count == 1)
+        #expect(HTTPHeaders.Name("Content-Type") == .contentType)
+        #expect(Set([HTTPHeaders.Name("A"), HTTPHeaders.Name("a")]).count == 1)
+    }
+
+    @Test func methodsAreOpenEnded() {
+        #expect(HTTPMethod(rawValue: "PURGE").rawValue == "PURGE")
+        #expect(HTTPMethod.get.isIdempotent)
+        #expect(!HTTPMethod.post.isIdempotent)
+        #expect(!HTTPMethod.patch.isIdempotent)
+        #expect(HTTPMethod.idempotent == [.get, .head, .put, .delete, .options, .trace])
+    }
+
+    @Test func base64RoundTrips() {
+        for count in 0..<40 {
+            let bytes = TestData.bytes(count: count, offset: count * 7)
+            #expect(Base64.decode(Base64.encode(bytes)) == bytes)
+        }
+        #expect(Base64.encode(Array("any carnal pleas".utf8)) == "YW55IGNhcm5hbCBwbGVhcw==")
+        #expect(Base64.decode("not base64!") == nil)
+    }
+}
+
+@Suite struct StateMachineTests {
+    @Test func transitionTable() {
+        typealias S = Request.State
+        let allowed: Set<String> = ["initialized>resumed", "initialized>cancelled", "resumed>suspended", "resumed>cancelled",
+                                    "resumed>finished", "suspended>resumed", "suspended>cancelled"]
+        let states: [S] = [.initialized, .resumed, .suspended, .cancelled, .finished]
+        for from in states {
+            for to in states {
+                #expect(from.canTransition(to: to) == allowed.contains("\(from.rawValue)>\(to.rawValue)"), "\(from) -> \(to)")
+            }
+        }
+        #expect(S.cancelled.isTerminal && S.finished.isTerminal && !S.resumed.isTerminal)
+    }
+
+    @Test func cancelBeforeResumeIsFinal() {
+        let session = Session()
+        let request = session.request(RequestDescription(url: "http://127.0.0.1:9/"))
+        request.cancel()
+        let response = request.waitForCompletion()
+        #expect(request.state == .cancelled)
+        #expect(response.error == .cancelled(.explicitly))
+        #expect(response.attempts.isEmpty)
+        request.resume()
+        #expect(request.state == .cancelled)
+    }
+
+    @Test func finishedIsFinal() throws {
+        let server = try TestServer()
+        let request = Session().request(RequestDescription(url: server.url("/get")))
+        let response = request.run()
+        #expect(response.status == 200)
+        #expect(request.state == .finished)
+        request.cancel()
+        request.suspend()
+        request.resume()
+        #expect(request.state == .finished)
+        #expect(server.hits("/get") == 1)
+    }
+
+    @Test func cancelDuringTransferKeepsTheAttempt() throws {
+        let server = try TestServer()
+        let session = Session()
+        let request = session.request(RequestDescription(url: server.url("/delay/5")))
+        request.resume()
+        Thread.sleep(forTimeInterval: 0.3)
+        request.cancel(.interrupted)
+        let response = request.waitForCompletion()
+        #expect(request.state == .cancelled)
+        #expect(response.error == .cancelled(.interrupted))
+        #expect(response.attempts.count == 1)
+        #expect(response.attempts.first?.error == .cancelled(.interrupted))
+    }
+
+    @Test func suspendPausesAndResumeContinues() throws {
+        let server = try TestServer()
+        let session = Session()
+        let sink = MemorySink()
+        let request = session.request(RequestDescription(url: server.url("/bytes/100000")), sink: sink)
+        request.resume()
+        request.suspend()
+        #expect(request.state == .suspended)
+        Thread.sleep(forTimeInterval: 0.2)
+        request.resume()
+        let response = request.waitForCompletion()
+        #expect(response.error == nil)
+        #expect(sink.bytes == TestData.bytes(count: 100_000))
+    }
+
+    @Test func eventsArriveInOrder() throws {
+        let server = try TestServer()
+        let events = Protected<[String]>([])
+        let monitor = ClosureEventMonitor { _, event in
+            let name: String
+            switch event.kind {
+            case .created: name = "created"
+            case .resumed: name = "resumed"
+            case .adapted: name = "adapted"
+            case .attemptStarted: name = "started"
+            case .resolved: name = "resolved"
+            case .connected: name = "connected"
+            case .requestSent: name = "sent"
+            case .responseHead: name = "head"
+            case .attemptFinished: name = "attemptFinished"
+            case .finished: name = "finished"
+            default: return
+            }
+            events.write { $0.append(name) }
+        }
+        let session = Session(configuration: .init(eventMonitors: [monitor]))
+        _ = session.request(RequestDescription(url: server.url("/get"))).run()
+        #expect(events.value == ["created", "resumed", "adapted", "started", "resolved", "connected", "sent", "head", "attemptFinished", "finished"])
+    }
+}
+
+@Suite struct PolicyTests {
+    let head503 = ResponseHead(status: 503, reason: "", httpVersion: "HTTP/1.1", headers: [HTTPHeader("Retry-After", "2")])
+
+    @Test func backoffIsScaleTimesBasePower() {
+        let policy = RetryPolicy(retryLimit: 5, delayScale: 0.5, backoffBase: 2, maxDelay: 3)
+        #expect((1...5).map { policy.delay(forRetry: $0) } == [0.5, 1, 2, 3, 3])
+        let jittered = RetryPolicy(retryLimit: 5, jitter: true)
+        for _ in 0..<50 { #expect((0...2.0).contains(jittered.delay(forRetry: 3))) }
+    }
+
+    @Test func decisions() {
+        let policy = RetryPolicy(retryLimit: 2, maxTime: 10)
+        let status = AFError.responseValidationFailed(status: 503, reason: "")
+        func decide(_ error: AFError, method: HTTPMethod = .get, count: Int = 0, head: ResponseHead? = nil, elapsed: Double = 0, replayable: Bool = true) -> RetryResult {
+            policy.decide(retryCount: count, method: method, replayable: replayable, error: error, lastResponse: head, elapsed: elapsed)
+        }
+        #expect(decide(status) == .retryWithDelay(0.5))
+        #expect(decide(status, count: 1) == .retryWithDelay(1))
+        #expect(decide(status, count: 2) == .doNotRetry)
+        #expect(decide(status, method: .post) == .doNotRetry)
+        #expect(decide(.responseValidationFailed(status: 404, reason: "")) == .doNotRetry)
+        #expect(decide(.responseValidationFailed(status: 429, reason: "")) == .retryWithDelay(0.5))
+        #expect(decide(.transport(TransportFailure(kind: .connectionRefused, message: ""))) == .retryWithDelay(0.5))
+        #expect(decide(.transport(TransportFailure(kind: .truncatedBody, message: ""))) == .retryWithDelay(0.5))
+        #expect(decide(.transport(TransportFailure(kind: .tls, message: ""))) == .doNotRetry)
+        #expect(decide(.transport(TransportFailure(kind: .pinning, message: ""))) == .doNotRetry)
+        #expect(decide(.invalidRequest(reason: "")) == .doNotRetry)
+        #expect(decide(status, head: head503) == .retryWithDelay(2))
+        #expect(decide(status, head: head503, elapsed: 8.5) == .doNotRetry)
+        #expect(decide(status, replayable: false) == .doNotRetry)
+        let all = RetryPolicy(retryLimit: 1, retryableMethods: nil)
+        #expect(all.decide(retryCount: 0, method: .post, replayable: true, error: status, lastResponse: nil, elapsed: 0) == .retryWithDelay(0.5))
+    }
+
+    @Test func retryAfterForms() {
+        #expect(RetryPolicy.retryAfterSeconds("7") == 7)
+        #expect(RetryPolicy.retryAfterSeconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0)
+        let future = RetryPolicy.retryAfterSeconds(HTTPDate.format(HTTPDate.now() + 100)) ?? -1
+        #expect((98...100).contains(future))
+        #expect(RetryPolicy.retryAfterSeconds("soon") == nil)
+    }
+
+    @Test func redirectsChangeMethodAndDropCredentialsAcrossOrigins() throws {
+        let policy = RedirectPolicy(follow: true, maxRedirects: 2, secretHeaders: ["X-Api-Key"])
+        var description = RequestDescription(method: .post, url: "https://a.example/login", body: .bytes([1]))
+        description.headers = [HTTPHeader("Authorization", "Basic x"), HTTPHeader("Cookie", "c=1"), HTTPHeader("X-Api-Key", "k"),
+                               HTTPHeader("Content-Type", "text/plain"), HTTPHeader("X-Keep", "1")]
+        func head(_ status: Int, _ location: String) -> ResponseHead {
+            ResponseHead(status: status, reason: "", httpVersion: "HTTP/1.1", headers: [HTTPHeader("Location", location)])
+        }
+        let (same, sameRecord) = try policy.nextHop(after: head(307, "/next"), from: description, redirectsSoFar: 0)
+        #expect(same.url == "https://a.example/next")
+        #expect(same.method == .post)
+        #expect(same.headers.count == 5)
+        #expect(sameRecord.dropped.isEmpty)
+        let (other, record) = try policy.nextHop(after: head(302, "https://b.example/x"), from: description, redirectsSoFar: 0)
+        #expect(other.method == .get)
+        #expect(other.body.isEmpty)
+        #expect(other.headers.map(\.name.rawValue) == ["X-Keep"])
+        #expect(record.dropped == ["Authorization", "Cookie", "X-Api-Key"])
+        let trusted = RedirectPolicy(follow: true, trustedLocation: true)
+        #expect(try trusted.nextHop(after: head(308, "https://b.example/x"), from: description, redirectsSoFar: 0).0.headers.count == 5)
+        #expect(try trusted.nextHop(after: head(308, "http://a.example/x"), from: description, redirectsSoFar: 0).1.dropped == ["Authorization", "Cookie"])
+        #expect(throws: AFError.tooManyRedirects(limit: 2)) { try policy.nextHop(after: head(302, "/x"), from: description, redirectsSoFar: 2) }
+        let port = try policy.nextHop(after: head(301, "https://a.example:8443/"), from: description, redirectsSoFar: 0)
+        #expect(port.1.dropped.contains("Authorization"))
+    }
+
+    @Test func trustManagerMatchesExactBeforeWildcard() throws {
+        let manager = ServerTrustManager(evaluators: [
+            "api.example.com": DisabledTrustEvaluator(),
+            "*.example.com": PublicKeysTrustEvaluator(pins: ["sha256//x"]),
+        ])
+        #expect(try manager.evaluator(forHost: "API.example.com") is DisabledTrustEvaluator)
+        #expect(try manager.evaluator(forHost: "www.example.com") is PublicKeysTrustEvaluator)
+        #expect(throws: AFError.self) { try manager.evaluator(forHost: "a.b.example.com") }
+        #expect(throws: AFError.self) { try manager.evaluator(forHost: "example.com") }
+        let lenient = ServerTrustManager(allHostsMustBeEvaluated: false, evaluators: [:])
+        #expect(try lenient.evaluator(forHost: "other.org") == nil)
+    }
+
+    @Test func multipartLengthMatchesTheEncodedBytes() throws {
+        let directory = try TemporaryDirectory.make()
+        let path = directory + "/f.bin"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(TestData.bytes(count: 12345)))
+        var form = MultipartFormData(boundary: "b")
+        form.append(name: "a\"b", value: "v\r\n")
+        form.append(fileAt: path, name: "file")
+        let reader = try BodyReader(body: .multipart(form))
+        var encoded: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1000)
+        while true {
+            let count = try buffer.withMutableBytes { raw throws(AFError) in try reader.read(into: raw) }
+            if count == 0 { break }
+            encoded += buffer[0..<count]
+        }
+        #expect(Int64(encoded.count) == (try form.contentLength()))
+        let parts = try #require(MultipartParser.parse(encoded, boundary: "b"))
+        #expect(parts.map(\.name) == ["a%22b", "file"])
+        #expect(parts[0].text == "v\r\n")
+        #expect(parts[1].body == TestData.bytes(count: 12345))
+        #expect(parts[1].headers["content-type"] == "application/octet-stream")
+        #expect(reader.rewind())
+    }
+}
