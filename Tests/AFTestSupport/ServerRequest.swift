@@ -18,6 +18,8 @@ public struct ServerRequest: Sendable {
     public var connection: Int
     /// Body bytes read and dropped without keeping them (`/discard`).
     public var discardedBytes = 0
+    /// When the request head arrived, in seconds of system uptime.
+    public var receivedAt: Double = 0
 
     /// The path of the target, without the query.
     public var path: String {

@@ -165,6 +165,7 @@ public final class TestServer: @unchecked Sendable {
         while !isStopped {
             guard var request = reader.next() else { return }
             request.connection = connection
+            request.receivedAt = ProcessInfo.processInfo.systemUptime
             let (handler, hit) = lock.withLock { () -> (Handler?, Int) in
                 recorded.append(request)
                 hitCounts[request.path, default: 0] += 1

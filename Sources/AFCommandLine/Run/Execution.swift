@@ -95,7 +95,7 @@ final class Execution {
     }
 
     private func sessionConfiguration(printer: ExchangePrinter) -> Session.Configuration {
-        var monitors: [any EventMonitor] = [printer, RetryNotice(stderr: stderr, limit: settings.retry)]
+        var monitors: [any EventMonitor] = [printer, RetryNotice(stderr: stderr, limit: settings.retry), RedirectNotice(stderr: stderr)]
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         var adapters: [any RequestAdapter] = []
         if let compressor { adapters.append(compressor) }
@@ -161,6 +161,16 @@ struct RetryNotice: EventMonitor {
     }
 }
 
+/// Says on standard error which credentials a cross-origin redirect dropped.
+struct RedirectNotice: EventMonitor {
+    let stderr: OutputChannel
+
+    func request(_ request: Request, didEmit event: RequestEvent) {
+        guard case .redirected(let record) = event.kind, !record.dropped.isEmpty else { return }
+        stderr.writeQuietly("af: redirect to \(record.to) leaves \(record.from.hasPrefix("https:") && record.to.hasPrefix("http:") ? "https" : "the origin"); not sending \(record.dropped.joined(separator: ", ")) there (--location-trusted keeps them)\n")
+    }
+}
+
 /// Turns SIGINT and SIGTERM into a cancellation of the running request.
 ///
 /// The signal handler only writes the signal number to a pipe (the one thing a handler may
@@ -185,6 +195,13 @@ enum SignalWatcher {
         action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        // A parent may have started af with these blocked (a thread pool's mask is inherited
+        // through spawn); af relies on them, so it unblocks them.
+        var wanted = sigset_t()
+        sigemptyset(&wanted)
+        sigaddset(&wanted, SIGINT)
+        sigaddset(&wanted, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
         session.watch(fileDescriptor: readEnd) {
             var byte: UInt8 = 0
             while read(readEnd, &byte, 1) == 1 {

@@ -88,9 +88,9 @@ public struct TransferOptions: Sendable {
     public var maxHeaders = 100
     /// Refuse compressed responses that inflate to more than this many times their size
     /// once past `decompressionAllowance` bytes.
-    public var maxDecompressionRatio: Int64 = 1000
+    public var maxDecompressionRatio: Int64 = 200
     /// Decoded bytes allowed before the decompression ratio is enforced.
-    public var decompressionAllowance: Int64 = 16 << 20
+    public var decompressionAllowance: Int64 = 8 << 20
     /// Decode `Content-Encoding` (gzip, deflate, br, zstd) before the body reaches its sink.
     public var decodeContent = true
     /// `HOST:PORT:ADDR` entries that pin a name to an address.

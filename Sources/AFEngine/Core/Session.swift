@@ -75,7 +75,7 @@ public final class Session: Sendable {
     /// Calls `handler` on the transfer thread whenever `fileDescriptor` is readable; for a
     /// signal self-pipe, so a run needs no thread of its own to notice Ctrl-C.
     public func watch(fileDescriptor: Int32, handler: @escaping @Sendable () -> Void) {
-        driver.submit(.watch(fd: fileDescriptor, handler: handler))
+        driver.enqueue(.watch(fd: fileDescriptor, handler: handler))
     }
 
     /// Runs `body` on the transfer thread with libcurl's share handle.

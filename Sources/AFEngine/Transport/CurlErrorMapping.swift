@@ -48,6 +48,8 @@ enum CurlErrorMapping {
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:
             return failure(.connectionReset, "\(authority) closed the connection without answering")
+        case CURLE_RECV_ERROR where detail.lowercased().contains("chunk"):
+            return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
             if transfer.head != nil {
                 return failure(.truncatedBody, "the connection to \(authority) broke during the response body: \(detail)")
@@ -60,7 +62,10 @@ enum CurlErrorMapping {
         case CURLE_FILESIZE_EXCEEDED:
             let limit = transfer.description.options.maxFileSize.map { " (\($0) bytes)" } ?? ""
             return failure(.limitExceeded, "response body exceeds --max-filesize\(limit)")
-        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            // The scheme was checked before sending, so this is the server's answer.
+            return failure(.malformedResponse, "malformed response from \(authority): it did not answer in HTTP (\(detail))")
+        case CURLE_URL_MALFORMAT:
             return .invalidRequest(reason: "cannot request '\(url.string)': \(detail)")
         case CURLE_READ_ERROR, CURLE_ABORTED_BY_CALLBACK:
             return failure(.sendFailed, "sending the body to \(authority) failed: \(detail)")

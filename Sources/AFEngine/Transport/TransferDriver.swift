@@ -73,6 +73,12 @@ final class TransferDriver: Sendable {
         curl_multi_wakeup(handles.multi)
     }
 
+    /// Queues a command without waking or starting anything; it runs the next time the loop
+    /// turns (on the driver thread, or in `drive(start:until:)`).
+    func enqueue(_ command: Command) {
+        state.write { $0.commands.append(command) }
+    }
+
     /// Whether the caller is the driver thread.
     var isCurrentThread: Bool {
         guard let thread = state.read({ $0.thread }) else { return false }
