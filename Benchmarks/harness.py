@@ -30,12 +30,15 @@ def run_once(argv, stdin=None, stdout=None):
     return elapsed, usage.ru_maxrss, process.returncode
 
 
-def compare(title, commands, runs, shell=False):
-    """commands: list of (name, argv or shell string). Prints medians and ratios to the second entry (curl)."""
+def compare(title, commands, runs, shell=False, before_each=None):
+    """commands: list of (name, argv or shell string). Prints medians and ratios to the second entry (curl).
+    before_each runs (untimed) before every command, e.g. to remove an output file."""
     times = {name: [] for name, _ in commands}
     memory = {name: 0 for name, _ in commands}
     for _ in range(runs):
         for name, argv in commands:
+            if before_each:
+                before_each()
             if shell:
                 argv = ["/bin/sh", "-c", argv]
             seconds, rss, status = run_once(argv)
@@ -70,10 +73,19 @@ def download(args):
         curl_out = os.path.join(directory, "curl.bin")
         url = f"{args.server}/bytes/{size}"
         commands = [
-            ("af -d -o FILE --overwrite", [args.af, "-q", "-d", "--overwrite", "-o", af_out, url]),
+            ("af -d -o FILE", [args.af, "-q", "-d", "-o", af_out, url]),
             ("curl -s -o FILE", ["curl", "-s", "-o", curl_out, url]),
         ]
-        medians, memory = compare(f"Download of {size >> 20} MiB to a file", commands, max(3, args.runs // 100))
+
+        def fresh():
+            # Both tools write a new file each run: replacing a 1 GiB file costs a forced
+            # writeback on ext4 whichever tool does it, and would measure the disk instead.
+            for path in (af_out, curl_out):
+                if os.path.exists(path):
+                    os.remove(path)
+            os.sync()
+
+        medians, memory = compare(f"Download of {size >> 20} MiB to a file", commands, max(3, args.runs // 100), before_each=fresh)
         for name, _ in commands:
             print(f"  {name:<28} {size / medians[name] / (1 << 20):>8.0f} MiB/s")
         ratio = medians[commands[1][0]] / medians[commands[0][0]]

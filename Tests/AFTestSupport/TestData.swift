@@ -60,3 +60,19 @@ public enum JSONText {
         return out + "\""
     }
 }
+
+import COpenSSL
+
+/// Digests for checking downloads.
+public enum Digests {
+    /// Lower-case hex SHA-256.
+    public static func sha256Hex(_ bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = bytes.withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_sha256(), nil) }
+        return digest.prefix(Int(length)).map { byte in
+            let hex = String(byte, radix: 16)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined()
+    }
+}

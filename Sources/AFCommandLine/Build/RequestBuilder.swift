@@ -85,7 +85,8 @@ enum RequestBuilder {
     static func headerList(items: [SourcedItem], body: BuiltBody, settings: Settings) throws(CommandFailure) -> (HTTPHeaders, [HTTPHeaders.Name]) {
         var defaults = HTTPHeaders()
         defaults.add(name: .userAgent, value: userAgent)
-        let encodings = settings.download ? "identity" : CurlRuntime.supportedContentEncodings.joined(separator: ", ")
+        let savesToFile = settings.download || settings.output != nil
+        let encodings = savesToFile ? "identity" : CurlRuntime.supportedContentEncodings.joined(separator: ", ")
         if !encodings.isEmpty { defaults.add(name: .acceptEncoding, value: encodings) }
         defaults.add(name: .accept, value: body.isJSON ? "application/json, */*;q=0.5" : "*/*")
         if let type = body.contentType { defaults.add(name: .contentType, value: type) }
@@ -146,7 +147,7 @@ enum RequestBuilder {
         options.chunked = settings.chunked
         options.maxFileSize = settings.maxFilesize
         options.maxHeaders = settings.maxHeaders
-        options.decodeContent = !settings.download
+        options.decodeContent = !(settings.download || settings.output != nil)
         options.resolve = settings.resolve
         options.unixSocketPath = settings.unixSocket
         options.interface = settings.interface

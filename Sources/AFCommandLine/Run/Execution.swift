@@ -11,6 +11,8 @@ final class Execution {
     let stdout: OutputChannel
     let stderr: OutputChannel
     let plan: OutputPlan
+    /// Where a download (`-d`, `-o`) goes; nil when the body is printed.
+    let download: DownloadSink?
 
     init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel) throws(CommandFailure) {
         self.settings = settings
@@ -19,6 +21,33 @@ final class Execution {
         self.stdout = stdout
         self.stderr = stderr
         plan = OutputPlan.make(settings: settings, environment: environment)
+        download = try Self.makeDownload(settings: settings, built: built, stderr: stderr)
+    }
+
+    /// The download destination, checked before anything is sent.
+    private static func makeDownload(settings: Settings, built: BuiltRequest, stderr: OutputChannel) throws(CommandFailure) -> DownloadSink? {
+        guard (settings.download || settings.output != nil), !settings.offline, !settings.curl else { return nil }
+        do {
+            var options: DownloadOptions = []
+            if settings.createDirs { options.insert(.createIntermediateDirectories) }
+            if settings.overwrite { options.insert(.removePreviousFile) }
+            let configuration = DownloadSink.Configuration(
+                directory: settings.outputDir ?? ".",
+                fixedName: settings.output,
+                options: options,
+                checksum: try settings.checksum.map { text throws(AFError) in try Checksum(parsing: text) },
+                resume: settings.resume,
+                savesAnyStatus: !settings.download,
+                requestURL: built.url.string
+            )
+            let quiet = settings.quiet
+            return try DownloadSink(configuration: configuration) { notice in
+                if !quiet { stderr.writeQuietly("af: \(notice)\n") }
+            }
+        } catch {
+            if case .invalidRequest(let reason) = error { throw .usage(reason) }
+            throw CommandFailure(error.description, exitCode: ExitMapping.status(for: error, checkStatus: true))
+        }
     }
 
     func perform() -> Int32 {
@@ -29,7 +58,9 @@ final class Execution {
         }
         let memory = settings.report ? MemorySink() : nil
         let target: ExchangePrinter.BodyTarget
-        if let memory {
+        if let download {
+            target = .forward(download)
+        } else if let memory {
             target = .forward(memory)
         } else if settings.quiet {
             target = .discard
@@ -63,6 +94,10 @@ final class Execution {
     /// Statuses that end the request successfully. Retried statuses must fail validation so
     /// the retry policy sees them; without --check-status they still exit 0 at the end.
     var validation: StatusValidation? {
+        if settings.download {
+            // A download saves only a successful body, so any other status is a failure.
+            return StatusValidation(acceptable: [200...299] + (settings.resume ? [416...416] : []) + settings.acceptStatus)
+        }
         if settings.checkStatus {
             return StatusValidation(acceptable: [200...299] + settings.acceptStatus)
         }
@@ -97,8 +132,12 @@ final class Execution {
     private func sessionConfiguration(printer: ExchangePrinter) -> Session.Configuration {
         var monitors: [any EventMonitor] = [printer, RetryNotice(stderr: stderr, limit: settings.retry), RedirectNotice(stderr: stderr)]
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
+        if let download, environment.stderrIsTerminal, !settings.quiet {
+            monitors.append(ProgressBar(sink: download, output: stderr, width: environment.terminalWidth))
+        }
         var adapters: [any RequestAdapter] = []
         if let compressor { adapters.append(compressor) }
+        if let download { adapters.append(DownloadResumer(sink: download)) }
         var retriers: [any RequestRetrier] = []
         if settings.retry > 0 {
             retriers.append(RetryPolicy(
@@ -127,16 +166,40 @@ final class Execution {
 
     private func conclude(_ response: Response, printer: ExchangePrinter, memory: MemorySink?) -> Int32 {
         if let quiet = finishQuietlyIfClosed() { return quiet }
-        let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus)
+        let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus || settings.download)
+        if settings.download, !settings.quiet, let report = download?.report {
+            stderr.writeQuietly(summary(of: report, response: response))
+        }
         if let memory {
             stdout.writeQuietly(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings))
         } else if plan.shows("m") {
             try? printer.printTrailer(MetadataRenderer(theme: plan.head.theme).render(response))
         }
         if let error = response.error, status != ExitStatus.success {
-            stderr.writeQuietly("af: error: \(ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count))\n")
+            let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
+            stderr.writeQuietly("af: error: \(message)\(resumeHint())\n")
         }
         return status
+    }
+
+    /// How to resume, when a partial download was left behind.
+    private func resumeHint() -> String {
+        guard let download, let part = download.partPath, let size = FileSystem.size(part), size > 0 else { return "" }
+        return "; the partial download is in '\(part)' (\(Format.bytes(size))): run the same command with -c to resume"
+    }
+
+    /// `af: saved 'file' (1.0 MiB) in 0.4s, 2.5 MiB/s; sha256 verified`.
+    private func summary(of report: DownloadSink.Report, response: Response) -> String {
+        if report.alreadyComplete {
+            return "af: '\(report.path)' was already complete (\(Format.bytes(report.bytes)))\(report.verified ? "; checksum verified" : "")\n"
+        }
+        let seconds = response.attempts.compactMap { $0.metrics?.total }.reduce(0, +)
+        let fetched = report.bytes - report.resumedFrom
+        let speed = seconds > 0 ? " at \(Format.bytes(Int64(Double(fetched) / seconds)))/s" : ""
+        var text = "af: saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
+        if report.resumedFrom > 0 { text += ", resumed after \(Format.bytes(report.resumedFrom))" }
+        if report.verified, let algorithm = download?.configuration.checksum?.algorithm { text += "; \(algorithm.rawValue) verified" }
+        return text + "\n"
     }
 
     /// Exit 0 without a word when the reader of standard output went away.

@@ -1,0 +1,86 @@
+import AFEngine
+
+/// The download progress bar on standard error (only when it is a terminal): percent,
+/// size, speed and ETA, or a spinner when the size is unknown. Fed by the engine's progress
+/// events; reads the byte counts from the download sink.
+final class ProgressBar: EventMonitor, @unchecked Sendable {
+    private struct State {
+        var lastDraw = -1.0
+        var startTime: Double?
+        var startBytes: Int64 = 0
+        var spinner = 0
+        var drawn = false
+    }
+
+    private let sink: DownloadSink
+    private let output: OutputChannel
+    private let width: Int
+    private let state = Locked(State())
+    private static let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+    init(sink: DownloadSink, output: OutputChannel, width: Int) {
+        self.sink = sink
+        self.output = output
+        self.width = max(40, width)
+    }
+
+    func request(_ request: Request, didEmit event: RequestEvent) {
+        switch event.kind {
+        case .progress:
+            draw(at: event.time, final: false)
+        case .finished, .cancelled:
+            clear()
+        default:
+            break
+        }
+    }
+
+    private func draw(at time: Double, final: Bool) {
+        let line: String? = state.withLock { state in
+            guard time - state.lastDraw >= 0.1 || final else { return nil }
+            state.lastDraw = time
+            let done = sink.partialBytes
+            if state.startTime == nil {
+                state.startTime = time
+                state.startBytes = done
+            }
+            let elapsed = max(time - (state.startTime ?? time), 0.001)
+            let speed = Double(done - state.startBytes) / elapsed
+            state.drawn = true
+            return render(done: done, total: sink.expectedTotal, speed: speed, spinner: &state.spinner)
+        }
+        if let line { output.writeQuietly("\r" + line + "\u{1b}[K") }
+    }
+
+    func render(done: Int64, total: Int64?, speed: Double, spinner: inout Int) -> String {
+        let speedText = "\(Format.bytes(Int64(speed)))/s"
+        guard let total, total > 0 else {
+            spinner = (spinner + 1) % Self.frames.count
+            return "\(Self.frames[spinner]) \(Format.bytes(done))  \(speedText)"
+        }
+        let fraction = min(1, Double(done) / Double(total))
+        let percent = Int(fraction * 100)
+        let remaining = speed > 0 ? Double(total - done) / speed : 0
+        let eta = speed > 0 ? Self.clock(remaining) : "--:--"
+        let tail = " \(Format.bytes(done)) / \(Format.bytes(total))  \(speedText)  ETA \(eta)"
+        let barWidth = max(10, min(40, width - tail.count - 8))
+        let filled = Int(Double(barWidth) * fraction)
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled)
+        let percentText = percent < 10 ? "  \(percent)%" : (percent < 100 ? " \(percent)%" : "\(percent)%")
+        return "\(percentText) \(bar)\(tail)"
+    }
+
+    private func clear() {
+        let drawn = state.withLock { $0.drawn }
+        if drawn { output.writeQuietly("\r\u{1b}[K") }
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let hours = total / 3600
+        let minutes = (total % 3600) / 60
+        let secs = total % 60
+        let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        return hours > 0 ? "\(hours):\(two(minutes)):\(two(secs))" : "\(minutes):\(two(secs))"
+    }
+}

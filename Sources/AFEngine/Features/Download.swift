@@ -1,0 +1,391 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a download treats the file system.
+public struct DownloadOptions: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Create missing directories on the way to the destination.
+    public static let createIntermediateDirectories = DownloadOptions(rawValue: 1)
+    /// Replace a file that already has the destination's name.
+    public static let removePreviousFile = DownloadOptions(rawValue: 2)
+}
+
+/// Saves a response body to a file, like Alamofire's download destination, and never loses
+/// or clobbers data: bytes go to `NAME.part`, which becomes `NAME` only once it is complete
+/// and verified; an existing file is never replaced without `.removePreviousFile`; a failed
+/// or interrupted transfer leaves `NAME.part` for resuming.
+public final class DownloadSink: ResponseBodySink {
+    /// Where and how to save.
+    public struct Configuration: Sendable {
+        /// The directory for the file (and for a relative `fixedName`).
+        public var directory: String
+        /// The file name or path chosen by the user; nil to name the file from the response.
+        public var fixedName: String?
+        public var options: DownloadOptions
+        public var checksum: Checksum?
+        /// Continue from `NAME.part` (or from an existing fixed-name file).
+        public var resume: Bool
+        /// Save bodies of any status, not only 2xx.
+        public var savesAnyStatus: Bool
+        /// The URL asked for, to name the file when the response does not.
+        public var requestURL: String
+
+        public init(directory: String = ".", fixedName: String? = nil, options: DownloadOptions = [], checksum: Checksum? = nil,
+                    resume: Bool = false, savesAnyStatus: Bool = false, requestURL: String)
+        {
+            self.directory = directory
+            self.fixedName = fixedName
+            self.options = options
+            self.checksum = checksum
+            self.resume = resume
+            self.savesAnyStatus = savesAnyStatus
+            self.requestURL = requestURL
+        }
+    }
+
+    /// What a finished download did.
+    public struct Report: Sendable, Equatable {
+        public var path: String
+        /// Bytes in the final file.
+        public var bytes: Int64
+        /// Bytes that were already on disk when this run resumed.
+        public var resumedFrom: Int64
+        /// The server did not honour the range, so the download began again.
+        public var restarted: Bool
+        /// The server said the file was already complete (416).
+        public var alreadyComplete: Bool
+        /// The checksum matched.
+        public var verified: Bool
+    }
+
+    private struct State {
+        var finalPath: String?
+        var partPath: String?
+        var fd: Int32 = -1
+        /// Bytes in the `.part` file.
+        var written: Int64 = 0
+        /// Bytes on disk when the current response began.
+        var startOffset: Int64 = 0
+        var resumedFrom: Int64 = 0
+        var expectedTotal: Int64?
+        var digest: Digest?
+        /// Whether the digest covers every byte now in the `.part` file.
+        var digestCurrent = true
+        /// The current response's body is being saved.
+        var saving = false
+        var savedThisResponse = false
+        var alreadyComplete = false
+        var restarted = false
+        var validator: String?
+        var report: Report?
+    }
+
+    public let configuration: Configuration
+    private let state: Locked<State>
+    /// Called with a sentence when something the user should know happens (a restart).
+    private let notice: @Sendable (String) -> Void
+
+    /// Checks the destination before anything is sent: a fixed name that exists is refused
+    /// (unless replacing or resuming), missing directories are created or refused.
+    public init(configuration: Configuration, notice: @escaping @Sendable (String) -> Void = { _ in }) throws(AFError) {
+        self.configuration = configuration
+        self.notice = notice
+        var initial = State()
+        initial.digest = configuration.checksum.map { Digest($0.algorithm) }
+        try Self.prepareDirectory(configuration.directory, create: configuration.options.contains(.createIntermediateDirectories))
+        if let fixed = configuration.fixedName {
+            let path = fixed.hasPrefix("/") ? fixed : Self.join(configuration.directory, fixed)
+            if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+                try Self.prepareDirectory(String(path[..<slash]), create: configuration.options.contains(.createIntermediateDirectories))
+            }
+            if Self.isDirectory(path) {
+                throw .output(OutputFailure(kind: .destinationExists, message: "'\(path)' is a directory; name a file with -o"))
+            }
+            if Self.exists(path), !configuration.resume, !configuration.options.contains(.removePreviousFile) {
+                throw .output(OutputFailure(kind: .destinationExists, message: "'\(path)' exists; use --overwrite to replace it or -c to resume it"))
+            }
+            initial.finalPath = path
+            initial.partPath = path + ".part"
+        } else if configuration.resume {
+            let name = DownloadNaming.suggestedFilename(for: nil, url: configuration.requestURL)
+            let path = Self.join(configuration.directory, name)
+            initial.finalPath = path
+            initial.partPath = path + ".part"
+        }
+        if configuration.resume, let final = initial.finalPath, let part = initial.partPath {
+            if !Self.exists(part), Self.exists(final) {
+                guard rename(final, part) == 0 else {
+                    throw .output(OutputFailure(kind: .writeFailed, message: "cannot move '\(final)' aside to resume it: \(POSIXError.describe(errno))"))
+                }
+            }
+            initial.written = Self.size(part) ?? 0
+            initial.resumedFrom = initial.written
+            initial.digestCurrent = initial.written == 0
+        }
+        initial.startOffset = initial.written
+        state = Locked(initial)
+    }
+
+    /// Bytes already saved, from which the next attempt should continue.
+    public var partialBytes: Int64 { state.withLock { $0.written } }
+
+    /// The validator (`ETag` or `Last-Modified`) for `If-Range`, once a response gave one.
+    public var rangeValidator: String? { state.withLock { $0.validator } }
+
+    /// Bytes expected in the complete file, when known.
+    public var expectedTotal: Int64? { state.withLock { $0.expectedTotal } }
+
+    /// The path of the `.part` file, when there is one.
+    public var partPath: String? { state.withLock { $0.partPath } }
+
+    /// What the finished download did (nil until it succeeded).
+    public var report: Report? { state.withLock { $0.report } }
+
+    // MARK: ResponseBodySink
+
+    public func open(_ head: ResponseHead, attempt: Int) throws(AFError) {
+        try state.withLock { state throws(AFError) in
+            closeFile(&state)
+            state.saving = false
+            state.savedThisResponse = false
+            if head.status == 416, state.written > 0 {
+                state.alreadyComplete = true
+                return
+            }
+            guard (200...299).contains(head.status) || configuration.savesAnyStatus else { return }
+            if state.finalPath == nil {
+                let path = try uniquePath(DownloadNaming.suggestedFilename(for: head, url: configuration.requestURL))
+                state.finalPath = path
+                state.partPath = path + ".part"
+            }
+            guard let part = state.partPath else { return }
+            if let validator = head.headers.value(for: .etag), !validator.hasPrefix("W/") {
+                state.validator = validator
+            } else if let modified = head.headers.value(for: .lastModified) {
+                state.validator = modified
+            }
+            if head.status == 206, state.written > 0 {
+                let range = Self.contentRange(head.headers.value(for: .contentRange))
+                guard let range, range.start == state.written else {
+                    let told = range.map { "byte \($0.start)" } ?? "an unknown position"
+                    throw .output(OutputFailure(
+                        kind: .resumeRefused,
+                        message: "the server resumed at \(told) but '\(part)' holds \(state.written) bytes; remove it to start over"
+                    ))
+                }
+                state.expectedTotal = range.total
+                state.fd = Glibc.open(part, O_WRONLY | O_APPEND | O_CLOEXEC)
+                if state.fd >= 0, !state.digestCurrent, let digest = state.digest {
+                    try Self.hashFile(part, into: digest)
+                    state.digestCurrent = true
+                }
+            } else {
+                if state.written > 0 {
+                    state.restarted = true
+                    state.resumedFrom = 0
+                    notice("the server did not resume the download; starting '\(state.finalPath ?? part)' from the beginning")
+                }
+                state.written = 0
+                state.digest?.reset()
+                state.digestCurrent = true
+                let fresh = !configuration.resume && !Self.exists(part)
+                state.fd = Glibc.open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (fresh ? O_EXCL : 0), 0o644)
+                state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
+            }
+            guard state.fd >= 0 else {
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(part)': \(POSIXError.describe(errno))"))
+            }
+            state.startOffset = state.written
+            state.saving = true
+            state.savedThisResponse = true
+        }
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
+        try state.withLock { state throws(AFError) in
+            guard state.saving, state.fd >= 0 else { return }
+            var offset = 0
+            while offset < bytes.count {
+                let count = Glibc.write(state.fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    let reason = POSIXError.describe(errno)
+                    throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? "")': \(reason)"))
+                }
+                offset += count
+            }
+            state.digest?.update(bytes)
+            state.written += Int64(bytes.count)
+        }
+    }
+
+    public func rollback() {
+        state.withLock { state in
+            closeFile(&state)
+            state.saving = false
+        }
+    }
+
+    public func finish(error: AFError?) -> AFError? {
+        state.withLock { state -> AFError? in
+            closeFile(&state)
+            guard let part = state.partPath, let final = state.finalPath else { return error }
+            if let error {
+                if case .responseValidationFailed = error, state.savedThisResponse, state.startOffset == 0 {
+                    unlink(part)
+                } else if state.written == 0, Self.exists(part), (Self.size(part) ?? 0) == 0 {
+                    unlink(part)
+                }
+                return error
+            }
+            guard state.savedThisResponse || state.alreadyComplete else { return nil }
+            var verified = false
+            if let checksum = configuration.checksum, let digest = state.digest {
+                if !state.digestCurrent {
+                    do throws(AFError) {
+                        try Self.hashFile(part, into: digest)
+                    } catch {
+                        return error
+                    }
+                }
+                let actual = digest.finalize()
+                guard actual == checksum.expected else {
+                    unlink(part)
+                    return .output(OutputFailure(
+                        kind: .checksumMismatch,
+                        message: "\(checksum.algorithm.rawValue) of the download is \(Digest.hex(actual)), not \(Digest.hex(checksum.expected)); nothing was saved as '\(final)'"
+                    ))
+                }
+                verified = true
+            }
+            if configuration.options.contains(.removePreviousFile) {
+                guard rename(part, final) == 0 else {
+                    return .output(OutputFailure(kind: .writeFailed, message: "cannot rename '\(part)' to '\(final)': \(POSIXError.describe(errno))"))
+                }
+            } else {
+                guard link(part, final) == 0 else {
+                    let reason = errno == EEXIST ? "it appeared while downloading" : POSIXError.describe(errno)
+                    return .output(OutputFailure(kind: .destinationExists, message: "cannot save '\(final)': \(reason); the download is in '\(part)'"))
+                }
+                unlink(part)
+            }
+            state.report = Report(
+                path: final, bytes: Self.size(final) ?? state.written, resumedFrom: state.resumedFrom,
+                restarted: state.restarted, alreadyComplete: state.alreadyComplete && !state.savedThisResponse, verified: verified
+            )
+            return nil
+        }
+    }
+
+    // MARK: Files
+
+    private func closeFile(_ state: inout State) {
+        if state.fd >= 0 {
+            close(state.fd)
+            state.fd = -1
+        }
+    }
+
+    /// `directory/name`, or `name-1.ext`, `name-2.ext`… when that or its `.part` exists.
+    private func uniquePath(_ name: String) throws(AFError) -> String {
+        for attempt in 0..<10_000 {
+            let path = Self.join(configuration.directory, DownloadNaming.numbered(name, attempt))
+            if configuration.options.contains(.removePreviousFile), attempt == 0 { return path }
+            if !Self.exists(path), !Self.exists(path + ".part") { return path }
+        }
+        throw .output(OutputFailure(kind: .destinationExists, message: "no free name for '\(name)' in '\(configuration.directory)'"))
+    }
+
+    private static func prepareDirectory(_ path: String, create: Bool) throws(AFError) {
+        if isDirectory(path) { return }
+        if exists(path) {
+            throw .output(OutputFailure(kind: .writeFailed, message: "'\(path)' is not a directory"))
+        }
+        guard create else {
+            throw .output(OutputFailure(kind: .writeFailed, message: "directory '\(path)' does not exist; add --create-dirs to create it"))
+        }
+        var built = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            built += "/" + component
+            if mkdir(built, 0o755) != 0, errno != EEXIST {
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot create directory '\(built)': \(POSIXError.describe(errno))"))
+            }
+        }
+    }
+
+    private static func hashFile(_ path: String, into digest: Digest) throws(AFError) {
+        digest.reset()
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot read '\(path)' to verify it: \(POSIXError.describe(errno))"))
+        }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+    }
+
+    static func contentRange(_ value: String?) -> (start: Int64, total: Int64?)? {
+        guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = value.dropFirst(6)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard let range = parts.first, let start = range.split(separator: "-").first.flatMap({ Int64($0) }) else { return nil }
+        let total = parts.count > 1 ? Int64(parts[1]) : nil
+        return (start, total)
+    }
+
+    static func join(_ directory: String, _ name: String) -> String {
+        directory == "." ? name : (directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    static func size(_ path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+    }
+}
+
+/// Before each attempt of a download, asks for the rest of a partial file: `Range` from the
+/// bytes already saved, and `If-Range` once the server gave a validator, so a changed
+/// resource starts over instead of being spliced.
+public struct DownloadResumer: RequestAdapter {
+    public let sink: DownloadSink
+
+    public init(sink: DownloadSink) {
+        self.sink = sink
+    }
+
+    public func adapt(
+        _ description: RequestDescription,
+        for request: Request,
+        completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void
+    ) {
+        completion(.success(adapted(description)))
+    }
+
+    /// The description with range headers for what is already on disk.
+    public func adapted(_ description: RequestDescription) -> RequestDescription {
+        let offset = sink.partialBytes
+        guard offset > 0 else { return description }
+        var adapted = description
+        adapted.headers.set(name: .range, value: "bytes=\(offset)-")
+        if let validator = sink.rangeValidator { adapted.headers.set(name: .ifRange, value: validator) }
+        return adapted
+    }
+}

@@ -1,0 +1,143 @@
+/// File names for downloads: what the server suggests, reduced to a safe base name.
+public enum DownloadNaming {
+    /// The name for a response: `Content-Disposition` (`filename*` before `filename`), else the
+    /// last URL path segment, else `index` with an extension from `Content-Type`. Always a
+    /// safe base name.
+    public static func suggestedFilename(for head: ResponseHead?, url: String) -> String {
+        if let disposition = head?.headers.value(for: .contentDisposition), let name = filename(fromContentDisposition: disposition) {
+            let safe = sanitize(name)
+            if !safe.isEmpty { return safe }
+        }
+        if let segment = lastPathSegment(of: url) {
+            let safe = sanitize(segment)
+            if !safe.isEmpty { return safe }
+        }
+        let type = head?.headers.value(for: .contentType) ?? ""
+        return "index" + (MIMEType.fileExtension(for: type).map { ".\($0)" } ?? "")
+    }
+
+    /// The file name a `Content-Disposition` value carries; `filename*` (RFC 6266/8187) wins.
+    public static func filename(fromContentDisposition value: String) -> String? {
+        var plain: String?
+        var extended: String?
+        for parameter in splitParameters(value).dropFirst() {
+            guard let equals = parameter.firstIndex(of: "=") else { continue }
+            let key = parameter[..<equals].trimmingCharacters(in: " \t").lowercased()
+            var raw = parameter[parameter.index(after: equals)...].trimmingCharacters(in: " \t")
+            if key == "filename*" {
+                // charset'language'percent-encoded
+                let pieces = raw.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                if pieces.count == 3 {
+                    let charset = pieces[0].lowercased()
+                    let bytes = percentDecode(String(pieces[2]))
+                    extended = charset == "iso-8859-1" ? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+                        : String(decoding: bytes, as: UTF8.self)
+                }
+            } else if key == "filename" {
+                if raw.hasPrefix("\""), raw.hasSuffix("\""), raw.count >= 2 {
+                    raw = String(raw.dropFirst().dropLast())
+                    var unescaped = ""
+                    var escaping = false
+                    for character in raw {
+                        if escaping || character != "\\" {
+                            unescaped.append(character)
+                            escaping = false
+                        } else {
+                            escaping = true
+                        }
+                    }
+                    raw = unescaped
+                }
+                plain = raw
+            }
+        }
+        return extended ?? plain
+    }
+
+    /// A safe base name: no directories, no `..`, no leading dot, no control characters,
+    /// at most 200 bytes. Empty when nothing usable is left.
+    public static func sanitize(_ name: String) -> String {
+        var base = name
+        if let slash = base.lastIndex(where: { $0 == "/" || $0 == "\\" }) {
+            base = String(base[base.index(after: slash)...])
+        }
+        var cleaned = String(String.UnicodeScalarView(base.unicodeScalars.filter { scalar in
+            !(scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value))
+        }))
+        cleaned = cleaned.trimmingCharacters(in: " \t")
+        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
+        if cleaned == ".." || cleaned == "." { return "" }
+        while cleaned.utf8.count > 200 { cleaned.removeLast() }
+        return cleaned
+    }
+
+    /// `name-1.ext`, `name-2.ext`, … for the `attempt`-th alternative.
+    public static func numbered(_ name: String, _ attempt: Int) -> String {
+        guard attempt > 0 else { return name }
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            var stem = String(name[..<dot])
+            let ext = String(name[dot...])
+            if stem.hasSuffix(".tar") {
+                stem.removeLast(4)
+                return "\(stem)-\(attempt).tar\(ext)"
+            }
+            return "\(stem)-\(attempt)\(ext)"
+        }
+        return "\(name)-\(attempt)"
+    }
+
+    static func lastPathSegment(of url: String) -> String? {
+        guard let parsed = try? HTTPURL(parsing: url) else { return nil }
+        guard let segment = parsed.path.split(separator: "/").last else { return nil }
+        let decoded = String(decoding: percentDecode(String(segment)), as: UTF8.self)
+        return decoded.isEmpty ? nil : decoded
+    }
+
+    /// Splits on `;` outside double quotes.
+    private static func splitParameters(_ value: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var quoted = false
+        var escaping = false
+        for character in value {
+            if escaping {
+                current.append(character)
+                escaping = false
+                continue
+            }
+            switch character {
+            case "\\" where quoted:
+                current.append(character)
+                escaping = true
+            case "\"":
+                quoted.toggle()
+                current.append(character)
+            case ";" where !quoted:
+                parts.append(current)
+                current = ""
+            default:
+                current.append(character)
+            }
+        }
+        parts.append(current)
+        return parts
+    }
+
+    private static func percentDecode(_ text: String) -> [UInt8] {
+        var out: [UInt8] = []
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+               let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+            {
+                out.append(value)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return out
+    }
+}
