@@ -19,6 +19,7 @@ static inline int afssl_stack_x509_num(const STACK_OF(X509) *s) { return s ? sk_
 static inline X509 *afssl_stack_x509_value(const STACK_OF(X509) *s, int i) { return sk_X509_value(s, i); }
 static inline void afssl_stack_x509_pop_free(STACK_OF(X509) *s) { sk_X509_pop_free(s, X509_free); }
 static inline long afssl_ctx_set_min_proto(SSL_CTX *c, int v) { return SSL_CTX_set_min_proto_version(c, v); }
+static inline long afssl_ctx_set_max_proto(SSL_CTX *c, int v) { return SSL_CTX_set_max_proto_version(c, v); }
 static inline long afssl_ctx_set_tlsext_status_cb(SSL_CTX *c, int (*cb)(SSL *, void *)) { return SSL_CTX_set_tlsext_status_cb(c, cb); }
 static inline long afssl_ctx_set_tlsext_status_arg(SSL_CTX *c, void *arg) { return SSL_CTX_set_tlsext_status_arg(c, arg); }
 static inline long afssl_set_tlsext_status_ocsp_resp(SSL *s, unsigned char *resp, long len) { return SSL_set_tlsext_status_ocsp_resp(s, resp, len); }

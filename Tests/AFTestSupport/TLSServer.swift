@@ -10,12 +10,15 @@ public struct TLSServerIdentity: Sendable {
     public var ocspResponsePath: String?
     /// When set, clients must present a certificate issued by this CA (PEM).
     public var clientCAPath: String?
+    /// The highest TLS version offered: "1.2" or nil for the library's best.
+    public var maximumVersion: String?
 
-    public init(certificateChainPath: String, privateKeyPath: String, ocspResponsePath: String? = nil, clientCAPath: String? = nil) {
+    public init(certificateChainPath: String, privateKeyPath: String, ocspResponsePath: String? = nil, clientCAPath: String? = nil, maximumVersion: String? = nil) {
         self.certificateChainPath = certificateChainPath
         self.privateKeyPath = privateKeyPath
         self.ocspResponsePath = ocspResponsePath
         self.clientCAPath = clientCAPath
+        self.maximumVersion = maximumVersion
     }
 }
 
@@ -39,6 +42,9 @@ final class TLSServerContext: @unchecked Sendable {
         }
         guard SSL_CTX_use_PrivateKey_file(context, identity.privateKeyPath, SSL_FILETYPE_PEM) == 1 else {
             throw ServerError.tls("cannot load \(identity.privateKeyPath)")
+        }
+        if identity.maximumVersion == "1.2" {
+            _ = afssl_ctx_set_max_proto(context, afssl_tls1_2_version())
         }
         if let clientCA = identity.clientCAPath {
             SSL_CTX_load_verify_locations(context, clientCA, nil)

@@ -28,6 +28,9 @@ public final class TestServer: @unchecked Sendable {
     /// Starts listening on an ephemeral port of 127.0.0.1 (or on `unixSocketPath`), with TLS
     /// when `tls` is given.
     public init(tls: TLSServerIdentity? = nil, unixSocketPath: String? = nil, port requestedPort: Int = 0) throws {
+        // A client that hangs up (a refused pin, a timeout) must not kill the test process
+        // when the server writes to the dead socket.
+        signal(SIGPIPE, SIG_IGN)
         self.tls = try tls.map { try TLSServerContext(identity: $0) }
         scheme = tls == nil ? "http" : "https"
         self.unixSocketPath = unixSocketPath

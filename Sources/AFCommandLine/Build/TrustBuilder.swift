@@ -28,6 +28,7 @@ struct TrustConfiguration: Sendable {
         }
         var base: any ServerTrustEvaluating = DefaultTrustEvaluator()
         var warning: String?
+        var caBundle: String?
         switch settings.verify {
         case nil, "yes"?, "true"?:
             break
@@ -39,12 +40,13 @@ struct TrustConfiguration: Sendable {
         case let path?:
             try FileReading.checkReadable(path, item: "--verify")
             base = DefaultTrustEvaluator(caBundle: path)
+            caBundle = path
         }
         let isPlainDefault = extras.isEmpty && settings.verify.map { $0 == "yes" || $0 == "true" } ?? true
         let defaultTrust: (any ServerTrustEvaluating)? = isPlainDefault ? nil : CompositeTrustEvaluator([base] + extras)
         var configuration = TrustConfiguration(manager: nil, defaultTrust: defaultTrust, warning: warning)
         if let path = settings.trustPolicy {
-            configuration.manager = try TrustPolicyFile.load(path: path, extras: extras)
+            configuration.manager = try TrustPolicyFile.load(path: path, caBundle: caBundle, extras: extras)
         }
         return configuration
     }

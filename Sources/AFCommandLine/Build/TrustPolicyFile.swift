@@ -6,7 +6,8 @@ import AFEngine
 /// host's list is `["disabled"]`, so pins and pinned certificates add to it rather than
 /// replace it. Certificate paths are relative to the policy file.
 enum TrustPolicyFile {
-    static func load(path: String, extras: [any ServerTrustEvaluating]) throws(CommandFailure) -> ServerTrustManager {
+    /// - Parameter caBundle: the bundle `--verify=PATH` gave, used by `"default"` evaluation.
+    static func load(path: String, caBundle: String?, extras: [any ServerTrustEvaluating]) throws(CommandFailure) -> ServerTrustManager {
         let bytes = try FileReading.bytes(atPath: path, item: "--trust-policy")
         let document: JSONValue
         do {
@@ -35,7 +36,7 @@ enum TrustPolicyFile {
                 sawHosts = true
                 for (host, list) in hosts {
                     try checkPattern(host, path: path)
-                    evaluators[host] = try evaluator(for: host, list: list, path: path, directory: directory, extras: extras)
+                    evaluators[host] = try evaluator(for: host, list: list, path: path, directory: directory, caBundle: caBundle, extras: extras)
                 }
             default:
                 throw .usage("unknown key \"\(key)\" in the trust policy '\(path)'; use \"all_hosts_must_be_evaluated\" and \"hosts\"")
@@ -53,12 +54,12 @@ enum TrustPolicyFile {
     }
 
     private static func evaluator(
-        for host: String, list: JSONValue, path: String, directory: String, extras: [any ServerTrustEvaluating]
+        for host: String, list: JSONValue, path: String, directory: String, caBundle: String?, extras: [any ServerTrustEvaluating]
     ) throws(CommandFailure) -> any ServerTrustEvaluating {
         guard let items = list.arrayValue, !items.isEmpty else {
             throw .usage("\"hosts\".\"\(host)\" in '\(path)' must be a non-empty list of evaluators")
         }
-        var base: any ServerTrustEvaluating = DefaultTrustEvaluator()
+        var base: any ServerTrustEvaluating = DefaultTrustEvaluator(caBundle: caBundle)
         var others: [any ServerTrustEvaluating] = []
         var disabled = false
         for item in items {

@@ -232,7 +232,14 @@ struct JSONScanner {
                     throw fail("'\(Character(UnicodeScalar(byte)))' does not close an open \(isObject ? "object" : "array")", at: index, tokenStart: index)
                 }
                 guard expect == .commaOrEnd || expect == (isObject ? .keyOrEnd : .valueOrEnd) else {
-                    throw fail("unexpected '\(Character(UnicodeScalar(byte)))' after a comma", at: index, tokenStart: index)
+                    let shown = Character(UnicodeScalar(byte))
+                    let message: String
+                    switch expect {
+                    case .colon: message = "expected ':' after the key"
+                    case .key: message = "unexpected '\(shown)' after a comma"
+                    default: message = "unexpected '\(shown)' where a value should be"
+                    }
+                    throw fail(message, at: index, tokenStart: index)
                 }
                 containers.removeLast()
                 sink.token(isObject ? .endObject : .endArray, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)

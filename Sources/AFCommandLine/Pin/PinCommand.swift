@@ -13,7 +13,7 @@ enum PinCommand {
             } catch {
                 throw .unreadable("cannot read certificates from '\(file)': \(error.description)")
             }
-            stdout.writeQuietly(render(certificates, theme: theme))
+            stdout.writeQuietly(render(certificates, theme: theme, served: false))
             return ExitStatus.success
         }
         guard positionals.count == 1, let target = positionals.first?.text else {
@@ -24,7 +24,7 @@ enum PinCommand {
         if let warning = trust.warning { stderr.writeQuietly(warning) }
         let session = Session(configuration: Session.Configuration(trustManager: trust.manager, defaultTrust: trust.defaultTrust))
         let (chain, error) = session.fetchCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings))
-        if !chain.isEmpty { stdout.writeQuietly(render(chain.map(\.der), theme: theme)) }
+        if !chain.isEmpty { stdout.writeQuietly(render(chain.map(\.der), theme: theme, served: true)) }
         if let error {
             let status = ExitMapping.status(for: error, checkStatus: false)
             let hint = chain.isEmpty ? "" : " (the chain above is what the server presented)"
@@ -47,11 +47,13 @@ enum PinCommand {
         }
     }
 
-    static func render(_ certificates: [[UInt8]], theme: Theme?) -> String {
+    /// The chain as text; `served` chains name the leaf.
+    static func render(_ certificates: [[UInt8]], theme: Theme?, served: Bool) -> String {
         var out = ""
         for (index, der) in certificates.enumerated() {
             guard let details = Certificates.details(der: der) else { continue }
-            let role = index == 0 ? " (leaf)" : (index == certificates.count - 1 && certificates.count > 1 ? " (last in chain)" : "")
+            let role = served && index == 0 ? " (leaf)" : ""
+            if index > 0 { out += "\n" }
             out += Theme.paint("Certificate \(index + 1)\(role)", theme?.headerName ?? "") + "\n"
             out += "  Subject:     \(details.subject)\n"
             out += "  Issuer:      \(details.issuer)\n"

@@ -13,6 +13,8 @@ final class Execution {
     let plan: OutputPlan
     /// Where a download (`-d`, `-o`) goes; nil when the body is printed.
     let download: DownloadSink?
+    /// Server trust from `--verify`, pins, revocation and `--trust-policy`.
+    let trust: TrustConfiguration
 
     init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel) throws(CommandFailure) {
         self.settings = settings
@@ -21,6 +23,7 @@ final class Execution {
         self.stdout = stdout
         self.stderr = stderr
         plan = OutputPlan.make(settings: settings, environment: environment)
+        trust = try TrustConfiguration.make(settings: settings, environment: environment)
         download = try Self.makeDownload(settings: settings, built: built, stderr: stderr)
     }
 
@@ -82,6 +85,7 @@ final class Execution {
             return ExitStatus.success
         }
 
+        if let warning = trust.warning { stderr.writeQuietly(warning) }
         let session = Session(configuration: sessionConfiguration(printer: printer))
         var description = built.description
         description.options.recordsSentHead = plan.shows("H") || settings.trace != nil
@@ -154,6 +158,8 @@ final class Execution {
         let interceptor = adapters.isEmpty && retriers.isEmpty ? nil : Interceptor(adapters: adapters, retriers: retriers)
         return Session.Configuration(
             interceptor: interceptor,
+            trustManager: trust.manager,
+            defaultTrust: trust.defaultTrust,
             redirectPolicy: RedirectPolicy(
                 follow: settings.follow,
                 maxRedirects: settings.maxRedirects,

@@ -245,8 +245,12 @@ final class Transfer: @unchecked Sendable {
             try easy.set(CURLOPT_SSLVERSION, afcurl_sslversion(version == .tls1_3 ? 13 : 12))
         }
         if let ciphers = tls.ciphers {
-            try easy.set(CURLOPT_SSL_CIPHER_LIST, ciphers)
-            try easy.set(CURLOPT_TLS13_CIPHERS, ciphers)
+            // OpenSSL configures TLS 1.3 suites (TLS_…) apart from the older cipher list.
+            let names = ciphers.split(whereSeparator: { $0 == ":" || $0 == "," || $0 == " " }).map(String.init)
+            let modern = names.filter { $0.hasPrefix("TLS_") }
+            let classic = names.filter { !$0.hasPrefix("TLS_") }
+            if !classic.isEmpty { try easy.set(CURLOPT_SSL_CIPHER_LIST, classic.joined(separator: ":")) }
+            if !modern.isEmpty { try easy.set(CURLOPT_TLS13_CIPHERS, modern.joined(separator: ":")) }
         }
         if let cert = tls.clientCertificate { try easy.set(CURLOPT_SSLCERT, cert) }
         if let key = tls.clientKey { try easy.set(CURLOPT_SSLKEY, key) }

@@ -1,0 +1,257 @@
+import AFTestSupport
+import Foundation
+import Testing
+
+/// SPEC §9: verification, pinning in the handshake, revocation, trust policies, `af pin`.
+@Suite struct TLSTests {
+    let pki = TestPKI.shared
+    let directory: String
+
+    init() throws {
+        directory = try TemporaryDirectory.make(prefix: "af-tls")
+    }
+
+    private func server(_ issued: TestPKI.Issued, ocsp: String? = nil, clientCA: String? = nil, maximum: String? = nil) throws -> TestServer {
+        var identity = issued.identity
+        identity.ocspResponsePath = ocsp
+        identity.clientCAPath = clientCA
+        identity.maximumVersion = maximum
+        return try TestServer(tls: identity)
+    }
+
+    private var ca: String { "--verify=\(pki.caCertificatePath)" }
+
+    @Test func unknownCAIsRefusedAndAPrivateCAIsAccepted() throws {
+        let server = try server(try pki.issue(name: "default"))
+        let refused = AF.run([server.url("/get")])
+        #expect(refused.status == 7)
+        #expect(refused.err == "af: error: the certificate of 127.0.0.1 is not trusted: self-signed certificate in certificate chain; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate\n")
+        #expect(server.requests.isEmpty)
+        let accepted = AF.run([ca, server.url("/get")])
+        #expect(accepted.status == 0, "\(accepted.err)")
+        #expect(accepted.out.contains("\"target\": \"/get\""))
+        #expect(AF.run([ca, "https://localhost:\(server.port)/get"]).status == 0)
+    }
+
+    @Test(arguments: [
+        ("expired", "certificate has expired"),
+        ("wrong-host", "no alternative certificate subject name matches target host name '127.0.0.1'"),
+        ("self-signed", "self-signed certificate"),
+    ])
+    func badCertificatesAreExitSeven(kind: String, reason: String) throws {
+        let issued: TestPKI.Issued
+        switch kind {
+        case "expired": issued = try pki.issue(name: "expired", expired: true)
+        case "wrong-host": issued = try pki.issue(name: "wrong", hosts: ["wrong.example"])
+        default: issued = try pki.selfSigned(name: "self")
+        }
+        let server = try server(issued)
+        let result = AF.run([ca, "--retry=3", "--retry-delay=0.1", server.url("/get")])
+        #expect(result.status == 7)
+        #expect(result.err.contains(reason), "\(result.err)")
+        #expect(result.err.hasPrefix("af: error: "))
+        #expect(result.err.split(separator: "\n").count == 1)
+        #expect(server.requests.isEmpty)
+        #expect(server.connections == 1, "TLS failures must not be retried")
+    }
+
+    @Test func verificationCanBeTurnedOffWithAWarning() throws {
+        let server = try server(try pki.selfSigned(name: "off"))
+        for flag in ["--verify=no", "-k"] {
+            let result = AF.run([flag, server.url("/get")])
+            #expect(result.status == 0)
+            #expect(result.err == "af: warning: certificate verification is off (--verify=no); anyone on the path can read and change this exchange\n")
+        }
+    }
+
+    @Test func publicKeyPinsAreCheckedInTheHandshake() throws {
+        let issued = try pki.issue(name: "pinned")
+        let server = try server(issued)
+        let leafPin = try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)
+        let caPin = try TestPKI.publicKeyPin(ofCertificate: pki.caCertificatePath)
+        #expect(AF.run([ca, "--pin=\(leafPin)", server.url("/get")]).status == 0)
+        #expect(AF.run([ca, "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "--pin=\(caPin)", server.url("/get")]).status == 0)
+        let before = server.requests.count
+        let connections = server.connections
+        let wrong = "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+        let refused = AF.run([ca, "--pin=\(wrong)", "--retry=2", "--retry-delay=0.1", server.url("/get")])
+        #expect(refused.status == 8)
+        #expect(refused.err == "af: error: pinning failed: no pinned public key in the chain of 127.0.0.1; it presented \(leafPin), \(caPin); check the pin with 'af pin HOST'\n")
+        #expect(server.requests.count == before, "a refused server must never see the request")
+        #expect(server.connections == connections + 1, "pinning failures must not be retried")
+    }
+
+    @Test func pinsApplyEvenWithVerificationOff() throws {
+        let server = try server(try pki.selfSigned(name: "self-pinned"))
+        let refused = AF.run(["--verify=no", "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", server.url("/get")])
+        #expect(refused.status == 8)
+        #expect(refused.err.hasPrefix("af: warning: certificate verification is off (--verify=no); only the pins are checked\naf: error: pinning failed"))
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func pinnedSelfSignedCertificateIsTrusted() throws {
+        let issued = try pki.selfSigned(name: "anchor")
+        let server = try server(issued)
+        let result = AF.run(["--pin-cert=\(issued.certificatePath)", server.url("/get")])
+        #expect(result.status == 0, "\(result.err)")
+        let other = try pki.selfSigned(name: "other")
+        let refused = AF.run(["--pin-cert=\(other.certificatePath)", server.url("/get")])
+        #expect(refused.status == 7 || refused.status == 8)
+        let pinnedCA = AF.run([ca, "--pin-cert=\(pki.caCertificatePath)", try self.server(try pki.issue(name: "via-ca")).url("/get")])
+        #expect(pinnedCA.status == 0)
+        let unreadable = AF.run(["--pin-cert=/nonexistent.pem", server.url("/get")])
+        #expect(unreadable.status == 66)
+        #expect(unreadable.err.hasPrefix("af: error: cannot use --pin-cert '/nonexistent.pem'"))
+    }
+
+    @Test func stapledOCSPIsRequiredWithCheckRevocation() throws {
+        let issued = try pki.issue(name: "ocsp")
+        let stapled = try server(issued, ocsp: try pki.ocspResponse(for: issued))
+        #expect(AF.run([ca, "--check-revocation", stapled.url("/get")]).status == 0)
+        let bare = try server(issued)
+        let refused = AF.run([ca, "--check-revocation", bare.url("/get")])
+        #expect(refused.status == 7)
+        #expect(refused.err.hasPrefix("af: error: revocation check failed for 127.0.0.1:"))
+        #expect(bare.requests.isEmpty)
+    }
+
+    @Test func crlRevocation() throws {
+        let revoked = try pki.issue(name: "revoked")
+        try pki.revoke(revoked)
+        let crl = try pki.crl()
+        let server = try server(revoked)
+        let result = AF.run([ca, "--crl=\(crl)", server.url("/get")])
+        #expect(result.status == 7)
+        #expect(result.err.contains("certificate revoked"))
+        let good = try self.server(try pki.issue(name: "still-good"))
+        #expect(AF.run([ca, "--crl=\(try pki.crl())", good.url("/get")]).status == 0)
+    }
+
+    @Test func clientCertificates() throws {
+        let server = try server(try pki.issue(name: "mtls"), clientCA: pki.caCertificatePath)
+        let client = try pki.issue(name: "client", hosts: ["client"], client: true)
+        let accepted = AF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(client.keyPath)", server.url("/get")])
+        #expect(accepted.status == 0, "\(accepted.err)")
+        let refused = AF.run([ca, server.url("/get")])
+        #expect(refused.status == 7 || refused.status == 1, "\(refused.err)")
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func minimumVersionAndCiphers() throws {
+        let server = try server(try pki.issue(name: "tls12"), maximum: "1.2")
+        let modern = AF.run([ca, "--ssl=tls1.3", server.url("/get")])
+        #expect(modern.status == 7)
+        let allowed = AF.run([ca, "--ssl=tls1.2", "-m", "-b", server.url("/get")])
+        #expect(allowed.status == 0)
+        #expect(allowed.out.contains("TLSv1.2"))
+        let chosen = AF.run([ca, "--ciphers=ECDHE-ECDSA-AES128-GCM-SHA256", "-m", "-b", server.url("/get")])
+        #expect(chosen.status == 0, "\(chosen.err)")
+        #expect(chosen.out.contains("ECDHE-ECDSA-AES128-GCM-SHA256"))
+        #expect(AF.run([ca, "--ciphers=ECDHE-RSA-AES128-GCM-SHA256", server.url("/get")]).status == 7)
+    }
+
+    @Test func pinCommandPrintsTheSamePinAsOpenSSL() throws {
+        let issued = try pki.issue(name: "print")
+        let server = try server(issued)
+        let expected = try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)
+        let result = AF.run(["pin", ca, "127.0.0.1:\(server.port)"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.hasPrefix("Certificate 1 (leaf)\n  Subject:     CN=localhost\n  Issuer:      CN=af test CA\n"))
+        #expect(result.out.contains("  Pin:         \(expected)\n"))
+        #expect(result.out.contains("SHA-256:     "))
+        #expect(server.requests.isEmpty)
+        let untrusted = AF.run(["pin", "127.0.0.1:\(server.port)"])
+        #expect(untrusted.status == 7)
+        #expect(untrusted.out.contains(expected))
+        #expect(untrusted.err.contains("(the chain above is what the server presented)"))
+        let file = AF.run(["pin", "--file", issued.certificatePath])
+        #expect(file.status == 0)
+        #expect(file.out.contains("  Pin:         \(expected)\n"))
+        #expect(AF.run(["pin", "--file", "/nonexistent"]).status == 66)
+        #expect(AF.run(["pin"]).status == 64)
+    }
+
+    @Test func trustPolicyAppliesPerHostAcrossARedirect() throws {
+        let issuedA = try pki.issue(name: "a", hosts: ["a.test"])
+        let issuedB = try pki.issue(name: "b", hosts: ["b.test"])
+        let serverA = try server(issuedA)
+        let serverB = try server(issuedB)
+        serverA.route("/hop") { _, _ in .response(status: 302, headers: [("Location", "https://b.test:\(serverB.port)/get")]) }
+        let resolve = ["--resolve=a.test:\(serverA.port):127.0.0.1", "--resolve=b.test:\(serverB.port):127.0.0.1"]
+        let caPath = pki.caCertificatePath
+        let policy = directory + "/policy.json"
+        try """
+        {"all_hosts_must_be_evaluated": true,
+         "hosts": {"a.test": ["default"],
+                   "*.test": ["default", {"pins": ["sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]}]}}
+        """.write(toFile: policy, atomically: true, encoding: .utf8)
+        let result = AF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
+        #expect(result.status == 8, "\(result.err)")
+        #expect(result.err.contains("no pinned public key in the chain of b.test"))
+        #expect(serverA.hits("/hop") == 1)
+        #expect(serverB.requests.isEmpty)
+
+        let pinB = try TestPKI.publicKeyPin(ofCertificate: issuedB.certificatePath)
+        try """
+        {"hosts": {"a.test": ["default"], "*.test": [{"pins": ["\(pinB)"]}, "default"]}}
+        """.write(toFile: policy, atomically: true, encoding: .utf8)
+        #expect(AF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve).status == 0)
+        #expect(serverB.hits("/get") == 1)
+
+        try #"{"hosts": {"a.test": ["default"]}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        let unlisted = AF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
+        #expect(unlisted.status == 7)
+        #expect(unlisted.err.contains("the trust policy has no entry for b.test"))
+    }
+
+    @Test func trustPolicyCertificatesAreRelativeToTheFile() throws {
+        let issued = try pki.selfSigned(name: "policy-anchor", hosts: ["localhost"])
+        let server = try server(issued)
+        let certificate = directory + "/certs/api.pem"
+        try FileManager.default.createDirectory(atPath: directory + "/certs", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: issued.certificatePath, toPath: certificate)
+        let policy = directory + "/policy.json"
+        try #"{"hosts": {"localhost": ["default", {"certificates": ["certs/api.pem"]}]}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        #expect(AF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
+        try #"{"hosts": {"localhost": ["disabled"]}, "all_hosts_must_be_evaluated": false}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        #expect(AF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
+        #expect(AF.run(["--trust-policy=\(policy)", "https://127.0.0.1:\(server.port)/get"]).status == 7)
+    }
+
+    @Test(arguments: [
+        ("{\"hosts\": {\"a\": [\"disabled\", \"default\"]}}", Int32(64), "\"disabled\" must stand alone for \"a\""),
+        ("{\"hosts\": {\"a\": [\"sometimes\"]}}", 64, "unknown evaluator \"sometimes\" for \"a\""),
+        ("{\"hosts\": {\"a\": [{\"pins\": [\"md5//x\"]}]}}", 64, "invalid pin \"md5//x\" for \"a\""),
+        ("{\"hosts\": {\"a\": [{\"certificates\": [\"missing.pem\"]}]}}", 66, "cannot use certificate \"missing.pem\" for \"a\""),
+        ("{\"hosts\": {}, \"extra\": 1}", 64, "unknown key \"extra\" in the trust policy"),
+        ("{\"hosts\": {\"a\": [\"default\"]},\n \"oops\"}", 64, "is not valid JSON: expected ':' after the key at line 2, column 8"),
+        ("{\"hosts\": {\"a*b\": [\"default\"]}}", 64, "host pattern \"a*b\""),
+    ])
+    func trustPolicyErrors(text: String, status: Int32, message: String) throws {
+        let policy = directory + "/bad-\(UUID().uuidString).json"
+        try text.write(toFile: policy, atomically: true, encoding: .utf8)
+        let result = AF.run(["--trust-policy=\(policy)", "https://127.0.0.1:9/"])
+        #expect(result.status == status)
+        #expect(result.err.contains(message), "\(result.err)")
+        #expect(result.err.split(separator: "\n").count == 1)
+    }
+
+    @Test func unreadableTrustPolicy() {
+        let result = AF.run(["--trust-policy=/nonexistent/policy.json", "https://127.0.0.1:9/"])
+        #expect(result.status == 66)
+        #expect(result.err == "af: error: cannot read '/nonexistent/policy.json' (from '--trust-policy'): no such file or directory\n")
+    }
+
+    @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
+    func http2IsNegotiatedOverTLS() throws {
+        let issued = try pki.issue(name: "h2")
+        try "hello over h2\n".write(toFile: directory + "/hello.txt", atomically: true, encoding: .utf8)
+        let server = try ExternalServer(nghttpdServing: directory, key: issued.keyPath, certificate: issued.certificatePath)
+        let result = AF.run([ca, "-m", "-h", "https://127.0.0.1:\(server.port)/hello.txt"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.hasPrefix("HTTP/2 200 OK\n"))
+        #expect(result.out.contains("Attempt 1: 200 OK  HTTP/2  127.0.0.1:\(server.port)"))
+        let body = AF.run([ca, "https://127.0.0.1:\(server.port)/hello.txt"])
+        #expect(body.out == "hello over h2\n")
+    }
+}
