@@ -6,6 +6,12 @@ struct BuiltRequest: Sendable {
     var url: HTTPURL
     var body: BuiltBody
     var methodWasExplicit: Bool
+    /// The `--session` file, when one is used.
+    var session: SessionFile?
+    /// Credentials given on this command line (`-a` or the URL), for the session to keep.
+    var givenCredentials: Credentials?
+    /// Header items given on this command line, for the session to keep.
+    var givenHeaders: [HTTPHeader]
 }
 
 /// Turns positionals and settings into a `RequestDescription` (SPEC §1–§3).
@@ -52,12 +58,21 @@ enum RequestBuilder {
         }
         let parsed = try URLBuilder.build(urlArgument, https: settings.https, query: query, pathAsIs: settings.pathAsIs)
         let url = parsed.removingCredentials()
+        if settings.authCmd != nil, settings.auth != nil || parsed.user != nil {
+            throw .usage("--auth-cmd supplies the credentials; drop -a (or the user in the URL), or drop --auth-cmd")
+        }
+        var session: SessionFile?
+        if let name = settings.session {
+            session = try SessionFile.load(path: try SessionFile.path(for: name, url: url, environment: environment), url: url)
+        }
+        let applicable = session.flatMap { $0.applies(to: url) ? $0 : nil }
         let body = try BodyBuilder.build(items: items, settings: settings, environment: environment)
         let method = HTTPMethod(rawValue: explicitMethod ?? (body.body.isEmpty ? "GET" : "POST"))
 
-        var (headers, suppressed) = try headerList(items: items, body: body, settings: settings)
+        var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
         var challenge: Credentials?
-        if let credentials = try Authentication.credentials(settings: settings, url: parsed, environment: environment) {
+        let given = try Authentication.credentials(settings: settings, url: parsed, environment: environment)
+        if let credentials = given ?? (settings.authCmd == nil ? applicable?.auth : nil) {
             switch credentials.scheme {
             case .digest:
                 challenge = credentials
@@ -76,13 +91,22 @@ enum RequestBuilder {
             challengeCredentials: challenge,
             options: try transferOptions(settings)
         )
-        return BuiltRequest(description: description, url: url, body: body, methodWasExplicit: explicitMethod != nil)
+        let givenHeaders = items.compactMap { item -> HTTPHeader? in
+            if case .header(let name, let value) = item.item { return HTTPHeader(name, value) }
+            return nil
+        }
+        return BuiltRequest(
+            description: description, url: url, body: body, methodWasExplicit: explicitMethod != nil,
+            session: session, givenCredentials: given, givenHeaders: givenHeaders
+        )
     }
 
     /// Default headers, then the user's header items: a user header replaces the default of
     /// the same name, `Name:` removes it (and stops libcurl adding its own), `Name;` sends it
     /// empty, and a repeated name is sent repeatedly.
-    static func headerList(items: [SourcedItem], body: BuiltBody, settings: Settings) throws(CommandFailure) -> (HTTPHeaders, [HTTPHeaders.Name]) {
+    static func headerList(
+        items: [SourcedItem], body: BuiltBody, settings: Settings, sessionHeaders: [HTTPHeader] = []
+    ) throws(CommandFailure) -> (HTTPHeaders, [HTTPHeaders.Name]) {
         var defaults = HTTPHeaders()
         defaults.add(name: .userAgent, value: userAgent)
         let savesToFile = settings.download || settings.output != nil
@@ -120,6 +144,10 @@ enum RequestBuilder {
             default:
                 break
             }
+        }
+        for header in sessionHeaders where !overridden.contains(header.name) {
+            user.insert(header, at: 0)
+            overridden.insert(header.name)
         }
         var headers = HTTPHeaders(defaults.filter { !overridden.contains($0.name) })
         for header in user { headers.add(header) }

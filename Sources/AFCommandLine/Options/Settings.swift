@@ -277,12 +277,13 @@ struct Settings: Sendable {
 }
 
 extension StringProtocol {
-    /// The string without leading and trailing characters from `set`.
+    /// The string without leading and trailing characters from `set`, compared as Unicode
+    /// scalars (so "\r\n" in `set` means both characters, not the one grapheme).
     func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var slice = Substring(self)
-        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
-        return String(slice)
+        let scalars = Set(set.unicodeScalars)
+        var view = Substring(self).unicodeScalars[...]
+        while let first = view.first, scalars.contains(first) { view = view.dropFirst() }
+        while let last = view.last, scalars.contains(last) { view = view.dropLast() }
+        return String(String.UnicodeScalarView(view))
     }
 }

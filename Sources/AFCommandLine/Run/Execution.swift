@@ -15,6 +15,10 @@ final class Execution {
     let download: DownloadSink?
     /// Server trust from `--verify`, pins, revocation and `--trust-policy`.
     let trust: TrustConfiguration
+    /// `~/.netrc`, unless `--ignore-netrc`.
+    let netrc: Netrc?
+    /// `--auth-cmd`.
+    let authenticator: AuthenticationInterceptor?
 
     init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel) throws(CommandFailure) {
         self.settings = settings
@@ -25,6 +29,10 @@ final class Execution {
         plan = OutputPlan.make(settings: settings, environment: environment)
         trust = try TrustConfiguration.make(settings: settings, environment: environment)
         download = try Self.makeDownload(settings: settings, built: built, stderr: stderr)
+        netrc = settings.ignoreNetrc ? nil : try Netrc.load(environment: environment)
+        authenticator = settings.authCmd.map { command in
+            AuthenticationInterceptor(provider: CommandTokenProvider(command: command, environment: environment.variables), origin: built.url)
+        }
     }
 
     /// The download destination, checked before anything is sent.
@@ -87,16 +95,22 @@ final class Execution {
 
         if let warning = trust.warning { stderr.writeQuietly(warning) }
         let session = Session(configuration: sessionConfiguration(printer: printer))
+        if let stored = built.session { session.importCookies(stored.cookies) }
         var description = built.description
         description.options.recordsSentHead = plan.shows("H") || settings.trace != nil
         let request = session.request(description, sink: printer, validation: validation)
         SignalWatcher.install(on: session) { reason in request.cancel(reason) }
         let response = request.run()
+        if let failure = saveSession(session, response: response) {
+            stderr.writeQuietly("af: error: \(failure.message)\n")
+            return failure.exitCode
+        }
         return conclude(response, printer: printer, memory: memory)
     }
 
-    /// Statuses that end the request successfully. Retried statuses must fail validation so
-    /// the retry policy sees them; without --check-status they still exit 0 at the end.
+    /// Statuses that end the request successfully. Statuses a retrier acts on (retried
+    /// statuses, 401 with `--auth-cmd`) must fail validation so that it sees them; without
+    /// `--check-status` they still exit 0 at the end.
     var validation: StatusValidation? {
         if settings.download {
             // A download saves only a successful body, so any other status is a failure.
@@ -105,12 +119,13 @@ final class Execution {
         if settings.checkStatus {
             return StatusValidation(acceptable: [200...299] + settings.acceptStatus)
         }
-        guard settings.retry > 0 else { return nil }
-        let retried = settings.retryOn ?? RetryPolicy.defaultRetryableStatuses
+        var failing = settings.retry > 0 ? settings.retryOn ?? RetryPolicy.defaultRetryableStatuses : []
+        if settings.authCmd != nil { failing.insert(401) }
+        guard !failing.isEmpty else { return nil }
         var ranges: [ClosedRange<Int>] = []
         var start: Int?
         for status in 100...999 {
-            if retried.contains(status) {
+            if failing.contains(status) {
                 if let low = start { ranges.append(low...(status - 1)) }
                 start = nil
             } else if start == nil {
@@ -129,8 +144,30 @@ final class Execution {
     /// The description as the adapters that need no network would send it, for `--offline`.
     private func prepareOffline(_ description: RequestDescription) throws(AFError) -> RequestDescription {
         var prepared = description
+        if let netrc { prepared = NetrcAdapter(netrc: netrc).adapted(prepared) }
         if let compressor { prepared = try compressor.compress(prepared) }
         return prepared
+    }
+
+    /// Keeps the session up to date after an exchange: this command line's headers and
+    /// credentials, and the cookie engine's cookies.
+    private func saveSession(_ session: Session, response: Response) -> CommandFailure? {
+        guard var stored = built.session, !settings.sessionReadOnly, response.head != nil else { return nil }
+        if stored.applies(to: built.url) {
+            for header in built.givenHeaders where SessionFile.keeps(header.name) {
+                stored.headers.removeAll { $0.name == header.name }
+                stored.headers.append(header)
+            }
+            if let credentials = built.givenCredentials { stored.auth = credentials }
+        }
+        let now = HTTPDate.now()
+        stored.cookies = session.exportCookies().filter { !$0.isExpired(at: now) }
+        do {
+            try stored.save()
+        } catch {
+            return error
+        }
+        return nil
     }
 
     private func sessionConfiguration(printer: ExchangePrinter) -> Session.Configuration {
@@ -140,9 +177,12 @@ final class Execution {
             monitors.append(ProgressBar(sink: download, output: stderr, width: environment.terminalWidth))
         }
         var adapters: [any RequestAdapter] = []
-        if let compressor { adapters.append(compressor) }
+        if let authenticator { adapters.append(authenticator) }
+        if let netrc { adapters.append(NetrcAdapter(netrc: netrc)) }
         if let download { adapters.append(DownloadResumer(sink: download)) }
+        if let compressor { adapters.append(compressor) }
         var retriers: [any RequestRetrier] = []
+        if let authenticator { retriers.append(authenticator) }
         if settings.retry > 0 {
             retriers.append(RetryPolicy(
                 retryLimit: settings.retry,

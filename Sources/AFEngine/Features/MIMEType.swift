@@ -47,12 +47,13 @@ public enum MIMEType {
 }
 
 extension StringProtocol {
-    /// The string without leading and trailing characters from `set`.
+    /// The string without leading and trailing characters from `set`, compared as Unicode
+    /// scalars (so "\r\n" in `set` means both characters, not the one grapheme).
     func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set)
-        var slice = Substring(self)
-        while let first = slice.first, chars.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, chars.contains(last) { slice = slice.dropLast() }
-        return String(slice)
+        let scalars = Set(set.unicodeScalars)
+        var view = Substring(self).unicodeScalars[...]
+        while let first = view.first, scalars.contains(first) { view = view.dropFirst() }
+        while let last = view.last, scalars.contains(last) { view = view.dropLast() }
+        return String(String.UnicodeScalarView(view))
     }
 }

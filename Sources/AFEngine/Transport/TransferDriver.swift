@@ -79,6 +79,22 @@ final class TransferDriver: Sendable {
         state.write { $0.commands.append(command) }
     }
 
+    /// Runs `body` with the share handle, on the driver thread when it runs (waiting for it),
+    /// or right here when nothing drives the loop, so the handles are never used by two
+    /// threads at once.
+    func runExclusively(_ body: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
+        if !state.read({ $0.threadStarted }) || isCurrentThread {
+            body(handles.share)
+            return
+        }
+        let latch = Latch()
+        submit(.withShare { share in
+            body(share)
+            latch.open()
+        })
+        latch.wait()
+    }
+
     /// Whether the caller is the driver thread.
     var isCurrentThread: Bool {
         guard let thread = state.read({ $0.thread }) else { return false }

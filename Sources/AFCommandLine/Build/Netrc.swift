@@ -1,0 +1,132 @@
+import AFEngine
+
+/// `~/.netrc` (or `$NETRC`): credentials by host, looked up again for every hop of a
+/// redirect chain.
+struct Netrc: Sendable {
+    struct Entry: Sendable, Equatable {
+        var login: String
+        var password: String
+    }
+
+    private(set) var machines: [String: Entry] = [:]
+    private(set) var fallback: Entry?
+
+    /// The entry for `host` (no port), or the `default` entry.
+    func credentials(for host: String) -> Entry? {
+        machines[host.lowercased()] ?? fallback
+    }
+
+    /// Parses the netrc format: `machine`, `default`, `login`, `password`, `account`, and
+    /// `macdef` blocks (skipped up to the next blank line).
+    init(text: String) {
+        var tokens: [String] = []
+        var skippingMacro = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if skippingMacro {
+                if line.trimmingCharacters(in: " \t\r").isEmpty { skippingMacro = false }
+                continue
+            }
+            var words = Self.words(String(line))
+            if let macro = words.firstIndex(of: "macdef") {
+                words = Array(words[..<macro])
+                skippingMacro = true
+            }
+            tokens += words
+        }
+        var current: String?
+        var isDefault = false
+        var entry = Entry(login: "", password: "")
+        func commit() {
+            if isDefault { fallback = entry } else if let host = current { machines[host] = machines[host] ?? entry }
+        }
+        var index = 0
+        while index < tokens.count {
+            let token = tokens[index]
+            let value = index + 1 < tokens.count ? tokens[index + 1] : ""
+            switch token {
+            case "machine":
+                if current != nil || isDefault { commit() }
+                current = value.lowercased()
+                isDefault = false
+                entry = Entry(login: "", password: "")
+                index += 2
+            case "default":
+                if current != nil || isDefault { commit() }
+                current = nil
+                isDefault = true
+                entry = Entry(login: "", password: "")
+                index += 1
+            case "login":
+                entry.login = value
+                index += 2
+            case "password":
+                entry.password = value
+                index += 2
+            case "account":
+                index += 2
+            default:
+                index += 1
+            }
+        }
+        if current != nil || isDefault { commit() }
+    }
+
+    /// Splits a line into words; double quotes group, `#` starts a comment.
+    private static func words(_ line: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var quoted = false
+        var escaping = false
+        for character in line {
+            if escaping {
+                current.append(character)
+                escaping = false
+            } else if character == "\\" {
+                escaping = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if !quoted, character == "#", current.isEmpty {
+                break
+            } else if !quoted, character == " " || character == "\t" || character == "\r" {
+                if !current.isEmpty { words.append(current) }
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        if !current.isEmpty { words.append(current) }
+        return words
+    }
+
+    /// The user's netrc, or nil when there is none.
+    static func load(environment: Environment) throws(CommandFailure) -> Netrc? {
+        let path = environment.variables["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.homeDirectory + "/.netrc"
+        guard FileSystem.exists(path) else { return nil }
+        let bytes = try FileReading.bytes(atPath: path, item: "netrc")
+        return Netrc(text: String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+/// Adds netrc credentials for the host of each hop, unless the request already carries
+/// credentials.
+struct NetrcAdapter: RequestAdapter {
+    let netrc: Netrc
+
+    func adapt(
+        _ description: RequestDescription,
+        for request: Request,
+        completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void
+    ) {
+        completion(.success(adapted(description)))
+    }
+
+    func adapted(_ description: RequestDescription) -> RequestDescription {
+        guard !description.headers.contains(.authorization), description.challengeCredentials == nil,
+              !description.suppressedHeaders.contains(.authorization),
+              let url = try? HTTPURL(parsing: description.url), let entry = netrc.credentials(for: url.host)
+        else { return description }
+        var adapted = description
+        adapted.headers.add(name: .authorization, value: Authentication.headerValue(for: Credentials(user: entry.login, password: entry.password, scheme: .basic)))
+        return adapted
+    }
+}

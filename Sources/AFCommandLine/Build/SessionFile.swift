@@ -1,0 +1,141 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--session`: headers, authentication and cookies kept between runs in a JSON file
+/// (mode 0600, written atomically). Headers and authentication apply only to the host the
+/// session was made for; cookies follow their own domain, path, expiry and `Secure` rules.
+struct SessionFile: Sendable {
+    let path: String
+    /// `host:port` the headers and authentication belong to.
+    var host: String
+    var headers: [HTTPHeader] = []
+    var auth: Credentials?
+    var cookies: [Cookie] = []
+
+    /// Where a session lives: a NAME under the configuration directory, per host, or a PATH.
+    static func path(for name: String, url: HTTPURL, environment: Environment) throws(CommandFailure) -> String {
+        if name.contains("/") || name.hasSuffix(".json") { return name }
+        guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }), !name.hasPrefix(".") else {
+            throw .usage("invalid session name '\(name)': use letters, digits, '-', '_' and '.', or give a path containing '/'")
+        }
+        let host = url.host.replacingAll(":", with: "_")
+        return "\(environment.configDirectory)/sessions/\(host)_\(url.effectivePort)/\(name).json"
+    }
+
+    /// Reads a session; a missing file is an empty session, a corrupt one an error.
+    static func load(path: String, url: HTTPURL) throws(CommandFailure) -> SessionFile {
+        var session = SessionFile(path: path, host: url.authority)
+        guard FileSystem.exists(path) else { return session }
+        let bytes = try FileReading.bytes(atPath: path, item: "--session")
+        func corrupt(_ reason: String) -> CommandFailure {
+            .usage("the session file '\(path)' \(reason); fix it or remove it (af never replaces it)")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(bytes)
+        } catch {
+            throw corrupt("is not valid JSON: \(error.description)")
+        }
+        guard document["af_session"]?.numberText == "1" else { throw corrupt("is not an af session (no \"af_session\": 1)") }
+        guard let host = document["host"]?.stringValue else { throw corrupt("has no \"host\"") }
+        session.host = host
+        for item in document["headers"]?.arrayValue ?? [] {
+            guard let pair = item.arrayValue, pair.count == 2, let name = pair[0].stringValue, let value = pair[1].stringValue else {
+                throw corrupt("has a header that is not a [name, value] pair")
+            }
+            session.headers.append(HTTPHeader(name, value))
+        }
+        if let auth = document["auth"], auth != .null {
+            guard let type = auth["type"]?.stringValue, let scheme = Credentials.Scheme(rawValue: type),
+                  let user = auth["user"]?.stringValue, let password = auth["password"]?.stringValue
+            else { throw corrupt("has an \"auth\" without type, user and password") }
+            session.auth = Credentials(user: user, password: password, scheme: scheme)
+        }
+        for item in document["cookies"]?.arrayValue ?? [] {
+            guard let name = item["name"]?.stringValue, let value = item["value"]?.stringValue, let domain = item["domain"]?.stringValue else {
+                throw corrupt("has a cookie without name, value and domain")
+            }
+            session.cookies.append(Cookie(
+                name: name, value: value, domain: domain,
+                includeSubdomains: item["include_subdomains"]?.boolValue ?? false,
+                path: item["path"]?.stringValue ?? "/",
+                secure: item["secure"]?.boolValue ?? false,
+                httpOnly: item["http_only"]?.boolValue ?? false,
+                expires: item["expires"]?.numberText.flatMap { Int($0) } ?? 0
+            ))
+        }
+        return session
+    }
+
+    /// Whether headers and authentication from this session apply to `url`.
+    func applies(to url: HTTPURL) -> Bool {
+        host.lowercased() == url.authority.lowercased()
+    }
+
+    /// Headers worth keeping: not about this body (`Content-*`) or this condition (`If-*`).
+    static func keeps(_ name: HTTPHeaders.Name) -> Bool {
+        let lower = name.canonical
+        return !lower.hasPrefix("content-") && !lower.hasPrefix("if-") && lower != "cookie" && lower != "host"
+    }
+
+    /// The JSON text of the session.
+    var json: String {
+        var lines = ["{", "  \"af_session\": 1,", "  \"host\": \(JSONText.quote(host)),"]
+        lines.append("  \"headers\": [" + headers.map { "[\(JSONText.quote($0.name.rawValue)), \(JSONText.quote($0.value))]" }.joined(separator: ", ") + "],")
+        if let auth {
+            lines.append("  \"auth\": {\"type\": \(JSONText.quote(auth.scheme.rawValue)), \"user\": \(JSONText.quote(auth.user)), \"password\": \(JSONText.quote(auth.password))},")
+        } else {
+            lines.append("  \"auth\": null,")
+        }
+        let cookieLines = cookies.map { cookie in
+            "    {\"name\": \(JSONText.quote(cookie.name)), \"value\": \(JSONText.quote(cookie.value)), \"domain\": \(JSONText.quote(cookie.domain)), "
+                + "\"include_subdomains\": \(cookie.includeSubdomains), \"path\": \(JSONText.quote(cookie.path)), \"secure\": \(cookie.secure), "
+                + "\"http_only\": \(cookie.httpOnly), \"expires\": \(cookie.expires)}"
+        }
+        lines.append("  \"cookies\": [" + (cookieLines.isEmpty ? "" : "\n" + cookieLines.joined(separator: ",\n") + "\n  ") + "]")
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Writes the file atomically (a temporary file renamed over it) with mode 0600,
+    /// creating its directory (0700) when needed.
+    func save() throws(CommandFailure) {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        var built = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            built += "/" + component
+            if mkdir(built, 0o700) != 0, errno != EEXIST {
+                throw CommandFailure("cannot create '\(built)' for the session: \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
+            }
+        }
+        var template = Array("\(directory)/.af-session-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw CommandFailure("cannot write the session in '\(directory)': \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
+        }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        fchmod(fd, 0o600)
+        let bytes = Array(json.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                let reason = POSIXError.describe(errno)
+                close(fd)
+                unlink(temporary)
+                throw CommandFailure("cannot write the session '\(path)': \(reason)", exitCode: ExitStatus.output)
+            }
+            offset += written
+        }
+        fsync(fd)
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let reason = POSIXError.describe(errno)
+            unlink(temporary)
+            throw CommandFailure("cannot save the session '\(path)': \(reason)", exitCode: ExitStatus.output)
+        }
+    }
+}

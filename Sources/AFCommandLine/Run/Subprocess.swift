@@ -1,0 +1,105 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a shell command and collects its output (for `--auth-cmd`).
+enum Subprocess {
+    struct Outcome: Sendable {
+        var status: Int32
+        var stdout: [UInt8]
+        var stderr: [UInt8]
+    }
+
+    /// Runs `/bin/sh -c command` with standard input from /dev/null, default signal
+    /// dispositions and an empty signal mask; nil when it cannot be started.
+    static func shell(_ command: String, environment: [String: String]) -> Outcome? {
+        var outPipe: [Int32] = [0, 0]
+        var errPipe: [Int32] = [0, 0]
+        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { return nil }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGPIPE, SIGINT, SIGTERM, SIGXFSZ] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let arguments: [UnsafeMutablePointer<CChar>?] = ["/bin/sh", "-c", command].map { (text: String) in strdup(text) } + [nil]
+        let variables: [UnsafeMutablePointer<CChar>?] = environment.map { (key: String, value: String) in strdup("\(key)=\(value)") } + [nil]
+        defer {
+            for pointer in arguments { free(pointer) }
+            for pointer in variables { free(pointer) }
+        }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, variables)
+        close(outPipe[1])
+        close(errPipe[1])
+        guard spawned == 0 else {
+            close(outPipe[0])
+            close(errPipe[0])
+            return nil
+        }
+        var out: [UInt8] = []
+        var err: [UInt8] = []
+        var open: [Int32] = [outPipe[0], errPipe[0]]
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while !open.isEmpty {
+            var descriptors = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { break }
+            for descriptor in descriptors where descriptor.revents != 0 {
+                let count = read(descriptor.fd, &buffer, buffer.count)
+                if count > 0 {
+                    if descriptor.fd == outPipe[0] { out += buffer[0..<count] } else { err += buffer[0..<count] }
+                } else if count == 0 || errno != EINTR {
+                    close(descriptor.fd)
+                    open.removeAll { $0 == descriptor.fd }
+                }
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let exited = (status & 0x7F) == 0
+        let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return Outcome(status: code, stdout: out, stderr: err)
+    }
+}
+
+/// `--auth-cmd`: the bearer token is what the command prints.
+struct CommandTokenProvider: TokenProvider {
+    let command: String
+    let environment: [String: String]
+
+    func token(completion: @escaping @Sendable (Result<String, AFError>) -> Void) {
+        let command = command
+        let environment = environment
+        BackgroundWork.run {
+            completion(Self.fetch(command, environment: environment))
+        }
+    }
+
+    static func fetch(_ command: String, environment: [String: String]) -> Result<String, AFError> {
+        guard let outcome = Subprocess.shell(command, environment: environment) else {
+            return .failure(.adaptationFailed(reason: "cannot run --auth-cmd '\(command)' with /bin/sh"))
+        }
+        let token = String(decoding: outcome.stdout, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
+        guard outcome.status == 0 else {
+            let detail = String(decoding: outcome.stderr, as: UTF8.self).split(separator: "\n").first.map { ": \($0)" } ?? ""
+            return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' exited with status \(outcome.status)\(detail)"))
+        }
+        guard !token.isEmpty, !token.contains("\n"), !token.contains("\r") else {
+            return .failure(.adaptationFailed(reason: token.isEmpty ? "--auth-cmd '\(command)' printed no token" : "--auth-cmd '\(command)' printed more than one line"))
+        }
+        return .success(token)
+    }
+}

@@ -1,0 +1,54 @@
+/// A cookie as libcurl's cookie engine keeps it (the Netscape cookie-file fields).
+public struct Cookie: Sendable, Equatable {
+    public var name: String
+    public var value: String
+    /// The domain, without a leading dot.
+    public var domain: String
+    /// Whether subdomains of `domain` receive it too (a `Domain` attribute was given).
+    public var includeSubdomains: Bool
+    public var path: String
+    public var secure: Bool
+    public var httpOnly: Bool
+    /// Expiry in seconds since the epoch; 0 for a session cookie.
+    public var expires: Int
+
+    public init(name: String, value: String, domain: String, includeSubdomains: Bool = false, path: String = "/",
+                secure: Bool = false, httpOnly: Bool = false, expires: Int = 0)
+    {
+        self.name = name
+        self.value = value
+        self.domain = domain
+        self.includeSubdomains = includeSubdomains
+        self.path = path
+        self.secure = secure
+        self.httpOnly = httpOnly
+        self.expires = expires
+    }
+
+    /// Parses one line of libcurl's cookie list (Netscape format).
+    public init?(netscapeLine line: String) {
+        var text = line
+        var httpOnly = false
+        if text.hasPrefix("#HttpOnly_") {
+            httpOnly = true
+            text.removeFirst("#HttpOnly_".count)
+        }
+        let fields = text.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        guard fields.count >= 7, let expires = Int(fields[4]) else { return nil }
+        var domain = fields[0]
+        if domain.hasPrefix(".") { domain.removeFirst() }
+        self.init(name: fields[5], value: fields[6...].joined(separator: "\t"), domain: domain,
+                  includeSubdomains: fields[1] == "TRUE", path: fields[2], secure: fields[3] == "TRUE", httpOnly: httpOnly, expires: expires)
+    }
+
+    /// The Netscape line libcurl reads back.
+    public var netscapeLine: String {
+        let host = includeSubdomains ? "." + domain : domain
+        return "\(httpOnly ? "#HttpOnly_" : "")\(host)\t\(includeSubdomains ? "TRUE" : "FALSE")\t\(path)\t\(secure ? "TRUE" : "FALSE")\t\(expires)\t\(name)\t\(value)"
+    }
+
+    /// Whether it has expired at `now` (seconds since the epoch).
+    public func isExpired(at now: Int) -> Bool {
+        expires != 0 && expires <= now
+    }
+}

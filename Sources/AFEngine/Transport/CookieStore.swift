@@ -1,0 +1,44 @@
+internal import CCurl
+
+extension Session {
+    /// Adds cookies to the session's cookie engine; later requests send them where their
+    /// domain, path and `secure` flag allow.
+    public func importCookies(_ cookies: [Cookie]) {
+        let lines = cookies.map(\.netscapeLine)
+        driver.runExclusively { share in
+            guard let easy = curl_easy_init() else { return }
+            defer { curl_easy_cleanup(easy) }
+            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share)
+            _ = "".withCString { afcurl_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }
+            for line in lines {
+                _ = line.withCString { afcurl_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0) }
+            }
+            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, nil)
+        }
+    }
+
+    /// Every cookie the session's cookie engine holds now.
+    public func exportCookies() -> [Cookie] {
+        let result = Protected<[Cookie]>([])
+        driver.runExclusively { share in
+            guard let easy = curl_easy_init() else { return }
+            defer { curl_easy_cleanup(easy) }
+            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share)
+            var list: UnsafeMutablePointer<curl_slist>?
+            if afcurl_easy_getinfo_slist(easy, CURLINFO_COOKIELIST, &list) == CURLE_OK {
+                var cookies: [Cookie] = []
+                var node = list
+                while let current = node {
+                    if let data = current.pointee.data, let cookie = Cookie(netscapeLine: String(cString: data)) {
+                        cookies.append(cookie)
+                    }
+                    node = current.pointee.next
+                }
+                curl_slist_free_all(list)
+                result.write { $0 = cookies }
+            }
+            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, nil)
+        }
+        return result.value
+    }
+}

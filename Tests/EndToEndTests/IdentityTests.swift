@@ -1,0 +1,347 @@
+import AFTestSupport
+import Foundation
+import Testing
+
+/// SPEC §8: who you are.
+@Suite struct AuthTests {
+    let server: TestServer
+    let directory: String
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make(prefix: "af-auth")
+    }
+
+    @Test func basicBearerAndDigest() throws {
+        let basic = AF.run(["-a", "ada:s3cret", server.url("/basic-auth/ada/s3cret")])
+        #expect(basic.out == #"{"authenticated": true, "user": "ada"}"#)
+        #expect(server.requests.last?.header("Authorization") == "Basic YWRhOnMzY3JldA==")
+        let bearer = AF.run(["-A", "bearer", "-a", "tok en", server.url("/bearer")])
+        #expect(bearer.out == #"{"authenticated": true, "token": "tok en"}"#)
+        let digest = AF.run(["-A", "digest", "-a", "ada:s3cret", server.url("/digest-auth/ada/s3cret")])
+        #expect(digest.status == 0)
+        #expect(digest.out == #"{"authenticated": true, "user": "ada"}"#)
+        #expect(server.requests(to: "/digest-auth/ada/s3cret").count == 2)
+        #expect(server.requests.last?.header("Authorization")?.hasPrefix("Digest username=\"ada\"") == true)
+        let wrong = AF.run(["--check-status", "-A", "digest", "-a", "ada:nope", server.url("/digest-auth/ada/s3cret")])
+        #expect(wrong.status == 4)
+    }
+
+    @Test func credentialsInTheURL() {
+        let result = AF.run(["http://ada:pw%40x@127.0.0.1:\(server.port)/basic-auth/ada/pw@x"])
+        #expect(result.out == #"{"authenticated": true, "user": "ada"}"#)
+        #expect(server.requests.last?.target == "/basic-auth/ada/pw@x")
+    }
+
+    @Test func passwordPromptOnATerminal() {
+        let (output, status) = PTYRunner.run(["-a", "ada", "-b", "--pretty=none", server.url("/basic-auth/ada/typed")], input: "typed\n", waitFor: "Password for ada@127.0.0.1: ")
+        #expect(status == 0)
+        #expect(output.contains("Password for ada@127.0.0.1: "))
+        #expect(!output.contains("typed"), "the password must not be echoed")
+        #expect(output.contains(#"{"authenticated": true, "user": "ada"}"#))
+    }
+
+    @Test func noPromptWithoutATerminal() {
+        for stdin in [StandardInput.null, .bytes(Array("pw\n".utf8))] {
+            let result = AF.run(["-a", "ada", server.url("/basic-auth/ada/pw")], stdin: stdin)
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: no password for 'ada' and standard input is not a terminal to ask on; give -a ada:PASSWORD\n")
+        }
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func netrcIsUsedUnlessIgnoredAndLookedUpPerHost() throws {
+        let netrc = directory + "/netrc"
+        try """
+        # comment
+        machine a.test login alice password "a pass"
+        machine b.test
+          login bob
+          password bpass
+        macdef init
+          ignored
+          lines
+
+        default login anon password x
+        """.write(toFile: netrc, atomically: true, encoding: .utf8)
+        let second = try TestServer()
+        server.route("/hop") { _, _ in .response(status: 302, headers: [("Location", "http://b.test:\(second.port)/echo")]) }
+        let resolve = ["--resolve=a.test:\(server.port):127.0.0.1", "--resolve=b.test:\(second.port):127.0.0.1"]
+        let result = AF.run(["-F", "http://a.test:\(server.port)/hop"] + resolve, environment: ["NETRC": netrc])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(server.requests.last?.header("Authorization") == "Basic YWxpY2U6YSBwYXNz")
+        #expect(second.requests.last?.header("Authorization") == "Basic Ym9iOmJwYXNz")
+        #expect(AF.run(["--ignore-netrc", "http://a.test:\(server.port)/echo"] + resolve, environment: ["NETRC": netrc]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == nil)
+        #expect(AF.run(["-a", "explicit:pw", "http://a.test:\(server.port)/echo"] + resolve, environment: ["NETRC": netrc]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Basic ZXhwbGljaXQ6cHc=")
+        #expect(AF.run(["http://127.0.0.1:\(server.port)/echo"], environment: ["NETRC": netrc]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Basic YW5vbjp4")
+        let homeNetrc = AF.home + "/.netrc"
+        try "machine 127.0.0.1 login home password h\n".write(toFile: homeNetrc, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: homeNetrc) }
+        #expect(AF.run([server.url("/echo")]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Basic aG9tZTpo")
+    }
+
+    private func counterScript() throws -> (command: String, counter: String) {
+        let counter = directory + "/count-\(UUID().uuidString)"
+        let script = directory + "/token-\(UUID().uuidString).sh"
+        try """
+        #!/bin/sh
+        n=$(cat '\(counter)' 2>/dev/null || echo 0)
+        n=$((n + 1))
+        echo $n > '\(counter)'
+        echo "token-$n"
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        return ("sh '\(script)'", counter)
+    }
+
+    @Test func authCommandRefreshesExactlyOnceOnA401() throws {
+        server.route("/protected") { request, _ in
+            request.header("Authorization") == "Bearer token-2" ? .json("{\"ok\": true}") : .response(status: 401, headers: [("WWW-Authenticate", "Bearer")])
+        }
+        let (command, counter) = try counterScript()
+        let result = AF.run(["--auth-cmd", command, server.url("/protected")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "{\"ok\": true}")
+        #expect(server.requests(to: "/protected").map { $0.header("Authorization") } == ["Bearer token-1", "Bearer token-2"])
+        #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
+    }
+
+    @Test func authCommandDoesNotLoopOnRepeated401() throws {
+        server.route("/never") { _, _ in .response(status: 401) }
+        let (command, counter) = try counterScript()
+        let result = AF.run(["--check-status", "--auth-cmd", command, server.url("/never")])
+        #expect(result.status == 4)
+        #expect(server.hits("/never") == 2)
+        #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
+    }
+
+    @Test func failingAuthCommandIsAClearError() {
+        let result = AF.run(["--auth-cmd", "echo 'no vault' >&2; exit 3", server.url("/bearer")])
+        #expect(result.status == 1)
+        #expect(result.err == "af: error: --auth-cmd 'echo 'no vault' >&2; exit 3' exited with status 3: no vault\n")
+        #expect(server.requests.isEmpty)
+        let empty = AF.run(["--auth-cmd", "true", server.url("/bearer")])
+        #expect(empty.err == "af: error: --auth-cmd 'true' printed no token\n")
+    }
+
+    @Test func authCommandTokenStaysWithItsOrigin() throws {
+        let other = try TestServer()
+        server.route("/away") { _, _ in .response(status: 302, headers: [("Location", other.url("/echo"))]) }
+        #expect(AF.run(["-F", "--auth-cmd", "echo t", server.url("/away")]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Bearer t")
+        #expect(other.requests.last?.header("Authorization") == nil)
+    }
+}
+
+@Suite struct SessionTests {
+    let server: TestServer
+    let config: String
+
+    init() throws {
+        server = try TestServer()
+        config = try TemporaryDirectory.make(prefix: "af-config")
+    }
+
+    private func run(_ arguments: [String]) -> AFResult {
+        AF.run(arguments, environment: ["AF_CONFIG_DIR": config])
+    }
+
+    @Test func sessionKeepsCookiesHeadersAndAuthAcrossRuns() throws {
+        #expect(run(["--session=work", server.url("/cookies/set?sid=abc&theme=dark"), "X-Team:blue", "Content-Type:text/plain", "-a", "ada:pw"]).status == 0)
+        let path = "\(config)/sessions/127.0.0.1_\(server.port)/work.json"
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        let second = run(["--session=work", server.url("/cookies")])
+        #expect(["{\"cookie\": \"sid=abc; theme=dark\"}", "{\"cookie\": \"theme=dark; sid=abc\"}"].contains(second.out))
+        let request = try #require(server.requests.last)
+        #expect(request.header("X-Team") == "blue")
+        #expect(request.header("Content-Type") == nil)
+        #expect(request.header("Authorization") == "Basic YWRhOnB3")
+        #expect(run(["--session=work", server.url("/echo"), "X-Team:green"]).status == 0)
+        #expect(server.requests.last?.header("X-Team") == "green")
+        #expect(run(["--session=work", server.url("/echo")]).status == 0)
+        #expect(server.requests.last?.header("X-Team") == "green")
+    }
+
+    @Test func readOnlySessionIsNeverWritten() throws {
+        let path = config + "/mine.json"
+        #expect(run(["--session=\(path)", server.url("/cookies/set?a=1")]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let result = run(["--session=\(path)", "--session-read-only", server.url("/cookies/set?b=2"), "X-New:1"])
+        #expect(result.status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(server.requests.last?.header("Cookie") == "a=1")
+    }
+
+    @Test func sessionHeadersStayWithTheirHost() throws {
+        let other = try TestServer()
+        let path = config + "/shared.json"
+        #expect(run(["--session=\(path)", server.url("/echo"), "X-Secret:1"]).status == 0)
+        #expect(run(["--session=\(path)", other.url("/echo")]).status == 0)
+        #expect(other.requests.last?.header("X-Secret") == nil)
+    }
+
+    @Test func expiredAndForeignCookiesAreNotSent() throws {
+        let path = config + "/cookies.json"
+        // A name other than localhost: libcurl treats localhost as a secure context.
+        try """
+        {"af_session": 1, "host": "site.test:\(server.port)", "headers": [], "auth": null, "cookies": [
+          {"name": "fresh", "value": "1", "domain": "site.test", "path": "/", "expires": 0},
+          {"name": "old", "value": "2", "domain": "site.test", "path": "/", "expires": 1000},
+          {"name": "other", "value": "3", "domain": "example.org", "path": "/", "expires": 0},
+          {"name": "deep", "value": "4", "domain": "site.test", "path": "/elsewhere", "expires": 0},
+          {"name": "tls", "value": "5", "domain": "site.test", "path": "/", "secure": true, "expires": 0}
+        ]}
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = run(["--session=\(path)", "--resolve=site.test:\(server.port):127.0.0.1", "http://site.test:\(server.port)/cookies"])
+        #expect(result.out == #"{"cookie": "fresh=1"}"#)
+        let saved = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(!saved.contains("\"old\""))
+        #expect(saved.contains("\"other\""))
+    }
+
+    @Test func corruptSessionIsAnErrorAndKept() throws {
+        let path = config + "/broken.json"
+        try "{not json".write(toFile: path, atomically: true, encoding: .utf8)
+        let result = run(["--session=\(path)", server.url("/echo")])
+        #expect(result.status == 64)
+        #expect(result.err.hasPrefix("af: error: the session file '\(path)' is not valid JSON"))
+        #expect(result.err.hasSuffix("; fix it or remove it (af never replaces it)\n"))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{not json")
+        #expect(server.requests.isEmpty)
+    }
+}
+
+@Suite struct NetworkTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    @Test func explicitAndEnvironmentProxies() {
+        let explicit = AF.run(["--proxy=http:\(server.baseURL)", "http://example.test/echo"])
+        #expect(explicit.status == 0, "\(explicit.err)")
+        #expect(server.requests.last?.target == "http://example.test/echo")
+        #expect(server.requests.last?.header("Host") == "example.test")
+        let environment = AF.run(["http://example.test/echo"], environment: ["http_proxy": server.baseURL])
+        #expect(environment.status == 0)
+        #expect(server.requests.last?.target == "http://example.test/echo")
+        let all = AF.run(["--proxy=all:\(server.baseURL)", "http://other.test/echo"])
+        #expect(all.status == 0)
+        #expect(server.requests.last?.target == "http://other.test/echo")
+        let bypass = AF.run(["--resolve=skip.test:\(server.port):127.0.0.1", "http://skip.test:\(server.port)/echo"],
+                            environment: ["http_proxy": "http://127.0.0.1:9", "no_proxy": "skip.test"])
+        #expect(bypass.status == 0, "\(bypass.err)")
+        #expect(server.requests.last?.target == "/echo")
+    }
+
+    @Test func resolvePinsANameToAnAddress() {
+        let result = AF.run(["--resolve=api.example.invalid:\(server.port):127.0.0.1", "http://api.example.invalid:\(server.port)/echo"])
+        #expect(result.status == 0)
+        #expect(server.requests.last?.header("Host") == "api.example.invalid:\(server.port)")
+    }
+
+    @Test func unixSocket() throws {
+        let path = try TemporaryDirectory.make(prefix: "af-sock") + "/s"
+        let local = try TestServer(unixSocketPath: path)
+        let result = AF.run(["--unix-socket=\(path)", "http://localhost/echo"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(local.requests.last?.target == "/echo")
+        let missing = AF.run(["--unix-socket=/nonexistent.sock", "http://localhost/echo"])
+        #expect(missing.status == 1)
+        #expect(missing.err.hasPrefix("af: error: cannot connect to unix socket '/nonexistent.sock'"))
+    }
+
+    @Test func httpVersions() {
+        #expect(AF.run(["--http-version=1.0", server.url("/echo")]).status == 0)
+        #expect(server.requests.last?.httpVersion == "HTTP/1.0")
+        #expect(AF.run(["--http-version=1.1", server.url("/echo")]).status == 0)
+        #expect(server.requests.last?.httpVersion == "HTTP/1.1")
+    }
+
+    @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
+    func cleartextHTTP2WithPriorKnowledge() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-h2c")
+        try "plain h2\n".write(toFile: directory + "/x.txt", atomically: true, encoding: .utf8)
+        let h2c = try ExternalServer(nghttpdServing: directory, key: nil, certificate: nil)
+        let result = AF.run(["--http-version=2-prior-knowledge", "-m", "http://127.0.0.1:\(h2c.port)/x.txt"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.hasPrefix("plain h2\n"))
+        #expect(result.out.contains("200 OK  HTTP/2  127.0.0.1"))
+    }
+
+    @Test func addressFamiliesAndInterfaces() {
+        #expect(AF.run(["-4", "http://localhost:\(server.port)/echo"]).status == 0)
+        let six = AF.run(["-6", "http://localhost:\(server.port)/echo"])
+        #expect(six.status == 1, "the test server listens on IPv4 only")
+        #expect(AF.run(["--interface=lo", server.url("/echo")]).status == 0)
+        let bad = AF.run(["--interface=nosuch0", server.url("/echo")])
+        #expect(bad.status == 1)
+        #expect(bad.err.hasPrefix("af: error: cannot use the network interface"))
+    }
+}
+
+@Suite struct ConfigTests {
+    let server: TestServer
+    let config: String
+
+    init() throws {
+        server = try TestServer()
+        config = try TemporaryDirectory.make(prefix: "af-config")
+    }
+
+    private func write(_ text: String) throws {
+        try text.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+    }
+
+    @Test func defaultsApplyAndNoFormsUndoThem() throws {
+        try write(#"{"default_options": ["--follow", "--check-status", "--print=h"]}"#)
+        let environment = ["AF_CONFIG_DIR": config]
+        let followed = AF.run([server.url("/redirect/1")], environment: environment)
+        #expect(followed.status == 0)
+        #expect(followed.out.hasPrefix("HTTP/1.1 200 OK\n"))
+        let undone = AF.run(["--no-follow", server.url("/redirect/1")], environment: environment)
+        #expect(undone.status == 3)
+        let unchecked = AF.run(["--no-follow", "--no-check-status", server.url("/redirect/1")], environment: environment)
+        #expect(unchecked.status == 0)
+        #expect(unchecked.out.hasPrefix("HTTP/1.1 302 Found\n"))
+    }
+
+    @Test func xdgConfigHome() throws {
+        let xdg = try TemporaryDirectory.make(prefix: "af-xdg")
+        try FileManager.default.createDirectory(atPath: xdg + "/af", withIntermediateDirectories: true)
+        try #"{"default_options": ["--check-status"]}"#.write(toFile: xdg + "/af/config.json", atomically: true, encoding: .utf8)
+        var environment = AF.environment(["XDG_CONFIG_HOME": xdg])
+        environment.removeValue(forKey: "AF_CONFIG_DIR")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: AF.binary)
+        process.arguments = [server.url("/status/404")]
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 4)
+    }
+
+    @Test(arguments: [
+        (#"{"default_options": ["--retyr=2"]}"#, "unknown option '--retyr' in the config file '"),
+        (#"{"default_options": "--follow"}"#, "\"default_options\" in '"),
+        (#"{"defaults": []}"#, "has an unknown key \"defaults\""),
+        ("{\"default_options\": [\"--follow\"", "is not valid JSON"),
+        (#"{"default_options": ["http://x"]}"#, "may only hold options"),
+    ])
+    func malformedConfigNamesTheFile(text: String, message: String) throws {
+        try write(text)
+        let result = AF.run([server.url("/echo")], environment: ["AF_CONFIG_DIR": config])
+        #expect(result.status == 64)
+        #expect(result.err.contains(message), "\(result.err)")
+        #expect(result.err.contains(config + "/config.json"))
+        #expect(server.requests.isEmpty)
+    }
+}
