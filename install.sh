@@ -6,6 +6,7 @@
 #   ./install.sh --deps-only          only install the build dependencies
 #   ./install.sh --dev                also install what the test suite and benchmarks use
 #   ./install.sh --uninstall          remove what an earlier install put under the prefix
+#   ./install.sh --binary PATH        install an af already built instead of building one
 #
 # It is idempotent: running it again rebuilds and replaces the installed files.
 set -euo pipefail
@@ -15,9 +16,10 @@ deps_only=0
 dev=0
 uninstall=0
 skip_deps=0
+binary=""
 
 usage() {
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     echo "Other options: --no-deps (do not touch system packages), -h/--help"
 }
 
@@ -29,6 +31,8 @@ while [ $# -gt 0 ]; do
         --dev) dev=1; shift ;;
         --uninstall) uninstall=1; shift ;;
         --no-deps) skip_deps=1; shift ;;
+        --binary) [ $# -ge 2 ] || { echo "install.sh: --binary needs a path" >&2; exit 64; }; binary=$2; shift 2 ;;
+        --binary=*) binary=${1#--binary=}; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "install.sh: unknown option '$1' (see ./install.sh --help)" >&2; exit 64 ;;
     esac
@@ -105,19 +109,24 @@ fi
 
 [ $deps_only -eq 1 ] && exit 0
 
-swift_bin=$(command -v swift || true)
-if [ -z "$swift_bin" ] && [ -x /opt/swift/usr/bin/swift ]; then swift_bin=/opt/swift/usr/bin/swift; fi
-if [ -z "$swift_bin" ]; then
-    say "no Swift toolchain found; install Swift 6 from https://swift.org/install and put it on PATH"
-    exit 1
+if [ -n "$binary" ]; then
+    [ -x "$binary" ] || { say "--binary '$binary' is not an executable file"; exit 66; }
+else
+    swift_bin=$(command -v swift || true)
+    if [ -z "$swift_bin" ] && [ -x /opt/swift/usr/bin/swift ]; then swift_bin=/opt/swift/usr/bin/swift; fi
+    if [ -z "$swift_bin" ]; then
+        say "no Swift toolchain found; install Swift 6 from https://swift.org/install and put it on PATH"
+        exit 1
+    fi
+    say "building af (release) with $("$swift_bin" --version 2>/dev/null | head -n 1)"
+    # Static Swift runtime and libstdc++ (Build/static-cxx), no exported symbols: each of these
+    # takes a share of a millisecond off every start (see Benchmarks/README.md).
+    # AF_BUILD_FLAGS adds flags (CI passes -Xswiftc -warnings-as-errors).
+    # shellcheck disable=SC2086
+    (cd "$here" && "$swift_bin" build -c release --static-swift-stdlib --product af \
+        -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx" ${AF_BUILD_FLAGS:-})
+    binary="$here/.build/release/af"
 fi
-
-say "building af (release) with $("$swift_bin" --version 2>/dev/null | head -n 1)"
-# Static Swift runtime and libstdc++ (Build/static-cxx), no exported symbols: each of these
-# takes a share of a millisecond off every start (see Benchmarks/README.md).
-(cd "$here" && "$swift_bin" build -c release --static-swift-stdlib --product af \
-    -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx")
-binary="$here/.build/release/af"
 
 as_owner mkdir -p "$bin_dir" "$man_dir" "$bash_dir" "$zsh_dir" "$fish_dir"
 as_owner install -m 0755 "$binary" "$bin_dir/af"
