@@ -181,7 +181,7 @@ import Testing
     @Test(arguments: [
         (["--retyr=3"], "unknown option '--retyr'; did you mean '--retry'?"),
         (["--folow"], "did you mean '--follow'?"),
-        (["--timeout"], "option '--timeout' needs a value (SECONDS)"),
+        (["--timeout"], "option '--timeout' needs a value: --timeout=SECONDS"),
         (["--follow=yes"], "option '--follow' takes no value"),
         (["-Z"], "unknown option '-Z'"),
         (["--no-timeout"], "unknown option '--no-timeout'"),

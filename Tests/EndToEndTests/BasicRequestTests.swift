@@ -63,7 +63,7 @@ import Testing
     @Test func timeoutIsExitTwo() {
         let result = AF.run(["--timeout=0.3", server.url("/delay/3")])
         #expect(result.status == 2)
-        #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 300ms (--timeout)\n")
+        #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 300ms; raise --timeout if it needs longer\n")
     }
 
     @Test func unknownOptionSuggestsAndSendsNothing() {

@@ -181,7 +181,7 @@ import Testing
         let wrong = String(repeating: "0", count: 64)
         let bad = AF.run(["-d", "--checksum=sha256:\(wrong)", "--output-dir", directory, server.url("/file/bad.bin")])
         #expect(bad.status == 9)
-        #expect(bad.err.hasSuffix("af: error: sha256 of the download is \(sha), not \(wrong); nothing was saved as '\(directory)/bad.bin'\n"))
+        #expect(bad.err.hasSuffix("af: error: sha256 of the download is \(sha), not \(wrong); nothing was saved as '\(directory)/bad.bin'; check the checksum and where it came from\n"))
         #expect(files() == ["good.bin"])
         let malformed = AF.run(["-d", "--checksum=sha256:xyz", server.url("/file/x")])
         #expect(malformed.status == 64)

@@ -121,7 +121,7 @@ import Testing
     @Test func failingAuthCommandIsAClearError() {
         let result = AF.run(["--auth-cmd", "echo 'no vault' >&2; exit 3", server.url("/bearer")])
         #expect(result.status == 1)
-        #expect(result.err == "af: error: --auth-cmd 'echo 'no vault' >&2; exit 3' exited with status 3: no vault\n")
+        #expect(result.err == "af: error: --auth-cmd 'echo 'no vault' >&2; exit 3' exited with status 3: no vault; run it yourself to see why\n")
         #expect(server.requests.isEmpty)
         let empty = AF.run(["--auth-cmd", "true", server.url("/bearer")])
         #expect(empty.err == "af: error: --auth-cmd 'true' printed no token\n")

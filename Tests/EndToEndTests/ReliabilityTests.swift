@@ -166,7 +166,7 @@ import Testing
     @Test func stalledBodyTimesOut() {
         let result = AF.run(["--timeout=0.5", server.url("/stall")])
         #expect(result.status == 2)
-        #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 500ms (--timeout)\n")
+        #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 500ms; raise --timeout if it needs longer\n")
     }
 
     @Test func connectTimeoutCoversAStalledHandshake() throws {
@@ -175,7 +175,7 @@ import Testing
         silent.route("/") { _, _ in .custom { _ in Thread.sleep(forTimeInterval: 5) } }
         let result = AF.run(["--connect-timeout=0.5", "https://127.0.0.1:\(silent.port)/"], timeout: 10)
         #expect(result.status == 2)
-        #expect(result.err == "af: error: connecting to 127.0.0.1:\(silent.port) timed out after 500ms\n")
+        #expect(result.err == "af: error: connecting to 127.0.0.1:\(silent.port) timed out after 500ms; check the address, or raise --connect-timeout\n")
     }
 
     @Test(arguments: [(301, Int32(3)), (404, 4), (418, 4), (500, 5), (503, 5), (200, 0), (204, 0)])
@@ -204,11 +204,11 @@ import Testing
     @Test func limitsAreExitOneAndNamed() {
         let headers = AF.run([server.url("/headers?count=150")])
         #expect(headers.status == 1)
-        #expect(headers.err == "af: error: the response has more than 100 header lines (--max-headers)\n")
+        #expect(headers.err == "af: error: the response has more than 100 header lines; raise --max-headers if you trust the server\n")
         #expect(AF.run(["--max-headers=200", server.url("/headers?count=150")]).status == 0)
         let size = AF.run(["--max-filesize=1K", server.url("/bytes/5000")])
         #expect(size.status == 1)
-        #expect(size.err == "af: error: response body exceeds --max-filesize (1024 bytes)\n")
+        #expect(size.err == "af: error: response body exceeds --max-filesize (1024 bytes); raise it if you expect a body this large\n")
         let chunked = AF.run(["--max-filesize=100", server.url("/stream/20")])
         #expect(chunked.status == 1)
         let bomb = AF.run([server.url("/bomb?mb=64")])

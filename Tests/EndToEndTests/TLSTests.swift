@@ -239,7 +239,7 @@ import Testing
     @Test func unreadableTrustPolicy() {
         let result = AF.run(["--trust-policy=/nonexistent/policy.json", "https://127.0.0.1:9/"])
         #expect(result.status == 66)
-        #expect(result.err == "af: error: cannot read '/nonexistent/policy.json' (from '--trust-policy'): no such file or directory\n")
+        #expect(result.err == "af: error: cannot read '/nonexistent/policy.json' (from '--trust-policy'): no such file or directory; check the path and its permissions\n")
     }
 
     @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))

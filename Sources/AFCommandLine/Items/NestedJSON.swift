@@ -246,6 +246,6 @@ final class NestedJSONBuilder {
         case .leaf: wantedText = "a value"
         }
         let reason = existing.kind == wanted ? "\(name) is set twice" : "\(name) cannot be both \(existing.describedKind) and \(wantedText)"
-        return .usage("request items '\(first)' and '\(second)' conflict: \(reason)")
+        return .usage("request items '\(first)' and '\(second)' conflict: \(reason); keep one, or give them different names")
     }
 }

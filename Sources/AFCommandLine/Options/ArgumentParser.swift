@@ -67,7 +67,7 @@ struct ParsedArguments: Sendable {
                         result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling))
                     } else {
                         guard index + 1 < arguments.count else {
-                            throw .usage("option '\(spelling)'\(origin) needs a value (\(valueName))")
+                            throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")")
                         }
                         index += 1
                         result.options.append(ParsedOption(spec: spec, value: arguments[index], negated: false, spelling: spelling))
@@ -92,7 +92,7 @@ struct ParsedArguments: Sendable {
                     if value.hasPrefix("=") { value.removeFirst() }
                     if value.isEmpty {
                         guard index + 1 < arguments.count else {
-                            throw .usage("option '\(spelling)'\(origin) needs a value (\(valueName))")
+                            throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")")
                         }
                         index += 1
                         value = arguments[index]

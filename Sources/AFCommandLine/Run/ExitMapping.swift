@@ -43,10 +43,6 @@ enum ExitMapping {
             return "more than \(limit) redirects; raise --max-redirects or check for a redirect loop"
         case .transport(let failure):
             switch failure.kind {
-            case .tls where failure.message.contains("not trusted"):
-                return failure.message + after + "; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate"
-            case .tls:
-                return failure.message + after
             case .pinning:
                 return failure.message + "; check the pin with 'af pin HOST'"
             default:

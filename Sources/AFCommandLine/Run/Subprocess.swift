@@ -95,7 +95,7 @@ struct CommandTokenProvider: TokenProvider {
         let token = String(decoding: outcome.stdout, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
         guard outcome.status == 0 else {
             let detail = String(decoding: outcome.stderr, as: UTF8.self).split(separator: "\n").first.map { ": \($0)" } ?? ""
-            return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' exited with status \(outcome.status)\(detail)"))
+            return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' exited with status \(outcome.status)\(detail); run it yourself to see why"))
         }
         guard !token.isEmpty, !token.contains("\n"), !token.contains("\r") else {
             return .failure(.adaptationFailed(reason: token.isEmpty ? "--auth-cmd '\(command)' printed no token" : "--auth-cmd '\(command)' printed more than one line"))

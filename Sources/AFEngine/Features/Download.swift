@@ -256,7 +256,7 @@ public final class DownloadSink: ResponseBodySink {
                     unlink(part)
                     return .output(OutputFailure(
                         kind: .checksumMismatch,
-                        message: "\(checksum.algorithm.rawValue) of the download is \(Digest.hex(actual)), not \(Digest.hex(checksum.expected)); nothing was saved as '\(final)'"
+                        message: "\(checksum.algorithm.rawValue) of the download is \(Digest.hex(actual)), not \(Digest.hex(checksum.expected)); nothing was saved as '\(final)'; check the checksum and where it came from"
                     ))
                 }
                 verified = true

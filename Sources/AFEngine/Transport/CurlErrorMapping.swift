@@ -33,9 +33,9 @@ enum CurlErrorMapping {
             if !connected || tlsPending, transfer.head == nil, transfer.sentHead == nil {
                 let limit = transfer.description.options.connectTimeout ?? transfer.description.options.timeout
                 let after = limit.map { " after \(Format.seconds($0))" } ?? ""
-                return failure(.connectTimeout, "connecting to \(authority) timed out\(after)")
+                return failure(.connectTimeout, "connecting to \(authority) timed out\(after); check the address, or raise --connect-timeout")
             }
-            let limit = transfer.description.options.timeout.map { " within \(Format.seconds($0)) (--timeout)" } ?? ""
+            let limit = transfer.description.options.timeout.map { " within \(Format.seconds($0)); raise --timeout if it needs longer" } ?? ""
             return failure(.timeout, "no complete response from \(authority)\(limit)")
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
              CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_SSL_INVALIDCERTSTATUS,
@@ -43,7 +43,10 @@ enum CurlErrorMapping {
             if code == CURLE_SSL_INVALIDCERTSTATUS {
                 return failure(.tls, "revocation check failed for \(url.host): \(detail)")
             }
-            return failure(.tls, "TLS with \(authority) failed: \(detail)")
+            if detail.contains("subject name") {
+                return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names other hosts (see 'af pin \(authority)')")
+            }
+            return failure(.tls, "TLS with \(authority) failed: \(detail); check --ssl, --ciphers, --cert and the server's TLS setup")
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:
@@ -61,7 +64,7 @@ enum CurlErrorMapping {
             return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
         case CURLE_FILESIZE_EXCEEDED:
             let limit = transfer.description.options.maxFileSize.map { " (\($0) bytes)" } ?? ""
-            return failure(.limitExceeded, "response body exceeds --max-filesize\(limit)")
+            return failure(.limitExceeded, "response body exceeds --max-filesize\(limit); raise it if you expect a body this large")
         case CURLE_UNSUPPORTED_PROTOCOL:
             // The scheme was checked before sending, so this is the server's answer.
             return failure(.malformedResponse, "malformed response from \(authority): it did not answer in HTTP (\(detail))")

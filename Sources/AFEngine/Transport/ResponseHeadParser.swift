@@ -45,7 +45,7 @@ struct ResponseHeadParser {
         if lineCount > maxHeaders {
             return .failure(.transport(TransportFailure(
                 kind: .limitExceeded,
-                message: "the response has more than \(maxHeaders) header lines (--max-headers)"
+                message: "the response has more than \(maxHeaders) header lines; raise --max-headers if you trust the server"
             )))
         }
         guard let colon = line.firstIndex(of: ":") else {

@@ -342,7 +342,7 @@ final class Transfer: @unchecked Sendable {
         guard failure == nil else { return false }
         decodedBytes += Int64(bytes.count)
         if let limit = description.options.maxFileSize, decodedBytes > limit {
-            fail(.transport(TransportFailure(kind: .limitExceeded, message: "response body exceeds --max-filesize (\(limit) bytes)")))
+            fail(.transport(TransportFailure(kind: .limitExceeded, message: "response body exceeds --max-filesize (\(limit) bytes); raise it if you expect a body this large")))
             return false
         }
         if decodedBytes > description.options.decompressionAllowance {
@@ -351,7 +351,7 @@ final class Transfer: @unchecked Sendable {
             if decodedBytes / wire > ratio {
                 fail(.transport(TransportFailure(
                     kind: .limitExceeded,
-                    message: "response inflates more than \(ratio)× (\(wire) bytes became \(decodedBytes)); refusing a likely decompression bomb"
+                    message: "response inflates more than \(ratio)× (\(wire) bytes became \(decodedBytes)); refusing a likely decompression bomb (-d saves the compressed bytes instead)"
                 )))
                 return false
             }

@@ -1,0 +1,69 @@
+import AFTestSupport
+import Foundation
+import Testing
+
+/// Every `af: error:` line names what failed and says what to do: one line, the exit
+/// status of SPEC §5, the failing thing named, and a fix.
+@Suite struct ErrorMessageTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var arguments: @Sendable (TestServer, String) throws -> [String]
+        var status: Int32
+        /// Text naming what failed.
+        var what: String
+        /// Text saying what to do.
+        var fix: String
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "unknown option", arguments: { s, _ in ["--retyr=3", s.url("/")] }, status: 64, what: "'--retyr'", fix: "did you mean '--retry'?"),
+        Case(name: "bad value", arguments: { s, _ in ["--timeout=soon", s.url("/")] }, status: 64, what: "'soon' for --timeout", fix: "expected a number of seconds"),
+        Case(name: "missing value", arguments: { _, _ in ["--timeout"] }, status: 64, what: "'--timeout' needs a value", fix: "--timeout=SECONDS"),
+        Case(name: "bad choice", arguments: { s, _ in ["--pretty=loud", s.url("/")] }, status: 64, what: "'loud' for --pretty", fix: "choose all, colors, format, none"),
+        Case(name: "no URL", arguments: { _, _ in ["-v"] }, status: 64, what: "no URL given", fix: "usage: af [OPTIONS]"),
+        Case(name: "not an item", arguments: { s, _ in [s.url("/"), "oops"] }, status: 64, what: "'oops' is not a request item", fix: "expected Name:Value"),
+        Case(name: "bad JSON", arguments: { s, _ in [s.url("/"), "n:=[1,"] }, status: 64, what: "invalid JSON in 'n:=[1,'", fix: "at line 1, column 4"),
+        Case(name: "conflicting items", arguments: { s, _ in [s.url("/"), "a=1", "a[b]=2"] }, status: 64, what: "'a=1' and 'a[b]=2'", fix: "keep one, or give them different names"),
+        Case(name: "unreadable file", arguments: { s, _ in [s.url("/"), "a=@/no/such/file"] }, status: 66, what: "'/no/such/file' (from 'a=@/no/such/file')", fix: "check the path"),
+        Case(name: "header injection", arguments: { s, d in
+            try "x\r\nEvil: 1".write(toFile: d + "/h", atomically: true, encoding: .utf8)
+            return [s.url("/"), "X-A:@\(d)/h"]
+        }, status: 64, what: "header 'X-A'", fix: "header values must be one line"),
+        Case(name: "two bodies", arguments: { s, _ in [s.url("/"), "--raw=x", "a=1"] }, status: 64, what: "both items 'a=1' and --raw", fix: "give only one"),
+        Case(name: "no password", arguments: { s, _ in ["-a", "ada", s.url("/")] }, status: 64, what: "no password for 'ada'", fix: "give -a ada:PASSWORD"),
+        Case(name: "refused", arguments: { _, _ in ["http://127.0.0.1:9/"] }, status: 1, what: "connection refused by 127.0.0.1:9", fix: "is the server running?"),
+        Case(name: "timeout", arguments: { s, _ in ["--timeout=0.2", s.url("/delay/2")] }, status: 2, what: "no complete response from 127.0.0.1", fix: "raise --timeout"),
+        Case(name: "redirect not followed", arguments: { s, _ in ["--check-status", s.url("/redirect/1")] }, status: 3, what: "server answered 302 Found", fix: "add --follow"),
+        Case(name: "too many redirects", arguments: { s, _ in ["-F", "--max-redirects=1", s.url("/redirect/3")] }, status: 6, what: "more than 1 redirects", fix: "raise --max-redirects"),
+        Case(name: "too many headers", arguments: { s, _ in [s.url("/headers?count=120")] }, status: 1, what: "more than 100 header lines", fix: "raise --max-headers"),
+        Case(name: "too large", arguments: { s, _ in ["--max-filesize=10", s.url("/bytes/100")] }, status: 1, what: "exceeds --max-filesize", fix: "raise it"),
+        Case(name: "output exists", arguments: { s, d in
+            try "x".write(toFile: d + "/exists", atomically: true, encoding: .utf8)
+            return ["-o", d + "/exists", s.url("/bytes/10")]
+        }, status: 9, what: "'\u{0}exists' exists", fix: "use --overwrite"),
+        Case(name: "no output directory", arguments: { s, d in ["-d", "--output-dir", d + "/missing", s.url("/bytes/10")] }, status: 9, what: "directory '\u{0}missing' does not exist", fix: "add --create-dirs"),
+        Case(name: "checksum mismatch", arguments: { s, d in ["-d", "--output-dir", d, "--checksum=md5:" + String(repeating: "0", count: 32), s.url("/bytes/10")] }, status: 9, what: "md5 of the download is", fix: "check the checksum"),
+        Case(name: "checksum syntax", arguments: { s, _ in ["-d", "--checksum=sha256", s.url("/bytes/10")] }, status: 64, what: "invalid checksum 'sha256'", fix: "expected ALGO:HEX"),
+        Case(name: "broken download", arguments: { s, d in ["-o", d + "/cut.bin", s.url("/drop")] }, status: 1, what: "closed the connection before the body was complete", fix: "run the same command with -c to resume"),
+        Case(name: "bad pin", arguments: { s, _ in ["--pin=sha1//abc", s.url("/")] }, status: 64, what: "invalid pin 'sha1//abc'", fix: "see 'af pin HOST'"),
+        Case(name: "session corrupt", arguments: { s, d in
+            try "[".write(toFile: d + "/s.json", atomically: true, encoding: .utf8)
+            return ["--session=\(d)/s.json", s.url("/")]
+        }, status: 64, what: "the session file '\u{0}s.json'", fix: "fix it or remove it"),
+        Case(name: "auth command", arguments: { s, _ in ["--auth-cmd=exit 5", s.url("/")] }, status: 1, what: "--auth-cmd 'exit 5' exited with status 5", fix: "run it yourself"),
+    ]
+
+    @Test(arguments: cases)
+    func errorLineNamesWhatFailedAndTheFix(_ testCase: Case) throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-err")
+        let result = AF.run(try testCase.arguments(server, directory))
+        #expect(result.status == testCase.status, "\(result.err)")
+        let lines = result.err.split(separator: "\n", omittingEmptySubsequences: false).filter { $0.hasPrefix("af: error: ") }
+        #expect(lines.count == 1, "\(result.err)")
+        let line = String(lines.first ?? "")
+        #expect(line.contains(testCase.what.replacingOccurrences(of: "\u{0}", with: directory + "/")), "\(line)")
+        #expect(line.contains(testCase.fix), "\(line)")
+    }
+}
