@@ -110,25 +110,20 @@ struct SessionFile: Sendable {
                 throw CommandFailure("cannot create '\(built)' for the session: \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
             }
         }
-        var template = Array("\(directory)/.af-session-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else {
-            throw CommandFailure("cannot write the session in '\(directory)': \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
+        let fd: Int32
+        let temporary: String
+        switch FileIO.makeTemporaryFile(in: directory, prefix: ".af-session") {
+        case .success(let file):
+            (fd, temporary) = file
+        case .failure(let failure):
+            throw CommandFailure("cannot write the session in '\(directory)': \(failure.description)", exitCode: ExitStatus.output)
         }
-        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         fchmod(fd, 0o600)
-        let bytes = Array(json.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                let reason = POSIXError.describe(errno)
-                close(fd)
-                unlink(temporary)
-                throw CommandFailure("cannot write the session '\(path)': \(reason)", exitCode: ExitStatus.output)
-            }
-            offset += written
+        let code = Array(json.utf8).withUnsafeBytes { FileIO.writeAll(fd, $0) }
+        if code != 0 {
+            close(fd)
+            unlink(temporary)
+            throw CommandFailure("cannot write the session '\(path)': \(POSIXError.describe(code))", exitCode: ExitStatus.output)
         }
         fsync(fd)
         close(fd)

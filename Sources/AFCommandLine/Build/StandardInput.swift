@@ -38,12 +38,14 @@ enum StandardInput {
     /// Copies a pipe to a temporary file (memory stays flat) so the body has a length and
     /// can be sent again; nil when the pipe gave no bytes.
     static func spool(_ fd: Int32, temporaryDirectory: String) throws(CommandFailure) -> (path: String, size: Int64)? {
-        var template = Array("\(temporaryDirectory)/af-stdin-XXXXXX".utf8CString)
-        let out = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard out >= 0 else {
-            throw CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
+        let out: Int32
+        let path: String
+        switch FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-stdin") {
+        case .success(let file):
+            (out, path) = file
+        case .failure(let failure):
+            throw CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
         }
-        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { close(out) }
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var total: Int64 = 0
@@ -55,15 +57,10 @@ enum StandardInput {
                 throw .unreadable("cannot read standard input: \(POSIXError.describe(errno))")
             }
             if count == 0 { break }
-            var written = 0
-            while written < count {
-                let result = buffer.withUnsafeBytes { write(out, $0.baseAddress! + written, count - written) }
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    unlink(path)
-                    throw CommandFailure("cannot spool standard input to \(path): \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
-                }
-                written += result
+            let code = buffer.withUnsafeBytes { FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            if code != 0 {
+                unlink(path)
+                throw CommandFailure("cannot spool standard input to \(path): \(POSIXError.describe(code)); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
             }
             total += Int64(count)
         }

@@ -40,7 +40,7 @@ struct ParsedArguments: Sendable {
             if argument.hasPrefix("--") {
                 let body = argument.dropFirst(2)
                 let name = body.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-                let inlineValue = body.contains("=") ? String(body[body.index(after: body.firstIndex(of: "=")!)...]) : nil
+                let inlineValue = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
                 var negated = false
                 var spec = OptionTable.option(long: name)
                 if spec == nil, name.hasPrefix("no-"), let base = OptionTable.option(long: String(name.dropFirst(3))), base.negatable {
@@ -113,7 +113,7 @@ enum Suggestions {
         var best: (String, Int)?
         for candidate in candidates {
             let distance = editDistance(name, candidate)
-            if distance <= max(2, name.count / 3), best == nil || distance < best!.1 {
+            if distance <= max(2, name.count / 3), best.map({ distance < $0.1 }) ?? true {
                 best = (candidate, distance)
             }
         }

@@ -58,7 +58,7 @@ final class BodyPrinter {
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
             multipleValues: ndjson || style.stream, colorsOnly: !style.format
         ))
-        decoder = CharsetDecoder(label: style.responseCharset ?? MediaType.charset(contentType) ?? "utf-8") ?? CharsetDecoder(label: "utf-8")!
+        decoder = CharsetDecoder(label: style.responseCharset ?? MediaType.charset(contentType) ?? "utf-8") ?? CharsetDecoder(charset: .utf8)
         let styling = style.format || style.theme != nil
         if style.terminal, MediaType.isBinary(essence) {
             mode = .binary

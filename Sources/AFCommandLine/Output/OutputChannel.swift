@@ -27,20 +27,13 @@ final class OutputChannel: Sendable {
         guard !bytes.isEmpty else { return }
         let failure: AFError? = state.withLock { closed in
             if closed { return Self.closedError }
-            var offset = 0
-            while offset < bytes.count {
-                let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    if errno == EPIPE {
-                        closed = true
-                        return Self.closedError
-                    }
-                    return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXError.describe(errno))"))
-                }
-                offset += count
+            let code = FileIO.writeAll(fd, bytes)
+            if code == 0 { return nil }
+            if code == EPIPE {
+                closed = true
+                return Self.closedError
             }
-            return nil
+            return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXError.describe(code))"))
         }
         if let failure { throw failure }
     }

@@ -11,13 +11,13 @@ final class Spool {
     private(set) var size = 0
 
     init(directory: String) throws(AFError) {
-        var template = Array("\(directory)/af-spool-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else {
-            throw .output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory): \(POSIXError.describe(errno))"))
+        switch FileIO.makeTemporaryFile(in: directory, prefix: "af-spool") {
+        case .success(let (fd, path)):
+            unlink(path)
+            self.fd = fd
+        case .failure(let failure):
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory): \(failure.description); set TMPDIR to a writable directory"))
         }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        self.fd = fd
     }
 
     deinit {
@@ -25,14 +25,9 @@ final class Spool {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write to a temporary file: \(POSIXError.describe(errno))"))
-            }
-            offset += count
+        let code = FileIO.writeAll(fd, bytes)
+        guard code == 0 else {
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot write to a temporary file: \(POSIXError.describe(code))"))
         }
         size += bytes.count
     }

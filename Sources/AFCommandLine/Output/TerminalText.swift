@@ -36,6 +36,10 @@ struct CharsetDecoder {
     let charset: Charset
     private var pending: [UInt8] = []
 
+    init(charset: Charset) {
+        self.charset = charset
+    }
+
     /// A decoder for a charset label, or nil when af does not know it.
     init?(label: String) {
         switch label.lowercased().trimmingCharacters(in: " \"'") {

@@ -207,15 +207,9 @@ public final class DownloadSink: ResponseBodySink {
     public func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         try state.withLock { state throws(AFError) in
             guard state.saving, state.fd >= 0 else { return }
-            var offset = 0
-            while offset < bytes.count {
-                let count = Glibc.write(state.fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    let reason = POSIXError.describe(errno)
-                    throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? "")': \(reason)"))
-                }
-                offset += count
+            let code = FileIO.writeAll(state.fd, bytes)
+            guard code == 0 else {
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? "")': \(POSIXError.describe(code))"))
             }
             state.digest?.update(bytes)
             state.written += Int64(bytes.count)

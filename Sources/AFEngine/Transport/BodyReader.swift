@@ -52,7 +52,8 @@ final class BodyReader {
                 let count = min(buffer.count, bytes.count - offset)
                 if count > 0 {
                     bytes.withUnsafeBytes { source in
-                        buffer.baseAddress?.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+                        guard let from = source.baseAddress, let to = buffer.baseAddress else { return }
+                        to.copyMemory(from: from + offset, byteCount: count)
                     }
                     offset += count
                     bytesRead += Int64(count)

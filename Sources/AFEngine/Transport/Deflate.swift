@@ -21,23 +21,20 @@ enum Deflate {
             }
             return (.bytes(output), Int64(output.count), nil)
         }
-        var template = Array("\(directory)/af-deflate-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else {
-            throw .adaptationFailed(reason: "cannot create a temporary file in \(directory) to compress the body: \(POSIXError.describe(errno))")
+        let fd: Int32
+        let path: String
+        switch FileIO.makeTemporaryFile(in: directory, prefix: "af-deflate") {
+        case .success(let file):
+            (fd, path) = file
+        case .failure(let failure):
+            throw .adaptationFailed(reason: "cannot create a temporary file in \(directory) to compress the body: \(failure.description)")
         }
-        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { close(fd) }
         var size: Int64 = 0
         func save(_ chunk: UnsafeRawBufferPointer) throws(AFError) {
-            var offset = 0
-            while offset < chunk.count {
-                let written = write(fd, chunk.baseAddress! + offset, chunk.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw .adaptationFailed(reason: "cannot write the compressed body to \(path): \(POSIXError.describe(errno))")
-                }
-                offset += written
+            let code = FileIO.writeAll(fd, chunk)
+            guard code == 0 else {
+                throw .adaptationFailed(reason: "cannot write the compressed body to \(path): \(POSIXError.describe(code))")
             }
             size += Int64(chunk.count)
         }

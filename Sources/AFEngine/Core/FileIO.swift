@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// File-descriptor helpers shared by everything that writes files.
+public enum FileIO {
+    /// Writes every byte, retrying short writes and `EINTR`; returns 0 or the `errno` that
+    /// stopped it.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(fd, base + offset, bytes.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += count
+        }
+        return 0
+    }
+
+    /// Creates a new file with a unique name `directory/prefix-XXXXXX` (mode 0600) and
+    /// returns its descriptor and path, or the `errno` of the failure.
+    public static func makeTemporaryFile(in directory: String, prefix: String) -> Result<(fd: Int32, path: String), POSIXFailure> {
+        var template = Array("\(directory)/\(prefix)-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            guard let base = buffer.baseAddress else { return -1 }
+            return mkstemp(base)
+        }
+        guard fd >= 0 else { return .failure(POSIXFailure(code: errno)) }
+        let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return .success((fd, path))
+    }
+}
+
+/// An `errno` value as an error.
+public struct POSIXFailure: Error, Sendable, Equatable {
+    public var code: Int32
+
+    public init(code: Int32) {
+        self.code = code
+    }
+
+    /// The C library's description.
+    public var description: String { POSIXError.describe(code) }
+}
