@@ -1,23 +1,12 @@
+import AFEngine
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Small file-system queries.
+/// File-system queries for the command line (the engine's `FileIO` does the work).
 enum FileSystem {
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
-    }
-
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
-
-    static func size(_ path: String) -> Int64? {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
-    }
+    static func exists(_ path: String) -> Bool { FileIO.exists(path) }
+    static func size(_ path: String) -> Int64? { FileIO.size(path) }
 
     static func remove(_ path: String) {
         _ = unlink(path)

@@ -20,6 +20,24 @@ public enum FileIO {
         return 0
     }
 
+    /// Whether something exists at `path` (a dangling symbolic link counts).
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Whether `path` is a directory (following symbolic links).
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// The size of the file at `path`.
+    public static func size(_ path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
     /// Creates a new file with a unique name `directory/prefix-XXXXXX` (mode 0600) and
     /// returns its descriptor and path, or the `errno` of the failure.
     public static func makeTemporaryFile(in directory: String, prefix: String) -> Result<(fd: Int32, path: String), POSIXFailure> {

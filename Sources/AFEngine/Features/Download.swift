@@ -101,10 +101,10 @@ public final class DownloadSink: ResponseBodySink {
             if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
                 try Self.prepareDirectory(String(path[..<slash]), create: configuration.options.contains(.createIntermediateDirectories))
             }
-            if Self.isDirectory(path) {
+            if FileIO.isDirectory(path) {
                 throw .output(OutputFailure(kind: .destinationExists, message: "'\(path)' is a directory; name a file with -o"))
             }
-            if Self.exists(path), !configuration.resume, !configuration.options.contains(.removePreviousFile) {
+            if FileIO.exists(path), !configuration.resume, !configuration.options.contains(.removePreviousFile) {
                 throw .output(OutputFailure(kind: .destinationExists, message: "'\(path)' exists; use --overwrite to replace it or -c to resume it"))
             }
             initial.finalPath = path
@@ -116,12 +116,12 @@ public final class DownloadSink: ResponseBodySink {
             initial.partPath = path + ".part"
         }
         if configuration.resume, let final = initial.finalPath, let part = initial.partPath {
-            if !Self.exists(part), Self.exists(final) {
+            if !FileIO.exists(part), FileIO.exists(final) {
                 guard rename(final, part) == 0 else {
                     throw .output(OutputFailure(kind: .writeFailed, message: "cannot move '\(final)' aside to resume it: \(POSIXError.describe(errno))"))
                 }
             }
-            initial.written = Self.size(part) ?? 0
+            initial.written = FileIO.size(part) ?? 0
             initial.resumedFrom = initial.written
             initial.digestCurrent = initial.written == 0
         }
@@ -191,7 +191,7 @@ public final class DownloadSink: ResponseBodySink {
                 state.written = 0
                 state.digest?.reset()
                 state.digestCurrent = true
-                let fresh = !configuration.resume && !Self.exists(part)
+                let fresh = !configuration.resume && !FileIO.exists(part)
                 state.fd = Glibc.open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (fresh ? O_EXCL : 0), 0o644)
                 state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
             }
@@ -230,7 +230,7 @@ public final class DownloadSink: ResponseBodySink {
             if let error {
                 if case .responseValidationFailed = error, state.savedThisResponse, state.startOffset == 0 {
                     unlink(part)
-                } else if state.written == 0, Self.exists(part), (Self.size(part) ?? 0) == 0 {
+                } else if state.written == 0, FileIO.exists(part), (FileIO.size(part) ?? 0) == 0 {
                     unlink(part)
                 }
                 return error
@@ -267,7 +267,7 @@ public final class DownloadSink: ResponseBodySink {
                 unlink(part)
             }
             state.report = Report(
-                path: final, bytes: Self.size(final) ?? state.written, resumedFrom: state.resumedFrom,
+                path: final, bytes: FileIO.size(final) ?? state.written, resumedFrom: state.resumedFrom,
                 restarted: state.restarted, alreadyComplete: state.alreadyComplete && !state.savedThisResponse, verified: verified
             )
             return nil
@@ -288,14 +288,14 @@ public final class DownloadSink: ResponseBodySink {
         for attempt in 0..<10_000 {
             let path = Self.join(configuration.directory, DownloadNaming.numbered(name, attempt))
             if configuration.options.contains(.removePreviousFile), attempt == 0 { return path }
-            if !Self.exists(path), !Self.exists(path + ".part") { return path }
+            if !FileIO.exists(path), !FileIO.exists(path + ".part") { return path }
         }
         throw .output(OutputFailure(kind: .destinationExists, message: "no free name for '\(name)' in '\(configuration.directory)'"))
     }
 
     private static func prepareDirectory(_ path: String, create: Bool) throws(AFError) {
-        if isDirectory(path) { return }
-        if exists(path) {
+        if FileIO.isDirectory(path) { return }
+        if FileIO.exists(path) {
             throw .output(OutputFailure(kind: .writeFailed, message: "'\(path)' is not a directory"))
         }
         guard create else {
@@ -337,21 +337,6 @@ public final class DownloadSink: ResponseBodySink {
 
     static func join(_ directory: String, _ name: String) -> String {
         directory == "." ? name : (directory.hasSuffix("/") ? directory + name : directory + "/" + name)
-    }
-
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
-    }
-
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
-
-    static func size(_ path: String) -> Int64? {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 }
 

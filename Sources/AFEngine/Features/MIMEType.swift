@@ -49,7 +49,7 @@ public enum MIMEType {
 extension StringProtocol {
     /// The string without leading and trailing characters from `set`, compared as Unicode
     /// scalars (so "\r\n" in `set` means both characters, not the one grapheme).
-    func trimmingCharacters(in set: String) -> String {
+    public func trimmingCharacters(in set: String) -> String {
         let scalars = Set(set.unicodeScalars)
         var view = Substring(self).unicodeScalars[...]
         while let first = view.first, scalars.contains(first) { view = view.dropFirst() }
