@@ -99,6 +99,13 @@ public final class TestPKI: @unchecked Sendable {
         return Issued(certificatePath: base + ".pem", keyPath: base + ".key", chainPath: base + ".pem")
     }
 
+    /// The issued key encrypted with `password` (AES-256, PEM), for pass-phrase tests.
+    public func encryptedKey(of issued: Issued, password: String) throws -> String {
+        let path = issued.keyPath.replacingOccurrences(of: ".key", with: "-encrypted.key")
+        try Self.openssl(["pkey", "-in", issued.keyPath, "-aes256", "-passout", "pass:\(password)", "-out", path])
+        return path
+    }
+
     /// Revokes a certificate the CA issued.
     public func revoke(_ issued: Issued) throws {
         _ = try lock.withLock { try Self.openssl(["ca", "-config", directory + "/ca.cnf", "-revoke", issued.certificatePath]) }

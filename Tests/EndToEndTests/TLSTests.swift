@@ -137,6 +137,31 @@ import Testing
         #expect(server.requests.count == 1)
     }
 
+    @Test func encryptedClientKeyNeedsItsPassPhrase() throws {
+        let server = try server(try pki.issue(name: "mtls-pass"), clientCA: pki.caCertificatePath)
+        let client = try pki.issue(name: "client-pass", hosts: ["client"], client: true)
+        let key = try pki.encryptedKey(of: client, password: "open sesame")
+        let accepted = AF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", "--cert-key-pass=open sesame", server.url("/get")])
+        #expect(accepted.status == 0, "\(accepted.err)")
+        let refused = AF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", "--cert-key-pass=wrong", server.url("/get")])
+        #expect(refused.status == 7)
+        #expect(refused.err.hasPrefix("af: error: TLS with 127.0.0.1:\(server.port) failed: "))
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func pinCommandHonoursResolveAndConnectTimeout() throws {
+        let issued = try pki.issue(name: "named", hosts: ["pinned.test"])
+        let server = try server(issued)
+        let result = AF.run(["pin", ca, "--resolve=pinned.test:\(server.port):127.0.0.1", "pinned.test:\(server.port)"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains(try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)))
+        let silent = try TestServer()
+        silent.route("/") { _, _ in .custom { _ in Thread.sleep(forTimeInterval: 5) } }
+        let stalled = AF.run(["pin", "--connect-timeout=0.4", "127.0.0.1:\(silent.port)"], timeout: 10)
+        #expect(stalled.status == 2)
+        #expect(stalled.err.contains("timed out after 400ms"))
+    }
+
     @Test func minimumVersionAndCiphers() throws {
         let server = try server(try pki.issue(name: "tls12"), maximum: "1.2")
         let modern = AF.run([ca, "--ssl=tls1.3", server.url("/get")])
