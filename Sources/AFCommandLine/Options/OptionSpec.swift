@@ -19,15 +19,21 @@ public struct OptionSpec: Sendable {
         case choices([String])
     }
 
+    /// The stable identity used by the parser and settings.
     public let id: OptionID
+    /// The long name without `--`.
     public let long: String
+    /// The one-letter form, when there is one.
     public let short: Character?
+    /// Whether and how the option takes a value.
     public let value: Value
+    /// The `--help` and man page section.
     public let group: OptionGroup
     /// One line for `--help`.
     public let help: String
     /// A paragraph for the man page (defaults to `help`).
     public let details: String
+    /// What shells complete the value with.
     public let completion: Completion
     /// Boolean flags that a `--no-NAME` form can switch off again (after a config default).
     public var negatable: Bool { value == .flag && ![.help, .version].contains(id) }

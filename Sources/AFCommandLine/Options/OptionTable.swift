@@ -15,6 +15,7 @@ public enum OptionID: String, Sendable, CaseIterable {
 
 /// Every option af accepts.
 public enum OptionTable {
+    /// Every option in `--help` order.
     public static let all: [OptionSpec] = body + output + downloads + retries + redirectsAndAuth + tls + network + configuration
 
     static let body: [OptionSpec] = [

@@ -2,8 +2,10 @@
 public struct CommandFailure: Error, Sendable, Equatable {
     /// The text after `af: error: `: what failed and, where there is one, what to do.
     public var message: String
+    /// The exit status the run ends with.
     public var exitCode: Int32
 
+    /// A failure with `message`; usage errors (64) unless told otherwise.
     public init(_ message: String, exitCode: Int32 = ExitStatus.usage) {
         self.message = message
         self.exitCode = exitCode
@@ -22,18 +24,32 @@ public struct CommandFailure: Error, Sendable, Equatable {
 
 /// The exit statuses of SPEC §5.
 public enum ExitStatus {
+    /// The exchange completed (any status unless `--check-status`).
     public static let success: Int32 = 0
+    /// A network or protocol failure after retries: DNS, refused, reset, malformed response.
     public static let network: Int32 = 1
+    /// A timeout.
     public static let timeout: Int32 = 2
+    /// `--check-status` and a final 3xx (not followed).
     public static let redirection: Int32 = 3
+    /// `--check-status` and a 4xx final response.
     public static let clientError: Int32 = 4
+    /// `--check-status` and a 5xx final response.
     public static let serverError: Int32 = 5
+    /// More redirects than `--max-redirects`.
     public static let tooManyRedirects: Int32 = 6
+    /// TLS failure: handshake, certificate verification, revocation.
     public static let tls: Int32 = 7
+    /// A pinned key or certificate was not in the chain.
     public static let pinning: Int32 = 8
+    /// The response could not be written: destination exists, write error, checksum mismatch, resume refused.
     public static let output: Int32 = 9
+    /// Bad option, request item or JSON; nothing was sent.
     public static let usage: Int32 = 64
+    /// An input file named on the command line cannot be read.
     public static let noInput: Int32 = 66
+    /// Interrupted by SIGINT.
     public static let interrupted: Int32 = 130
+    /// Terminated by SIGTERM.
     public static let terminated: Int32 = 143
 }

@@ -6,16 +6,24 @@ import Glibc
 public struct Environment: Sendable {
     /// The arguments after the program name.
     public var arguments: [String]
+    /// Environment variables (`AF_CONFIG_DIR`, `NO_COLOR`, `NETRC`, proxies, …).
     public var variables: [String: String]
+    /// File descriptor the request body may be read from.
     public var stdin: Int32
+    /// File descriptor for the response.
     public var stdout: Int32
+    /// File descriptor for messages, progress and traces.
     public var stderr: Int32
+    /// Whether stdin is a terminal (then it is never read as a body).
     public var stdinIsTerminal: Bool
+    /// Whether stdout is a terminal (then output is formatted and coloured).
     public var stdoutIsTerminal: Bool
+    /// Whether stderr is a terminal (then a progress bar may be drawn).
     public var stderrIsTerminal: Bool
     /// Terminal width in columns, when stderr or stdout is a terminal.
     public var terminalWidth: Int
 
+    /// Collects the surroundings; defaults suit a test that reads nothing and is not on a terminal.
     public init(
         arguments: [String],
         variables: [String: String] = [:],

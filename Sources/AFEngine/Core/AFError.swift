@@ -70,12 +70,14 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case other
     }
 
+    /// The class of failure, for retry decisions and exit codes.
     public var kind: Kind
     /// A complete sentence fragment naming what failed.
     public var message: String
     /// The libcurl result code, when libcurl reported it.
     public var curlCode: Int
 
+    /// Creates a failure; `curlCode` is 0 when libcurl did not report one.
     public init(kind: Kind, message: String, curlCode: Int = 0) {
         self.kind = kind
         self.message = message
@@ -85,6 +87,7 @@ public struct TransportFailure: Error, Sendable, Equatable {
 
 /// A failure to store a response body.
 public struct OutputFailure: Error, Sendable, Equatable {
+    /// What kept the body from being stored.
     public enum Kind: Sendable, Equatable {
         case destinationExists
         case writeFailed
@@ -92,9 +95,12 @@ public struct OutputFailure: Error, Sendable, Equatable {
         case resumeRefused
     }
 
+    /// The class of failure.
     public var kind: Kind
+    /// A sentence fragment naming the file and what went wrong.
     public var message: String
 
+    /// Creates a failure.
     public init(kind: Kind, message: String) {
         self.kind = kind
         self.message = message

@@ -10,6 +10,7 @@ public enum BackgroundWork {
         init(_ work: @escaping @Sendable () -> Void) { self.work = work }
     }
 
+    /// Runs `work` on a new detached thread and returns at once.
     public static func run(_ work: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Box(work)).toOpaque()
         var thread = pthread_t()

@@ -2,8 +2,10 @@
 public struct RequestEvent: Sendable {
     /// Seconds since the request was created, from a monotonic clock.
     public var time: Double
+    /// What happened.
     public var kind: Kind
 
+    /// Creates an event at `time`.
     public init(time: Double, kind: Kind) {
         self.time = time
         self.kind = kind
@@ -50,11 +52,14 @@ public struct TransferProgress: Sendable, Equatable {
     public var received: Int64
     /// Expected response body size, when announced.
     public var expectedToReceive: Int64?
+    /// Request body bytes sent.
     public var sent: Int64
+    /// Request body size, when known.
     public var expectedToSend: Int64?
     /// Bytes the sink already held when this attempt began (a resumed download).
     public var resumedFrom: Int64
 
+    /// Creates a progress report.
     public init(received: Int64, expectedToReceive: Int64?, sent: Int64, expectedToSend: Int64?, resumedFrom: Int64 = 0) {
         self.received = received
         self.expectedToReceive = expectedToReceive
@@ -70,13 +75,16 @@ public struct TransferProgress: Sendable, Equatable {
 /// thread or the session queue), in order for any one request; they must be quick and
 /// thread-safe. `--trace`, metrics and the progress bar are monitors.
 public protocol EventMonitor: Sendable {
+    /// Called once for each event of `request`, in order.
     func request(_ request: Request, didEmit event: RequestEvent)
 }
 
 /// Forwards events to several monitors in order.
 public struct CompositeEventMonitor: EventMonitor {
+    /// The monitors, called in this order.
     public let monitors: [any EventMonitor]
 
+    /// Forwards to `monitors`.
     public init(_ monitors: [any EventMonitor]) {
         self.monitors = monitors
     }
@@ -90,6 +98,7 @@ public struct CompositeEventMonitor: EventMonitor {
 public struct ClosureEventMonitor: EventMonitor {
     private let handler: @Sendable (Request, RequestEvent) -> Void
 
+    /// Calls `handler` for every event.
     public init(_ handler: @escaping @Sendable (Request, RequestEvent) -> Void) {
         self.handler = handler
     }

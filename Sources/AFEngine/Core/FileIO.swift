@@ -54,8 +54,10 @@ public enum FileIO {
 
 /// An `errno` value as an error.
 public struct POSIXFailure: Error, Sendable, Equatable {
+    /// The `errno` value.
     public var code: Int32
 
+    /// Wraps an `errno` value.
     public init(code: Int32) {
         self.code = code
     }

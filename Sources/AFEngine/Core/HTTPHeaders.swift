@@ -1,13 +1,17 @@
 /// One header line: a name and a value, kept exactly as given.
 public struct HTTPHeader: Hashable, Sendable, CustomStringConvertible {
+    /// The name, spelled as given.
     public var name: HTTPHeaders.Name
+    /// The value, as given.
     public var value: String
 
+    /// Creates a header line.
     public init(name: HTTPHeaders.Name, value: String) {
         self.name = name
         self.value = value
     }
 
+    /// Creates a header line from strings.
     public init(_ name: String, _ value: String) {
         self.init(name: HTTPHeaders.Name(name), value: value)
     }
@@ -29,6 +33,7 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, Expressib
         /// The lower-cased form used for comparisons.
         public let canonical: String
 
+        /// A name spelled as `rawValue`.
         public init(_ rawValue: String) {
             self.rawValue = rawValue
             canonical = rawValue.lowercased()
@@ -43,33 +48,57 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, Expressib
         public static func == (lhs: Name, rhs: Name) -> Bool { lhs.canonical == rhs.canonical }
         public func hash(into hasher: inout Hasher) { hasher.combine(canonical) }
 
+        /// The `Accept` header.
         public static let accept: Name = "Accept"
+        /// The `Accept-Encoding` header.
         public static let acceptEncoding: Name = "Accept-Encoding"
+        /// The `Authorization` header.
         public static let authorization: Name = "Authorization"
+        /// The `Content-Disposition` header.
         public static let contentDisposition: Name = "Content-Disposition"
+        /// The `Content-Encoding` header.
         public static let contentEncoding: Name = "Content-Encoding"
+        /// The `Content-Length` header.
         public static let contentLength: Name = "Content-Length"
+        /// The `Content-Range` header.
         public static let contentRange: Name = "Content-Range"
+        /// The `Content-Type` header.
         public static let contentType: Name = "Content-Type"
+        /// The `Cookie` header.
         public static let cookie: Name = "Cookie"
+        /// The `ETag` header.
         public static let etag: Name = "ETag"
+        /// The `Expect` header.
         public static let expect: Name = "Expect"
+        /// The `Host` header.
         public static let host: Name = "Host"
+        /// The `If-Range` header.
         public static let ifRange: Name = "If-Range"
+        /// The `Last-Modified` header.
         public static let lastModified: Name = "Last-Modified"
+        /// The `Location` header.
         public static let location: Name = "Location"
+        /// The `Proxy-Authorization` header.
         public static let proxyAuthorization: Name = "Proxy-Authorization"
+        /// The `Range` header.
         public static let range: Name = "Range"
+        /// The `Retry-After` header.
         public static let retryAfter: Name = "Retry-After"
+        /// The `Set-Cookie` header.
         public static let setCookie: Name = "Set-Cookie"
+        /// The `Transfer-Encoding` header.
         public static let transferEncoding: Name = "Transfer-Encoding"
+        /// The `User-Agent` header.
         public static let userAgent: Name = "User-Agent"
+        /// The `WWW-Authenticate` header.
         public static let wwwAuthenticate: Name = "WWW-Authenticate"
     }
 
     private var storage: [HTTPHeader]
 
+    /// No headers.
     public init() { storage = [] }
+    /// These headers in this order.
     public init(_ headers: [HTTPHeader]) { storage = headers }
     public init(arrayLiteral elements: HTTPHeader...) { storage = elements }
 

@@ -13,14 +13,23 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
 
     public var description: String { rawValue }
 
+    /// `GET`.
     public static let get = HTTPMethod(rawValue: "GET")
+    /// `HEAD`.
     public static let head = HTTPMethod(rawValue: "HEAD")
+    /// `POST`.
     public static let post = HTTPMethod(rawValue: "POST")
+    /// `PUT`.
     public static let put = HTTPMethod(rawValue: "PUT")
+    /// `PATCH`.
     public static let patch = HTTPMethod(rawValue: "PATCH")
+    /// `DELETE`.
     public static let delete = HTTPMethod(rawValue: "DELETE")
+    /// `OPTIONS`.
     public static let options = HTTPMethod(rawValue: "OPTIONS")
+    /// `TRACE`.
     public static let trace = HTTPMethod(rawValue: "TRACE")
+    /// `CONNECT`.
     public static let connect = HTTPMethod(rawValue: "CONNECT")
 
     /// Methods that RFC 9110 defines as idempotent and that a retry policy may repeat safely.

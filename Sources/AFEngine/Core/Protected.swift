@@ -41,6 +41,7 @@ public final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
+    /// Protects `value`.
     public init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)

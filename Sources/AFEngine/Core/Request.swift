@@ -41,8 +41,11 @@ public final class Request: Sendable, TransferDelegate {
         var cancellation: AFError.Cancellation?
     }
 
+    /// A number unique within the session, for traces.
     public let id: Int
+    /// The session that made the request.
     public let session: Session
+    /// The description the request was created with.
     public let originalDescription: RequestDescription
     let sink: any ResponseBodySink
     let validation: StatusValidation?
@@ -61,8 +64,11 @@ public final class Request: Sendable, TransferDelegate {
 
     // MARK: Observing
 
+    /// Where the request is in its life.
     public var state: State { mutable.read { $0.state } }
+    /// Attempts so far.
     public var attempts: [Attempt] { mutable.read { $0.attempts } }
+    /// Redirects followed so far.
     public var redirects: [RedirectRecord] { mutable.read { $0.redirects } }
     /// Retries made so far, across every hop.
     public var retryCount: Int { mutable.read { $0.retryCount } }

@@ -21,6 +21,7 @@ public struct RequestDescription: Sendable {
     /// Transfer settings: timeouts, limits, TLS files, network routing.
     public var options: TransferOptions
 
+    /// Describes a request; only `url` is required.
     public init(
         method: HTTPMethod = .get,
         url: String,
@@ -47,10 +48,14 @@ public struct Credentials: Sendable, Hashable {
         case basic, digest, bearer
     }
 
+    /// The user name.
     public var user: String
+    /// The password (or token, for bearer).
     public var password: String
+    /// How the credentials are presented.
     public var scheme: Scheme
 
+    /// Creates credentials.
     public init(user: String, password: String, scheme: Scheme) {
         self.user = user
         self.password = password
@@ -77,6 +82,7 @@ public struct TransferOptions: Sendable {
     public var timeout: Double?
     /// Bound on the connection phase (including TLS), in seconds.
     public var connectTimeout: Double?
+    /// The HTTP version to ask for.
     public var httpVersion: HTTPVersion = .automatic
     /// Send the path exactly as given, without removing dot segments.
     public var pathAsIs = false
@@ -99,6 +105,7 @@ public struct TransferOptions: Sendable {
     public var unixSocketPath: String?
     /// Use this network interface or local address.
     public var interface: String?
+    /// The IP family to resolve to.
     public var ipVersion: IPVersion = .any
     /// Proxy routing.
     public var proxy = ProxySettings()
@@ -111,6 +118,7 @@ public struct TransferOptions: Sendable {
     /// the head can turn it off.
     public var recordsSentHead = true
 
+    /// Defaults: no timeouts, automatic HTTP version, content decoding and cookies on.
     public init() {}
 }
 
@@ -123,6 +131,7 @@ public struct ProxySettings: Sendable, Hashable {
     /// Honour the `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` variables.
     public var useEnvironment = true
 
+    /// Defaults: no explicit proxy, environment variables honoured.
     public init() {}
 
     /// The proxy URL for a request to a URL with `scheme`, from explicit settings only.
@@ -145,9 +154,11 @@ public struct TLSOptions: Sendable, Hashable {
     public var clientKey: String?
     /// Pass phrase for the private key.
     public var clientKeyPassword: String?
+    /// The lowest TLS version accepted; nil for the library default.
     public var minimumVersion: Version?
     /// OpenSSL cipher list.
     public var ciphers: String?
 
+    /// Defaults: no client certificate, library default versions and ciphers.
     public init() {}
 }

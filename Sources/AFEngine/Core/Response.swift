@@ -9,6 +9,7 @@ public struct ResponseHead: Sendable, Equatable {
     /// The headers in the order received.
     public var headers: HTTPHeaders
 
+    /// Creates a head from its parts.
     public init(status: Int, reason: String, httpVersion: String, headers: HTTPHeaders) {
         self.status = status
         self.reason = reason
@@ -28,7 +29,9 @@ public struct Attempt: Sendable {
     public var number: Int
     /// 0 for the first URL, 1 after the first redirect, …
     public var hop: Int
+    /// The method sent.
     public var method: HTTPMethod
+    /// The URL of the hop.
     public var url: String
     /// The description as it was sent, after adapters.
     public var request: RequestDescription
@@ -49,8 +52,11 @@ public struct Attempt: Sendable {
 
 /// A redirect that was followed.
 public struct RedirectRecord: Sendable {
+    /// The redirect status (301, 302, 303, 307 or 308).
     public var status: Int
+    /// The URL that answered with the redirect.
     public var from: String
+    /// The resolved `Location`.
     public var to: String
     /// The method used for the next hop.
     public var method: HTTPMethod
@@ -61,9 +67,13 @@ public struct RedirectRecord: Sendable {
 /// The outcome of a request: the final response head (when one arrived), every attempt and
 /// redirect, and the error that ended it (nil on success).
 public struct Response: Sendable {
+    /// The head of the final response, nil when none arrived.
     public var head: ResponseHead?
+    /// Every attempt in order, retries and redirect hops included.
     public var attempts: [Attempt]
+    /// Redirects followed, in order.
     public var redirects: [RedirectRecord]
+    /// What ended the request unsuccessfully; nil on success.
     public var error: AFError?
     /// The URL of the last hop.
     public var finalURL: String

@@ -3,14 +3,18 @@
 public final class Session: Sendable {
     /// What every request of the session shares.
     public struct Configuration: Sendable {
+        /// Adapts descriptions before each attempt and decides on retries.
         public var interceptor: (any RequestInterceptor)?
         /// Per-host evaluators; hosts it does not cover use `defaultTrust`.
         public var trustManager: ServerTrustManager?
         /// The evaluator for https hosts the manager does not cover (nil: standard checks).
         public var defaultTrust: (any ServerTrustEvaluating)?
+        /// Whether and how redirects are followed.
         public var redirectPolicy: RedirectPolicy
+        /// Observers of every request event.
         public var eventMonitors: [any EventMonitor]
 
+        /// Creates a configuration; the defaults make plain requests with standard TLS checks.
         public init(
             interceptor: (any RequestInterceptor)? = nil,
             trustManager: ServerTrustManager? = nil,
@@ -26,11 +30,13 @@ public final class Session: Sendable {
         }
     }
 
+    /// What the session was made with.
     public let configuration: Configuration
     let driver = TransferDriver()
     let monitor: CompositeEventMonitor
     private let counter = Protected(0)
 
+    /// Creates a session with `configuration`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         monitor = CompositeEventMonitor(configuration.eventMonitors)

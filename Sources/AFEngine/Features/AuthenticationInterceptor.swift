@@ -16,12 +16,15 @@ public final class AuthenticationInterceptor: RequestInterceptor {
         var retriedAttempts: Set<Int> = []
     }
 
+    /// Where tokens come from.
     public let provider: any TokenProvider
     /// Where the token may go: scheme, host and port of the first request.
     public let origin: HTTPURL
+    /// Refreshes allowed in the interceptor's life before a 401 is final.
     public let maxRefreshes: Int
     private let state = Protected(State())
 
+    /// Sends tokens from `provider` to `origin` only.
     public init(provider: any TokenProvider, origin: HTTPURL, maxRefreshes: Int = 3) {
         self.provider = provider
         self.origin = origin

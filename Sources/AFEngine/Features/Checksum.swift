@@ -1,5 +1,6 @@
 /// An expected digest for a download: `sha256:HEX` (also sha1, sha512, md5).
 public struct Checksum: Sendable, Equatable {
+    /// The hash function.
     public var algorithm: Digest.Algorithm
     /// The expected digest.
     public var expected: [UInt8]

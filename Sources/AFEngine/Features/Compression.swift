@@ -13,10 +13,13 @@ public final class DeflateCompressor: RequestAdapter {
         var temporaryFiles: [String] = []
     }
 
+    /// Compress even bodies that do not get smaller.
     public let always: Bool
+    /// Where compressed copies of file bodies are written.
     public let temporaryDirectory: String
     private let state = Protected(State())
 
+    /// A compressor writing temporary files under `temporaryDirectory`.
     public init(always: Bool, temporaryDirectory: String) {
         self.always = always
         self.temporaryDirectory = temporaryDirectory

@@ -1,17 +1,23 @@
 /// A cookie as libcurl's cookie engine keeps it (the Netscape cookie-file fields).
 public struct Cookie: Sendable, Equatable {
+    /// The cookie name.
     public var name: String
+    /// The cookie value.
     public var value: String
     /// The domain, without a leading dot.
     public var domain: String
     /// Whether subdomains of `domain` receive it too (a `Domain` attribute was given).
     public var includeSubdomains: Bool
+    /// The path prefix it is sent for.
     public var path: String
+    /// Sent over https only.
     public var secure: Bool
+    /// Marked `HttpOnly` by the server.
     public var httpOnly: Bool
     /// Expiry in seconds since the epoch; 0 for a session cookie.
     public var expires: Int
 
+    /// Creates a cookie; by default a host-only session cookie for `/`.
     public init(name: String, value: String, domain: String, includeSubdomains: Bool = false, path: String = "/",
                 secure: Bool = false, httpOnly: Bool = false, expires: Int = 0)
     {

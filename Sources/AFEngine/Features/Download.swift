@@ -4,7 +4,9 @@ import Glibc
 
 /// How a download treats the file system.
 public struct DownloadOptions: OptionSet, Sendable {
+    /// The option bits.
     public let rawValue: Int
+    /// Options from bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Create missing directories on the way to the destination.
@@ -24,7 +26,9 @@ public final class DownloadSink: ResponseBodySink {
         public var directory: String
         /// The file name or path chosen by the user; nil to name the file from the response.
         public var fixedName: String?
+        /// How the file system is treated.
         public var options: DownloadOptions
+        /// A digest the finished file must match.
         public var checksum: Checksum?
         /// Continue from `NAME.part` (or from an existing fixed-name file).
         public var resume: Bool
@@ -33,6 +37,7 @@ public final class DownloadSink: ResponseBodySink {
         /// The URL asked for, to name the file when the response does not.
         public var requestURL: String
 
+        /// Describes a download; by default into the current directory, named from the response.
         public init(directory: String = ".", fixedName: String? = nil, options: DownloadOptions = [], checksum: Checksum? = nil,
                     resume: Bool = false, savesAnyStatus: Bool = false, requestURL: String)
         {
@@ -48,6 +53,7 @@ public final class DownloadSink: ResponseBodySink {
 
     /// What a finished download did.
     public struct Report: Sendable, Equatable {
+        /// Where the file was saved.
         public var path: String
         /// Bytes in the final file.
         public var bytes: Int64
@@ -83,6 +89,7 @@ public final class DownloadSink: ResponseBodySink {
         var report: Report?
     }
 
+    /// Where and how the sink saves.
     public let configuration: Configuration
     private let state: Locked<State>
     /// Called with a sentence when something the user should know happens (a restart).
@@ -344,8 +351,10 @@ public final class DownloadSink: ResponseBodySink {
 /// bytes already saved, and `If-Range` once the server gave a validator, so a changed
 /// resource starts over instead of being spliced.
 public struct DownloadResumer: RequestAdapter {
+    /// The download to resume.
     public let sink: DownloadSink
 
+    /// Resumes into `sink`.
     public init(sink: DownloadSink) {
         self.sink = sink
     }

@@ -22,6 +22,7 @@ public enum RetryResult: Sendable, Equatable {
 /// Rewrites a request description before each attempt (authentication, compression,
 /// resume ranges). Adapters may complete on any thread.
 public protocol RequestAdapter: Sendable {
+    /// Completes with the description to send for `request`, or an error that fails the attempt.
     func adapt(
         _ description: RequestDescription,
         for request: Request,
@@ -32,6 +33,7 @@ public protocol RequestAdapter: Sendable {
 /// Decides, after a failure, whether the request tries again. Every failure of a request
 /// (adapting, building, transport, validation) comes here; the request never decides itself.
 public protocol RequestRetrier: Sendable {
+    /// Completes with whether, and after what delay, `request` tries again after `error`.
     func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void)
 }
 
@@ -55,9 +57,12 @@ extension RequestInterceptor {
 /// Chains adapters in order and asks retriers in order; the first retrier that answers
 /// anything but `doNotRetry` wins.
 public struct Interceptor: RequestInterceptor {
+    /// Adapters, applied in order.
     public let adapters: [any RequestAdapter]
+    /// Retriers, asked in order.
     public let retriers: [any RequestRetrier]
 
+    /// Combines adapters and retriers.
     public init(adapters: [any RequestAdapter] = [], retriers: [any RequestRetrier] = []) {
         self.adapters = adapters
         self.retriers = retriers
@@ -113,6 +118,7 @@ public struct Interceptor: RequestInterceptor {
 public struct Adapter: RequestAdapter {
     private let body: @Sendable (RequestDescription, Request) throws(AFError) -> RequestDescription
 
+    /// Adapts with `body`; a thrown error fails the attempt.
     public init(_ body: @escaping @Sendable (RequestDescription, Request) throws(AFError) -> RequestDescription) {
         self.body = body
     }

@@ -5,15 +5,25 @@
 public struct TransferMetrics: Sendable, Equatable {
     /// The protocol used: `HTTP/1.1`, `HTTP/2`, …
     public var httpVersion: String?
+    /// The address connected to.
     public var remoteAddress: String?
+    /// The port connected to.
     public var remotePort: Int?
+    /// The local address of the connection.
     public var localAddress: String?
+    /// The local port of the connection.
     public var localPort: Int?
+    /// When the name was resolved.
     public var nameLookup: Double = 0
+    /// When the TCP connection was established.
     public var connect: Double = 0
+    /// When the TLS handshake ended (0 without TLS).
     public var tlsDone: Double = 0
+    /// When the request was about to be sent.
     public var pretransfer: Double = 0
+    /// When the first response byte arrived.
     public var firstByte: Double = 0
+    /// When the attempt ended.
     public var total: Double = 0
     /// Request bytes written: head and body.
     public var bytesSent: Int64 = 0
@@ -21,12 +31,14 @@ public struct TransferMetrics: Sendable, Equatable {
     public var bytesReceived: Int64 = 0
     /// Body bytes per second, both directions.
     public var uploadSpeed: Double = 0
+    /// Response body bytes per second.
     public var downloadSpeed: Double = 0
     /// Connections opened for this attempt (0 when an existing one was reused).
     public var newConnections: Int = 0
     /// What the TLS handshake established, when there was one.
     public var tls: TLSReport?
 
+    /// Empty metrics.
     public init() {}
 
     /// Seconds spent resolving the host name.
@@ -41,12 +53,14 @@ public struct TransferMetrics: Sendable, Equatable {
 public struct TLSReport: Sendable, Equatable {
     /// `TLSv1.3`, `TLSv1.2`, …
     public var protocolVersion: String
+    /// The negotiated cipher suite.
     public var cipher: String
     /// A sentence about pin evaluation (`matched sha256//…`), nil when nothing was pinned.
     public var pinResult: String?
     /// Whether the chain was verified against trusted roots.
     public var verified: Bool
 
+    /// Creates a report.
     public init(protocolVersion: String, cipher: String, pinResult: String?, verified: Bool) {
         self.protocolVersion = protocolVersion
         self.cipher = cipher

@@ -11,11 +11,16 @@ public struct MultipartFormData: Sendable {
             case file(path: String)
         }
 
+        /// The form field name.
         public var name: String
+        /// The file name sent in `Content-Disposition`, for file parts.
         public var filename: String?
+        /// The part's `Content-Type`; nil sends none.
         public var contentType: String?
+        /// The bytes of the part.
         public var content: Content
 
+        /// Creates a part.
         public init(name: String, filename: String? = nil, contentType: String? = nil, content: Content) {
             self.name = name
             self.filename = filename

@@ -1,15 +1,19 @@
 /// How a request follows redirects, done by the engine so that every hop is a recorded
 /// attempt and an event, and credentials never leak to another origin.
 public struct RedirectPolicy: Sendable {
+    /// Statuses treated as redirects.
     public static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
+    /// Follow redirects at all.
     public var follow: Bool
+    /// Redirects allowed before the request fails.
     public var maxRedirects: Int
     /// Keep credentials on cross-origin redirects (never after https → http).
     public var trustedLocation: Bool
     /// Extra headers to treat as credentials.
     public var secretHeaders: [HTTPHeaders.Name]
 
+    /// By default redirects are not followed.
     public init(follow: Bool = false, maxRedirects: Int = 30, trustedLocation: Bool = false, secretHeaders: [HTTPHeaders.Name] = []) {
         self.follow = follow
         self.maxRedirects = maxRedirects

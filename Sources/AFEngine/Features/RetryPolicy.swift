@@ -6,21 +6,31 @@
 /// header on 429 and 503 sets the delay instead (still capped). When the next attempt could
 /// not start before `maxTime` has passed since the request began, retrying stops at once.
 public struct RetryPolicy: RequestRetrier {
+    /// Statuses retried by default.
     public static let defaultRetryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+    /// Transport failures worth another try.
     public static let retryableFailures: Set<TransportFailure.Kind> = [
         .dnsFailure, .connectionRefused, .connectionReset, .connectTimeout, .timeout, .truncatedBody,
     ]
 
+    /// Retries allowed after the first attempt.
     public var retryLimit: Int
+    /// Seconds before the first retry.
     public var delayScale: Double
+    /// Factor applied to the delay for each further retry.
     public var backoffBase: Double
+    /// Upper bound on any one delay, in seconds.
     public var maxDelay: Double
+    /// Randomise delays between zero and the computed value.
     public var jitter: Bool
+    /// Seconds after which no retry starts.
     public var maxTime: Double?
+    /// Statuses that are retried.
     public var retryableStatuses: Set<Int>
     /// Methods that may be retried; nil for every method.
     public var retryableMethods: Set<HTTPMethod>?
 
+    /// A policy retrying idempotent methods up to `retryLimit` times.
     public init(
         retryLimit: Int,
         delayScale: Double = 0.5,

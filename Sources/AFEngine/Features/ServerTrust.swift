@@ -13,6 +13,7 @@ public struct TrustSettings: Sendable, Equatable {
     /// Certificates (DER) trusted as roots in addition to the bundle.
     public var anchors: [[UInt8]] = []
 
+    /// Defaults: verify the chain and the host name, nothing else.
     public init() {}
 }
 
@@ -23,6 +24,7 @@ public struct ServerCertificate: Sendable, Equatable {
     /// The `sha256//BASE64` pin of its SubjectPublicKeyInfo.
     public var publicKeyPin: String
 
+    /// A certificate with its DER bytes and key pin.
     public init(der: [UInt8], publicKeyPin: String) {
         self.der = der
         self.publicKeyPin = publicKeyPin
@@ -34,6 +36,7 @@ public struct ServerTrustFailure: Error, Sendable, Equatable {
     /// A sentence fragment: what was required and what was found.
     public var message: String
 
+    /// Creates a failure.
     public init(message: String) {
         self.message = message
     }
@@ -46,7 +49,9 @@ public struct ServerTrustFailure: Error, Sendable, Equatable {
 /// request byte is sent. Throwing from `evaluate` aborts the handshake; on success it returns
 /// notes on what it checked (for traces), or nothing.
 public protocol ServerTrustEvaluating: Sendable {
+    /// Adjusts the checks libcurl and OpenSSL make; the default changes nothing.
     func prepare(_ settings: inout TrustSettings)
+    /// Judges the chain (leaf first) presented for `host`; throws to abort the handshake.
     func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String]
 }
 
@@ -58,8 +63,10 @@ extension ServerTrustEvaluating {
 /// Standard verification: a chain to a trusted root (the system's or `caBundle`) and a
 /// certificate that names the host.
 public struct DefaultTrustEvaluator: ServerTrustEvaluating {
+    /// A CA bundle to trust instead of the system roots.
     public var caBundle: String?
 
+    /// Standard checks, against `caBundle` when given.
     public init(caBundle: String? = nil) {
         self.caBundle = caBundle
     }
@@ -73,9 +80,12 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
 
 /// Revocation checking: a good stapled OCSP response, and/or a CRL.
 public struct RevocationTrustEvaluator: ServerTrustEvaluating {
+    /// Refuse a server that does not staple a good OCSP response.
     public var requireStapledOCSP: Bool
+    /// A PEM CRL file to check the chain against.
     public var crlFile: String?
 
+    /// Revocation checks by stapled OCSP, a CRL, or both.
     public init(requireStapledOCSP: Bool = true, crlFile: String? = nil) {
         self.requireStapledOCSP = requireStapledOCSP
         self.crlFile = crlFile
@@ -92,6 +102,7 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
     /// Pins in `sha256//BASE64` form.
     public var pins: [String]
 
+    /// Accepts a chain that carries one of `pins`.
     public init(pins: [String]) {
         self.pins = pins
     }
@@ -112,6 +123,7 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
     /// DER encodings of the pinned certificates.
     public var certificates: [[UInt8]]
 
+    /// Accepts a chain that contains one of `certificates` (DER).
     public init(certificates: [[UInt8]]) {
         self.certificates = certificates
     }
@@ -131,6 +143,7 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
 
 /// No verification at all. Only for hosts the user has chosen not to verify.
 public struct DisabledTrustEvaluator: ServerTrustEvaluating {
+    /// Turns every check off.
     public init() {}
 
     public func prepare(_ settings: inout TrustSettings) {
@@ -141,8 +154,10 @@ public struct DisabledTrustEvaluator: ServerTrustEvaluating {
 
 /// Every evaluator must pass, in order.
 public struct CompositeTrustEvaluator: ServerTrustEvaluating {
+    /// The evaluators, run in order.
     public var evaluators: [any ServerTrustEvaluating]
 
+    /// Requires all of `evaluators`.
     public init(_ evaluators: [any ServerTrustEvaluating]) {
         self.evaluators = evaluators
     }
@@ -163,9 +178,12 @@ public struct CompositeTrustEvaluator: ServerTrustEvaluating {
 /// Patterns are exact names or `*.` wildcards that match exactly one label; an exact name
 /// beats a wildcard. With `allHostsMustBeEvaluated`, a host that matches nothing is refused.
 public struct ServerTrustManager: Sendable {
+    /// Refuse hosts that match no pattern.
     public var allHostsMustBeEvaluated: Bool
+    /// Evaluators by host pattern.
     public var evaluators: [String: any ServerTrustEvaluating]
 
+    /// Maps host patterns to evaluators.
     public init(allHostsMustBeEvaluated: Bool = true, evaluators: [String: any ServerTrustEvaluating]) {
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         self.evaluators = evaluators

@@ -3,6 +3,7 @@ public struct StatusValidation: Sendable, Equatable {
     /// Acceptable status ranges.
     public var acceptable: [ClosedRange<Int>]
 
+    /// Accepts statuses in any of `acceptable`.
     public init(acceptable: [ClosedRange<Int>]) {
         self.acceptable = acceptable
     }

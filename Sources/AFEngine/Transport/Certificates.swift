@@ -30,9 +30,13 @@ public enum Certificates {
 
     /// Details of a certificate for display.
     public struct Details: Sendable, Equatable {
+        /// The subject distinguished name, one line.
         public var subject: String
+        /// The issuer distinguished name, one line.
         public var issuer: String
+        /// Start of validity, as OpenSSL prints it.
         public var notBefore: String
+        /// End of validity, as OpenSSL prints it.
         public var notAfter: String
         /// Colon-separated upper-case hex SHA-256 of the DER encoding.
         public var sha256Fingerprint: String

@@ -17,9 +17,11 @@ public final class Digest {
         }
     }
 
+    /// The hash function.
     public let algorithm: Algorithm
     private let context: OpaquePointer
 
+    /// Starts a digest with `algorithm`.
     public init(_ algorithm: Algorithm) {
         self.algorithm = algorithm
         guard let context = EVP_MD_CTX_new() else { fatalError("OpenSSL cannot allocate a digest context") }
@@ -43,6 +45,7 @@ public final class Digest {
         EVP_DigestInit_ex(context, type, nil)
     }
 
+    /// Feeds more bytes.
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         EVP_DigestUpdate(context, base, bytes.count)

@@ -2,10 +2,15 @@ internal import CCurl
 
 /// An absolute http or https URL, parsed and normalised by libcurl's URL parser.
 public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
+    /// `http` or `https`, lower-cased.
     public let scheme: String
+    /// The user name from the authority, still percent-encoded.
     public let user: String?
+    /// The password from the authority, still percent-encoded.
     public let password: String?
+    /// The host name or address as libcurl's parser returns it.
     public let host: String
+    /// The explicit port, nil when the URL has none.
     public let port: Int?
     /// The path, still percent-encoded.
     public let path: String
