@@ -25,6 +25,13 @@ import Testing
         #expect(result.err.isEmpty)
     }
 
+    @Test func dotSegmentsAreResolvedUnlessPathAsIs() throws {
+        #expect(AF.run([server.url("/a/../echo/./x")]).status == 0)
+        #expect(server.requests.last?.target == "/echo/x")
+        #expect(AF.run(["--path-as-is", server.url("/a/../echo/./x")]).status == 0)
+        #expect(server.requests.last?.target == "/a/../echo/./x")
+    }
+
     @Test func pipedBodyIsTheExactBytes() {
         let result = AF.run([server.url("/json")])
         #expect(result.status == 0)

@@ -34,6 +34,30 @@ import Testing
         """)
     }
 
+    @Test func jitterDrawsEachDelayBelowItsBackoffValue() throws {
+        script("/jitter", [503, 503, 503, 200])
+        let result = AF.run(["--retry=3", "--retry-delay=0.2", "--retry-jitter", server.url("/jitter")])
+        #expect(result.status == 0, "\(result.err)")
+        let notices = result.err.split(separator: "\n").map(String.init)
+        #expect(notices.count == 3)
+        // Each notice reads "af: retrying in Nms (attempt K of 4): …"; without jitter they would
+        // say exactly 200ms, 400ms and 800ms.
+        let delays = notices.compactMap { line -> Int? in
+            guard let start = line.range(of: "retrying in "), let end = line.range(of: "ms (", range: start.upperBound..<line.endIndex)
+            else { return line.contains("retrying in 0s") ? 0 : nil }
+            return Int(line[start.upperBound..<end.lowerBound])
+        }
+        #expect(delays.count == 3, "\(notices)")
+        for (delay, bound) in zip(delays, [200, 400, 800]) { #expect(delay <= bound) }
+        #expect(delays != [200, 400, 800])
+        let requests = server.requests(to: "/jitter")
+        #expect(requests.count == 4)
+        for index in 1..<requests.count {
+            let gap = requests[index].receivedAt - requests[index - 1].receivedAt
+            #expect(gap >= Double(delays[index - 1]) / 1000 - 0.01)
+        }
+    }
+
     @Test func exhaustedRetriesKeepTheLastResponse() {
         script("/down", [503])
         let plain = AF.run(["--retry=1", "--retry-delay=0.1", server.url("/down")])

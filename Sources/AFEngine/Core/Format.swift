@@ -1,0 +1,36 @@
+/// Formatting helpers shared by messages.
+public enum Format {
+    /// `1.5s`, `2s`, `250ms`.
+    public static func seconds(_ value: Double) -> String {
+        if value < 1, value > 0 { return "\(Int((value * 1000).rounded()))ms" }
+        if value == value.rounded() { return "\(Int(value))s" }
+        return "\(decimal(value, places: 1))s"
+    }
+
+    /// A decimal with a fixed number of places, without Foundation.
+    public static func decimal(_ value: Double, places: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = (abs(value) * scale).rounded()
+        let whole = Int(scaled / scale)
+        let fraction = Int(scaled) - whole * Int(scale)
+        let sign = value < 0 && scaled > 0 ? "-" : ""
+        guard places > 0 else { return "\(sign)\(whole)" }
+        var digits = String(fraction)
+        while digits.count < places { digits = "0" + digits }
+        return "\(sign)\(whole).\(digits)"
+    }
+
+    /// `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.
+    public static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : "\(decimal(value, places: 1)) \(units[unit])"
+    }
+}
