@@ -7,6 +7,10 @@ import Glibc
 protocol Channel: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// Wakes a blocked read or write from another thread without releasing anything, so that
+    /// the descriptor cannot be reused under the thread that owns it.
+    func interrupt()
+    /// Releases the connection; only the thread that serves it calls this.
     func close()
 }
 
@@ -38,6 +42,10 @@ final class SocketChannel: Channel {
             offset += count
         }
         return true
+    }
+
+    func interrupt() {
+        shutdown(fd, Int32(SHUT_RDWR))
     }
 
     func close() {

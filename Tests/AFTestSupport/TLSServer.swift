@@ -114,6 +114,10 @@ final class TLSChannel: Channel {
         return true
     }
 
+    func interrupt() {
+        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
     func close() {
         guard !closed else { return }
         closed = true

@@ -70,7 +70,10 @@ public final class TestServer: @unchecked Sendable {
             listenFD = fd
             port = Int(UInt16(bigEndian: actual.sin_port))
         }
-        let thread = Thread { [self] in acceptLoop() }
+        // The loop holds the server weakly, so a server that a test lets go of is stopped by
+        // `deinit` instead of listening until the process ends.
+        let listener = listenFD
+        let thread = Thread { [weak self] in Self.acceptLoop(listener: listener) { self } }
         thread.stackSize = 1 << 20
         thread.start()
     }
@@ -112,9 +115,10 @@ public final class TestServer: @unchecked Sendable {
             stopped = true
             return Array(openChannels.values)
         }
+        // Only wake the threads here; each closes its own descriptor, so no number is reused
+        // while a thread still blocks on it.
         shutdown(listenFD, Int32(SHUT_RDWR))
-        close(listenFD)
-        for channel in channels { channel.close() }
+        for channel in channels { channel.interrupt() }
         if let unixSocketPath { unlink(unixSocketPath) }
     }
 
@@ -122,23 +126,34 @@ public final class TestServer: @unchecked Sendable {
 
     // MARK: Connections
 
-    private func acceptLoop() {
+    /// Accepts until the server stops or goes away, then closes the listening socket — here,
+    /// on the thread that blocks on it, never under it.
+    private static func acceptLoop(listener: Int32, server: () -> TestServer?) {
+        defer { close(listener) }
         while true {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                if errno == EINTR { continue }
+            let fd = accept(listener, nil, nil)
+            guard let server = server(), !server.isStopped else {
+                if fd >= 0 { close(fd) }
                 return
             }
-            var yes: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-            let number: Int = lock.withLock {
-                connectionCount += 1
-                return connectionCount
+            if fd < 0 {
+                if errno != EINTR, errno != ECONNABORTED { usleep(1000) }
+                continue
             }
-            let thread = Thread { [self] in serve(fd: fd, connection: number) }
-            thread.stackSize = 1 << 20
-            thread.start()
+            server.start(fd: fd)
         }
+    }
+
+    private func start(fd: Int32) {
+        var yes: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+        let number: Int = lock.withLock {
+            connectionCount += 1
+            return connectionCount
+        }
+        let thread = Thread { [self] in serve(fd: fd, connection: number) }
+        thread.stackSize = 1 << 20
+        thread.start()
     }
 
     private func serve(fd: Int32, connection: Int) {
