@@ -14,7 +14,7 @@ public final class TestServer: @unchecked Sendable {
     public let port: Int
     public let scheme: String
     public let unixSocketPath: String?
-    private let listenFD: Int32
+    private let listener: Listener
     private let tls: TLSServerContext?
     private let lock = NSLock()
     private var recorded: [ServerRequest] = []
@@ -47,7 +47,7 @@ public final class TestServer: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
             }
             guard bound == 0, listen(fd, 128) == 0 else { throw ServerError.socket("bind \(path): \(errno)") }
-            listenFD = fd
+            listener = Listener(fd: fd)
             port = 0
         } else {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -67,12 +67,12 @@ public final class TestServer: @unchecked Sendable {
             _ = withUnsafeMutablePointer(to: &actual) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
             }
-            listenFD = fd
+            listener = Listener(fd: fd)
             port = Int(UInt16(bigEndian: actual.sin_port))
         }
         // The loop holds the server weakly, so a server that a test lets go of is stopped by
         // `deinit` instead of listening until the process ends.
-        let listener = listenFD
+        let listener = listener
         let thread = Thread { [weak self] in Self.acceptLoop(listener: listener) { self } }
         thread.stackSize = 1 << 20
         thread.start()
@@ -110,15 +110,16 @@ public final class TestServer: @unchecked Sendable {
 
     /// Stops accepting and closes open connections.
     public func stop() {
-        let channels: [Channel] = lock.withLock {
-            if stopped { return [] }
-            stopped = true
-            return Array(openChannels.values)
-        }
         // Only wake the threads here; each closes its own descriptor, so no number is reused
-        // while a thread still blocks on it.
-        shutdown(listenFD, Int32(SHUT_RDWR))
-        for channel in channels { channel.interrupt() }
+        // while a thread still blocks on it. Channels are interrupted under the lock, which a
+        // serving thread must take to unregister before it closes.
+        let first: Bool = lock.withLock {
+            if stopped { return false }
+            stopped = true
+            for channel in openChannels.values { channel.interrupt() }
+            return true
+        }
+        if first { listener.shutDown() }
         if let unixSocketPath { unlink(unixSocketPath) }
     }
 
@@ -128,10 +129,10 @@ public final class TestServer: @unchecked Sendable {
 
     /// Accepts until the server stops or goes away, then closes the listening socket — here,
     /// on the thread that blocks on it, never under it.
-    private static func acceptLoop(listener: Int32, server: () -> TestServer?) {
-        defer { close(listener) }
+    private static func acceptLoop(listener: Listener, server: () -> TestServer?) {
+        defer { listener.close() }
         while true {
-            let fd = accept(listener, nil, nil)
+            let fd = accept(listener.fd, nil, nil)
             guard let server = server(), !server.isStopped else {
                 if fd >= 0 { close(fd) }
                 return
@@ -175,8 +176,8 @@ public final class TestServer: @unchecked Sendable {
             return true
         }
         defer {
-            channel.close()
             _ = lock.withLock { openChannels.removeValue(forKey: key) }
+            channel.close()
         }
         guard registered else { return }
         let reader = RequestReader(channel: channel)
@@ -201,6 +202,32 @@ public final class TestServer: @unchecked Sendable {
     private static func matches(_ pattern: String, _ path: String) -> Bool {
         if pattern.hasSuffix("*") { return path.hasPrefix(String(pattern.dropLast())) }
         return pattern == path
+    }
+}
+
+/// A listening socket shared by a server and its accept thread. Any thread may shut it down
+/// (which wakes `accept`); only the accept thread closes it. Both take the lock, so neither
+/// acts on a descriptor number that has since been reused.
+final class Listener: @unchecked Sendable {
+    let fd: Int32
+    private let lock = NSLock()
+    private var closed = false
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    func shutDown() {
+        lock.withLock {
+            if !closed { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    func close() {
+        lock.withLock {
+            if !closed { _ = Glibc.close(fd) }
+            closed = true
+        }
     }
 }
 

@@ -77,10 +77,11 @@ import Testing
         #expect(server.requests.last?.header("Authorization") == "Basic ZXhwbGljaXQ6cHc=")
         #expect(AF.run(["http://127.0.0.1:\(server.port)/echo"], environment: ["NETRC": netrc]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic YW5vbjp4")
-        let homeNetrc = AF.home + "/.netrc"
-        try "machine 127.0.0.1 login home password h\n".write(toFile: homeNetrc, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: homeNetrc) }
-        #expect(AF.run([server.url("/echo")]).status == 0)
+        // A home of its own: the shared one would hand this login to every test running now.
+        let home = directory + "/home-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try "machine 127.0.0.1 login home password h\n".write(toFile: home + "/.netrc", atomically: true, encoding: .utf8)
+        #expect(AF.run([server.url("/echo")], environment: ["HOME": home]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic aG9tZTpo")
     }
 
