@@ -166,10 +166,37 @@ public final class RunningAF: @unchecked Sendable {
 
 /// Runs af on a pseudo-terminal (for terminal output and prompts).
 public enum PTYRunner {
+    /// What a run on a pseudo-terminal left behind.
+    public struct Outcome {
+        /// Everything the terminal showed.
+        public var output: String
+        /// The exit status, or 128 + the signal that ended af.
+        public var status: Int32
+        /// Whether the terminal echoes input once af is gone.
+        public var echoes: Bool
+    }
+
     /// Runs af with standard input, output and error on a new pseudo-terminal; `input` is
     /// typed once the first `waitFor` text appears (or at once). Returns everything the
     /// terminal showed and the exit status.
     public static func run(_ arguments: [String], input: String? = nil, waitFor: String? = nil, environment extra: [String: String] = [:], timeout: Double = 20) -> (output: String, status: Int32) {
+        let outcome = session(arguments, waitFor: waitFor, environment: extra, timeout: timeout) { _, master in
+            if let input { _ = input.withCString { write(master, $0, strlen($0)) } }
+        }
+        return (outcome.output, outcome.status)
+    }
+
+    /// Runs af on a pseudo-terminal and sends it `signal` once `waitFor` appears.
+    public static func run(_ arguments: [String], signal: Int32, waitFor: String, timeout: Double = 20) -> Outcome {
+        session(arguments, waitFor: waitFor, environment: [:], timeout: timeout) { process, _ in
+            kill(process.processIdentifier, signal)
+        }
+    }
+
+    private static func session(
+        _ arguments: [String], waitFor: String?, environment extra: [String: String], timeout: Double,
+        act: (Process, Int32) -> Void
+    ) -> Outcome {
         // /dev/ptmx, unlocked and numbered with ioctls (what posix_openpt, unlockpt and
         // ptsname do, without needing _XOPEN_SOURCE).
         let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
@@ -191,9 +218,8 @@ public enum PTYRunner {
         process.standardOutput = slaveHandle
         process.standardError = slaveHandle
         try? process.run()
-        close(slave)
         var output: [UInt8] = []
-        var typed = input == nil
+        var acted = false
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while Date() < deadline {
@@ -204,14 +230,19 @@ public enum PTYRunner {
             } else if !process.isRunning {
                 break
             }
-            if !typed, let input, waitFor.map({ String(decoding: output, as: UTF8.self).contains($0) }) ?? true {
-                typed = true
-                _ = input.withCString { write(master, $0, strlen($0)) }
+            if !acted, waitFor.map({ String(decoding: output, as: UTF8.self).contains($0) }) ?? true {
+                acted = true
+                act(process, master)
             }
         }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+        // The slave stays open until here so that its settings can still be read.
+        var settings = termios()
+        let echoes = tcgetattr(slave, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+        close(slave)
         close(master)
-        return (String(decoding: output, as: UTF8.self), process.terminationStatus)
+        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return Outcome(output: String(decoding: output, as: UTF8.self), status: status, echoes: echoes)
     }
 }

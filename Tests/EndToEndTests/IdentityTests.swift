@@ -41,6 +41,14 @@ import Testing
         #expect(output.contains(#"{"authenticated": true, "user": "ada"}"#))
     }
 
+    @Test(arguments: [(SIGINT, 130), (SIGTERM, 143), (SIGHUP, 129)] as [(Int32, Int32)])
+    func signalAtThePromptGivesTheTerminalItsEchoBack(signal: Int32, status: Int32) {
+        let outcome = PTYRunner.run(["-a", "ada", server.url("/basic-auth/ada/pw")], signal: signal, waitFor: "Password for ada@127.0.0.1: ")
+        #expect(outcome.status == status)
+        #expect(outcome.echoes, "af left the terminal without echo")
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func noPromptWithoutATerminal() {
         for stdin in [StandardInput.null, .bytes(Array("pw\n".utf8))] {
             let result = AF.run(["-a", "ada", server.url("/basic-auth/ada/pw")], stdin: stdin)

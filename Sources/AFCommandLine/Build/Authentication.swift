@@ -44,23 +44,16 @@ enum Authentication {
             throw .usage("no password for '\(user)' and standard input is not a terminal to ask on; give -a \(user):PASSWORD")
         }
         let question = "Password for \(user)@\(host): "
-        _ = question.withCString { write(environment.stderr, $0, strlen($0)) }
-        var original = termios()
-        let hasTerminal = tcgetattr(environment.stdin, &original) == 0
-        if hasTerminal {
-            var silent = original
-            silent.c_lflag &= ~tcflag_t(ECHO)
-            tcsetattr(environment.stdin, TCSAFLUSH, &silent)
+        let bytes = SilentTerminal.withEchoOff(on: environment.stdin) { () -> [UInt8] in
+            _ = question.withCString { write(environment.stderr, $0, strlen($0)) }
+            var bytes: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(environment.stdin, &byte, 1) == 1, byte != 10, byte != 13 {
+                bytes.append(byte)
+            }
+            return bytes
         }
-        defer {
-            if hasTerminal { tcsetattr(environment.stdin, TCSAFLUSH, &original) }
-            _ = "\n".withCString { write(environment.stderr, $0, 1) }
-        }
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(environment.stdin, &byte, 1) == 1, byte != 10, byte != 13 {
-            bytes.append(byte)
-        }
+        _ = "\n".withCString { write(environment.stderr, $0, 1) }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns a terminal's echo off for a password prompt and puts it back however the prompt
+/// ends: normally, or by SIGINT, SIGTERM or SIGHUP, whose default action would otherwise leave
+/// the user's shell without echo.
+///
+/// Echo goes off before the prompt is shown, so nothing typed after the prompt appears is
+/// echoed or discarded.
+enum SilentTerminal {
+    // Read by the C signal handler, which can capture nothing; set before the handler is
+    // installed and cleared after it is removed.
+    nonisolated(unsafe) private static var descriptor: Int32 = -1
+    nonisolated(unsafe) private static var original = termios()
+    nonisolated(unsafe) private static var previous: [(signal: Int32, action: sigaction)] = []
+
+    private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Silences `fd` and runs `body`; returns what `body` returns. Without a terminal on
+    /// `fd`, just runs `body`.
+    static func withEchoOff<Result>(on fd: Int32, _ body: () -> Result) -> Result {
+        var settings = termios()
+        guard tcgetattr(fd, &settings) == 0 else { return body() }
+        descriptor = fd
+        original = settings
+        previous = signals.map { number in
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { number in
+                var saved = SilentTerminal.original
+                _ = tcsetattr(SilentTerminal.descriptor, TCSANOW, &saved)
+                signal(number, SIG_DFL)
+                raise(number)
+            }
+            sigemptyset(&action.sa_mask)
+            var old = sigaction()
+            sigaction(number, &action, &old)
+            return (number, old)
+        }
+        // A parent may have started af with these blocked (see `SignalWatcher`).
+        var wanted = sigset_t()
+        sigemptyset(&wanted)
+        for number in signals { sigaddset(&wanted, number) }
+        pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
+        var silent = settings
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        // TCSAFLUSH drops only what was typed before the prompt, which the user never saw.
+        _ = tcsetattr(fd, TCSAFLUSH, &silent)
+        defer {
+            _ = tcsetattr(fd, TCSANOW, &settings)
+            for (number, action) in previous {
+                var action = action
+                sigaction(number, &action, nil)
+            }
+            previous = []
+            descriptor = -1
+        }
+        return body()
+    }
+}
