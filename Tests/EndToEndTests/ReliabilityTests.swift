@@ -34,6 +34,15 @@ import Testing
         """)
     }
 
+    @Test func quietLeavesOutRetryNoticesButNotErrors() {
+        script("/quiet", [503])
+        let result = AF.run(["-q", "--check-status", "--retry=1", "--retry-delay=0.1", server.url("/quiet")])
+        #expect(result.status == 5)
+        #expect(result.out.isEmpty)
+        #expect(result.err == "af: error: server answered 503 Service Unavailable (after 2 attempts)\n")
+        #expect(server.hits("/quiet") == 2)
+    }
+
     @Test func jitterDrawsEachDelayBelowItsBackoffValue() throws {
         script("/jitter", [503, 503, 503, 200])
         let result = AF.run(["--retry=3", "--retry-delay=0.2", "--retry-jitter", server.url("/jitter")])

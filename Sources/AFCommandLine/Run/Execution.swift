@@ -171,7 +171,8 @@ final class Execution {
     }
 
     private func sessionConfiguration(printer: ExchangePrinter) -> Session.Configuration {
-        var monitors: [any EventMonitor] = [printer, RetryNotice(stderr: stderr, limit: settings.retry), RedirectNotice(stderr: stderr)]
+        var monitors: [any EventMonitor] = [printer, RedirectNotice(stderr: stderr)]
+        if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         if let download, environment.stderrIsTerminal, !settings.quiet {
             monitors.append(ProgressBar(sink: download, output: stderr, width: environment.terminalWidth))
@@ -256,66 +257,5 @@ final class Execution {
     private func fail(_ message: String, _ status: Int32) -> Int32 {
         stderr.writeQuietly("af: error: \(message)\n")
         return status
-    }
-}
-
-/// Prints one line per scheduled retry: the attempt, the reason and the delay.
-struct RetryNotice: EventMonitor {
-    let stderr: OutputChannel
-    let limit: Int
-
-    func request(_ request: Request, didEmit event: RequestEvent) {
-        guard case .retryScheduled(let attempt, let reason, let delay) = event.kind else { return }
-        stderr.writeQuietly("af: retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(reason)\n")
-    }
-}
-
-/// Says on standard error which credentials a cross-origin redirect dropped.
-struct RedirectNotice: EventMonitor {
-    let stderr: OutputChannel
-
-    func request(_ request: Request, didEmit event: RequestEvent) {
-        guard case .redirected(let record) = event.kind, !record.dropped.isEmpty else { return }
-        stderr.writeQuietly("af: redirect to \(record.to) leaves \(record.from.hasPrefix("https:") && record.to.hasPrefix("http:") ? "https" : "the origin"); not sending \(record.dropped.joined(separator: ", ")) there (--location-trusted keeps them)\n")
-    }
-}
-
-/// Turns SIGINT and SIGTERM into a cancellation of the running request.
-///
-/// The signal handler only writes the signal number to a pipe (the one thing a handler may
-/// safely do); the session's transfer thread watches the pipe and cancels the request there.
-enum SignalWatcher {
-    /// The write end of the pipe, read by the C signal handler.
-    nonisolated(unsafe) private static var writeEnd: Int32 = -1
-
-    static func install(on session: Session, _ cancel: @escaping @Sendable (AFError.Cancellation) -> Void) {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { return }
-        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
-        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
-        writeEnd = ends[1]
-        let readEnd = ends[0]
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { number in
-            var byte = UInt8(truncatingIfNeeded: number)
-            _ = write(SignalWatcher.writeEnd, &byte, 1)
-        }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = SA_RESTART
-        sigaction(SIGINT, &action, nil)
-        sigaction(SIGTERM, &action, nil)
-        // A parent may have started af with these blocked (a thread pool's mask is inherited
-        // through spawn); af relies on them, so it unblocks them.
-        var wanted = sigset_t()
-        sigemptyset(&wanted)
-        sigaddset(&wanted, SIGINT)
-        sigaddset(&wanted, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
-        session.watch(fileDescriptor: readEnd) {
-            var byte: UInt8 = 0
-            while read(readEnd, &byte, 1) == 1 {
-                cancel(Int32(byte) == SIGTERM ? .terminated : .interrupted)
-            }
-        }
     }
 }

@@ -1,0 +1,22 @@
+import AFEngine
+
+/// Prints one line per scheduled retry: the attempt, the reason and the delay.
+struct RetryNotice: EventMonitor {
+    let stderr: OutputChannel
+    let limit: Int
+
+    func request(_ request: Request, didEmit event: RequestEvent) {
+        guard case .retryScheduled(let attempt, let reason, let delay) = event.kind else { return }
+        stderr.writeQuietly("af: retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(reason)\n")
+    }
+}
+
+/// Says on standard error which credentials a cross-origin redirect dropped.
+struct RedirectNotice: EventMonitor {
+    let stderr: OutputChannel
+
+    func request(_ request: Request, didEmit event: RequestEvent) {
+        guard case .redirected(let record) = event.kind, !record.dropped.isEmpty else { return }
+        stderr.writeQuietly("af: redirect to \(record.to) leaves \(record.from.hasPrefix("https:") && record.to.hasPrefix("http:") ? "https" : "the origin"); not sending \(record.dropped.joined(separator: ", ")) there (--location-trusted keeps them)\n")
+    }
+}
