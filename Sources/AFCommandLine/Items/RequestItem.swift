@@ -24,14 +24,6 @@ enum RequestItem: Sendable, Equatable {
     case file(name: String, path: String, contentType: String?)
     /// `@file` — the whole body.
     case bodyFile(path: String)
-
-    /// Whether the item contributes to the body.
-    var isBodyItem: Bool {
-        switch self {
-        case .field, .fieldFromFile, .jsonField, .jsonFieldFromFile, .file, .bodyFile: return true
-        default: return false
-        }
-    }
 }
 
 /// A request item with the argument it came from, for messages.

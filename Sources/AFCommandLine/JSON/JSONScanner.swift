@@ -83,9 +83,6 @@ struct JSONScanner {
     /// Open containers right now.
     var depth: Int { containers.count }
 
-    /// Whether a complete top-level value has been read and nothing is pending.
-    var isComplete: Bool { expect == .done && carry.isEmpty }
-
     // MARK: Feeding
 
     mutating func feed<Sink: JSONTokenSink>(_ chunk: UnsafeRawBufferPointer, into sink: inout Sink) throws(JSONSyntaxError) {

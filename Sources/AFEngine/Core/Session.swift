@@ -83,9 +83,4 @@ public final class Session: Sendable {
     public func watch(fileDescriptor: Int32, handler: @escaping @Sendable () -> Void) {
         driver.enqueue(.watch(fd: fileDescriptor, handler: handler))
     }
-
-    /// Runs `body` on the transfer thread with libcurl's share handle.
-    func withShareHandle(_ body: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
-        driver.submit(.withShare(body))
-    }
 }

@@ -52,11 +52,4 @@ public enum CurlRuntime {
         if features & CURL_VERSION_ZSTD != 0 { codings.append("zstd") }
         return codings
     }()
-
-    /// Whether this libcurl speaks HTTP/2.
-    public static let supportsHTTP2: Bool = {
-        ensureInitialized()
-        guard let info = afcurl_version_info() else { return false }
-        return info.pointee.features & CURL_VERSION_HTTP2 != 0
-    }()
 }

@@ -16,7 +16,6 @@ struct ResponseHeadParser {
     private var reason = ""
     private var headers = HTTPHeaders()
     private var lineCount = 0
-    private var bodyStarted = false
 
     mutating func consume(_ raw: UnsafeRawBufferPointer) -> Step {
         var end = raw.count
