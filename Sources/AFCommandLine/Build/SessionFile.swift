@@ -110,14 +110,9 @@ struct SessionFile: Sendable {
                 throw CommandFailure("cannot create '\(built)' for the session: \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
             }
         }
-        let fd: Int32
-        let temporary: String
-        switch FileIO.makeTemporaryFile(in: directory, prefix: ".af-session") {
-        case .success(let file):
-            (fd, temporary) = file
-        case .failure(let failure):
-            throw CommandFailure("cannot write the session in '\(directory)': \(failure.description)", exitCode: ExitStatus.output)
-        }
+        let (fd, temporary) = try FileIO.makeTemporaryFile(in: directory, prefix: ".af-session").mapError { failure in
+            CommandFailure("cannot write the session in '\(directory)': \(failure.description)", exitCode: ExitStatus.output)
+        }.get()
         fchmod(fd, 0o600)
         let code = Array(json.utf8).withUnsafeBytes { FileIO.writeAll(fd, $0) }
         if code != 0 {

@@ -38,14 +38,9 @@ enum StandardInput {
     /// Copies a pipe to a temporary file (memory stays flat) so the body has a length and
     /// can be sent again; nil when the pipe gave no bytes.
     static func spool(_ fd: Int32, temporaryDirectory: String) throws(CommandFailure) -> (path: String, size: Int64)? {
-        let out: Int32
-        let path: String
-        switch FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-stdin") {
-        case .success(let file):
-            (out, path) = file
-        case .failure(let failure):
-            throw CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
-        }
+        let (out, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-stdin").mapError { failure in
+            CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
+        }.get()
         defer { close(out) }
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var total: Int64 = 0

@@ -10,45 +10,15 @@ enum NestedPath {
     /// indexes; `\[`, `\]` and `\\` are literal characters.
     static func parse(_ key: String, item: String) throws(CommandFailure) -> [Segment] {
         var segments: [Segment] = []
-        var name = ""
         var characters = Array(key)[...]
-        var sawBracket = false
-        while let character = characters.first {
-            characters = characters.dropFirst()
-            if character == "\\", let next = characters.first, "[]\\".contains(next) {
-                name.append(next)
-                characters = characters.dropFirst()
-                continue
-            }
-            if character == "[" {
-                sawBracket = true
-                break
-            }
-            if character == "]" {
-                throw .usage("request item '\(item)': unexpected ']' in '\(key)'; write \\] for a literal bracket")
-            }
-            name.append(character)
+        let (name, sawBracket) = try take(&characters, until: "[", refusing: "]") {
+            .usage("request item '\(item)': unexpected ']' in '\(key)'; write \\] for a literal bracket")
         }
         if !name.isEmpty || !sawBracket { segments.append(.key(name)) }
         guard sawBracket else { return segments }
         while true {
-            var inner = ""
-            var closed = false
-            while let character = characters.first {
-                characters = characters.dropFirst()
-                if character == "\\", let next = characters.first, "[]\\".contains(next) {
-                    inner.append(next)
-                    characters = characters.dropFirst()
-                    continue
-                }
-                if character == "]" {
-                    closed = true
-                    break
-                }
-                if character == "[" {
-                    throw .usage("request item '\(item)': unexpected '[' inside brackets in '\(key)'; write \\[ for a literal bracket")
-                }
-                inner.append(character)
+            let (inner, closed) = try take(&characters, until: "]", refusing: "[") {
+                .usage("request item '\(item)': unexpected '[' inside brackets in '\(key)'; write \\[ for a literal bracket")
             }
             guard closed else {
                 throw .usage("request item '\(item)': '[' without a matching ']' in '\(key)'; write \\[ for a literal bracket")
@@ -67,6 +37,27 @@ enum NestedPath {
             }
             characters = characters.dropFirst()
         }
+    }
+
+    /// Reads up to `stop` (consumed), resolving `\[`, `\]` and `\\`; returns the text and
+    /// whether `stop` was found. An unescaped `forbidden` character is an error.
+    private static func take(
+        _ characters: inout ArraySlice<Character>, until stop: Character, refusing forbidden: Character,
+        _ refusal: () -> CommandFailure
+    ) throws(CommandFailure) -> (text: String, found: Bool) {
+        var text = ""
+        while let character = characters.first {
+            characters = characters.dropFirst()
+            if character == "\\", let next = characters.first, "[]\\".contains(next) {
+                text.append(next)
+                characters = characters.dropFirst()
+                continue
+            }
+            if character == stop { return (text, true) }
+            if character == forbidden { throw refusal() }
+            text.append(character)
+        }
+        return (text, false)
     }
 
     /// The key as a plain name: escapes resolved, brackets kept literally.

@@ -11,13 +11,11 @@ final class Spool {
     private(set) var size = 0
 
     init(directory: String) throws(AFError) {
-        switch FileIO.makeTemporaryFile(in: directory, prefix: "af-spool") {
-        case .success(let (fd, path)):
-            unlink(path)
-            self.fd = fd
-        case .failure(let failure):
-            throw .output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory): \(failure.description); set TMPDIR to a writable directory"))
-        }
+        let (fd, path) = try FileIO.makeTemporaryFile(in: directory, prefix: "af-spool").mapError { failure in
+            AFError.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory): \(failure.description); set TMPDIR to a writable directory"))
+        }.get()
+        unlink(path)
+        self.fd = fd
     }
 
     deinit {

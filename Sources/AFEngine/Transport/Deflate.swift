@@ -21,14 +21,9 @@ enum Deflate {
             }
             return (.bytes(output), Int64(output.count), nil)
         }
-        let fd: Int32
-        let path: String
-        switch FileIO.makeTemporaryFile(in: directory, prefix: "af-deflate") {
-        case .success(let file):
-            (fd, path) = file
-        case .failure(let failure):
-            throw .adaptationFailed(reason: "cannot create a temporary file in \(directory) to compress the body: \(failure.description)")
-        }
+        let (fd, path) = try FileIO.makeTemporaryFile(in: directory, prefix: "af-deflate").mapError { failure in
+            AFError.adaptationFailed(reason: "cannot create a temporary file in \(directory) to compress the body: \(failure.description)")
+        }.get()
         defer { close(fd) }
         var size: Int64 = 0
         func save(_ chunk: UnsafeRawBufferPointer) throws(AFError) {
