@@ -37,11 +37,7 @@ enum SilentTerminal {
             sigaction(number, &action, &old)
             return (number, old)
         }
-        // A parent may have started af with these blocked (see `SignalWatcher`).
-        var wanted = sigset_t()
-        sigemptyset(&wanted)
-        for number in signals { sigaddset(&wanted, number) }
-        pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
+        SignalWatcher.unblock(signals)
         var silent = settings
         silent.c_lflag &= ~tcflag_t(ECHO)
         // TCSAFLUSH drops only what was typed before the prompt, which the user never saw.

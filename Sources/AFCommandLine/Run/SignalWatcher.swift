@@ -27,18 +27,21 @@ enum SignalWatcher {
         action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
-        // A parent may have started af with these blocked (a thread pool's mask is inherited
-        // through spawn); af relies on them, so it unblocks them.
-        var wanted = sigset_t()
-        sigemptyset(&wanted)
-        sigaddset(&wanted, SIGINT)
-        sigaddset(&wanted, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
+        unblock([SIGINT, SIGTERM])
         session.watch(fileDescriptor: readEnd) {
             var byte: UInt8 = 0
             while read(readEnd, &byte, 1) == 1 {
                 cancel(Int32(byte) == SIGTERM ? .terminated : .interrupted)
             }
         }
+    }
+
+    /// Unblocks `signals` for this thread. A parent may have started af with them blocked (a
+    /// thread pool's mask is inherited through spawn); af relies on them.
+    static func unblock(_ signals: [Int32]) {
+        var wanted = sigset_t()
+        sigemptyset(&wanted)
+        for number in signals { sigaddset(&wanted, number) }
+        pthread_sigmask(SIG_UNBLOCK, &wanted, nil)
     }
 }
