@@ -236,4 +236,34 @@ import Testing
         #expect(parts[1].headers["content-type"] == "application/octet-stream")
         #expect(reader.rewind())
     }
+
+    @Test func serverFileNamesLoseBidiControlsAndLeadingDashes() {
+        #expect(DownloadNaming.sanitize("evil\u{202E}txt.exe") == "eviltxt.exe")
+        #expect(DownloadNaming.sanitize("a\u{2066}b\u{200F}c\u{FEFF}.txt") == "abc.txt")
+        #expect(DownloadNaming.sanitize("-rf") == "_-rf")
+        #expect(DownloadNaming.sanitize("../../-x") == "_-x")
+        #expect(DownloadNaming.sanitize("\u{202E}") == "")
+    }
+
+    @Test func aStreamedBodyIsNeverSentEmptyOnARedirect() throws {
+        let policy = RedirectPolicy(follow: true)
+        let description = RequestDescription(method: .put, url: "http://a.example/upload", body: .stream(fileDescriptor: 0))
+        let head = ResponseHead(status: 307, reason: "", httpVersion: "HTTP/1.1", headers: [HTTPHeader("Location", "/elsewhere")])
+        #expect(throws: AFError.self) { try policy.nextHop(after: head, from: description, redirectsSoFar: 0) }
+        let empty = ResponseHead(status: 302, reason: "", httpVersion: "HTTP/1.1", headers: [HTTPHeader("Location", "  ")])
+        #expect(throws: AFError.self) { try policy.nextHop(after: empty, from: description, redirectsSoFar: 0) }
+        // 303 drops the body, so there is nothing to re-send.
+        let seeOther = ResponseHead(status: 303, reason: "", httpVersion: "HTTP/1.1", headers: [HTTPHeader("Location", "/done")])
+        #expect(try policy.nextHop(after: seeOther, from: description, redirectsSoFar: 0).0.method == .get)
+    }
+
+    @Test func conversionsFromHugeNumbersSaturate() {
+        #expect(Saturating.int(1e30) == Int.max)
+        #expect(Saturating.int(-1e30) == Int.min)
+        #expect(Saturating.int(.nan) == 0)
+        #expect(Saturating.milliseconds(1e30) == Int(Int32.max))
+        #expect(Saturating.milliseconds(0.0004, minimum: 1) == 1)
+        #expect(Format.seconds(1e30) == "1e+30s")
+        #expect(RetryPolicy(retryLimit: 5, delayScale: 1e300, backoffBase: 1e300, maxDelay: 30).delay(forRetry: 5) == 30)
+    }
 }

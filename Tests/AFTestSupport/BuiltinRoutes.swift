@@ -19,6 +19,7 @@ import Foundation
 /// | `/basic-auth/U/P`, `/digest-auth/U/P`, `/bearer` | authentication challenges |
 /// | `/download/NAME` | attachment with `Content-Disposition: filename="NAME"` |
 /// | `/text/utf8`, `/text/latin1`, `/binary`, `/escape`, `/xssi`, `/html` | output cases |
+/// | `/hostile/NAME` | broken and hostile replies (see `HostileRoutes`) |
 public enum BuiltinRoutes {
     public static func reply(to request: ServerRequest, hit: Int) -> Reply {
         let path = request.path
@@ -55,6 +56,7 @@ public enum BuiltinRoutes {
         case "binary": return .response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, 0x49, 0x48, 0x44, 0x52])
         case "escape": return .text("before\u{1b}]0;pwned\u{07}\u{1b}[31mred\u{1b}[0m after\n", headers: [("X-Evil", "a\u{1b}[2Jb")])
         case "xssi": return .json(")]}',\n{\"a\": [1, 2]}")
+        case "hostile": return HostileRoutes.reply(parts.count > 1 ? parts[1] : "", request)
         case "html": return .text("<!doctype html><title>af</title><p>hello</p>\n", type: "text/html; charset=utf-8")
         default: return .json("{\"error\": \"not found\", \"path\": \(JSONText.string(path))}", status: 404)
         }

@@ -1,4 +1,7 @@
 import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How the request body was made, for printing it (`B`, `--offline`) and for `--curl`.
 enum BodyOrigin: Sendable {
@@ -55,20 +58,23 @@ enum BodyBuilder {
             throw .usage("the body comes from both \(sources.joined(separator: " and ")); give only one (use -I to ignore standard input)")
         }
 
+        let spooler = Spooler(needed: mayResend(settings), temporaryDirectory: environment.temporaryDirectory)
         if !dataItems.isEmpty {
             switch mode {
             case .json: return try json(dataItems)
             case .form: return try form(dataItems)
-            case .multipart: return try multipart(dataItems, boundary: settings.boundary)
+            case .multipart: return try multipart(dataItems, boundary: settings.boundary, spooler: spooler)
             }
         }
         if settings.multipart {
-            return try multipart([], boundary: settings.boundary)
+            return try multipart([], boundary: settings.boundary, spooler: spooler)
         }
-        if let file = bodyFiles.first, case .bodyFile(let path) = file.item {
-            try FileReading.checkReadable(path, item: file.argument)
-            let type = MIMEType.guess(forPath: path) ?? "application/octet-stream"
-            return BuiltBody(body: .file(path: path), origin: .file(path: path), contentType: type, isJSON: type == "application/json")
+        if let file = bodyFiles.first, case .bodyFile(let given) = file.item {
+            try FileReading.checkReadable(given, item: file.argument)
+            let path = try spooler.replayable(given, item: file.argument)
+            let type = MIMEType.guess(forPath: given) ?? "application/octet-stream"
+            return BuiltBody(body: .file(path: path), origin: .file(path: given), contentType: type, isJSON: type == "application/json",
+                             temporaryFiles: spooler.files)
         }
         if let raw = settings.raw {
             return BuiltBody(body: .bytes(Array(raw.utf8)), origin: .text(raw), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
@@ -142,7 +148,47 @@ enum BodyBuilder {
         return BuiltBody(body: .bytes(Array(text.utf8)), origin: .text(text), contentType: formType)
     }
 
-    private static func multipart(_ items: [SourcedItem], boundary: String?) throws(CommandFailure) -> BuiltBody {
+    /// Whether the body may have to be sent more than once: retries, redirects that keep the
+    /// body (307, 308), and authentication round trips.
+    static func mayResend(_ settings: Settings) -> Bool {
+        !settings.offline && !settings.curl
+            && (settings.retry > 0 || settings.follow || settings.authCmd != nil || settings.authType == .digest)
+    }
+
+    /// Copies body files that can be read only once (a pipe, `<(…)`, a device) to temporary
+    /// files when the request may be sent again, so that every attempt sends the whole body.
+    final class Spooler {
+        let needed: Bool
+        let temporaryDirectory: String
+        private(set) var files: [String] = []
+
+        init(needed: Bool, temporaryDirectory: String) {
+            self.needed = needed
+            self.temporaryDirectory = temporaryDirectory
+        }
+
+        /// `path`, or the path of a spooled copy when it cannot be read twice.
+        func replayable(_ path: String, item: String) throws(CommandFailure) -> String {
+            var info = stat()
+            guard needed, stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG else { return path }
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXError.describe(errno))") }
+            defer { close(fd) }
+            guard let (copy, _) = try StandardInput.spool(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") else {
+                // Empty: an empty regular file stands in for it.
+                let (out, empty) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-body").mapError { failure in
+                    CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
+                }.get()
+                close(out)
+                files.append(empty)
+                return empty
+            }
+            files.append(copy)
+            return copy
+        }
+    }
+
+    private static func multipart(_ items: [SourcedItem], boundary: String?, spooler: Spooler) throws(CommandFailure) -> BuiltBody {
         var form = MultipartFormData(boundary: boundary)
         for item in items {
             switch item.item {
@@ -153,13 +199,15 @@ enum BodyBuilder {
                 form.append(MultipartFormData.Part(name: NestedPath.literal(key), content: .bytes(bytes)))
             case .file(let name, let path, let type):
                 try FileReading.checkReadable(path, item: item.argument)
-                form.append(fileAt: path, name: name, contentType: type)
+                let base = String(path.split(separator: "/").last ?? Substring(path))
+                form.append(fileAt: try spooler.replayable(path, item: item.argument), name: name, filename: base,
+                            contentType: type ?? MIMEType.guess(forPath: base))
             case .jsonField, .jsonFieldFromFile:
                 throw .usage("'\(item.argument)' is a raw JSON item, which a multipart form cannot carry; write it with '='")
             default:
                 break
             }
         }
-        return BuiltBody(body: .multipart(form), origin: .multipart(form), contentType: form.contentType)
+        return BuiltBody(body: .multipart(form), origin: .multipart(form), contentType: form.contentType, temporaryFiles: spooler.files)
     }
 }

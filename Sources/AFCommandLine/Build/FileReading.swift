@@ -3,31 +3,75 @@ import AFEngine
 import Glibc
 #endif
 
-/// Reading the small files that request items name.
+/// Reading the small files that request items and af's own documents name. Everything read
+/// here is held in memory, so every read has a size cap: `/dev/zero` or an endless pipe is
+/// an error, not a machine out of memory.
 enum FileReading {
-    /// The whole file, or an exit-66 failure that names the file and the item.
-    static func bytes(atPath path: String, item: String) throws(CommandFailure) -> [UInt8] {
+    /// The most a value item (`name=@file`, `name:=@file`, `Name:@file`, `name==@file`) may hold.
+    static let valueLimit = 16 << 20
+    /// The most a config, session, netrc or trust-policy file may hold.
+    static let documentLimit = 16 << 20
+
+    /// The file's bytes (a pipe or `<(…)` too), or an exit-66 failure that names the file and
+    /// the item; more than `limit` bytes is refused.
+    static func bytes(atPath path: String, item: String, limit: Int = valueLimit) throws(CommandFailure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXError.describe(errno)); check the path and its permissions")
-        }
+        guard fd >= 0 else { throw unreadable(path, item, POSIXError.describe(errno)) }
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             throw .unreadable("cannot read '\(path)' (from '\(item)'): it is a directory; name a file")
         }
+        return try readCapped(fd, path: path, item: item, limit: limit) { limit in
+            "it holds more than \(Format.bytes(Int64(limit))), and a value is held in memory; send large files as a body (@file) or a file part (name@file), which are streamed"
+        }
+    }
+
+    /// One of af's own documents (config, session, netrc, trust policy): only a regular file
+    /// is read (a FIFO would hang af, a device would never end), and at most `documentLimit`
+    /// bytes of it.
+    static func document(atPath path: String, what: String) throws(CommandFailure) -> [UInt8] {
+        // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw unreadable(path, what, POSIXError.describe(errno)) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .unreadable("cannot read '\(path)' (from '\(what)'): it is not a regular file; name a file")
+        }
+        return try readCapped(fd, path: path, item: what, limit: documentLimit) { limit in
+            "it is larger than \(Format.bytes(Int64(limit))), more than such a file ever needs"
+        }
+    }
+
+    private static func readCapped(
+        _ fd: Int32, path: String, item: String, limit: Int, tooLarge: (Int) -> String
+    ) throws(CommandFailure) -> [UInt8] {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = read(fd, &buffer, buffer.count)
             if count < 0 {
                 if errno == EINTR { continue }
-                throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXError.describe(errno)); check the path and its permissions")
+                if errno == EAGAIN {
+                    // A regular file opened O_NONBLOCK never says this; anything else waits.
+                    var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&descriptor, 1, -1)
+                    continue
+                }
+                throw unreadable(path, item, POSIXError.describe(errno))
             }
             if count == 0 { break }
+            guard result.count + count <= limit else {
+                throw .unreadable("cannot use '\(path)' (from '\(item)'): \(tooLarge(limit))")
+            }
             result.append(contentsOf: buffer[0..<count])
         }
         return result
+    }
+
+    private static func unreadable(_ path: String, _ item: String, _ reason: String) -> CommandFailure {
+        .unreadable("cannot read '\(path)' (from '\(item)'): \(reason); check the path and its permissions")
     }
 
     /// The file's text with trailing newlines removed (for headers and query values).
@@ -40,14 +84,10 @@ enum FileReading {
     /// Checks that a file exists and is readable, without reading it.
     static func checkReadable(_ path: String, item: String) throws(CommandFailure) {
         var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXError.describe(errno)); check the path and its permissions")
-        }
+        guard stat(path, &info) == 0 else { throw unreadable(path, item, POSIXError.describe(errno)) }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw .unreadable("cannot read '\(path)' (from '\(item)'): it is a directory; name a file")
         }
-        guard access(path, R_OK) == 0 else {
-            throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXError.describe(errno)); check the path and its permissions")
-        }
+        guard access(path, R_OK) == 0 else { throw unreadable(path, item, POSIXError.describe(errno)) }
     }
 }

@@ -102,7 +102,7 @@ struct Netrc: Sendable {
     static func load(environment: Environment) throws(CommandFailure) -> Netrc? {
         let path = environment.variables["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.homeDirectory + "/.netrc"
         guard FileSystem.exists(path) else { return nil }
-        let bytes = try FileReading.bytes(atPath: path, item: "netrc")
+        let bytes = try FileReading.document(atPath: path, what: "netrc")
         return Netrc(text: String(decoding: bytes, as: UTF8.self))
     }
 }

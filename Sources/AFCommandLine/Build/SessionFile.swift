@@ -28,7 +28,7 @@ struct SessionFile: Sendable {
     static func load(path: String, url: HTTPURL) throws(CommandFailure) -> SessionFile {
         var session = SessionFile(path: path, host: url.authority)
         guard FileSystem.exists(path) else { return session }
-        let bytes = try FileReading.bytes(atPath: path, item: "--session")
+        let bytes = try FileReading.document(atPath: path, what: "--session")
         func corrupt(_ reason: String) -> CommandFailure {
             .usage("the session file '\(path)' \(reason); fix it or remove it (af never replaces it)")
         }

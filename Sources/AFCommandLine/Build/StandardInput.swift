@@ -37,7 +37,7 @@ enum StandardInput {
 
     /// Copies a pipe to a temporary file (memory stays flat) so the body has a length and
     /// can be sent again; nil when the pipe gave no bytes.
-    static func spool(_ fd: Int32, temporaryDirectory: String) throws(CommandFailure) -> (path: String, size: Int64)? {
+    static func spool(_ fd: Int32, temporaryDirectory: String, source: String = "standard input") throws(CommandFailure) -> (path: String, size: Int64)? {
         let (out, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-stdin").mapError { failure in
             CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
         }.get()
@@ -47,15 +47,21 @@ enum StandardInput {
         while true {
             let count = read(fd, &buffer, buffer.count)
             if count < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR {
+                    guard let reason = ProcessInterruption.pending else { continue }
+                    unlink(path)
+                    throw reason == .terminated
+                        ? CommandFailure("terminated while reading \(source)", exitCode: ExitStatus.terminated)
+                        : CommandFailure("interrupted while reading \(source)", exitCode: ExitStatus.interrupted)
+                }
                 unlink(path)
-                throw .unreadable("cannot read standard input: \(POSIXError.describe(errno))")
+                throw .unreadable("cannot read \(source): \(POSIXError.describe(errno))")
             }
             if count == 0 { break }
             let code = buffer.withUnsafeBytes { FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             if code != 0 {
                 unlink(path)
-                throw CommandFailure("cannot spool standard input to \(path): \(POSIXError.describe(code)); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
+                throw CommandFailure("cannot spool \(source) to \(path): \(POSIXError.describe(code)); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
             }
             total += Int64(count)
         }

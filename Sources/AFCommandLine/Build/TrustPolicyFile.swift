@@ -8,7 +8,7 @@ import AFEngine
 enum TrustPolicyFile {
     /// - Parameter caBundle: the bundle `--verify=PATH` gave, used by `"default"` evaluation.
     static func load(path: String, caBundle: String?, extras: [any ServerTrustEvaluating]) throws(CommandFailure) -> ServerTrustManager {
-        let bytes = try FileReading.bytes(atPath: path, item: "--trust-policy")
+        let bytes = try FileReading.document(atPath: path, what: "--trust-policy")
         let document: JSONValue
         do {
             document = try JSONValue.parse(bytes)

@@ -31,6 +31,9 @@ enum NestedPath {
             } else {
                 segments.append(.key(inner))
             }
+            guard segments.count <= JSONScanner.maxDepth else {
+                throw .usage("request item '\(item)' nests more than \(JSONScanner.maxDepth) levels deep")
+            }
             guard let next = characters.first else { return segments }
             guard next == "[" else {
                 throw .usage("request item '\(item)': unexpected text after ']' in '\(key)'; nested keys look like a[b][0][]")
@@ -136,7 +139,9 @@ final class NestedJSONBuilder {
                 if case .key = path[position + 1] { return .object }
                 return .array
             }()
-            let label = Self.label(path[...position])
+            // Only a conflict needs the path's label: building it for every segment would make
+            // deep keys quadratic.
+            var label: String { Self.label(path[...position]) }
             switch segment {
             case .key(let name):
                 guard node.kind == .object else { throw conflict(node.source, item, name: label, existing: node, wanted: .object) }

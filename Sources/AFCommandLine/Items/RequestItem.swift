@@ -58,13 +58,13 @@ enum RequestItemParser {
             }
             if let separator = separators.first(where: { matches($0, characters, at: index) }) {
                 let rawValue = String(characters[(index + separator.count)...])
-                let item = try make(separator: separator, key: key, rawValue: rawValue, argument: argument)
-                return SourcedItem(item: item, argument: argument)
+                let item = try make(separator: separator, key: key, rawValue: rawValue, argument: Quote.argument(argument))
+                return SourcedItem(item: item, argument: Quote.argument(argument))
             }
             key.append(character)
             index += 1
         }
-        throw .usage("'\(argument)' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file")
+        throw .usage("'\(Quote.argument(argument))' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file")
     }
 
     private static func matches(_ separator: String, _ characters: [Character], at index: Int) -> Bool {
@@ -141,6 +141,9 @@ enum RequestItemParser {
                 type = String(path[range.upperBound...])
                 path = String(path[..<range.lowerBound])
                 guard let given = type, !given.isEmpty else { throw .usage("request item '\(argument)' has an empty ;type=") }
+                guard !given.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                    throw .usage("request item '\(argument)' has a line break or NUL in ;type=; a part header must be one line")
+                }
             }
             guard !path.isEmpty else { throw .usage("request item '\(argument)' names no file after '@'") }
             return .file(name: NestedPath.literal(key), path: path, contentType: type)

@@ -77,6 +77,11 @@ struct JSONScanner {
     /// end of the chunk, to show as it came.
     private(set) var unformattedTail: [UInt8] = []
 
+    /// The deepest nesting accepted. Deeper documents are refused as a syntax error (and so
+    /// shown as they came), which bounds the formatter's indentation, the recursion of
+    /// `JSONValue` and `--sort-keys`, and the memory of all three.
+    static let maxDepth = 512
+
     /// Strings longer than this are handed out in pieces.
     static let fragmentThreshold = 64 * 1024
 
@@ -219,6 +224,9 @@ struct JSONScanner {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 if let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 let isObject = byte == UInt8(ascii: "{")
+                guard containers.count < Self.maxDepth else {
+                    throw fail("the JSON is nested more than \(Self.maxDepth) levels deep", at: index, tokenStart: index)
+                }
                 containers.append(isObject)
                 expect = isObject ? .keyOrEnd : .valueOrEnd
                 sink.token(isObject ? .beginObject : .beginArray, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)

@@ -48,9 +48,9 @@ struct ParsedArguments: Sendable {
                     negated = true
                 }
                 guard let spec else {
-                    throw .usage("unknown option '--\(name)'\(origin)\(Suggestions.hint(for: name))")
+                    throw .usage("unknown option '--\(Quote.argument(name))'\(origin)\(name.utf8.count > Quote.limit ? "; see 'af --help' for the options" : Suggestions.hint(for: name))")
                 }
-                let spelling = "--\(name)"
+                let spelling = "--\(Quote.argument(name))"
                 if negated {
                     guard inlineValue == nil else { throw .usage("option '\(spelling)'\(origin) takes no value") }
                     result.options.append(ParsedOption(spec: spec, value: nil, negated: true, spelling: spelling))

@@ -11,12 +11,7 @@ enum ConfigFile {
     static func defaultOptions(environment: Environment) throws(CommandFailure) -> (options: [String], path: String)? {
         let path = path(in: environment)
         guard FileSystem.exists(path) else { return nil }
-        let bytes: [UInt8]
-        do {
-            bytes = try FileReading.bytes(atPath: path, item: "the config file")
-        } catch {
-            throw .unreadable("cannot read the config file '\(path)': \(error.message)")
-        }
+        let bytes = try FileReading.document(atPath: path, what: "the config file")
         let document: JSONValue
         do {
             document = try JSONValue.parse(bytes)

@@ -101,14 +101,18 @@ struct Settings: Sendable {
         switch option.spec.id {
         case .form: form = on
         case .multipart: multipart = on
-        case .boundary: boundary = try Self.nonEmpty(value, name)
+        case .boundary:
+            if let problem = MultipartFormData.boundaryProblem(value) {
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): \(problem)")
+            }
+            boundary = value
         case .raw: raw = value
         case .compress: compress = on ? compress + 1 : 0
         case .chunked: chunked = on
         case .ignoreStdin: ignoreStdin = on
         case .print:
             guard !value.isEmpty, value.allSatisfy({ "HBhbm".contains($0) }) else {
-                throw .usage("invalid value '\(value)' for \(name): use the letters H, B, h, b and m")
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): use the letters H, B, h, b and m")
             }
             print = value
         case .headers: headersOnly = on
@@ -121,14 +125,14 @@ struct Settings: Sendable {
         case .style: style = try Self.choice(value, name, Style.self)
         case .sortKeys: sortKeys = on
         case .indent:
-            guard let count = Int(value), (0...16).contains(count) else { throw .usage("invalid value '\(value)' for \(name): expected 0 to 16") }
+            guard let count = Int(value), (0...16).contains(count) else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected 0 to 16") }
             indent = count
         case .responseCharset: responseCharset = try Self.nonEmpty(value, name)
         case .stream: stream = on
         case .offline: offline = on
         case .curl: curl = on
         case .report:
-            guard value == "json" else { throw .usage("invalid value '\(value)' for \(name): the only format is json") }
+            guard value == "json" else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): the only format is json") }
             report = true
         case .trace: trace = option.value == nil ? .text : try Self.choice(value, name, TraceFormat.self)
         case .download: download = on
@@ -141,8 +145,9 @@ struct Settings: Sendable {
         case .retry: retry = try Self.count(value, name)
         case .retryDelay: retryDelay = try Self.seconds(value, name)
         case .retryBackoff:
-            let factor = try Self.seconds(value, name)
-            guard factor >= 1 else { throw .usage("invalid value '\(value)' for \(name): the factor must be at least 1") }
+            guard let factor = Double(value), (1...100).contains(factor) else {
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a factor from 1 to 100")
+            }
             retryBackoff = factor
         case .retryMaxDelay: retryMaxDelay = try Self.seconds(value, name)
         case .retryJitter: retryJitter = on
@@ -174,7 +179,7 @@ struct Settings: Sendable {
         case .ciphers: ciphers = try Self.nonEmpty(value, name)
         case .pin:
             guard value.hasPrefix("sha256//"), let key = Base64.decode(String(value.dropFirst(8))), key.count == 32 else {
-                throw .usage("invalid pin '\(value)': expected sha256// followed by the base64 SHA-256 of a public key (see 'af pin HOST')")
+                throw .usage("invalid pin '\(Quote.argument(value))': expected sha256// followed by the base64 SHA-256 of a public key (see 'af pin HOST')")
             }
             pins.append(value)
         case .pinCert: pinCerts.append(try Self.nonEmpty(value, name))
@@ -183,13 +188,13 @@ struct Settings: Sendable {
         case .trustPolicy: trustPolicy = try Self.nonEmpty(value, name)
         case .proxy:
             guard let colon = value.firstIndex(of: ":"), !value[..<colon].isEmpty, value.index(after: colon) < value.endIndex else {
-                throw .usage("invalid value '\(value)' for \(name): expected SCHEME:URL, such as http:http://proxy:3128")
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected SCHEME:URL, such as http:http://proxy:3128")
             }
             proxies.append(value)
         case .httpVersion: httpVersion = try Self.choice(value, name, TransferOptions.HTTPVersion.self)
         case .resolve:
             guard value.split(separator: ":", omittingEmptySubsequences: false).count >= 3 else {
-                throw .usage("invalid value '\(value)' for \(name): expected HOST:PORT:ADDRESS")
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected HOST:PORT:ADDRESS")
             }
             resolve.append(value)
         case .unixSocket: unixSocket = try Self.nonEmpty(value, name)
@@ -198,10 +203,7 @@ struct Settings: Sendable {
         case .ipv6: ipVersion = on ? .v6 : .any
         case .https: https = on
         case .pathAsIs: pathAsIs = on
-        case .maxHeaders:
-            let count = try Self.count(value, name)
-            guard count > 0 else { throw .usage("invalid value '\(value)' for \(name): expected at least 1") }
-            maxHeaders = count
+        case .maxHeaders: maxHeaders = try Self.count(value, name)
         case .maxFilesize: maxFilesize = try Self.size(value, name)
         case .help: help = on
         case .version: version = on
@@ -221,26 +223,32 @@ struct Settings: Sendable {
         if let choice = T(rawValue: value.lowercased()) { return choice }
         let options = OptionTable.all.first { "--\($0.long)" == name || $0.short.map { "-\($0)" } == name }?.choices ?? []
         let list = options.isEmpty ? "" : ": choose \(options.joined(separator: ", "))"
-        throw .usage("invalid value '\(value)' for \(name)\(list)")
+        throw .usage("invalid value '\(Quote.argument(value))' for \(name)\(list)")
     }
 
-    static func count(_ value: String, _ name: String) throws(CommandFailure) -> Int {
-        guard let number = Int(value), number >= 0 else {
-            throw .usage("invalid value '\(value)' for \(name): expected a whole number")
+    /// The largest count any option takes (retries, redirects, header lines).
+    static let maximumCount = 1_000_000
+    /// The longest duration any option takes: 2,000,000 s (about 23 days) still fits
+    /// libcurl's millisecond timeouts in a 32-bit `long`.
+    static let maximumSeconds = 2_000_000.0
+
+    static func count(_ value: String, _ name: String, range: ClosedRange<Int> = 0...maximumCount) throws(CommandFailure) -> Int {
+        guard let number = Int(value.trimmingCharacters(in: " ")), range.contains(number) else {
+            throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
 
     static func seconds(_ value: String, _ name: String) throws(CommandFailure) -> Double {
-        guard let number = Double(value), number >= 0, number.isFinite else {
-            throw .usage("invalid value '\(value)' for \(name): expected a number of seconds")
+        guard let number = Double(value), number >= 0, number <= maximumSeconds else {
+            throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a number of seconds from 0 to \(Int(maximumSeconds))")
         }
         return number
     }
 
     static func positiveSeconds(_ value: String, _ name: String) throws(CommandFailure) -> Double {
         let number = try seconds(value, name)
-        guard number > 0 else { throw .usage("invalid value '\(value)' for \(name): expected more than 0 seconds") }
+        guard number > 0 else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected more than 0 seconds") }
         return number
     }
 
@@ -252,7 +260,7 @@ struct Settings: Sendable {
             guard (1...2).contains(bounds.count), let low = bounds[0], let high = bounds.last ?? nil, low <= high,
                   (100...999).contains(low), (100...999).contains(high)
             else {
-                throw .usage("invalid value '\(value)' for \(name): expected statuses and ranges such as 200-299,404")
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected statuses and ranges such as 200-299,404")
             }
             ranges.append(low...high)
         }
@@ -270,8 +278,12 @@ struct Settings: Sendable {
             digits.removeLast()
         }
         guard let number = Int64(digits), number >= 0 else {
-            throw .usage("invalid value '\(value)' for \(name): expected a size such as 1048576, 512K or 10M")
+            throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a size such as 1048576, 512K or 10M")
         }
-        return number * multiplier
+        let (bytes, overflow) = number.multipliedReportingOverflow(by: multiplier)
+        guard !overflow else {
+            throw .usage("invalid value '\(Quote.argument(value))' for \(name): sizes go up to \(Int64.max) bytes (8E)")
+        }
+        return bytes
     }
 }

@@ -13,6 +13,11 @@ struct BodyStyle: Sendable {
     /// `--stream`: write every chunk at once.
     var stream: Bool
     var responseCharset: String?
+
+    /// Text is decoded and its control characters escaped, and binary bodies are replaced
+    /// by a note: on a terminal, and whenever af colours (coloured output is for reading, and
+    /// a server's escape sequences must not ride along into a pager or a log).
+    var escapes: Bool { terminal || theme != nil }
 }
 
 /// Writes one response body to an output channel, chunk by chunk, formatted as the style
@@ -60,14 +65,14 @@ final class BodyPrinter {
         ))
         decoder = CharsetDecoder(label: style.responseCharset ?? MediaType.charset(contentType) ?? "utf-8") ?? CharsetDecoder(charset: .utf8)
         let styling = style.format || style.theme != nil
-        if style.terminal, MediaType.isBinary(essence) {
+        if style.escapes, MediaType.isBinary(essence) {
             mode = .binary
         } else if styling, MediaType.isJSON(essence) {
             mode = .json
         } else if styling, essence.isEmpty || essence == "text/plain" || essence == "text/javascript" {
             mode = .sniff
         } else {
-            mode = style.terminal ? .text : .raw
+            mode = style.escapes ? .text : .raw
         }
         streaming = style.stream
     }
@@ -76,9 +81,9 @@ final class BodyPrinter {
         if byteCount == 0 {
             if mode == .sniff {
                 let first = bytes.first { $0 != 32 && $0 != 10 && $0 != 13 && $0 != 9 }
-                mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : (style.terminal ? .text : .raw)
+                mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : (style.escapes ? .text : .raw)
             }
-            if style.terminal, mode == .text, bytes.prefix(1024).contains(0) { mode = .binary }
+            if style.escapes, mode == .text, bytes.prefix(1024).contains(0) { mode = .binary }
         }
         byteCount += bytes.count
         switch mode {
@@ -172,7 +177,7 @@ final class BodyPrinter {
     }
 
     private func writeAsReceived(_ bytes: [UInt8], to out: OutputChannel) throws(AFError) {
-        if style.terminal {
+        if style.escapes {
             try writeText(decoder.decode(bytes), to: out)
         } else {
             try out.write(bytes)

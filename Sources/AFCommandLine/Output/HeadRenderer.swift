@@ -75,6 +75,6 @@ struct HeadRenderer: Sendable {
 
     /// Escapes control characters on a terminal; leaves text alone otherwise.
     private func clean(_ text: String) -> String {
-        terminal ? TerminalText.escaped(text, highlight: theme?.escape ?? "") : text
+        terminal || theme != nil ? TerminalText.escaped(text, highlight: theme?.escape ?? "") : text
     }
 }

@@ -30,6 +30,9 @@ struct OutputPlan: Sendable {
             sections = Set("HB")
         } else if settings.download {
             sections = Set("h")
+        } else if settings.output != nil {
+            // The body goes to the file (or, with `-o -`, is standard output's only content).
+            sections = []
         } else {
             sections = environment.stdoutIsTerminal ? Set("hb") : Set("b")
         }

@@ -30,17 +30,17 @@ struct RequestBodyRenderer: Sendable {
                 case .bytes(let bytes):
                     out += Self.isText(bytes) ? String(decoding: bytes, as: UTF8.self) : note("[\(Format.bytes(Int64(bytes.count))) of binary data]")
                 case .file(let path):
-                    let size = Self.size(of: path)
-                    out += note("[contents of '\(path)': \(Format.bytes(size))]")
+                    out += note(Self.size(of: path).map { "[contents of '\(path)': \(Format.bytes($0))]" } ?? "[contents of '\(path)', streamed as it is read]")
                 }
             }
             out += String(decoding: form.tail, as: UTF8.self)
-            return style.terminal ? TerminalText.escaped(out.replacingAll("\r\n", with: "\n")) : out
+            return style.escapes ? TerminalText.escaped(out.replacingAll("\r\n", with: "\n")) : out
         }
     }
 
     private func file(_ path: String, label: String, contentType: String?) -> String {
-        let size = Self.size(of: path)
+        // A pipe or a device is read once, by the transfer: showing it would consume it.
+        guard let size = Self.size(of: path) else { return note("[contents of \(label), streamed as it is read]") }
         if size <= Self.inlineLimit, let bytes = try? FileReading.bytes(atPath: path, item: label), Self.isText(bytes) {
             return show(bytes, contentType: contentType)
         }
@@ -60,7 +60,7 @@ struct RequestBodyRenderer: Sendable {
             } catch {}
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        return style.terminal ? TerminalText.escaped(text) : text
+        return style.escapes ? TerminalText.escaped(text) : text
     }
 
     private func note(_ text: String) -> String {
@@ -71,8 +71,9 @@ struct RequestBodyRenderer: Sendable {
         !bytes.contains(0) && String(validating: bytes, as: UTF8.self) != nil
     }
 
-    static func size(of path: String) -> Int64 {
+    /// The size of a regular file; nil for anything that can only be read once.
+    static func size(of path: String) -> Int64? {
         var info = stat()
-        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int64(info.st_size) : nil
     }
 }

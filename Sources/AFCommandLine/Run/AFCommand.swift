@@ -6,6 +6,7 @@ public enum AFCommand {
     public static func run(_ environment: Environment) -> Int32 {
         let stdout = OutputChannel(fd: environment.stdout, isTerminal: environment.stdoutIsTerminal)
         let stderr = OutputChannel(fd: environment.stderr, isTerminal: environment.stderrIsTerminal)
+        SignalWatcher.arm()
         do {
             let (settings, positionals) = try parse(environment)
             if settings.help {
@@ -38,7 +39,13 @@ public enum AFCommand {
             guard parsed.positionals.isEmpty else {
                 throw .usage("the config file '\(path)' may only hold options; remove '\(parsed.positionals[0].text)' from \"default_options\"")
             }
-            for option in parsed.options { try settings.apply(option) }
+            for option in parsed.options {
+                do {
+                    try settings.apply(option)
+                } catch {
+                    throw CommandFailure("in the config file '\(path)' (\"default_options\"): \(error.message)", exitCode: error.exitCode)
+                }
+            }
         }
         var arguments = environment.arguments
         settings.pinFile = try extractPinFile(&arguments)
@@ -65,6 +72,9 @@ public enum AFCommand {
     /// Refuses options that contradict each other, before anything is read or sent.
     static func checkCombinations(_ settings: Settings) throws(CommandFailure) {
         if settings.offline && settings.curl { throw .usage("--offline and --curl both print instead of sending; pick one") }
+        if settings.offline && settings.report {
+            throw .usage("--report=json describes an exchange and --offline sends nothing; drop one (--offline alone prints the request)")
+        }
         if settings.report && settings.download { throw .usage("--report=json prints the body in the report; it cannot be combined with --download") }
         if settings.resume && !settings.download && settings.output == nil {
             throw .usage("--continue resumes a file; use it with --download or -o FILE")

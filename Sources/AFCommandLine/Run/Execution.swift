@@ -28,7 +28,7 @@ final class Execution {
         self.stderr = stderr
         plan = OutputPlan.make(settings: settings, environment: environment)
         trust = try TrustConfiguration.make(settings: settings, environment: environment)
-        download = try Self.makeDownload(settings: settings, built: built, stderr: stderr)
+        download = try Self.makeDownload(settings: settings, built: built, stdout: environment.stdout, stderr: stderr)
         netrc = settings.ignoreNetrc ? nil : try Netrc.load(environment: environment)
         authenticator = settings.authCmd.map { command in
             AuthenticationInterceptor(provider: CommandTokenProvider(command: command, environment: environment.variables), origin: built.url)
@@ -36,7 +36,7 @@ final class Execution {
     }
 
     /// The download destination, checked before anything is sent.
-    private static func makeDownload(settings: Settings, built: BuiltRequest, stderr: OutputChannel) throws(CommandFailure) -> DownloadSink? {
+    private static func makeDownload(settings: Settings, built: BuiltRequest, stdout: Int32, stderr: OutputChannel) throws(CommandFailure) -> DownloadSink? {
         guard (settings.download || settings.output != nil), !settings.offline, !settings.curl else { return nil }
         do {
             var options: DownloadOptions = []
@@ -44,12 +44,13 @@ final class Execution {
             if settings.overwrite { options.insert(.removePreviousFile) }
             let configuration = DownloadSink.Configuration(
                 directory: settings.outputDir ?? ".",
-                fixedName: settings.output,
+                fixedName: settings.output == "-" ? nil : settings.output,
                 options: options,
                 checksum: try settings.checksum.map { text throws(AFError) in try Checksum(parsing: text) },
                 resume: settings.resume,
                 savesAnyStatus: !settings.download,
-                requestURL: built.url.string
+                requestURL: built.url.string,
+                fileDescriptor: settings.output == "-" ? stdout : nil
             )
             let quiet = settings.quiet
             return try DownloadSink(configuration: configuration) { notice in
@@ -224,9 +225,15 @@ final class Execution {
         }
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
-            stderr.writeQuietly("af: error: \(message)\(resumeHint())\n")
+            stderr.writeQuietly("af: error: \(message)\(Self.isResumable(error) ? resumeHint() : "")\n")
         }
         return status
+    }
+
+    /// Whether running again with `-c` can finish what `error` stopped.
+    private static func isResumable(_ error: AFError) -> Bool {
+        if case .output(let failure) = error, failure.kind == .resumeRefused || failure.kind == .checksumMismatch { return false }
+        return true
     }
 
     /// How to resume, when a partial download was left behind.

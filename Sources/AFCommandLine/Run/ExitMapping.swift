@@ -21,7 +21,9 @@ enum ExitMapping {
             switch status {
             case 300..<400: return ExitStatus.redirection
             case 400..<500: return ExitStatus.clientError
-            default: return ExitStatus.serverError
+            case 500..<600: return ExitStatus.serverError
+            // 1xx as a final answer, or a status outside HTTP's classes: a protocol failure.
+            default: return ExitStatus.network
             }
         case .tooManyRedirects: return ExitStatus.tooManyRedirects
         case .redirectFailed: return ExitStatus.network

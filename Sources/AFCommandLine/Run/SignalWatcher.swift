@@ -5,29 +5,46 @@ import Glibc
 
 /// Turns SIGINT and SIGTERM into a cancellation of the running request.
 ///
-/// The signal handler only writes the signal number to a pipe (the one thing a handler may
-/// safely do); the session's transfer thread watches the pipe and cancels the request there.
+/// `arm()` runs first thing, so a signal during any phase (reading standard input, the
+/// transfer) ends af with 130 or 143 rather than killing it. The handler records the signal
+/// (`ProcessInterruption`) and writes its number to a pipe (the things a handler may safely
+/// do); without `SA_RESTART`, a read blocked on a pipe returns `EINTR` and gives up, and the
+/// session's transfer thread watches the pipe and cancels the request there.
 enum SignalWatcher {
-    /// The write end of the pipe, read by the C signal handler.
+    /// The ends of the pipe; the C signal handler writes to `writeEnd`.
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
+    nonisolated(unsafe) private static var readEnd: Int32 = -1
 
-    static func install(on session: Session, _ cancel: @escaping @Sendable (AFError.Cancellation) -> Void) {
+    /// Installs the handler for SIGINT and SIGTERM.
+    static func arm() {
+        guard writeEnd < 0 else { return }
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { return }
-        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
-        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
+        for end in ends {
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        readEnd = ends[0]
         writeEnd = ends[1]
-        let readEnd = ends[0]
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { number in
+            ProcessInterruption.note(number)
             var byte = UInt8(truncatingIfNeeded: number)
             _ = write(SignalWatcher.writeEnd, &byte, 1)
         }
         sigemptyset(&action.sa_mask)
-        action.sa_flags = SA_RESTART
+        action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
         unblock([SIGINT, SIGTERM])
+    }
+
+    /// Cancels the session's request when a signal arrives (or already arrived).
+    static func install(on session: Session, _ cancel: @escaping @Sendable (AFError.Cancellation) -> Void) {
+        arm()
+        let readEnd = readEnd
+        guard readEnd >= 0 else { return }
+        if let pending = ProcessInterruption.pending { cancel(pending) }
         session.watch(fileDescriptor: readEnd) {
             var byte: UInt8 = 0
             while read(readEnd, &byte, 1) == 1 {

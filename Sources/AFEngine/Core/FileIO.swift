@@ -32,6 +32,15 @@ public enum FileIO {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// Whether `path` is a device, FIFO or socket (following symbolic links, so
+    /// `/dev/stdout` counts): something written in place, never replaced.
+    public static func isSpecial(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let kind = info.st_mode & S_IFMT
+        return kind == S_IFCHR || kind == S_IFBLK || kind == S_IFIFO || kind == S_IFSOCK
+    }
+
     /// The size of the file at `path`.
     public static func size(_ path: String) -> Int64? {
         var info = stat()

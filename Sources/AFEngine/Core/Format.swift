@@ -2,14 +2,15 @@
 public enum Format {
     /// `1.5s`, `2s`, `250ms`.
     public static func seconds(_ value: Double) -> String {
-        if value < 1, value > 0 { return "\(Int((value * 1000).rounded()))ms" }
+        if value < 1, value > 0 { return "\(Saturating.int((value * 1000).rounded()))ms" }
+        guard value.isFinite, abs(value) < 1e15 else { return "\(value)s" }
         if value == value.rounded() { return "\(Int(value))s" }
         return "\(decimal(value, places: 1))s"
     }
 
     /// A decimal with a fixed number of places, without Foundation.
     public static func decimal(_ value: Double, places: Int) -> String {
-        guard value.isFinite else { return "\(value)" }
+        guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()

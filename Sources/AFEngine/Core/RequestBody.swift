@@ -4,7 +4,8 @@ public enum RequestBody: Sendable {
     case empty
     /// A body held in memory.
     case bytes([UInt8])
-    /// The contents of a file, streamed from disk on every attempt.
+    /// The contents of a file, streamed from disk on every attempt. A file whose size is not
+    /// known in advance (a pipe, a device) is read to its end and sent chunked, once.
     case file(path: String)
     /// A multipart form, streamed part by part.
     case multipart(MultipartFormData)
@@ -20,8 +21,12 @@ public enum RequestBody: Sendable {
 
     /// Whether the same bytes can be produced again for another attempt.
     public var isReplayable: Bool {
-        if case .stream = self { return false }
-        return true
+        switch self {
+        case .stream: return false
+        case .file(let path): return FileInfo.isRereadable(path)
+        case .multipart(let form): return form.isReplayable
+        case .empty, .bytes: return true
+        }
     }
 
     /// The size in bytes when it is known before sending.

@@ -36,11 +36,15 @@ public final class DownloadSink: ResponseBodySink {
         public var savesAnyStatus: Bool
         /// The URL asked for, to name the file when the response does not.
         public var requestURL: String
+        /// Write to this open descriptor (standard output) instead of a file: no `.part`,
+        /// no renaming, no resuming.
+        public var fileDescriptor: Int32?
 
         /// Describes a download; by default into the current directory, named from the response.
         public init(directory: String = ".", fixedName: String? = nil, options: DownloadOptions = [], checksum: Checksum? = nil,
-                    resume: Bool = false, savesAnyStatus: Bool = false, requestURL: String)
+                    resume: Bool = false, savesAnyStatus: Bool = false, requestURL: String, fileDescriptor: Int32? = nil)
         {
+            self.fileDescriptor = fileDescriptor
             self.directory = directory
             self.fixedName = fixedName
             self.options = options
@@ -87,6 +91,9 @@ public final class DownloadSink: ResponseBodySink {
         var restarted = false
         var validator: String?
         var report: Report?
+        /// Writing straight into a destination that is not a regular file (a device such as
+        /// `/dev/null`, a FIFO, standard output): there is nothing to protect or rename.
+        var inPlace = false
     }
 
     /// Where and how the sink saves.
@@ -102,6 +109,16 @@ public final class DownloadSink: ResponseBodySink {
         self.notice = notice
         var initial = State()
         initial.digest = configuration.checksum.map { Digest($0.algorithm) }
+        if let descriptor = configuration.fileDescriptor {
+            guard !configuration.resume else {
+                throw .output(OutputFailure(kind: .resumeRefused, message: "standard output cannot be resumed; name a file to resume"))
+            }
+            initial.inPlace = true
+            initial.finalPath = configuration.fixedName ?? "standard output"
+            initial.fd = descriptor
+            state = Locked(initial)
+            return
+        }
         try Self.prepareDirectory(configuration.directory, create: configuration.options.contains(.createIntermediateDirectories))
         if let fixed = configuration.fixedName {
             let path = fixed.hasPrefix("/") ? fixed : Self.join(configuration.directory, fixed)
@@ -109,7 +126,17 @@ public final class DownloadSink: ResponseBodySink {
                 try Self.prepareDirectory(String(path[..<slash]), create: configuration.options.contains(.createIntermediateDirectories))
             }
             if FileIO.isDirectory(path) {
-                throw .output(OutputFailure(kind: .destinationExists, message: "'\(path)' is a directory; name a file with -o"))
+                throw .output(OutputFailure(kind: .destinationExists, message: "'\(path)' is a directory; name a file"))
+            }
+            if FileIO.isSpecial(path) {
+                // A device or FIFO is written in place: never replaced, renamed or resumed.
+                guard !configuration.resume else {
+                    throw .output(OutputFailure(kind: .resumeRefused, message: "'\(path)' is not a regular file and cannot be resumed"))
+                }
+                initial.inPlace = true
+                initial.finalPath = path
+                state = Locked(initial)
+                return
             }
             if FileIO.exists(path), !configuration.resume, !configuration.options.contains(.removePreviousFile) {
                 throw .output(OutputFailure(kind: .destinationExists, message: "'\(path)' exists; use --overwrite to replace it or -c to resume it"))
@@ -159,10 +186,31 @@ public final class DownloadSink: ResponseBodySink {
             state.saving = false
             state.savedThisResponse = false
             if head.status == 416, state.written > 0 {
+                // Complete only when the server's size is the size on disk; otherwise the
+                // local file is not the resource (it changed, or the part is corrupt).
+                let total = Self.unsatisfiedRangeTotal(head.headers.value(for: .contentRange))
+                guard total == state.written else {
+                    let told = total.map { "the resource has \($0) bytes" } ?? "it did not say the resource's size"
+                    throw .output(OutputFailure(
+                        kind: .resumeRefused,
+                        message: "the server refused the range (416) but \(told) and '\(state.partPath ?? "")' holds \(state.written); remove it to start over"
+                    ))
+                }
                 state.alreadyComplete = true
                 return
             }
             guard (200...299).contains(head.status) || configuration.savesAnyStatus else { return }
+            if state.inPlace {
+                if state.fd < 0, configuration.fileDescriptor == nil, let path = state.finalPath {
+                    state.fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+                    guard state.fd >= 0 else {
+                        throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': \(POSIXError.describe(errno))"))
+                    }
+                }
+                state.saving = true
+                state.savedThisResponse = true
+                return
+            }
             if state.finalPath == nil {
                 let path = try uniquePath(DownloadNaming.suggestedFilename(for: head, url: configuration.requestURL))
                 state.finalPath = path
@@ -184,7 +232,8 @@ public final class DownloadSink: ResponseBodySink {
                     ))
                 }
                 state.expectedTotal = range.total
-                state.fd = Glibc.open(part, O_WRONLY | O_APPEND | O_CLOEXEC)
+                // O_NOFOLLOW: a `.part` planted as a symbolic link must not redirect the bytes.
+                state.fd = Glibc.open(part, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
                 if state.fd >= 0, !state.digestCurrent, let digest = state.digest {
                     try Self.hashFile(part, into: digest)
                     state.digestCurrent = true
@@ -199,11 +248,12 @@ public final class DownloadSink: ResponseBodySink {
                 state.digest?.reset()
                 state.digestCurrent = true
                 let fresh = !configuration.resume && !FileIO.exists(part)
-                state.fd = Glibc.open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (fresh ? O_EXCL : 0), 0o644)
+                state.fd = Glibc.open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (fresh ? O_EXCL : 0), 0o644)
                 state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
             }
             guard state.fd >= 0 else {
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(part)': \(POSIXError.describe(errno))"))
+                let reason = errno == ELOOP ? "it is a symbolic link; af never writes through one" : POSIXError.describe(errno)
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(part)': \(reason)"))
             }
             state.startOffset = state.written
             state.saving = true
@@ -216,7 +266,7 @@ public final class DownloadSink: ResponseBodySink {
             guard state.saving, state.fd >= 0 else { return }
             let code = FileIO.writeAll(state.fd, bytes)
             guard code == 0 else {
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? "")': \(POSIXError.describe(code))"))
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? state.finalPath ?? "")': \(POSIXError.describe(code))"))
             }
             state.digest?.update(bytes)
             state.written += Int64(bytes.count)
@@ -233,6 +283,7 @@ public final class DownloadSink: ResponseBodySink {
     public func finish(error: AFError?) -> AFError? {
         state.withLock { state -> AFError? in
             closeFile(&state)
+            if state.inPlace { return finishInPlace(&state, error: error) }
             guard let part = state.partPath, let final = state.finalPath else { return error }
             if let error {
                 if case .responseValidationFailed = error, state.savedThisResponse, state.startOffset == 0 {
@@ -281,9 +332,27 @@ public final class DownloadSink: ResponseBodySink {
         }
     }
 
+    private func finishInPlace(_ state: inout State, error: AFError?) -> AFError? {
+        guard error == nil, state.savedThisResponse else { return error }
+        var verified = false
+        if let checksum = configuration.checksum, let digest = state.digest {
+            let actual = digest.finalize()
+            guard actual == checksum.expected else {
+                return .output(OutputFailure(
+                    kind: .checksumMismatch,
+                    message: "\(checksum.algorithm.rawValue) of the download is \(Digest.hex(actual)), not \(Digest.hex(checksum.expected)); what was written to '\(state.finalPath ?? "")' is not what you expected"
+                ))
+            }
+            verified = true
+        }
+        state.report = Report(path: state.finalPath ?? "", bytes: state.written, resumedFrom: 0, restarted: false, alreadyComplete: false, verified: verified)
+        return nil
+    }
+
     // MARK: Files
 
     private func closeFile(_ state: inout State) {
+        if state.inPlace, configuration.fileDescriptor != nil { return }
         if state.fd >= 0 {
             close(state.fd)
             state.fd = -1
@@ -331,6 +400,12 @@ public final class DownloadSink: ResponseBodySink {
             guard count > 0 else { return }
             buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
+    }
+
+    /// `N` from `Content-Range: bytes */N`, the form a 416 response carries.
+    static func unsatisfiedRangeTotal(_ value: String?) -> Int64? {
+        guard let value, value.lowercased().hasPrefix("bytes */") else { return nil }
+        return Int64(value.dropFirst(8).trimmingCharacters(in: " \t"))
     }
 
     static func contentRange(_ value: String?) -> (start: Int64, total: Int64?)? {

@@ -54,19 +54,23 @@ public enum DownloadNaming {
         return extended ?? plain
     }
 
-    /// A safe base name: no directories, no `..`, no leading dot, no control characters,
-    /// at most 200 bytes. Empty when nothing usable is left.
+    /// A safe base name: no directories, no `..`, no leading dot, no control or invisible
+    /// format characters (the right-to-left override that makes `evil\u{202E}txt.exe` look
+    /// like `evilexe.txt`), no leading `-` (which a shell command would take for an option;
+    /// such a name gets a `_` in front), at most 200 bytes. Empty when nothing usable is left.
     public static func sanitize(_ name: String) -> String {
         var base = name
         if let slash = base.lastIndex(where: { $0 == "/" || $0 == "\\" }) {
             base = String(base[base.index(after: slash)...])
         }
         var cleaned = String(String.UnicodeScalarView(base.unicodeScalars.filter { scalar in
-            !(scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value))
+            !(scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+                || scalar.properties.generalCategory == .format)
         }))
         cleaned = cleaned.trimmingCharacters(in: " \t")
         while cleaned.hasPrefix(".") { cleaned.removeFirst() }
         if cleaned == ".." || cleaned == "." { return "" }
+        if cleaned.hasPrefix("-") { cleaned = "_" + cleaned }
         while cleaned.utf8.count > 200 { cleaned.removeLast() }
         return cleaned
     }

@@ -87,6 +87,12 @@ public struct MultipartFormData: Sendable {
 
     /// The body as a sequence of in-memory and on-disk segments.
     func segments() throws(AFError) -> [BodySegment] {
+        if let reason = Self.boundaryProblem(boundary) { throw .invalidRequest(reason: "multipart boundary '\(boundary.prefix(80))': \(reason)") }
+        for part in parts {
+            if let type = part.contentType, type.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+                throw .invalidRequest(reason: "the content type of part '\(part.name.prefix(80))' contains a line break or NUL; a part header must be one line")
+            }
+        }
         var segments: [BodySegment] = []
         for (index, part) in parts.enumerated() {
             segments.append(.bytes(head(of: part, first: index == 0)))
@@ -99,9 +105,36 @@ public struct MultipartFormData: Sendable {
         return segments
     }
 
-    /// The encoded size in bytes.
-    public func contentLength() throws(AFError) -> Int64 {
-        try segments().reduce(0) { $0 + $1.size }
+    /// The encoded size in bytes, or nil when a file part's size is only known once it has
+    /// been read (a pipe): the form is then sent chunked.
+    public func contentLength() throws(AFError) -> Int64? {
+        var total: Int64 = 0
+        for segment in try segments() {
+            guard let size = segment.size else { return nil }
+            total += size
+        }
+        return total
+    }
+
+    /// Whether every part can be read again for another attempt.
+    public var isReplayable: Bool {
+        parts.allSatisfy { part in
+            if case .file(let path) = part.content { return FileInfo.isRereadable(path) }
+            return true
+        }
+    }
+
+    /// Why `boundary` cannot delimit parts (RFC 2046: 1 to 70 characters from digits, letters
+    /// and `'()+_,-./:=?` or space, not ending in a space), or nil when it can.
+    public static func boundaryProblem(_ boundary: String) -> String? {
+        let allowed = Set("'()+_,-./:=? ".utf8)
+        guard (1...70).contains(boundary.utf8.count) else { return "a boundary has 1 to 70 characters" }
+        guard boundary.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || allowed.contains($0) }),
+              boundary.utf8.last != 32
+        else {
+            return "use only letters, digits and '()+_,-./:=? (no line breaks, and no space at the end)"
+        }
+        return nil
     }
 
     /// Escapes a name for a quoted header parameter (HTML's rules for form data).
@@ -112,6 +145,7 @@ public struct MultipartFormData: Sendable {
             case "\"": out += "%22"
             case "\r": out += "%0D"
             case "\n": out += "%0A"
+            case "\0": out += "%00"
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -122,9 +156,16 @@ public struct MultipartFormData: Sendable {
 /// A piece of a request body.
 enum BodySegment: Sendable {
     case bytes([UInt8])
-    case file(path: String, size: Int64)
+    /// A file part; nil size: read to the end.
+    case file(path: String, size: Int64?)
 
-    var size: Int64 {
+    /// Whether the segment can be produced again from its start.
+    var isRereadable: Bool {
+        if case .file(let path, _) = self { return FileInfo.isRereadable(path) }
+        return true
+    }
+
+    var size: Int64? {
         switch self {
         case .bytes(let bytes): return Int64(bytes.count)
         case .file(_, let size): return size

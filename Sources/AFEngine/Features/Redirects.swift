@@ -33,8 +33,8 @@ public struct RedirectPolicy: Sendable {
         redirectsSoFar: Int
     ) throws(AFError) -> (RequestDescription, RedirectRecord) {
         guard redirectsSoFar < maxRedirects else { throw .tooManyRedirects(limit: maxRedirects) }
-        guard let location = head.headers.value(for: .location) else {
-            throw .redirectFailed(reason: "redirect \(head.status) has no Location header")
+        guard let location = head.headers.value(for: .location), !location.trimmingCharacters(in: " \t").isEmpty else {
+            throw .redirectFailed(reason: "redirect \(head.status) has no Location (or an empty one)")
         }
         let source = try HTTPURL(parsing: current.url, pathAsIs: true)
         let target: HTTPURL
@@ -54,6 +54,9 @@ public struct RedirectPolicy: Sendable {
             for name in [HTTPHeaders.Name.contentType, .contentLength, .contentEncoding, .transferEncoding] {
                 next.headers.remove(name: name)
             }
+        }
+        if !changesMethod, !next.body.isEmpty, !next.body.isReplayable {
+            throw .redirectFailed(reason: "the \(head.status) redirect to \(next.url) asks for the body again, but it was streamed and cannot be read twice")
         }
         let downgrade = source.scheme == "https" && target.scheme == "http"
         if !source.sameOrigin(as: target), !trustedLocation || downgrade {

@@ -14,7 +14,8 @@ final class BodyReader {
     private var index = 0
     private var offset = 0
     private var fd: Int32 = -1
-    private var fileRemaining: Int64 = 0
+    /// Bytes still to read from the open file; nil: read to its end.
+    private var fileRemaining: Int64? = 0
 
     /// Bytes handed to libcurl so far.
     private(set) var bytesRead: Int64 = 0
@@ -71,16 +72,21 @@ final class BodyReader {
                     advance()
                     continue
                 }
-                let want = Int(min(Int64(buffer.count), fileRemaining))
+                let want = fileRemaining.map { Int(min(Int64(buffer.count), $0)) } ?? buffer.count
                 let got = Glibc.read(fd, buffer.baseAddress, want)
                 if got < 0 {
                     if errno == EINTR { continue }
                     throw .inputUnreadable(path: path, reason: POSIXError.describe(errno))
                 }
                 if got == 0 {
-                    throw .inputUnreadable(path: path, reason: "the file shrank while it was being sent")
+                    guard fileRemaining == nil else {
+                        throw .inputUnreadable(path: path, reason: "the file shrank while it was being sent")
+                    }
+                    closeFile()
+                    advance()
+                    continue
                 }
-                fileRemaining -= Int64(got)
+                fileRemaining = fileRemaining.map { $0 - Int64(got) }
                 bytesRead += Int64(got)
                 return got
             }
@@ -95,7 +101,10 @@ final class BodyReader {
                 bytesRead += Int64(got)
                 return got
             }
-            if errno == EINTR { continue }
+            if errno == EINTR {
+                if let reason = ProcessInterruption.pending { throw .cancelled(reason) }
+                continue
+            }
             throw .inputUnreadable(path: "standard input", reason: POSIXError.describe(errno))
         }
     }
@@ -103,6 +112,7 @@ final class BodyReader {
     /// Starts again from the first byte; false when the body cannot be re-read.
     func rewind() -> Bool {
         guard stream == nil else { return bytesRead == 0 }
+        guard bytesRead == 0 || segments.allSatisfy(\.isRereadable) else { return false }
         closeFile()
         index = 0
         offset = 0

@@ -53,6 +53,11 @@ enum CurlErrorMapping {
             return failure(.connectionReset, "\(authority) closed the connection without answering")
         case CURLE_RECV_ERROR where detail.lowercased().contains("chunk"):
             return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
+        case CURLE_RECV_ERROR where detail.lowercased().contains("too large response headers"):
+            return failure(.limitExceeded, "the response head from \(authority) is too large: \(detail) (libcurl's limit)")
+        case CURLE_OUT_OF_MEMORY where transfer.head == nil:
+            // libcurl refuses a single header line over its 100 kB limit this way.
+            return failure(.limitExceeded, "a response header line from \(authority) is too long for libcurl (over 100 kB)")
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
             if transfer.head != nil {
                 return failure(.truncatedBody, "the connection to \(authority) broke during the response body: \(detail)")
@@ -76,6 +81,12 @@ enum CurlErrorMapping {
             return failure(.proxy, "the proxy refused the request: \(detail)")
         case CURLE_INTERFACE_FAILED:
             return failure(.other, "cannot use the network interface: \(detail)")
+        case CURLE_WRITE_ERROR where transfer.head?.headers.value(for: .contentEncoding) != nil:
+            // af's own sinks record their failures before libcurl sees them, so a write error
+            // with nothing recorded comes from libcurl's decoder: the body is not what its
+            // Content-Encoding says (corrupt, or garbage after the compressed stream).
+            let encoding = transfer.head?.headers.value(for: .contentEncoding) ?? ""
+            return failure(.malformedResponse, "malformed response from \(authority): the body is not valid \(encoding) data (\(detail))")
         case CURLE_WRITE_ERROR:
             return .output(OutputFailure(kind: .writeFailed, message: "writing the response failed: \(detail)"))
         default:

@@ -41,7 +41,7 @@ struct ResponseHeadParser {
             return .needMore
         }
         lineCount += 1
-        if lineCount > maxHeaders {
+        if maxHeaders > 0, lineCount > maxHeaders {
             return .failure(.transport(TransportFailure(
                 kind: .limitExceeded,
                 message: "the response has more than \(maxHeaders) header lines; raise --max-headers if you trust the server"
@@ -52,7 +52,14 @@ struct ResponseHeadParser {
         }
         let name = String(line[..<colon]).trimmingCharacters(in: " \t")
         let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: " \t")
-        headers.add(name: HTTPHeaders.Name(name), value: value)
+        let header = HTTPHeaders.Name(name)
+        if header == .contentLength, let earlier = headers.value(for: .contentLength), earlier != value {
+            // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
+            return .failure(.transport(TransportFailure(
+                kind: .malformedResponse, message: "malformed response: two different Content-Length values ('\(earlier.prefix(40))' and '\(value.prefix(40))')"
+            )))
+        }
+        headers.add(name: header, value: value)
         return .needMore
     }
 

@@ -138,7 +138,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     private static func milliseconds(_ seconds: Double) -> Int {
-        max(1, Int((seconds * 1000).rounded()))
+        Saturating.milliseconds(seconds, minimum: 1)
     }
 
     private static func httpVersionCode(_ version: TransferOptions.HTTPVersion) -> Int32 {

@@ -178,8 +178,7 @@ final class TransferDriver: Sendable {
     private func wait(_ loop: Loop) {
         var timeout: Int32 = loop.active.isEmpty ? 60_000 : 1000
         if let next = loop.timers.map(\.deadline).min() {
-            let milliseconds = Int64(((next - Monotonic.now()) * 1000).rounded(.up))
-            timeout = Int32(max(0, min(Int64(timeout), milliseconds)))
+            timeout = Int32(min(Int(timeout), Saturating.milliseconds((next - Monotonic.now()) + 0.0005)))
         }
         var descriptors = loop.watched.map { curl_waitfd(fd: $0.fd, events: Int16(CURL_WAIT_POLLIN), revents: 0) }
         descriptors.withUnsafeMutableBufferPointer { buffer in

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Replies a hostile or broken server gives, under `/hostile/NAME`:
+///
+/// | name | reply |
+/// |---|---|
+/// | `short-gzip` | gzip body cut in half, no Content-Length, connection closed |
+/// | `short-gzip-length` | gzip body cut in half, Content-Length of the whole |
+/// | `gzip-garbage` | a whole gzip body followed by garbage bytes |
+/// | `long-header` | one header line of 1 MB |
+/// | `huge-head` | 2,000 headers of 200 bytes (400 kB of head) |
+/// | `empty-location` | 302 with an empty Location |
+/// | `status-101`, `status-999` | that status with a small body |
+/// | `deep-json?n=N` | N nested arrays, balanced |
+/// | `bad-status` | an invalid status line |
+/// | `two-lengths` | two different Content-Length headers |
+/// | `ftp-redirect`, `file-redirect` | redirects to ftp:// and file:// |
+/// | `short-416?size=N` | 416 with Content-Range bytes */N |
+/// | `invalid-utf8-json` | JSON with invalid UTF-8 in a string |
+enum HostileRoutes {
+    static func reply(_ name: String, _ request: ServerRequest) -> Reply {
+        let json = Array(BuiltinRoutes.sampleJSON.utf8)
+        switch name {
+        case "short-gzip":
+            let body = Deflate.compress(json, gzip: true)
+            return .raw(Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n".utf8) + body.prefix(body.count / 2), close: true)
+        case "short-gzip-length":
+            let body = Deflate.compress(json, gzip: true)
+            return .raw(Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body.prefix(body.count / 2), close: true)
+        case "gzip-garbage":
+            let body = Deflate.compress(json, gzip: true) + Array("GARBAGE-AFTER-THE-STREAM".utf8)
+            return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: body)
+        case "long-header":
+            return .response(status: 200, headers: [("X-Long", String(repeating: "a", count: 1 << 20))], body: Array("ok\n".utf8))
+        case "huge-head":
+            return .response(status: 200, headers: (0..<2000).map { ("X-Filler-\($0)", String(repeating: "b", count: 200)) }, body: Array("ok\n".utf8))
+        case "empty-location":
+            return .raw(Array("HTTP/1.1 302 Found\r\nLocation: \r\nContent-Length: 0\r\n\r\n".utf8), close: true)
+        case "status-101":
+            return .raw(Array("HTTP/1.1 101 Switching Protocols\r\nContent-Length: 2\r\n\r\nhi".utf8), close: true)
+        case "status-999":
+            return .raw(Array("HTTP/1.1 999 Odd\r\nContent-Length: 2\r\n\r\nhi".utf8), close: true)
+        case "deep-json":
+            let depth = Int(request.queryValue("n") ?? "10000") ?? 10000
+            let open = request.queryValue("kind") == "object" ? "{\"a\":" : "["
+            let close = request.queryValue("kind") == "object" ? "}" : "]"
+            var body = [UInt8]()
+            body.reserveCapacity(depth * (open.utf8.count + 1) + 1)
+            for _ in 0..<depth { body += Array(open.utf8) }
+            if request.queryValue("kind") == "object" { body += Array("1".utf8) }
+            if request.queryValue("balanced") != "no" { for _ in 0..<depth { body += Array(close.utf8) } }
+            return .response(status: 200, headers: [("Content-Type", "application/json")], body: body)
+        case "bad-status":
+            return .raw(Array("HTTP/1.1 twohundred OK\r\nContent-Length: 2\r\n\r\nhi".utf8), close: true)
+        case "two-lengths":
+            return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\nhello".utf8), close: true)
+        case "ftp-redirect":
+            return .response(status: 302, headers: [("Location", "ftp://127.0.0.1/x")])
+        case "file-redirect":
+            return .response(status: 302, headers: [("Location", "file:///etc/passwd")])
+        case "short-416":
+            return .response(status: 416, headers: [("Content-Range", "bytes */\(request.queryValue("size") ?? "16384")")])
+        case "invalid-utf8-json":
+            return .response(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"a\": \"".utf8) + [0xC3, 0x28, 0xFF] + Array("\"}".utf8))
+        default:
+            return .json("{\"error\": \"no such hostile route\"}", status: 404)
+        }
+    }
+}

@@ -1,0 +1,346 @@
+import AFTestSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 17: inputs from hostile users and servers end with a clear error and the right exit
+/// code, in bounded time and memory; nothing crashes, hangs or loses data silently.
+@Suite struct HardeningTests {
+    let server: TestServer
+    let directory: String
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make(prefix: "af-hardening")
+    }
+
+    private func write(_ name: String, _ contents: String) throws -> String {
+        let path = directory + "/" + name
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    private func expectOneError(_ result: AFResult, status: Int32, containing text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == status, "\(result.err)", sourceLocation: sourceLocation)
+        #expect(result.err.contains(text), "\(result.err)", sourceLocation: sourceLocation)
+        // Downloads print the response head on standard error first; the error is the one
+        // `af: error:` line, and the last.
+        let lines = result.err.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("af: error: ") }.count == 1, "\(result.err)", sourceLocation: sourceLocation)
+        #expect(lines.last?.hasPrefix("af: error: ") == true, "\(result.err)", sourceLocation: sourceLocation)
+    }
+
+    // MARK: Numbers that used to trap
+
+    @Test(arguments: [
+        (["--timeout=1e30"], "--timeout: expected a number of seconds from 0 to 2000000"),
+        (["--timeout=9223372036854775"], "--timeout: expected a number of seconds from 0 to 2000000"),
+        (["--connect-timeout=1e30"], "--connect-timeout"),
+        (["--max-filesize=8589934592G"], "--max-filesize: sizes go up to"),
+        (["--retry=1", "--retry-delay=1e30", "--retry-max-delay=1e30"], "--retry-delay"),
+        (["--retry=9223372036854775807", "--retry-max-time=0"], "--retry: expected a whole number from 0 to 1000000"),
+        (["--retry-backoff=1e300"], "--retry-backoff: expected a factor from 1 to 100"),
+        (["--timeout=nan"], "--timeout"),
+    ])
+    func hugeNumbersAreUsageErrors(arguments: [String], message: String) {
+        for extra in [[], ["--offline"], ["--curl"]] {
+            let result = AF.run(arguments + extra + [server.url("/get")])
+            expectOneError(result, status: 64, containing: message)
+        }
+        #expect(server.hits("/get") == 0)
+    }
+
+    @Test func hugeNumbersInTheConfigFileNameTheFile() throws {
+        let config = try TemporaryDirectory.make(prefix: "af-config")
+        try #"{"default_options": ["--timeout=1e30"]}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        let result = AF.run([server.url("/get")], environment: ["AF_CONFIG_DIR": config])
+        expectOneError(result, status: 64, containing: "in the config file '\(config)/config.json'")
+        #expect(result.err.contains("--timeout"))
+    }
+
+    @Test func largestDurationsStillWork() {
+        let result = AF.run(["--timeout=2000000", "--connect-timeout=2000000", "--retry=1", "--retry-delay=2000000",
+                             "--retry-max-delay=2000000", "--retry-max-time=1", server.url("/status/503")])
+        #expect(result.status == 0, "\(result.err)")
+    }
+
+    // MARK: Deep JSON
+
+    @Test(arguments: ["n=10000", "n=30000", "n=1000000&balanced=no", "n=100000&kind=object"])
+    func deeplyNestedResponsesAreShownInBoundedTime(query: String) {
+        let started = Date()
+        let result = AF.run(["--pretty=format", server.url("/hostile/deep-json?\(query)")], timeout: 20)
+        #expect(!result.timedOut)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(Date().timeIntervalSince(started) < 10)
+        // The first 512 levels are indented; the rest is shown as it came.
+        #expect(result.stdout.count < 4_000_000)
+    }
+
+    @Test func deeplyNestedSortKeysAndStreamAreBounded() {
+        let sorted = AF.run(["--pretty=format", "--sort-keys", server.url("/hostile/deep-json?n=100000&kind=object")], timeout: 20)
+        #expect(sorted.status == 0)
+        let stream = AF.run(["--pretty=format", "--stream", server.url("/hostile/deep-json?n=100000")], timeout: 20)
+        #expect(stream.status == 0)
+    }
+
+    @Test func deepJSONItemIsRefused() throws {
+        let deep = try write("deep.json", String(repeating: "[", count: 1_000_000))
+        let result = AF.run(["--offline", "--pretty=format", server.url("/post"), "a:=@\(deep)"])
+        expectOneError(result, status: 64, containing: "nested more than 512 levels deep")
+    }
+
+    @Test func deepDocumentsOfAfsOwnAreErrors() throws {
+        let deep = String(repeating: "{\"a\":", count: 60_000) + "1" + String(repeating: "}", count: 60_000)
+        let config = try TemporaryDirectory.make(prefix: "af-config")
+        try deep.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        expectOneError(AF.run(["--offline", server.url("/get")], environment: ["AF_CONFIG_DIR": config]), status: 64, containing: "nested more than 512")
+        let session = try write("session.json", deep)
+        expectOneError(AF.run(["--offline", "--session=\(session)", server.url("/get")]), status: 64, containing: "nested more than 512")
+        let policy = try write("policy.json", deep)
+        expectOneError(AF.run(["--trust-policy=\(policy)", "https://127.0.0.1:9/"]), status: 64, containing: "nested more than 512")
+    }
+
+    @Test(arguments: ["a" + String(repeating: "[0]", count: 20_000), "a" + String(repeating: "[]", count: 20_000),
+                      "a" + String(repeating: "[k]", count: 30_000), String(repeating: "[]", count: 30_000)])
+    func deepNestedItemsAreRefusedQuickly(key: String) {
+        let started = Date()
+        let result = AF.run(["--offline", server.url("/post"), key + "=1"])
+        expectOneError(result, status: 64, containing: "nests more than 512 levels deep")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(result.err.utf8.count < 400)
+    }
+
+    @Test func nestingUpToTheLimitWorks() {
+        let key = "a" + String(repeating: "[b]", count: 500)
+        let result = AF.run(["--offline", "-p", "B", server.url("/post"), key + "=1"])
+        #expect(result.status == 0, "\(result.err)")
+    }
+
+    // MARK: Files that never end, or never open
+
+    @Test func devicesAndFIFOsAreNotReadAsAfsOwnFiles() throws {
+        let fifo = directory + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for path in ["/dev/zero", fifo] {
+            let session = AF.run(["--offline", "--session=\(path)", server.url("/get")], timeout: 10)
+            expectOneError(session, status: 66, containing: "it is not a regular file")
+            let netrc = AF.run(["--offline", server.url("/get")], environment: ["NETRC": path], timeout: 10)
+            expectOneError(netrc, status: 66, containing: "it is not a regular file")
+            let policy = AF.run(["--trust-policy=\(path)", "https://127.0.0.1:9/"], timeout: 10)
+            expectOneError(policy, status: 66, containing: "it is not a regular file")
+        }
+        let config = try TemporaryDirectory.make(prefix: "af-config")
+        #expect(symlink("/dev/zero", config + "/config.json") == 0)
+        expectOneError(AF.run(["--offline", server.url("/get")], environment: ["AF_CONFIG_DIR": config], timeout: 10), status: 66, containing: "not a regular file")
+    }
+
+    @Test(arguments: ["a=@/dev/zero", "X:@/dev/zero", "a:=@/dev/zero", "q==@/dev/zero"])
+    func valuesHeldInMemoryAreCapped(item: String) {
+        let result = AF.run(["--offline", server.url("/post"), item], timeout: 20)
+        expectOneError(result, status: 66, containing: "a value is held in memory")
+    }
+
+    @Test func anEndlessBodyIsShownOfflineWithoutReadingIt() {
+        let result = AF.run(["--offline", server.url("/put"), "@/dev/zero"], timeout: 10)
+        #expect(result.status == 0)
+        #expect(result.out.contains("Transfer-Encoding: chunked"))
+        #expect(result.out.contains("[contents of '/dev/zero', streamed as it is read]"))
+    }
+
+    // MARK: Injection
+
+    @Test func lineBreaksInPartTypesAndBoundariesAreRefused() throws {
+        let file = try write("a.txt", "text")
+        expectOneError(AF.run([server.url("/post"), "f@\(file);type=text/plain\r\nInjected: 1"]), status: 64, containing: "line break")
+        expectOneError(AF.run(["--multipart", "--boundary=a\r\nInjected: 1", server.url("/post"), "a=b"]), status: 64, containing: "--boundary")
+        expectOneError(AF.run(["--multipart", "--boundary=" + String(repeating: "b", count: 71), server.url("/post")]), status: 64, containing: "1 to 70")
+        #expect(server.hits("/post") == 0)
+    }
+
+    @Test func colouredOutputEscapesServerControlCharactersEvenInAPipe() {
+        let result = AF.run(["--pretty=all", "-p", "hb", server.url("/escape")])
+        #expect(result.status == 0)
+        #expect(!result.stdout.contains(0x07))
+        #expect(!result.out.contains("\u{1b}]0;"))
+        #expect(!result.out.contains("\u{1b}[2J"))
+        let binary = AF.run(["--pretty=all", server.url("/binary")])
+        #expect(binary.out.contains("binary data not shown"))
+        let plain = AF.run([server.url("/escape")])
+        #expect(plain.out.contains("\u{1b}]0;pwned"), "piped output without colours stays exact")
+    }
+
+    // MARK: Files af writes
+
+    @Test func resumeNeverWritesThroughAPlantedSymlink() throws {
+        let outside = directory + "/outside.txt"
+        try "precious".write(toFile: outside, atomically: true, encoding: .utf8)
+        let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+        #expect(symlink(outside, downloads + "/big.bin.part") == 0)
+        let result = AF.run(["-d", "-c", "-o", "big.bin", server.url("/bytes/100")], directory: downloads)
+        expectOneError(result, status: 9, containing: "symbolic link")
+        #expect(try String(contentsOfFile: outside, encoding: .utf8) == "precious")
+    }
+
+    @Test func devicesAndFIFOsAreWrittenInPlaceNeverReplaced() throws {
+        let fifo = directory + "/out.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let received = LockedBytes()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let handle = FileHandle(forReadingAtPath: fifo)
+            received.set([UInt8](handle?.readDataToEndOfFile() ?? Data()))
+            done.signal()
+        }
+        let result = AF.run(["-o", fifo, "--overwrite", server.url("/bytes/1000")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(received.get() == TestData.bytes(count: 1000))
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO is still a FIFO")
+        let null = AF.run(["-o", "/dev/null", "--overwrite", server.url("/bytes/1000")])
+        #expect(null.status == 0, "\(null.err)")
+        #expect(lstat("/dev/null", &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR)
+    }
+
+    @Test func dashMeansStandardOutput() throws {
+        let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+        let result = AF.run(["-o", "-", server.url("/bytes/300")], directory: downloads)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.stdout == TestData.bytes(count: 300))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads).isEmpty)
+    }
+
+    @Test func aRangeRefusalWithALongerResourceIsNotCompletion() throws {
+        let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+        let part = downloads + "/file.bin.part"
+        _ = FileManager.default.createFile(atPath: part, contents: Data(TestData.bytes(count: 1000)))
+        let result = AF.run(["-d", "-c", "-o", "file.bin", server.url("/hostile/short-416?size=16384")], directory: downloads)
+        expectOneError(result, status: 9, containing: "the resource has 16384 bytes")
+        #expect(!FileManager.default.fileExists(atPath: downloads + "/file.bin"))
+        #expect(FileManager.default.fileExists(atPath: part))
+    }
+
+    @Test func aMatchingRangeRefusalIsCompletion() throws {
+        let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+        _ = FileManager.default.createFile(atPath: downloads + "/file.bin.part", contents: Data(TestData.bytes(count: 1000)))
+        let result = AF.run(["-d", "-c", "-o", "file.bin", server.url("/hostile/short-416?size=1000")], directory: downloads)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(FileManager.default.fileExists(atPath: downloads + "/file.bin"))
+    }
+
+    // MARK: Bodies that can be read only once
+
+    @Test func aFIFOBodyIsStreamedNotSentEmpty() throws {
+        for follow in [false, true] {
+            let fifo = directory + "/body-\(follow).fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            Thread.detachNewThread {
+                let handle = FileHandle(forWritingAtPath: fifo)
+                handle?.write(Data("streamed data\n".utf8))
+                try? handle?.close()
+            }
+            let target = follow ? "/redirect-to?status=307&url=/put" : "/put"
+            let result = AF.run((follow ? ["-F"] : []) + ["put", server.url(target), "@\(fifo)"])
+            #expect(result.status == 0, "\(result.err)")
+            let request = try #require(server.requests(to: "/put").last)
+            #expect(request.bodyText == "streamed data\n")
+            if !follow { #expect(request.chunked) }
+        }
+    }
+
+    @Test func aFIFOFilePartIsSent() throws {
+        let fifo = directory + "/part.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        Thread.detachNewThread {
+            let handle = FileHandle(forWritingAtPath: fifo)
+            handle?.write(Data("part data".utf8))
+            try? handle?.close()
+        }
+        let result = AF.run([server.url("/post"), "f@\(fifo)"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(try #require(server.requests(to: "/post").last).bodyText.contains("\r\n\r\npart data\r\n--"))
+    }
+
+    @Test func interruptWhileReadingStandardInputExits130() throws {
+        let running = AF.start(["post", server.url("/post")], stdin: .openPipe)
+        Thread.sleep(forTimeInterval: 0.5)
+        running.signal(SIGINT)
+        let result = running.wait(timeout: 10)
+        #expect(result.status == 130, "\(result.err)")
+        #expect(result.err == "af: error: interrupted while reading standard input\n")
+        #expect(server.hits("/post") == 0)
+    }
+
+    // MARK: Clarity
+
+    @Test func errorLinesQuoteAtMostAShortPrefix() {
+        // One argument may hold at most 128 KiB on Linux; that is long enough to show the cap.
+        let long = String(repeating: "x", count: 120_000)
+        for arguments in [[server.url("/get"), long], ["--\(long)", server.url("/get")], ["--timeout=\(long)", server.url("/get")]] {
+            let result = AF.run(arguments)
+            #expect(result.status == 64)
+            #expect(result.err.utf8.count < 500, "\(result.err.prefix(300))")
+            #expect(result.err.contains("… (120000 bytes)"), "\(result.err.prefix(300))")
+        }
+    }
+
+    @Test func offlineReportIsRefused() {
+        expectOneError(AF.run(["--offline", "--report=json", server.url("/get")]), status: 64, containing: "--offline")
+    }
+
+    // MARK: Hostile servers
+
+    @Test(arguments: [
+        ("/hostile/gzip-garbage", "not valid gzip"),
+        ("/hostile/long-header", "too long"),
+        ("/hostile/empty-location", "empty"),
+        ("/hostile/two-lengths", "two different Content-Length"),
+        ("/hostile/short-gzip-length", "before the body was complete"),
+        ("/hostile/bad-status", "malformed response"),
+        ("/hostile/ftp-redirect", "unsupported URL scheme 'ftp'"),
+        ("/hostile/file-redirect", "unsupported URL scheme 'file'"),
+        ("/wrong-length", "before the body was complete"),
+    ])
+    func brokenResponsesExitOneInEveryMode(path: String, message: String) throws {
+        for mode in [[], ["--pretty=all"], ["-d"], ["--stream"], ["--report=json"]] {
+            // A download saves the bytes as sent (it asks for identity and decodes nothing),
+            // so garbage after a gzip stream is the server's file, not a broken response.
+            if path == "/hostile/gzip-garbage", mode == ["-d"] { continue }
+            let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+            let result = AF.run(mode + ["-F", server.url(path)], directory: downloads, timeout: 20)
+            expectOneError(result, status: 1, containing: message)
+            let names = try FileManager.default.contentsOfDirectory(atPath: downloads)
+            #expect(names.allSatisfy { $0.hasSuffix(".part") }, "no partial file presented as complete: \(names)")
+        }
+    }
+
+    @Test func tooLargeHeadIsALimitNotAReset() {
+        let result = AF.run(["--max-headers=0", server.url("/hostile/huge-head")])
+        expectOneError(result, status: 1, containing: "too large")
+        #expect(!result.err.contains("reset"))
+    }
+
+    @Test func downloadsOfOddStatusesAreProtocolFailures() throws {
+        for status in ["101", "999"] {
+            let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+            let result = AF.run(["-d", server.url("/hostile/status-\(status)")], directory: downloads)
+            #expect(result.status == 1, "\(status): \(result.err)")
+        }
+    }
+
+    @Test func maxHeadersZeroMeansNoLimit() {
+        let result = AF.run(["--max-headers=0", server.url("/headers?count=500")])
+        #expect(result.status == 0, "\(result.err)")
+    }
+}
+
+/// Bytes handed from a reader thread to the test.
+final class LockedBytes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+    func set(_ value: [UInt8]) { lock.withLock { bytes = value } }
+    func get() -> [UInt8] { lock.withLock { bytes } }
+}
