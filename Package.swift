@@ -26,7 +26,9 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib"]),
-        .target(name: "AFCommandLine", dependencies: ["AFEngine"]),
+        // Build facts for `af --version`, defined by install.sh (-Xcc -DAF_BUILD_COMMIT=...).
+        .systemLibrary(name: "CBuildInfo"),
+        .target(name: "AFCommandLine", dependencies: ["AFEngine", "CBuildInfo"]),
         .executableTarget(name: "af", dependencies: ["AFCommandLine"]),
         .executableTarget(name: "af-docs", dependencies: ["AFCommandLine"]),
         .target(name: "AFTestSupport", dependencies: ["COpenSSL", "CZlib"], path: "Tests/AFTestSupport"),

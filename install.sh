@@ -7,6 +7,9 @@
 #   ./install.sh --dev                also install what the test suite and benchmarks use
 #   ./install.sh --uninstall          remove what an earlier install put under the prefix
 #   ./install.sh --binary PATH        install an af already built instead of building one
+#   ./install.sh --package [--out DIR] build af_VERSION_ARCH.deb, af-VERSION-linux-ARCH.tar.gz
+#                                     and SHA256SUMS in DIR (default: dist/), for machines
+#                                     without Swift (see Packaging/README.md)
 #
 # It is idempotent: running it again rebuilds and replaces the installed files.
 set -euo pipefail
@@ -17,9 +20,11 @@ dev=0
 uninstall=0
 skip_deps=0
 binary=""
+package=0
+out_dir=""
 
 usage() {
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     echo "Other options: --no-deps (do not touch system packages), -h/--help"
 }
 
@@ -33,6 +38,9 @@ while [ $# -gt 0 ]; do
         --no-deps) skip_deps=1; shift ;;
         --binary) [ $# -ge 2 ] || { echo "install.sh: --binary needs a path" >&2; exit 64; }; binary=$2; shift 2 ;;
         --binary=*) binary=${1#--binary=}; shift ;;
+        --package) package=1; shift ;;
+        --out) [ $# -ge 2 ] || { echo "install.sh: --out needs a directory" >&2; exit 64; }; out_dir=$2; shift 2 ;;
+        --out=*) out_dir=${1#--out=}; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "install.sh: unknown option '$1' (see ./install.sh --help)" >&2; exit 64 ;;
     esac
@@ -74,7 +82,9 @@ if [ $uninstall -eq 1 ]; then
 fi
 
 build_packages=(libcurl4-openssl-dev libssl-dev zlib1g-dev pkg-config)
-dev_packages=(openssl curl nghttp2-server zsh fish bash-completion groff-base man-db hyperfine time)
+# --package also needs dpkg-dev (dpkg-shlibdeps derives the package's Depends).
+package_packages=(dpkg-dev binutils)
+dev_packages=(openssl curl nghttp2-server zsh fish bash-completion groff-base man-db hyperfine time dpkg-dev binutils lintian)
 
 install_packages() {
     local wanted=("$@") missing=()
@@ -96,12 +106,13 @@ install_packages() {
 if [ $skip_deps -eq 0 ]; then
     packages=("${build_packages[@]}")
     [ $dev -eq 1 ] && packages+=("${dev_packages[@]}")
+    [ $package -eq 1 ] && packages+=("${package_packages[@]}")
     if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
         install_packages "${packages[@]}"
     else
         say "this system has no apt-get; install these (Debian names) with your package manager:"
         say "  libcurl with OpenSSL (development files), OpenSSL (development files), zlib (development files), pkg-config"
-        [ $dev -eq 1 ] && say "  and for the tests: openssl, curl, nghttpd (nghttp2), zsh, fish, bash-completion, groff, man-db, hyperfine, GNU time"
+        [ $dev -eq 1 ] && say "  and for the tests: openssl, curl, nghttpd (nghttp2), zsh, fish, bash-completion, groff, man-db, hyperfine, GNU time, dpkg-dev, binutils, lintian"
         say "then run ./install.sh --no-deps"
         exit 1
     fi
@@ -118,14 +129,28 @@ else
         say "no Swift toolchain found; install Swift 6 from https://swift.org/install and put it on PATH"
         exit 1
     fi
-    say "building af (release) with $("$swift_bin" --version 2>/dev/null | head -n 1)"
+    swift_version=$("$swift_bin" --version 2>/dev/null | sed -n 's/.*Swift version \([^ ]*\).*/\1/p' | head -n 1)
+    say "building af (release) with Swift ${swift_version:-unknown}"
+    # What `af --version` reports: the commit, its date (not the clock, so that the same
+    # commit builds the same binary) and the Swift version.
+    commit=$(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+    if [ "$commit" != unknown ] && [ -n "$(git -C "$here" status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit-modified"; fi
+    build_date=$(git -C "$here" log -1 --format=%cd --date=format:%Y-%m-%d 2>/dev/null || date -u +%Y-%m-%d)
     # Static Swift runtime and libstdc++ (Build/static-cxx), no exported symbols: each of these
-    # takes a share of a millisecond off every start (see Benchmarks/README.md).
+    # takes a share of a millisecond off every start (see Benchmarks/README.md). Source paths
+    # are mapped to "." so the binary names no directory of the build machine.
     # AF_BUILD_FLAGS adds flags (CI passes -Xswiftc -warnings-as-errors).
     # shellcheck disable=SC2086
     (cd "$here" && "$swift_bin" build -c release --static-swift-stdlib --product af \
-        -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx" ${AF_BUILD_FLAGS:-})
+        -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx" \
+        -Xswiftc -file-prefix-map -Xswiftc "$here=." -Xcc -ffile-prefix-map="$here=." \
+        -Xcc "-DAF_BUILD_COMMIT=\"$commit\"" -Xcc "-DAF_BUILD_DATE=\"$build_date\"" \
+        -Xcc "-DAF_BUILD_SWIFT=\"${swift_version:-unknown}\"" ${AF_BUILD_FLAGS:-})
     binary="$here/.build/release/af"
+fi
+
+if [ $package -eq 1 ]; then
+    exec "$here/Packaging/build.sh" --binary "$binary" --out "${out_dir:-$here/dist}"
 fi
 
 as_owner mkdir -p "$bin_dir" "$man_dir" "$bash_dir" "$zsh_dir" "$fish_dir"

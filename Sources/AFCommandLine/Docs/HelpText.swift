@@ -1,4 +1,5 @@
 import AFEngine
+import CBuildInfo
 
 /// `af --help` and `af --version`, generated from the option table.
 public enum HelpText {
@@ -52,10 +53,11 @@ public enum HelpText {
         return out
     }
 
-    /// The `--version` text: af and the libraries it runs on.
+    /// The `--version` text: af, how it was built, and the libraries it runs on.
     public static var version: String {
         """
         af \(AFVersion.current)
+        built from commit \(String(cString: af_build_commit())) on \(String(cString: af_build_date())) with Swift \(String(cString: af_build_swift()))
         libcurl \(CurlRuntime.curlVersion) (\(CurlRuntime.curlTLSBackend))
         \(CurlRuntime.openSSLVersion)
         zlib \(CurlRuntime.zlibVersionString)
