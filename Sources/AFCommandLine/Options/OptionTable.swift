@@ -26,7 +26,8 @@ public enum OptionTable {
                    help: "Send data and file items as multipart/form-data",
                    details: "Always send multipart/form-data, even without file items. File parts are streamed from disk; memory does not grow with their size."),
         OptionSpec(.boundary, "boundary", value: .required("STRING"), group: .body,
-                   help: "Use this multipart boundary instead of a random one"),
+                   help: "Use this multipart boundary instead of a random one",
+                   details: "Use this multipart boundary instead of a random one: 1 to 70 letters, digits and the characters '()+_,-./:=? (space too, but not at the end). Anything else, line breaks included, is a usage error."),
         OptionSpec(.raw, "raw", value: .required("TEXT"), group: .body,
                    help: "Send TEXT as the request body",
                    details: "Send TEXT as the request body, byte for byte. It cannot be combined with data items, @file or standard input."),
@@ -93,7 +94,8 @@ public enum OptionTable {
                    help: "Save the body to a file; headers and progress go to standard error",
                    details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved."),
         OptionSpec(.output, "output", short: "o", value: .required("FILE"), group: .downloads,
-                   help: "Write the body to FILE (never replaces an existing file without --overwrite)",
+                   help: "Write the body to FILE (- for standard output); never replaces a file without --overwrite",
+                   details: "Write the body to FILE; - writes it to standard output, byte for byte. An existing regular file is never replaced without --overwrite (and then only once the body is complete). Devices and FIFOs, such as /dev/null, are written in place and never replaced. Nothing else is printed on standard output unless -p, -h or -v asks for it.",
                    completion: .file),
         OptionSpec(.outputDir, "output-dir", value: .required("DIR"), group: .downloads, help: "Put downloaded files in DIR", completion: .directory),
         OptionSpec(.createDirs, "create-dirs", group: .downloads, help: "Create missing directories for the output file"),
@@ -108,11 +110,11 @@ public enum OptionTable {
 
     static let retries: [OptionSpec] = [
         OptionSpec(.retry, "retry", value: .required("N"), group: .retries,
-                   help: "Retry a failed attempt up to N times (default 0)",
+                   help: "Retry a failed attempt up to N times (default 0, at most 1000000)",
                    details: "Retry a failed attempt up to N times. Statuses 408, 429, 500, 502, 503 and 504, DNS failures, refused or reset connections, timeouts and truncated bodies are retried; TLS and pinning failures never are. Only GET, HEAD, PUT, DELETE, OPTIONS and TRACE are retried unless --retry-all-methods."),
         OptionSpec(.retryDelay, "retry-delay", value: .required("SECONDS"), group: .retries, help: "Delay before the first retry (default 0.5)"),
         OptionSpec(.retryBackoff, "retry-backoff", value: .required("FACTOR"), group: .retries,
-                   help: "Multiply the delay by FACTOR after each retry (default 2)"),
+                   help: "Multiply the delay by FACTOR after each retry (default 2; 1 to 100)"),
         OptionSpec(.retryMaxDelay, "retry-max-delay", value: .required("SECONDS"), group: .retries,
                    help: "Never wait longer than this between attempts, Retry-After included (default 30)"),
         OptionSpec(.retryJitter, "retry-jitter", group: .retries, help: "Randomise each delay between zero and its computed value"),
@@ -121,7 +123,8 @@ public enum OptionTable {
         OptionSpec(.retryOn, "retry-on", value: .required("STATUSES"), group: .retries,
                    help: "Statuses to retry, replacing 408,429,500,502,503,504"),
         OptionSpec(.retryAllMethods, "retry-all-methods", group: .retries, help: "Also retry POST, PATCH and other non-idempotent methods"),
-        OptionSpec(.timeout, "timeout", value: .required("SECONDS"), group: .retries, help: "Give up on an attempt after SECONDS (exit 2)"),
+        OptionSpec(.timeout, "timeout", value: .required("SECONDS"), group: .retries, help: "Give up on an attempt after SECONDS (exit 2)",
+                   details: "Give up on an attempt after SECONDS (exit 2). Every duration option takes 0 to 2000000 seconds; a larger value is a usage error."),
         OptionSpec(.connectTimeout, "connect-timeout", value: .required("SECONDS"), group: .retries,
                    help: "Give up connecting (TCP and TLS) after SECONDS (exit 2)"),
         OptionSpec(.checkStatus, "check-status", group: .retries,
@@ -194,14 +197,14 @@ public enum OptionTable {
         OptionSpec(.ipv6, "ipv6", short: "6", group: .network, help: "Resolve host names to IPv6 addresses only"),
         OptionSpec(.https, "https", group: .network, help: "Use https:// for URLs without a scheme"),
         OptionSpec(.pathAsIs, "path-as-is", group: .network, help: "Send the path as given, without removing ./ and ../ segments"),
-        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (default 100)"),
+        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (default 100; 0: no limit)"),
         OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,
                    help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)"),
     ]
 
     static let configuration: [OptionSpec] = [
         OptionSpec(.help, "help", group: .configuration, help: "Show this help and exit"),
-        OptionSpec(.version, "version", group: .configuration, help: "Show the versions of af, libcurl, OpenSSL and zlib and exit"),
+        OptionSpec(.version, "version", group: .configuration, help: "Show af's version and build (commit, date, Swift) and the libcurl, OpenSSL and zlib it runs on, and exit"),
     ]
 
     /// Looks up an option by its long name.
