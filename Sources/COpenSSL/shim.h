@@ -27,6 +27,9 @@ static inline long afssl_set_tlsext_host_name(SSL *s, const char *name) { return
 static inline int afssl_tls1_2_version(void) { return TLS1_2_VERSION; }
 static inline int afssl_tls1_3_version(void) { return TLS1_3_VERSION; }
 static inline long afssl_ctx_set_mode_auto_retry(SSL_CTX *c) { return SSL_CTX_set_mode(c, SSL_MODE_AUTO_RETRY); }
+/* The verify callback's argument outlives no transfer: no renegotiation, so a pooled
+ * connection never runs the callback again after its transfer is gone. */
+static inline void afssl_ctx_disable_renegotiation(SSL_CTX *c) { SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION); }
 static inline void afssl_free(void *p) { OPENSSL_free(p); }
 static inline int afssl_cb_handshake_done(void) { return SSL_CB_HANDSHAKE_DONE; }
 

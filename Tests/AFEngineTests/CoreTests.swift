@@ -42,7 +42,7 @@ import Testing
     @Test func transitionTable() {
         typealias S = Request.State
         let allowed: Set<String> = ["initialized>resumed", "initialized>cancelled", "resumed>suspended", "resumed>cancelled",
-                                    "resumed>finished", "suspended>resumed", "suspended>cancelled"]
+                                    "resumed>finished", "suspended>resumed", "suspended>cancelled", "suspended>finished"]
         let states: [S] = [.initialized, .resumed, .suspended, .cancelled, .finished]
         for from in states {
             for to in states {
@@ -104,6 +104,81 @@ import Testing
         let response = request.waitForCompletion()
         #expect(response.error == nil)
         #expect(sink.bytes == TestData.bytes(count: 100_000))
+    }
+
+    @Test func suspendDuringAdaptationHoldsTheAttemptBack() throws {
+        let server = try TestServer()
+        let adapting = Latch()
+        let release = Latch()
+        let adapter = ClosureAdapter { description, done in
+            adapting.open()
+            Thread.detachNewThread {
+                release.wait()
+                done(.success(description))
+            }
+        }
+        let session = Session(configuration: .init(interceptor: Interceptor(adapters: [adapter], retriers: [])))
+        let request = session.request(RequestDescription(url: server.url("/get")))
+        request.resume()
+        adapting.wait()
+        request.suspend()
+        release.open()
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(server.hits("/get") == 0, "a suspend during adaptation is honoured")
+        #expect(request.state == .suspended)
+        request.resume()
+        let response = request.waitForCompletion()
+        #expect(response.status == 200)
+        #expect(server.hits("/get") == 1)
+        #expect(request.state == .finished)
+    }
+
+    @Test func cancelWhileHeldEnds() throws {
+        let server = try TestServer()
+        let adapting = Latch()
+        let release = Latch()
+        let adapter = ClosureAdapter { description, done in
+            adapting.open()
+            Thread.detachNewThread {
+                release.wait()
+                done(.success(description))
+            }
+        }
+        let session = Session(configuration: .init(interceptor: Interceptor(adapters: [adapter], retriers: [])))
+        let request = session.request(RequestDescription(url: server.url("/get")))
+        request.resume()
+        adapting.wait()
+        request.suspend()
+        release.open()
+        Thread.sleep(forTimeInterval: 0.2)
+        request.cancel()
+        let response = request.waitForCompletion()
+        #expect(response.error == .cancelled(.explicitly))
+        #expect(server.hits("/get") == 0)
+    }
+
+    @Test func aSuspendedRequestCanFinish() throws {
+        // The retrier is asked about the failed attempt; the request is suspended while it
+        // decides, and its "no" must still end the request.
+        let deciding = Latch()
+        let release = Latch()
+        let retrier = ClosureRetrier { done in
+            deciding.open()
+            Thread.detachNewThread {
+                release.wait()
+                done(.doNotRetry)
+            }
+        }
+        let session = Session(configuration: .init(interceptor: Interceptor(adapters: [], retriers: [retrier])))
+        let request = session.request(RequestDescription(url: "http://127.0.0.1:9/"))
+        request.resume()
+        deciding.wait()
+        request.suspend()
+        #expect(request.state == .suspended)
+        release.open()
+        let response = request.waitForCompletion()
+        #expect(response.error != nil)
+        #expect(request.state == .finished)
     }
 
     @Test func eventsArriveInOrder() throws {
@@ -265,5 +340,31 @@ import Testing
         #expect(Saturating.milliseconds(0.0004, minimum: 1) == 1)
         #expect(Format.seconds(1e30) == "1e+30s")
         #expect(RetryPolicy(retryLimit: 5, delayScale: 1e300, backoffBase: 1e300, maxDelay: 30).delay(forRetry: 5) == 30)
+    }
+}
+
+/// An adapter made of a closure, for tests.
+struct ClosureAdapter: RequestAdapter {
+    let body: @Sendable (RequestDescription, @escaping @Sendable (Result<RequestDescription, AFError>) -> Void) -> Void
+
+    init(_ body: @escaping @Sendable (RequestDescription, @escaping @Sendable (Result<RequestDescription, AFError>) -> Void) -> Void) {
+        self.body = body
+    }
+
+    func adapt(_ description: RequestDescription, for request: Request, completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void) {
+        body(description, completion)
+    }
+}
+
+/// A retrier made of a closure, for tests.
+struct ClosureRetrier: RequestRetrier {
+    let body: @Sendable (@escaping @Sendable (RetryResult) -> Void) -> Void
+
+    init(_ body: @escaping @Sendable (@escaping @Sendable (RetryResult) -> Void) -> Void) {
+        self.body = body
+    }
+
+    func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
+        body(completion)
     }
 }

@@ -17,6 +17,10 @@ import Foundation
 /// | `ftp-redirect`, `file-redirect` | redirects to ftp:// and file:// |
 /// | `short-416?size=N` | 416 with Content-Range bytes */N |
 /// | `invalid-utf8-json` | JSON with invalid UTF-8 in a string |
+/// | `bad-gzip`, `bad-br`, `bad-zstd` | a body that is not what its Content-Encoding says |
+/// | `continue-storm?n=N` | N interim `100 Continue` heads, then 200 |
+/// | `trickle` | 100 promised bytes, one every 0.5 s |
+/// | `lying-charset` | Latin-1 bytes labelled UTF-16 |
 enum HostileRoutes {
     static func reply(_ name: String, _ request: ServerRequest) -> Reply {
         let json = Array(BuiltinRoutes.sampleJSON.utf8)
@@ -62,6 +66,24 @@ enum HostileRoutes {
             return .response(status: 416, headers: [("Content-Range", "bytes */\(request.queryValue("size") ?? "16384")")])
         case "invalid-utf8-json":
             return .response(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"a\": \"".utf8) + [0xC3, 0x28, 0xFF] + Array("\"}".utf8))
+        case "bad-gzip", "bad-br", "bad-zstd":
+            let encoding = String(name.dropFirst(4))
+            return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", encoding)],
+                             body: Array("this is not \(encoding) data at all, just text that claims to be".utf8))
+        case "continue-storm":
+            let count = Int(request.queryValue("n") ?? "1000") ?? 1000
+            let interim = String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: count)
+            return .raw(Array((interim + "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n").utf8), close: true)
+        case "trickle":
+            return .custom { connection in
+                guard connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nContent-Type: text/plain\r\n\r\n") else { return }
+                for _ in 0..<100 {
+                    Thread.sleep(forTimeInterval: 0.5)
+                    guard connection.write("x") else { return }
+                }
+            }
+        case "lying-charset":
+            return .response(status: 200, headers: [("Content-Type", "text/plain; charset=utf-16")], body: [0x63, 0x61, 0x66, 0xE9, 0x0A])
         default:
             return .json("{\"error\": \"no such hostile route\"}", status: 404)
         }

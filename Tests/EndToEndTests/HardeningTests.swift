@@ -303,18 +303,46 @@ import Glibc
         ("/hostile/ftp-redirect", "unsupported URL scheme 'ftp'"),
         ("/hostile/file-redirect", "unsupported URL scheme 'file'"),
         ("/wrong-length", "before the body was complete"),
+        ("/hostile/bad-gzip", "malformed response"),
+        ("/hostile/bad-br", "malformed response"),
+        ("/hostile/bad-zstd", "malformed response"),
+        ("/drop", "before the body was complete"),
+        ("/bad-chunk", "malformed response"),
+        ("/bomb?mb=64", "decompression"),
     ])
     func brokenResponsesExitOneInEveryMode(path: String, message: String) throws {
         for mode in [[], ["--pretty=all"], ["-d"], ["--stream"], ["--report=json"]] {
             // A download saves the bytes as sent (it asks for identity and decodes nothing),
             // so garbage after a gzip stream is the server's file, not a broken response.
-            if path == "/hostile/gzip-garbage", mode == ["-d"] { continue }
+            let encoded = ["/hostile/gzip-garbage", "/hostile/bad-gzip", "/hostile/bad-br", "/hostile/bad-zstd", "/bomb?mb=64"]
+            if encoded.contains(path), mode == ["-d"] { continue }
             let downloads = try TemporaryDirectory.make(prefix: "af-dl")
             let result = AF.run(mode + ["-F", server.url(path)], directory: downloads, timeout: 20)
             expectOneError(result, status: 1, containing: message)
             let names = try FileManager.default.contentsOfDirectory(atPath: downloads)
             #expect(names.allSatisfy { $0.hasSuffix(".part") }, "no partial file presented as complete: \(names)")
         }
+    }
+
+    @Test func aTrickleMeetsTheTimeout() throws {
+        for mode in [[], ["-d"], ["--stream"], ["--report=json"]] {
+            let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+            let started = Date()
+            let result = AF.run(mode + ["--timeout=1", server.url("/hostile/trickle")], directory: downloads, timeout: 20)
+            expectOneError(result, status: 2, containing: "within 1s")
+            #expect(Date().timeIntervalSince(started) < 8)
+        }
+    }
+
+    @Test func interimStormsAndLyingCharsetsAreSurvived() {
+        let storm = AF.run([server.url("/hostile/continue-storm?n=2000")], timeout: 20)
+        #expect(storm.status == 0, "\(storm.err)")
+        #expect(storm.out == "ok\n")
+        let charset = AF.run(["--pretty=all", server.url("/hostile/lying-charset")])
+        #expect(charset.status == 0, "\(charset.err)")
+        let invalid = AF.run(["--pretty=all", server.url("/hostile/invalid-utf8-json")])
+        #expect(invalid.status == 0, "\(invalid.err)")
+        #expect(invalid.out.contains("\"a\""))
     }
 
     @Test func tooLargeHeadIsALimitNotAReset() {

@@ -86,7 +86,9 @@ enum BodyBuilder {
             let path = "/proc/self/fd/\(environment.stdin)"
             return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
         case .pipe:
-            if settings.chunked, settings.retry == 0, settings.authCmd == nil, !settings.offline, !settings.curl {
+            // Streamed only when it will be sent once; a retry, a redirect that keeps the body or
+            // an authentication round trip needs all of it again, so it is spooled first.
+            if settings.chunked, !mayResend(settings), !settings.offline, !settings.curl {
                 return BuiltBody(body: .stream(fileDescriptor: environment.stdin), origin: .standardInput(path: nil),
                                  contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
             }

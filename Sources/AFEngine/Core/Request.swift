@@ -1,7 +1,9 @@
 /// One logical request and its whole life: every attempt, redirect and retry.
 ///
 /// States: `initialized → resumed ⇄ suspended → cancelled | finished`; `cancelled` and
-/// `finished` are final, and a transition the diagram does not allow is refused. All mutable
+/// `finished` are final, and a transition the diagram does not allow is refused. A
+/// suspended request can still end (its last attempt failed, or finished before the pause
+/// took hold), so `suspended → finished` is allowed too. All mutable
 /// state is one struct behind one lock. The request never decides to retry: every failure
 /// goes to the session's retrier.
 public final class Request: Sendable, TransferDelegate {
@@ -14,7 +16,7 @@ public final class Request: Sendable, TransferDelegate {
             switch (self, next) {
             case (.initialized, .resumed), (.initialized, .cancelled): return true
             case (.resumed, .suspended), (.resumed, .cancelled), (.resumed, .finished): return true
-            case (.suspended, .resumed), (.suspended, .cancelled): return true
+            case (.suspended, .resumed), (.suspended, .cancelled), (.suspended, .finished): return true
             default: return false
             }
         }
@@ -32,6 +34,9 @@ public final class Request: Sendable, TransferDelegate {
         var redirects: [RedirectRecord] = []
         var retryCount = 0
         var transfer: Transfer?
+        /// `transfer` was built while the request was suspended (during adaptation) and is
+        /// held back until `resume()`.
+        var transferHeld = false
         var response: Response?
         var completionHandlers: [@Sendable (Response) -> Void] = []
         /// An attempt was due while the request was suspended.
@@ -121,13 +126,17 @@ public final class Request: Sendable, TransferDelegate {
     /// Starts the request, or continues it after `suspend()`.
     @discardableResult
     public func resume() -> Self {
-        enum Action { case none, start, unpause(Transfer) }
+        enum Action { case none, start, add(Transfer), unpause(Transfer) }
         let action = mutable.write { state -> Action in
             guard state.state.canTransition(to: .resumed) else { return .none }
             let from = state.state
             state.state = .resumed
             if from == .initialized { return .start }
-            if let transfer = state.transfer { return .unpause(transfer) }
+            if let transfer = state.transfer {
+                guard state.transferHeld else { return .unpause(transfer) }
+                state.transferHeld = false
+                return .add(transfer)
+            }
             if state.startPending {
                 state.startPending = false
                 return .start
@@ -139,6 +148,10 @@ public final class Request: Sendable, TransferDelegate {
         case .start:
             emit(.resumed)
             session.async { self.startAttempt() }
+        case .add(let transfer):
+            emit(.resumed)
+            emit(.attemptStarted(attempt: transfer.attempt, hop: transfer.hop, method: transfer.description.method, url: transfer.description.url))
+            session.driver.submit(.add(transfer))
         case .unpause(let transfer):
             emit(.resumed)
             session.driver.submit(.unpause(transfer))
@@ -152,7 +165,7 @@ public final class Request: Sendable, TransferDelegate {
         let transfer = mutable.write { state -> Transfer?? in
             guard state.state.canTransition(to: .suspended) else { return .none }
             state.state = .suspended
-            return .some(state.transfer)
+            return .some(state.transferHeld ? nil : state.transfer)
         }
         guard let transfer else { return self }
         emit(.suspended)
@@ -169,6 +182,11 @@ public final class Request: Sendable, TransferDelegate {
             state.state = .cancelled
             state.cancellation = reason
             state.generation += 1
+            if state.transferHeld {
+                // Never handed to libcurl: nothing to stop, and no outcome will arrive.
+                state.transferHeld = false
+                state.transfer = nil
+            }
             return .some(state.transfer)
         }
         guard let transfer else { return self }
@@ -183,7 +201,14 @@ public final class Request: Sendable, TransferDelegate {
 
     // MARK: Attempts
 
+    /// Request logic runs on the session's transfer thread only (Alamofire's
+    /// `dispatchPrecondition` discipline); debug builds check it.
+    private func assertOnTransferThread(_ function: StaticString = #function) {
+        assert(session.driver.isCurrentThread, "Request.\(function) must run on the session's transfer thread")
+    }
+
     private func startAttempt() {
+        assertOnTransferThread()
         let ready = mutable.write { state -> (RequestDescription, Int, Int)? in
             switch state.state {
             case .resumed:
@@ -209,6 +234,7 @@ public final class Request: Sendable, TransferDelegate {
     }
 
     private func launch(_ description: RequestDescription, attempt number: Int, hop: Int) {
+        assertOnTransferThread()
         emit(.adapted(attempt: number, description))
         let transfer: Transfer
         do {
@@ -218,12 +244,22 @@ public final class Request: Sendable, TransferDelegate {
         } catch {
             return attemptFailedEarly(description, attempt: number, hop: hop, error: error)
         }
-        let proceed = mutable.write { state -> Bool in
-            guard state.state == .resumed || state.state == .suspended else { return false }
-            state.transfer = transfer
-            return true
+        enum Next { case drop, hold, add }
+        let next = mutable.write { state -> Next in
+            switch state.state {
+            case .resumed:
+                state.transfer = transfer
+                return .add
+            case .suspended:
+                // Suspended while the adapters ran: keep the transfer until resume().
+                state.transfer = transfer
+                state.transferHeld = true
+                return .hold
+            case .initialized, .cancelled, .finished:
+                return .drop
+            }
         }
-        guard proceed else { return }
+        guard next == .add else { return }
         emit(.attemptStarted(attempt: number, hop: hop, method: description.method, url: description.url))
         session.driver.submit(.add(transfer))
     }
@@ -252,6 +288,7 @@ public final class Request: Sendable, TransferDelegate {
     }
 
     private func handle(_ outcome: TransferOutcome, of transfer: Transfer) {
+        assertOnTransferThread()
         var attempt = Attempt(
             number: transfer.attempt, hop: transfer.hop, method: transfer.description.method,
             url: transfer.url.string, request: transfer.description, sentHead: outcome.sentHead,
@@ -307,6 +344,7 @@ public final class Request: Sendable, TransferDelegate {
     }
 
     private func apply(_ result: RetryResult, for error: AFError) {
+        assertOnTransferThread()
         switch result {
         case .retry, .retryWithDelay:
             let delay = result.delay ?? 0
@@ -333,6 +371,7 @@ public final class Request: Sendable, TransferDelegate {
     /// Ends the request: the sink learns the outcome, the state becomes final, and every
     /// completion handler runs once.
     private func complete(error: AFError?) {
+        assertOnTransferThread()
         guard mutable.read({ $0.response == nil }) else { return }
         let finalError = sink.finish(error: error)
         let (response, handlers) = mutable.write { state -> (Response, [@Sendable (Response) -> Void]) in

@@ -46,8 +46,14 @@ final class EasyHandle {
         try check(afcurl_easy_setopt_off_t(raw, option, curl_off_t(value)), option)
     }
 
-    /// Sets a string option; libcurl copies the string.
-    func set(_ option: CURLoption, _ value: String?) throws(AFError) {
+    /// Sets a string option that libcurl copies, so the Swift string may go away at once.
+    /// Options whose memory libcurl only borrows (`CURLOPT_POSTFIELDS`, and the lists,
+    /// buffers and callback data set with `pointer:` and `list:`) cannot come through here:
+    /// `CURLOPT_COPYPOSTFIELDS` is the copying form of the first, `list:` keeps its list
+    /// alive with the handle, and `pointer:` is for memory the caller owns for the handle's
+    /// whole life.
+    func set(_ option: CURLoption, copying value: String?) throws(AFError) {
+        precondition(option != CURLOPT_POSTFIELDS, "libcurl does not copy CURLOPT_POSTFIELDS; use CURLOPT_COPYPOSTFIELDS")
         let code: CURLcode
         if let value {
             code = value.withCString { afcurl_easy_setopt_string(raw, option, $0) }
@@ -57,6 +63,8 @@ final class EasyHandle {
         try check(code, option)
     }
 
+    /// Sets a pointer libcurl keeps without copying: the memory must stay valid as long as
+    /// the handle may use it.
     func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws(AFError) {
         try check(afcurl_easy_setopt_ptr(raw, option, pointer), option)
     }

@@ -25,6 +25,12 @@ enum TLSHandshake {
             // must abort the handshake, which OpenSSL only does in peer-verify mode.
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         }
+        // The callback gets the transfer unretained. A connection outlives its transfer in
+        // libcurl's pool, so the callback must never run after the handshake that this
+        // transfer waits for: with renegotiation refused, a reused connection (even one whose
+        // server asks to renegotiate) never verifies again, and a new connection gets a new
+        // context from the transfer that opens it.
+        afssl_ctx_disable_renegotiation(context)
         SSL_CTX_set_cert_verify_callback(context, verifyCallback, userdata)
         return CURLE_OK
     }

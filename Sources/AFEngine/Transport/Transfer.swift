@@ -114,9 +114,9 @@ final class Transfer: @unchecked Sendable {
 
     private func configure() throws(AFError) {
         let options = description.options
-        try easy.set(CURLOPT_URL, url.string)
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_URL, copying: url.string)
+        try easy.set(CURLOPT_PROTOCOLS_STR, copying: "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, copying: "http,https")
         try easy.set(CURLOPT_FOLLOWLOCATION, false)
         try easy.set(CURLOPT_NOSIGNAL, true)
         try easy.set(CURLOPT_PATH_AS_IS, options.pathAsIs)
@@ -127,7 +127,7 @@ final class Transfer: @unchecked Sendable {
         if let timeout = options.timeout { try easy.set(CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout)) }
         if let timeout = options.connectTimeout { try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(timeout)) }
         try easy.set(CURLOPT_HTTP_VERSION, afcurl_http_version(Self.httpVersionCode(options.httpVersion)))
-        if options.cookies { try easy.set(CURLOPT_COOKIEFILE, "") }
+        if options.cookies { try easy.set(CURLOPT_COOKIEFILE, copying: "") }
         if let limit = options.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: limit) }
         try configureNetwork(options)
         try configureMethodAndBody()
@@ -153,19 +153,19 @@ final class Transfer: @unchecked Sendable {
 
     private func configureNetwork(_ options: TransferOptions) throws(AFError) {
         try easy.set(CURLOPT_RESOLVE, list: options.resolve)
-        if let path = options.unixSocketPath { try easy.set(CURLOPT_UNIX_SOCKET_PATH, path) }
-        if let interface = options.interface { try easy.set(CURLOPT_INTERFACE, interface) }
+        if let path = options.unixSocketPath { try easy.set(CURLOPT_UNIX_SOCKET_PATH, copying: path) }
+        if let interface = options.interface { try easy.set(CURLOPT_INTERFACE, copying: interface) }
         switch options.ipVersion {
         case .any: break
         case .v4: try easy.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
         case .v6: try easy.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
         }
         if let proxy = options.proxy.explicitProxy(forScheme: url.scheme) {
-            try easy.set(CURLOPT_PROXY, proxy)
+            try easy.set(CURLOPT_PROXY, copying: proxy)
         } else if !options.proxy.useEnvironment {
-            try easy.set(CURLOPT_PROXY, "")
+            try easy.set(CURLOPT_PROXY, copying: "")
         }
-        if let noProxy = options.proxy.noProxy { try easy.set(CURLOPT_NOPROXY, noProxy) }
+        if let noProxy = options.proxy.noProxy { try easy.set(CURLOPT_NOPROXY, copying: noProxy) }
     }
 
     private func configureMethodAndBody() throws(AFError) {
@@ -180,14 +180,14 @@ final class Transfer: @unchecked Sendable {
             } else if method == .post {
                 try easy.set(CURLOPT_POST, true)
                 try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: 0)
-                try easy.set(CURLOPT_POSTFIELDS, "")
+                try easy.set(CURLOPT_COPYPOSTFIELDS, copying: "")
             } else {
-                try easy.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+                try easy.set(CURLOPT_CUSTOMREQUEST, copying: method.rawValue)
             }
             return
         }
         try easy.set(CURLOPT_POST, true)
-        if method != .post { try easy.set(CURLOPT_CUSTOMREQUEST, method.rawValue) }
+        if method != .post { try easy.set(CURLOPT_CUSTOMREQUEST, copying: method.rawValue) }
         try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadSize ?? -1)
     }
 
@@ -210,15 +210,15 @@ final class Transfer: @unchecked Sendable {
             let wanted = encodings.split(separator: ",").map { $0.split(separator: ";")[0].trimmingCharacters(in: " \t").lowercased() }
             let decodable = Set(CurlRuntime.supportedContentEncodings + ["identity", "*"])
             if wanted.allSatisfy({ decodable.contains($0) }) {
-                try easy.set(CURLOPT_ACCEPT_ENCODING, encodings)
+                try easy.set(CURLOPT_ACCEPT_ENCODING, copying: encodings)
             }
         }
         try easy.set(CURLOPT_HTTP_CONTENT_DECODING, description.options.decodeContent)
         try easy.set(CURLOPT_HTTPHEADER, list: lines)
         if let credentials = description.challengeCredentials, credentials.scheme == .digest {
             try easy.set(CURLOPT_HTTPAUTH, Int(afcurl_auth_digest()))
-            try easy.set(CURLOPT_USERNAME, credentials.user)
-            try easy.set(CURLOPT_PASSWORD, credentials.password)
+            try easy.set(CURLOPT_USERNAME, copying: credentials.user)
+            try easy.set(CURLOPT_PASSWORD, copying: credentials.password)
         }
     }
 
@@ -238,8 +238,8 @@ final class Transfer: @unchecked Sendable {
         let tls = description.options.tls
         try easy.set(CURLOPT_SSL_VERIFYPEER, trustSettings.verifyPeer)
         try easy.set(CURLOPT_SSL_VERIFYHOST, trustSettings.verifyHost ? 2 : 0)
-        if let bundle = trustSettings.caBundle { try easy.set(CURLOPT_CAINFO, bundle) }
-        if let crl = trustSettings.crlFile { try easy.set(CURLOPT_CRLFILE, crl) }
+        if let bundle = trustSettings.caBundle { try easy.set(CURLOPT_CAINFO, copying: bundle) }
+        if let crl = trustSettings.crlFile { try easy.set(CURLOPT_CRLFILE, copying: crl) }
         if trustSettings.requireStapledOCSP { try easy.set(CURLOPT_SSL_VERIFYSTATUS, true) }
         if let version = tls.minimumVersion {
             try easy.set(CURLOPT_SSLVERSION, afcurl_sslversion(version == .tls1_3 ? 13 : 12))
@@ -249,12 +249,12 @@ final class Transfer: @unchecked Sendable {
             let names = ciphers.split(whereSeparator: { $0 == ":" || $0 == "," || $0 == " " }).map(String.init)
             let modern = names.filter { $0.hasPrefix("TLS_") }
             let classic = names.filter { !$0.hasPrefix("TLS_") }
-            if !classic.isEmpty { try easy.set(CURLOPT_SSL_CIPHER_LIST, classic.joined(separator: ":")) }
-            if !modern.isEmpty { try easy.set(CURLOPT_TLS13_CIPHERS, modern.joined(separator: ":")) }
+            if !classic.isEmpty { try easy.set(CURLOPT_SSL_CIPHER_LIST, copying: classic.joined(separator: ":")) }
+            if !modern.isEmpty { try easy.set(CURLOPT_TLS13_CIPHERS, copying: modern.joined(separator: ":")) }
         }
-        if let cert = tls.clientCertificate { try easy.set(CURLOPT_SSLCERT, cert) }
-        if let key = tls.clientKey { try easy.set(CURLOPT_SSLKEY, key) }
-        if let password = tls.clientKeyPassword { try easy.set(CURLOPT_KEYPASSWD, password) }
+        if let cert = tls.clientCertificate { try easy.set(CURLOPT_SSLCERT, copying: cert) }
+        if let key = tls.clientKey { try easy.set(CURLOPT_SSLKEY, copying: key) }
+        if let password = tls.clientKeyPassword { try easy.set(CURLOPT_KEYPASSWD, copying: password) }
         // Every handshake runs our verification, so a resumed TLS session must not skip it.
         try easy.set(CURLOPT_SSL_SESSIONID_CACHE, false)
         try easy.set(CURLOPT_SSL_CTX_DATA, pointer: context)
