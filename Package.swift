@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "AFCommandLine", dependencies: ["AFEngine", "CBuildInfo"]),
         .executableTarget(name: "af", dependencies: ["AFCommandLine"]),
         .executableTarget(name: "af-docs", dependencies: ["AFCommandLine"]),
+        // The fuzz targets (Fuzz/run.sh builds it with libFuzzer; plainly built it replays files).
+        .executableTarget(name: "af-fuzz", dependencies: ["AFCommandLine"], path: "Fuzz/af-fuzz"),
         .target(name: "AFTestSupport", dependencies: ["COpenSSL", "CZlib"], path: "Tests/AFTestSupport"),
         .executableTarget(name: "af-test-server", dependencies: ["AFTestSupport"], path: "Tests/af-test-server"),
         .testTarget(name: "AFEngineTests", dependencies: ["AFEngine", "AFTestSupport"]),

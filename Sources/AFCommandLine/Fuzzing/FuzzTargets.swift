@@ -1,0 +1,191 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The parsers that read untrusted bytes, each wrapped as a fuzz target with the invariant it
+/// must keep. `af-fuzz` runs them under libFuzzer (`Fuzz/run.sh`); the test suite replays
+/// the committed corpora through the same functions. A broken invariant is a trap.
+package enum FuzzTargets {
+    /// Every target by name.
+    package static let all: [(name: String, run: @Sendable ([UInt8]) -> Void)] = [
+        ("items", items),
+        ("url", url),
+        ("json", json),
+        ("json-sort", jsonSorted),
+        ("response-head", responseHead),
+        ("content-disposition", contentDisposition),
+        ("retry-after", retryAfter),
+        ("config", config),
+        ("session", session),
+        ("trust-policy", trustPolicy),
+        ("netrc", netrc),
+    ]
+
+    /// The target called `name`.
+    package static func target(named name: String) -> (@Sendable ([UInt8]) -> Void)? {
+        all.first { $0.name == name }?.run
+    }
+
+    // MARK: Command line
+
+    /// One request item per line: parsing never traps, and a JSON body built from the data
+    /// items is always valid JSON.
+    static func items(_ data: [UInt8]) {
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).prefix(64)
+        let builder = NestedJSONBuilder()
+        for line in lines {
+            guard let item = try? RequestItemParser.parse(String(line)) else { continue }
+            switch item.item {
+            case .field(let key, let value):
+                try? builder.insert(key: key, json: JSONText.quote(value), item: item.argument)
+            case .jsonField(let key, let json):
+                guard let valid = try? BodyBuilder.validatedJSON(json, item: item.argument) else { continue }
+                try? builder.insert(key: key, json: valid, item: item.argument)
+            default:
+                _ = item
+            }
+        }
+        let body = builder.render()
+        precondition(JSONScanner.validate(Array(body.utf8)) == nil, "the built body is not valid JSON: \(body.prefix(200))")
+    }
+
+    /// A URL argument: building never traps, and what it builds parses again.
+    static func url(_ data: [UInt8]) {
+        let text = String(decoding: data.prefix(4096), as: UTF8.self)
+        for https in [false, true] {
+            guard let built = try? URLBuilder.build(text, https: https, query: [("q", text)], pathAsIs: false) else { continue }
+            precondition((try? HTTPURL(parsing: built.string, pathAsIs: true)) != nil, "a built URL does not parse again: \(built.string.prefix(200))")
+        }
+    }
+
+    /// The formatter keeps every token: the tokens of its output are the tokens of its input,
+    /// however the input is cut into chunks.
+    static func json(_ data: [UInt8]) {
+        checkFormatting(data, sortKeys: false)
+    }
+
+    /// With `--sort-keys` the output's tokens are a permutation of the input's.
+    static func jsonSorted(_ data: [UInt8]) {
+        checkFormatting(data, sortKeys: true)
+    }
+
+    private static func checkFormatting(_ data: [UInt8], sortKeys: Bool) {
+        guard JSONScanner.validate(data) == nil else {
+            // Invalid input must still not trap, in any chunking.
+            var formatter = JSONFormatter(style: JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
+            var out: [UInt8] = []
+            try? formatter.feed(data, into: &out)
+            try? formatter.finish(into: &out)
+            return
+        }
+        let split = data.isEmpty ? 0 : Int(data[0]) % (data.count + 1)
+        var formatter = JSONFormatter(style: JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
+        var out: [UInt8] = []
+        do {
+            try formatter.feed(Array(data[..<split]), into: &out)
+            try formatter.feed(Array(data[split...]), into: &out)
+            try formatter.finish(into: &out)
+        } catch {
+            preconditionFailure("valid JSON failed to format: \(error.description)")
+        }
+        let before = tokens(data)
+        let after = tokens(out)
+        if sortKeys {
+            precondition(before.sorted { $0.lexicographicallyPrecedes($1) } == after.sorted { $0.lexicographicallyPrecedes($1) },
+                         "sorting changed the tokens")
+        } else {
+            precondition(before == after, "formatting changed the tokens")
+        }
+    }
+
+    private static func tokens(_ bytes: [UInt8]) -> [[UInt8]] {
+        var scanner = JSONScanner()
+        var sink = CollectingSink()
+        try? scanner.feed(bytes, into: &sink)
+        try? scanner.finish(into: &sink)
+        return sink.tokens.map(\.bytes)
+    }
+
+    // MARK: Engine parsers
+
+    /// Response head lines: never trap, whatever the lines and limits.
+    static func responseHead(_ data: [UInt8]) {
+        EngineFuzzing.responseHead(data)
+    }
+
+    /// A server's file name never leaves the download directory, never hides an extension
+    /// behind an invisible character and never looks like an option.
+    static func contentDisposition(_ data: [UInt8]) {
+        let text = String(decoding: data.prefix(8192), as: UTF8.self)
+        let suggested = DownloadNaming.filename(fromContentDisposition: text) ?? text
+        for name in [DownloadNaming.sanitize(suggested), DownloadNaming.sanitize(text)] {
+            precondition(!name.contains("/") && !name.contains("\\"), "a name with a directory: \(name)")
+            precondition(!name.hasPrefix(".") && !name.hasPrefix("-"), "a hidden or option-like name: \(name)")
+            precondition(name.utf8.count <= 200, "a name over 200 bytes")
+            precondition(!name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || $0.properties.generalCategory == .format },
+                         "a control or format character in \(name.debugDescription)")
+        }
+    }
+
+    /// `Retry-After` and HTTP dates: never trap, and a delay is finite and not negative.
+    static func retryAfter(_ data: [UInt8]) {
+        let text = String(decoding: data.prefix(1024), as: UTF8.self)
+        if let seconds = RetryPolicy.retryAfterSeconds(text) {
+            precondition(seconds.isFinite && seconds >= 0, "Retry-After gave \(seconds)")
+        }
+        _ = HTTPDate.parse(text)
+    }
+
+    // MARK: af's own files
+
+    static func config(_ data: [UInt8]) {
+        withFile(data, name: "config.json") { directory, _ in
+            let environment = Environment(arguments: [], variables: ["AF_CONFIG_DIR": directory])
+            guard let (options, _) = try? ConfigFile.defaultOptions(environment: environment) else { return }
+            // What a config may hold goes through the option parser like the command line.
+            if let parsed = try? ParsedArguments.parse(options, source: "fuzz") {
+                var settings = Settings()
+                for option in parsed.options { try? settings.apply(option) }
+            }
+        }
+    }
+
+    static func session(_ data: [UInt8]) {
+        withFile(data, name: "session.json") { _, path in
+            guard let url = try? HTTPURL(parsing: "http://example.org/") else { return }
+            _ = try? SessionFile.load(path: path, url: url)
+        }
+    }
+
+    static func trustPolicy(_ data: [UInt8]) {
+        withFile(data, name: "policy.json") { _, path in
+            _ = try? TrustPolicyFile.load(path: path, caBundle: nil, extras: [])
+        }
+    }
+
+    static func netrc(_ data: [UInt8]) {
+        let parsed = Netrc(text: String(decoding: data, as: UTF8.self))
+        _ = parsed.credentials(for: "example.org")
+    }
+
+    /// Writes `data` to a scratch file (one directory per process) and runs `body` with it.
+    private static func withFile(_ data: [UInt8], name: String, _ body: (String, String) -> Void) {
+        let directory = scratchDirectory
+        let path = directory + "/" + name
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        _ = data.withUnsafeBytes { FileIO.writeAll(fd, $0) }
+        close(fd)
+        body(directory, path)
+    }
+
+    private static let scratchDirectory: String = {
+        var template = Array("/tmp/af-fuzz-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            return mkdtemp(base) != nil
+        }
+        return made ? String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/tmp"
+    }()
+}
