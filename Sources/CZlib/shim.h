@@ -6,5 +6,7 @@
 /* deflateInit is a macro over deflateInit_; this wrapper lets Swift call it. */
 static inline int afz_deflate_init(z_streamp s, int level) { return deflateInit(s, level); }
 static inline int afz_inflate_init(z_streamp s) { return inflateInit(s); }
+/* 15 + 16: a gzip stream (header and trailer checked). */
+static inline int afz_inflate_init_gzip(z_streamp s) { return inflateInit2(s, 15 + 16); }
 
 #endif

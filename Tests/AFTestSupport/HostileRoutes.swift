@@ -21,6 +21,9 @@ import Foundation
 /// | `continue-storm?n=N` | N interim `100 Continue` heads, then 200 |
 /// | `trickle` | 100 promised bytes, one every 0.5 s |
 /// | `lying-charset` | Latin-1 bytes labelled UTF-16 |
+/// | `two-members` | a gzip body of two members (valid: RFC 1952) |
+/// | `header-flood` | 100,000 header lines |
+/// | `loop` | a redirect to itself |
 enum HostileRoutes {
     static func reply(_ name: String, _ request: ServerRequest) -> Reply {
         let json = Array(BuiltinRoutes.sampleJSON.utf8)
@@ -82,6 +85,24 @@ enum HostileRoutes {
                     guard connection.write("x") else { return }
                 }
             }
+        case "two-members":
+            let body = Deflate.compress(Array("{\"part\": ".utf8), gzip: true) + Deflate.compress(Array("1}".utf8), gzip: true)
+            return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: body)
+        case "header-flood":
+            return .custom { connection in
+                guard connection.write("HTTP/1.1 200 OK\r\n") else { return }
+                var block = ""
+                for index in 0..<100_000 {
+                    block += "X-\(index): v\r\n"
+                    if block.utf8.count > 60_000 {
+                        guard connection.write(block) else { return }
+                        block = ""
+                    }
+                }
+                connection.write(block + "Content-Length: 3\r\n\r\nok\n")
+            }
+        case "loop":
+            return .response(status: 302, headers: [("Location", "/hostile/loop")])
         case "lying-charset":
             return .response(status: 200, headers: [("Content-Type", "text/plain; charset=utf-16")], body: [0x63, 0x61, 0x66, 0xE9, 0x0A])
         default:

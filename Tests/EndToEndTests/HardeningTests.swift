@@ -294,7 +294,7 @@ import Glibc
     // MARK: Hostile servers
 
     @Test(arguments: [
-        ("/hostile/gzip-garbage", "not valid gzip"),
+        ("/hostile/gzip-garbage", "after the end of the gzip data"),
         ("/hostile/long-header", "too long"),
         ("/hostile/empty-location", "empty"),
         ("/hostile/two-lengths", "two different Content-Length"),
@@ -309,12 +309,14 @@ import Glibc
         ("/drop", "before the body was complete"),
         ("/bad-chunk", "malformed response"),
         ("/bomb?mb=64", "decompression"),
+        ("/hostile/short-gzip", "the gzip body"),
+        ("/hostile/header-flood", "header lines"),
     ])
     func brokenResponsesExitOneInEveryMode(path: String, message: String) throws {
         for mode in [[], ["--pretty=all"], ["-d"], ["--stream"], ["--report=json"]] {
             // A download saves the bytes as sent (it asks for identity and decodes nothing),
             // so garbage after a gzip stream is the server's file, not a broken response.
-            let encoded = ["/hostile/gzip-garbage", "/hostile/bad-gzip", "/hostile/bad-br", "/hostile/bad-zstd", "/bomb?mb=64"]
+            let encoded = ["/hostile/gzip-garbage", "/hostile/bad-gzip", "/hostile/bad-br", "/hostile/bad-zstd", "/bomb?mb=64", "/hostile/short-gzip"]
             if encoded.contains(path), mode == ["-d"] { continue }
             let downloads = try TemporaryDirectory.make(prefix: "af-dl")
             let result = AF.run(mode + ["-F", server.url(path)], directory: downloads, timeout: 20)
@@ -343,6 +345,21 @@ import Glibc
         let invalid = AF.run(["--pretty=all", server.url("/hostile/invalid-utf8-json")])
         #expect(invalid.status == 0, "\(invalid.err)")
         #expect(invalid.out.contains("\"a\""))
+    }
+
+    @Test func gzipOfSeveralMembersIsOneBody() {
+        let result = AF.run([server.url("/hostile/two-members")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "{\"part\": 1}")
+    }
+
+    @Test func redirectLoopsStopInEveryMode() throws {
+        for mode in [[], ["--pretty=all"], ["-d"], ["--stream"], ["--report=json"]] {
+            let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+            let result = AF.run(mode + ["-F", "--max-redirects=5", server.url("/hostile/loop")], directory: downloads)
+            expectOneError(result, status: 6, containing: "more than 5 redirects")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: downloads).isEmpty)
+        }
     }
 
     @Test func tooLargeHeadIsALimitNotAReset() {

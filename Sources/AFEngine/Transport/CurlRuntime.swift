@@ -41,6 +41,16 @@ public enum CurlRuntime {
         return String(cString: text)
     }
 
+    /// Whether this libcurl reads its content-decoding switch as each body chunk arrives (7.x
+    /// does; the client-writer rework of 8.x sets decoding up with the head), so that af can
+    /// take a gzip body over once the head is complete. Where it cannot be sure, af still
+    /// tries, but passes through bytes that libcurl already decoded.
+    static let decodingSwitchIsLive: Bool = {
+        ensureInitialized()
+        guard let info = afcurl_version_info() else { return false }
+        return info.pointee.version_num < 0x080000
+    }()
+
     /// The content codings this libcurl can decode, in preference order.
     public static let supportedContentEncodings: [String] = {
         ensureInitialized()

@@ -60,6 +60,11 @@ final class Transfer: @unchecked Sendable {
     var preview: [UInt8] = []
     var decodedBytes: Int64 = 0
     var failure: AFError?
+    /// af's own decoder for a gzip body (see `GzipDecoder`); nil when libcurl decodes, or
+    /// nothing does.
+    private var gzip: GzipDecoder?
+    /// Whether body bytes went through `gzip`.
+    private var gzipStarted = false
     var sentHead: String?
     var sentHeadComplete = false
     var serverChain: [ServerCertificate] = []
@@ -321,6 +326,7 @@ final class Transfer: @unchecked Sendable {
     /// Called when the blank line ends a final (non-1xx) response head.
     func headDidComplete(_ received: ResponseHead) {
         head = received
+        takeOverGzipDecoding(received)
         emit(.responseHead(attempt: attempt, received))
         route = delegate.transfer(self, routeFor: received)
         if case .refuse(let error) = route { fail(error) }
@@ -334,11 +340,59 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Delivers decoded body bytes; false stops the transfer.
+    /// For a gzip body, decodes in af instead of libcurl so that a stream that stops short is
+    /// noticed. libcurl reads its decoding switch as each body chunk arrives, so turning it
+    /// off once the head is complete hands af the raw bytes; should a libcurl decode anyway,
+    /// the first bytes are no gzip member and af passes them on as they are.
+    private func takeOverGzipDecoding(_ received: ResponseHead) {
+        gzip = nil
+        gzipStarted = false
+        guard description.options.decodeContent,
+              let encoding = received.headers.value(for: .contentEncoding)?.trimmingCharacters(in: " \t").lowercased(),
+              encoding == "gzip" || encoding == "x-gzip"
+        else { return }
+        guard (try? easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)) != nil else { return }
+        gzip = GzipDecoder()
+    }
+
+    /// Receives body bytes as libcurl delivers them; false stops the transfer.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if head == nil {
             fail(.transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent a body without a response head")))
         }
+        guard failure == nil else { return false }
+        guard let decoder = gzip, !bytes.isEmpty else { return deliverBody(bytes) }
+        if !gzipStarted {
+            gzipStarted = true
+            if !CurlRuntime.decodingSwitchIsLive, !GzipDecoder.startsMember(bytes) {
+                // This libcurl decoded the body already.
+                gzip = nil
+                gzipStarted = false
+                return deliverBody(bytes)
+            }
+        }
+        do throws(GzipDecoder.Failure) {
+            return try decoder.decode(bytes) { deliverBody($0) }
+        } catch {
+            let reason: String
+            switch error {
+            case .corrupt(let detail): reason = "the body is not valid gzip data (\(detail))"
+            case .garbageAfterEnd: reason = "there are bytes after the end of the gzip data"
+            }
+            fail(.transport(TransportFailure(kind: .malformedResponse, message: "malformed response from \(url.authority): \(reason)")))
+            return false
+        }
+    }
+
+    /// The gzip body ended early, when af decoded it: the connection closed (or the
+    /// `Content-Length` ran out) inside the gzip stream.
+    private var gzipTruncated: Bool {
+        guard let gzip, gzipStarted else { return false }
+        return !gzip.atMemberBoundary
+    }
+
+    /// Delivers decoded body bytes to the route; false stops the transfer.
+    private func deliverBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard failure == nil else { return false }
         decodedBytes += Int64(bytes.count)
         if let limit = description.options.maxFileSize, decodedBytes > limit {
@@ -400,6 +454,10 @@ final class Transfer: @unchecked Sendable {
             error = failure
         } else if code != CURLE_OK {
             error = CurlErrorMapping.error(for: code, transfer: self)
+        } else if gzipTruncated {
+            error = .transport(TransportFailure(
+                kind: .truncatedBody, message: "the gzip body from \(url.authority) ends before the gzip data does (the response was cut short)"
+            ))
         } else if head == nil, !connectOnly {
             error = .transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent no response head"))
         }
