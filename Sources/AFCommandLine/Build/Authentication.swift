@@ -16,15 +16,22 @@ enum Authentication {
             if let colon = auth.firstIndex(of: ":") {
                 return Credentials(user: String(auth[..<colon]), password: String(auth[auth.index(after: colon)...]), scheme: scheme)
             }
-            let password = try prompt(for: auth, host: url.host, environment: environment)
+            let password = try prompt(for: auth, host: url.host, environment: environment, allowed: !settings.ignoreStdin)
             return Credentials(user: auth, password: password, scheme: scheme)
         }
         if let user = url.user {
             guard let password = url.password else {
-                let password = try prompt(for: user, host: url.host, environment: environment)
+                let password = try prompt(for: user, host: url.host, environment: environment, allowed: !settings.ignoreStdin)
                 return Credentials(user: user, password: password, scheme: scheme == .bearer ? .basic : scheme)
             }
             return Credentials(user: user, password: password, scheme: scheme == .bearer ? .basic : scheme)
+        }
+        if let type = settings.authType, settings.authCmd == nil {
+            // HTTPie: a scheme without credentials is a mistake, unless netrc has some.
+            let netrc = settings.ignoreNetrc ? nil : try Netrc.load(environment: environment)
+            if netrc?.credentials(for: url.host) == nil {
+                throw .usage("--auth-type=\(type.rawValue) needs credentials: add -a USER[:PASS]\(type == .bearer ? " (the token)" : ""), or a netrc entry for \(url.host)")
+            }
         }
         return nil
     }
@@ -39,7 +46,10 @@ enum Authentication {
 
     /// Reads a password from the terminal with echo off; a usage error when standard input
     /// is not a terminal, so a script never hangs and nothing is sent.
-    static func prompt(for user: String, host: String, environment: Environment) throws(CommandFailure) -> String {
+    static func prompt(for user: String, host: String, environment: Environment, allowed: Bool) throws(CommandFailure) -> String {
+        guard allowed else {
+            throw .usage("no password for '\(user)', and -I (--ignore-stdin) means af may not ask for one; give -a \(user):PASSWORD")
+        }
         guard environment.stdinIsTerminal else {
             throw .usage("no password for '\(user)' and standard input is not a terminal to ask on; give -a \(user):PASSWORD")
         }

@@ -131,6 +131,25 @@ enum BodyBuilder {
         return trimmed
     }
 
+    /// The text a form sends for a raw JSON scalar (HTTPie's rule): a number as written,
+    /// `true`/`false`, a string's characters. Arrays, objects and null have no form text.
+    static func scalarText(_ json: String, item: String) throws(CommandFailure) -> String {
+        let valid = try validatedJSON(json, item: item)
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(Array(valid.utf8))
+        } catch {
+            throw .usage("invalid JSON in '\(item)': \(error.description)")
+        }
+        switch value {
+        case .string(let text): return text
+        case .number(let text): return text
+        case .bool(let flag): return flag ? "true" : "false"
+        case .null, .array, .object:
+            throw .usage("'\(item)' is a JSON \(value.kindName), which a form field cannot carry; use a string, number or boolean, or drop --form")
+        }
+    }
+
     private static func form(_ items: [SourcedItem]) throws(CommandFailure) -> BuiltBody {
         var pairs: [String] = []
         for item in items {
@@ -140,8 +159,12 @@ enum BodyBuilder {
             case .fieldFromFile(let key, let path):
                 let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
                 pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
-            case .jsonField, .jsonFieldFromFile:
-                throw .usage("'\(item.argument)' is a raw JSON item, which a form cannot carry; drop --form or write it with '='")
+            case .jsonField(let key, let json):
+                let text = try scalarText(json, item: item.argument)
+                pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
+            case .jsonFieldFromFile(let key, let path):
+                let text = try scalarText(String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self), item: item.argument)
+                pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
             default:
                 break
             }
@@ -204,8 +227,11 @@ enum BodyBuilder {
                 let base = String(path.split(separator: "/").last ?? Substring(path))
                 form.append(fileAt: try spooler.replayable(path, item: item.argument), name: name, filename: base,
                             contentType: type ?? MIMEType.guess(forPath: base))
-            case .jsonField, .jsonFieldFromFile:
-                throw .usage("'\(item.argument)' is a raw JSON item, which a multipart form cannot carry; write it with '='")
+            case .jsonField(let key, let json):
+                form.append(name: NestedPath.literal(key), value: try scalarText(json, item: item.argument))
+            case .jsonFieldFromFile(let key, let path):
+                let json = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
+                form.append(name: NestedPath.literal(key), value: try scalarText(json, item: item.argument))
             default:
                 break
             }

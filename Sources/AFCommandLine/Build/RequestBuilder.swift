@@ -70,6 +70,8 @@ enum RequestBuilder {
         let method = HTTPMethod(rawValue: explicitMethod ?? (body.body.isEmpty ? "GET" : "POST"))
 
         var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
+        var options = try transferOptions(settings)
+        try frameBody(&headers, options: &options, body: body, method: method)
         var challenge: Credentials?
         let given = try Authentication.credentials(settings: settings, url: parsed, environment: environment)
         if let credentials = given ?? (settings.authCmd == nil ? applicable?.auth : nil) {
@@ -89,7 +91,7 @@ enum RequestBuilder {
             suppressedHeaders: suppressed,
             body: body.body,
             challengeCredentials: challenge,
-            options: try transferOptions(settings)
+            options: options
         )
         let givenHeaders = items.compactMap { item -> HTTPHeader? in
             if case .header(let name, let value) = item.item { return HTTPHeader(name, value) }
@@ -152,6 +154,48 @@ enum RequestBuilder {
         var headers = HTTPHeaders(defaults.filter { !overridden.contains($0.name) })
         for header in user { headers.add(header) }
         return (headers, suppressed)
+    }
+
+    /// af frames the body itself, so a user's `Content-Length` or `Transfer-Encoding` may not
+    /// contradict it: a request whose head promises other bytes than it sends desynchronises
+    /// the connection (the rest is read as another request). A matching `Content-Length` is
+    /// kept; `Transfer-Encoding: chunked` is `--chunked`; anything else is a usage error.
+    /// A multipart `Content-Type` the user gave gets af's boundary.
+    static func frameBody(_ headers: inout HTTPHeaders, options: inout TransferOptions, body: BuiltBody, method: HTTPMethod) throws(CommandFailure) {
+        if let type = headers.value(for: .contentType), type.lowercased().hasPrefix("multipart/"), !type.lowercased().contains("boundary="),
+           case .multipart(let form) = body.origin
+        {
+            headers.set(name: .contentType, value: "\(type); boundary=\(form.boundary)")
+        }
+        let length = headers.value(for: .contentLength)
+        let encoding = headers.value(for: .transferEncoding)
+        guard length != nil || encoding != nil else { return }
+        if length != nil, encoding != nil {
+            throw .usage("Content-Length and Transfer-Encoding together make the body's end ambiguous; drop both (af frames the body)")
+        }
+        let sendsBody = !body.body.isEmpty && method != .head
+        if let encoding {
+            guard encoding.trimmingCharacters(in: " \t").lowercased() == "chunked" else {
+                throw .usage("Transfer-Encoding: \(Quote.argument(encoding)) is not something af can send; drop it (af frames the body), or use --chunked")
+            }
+            guard sendsBody else { throw .usage("Transfer-Encoding: chunked needs a body to send; drop the header") }
+            headers.remove(name: .transferEncoding)
+            options.chunked = true
+            return
+        }
+        let given = length?.trimmingCharacters(in: " \t") ?? ""
+        let actual: Int64?
+        do {
+            actual = sendsBody ? try body.body.contentLength() : 0
+        } catch {
+            throw CommandFailure(error.description, exitCode: ExitStatus.noInput)
+        }
+        guard let actual, !options.chunked else {
+            throw .usage("Content-Length: \(Quote.argument(given)) cannot describe a body that is streamed; drop the header (af frames the body)")
+        }
+        guard Int64(given) == actual else {
+            throw .usage("Content-Length: \(Quote.argument(given)) does not match the body, which has \(actual) bytes; drop the header (af sets it)")
+        }
     }
 
     /// Refuses header names that are not tokens and values with line breaks.

@@ -5,7 +5,7 @@ enum URLBuilder {
     /// Applies shorthands (`:3000/x`, `example.org`, `--https`), percent-encodes characters
     /// that cannot appear in a URL, and appends query items.
     static func build(_ argument: String, https: Bool, query: [(String, String)], pathAsIs: Bool) throws(CommandFailure) -> HTTPURL {
-        var text = expand(argument, https: https)
+        var text = try expand(argument, https: https)
         text = encodeInvalidCharacters(text)
         if !query.isEmpty {
             let encoded = query.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
@@ -23,8 +23,16 @@ enum URLBuilder {
     }
 
     /// The URL with a scheme (and `localhost` for `:PORT` forms).
-    static func expand(_ argument: String, https: Bool) -> String {
+    static func expand(_ argument: String, https: Bool) throws(CommandFailure) -> String {
         let scheme = https ? "https://" : "http://"
+        if argument.hasPrefix("://") {
+            // HTTPie's `://host/path`: the default scheme, written out.
+            let rest = argument.dropFirst(3)
+            guard let first = rest.first, first != "/", first != ":" else {
+                throw .usage("invalid URL '\(Quote.argument(argument))': no host after '://'")
+            }
+            return scheme + rest
+        }
         if argument.hasPrefix(":") {
             let rest = argument.dropFirst()
             if rest.isEmpty { return scheme + "localhost" }

@@ -128,6 +128,18 @@ enum JSONValue: Sendable, Equatable {
         return members.first { $0.0 == key }?.1
     }
 
+    /// "an array", "an object", "null"… for messages.
+    var kindName: String {
+        switch self {
+        case .object: return "object"
+        case .array: return "array"
+        case .string: return "string"
+        case .number: return "number"
+        case .bool: return "boolean"
+        case .null: return "null"
+        }
+    }
+
     var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil

@@ -9,7 +9,7 @@ public enum OptionID: String, Sendable, CaseIterable {
     case follow, maxRedirects, secretHeader, locationTrusted
     case auth, authType, authCmd, ignoreNetrc, session, sessionReadOnly
     case verify, insecure, cert, certKey, certKeyPass, ssl, ciphers, pin, pinCert, checkRevocation, crl, trustPolicy
-    case proxy, httpVersion, resolve, unixSocket, interface, ipv4, ipv6, https, pathAsIs, maxHeaders, maxFilesize
+    case proxy, httpVersion, resolve, unixSocket, interface, ipv4, ipv6, https, defaultScheme, pathAsIs, maxHeaders, maxFilesize
     case help, version
 }
 
@@ -195,7 +195,10 @@ public enum OptionTable {
         OptionSpec(.interface, "interface", value: .required("NAME"), group: .network, help: "Use this network interface or local address"),
         OptionSpec(.ipv4, "ipv4", short: "4", group: .network, help: "Resolve host names to IPv4 addresses only"),
         OptionSpec(.ipv6, "ipv6", short: "6", group: .network, help: "Resolve host names to IPv6 addresses only"),
-        OptionSpec(.https, "https", group: .network, help: "Use https:// for URLs without a scheme"),
+        OptionSpec(.https, "https", group: .network, help: "Use https:// for URLs without a scheme (--default-scheme=https)"),
+        OptionSpec(.defaultScheme, "default-scheme", value: .required("SCHEME"), group: .network,
+                   help: "Scheme for URLs without one: http (default) or https",
+                   completion: .choices(["http", "https"])),
         OptionSpec(.pathAsIs, "path-as-is", group: .network, help: "Send the path as given, without removing ./ and ../ segments"),
         OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (default 100; 0: no limit)"),
         OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,

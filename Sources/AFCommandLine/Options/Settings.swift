@@ -55,6 +55,8 @@ struct Settings: Sendable {
     var acceptStatus: [ClosedRange<Int>] = []
     // Redirects and auth
     var follow = false
+    /// `--follow` or `--no-follow` was given (a download follows unless told not to).
+    var followGiven = false
     var maxRedirects = 30
     var secretHeaders: [String] = []
     var locationTrusted = false
@@ -158,7 +160,9 @@ struct Settings: Sendable {
         case .connectTimeout: connectTimeout = try Self.positiveSeconds(value, name)
         case .checkStatus: checkStatus = on
         case .acceptStatus: acceptStatus = try Self.statusList(value, name)
-        case .follow: follow = on
+        case .follow:
+            follow = on
+            followGiven = true
         case .maxRedirects: maxRedirects = try Self.count(value, name)
         case .secretHeader: secretHeaders.append(try Self.nonEmpty(value, name))
         case .locationTrusted: locationTrusted = on
@@ -170,7 +174,11 @@ struct Settings: Sendable {
         case .sessionReadOnly: sessionReadOnly = on
         case .verify:
             guard !value.isEmpty else { throw .usage("\(name) needs yes, no or the path of a CA bundle") }
-            verify = value
+            switch value.lowercased() {
+            case "yes", "true": verify = "yes"
+            case "no", "false": verify = "no"
+            default: verify = value
+            }
         case .insecure: verify = on ? "no" : nil
         case .cert: cert = try Self.nonEmpty(value, name)
         case .certKey: certKey = try Self.nonEmpty(value, name)
@@ -202,6 +210,11 @@ struct Settings: Sendable {
         case .ipv4: ipVersion = on ? .v4 : .any
         case .ipv6: ipVersion = on ? .v6 : .any
         case .https: https = on
+        case .defaultScheme:
+            guard let scheme = ["http", "https"].first(where: { $0 == value.lowercased() }) else {
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): choose http or https")
+            }
+            https = scheme == "https"
         case .pathAsIs: pathAsIs = on
         case .maxHeaders: maxHeaders = try Self.count(value, name)
         case .maxFilesize: maxFilesize = try Self.size(value, name)

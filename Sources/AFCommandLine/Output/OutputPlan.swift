@@ -16,7 +16,10 @@ struct OutputPlan: Sendable {
     func shows(_ section: Character) -> Bool { sections.contains(section) }
 
     static func make(settings: Settings, environment: Environment) -> OutputPlan {
-        let terminal = settings.download ? environment.stderrIsTerminal : environment.stdoutIsTerminal
+        // A download keeps standard output clean, so its heads go to standard error; offline
+        // there is no download, and the request is the output.
+        let headsToStandardError = settings.download && !settings.offline
+        let terminal = headsToStandardError ? environment.stderrIsTerminal : environment.stdoutIsTerminal
         var sections: Set<Character>
         if let print = settings.print {
             sections = Set(print)
@@ -59,7 +62,7 @@ struct OutputPlan: Sendable {
             all: settings.all,
             head: HeadRenderer(theme: theme, terminal: terminal),
             body: bodyStyle,
-            headsToStandardError: settings.download,
+            headsToStandardError: headsToStandardError,
             buffered: (settings.retry > 0 || settings.authCmd != nil) && !settings.stream
         )
     }

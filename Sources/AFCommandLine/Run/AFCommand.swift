@@ -51,6 +51,8 @@ public enum AFCommand {
         settings.pinFile = try extractPinFile(&arguments)
         let parsed = try ParsedArguments.parse(arguments)
         for option in parsed.options { try settings.apply(option) }
+        // HTTPie: a download follows redirects (and names the file from the URL asked for).
+        if settings.download, !settings.followGiven { settings.follow = true }
         return (settings, parsed.positionals)
     }
 

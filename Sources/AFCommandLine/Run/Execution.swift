@@ -98,7 +98,8 @@ final class Execution {
         let session = Session(configuration: sessionConfiguration(printer: printer))
         if let stored = built.session { session.importCookies(stored.cookies) }
         var description = built.description
-        description.options.recordsSentHead = plan.shows("H") || settings.trace != nil
+        // The request body (B) is printed with the head that carried it, so both need it.
+        description.options.recordsSentHead = plan.shows("H") || plan.shows("B") || settings.trace != nil
         let request = session.request(description, sink: printer, validation: validation)
         SignalWatcher.install(on: session) { reason in request.cancel(reason) }
         let response = request.run()

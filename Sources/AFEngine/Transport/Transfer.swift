@@ -65,6 +65,8 @@ final class Transfer: @unchecked Sendable {
     private var gzip: GzipDecoder?
     /// Whether body bytes went through `gzip`.
     private var gzipStarted = false
+    /// libcurl already answered a digest challenge in this transfer.
+    private var challengeAnswered = false
     var sentHead: String?
     var sentHeadComplete = false
     var serverChain: [ServerCertificate] = []
@@ -321,6 +323,18 @@ final class Transfer: @unchecked Sendable {
 
     func rewindBody() -> Bool {
         reader?.rewind() ?? true
+    }
+
+    /// Whether `head` is a digest challenge that libcurl answers by itself inside this
+    /// transfer (it sends the request again with the computed `Authorization`): then it is
+    /// not the response the request ends with, the one after it is. Only the first such
+    /// challenge is answered; a second 401 means the credentials were refused.
+    func isAnsweredChallenge(_ head: ResponseHead) -> Bool {
+        guard !challengeAnswered, head.status == 401, description.challengeCredentials?.scheme == .digest,
+              head.headers.values(for: .wwwAuthenticate).contains(where: { $0.lowercased().hasPrefix("digest") })
+        else { return false }
+        challengeAnswered = true
+        return true
     }
 
     /// Called when the blank line ends a final (non-1xx) response head.

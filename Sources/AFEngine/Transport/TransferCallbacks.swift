@@ -18,7 +18,8 @@ enum TransferCallbacks {
         transfer.parser.maxHeaders = transfer.description.options.maxHeaders
         switch transfer.parser.consume(UnsafeRawBufferPointer(start: buffer, count: length)) {
         case .needMore: break
-        case .complete(let head): transfer.headDidComplete(head)
+        case .complete(let head):
+            if !transfer.isAnsweredChallenge(head) { transfer.headDidComplete(head) }
         case .failure(let error): transfer.fail(error)
         }
         return transfer.failure == nil ? length : 0
