@@ -81,7 +81,8 @@ enum BodyBuilder {
         }
         switch stdinKind {
         case .none:
-            return BuiltBody()
+            // `--json` without data still says JSON (HTTPie): Content-Type and Accept.
+            return settings.json ? BuiltBody(contentType: "application/json", isJSON: true) : BuiltBody()
         case .regularFile:
             let path = "/proc/self/fd/\(environment.stdin)"
             return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)

@@ -1,7 +1,8 @@
 /// Identifies an option independently of its spelling.
 public enum OptionID: String, Sendable, CaseIterable {
-    case form, multipart, boundary, raw, compress, chunked, ignoreStdin
-    case print, headers, body, verbose, meta, quiet, all, pretty, style, sortKeys, indent, responseCharset
+    case json, form, multipart, boundary, raw, compress, chunked, ignoreStdin
+    case print, headers, body, verbose, meta, quiet, all, pretty, style, sortKeys, sorted, unsorted, indent, formatOptions
+    case responseCharset, responseMime
     case stream, offline, curl, report, trace
     case download, output, outputDir, createDirs, overwrite, resume, checksum
     case retry, retryDelay, retryBackoff, retryMaxDelay, retryJitter, retryMaxTime, retryOn, retryAllMethods
@@ -10,7 +11,7 @@ public enum OptionID: String, Sendable, CaseIterable {
     case auth, authType, authCmd, ignoreNetrc, session, sessionReadOnly
     case verify, insecure, cert, certKey, certKeyPass, ssl, ciphers, pin, pinCert, checkRevocation, crl, trustPolicy
     case proxy, httpVersion, resolve, unixSocket, interface, ipv4, ipv6, https, defaultScheme, pathAsIs, maxHeaders, maxFilesize
-    case help, version
+    case help, version, debug
 }
 
 /// Every option af accepts.
@@ -19,6 +20,9 @@ public enum OptionTable {
     public static let all: [OptionSpec] = body + output + downloads + retries + redirectsAndAuth + tls + network + configuration
 
     static let body: [OptionSpec] = [
+        OptionSpec(.json, "json", short: "j", group: .body,
+                   help: "Send data items as JSON (the default) and ask for JSON, even without data",
+                   details: "Serialise data items as a JSON object (the default), and send Content-Type: application/json and Accept: application/json, */*;q=0.5 even when there are no data items."),
         OptionSpec(.form, "form", short: "f", group: .body,
                    help: "Send data items as a form (application/x-www-form-urlencoded)",
                    details: "Serialise data items as application/x-www-form-urlencoded instead of JSON. A file item (name@file) makes the body multipart/form-data."),
@@ -62,11 +66,19 @@ public enum OptionTable {
                    details: "all formats and colours, colors only colours, format only formats (indents JSON), none prints the body exactly as received. The default is all on a terminal and none otherwise.",
                    completion: .choices(["all", "colors", "format", "none"])),
         OptionSpec(.style, "style", value: .required("STYLE"), group: .output,
-                   help: "Colour scheme: auto, solarized or monokai",
-                   details: "Colour scheme: auto uses the terminal's own 16 colours; solarized and monokai use 256-colour palettes.",
-                   completion: .choices(["auto", "solarized", "monokai"])),
+                   help: "Colour scheme: auto, solarized or monokai (HTTPie's names work too)",
+                   details: "Colour scheme: auto uses the terminal's own 16 colours; solarized and monokai use 256-colour palettes. HTTPie's and Pygments' names are accepted so that an HTTPie configuration moves over: pie, pie-dark, pie-light and default are auto; solarized, solarized-dark and solarized-light are solarized; monokai, fruity, native, dracula, vim, paraiso-dark and rrt are monokai.",
+                   completion: .choices(Settings.styleNames.map(\.0))),
         OptionSpec(.sortKeys, "sort-keys", group: .output, help: "Sort the keys of JSON objects when formatting"),
+        OptionSpec(.sorted, "sorted", group: .output, help: "Sort JSON keys and response headers (--format-options=json.sort_keys:true,headers.sort:true)"),
+        OptionSpec(.unsorted, "unsorted", group: .output, help: "Keep JSON keys and headers in their order (the default)"),
         OptionSpec(.indent, "indent", value: .required("N"), group: .output, help: "Indent formatted JSON by N spaces (default 4)"),
+        OptionSpec(.formatOptions, "format-options", value: .required("OPTIONS"), group: .output,
+                   help: "HTTPie's formatting options: json.indent:N, json.sort_keys:BOOL, json.format:BOOL, headers.sort:BOOL, xml.format:BOOL, xml.indent:N",
+                   details: "Comma-separated formatting options as HTTPie writes them: json.indent:N (0 to 16), json.sort_keys:true|false, json.format:true|false, headers.sort:true|false, xml.format:true|false and xml.indent:N. --sort-keys, --sorted, --unsorted and --indent are shorthands.",
+                   completion: .choices(["json.indent:2", "json.sort_keys:true", "json.format:false", "headers.sort:true", "xml.format:false", "xml.indent:2"])),
+        OptionSpec(.responseMime, "response-mime", value: .required("TYPE"), group: .output,
+                   help: "Format the response body as if its Content-Type were TYPE (application/json, text/xml, ...)"),
         OptionSpec(.responseCharset, "response-charset", value: .required("CHARSET"), group: .output,
                    help: "Decode text responses with CHARSET instead of the Content-Type charset",
                    completion: .choices(["utf-8", "iso-8859-1", "windows-1252", "us-ascii", "utf-16le", "utf-16be"])),
@@ -207,6 +219,9 @@ public enum OptionTable {
 
     static let configuration: [OptionSpec] = [
         OptionSpec(.help, "help", group: .configuration, help: "Show this help and exit"),
+        OptionSpec(.debug, "debug", group: .configuration,
+                   help: "Print af's versions, the parsed options and libcurl's own trace on standard error",
+                   details: "Print af's version block, the parsed options and positionals, and libcurl's verbose trace of each transfer (* text, > sent head, < received head) on standard error, for bug reports."),
         OptionSpec(.version, "version", group: .configuration, help: "Show af's version and build (commit, date, Swift) and the libcurl, OpenSSL and zlib it runs on, and exit"),
     ]
 

@@ -7,6 +7,7 @@ struct Settings: Sendable {
     enum TraceFormat: String, Sendable { case text, json }
 
     // Body
+    var json = false
     var form = false
     var multipart = false
     var boundary: String?
@@ -25,8 +26,14 @@ struct Settings: Sendable {
     var pretty: Pretty?
     var style: Style = .auto
     var sortKeys = false
+    var sortHeaders = false
+    /// `json.format:false` turns JSON re-indenting off (colours stay).
+    var formatJSON = true
     var indent = 4
+    var formatXML = true
+    var xmlIndent = 2
     var responseCharset: String?
+    var responseMime: String?
     var stream = false
     var offline = false
     var curl = false
@@ -94,6 +101,15 @@ struct Settings: Sendable {
     // Help
     var help = false
     var version = false
+    var debug = false
+
+    /// `--style` names: af's own, and HTTPie's and Pygments' mapped to the nearest of them.
+    static let styleNames: [(String, Style)] = [
+        ("auto", .auto), ("solarized", .solarized), ("monokai", .monokai),
+        ("pie", .auto), ("pie-dark", .auto), ("pie-light", .auto), ("default", .auto),
+        ("solarized-dark", .solarized), ("solarized-light", .solarized),
+        ("fruity", .monokai), ("native", .monokai), ("dracula", .monokai), ("vim", .monokai), ("paraiso-dark", .monokai), ("rrt", .monokai),
+    ]
 
     /// Applies one option; later options override earlier ones, repeatable ones accumulate.
     mutating func apply(_ option: ParsedOption) throws(CommandFailure) {
@@ -101,6 +117,7 @@ struct Settings: Sendable {
         let value = option.value ?? ""
         let name = option.spelling
         switch option.spec.id {
+        case .json: json = on
         case .form: form = on
         case .multipart: multipart = on
         case .boundary:
@@ -124,8 +141,24 @@ struct Settings: Sendable {
         case .quiet: quiet = on
         case .all: all = on
         case .pretty: pretty = try Self.choice(value, name, Pretty.self)
-        case .style: style = try Self.choice(value, name, Style.self)
+        case .style:
+            guard let match = Self.styleNames.first(where: { $0.0 == value.lowercased() }) else {
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): choose \(Self.styleNames.map(\.0).joined(separator: ", "))")
+            }
+            style = match.1
         case .sortKeys: sortKeys = on
+        case .sorted:
+            sortKeys = on
+            sortHeaders = on
+        case .unsorted:
+            sortKeys = !on
+            sortHeaders = !on
+        case .formatOptions: try applyFormatOptions(value, name)
+        case .responseMime:
+            guard value.contains("/"), !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a media type such as application/json")
+            }
+            responseMime = value
         case .indent:
             guard let count = Int(value), (0...16).contains(count) else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected 0 to 16") }
             indent = count
@@ -220,6 +253,40 @@ struct Settings: Sendable {
         case .maxFilesize: maxFilesize = try Self.size(value, name)
         case .help: help = on
         case .version: version = on
+        case .debug: debug = on
+        }
+    }
+
+    /// `json.indent:2,json.sort_keys:true,headers.sort:false,...` (HTTPie's `--format-options`).
+    mutating func applyFormatOptions(_ value: String, _ name: String) throws(CommandFailure) {
+        for entry in value.split(separator: ",", omittingEmptySubsequences: true) {
+            let parts = entry.split(separator: ":", maxSplits: 1).map { String($0).trimmingCharacters(in: " ") }
+            guard parts.count == 2 else {
+                throw .usage("invalid value '\(Quote.argument(String(entry)))' for \(name): expected KEY:VALUE such as json.indent:2")
+            }
+            func flag() throws(CommandFailure) -> Bool {
+                switch parts[1].lowercased() {
+                case "true": return true
+                case "false": return false
+                default: throw .usage("invalid value '\(Quote.argument(String(entry)))' for \(name): \(parts[0]) takes true or false")
+                }
+            }
+            func number() throws(CommandFailure) -> Int {
+                guard let count = Int(parts[1]), (0...16).contains(count) else {
+                    throw .usage("invalid value '\(Quote.argument(String(entry)))' for \(name): \(parts[0]) takes 0 to 16")
+                }
+                return count
+            }
+            switch parts[0] {
+            case "json.indent": indent = try number()
+            case "json.sort_keys": sortKeys = try flag()
+            case "json.format": formatJSON = try flag()
+            case "headers.sort": sortHeaders = try flag()
+            case "xml.format": formatXML = try flag()
+            case "xml.indent": xmlIndent = try number()
+            default:
+                throw .usage("unknown format option '\(Quote.argument(parts[0]))' for \(name): use json.indent, json.sort_keys, json.format, headers.sort, xml.format or xml.indent")
+            }
         }
     }
 

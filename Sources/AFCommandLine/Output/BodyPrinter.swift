@@ -13,6 +13,8 @@ struct BodyStyle: Sendable {
     /// `--stream`: write every chunk at once.
     var stream: Bool
     var responseCharset: String?
+    /// Format as if the response had this Content-Type (`--response-mime`).
+    var responseMime: String? = nil
 
     /// Text is decoded and its control characters escaped, and binary bodies are replaced
     /// by a note: on a terminal, and whenever af colours (coloured output is for reading, and
@@ -56,7 +58,7 @@ final class BodyPrinter {
 
     init(head: ResponseHead, style: BodyStyle) {
         self.style = style
-        contentType = head.headers.value(for: .contentType)
+        contentType = style.responseMime ?? head.headers.value(for: .contentType)
         let essence = MediaType.essence(contentType)
         let ndjson = essence.contains("ndjson") || essence == "application/jsonl"
         formatter = JSONFormatter(style: JSONFormatter.Style(

@@ -163,7 +163,8 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
 
     private func printRequest(sentHead: String?, _ state: State) throws(AFError) {
         if plan.shows("H"), let sentHead {
-            try section(plan.head.request(sentHead: sentHead), state)
+            let host = built.givenHeaders.last { $0.name == .host }
+            try section(plan.head.request(sentHead: sentHead, userHost: host), state)
         }
         if plan.shows("B"), let sentHead,
            let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: built.body.contentType)

@@ -5,15 +5,25 @@ struct HeadRenderer: Sendable {
     var theme: Theme?
     /// Escape control characters (output to a terminal).
     var terminal: Bool
+    /// Show response headers sorted by name (`--sorted`, `headers.sort:true`).
+    var sortHeaders = false
 
-    /// A request head as libcurl sent it (`GET / HTTP/1.1\r\nHost: …`).
-    func request(sentHead: String) -> String {
+    /// A request head as libcurl sent it (`GET / HTTP/1.1\r\nHost: …`). libcurl rewrites a
+    /// user's `Host` header as `Host:`; the name is case-insensitive, so the line is shown as
+    /// the user spelled it (`userHost`).
+    func request(sentHead: String, userHost: HTTPHeader? = nil) -> String {
         // "\r\n" is a single Character in Swift, so split on both forms.
         var lines = sentHead.split(omittingEmptySubsequences: false) { $0 == "\r\n" || $0 == "\n" }.map(String.init)
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let first = lines.first else { return "" }
         var out = requestLine(first) + "\n"
-        for line in lines.dropFirst() { out += headerLine(line) + "\n" }
+        for line in lines.dropFirst() {
+            if let userHost, line.lowercased().hasPrefix("host:") {
+                out += headerLine("\(userHost.name.rawValue): \(userHost.value)") + "\n"
+            } else {
+                out += headerLine(line) + "\n"
+            }
+        }
         return out
     }
 
@@ -43,7 +53,13 @@ struct HeadRenderer: Sendable {
     /// A response head.
     func response(_ head: ResponseHead) -> String {
         var out = statusLine(head) + "\n"
-        for header in head.headers {
+        let headers = sortHeaders
+            ? head.headers.enumerated().sorted { lhs, rhs in
+                let (a, b) = (lhs.element.name.rawValue.lowercased(), rhs.element.name.rawValue.lowercased())
+                return a == b ? lhs.offset < rhs.offset : a < b
+            }.map(\.element)
+            : Array(head.headers)
+        for header in headers {
             out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
         }
         return out

@@ -51,16 +51,17 @@ struct OutputPlan: Sendable {
         var colors = pretty == .all || pretty == .colors
         let noColor = environment.variables["NO_COLOR"].map { !$0.isEmpty } ?? false
         if noColor, explicit != .all, explicit != .colors { colors = false }
-        let format = pretty == .all || pretty == .format
+        let format = (pretty == .all || pretty == .format) && settings.formatJSON
         let theme = colors ? Theme.named(settings.style) : nil
         let bodyStyle = BodyStyle(
             format: format, theme: theme, indent: settings.indent, sortKeys: settings.sortKeys,
-            terminal: environment.stdoutIsTerminal, stream: settings.stream, responseCharset: settings.responseCharset
+            terminal: environment.stdoutIsTerminal, stream: settings.stream, responseCharset: settings.responseCharset,
+            responseMime: settings.responseMime
         )
         return OutputPlan(
             sections: sections,
             all: settings.all,
-            head: HeadRenderer(theme: theme, terminal: terminal),
+            head: HeadRenderer(theme: theme, terminal: terminal, sortHeaders: settings.sortHeaders),
             body: bodyStyle,
             headsToStandardError: headsToStandardError,
             buffered: (settings.retry > 0 || settings.authCmd != nil) && !settings.stream

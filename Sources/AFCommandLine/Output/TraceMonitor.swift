@@ -31,7 +31,7 @@ struct TraceMonitor: EventMonitor {
         case .created(let description):
             return ("request_built", [("method", string(description.method.rawValue)), ("url", string(description.url))],
                     "request built: \(description.method.rawValue) \(description.url)")
-        case .resumed, .suspended, .progress:
+        case .resumed, .suspended, .progress, .transportLog:
             return nil
         case .adapted(let attempt, let description):
             return ("request_adapted", [("attempt", "\(attempt)"), ("url", string(description.url))],

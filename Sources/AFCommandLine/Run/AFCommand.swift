@@ -9,6 +9,7 @@ public enum AFCommand {
         SignalWatcher.arm()
         do {
             let (settings, positionals) = try parse(environment)
+            if settings.debug { DebugReport.write(settings: settings, positionals: positionals, environment: environment, to: stderr) }
             if settings.help {
                 try? stdout.write(HelpText.help(width: environment.terminalWidth))
                 return ExitStatus.success
@@ -80,6 +81,9 @@ public enum AFCommand {
         if settings.report && settings.download { throw .usage("--report=json prints the body in the report; it cannot be combined with --download") }
         if settings.resume && !settings.download && settings.output == nil {
             throw .usage("--continue resumes a file; use it with --download or -o FILE")
+        }
+        if settings.json && (settings.form || settings.multipart) {
+            throw .usage("--json and \(settings.form ? "--form" : "--multipart") ask for different bodies; pick one")
         }
         if settings.form && settings.multipart { return }
         if settings.raw != nil && settings.multipart { throw .usage("--raw gives the whole body; it cannot be combined with --multipart") }

@@ -100,6 +100,7 @@ final class Execution {
         var description = built.description
         // The request body (B) is printed with the head that carried it, so both need it.
         description.options.recordsSentHead = plan.shows("H") || plan.shows("B") || settings.trace != nil
+        description.options.logsTransport = settings.debug
         let request = session.request(description, sink: printer, validation: validation)
         SignalWatcher.install(on: session) { reason in request.cancel(reason) }
         let response = request.run()
@@ -176,6 +177,7 @@ final class Execution {
         var monitors: [any EventMonitor] = [printer, RedirectNotice(stderr: stderr)]
         if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
+        if settings.debug { monitors.append(TransportLogMonitor(output: stderr)) }
         if let download, environment.stderrIsTerminal, !settings.quiet {
             monitors.append(ProgressBar(sink: download, output: stderr, width: environment.terminalWidth))
         }

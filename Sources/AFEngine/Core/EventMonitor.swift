@@ -43,6 +43,19 @@ public struct RequestEvent: Sendable {
         case finished(Response)
         /// The request was cancelled.
         case cancelled(AFError.Cancellation)
+        /// A line of libcurl's own account of the transfer (its verbose trace), when
+        /// `TransferOptions.logsTransport` asks for it.
+        case transportLog(TransportLogKind, String)
+    }
+
+    /// Which part of libcurl's trace a `transportLog` event carries.
+    public enum TransportLogKind: Sendable {
+        /// libcurl's notes (connecting, TLS, reuse).
+        case text
+        /// Header lines sent.
+        case sentHead
+        /// Header lines received.
+        case receivedHead
     }
 }
 

@@ -117,6 +117,9 @@ public struct TransferOptions: Sendable {
     /// `requestSent` event). It costs libcurl's verbose mode, so callers that never show
     /// the head can turn it off.
     public var recordsSentHead = true
+    /// Emit libcurl's verbose trace as `transportLog` events (a debugging aid; it costs a
+    /// callback per line).
+    public var logsTransport = false
 
     /// Defaults: no timeouts, automatic HTTP version, content decoding and cookies on.
     public init() {}

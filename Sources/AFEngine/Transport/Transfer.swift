@@ -283,7 +283,7 @@ final class Transfer: @unchecked Sendable {
         try easy.set(CURLOPT_NOPROGRESS, false)
         try easy.set(CURLOPT_XFERINFODATA, pointer: context)
         try check(afcurl_easy_setopt_xferinfo_cb(easy.raw, TransferCallbacks.progress))
-        if description.options.recordsSentHead {
+        if description.options.recordsSentHead || description.options.logsTransport {
             try easy.set(CURLOPT_VERBOSE, true)
             try easy.set(CURLOPT_DEBUGDATA, pointer: context)
             try check(afcurl_easy_setopt_debug_cb(easy.raw, TransferCallbacks.debug))

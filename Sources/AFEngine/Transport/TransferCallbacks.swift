@@ -50,7 +50,17 @@ enum TransferCallbacks {
     }
 
     static let debug: afcurl_debug_cb = { _, type, data, size, userdata in
-        guard type == CURLINFO_HEADER_OUT, let data, let transfer = transfer(userdata) else { return 0 }
+        guard let data, let transfer = transfer(userdata) else { return 0 }
+        if transfer.description.options.logsTransport {
+            let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
+            switch type {
+            case CURLINFO_TEXT: transfer.emit(.transportLog(.text, text))
+            case CURLINFO_HEADER_OUT: transfer.emit(.transportLog(.sentHead, text))
+            case CURLINFO_HEADER_IN: transfer.emit(.transportLog(.receivedHead, text))
+            default: break
+            }
+        }
+        guard type == CURLINFO_HEADER_OUT, transfer.description.options.recordsSentHead else { return 0 }
         let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
         if transfer.sentHeadComplete || transfer.sentHead == nil {
             transfer.sentHead = ""

@@ -1,0 +1,43 @@
+import AFEngine
+
+/// `--debug`: what a bug report needs, on standard error before anything is sent: af's
+/// versions, the arguments, and every setting that differs from its default. libcurl's own
+/// trace follows while the request runs (`TransportLogMonitor`).
+enum DebugReport {
+    static func write(settings: Settings, positionals: [Positional], environment: Environment, to stderr: OutputChannel) {
+        var text = HelpText.version.split(separator: "\n").map { "af: debug: \($0)\n" }.joined()
+        text += "af: debug: arguments: \(environment.arguments.map { Quote.argument($0).debugDescription }.joined(separator: " "))\n"
+        text += "af: debug: positionals: \(positionals.map { Quote.argument($0.text).debugDescription }.joined(separator: " "))\n"
+        let defaults = Mirror(reflecting: Settings()).children.map { String(describing: $0.value) }
+        for (index, child) in Mirror(reflecting: settings).children.enumerated() {
+            guard let label = child.label, label != "debug" else { continue }
+            let value = String(describing: child.value)
+            if index < defaults.count, defaults[index] == value { continue }
+            // Secrets never reach a bug report.
+            let shown = ["auth", "certKeyPass"].contains(label) ? "(hidden)" : Quote.argument(value)
+            text += "af: debug: setting \(label) = \(shown)\n"
+        }
+        stderr.writeQuietly(text)
+    }
+}
+
+/// Writes libcurl's verbose trace (`--debug`) to standard error as curl does: `*` for its
+/// notes, `>` for what was sent, `<` for what came back.
+struct TransportLogMonitor: EventMonitor {
+    let output: OutputChannel
+
+    func request(_ request: Request, didEmit event: RequestEvent) {
+        guard case .transportLog(let kind, let text) = event.kind else { return }
+        let marker: String
+        switch kind {
+        case .text: marker = "*"
+        case .sentHead: marker = ">"
+        case .receivedHead: marker = "<"
+        }
+        var lines = ""
+        for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+            lines += "\(marker) \(TerminalText.escaped(String(line)))\n"
+        }
+        output.writeQuietly(lines)
+    }
+}
