@@ -232,7 +232,7 @@ import Testing
         (["up@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from 'up@/nonexistent/file'): no such file or directory; check the path and its permissions\n", 66),
         (["@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from '@/nonexistent/file'): no such file or directory; check the path and its permissions\n", 66),
         (["X-Bad Name:1"], "af: error: invalid header name 'X-Bad Name' in 'X-Bad Name:1': use letters, digits and !#$%&'*+-.^_`|~\n", 64),
-        (["-f", "n:=1"], "af: error: 'n:=1' is a raw JSON item, which a form cannot carry; drop --form or write it with '='\n", 64),
+        (["-f", "n:=[1]"], "af: error: 'n:=[1]' is a JSON array, which a form field cannot carry; use a string, number or boolean, or drop --form\n", 64),
         (["a=1", "@/etc/hostname"], "af: error: the body comes from both items 'a=1' and '@/etc/hostname'; give only one (use -I to ignore standard input)\n", 64),
         (["--raw", "x", "a=1"], "af: error: the body comes from both items 'a=1' and --raw; give only one (use -I to ignore standard input)\n", 64),
     ])

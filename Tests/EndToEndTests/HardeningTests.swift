@@ -287,6 +287,15 @@ import Glibc
         }
     }
 
+    @Test func hostsThatDecodeToControlCharactersAreRefused() {
+        // Found by the url fuzz target: libcurl decodes a percent-encoded host.
+        let result = AF.run(["--offline", "a%7Fb.example"])
+        expectOneError(result, status: 64, containing: "the host has characters no host name has")
+        server.route("/to-bad-host") { _, _ in .response(status: 302, headers: [("Location", "http://x%00y/")]) }
+        let redirect = AF.run(["-F", server.url("/to-bad-host")])
+        expectOneError(redirect, status: 1, containing: "cannot follow redirect")
+    }
+
     @Test func offlineReportIsRefused() {
         expectOneError(AF.run(["--offline", "--report=json", server.url("/get")]), status: 64, containing: "--offline")
     }

@@ -15,6 +15,9 @@ struct JSONFormatter {
         var multipleValues = false
         /// Keep the original layout and only add colours.
         var colorsOnly = false
+        /// Show `\uXXXX` escapes as the characters they name (on a terminal), except
+        /// quotes, backslashes, control and invisible format characters and lone surrogates.
+        var decodesEscapes = false
     }
 
     let style: Style
@@ -126,7 +129,7 @@ struct JSONFormatter {
                     startValue()
                     paintOpen(isKey ? colors?.key : colors?.string)
                 }
-                out.append(contentsOf: bytes)
+                if style.decodesEscapes { UnicodeEscapes.decodeForDisplay(bytes, into: &out) } else { out.append(contentsOf: bytes) }
                 inString = !complete
                 if complete {
                     paintClose(isKey ? colors?.key : colors?.string)
@@ -149,7 +152,7 @@ struct JSONFormatter {
             case .whitespace: out.append(contentsOf: bytes)
             case .string:
                 if !inString { paintOpen(isKey ? colors?.key : colors?.string) }
-                out.append(contentsOf: bytes)
+                if style.decodesEscapes { UnicodeEscapes.decodeForDisplay(bytes, into: &out) } else { out.append(contentsOf: bytes) }
                 inString = !complete
                 if complete { paintClose(isKey ? colors?.key : colors?.string) }
             case .number: paint(bytes, colors?.number)
@@ -290,5 +293,73 @@ enum SortedKeys {
             }
             out.append((.endArray, [UInt8(ascii: "]")], false))
         }
+    }
+}
+
+/// `\uXXXX` escapes in JSON string tokens, decoded for reading on a terminal.
+enum UnicodeEscapes {
+    /// Appends `token` to `out` with each `\uXXXX` (and surrogate pair) that names a
+    /// printable character replaced by that character in UTF-8. Quotes, backslashes, control
+    /// characters (C0, DEL, C1), invisible format characters (bidi overrides, zero widths)
+    /// and lone surrogates stay escaped, so the shown text cannot end the string early,
+    /// steer the terminal or hide what it says.
+    static func decodeForDisplay(_ token: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        let count = token.count
+        var index = 0
+        var copiedUpTo = 0
+        while index < count {
+            guard token[index] == UInt8(ascii: "\\"), index + 1 < count else {
+                index += 1
+                continue
+            }
+            guard token[index + 1] == UInt8(ascii: "u"), let unit = hexUnit(token, at: index + 2) else {
+                index += 2
+                continue
+            }
+            var scalarValue = UInt32(unit)
+            var length = 6
+            if (0xD800...0xDBFF).contains(unit) {
+                guard index + 12 <= count, token[index + 6] == UInt8(ascii: "\\"), token[index + 7] == UInt8(ascii: "u"),
+                      let low = hexUnit(token, at: index + 8), (0xDC00...0xDFFF).contains(low)
+                else {
+                    index += 6
+                    continue
+                }
+                scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                length = 12
+            }
+            guard let scalar = Unicode.Scalar(scalarValue), shows(scalar) else {
+                index += length
+                continue
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<index]))
+            out.append(contentsOf: String(Character(scalar)).utf8)
+            index += length
+            copiedUpTo = index
+        }
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<count]))
+    }
+
+    private static func shows(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        if value < 0x20 || value == 0x22 || value == 0x5C || (0x7F...0x9F).contains(value) { return false }
+        return scalar.properties.generalCategory != .format && scalar.properties.generalCategory != .surrogate
+    }
+
+    private static func hexUnit(_ token: UnsafeRawBufferPointer, at start: Int) -> UInt16? {
+        guard start + 4 <= token.count else { return nil }
+        var value: UInt16 = 0
+        for position in start..<(start + 4) {
+            let byte = token[position]
+            let digit: UInt16
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt16(byte - 48)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt16(byte - 87)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt16(byte - 55)
+            default: return nil
+            }
+            value = value << 4 | digit
+        }
+        return value
     }
 }

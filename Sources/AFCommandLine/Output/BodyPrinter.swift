@@ -63,7 +63,7 @@ final class BodyPrinter {
         let ndjson = essence.contains("ndjson") || essence == "application/jsonl"
         formatter = JSONFormatter(style: JSONFormatter.Style(
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
-            multipleValues: ndjson || style.stream, colorsOnly: !style.format
+            multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal
         ))
         decoder = CharsetDecoder(label: style.responseCharset ?? MediaType.charset(contentType) ?? "utf-8") ?? CharsetDecoder(charset: .utf8)
         let styling = style.format || style.theme != nil
@@ -155,7 +155,7 @@ final class BodyPrinter {
         output.removeAll(keepingCapacity: true)
         if !prefixChecked {
             prefixChecked = true
-            let (prefix, _) = Self.splitXSSI(Array(bytes.prefix(16)))
+            let (prefix, _) = Self.splitXSSI(Array(bytes.prefix(Self.xssiLimit)))
             output.append(contentsOf: prefix)
             input = UnsafeRawBufferPointer(rebasing: bytes[prefix.count...])
         }
@@ -186,13 +186,28 @@ final class BodyPrinter {
         }
     }
 
-    /// Splits `)]}',` (and the line break after it) from the start of a body.
+    /// The anti-hijacking prefixes servers put before JSON (HTTPie recognises the same).
+    private static let xssiPrefixes: [[UInt8]] = [")]}',", ")]}'", "while(1);", "for(;;);"].map { Array($0.utf8) }
+
+    /// The most bytes of junk before the first `{` or `[` that are taken for a prefix.
+    static let xssiLimit = 1024
+
+    /// Splits an anti-XSSI prefix (`)]}',`, `)]}'`, `while(1);`, `for(;;);`, or other text
+    /// before the first `{` or `[` that cannot start JSON) and the whitespace after it from the
+    /// start of a body; the prefix is shown as it came and the rest is formatted.
     static func splitXSSI(_ body: [UInt8]) -> (prefix: [UInt8], json: ArraySlice<UInt8>) {
-        let marker = Array(")]}'".utf8)
-        guard body.starts(with: marker) else { return ([], body[...]) }
-        var end = marker.count
-        if end < body.count, body[end] == UInt8(ascii: ",") { end += 1 }
-        while end < body.count, body[end] == 10 || body[end] == 13 || body[end] == 32 { end += 1 }
+        var end = 0
+        if let marker = xssiPrefixes.first(where: { body.starts(with: $0) }) {
+            end = marker.count
+        } else if let first = body.first(where: { $0 != 32 && $0 != 10 && $0 != 13 && $0 != 9 }),
+                  !"{[\"-0123456789tfn".utf8.contains(first),
+                  let brace = body.prefix(xssiLimit).firstIndex(where: { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") })
+        {
+            end = brace
+        } else {
+            return ([], body[...])
+        }
+        while end < body.count, body[end] == 10 || body[end] == 13 || body[end] == 32 || body[end] == 9 { end += 1 }
         return (Array(body[..<end]), body[end...])
     }
 }

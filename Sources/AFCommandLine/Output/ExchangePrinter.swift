@@ -170,7 +170,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
            let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: built.body.contentType)
         {
             let deflated = sentHead.lowercased().contains("\ncontent-encoding: deflate") && !built.description.headers.contains(.contentEncoding)
-            try section(deflatedNote(deflated) + (body.hasSuffix("\n") ? body : body + "\n"), state)
+            try bodySection(body, deflated: deflated, state)
         }
     }
 
@@ -194,6 +194,18 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         state.needsSeparator = true
     }
 
+    /// The request body section. Shown for reading it ends with a line break; alone into a
+    /// pipe (`-p B`) it is left as it is, so the output holds exactly what was sent.
+    private func bodySection(_ body: [UInt8], deflated: Bool, _ state: State) throws(AFError) {
+        if state.needsSeparator { try heads.write("\n") }
+        let note = deflatedNote(deflated)
+        if !note.isEmpty { try heads.write(note) }
+        try heads.write(body)
+        // With other sections around it, the body ends its line like they do.
+        if requestBodyStyle.escapes || plan.sections != ["B"], body.last != 10 { try heads.write("\n") }
+        state.needsSeparator = true
+    }
+
     /// A note that the body shown is the original of what went out deflated (`-x`).
     private func deflatedNote(_ deflated: Bool) -> String {
         deflated ? Theme.paint("[sent deflated (Content-Encoding: deflate); the body before compression:]", plan.body.theme?.note ?? "") + "\n" : ""
@@ -213,7 +225,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             }
             if plan.shows("B"), let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: description.headers.value(for: .contentType)) {
                 let deflated = description.headers.value(for: .contentEncoding) == "deflate" && !built.description.headers.contains(.contentEncoding)
-                try section(deflatedNote(deflated) + (body.hasSuffix("\n") ? body : body + "\n"), state)
+                try bodySection(body, deflated: deflated, state)
             }
         }
     }

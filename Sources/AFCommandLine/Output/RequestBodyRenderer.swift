@@ -4,14 +4,19 @@ import Glibc
 #endif
 
 /// Renders the request body for the `B` section.
+///
+/// For reading (a terminal, or colours on) text is shown, formatted when it is JSON, and
+/// binary data becomes a one-line note, as HTTPie does. Into a pipe without colours the
+/// section holds the body's exact bytes — multipart framing and file parts included — so
+/// that `af -p B … > body.bin` saves what was sent.
 struct RequestBodyRenderer: Sendable {
-    /// Files up to this size are shown when they are text.
-    static let inlineLimit = 64 * 1024
+    /// Files larger than this are noted, not shown (the section is held in memory).
+    static let inlineLimit = FileReading.valueLimit
 
     var style: BodyStyle
 
     /// The body as shown, or nil when there is none.
-    func render(_ origin: BodyOrigin, contentType: String?) -> String? {
+    func render(_ origin: BodyOrigin, contentType: String?) -> [UInt8]? {
         switch origin {
         case .none:
             return nil
@@ -23,48 +28,56 @@ struct RequestBodyRenderer: Sendable {
             guard let path else { return note("[standard input, streamed as it is read]") }
             return file(path, label: "standard input", contentType: contentType)
         case .multipart(let form):
-            var out = ""
+            var out: [UInt8] = []
             for (index, part) in form.parts.enumerated() {
-                out += String(decoding: form.head(of: part, first: index == 0), as: UTF8.self)
+                out += form.head(of: part, first: index == 0)
                 switch part.content {
                 case .bytes(let bytes):
-                    out += Self.isText(bytes) ? String(decoding: bytes, as: UTF8.self) : note("[\(Format.bytes(Int64(bytes.count))) of binary data]")
+                    out += style.escapes && !Self.isText(bytes) ? note("[\(Format.bytes(Int64(bytes.count))) of binary data]") : bytes
                 case .file(let path):
-                    out += note(Self.size(of: path).map { "[contents of '\(path)': \(Format.bytes($0))]" } ?? "[contents of '\(path)', streamed as it is read]")
+                    out += file(path, label: "'\(path)'", contentType: part.contentType, formatting: false)
                 }
             }
-            out += String(decoding: form.tail, as: UTF8.self)
-            return style.escapes ? TerminalText.escaped(out.replacingAll("\r\n", with: "\n")) : out
+            out += form.tail
+            guard style.escapes else { return out }
+            let text = String(decoding: out, as: UTF8.self).replacingAll("\r\n", with: "\n")
+            return Array(TerminalText.escaped(text).utf8)
         }
     }
 
-    private func file(_ path: String, label: String, contentType: String?) -> String {
-        // A pipe or a device is read once, by the transfer: showing it would consume it.
+    /// A file's contents as shown: exact bytes into a pipe, text (or a note for binary data)
+    /// for reading. A pipe or device is read once, by the transfer: showing it would consume
+    /// it, so it is noted.
+    private func file(_ path: String, label: String, contentType: String?, formatting: Bool = true) -> [UInt8] {
         guard let size = Self.size(of: path) else { return note("[contents of \(label), streamed as it is read]") }
-        if size <= Self.inlineLimit, let bytes = try? FileReading.bytes(atPath: path, item: label), Self.isText(bytes) {
-            return show(bytes, contentType: contentType)
+        guard size <= Self.inlineLimit, let bytes = try? FileReading.bytes(atPath: path, item: label) else {
+            return note("[contents of \(label): \(Format.bytes(size))]")
         }
-        return note("[contents of \(label): \(Format.bytes(size))]")
+        if !style.escapes { return bytes }
+        guard Self.isText(bytes) else { return note("[contents of \(label): \(Format.bytes(size)) of binary data]") }
+        return formatting ? show(bytes, contentType: contentType) : bytes
     }
 
-    private func show(_ bytes: [UInt8], contentType: String?) -> String {
-        guard Self.isText(bytes) else { return note("[\(Format.bytes(Int64(bytes.count))) of binary data]") }
+    private func show(_ bytes: [UInt8], contentType: String?) -> [UInt8] {
+        guard !style.escapes || Self.isText(bytes) else { return note("[\(Format.bytes(Int64(bytes.count))) of binary data]") }
         let essence = MediaType.essence(contentType)
         if style.format || style.theme != nil, MediaType.isJSON(essence) {
-            var formatter = JSONFormatter(style: JSONFormatter.Style(indent: style.indent, theme: style.theme, sortKeys: style.sortKeys, colorsOnly: !style.format))
+            var formatter = JSONFormatter(style: JSONFormatter.Style(
+                indent: style.indent, theme: style.theme, sortKeys: style.sortKeys, colorsOnly: !style.format, decodesEscapes: style.terminal
+            ))
             var out: [UInt8] = []
             do {
                 try formatter.feed(bytes, into: &out)
                 try formatter.finish(into: &out)
-                return String(decoding: out, as: UTF8.self)
+                return out
             } catch {}
         }
-        let text = String(decoding: bytes, as: UTF8.self)
-        return style.escapes ? TerminalText.escaped(text) : text
+        guard style.escapes else { return bytes }
+        return Array(TerminalText.escaped(String(decoding: bytes, as: UTF8.self)).utf8)
     }
 
-    private func note(_ text: String) -> String {
-        Theme.paint(text, style.theme?.note ?? "")
+    private func note(_ text: String) -> [UInt8] {
+        Array(Theme.paint(text, style.theme?.note ?? "").utf8)
     }
 
     static func isText(_ bytes: [UInt8]) -> Bool {

@@ -6,7 +6,7 @@ import AFEngine
 enum DebugReport {
     static func write(settings: Settings, positionals: [Positional], environment: Environment, to stderr: OutputChannel) {
         var text = HelpText.version.split(separator: "\n").map { "af: debug: \($0)\n" }.joined()
-        text += "af: debug: arguments: \(environment.arguments.map { Quote.argument($0).debugDescription }.joined(separator: " "))\n"
+        text += "af: debug: arguments: \(redacted(environment.arguments).map { Quote.argument($0).debugDescription }.joined(separator: " "))\n"
         text += "af: debug: positionals: \(positionals.map { Quote.argument($0.text).debugDescription }.joined(separator: " "))\n"
         let defaults = Mirror(reflecting: Settings()).children.map { String(describing: $0.value) }
         for (index, child) in Mirror(reflecting: settings).children.enumerated() {
@@ -18,6 +18,25 @@ enum DebugReport {
             text += "af: debug: setting \(label) = \(shown)\n"
         }
         stderr.writeQuietly(text)
+    }
+
+    /// The arguments with the values of secret options replaced (a bug report gets pasted).
+    static func redacted(_ arguments: [String]) -> [String] {
+        let secret = ["--auth", "--cert-key-pass"]
+        var out: [String] = []
+        var hideNext = false
+        for argument in arguments {
+            if hideNext {
+                out.append("(hidden)")
+                hideNext = false
+            } else if let option = secret.first(where: { argument.hasPrefix($0 + "=") }) {
+                out.append(option + "=(hidden)")
+            } else {
+                hideNext = secret.contains(argument) || (argument.hasPrefix("-") && !argument.hasPrefix("--") && argument.hasSuffix("a"))
+                out.append(argument)
+            }
+        }
+        return out
     }
 }
 

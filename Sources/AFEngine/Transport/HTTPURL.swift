@@ -52,6 +52,16 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         guard let host = part(CURLUPART_HOST), !host.isEmpty else {
             throw .invalidRequest(reason: "invalid URL '\(reference)': no host name")
         }
+        // libcurl decodes a percent-encoded host; what it decodes to must still be a host
+        // name (letters, digits, `-._~`, an IPv6 literal, or non-ASCII for IDN), never control
+        // characters or invalid UTF-8 that would reach the Host header and the resolver.
+        let allowedASCII = Set("-._~[]:".unicodeScalars)
+        guard host.unicodeScalars.allSatisfy({ scalar in
+            scalar.isASCII ? (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || allowedASCII.contains(scalar))
+                : (scalar != "\u{FFFD}" && scalar.properties.generalCategory != .format && scalar.properties.generalCategory != .control)
+        }) else {
+            throw .invalidRequest(reason: "invalid URL '\(reference.prefix(200))': the host has characters no host name has")
+        }
         self.scheme = scheme
         self.host = host
         user = part(CURLUPART_USER, UInt32(CURLU_URLDECODE))

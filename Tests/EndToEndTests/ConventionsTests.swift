@@ -1,0 +1,215 @@
+import AFTestSupport
+import Foundation
+import Testing
+
+/// Issue 12: what HTTPie and curl users rely on, through the real binary.
+@Suite struct ConventionsTests {
+    let server: TestServer
+    let directory: String
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make(prefix: "af-conventions")
+    }
+
+    private func last(_ path: String) throws -> ServerRequest {
+        try #require(server.requests(to: path).last)
+    }
+
+    // MARK: Divergences
+
+    @Test func framingHeadersCannotContradictTheBody() throws {
+        let wrong = AF.run(["post", server.url("/echo"), "Content-Length:0", "--raw", "foo"])
+        #expect(wrong.status == 64)
+        #expect(wrong.err == "af: error: Content-Length: 0 does not match the body, which has 3 bytes; drop the header (af sets it)\n")
+        #expect(server.hits("/echo") == 0, "nothing is sent")
+        let right = AF.run(["post", server.url("/echo"), "Content-Length:3", "--raw", "foo"])
+        #expect(right.status == 0)
+        #expect(try last("/echo").bodyText == "foo")
+        let chunked = AF.run(["post", server.url("/echo"), "Transfer-Encoding:chunked", "--raw", "foo"])
+        #expect(chunked.status == 0)
+        #expect(try last("/echo").chunked)
+        #expect(AF.run(["post", server.url("/echo"), "Transfer-Encoding:gzip", "--raw", "foo"]).status == 64)
+        #expect(AF.run(["get", server.url("/echo"), "Content-Length:5"]).status == 64)
+    }
+
+    @Test func requestBodyAloneIsPrintedForASentRequest() throws {
+        let result = AF.run(["-p", "B", "post", server.url("/echo"), "a=b"])
+        #expect(result.status == 0)
+        #expect(result.out == #"{"a": "b"}"#)
+        #expect(server.hits("/echo") == 1)
+    }
+
+    @Test func digestPrintsTheFinalExchange() {
+        let result = AF.run(["-v", "-A", "digest", "-a", "user:pass", server.url("/digest-auth/user/pass")])
+        #expect(result.status == 0)
+        #expect(result.out.contains("Authorization: Digest username=\"user\""))
+        #expect(result.out.contains("HTTP/1.1 200 OK"))
+        #expect(!result.out.contains("401"))
+        let refused = AF.run(["--check-status", "-A", "digest", "-a", "user:wrong", server.url("/digest-auth/user/pass")])
+        #expect(refused.status == 4)
+    }
+
+    @Test func downloadsFollowRedirectsAndKeepTheAskedName() throws {
+        let downloads = try TemporaryDirectory.make(prefix: "af-dl")
+        let result = AF.run(["-d", server.url("/redirect-to?url=/bytes/10")], directory: downloads)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads) == ["redirect-to"])
+        let unfollowed = AF.run(["-d", "--no-follow", server.url("/redirect-to?url=/bytes/10")], directory: downloads)
+        #expect(unfollowed.status == 3)
+    }
+
+    @Test func multipartContentTypeGetsTheBoundary() {
+        let result = AF.run(["--offline", "--multipart", "--boundary=XYZ", server.url("/post"), "Content-Type:multipart/mixed", "a=b"])
+        #expect(result.out.contains("Content-Type: multipart/mixed; boundary=XYZ\n"))
+    }
+
+    @Test func bodyBytesIntoAPipeAreExact() throws {
+        let path = directory + "/blob.bin"
+        let bytes: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 13]
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        let result = AF.run(["--offline", "-p", "B", "--pretty=none", "--boundary=B", server.url("/post"), "f@\(path)"])
+        #expect(result.status == 0)
+        let expected = Array("--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"blob.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            + bytes + Array("\r\n--B--\r\n".utf8)
+        #expect(result.stdout == expected)
+        let text = directory + "/note.txt"
+        try "hello part".write(toFile: text, atomically: true, encoding: .utf8)
+        let shown = AF.run(["--offline", "-p", "B", "--pretty=all", "--boundary=B", server.url("/post"), "f@\(text)", "g@\(path)"])
+        #expect(shown.out.contains("hello part"))
+        #expect(shown.out.contains("of binary data]"))
+        let stdin = AF.run(["--offline", "-p", "B", "--pretty=none", server.url("/post")], stdin: .bytes(Array("piped body".utf8)))
+        #expect(stdin.out == "piped body")
+    }
+
+    @Test func ignoreStdinNeverPrompts() {
+        let result = AF.run(["-I", "-a", "user", server.url("/get")])
+        #expect(result.status == 64)
+        #expect(result.err.contains("-I"))
+    }
+
+    @Test func schemeShorthands() {
+        let invalid = AF.run(["--offline", "://"])
+        #expect(invalid.status == 64)
+        let written = AF.run(["--offline", "://example.org/x"])
+        #expect(written.out.hasPrefix("GET /x HTTP/1.1\nHost: example.org\n"))
+        let https = AF.run(["--curl", "--default-scheme=https", "example.org/x"])
+        #expect(https.out.contains("https://example.org/x"))
+        #expect(AF.run(["--default-scheme=ftp", "example.org"]).status == 64)
+    }
+
+    @Test func anAuthTypeNeedsCredentials() {
+        let result = AF.run(["--auth-type=basic", server.url("/get")])
+        #expect(result.status == 64)
+        #expect(result.err.contains("--auth-type=basic needs credentials"))
+        #expect(server.hits("/get") == 0)
+    }
+
+    @Test func formFieldsFromJSONScalars() throws {
+        let result = AF.run(["-f", server.url("/post"), "n:=1", "r:=1.5", "t:=true", "s:=\"text\""])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(try last("/post").bodyText == "n=1&r=1.5&t=true&s=text")
+        for item in ["a:=[1]", "o:={}", "z:=null"] {
+            #expect(AF.run(["-f", server.url("/post"), item]).status == 64)
+        }
+    }
+
+    @Test func verifyTakesYesAndNoInAnyCase() {
+        for value in ["YES", "True", "no", "FALSE"] {
+            #expect(AF.run(["--offline", "--verify=\(value)", server.url("/get")]).status == 0, "\(value)")
+        }
+    }
+
+    @Test func offlineDownloadPrintsTheRequestOnStandardOutput() {
+        let result = AF.run(["--offline", "-d", server.url("/get")])
+        #expect(result.status == 0)
+        #expect(result.out.hasPrefix("GET /get HTTP/1.1\n"))
+        #expect(result.err.isEmpty)
+    }
+
+    @Test func aUserHostHeaderIsShownAsSpelled() {
+        let result = AF.run(["-p", "H", server.url("/get"), "host:Example.COM"])
+        #expect(result.out.contains("\nhost: Example.COM\n"))
+    }
+
+    @Test func clientCertificateFilesAreCheckedFirst() {
+        let result = AF.run(["--cert=/nonexistent/cert.pem", server.url("/get")])
+        #expect(result.status == 66)
+        #expect(server.hits("/get") == 0)
+        #expect(AF.run(["--cert-key=/nonexistent/key.pem", server.url("/get")]).status == 66)
+    }
+
+    @Test func outputFileOnATerminalPrintsNothing() throws {
+        let file = directory + "/out.bin"
+        let (output, status) = PTYRunner.run(["-o", file, server.url("/bytes/100")])
+        #expect(status == 0)
+        #expect(!output.contains("HTTP/1.1"))
+        #expect(FileManager.default.contents(atPath: file) == Data(TestData.bytes(count: 100)))
+    }
+
+    // MARK: HTTPie features
+
+    @Test func explicitJSON() throws {
+        let result = AF.run(["-j", server.url("/get")])
+        #expect(result.status == 0)
+        let request = try last("/get")
+        #expect(request.header("Accept") == "application/json, */*;q=0.5")
+        #expect(request.header("Content-Type") == "application/json")
+        #expect(AF.run(["-j", "-f", server.url("/get")]).status == 64)
+    }
+
+    @Test func sortingAndFormatOptions() {
+        let sorted = AF.run(["--sorted", "-p", "hb", "--pretty=format", server.url("/json")])
+        #expect(sorted.out.contains("Content-Length: 150\nContent-Type: application/json\n"))
+        #expect(sorted.out.contains("{\n    \"big\":"))
+        let options = AF.run(["--format-options=json.indent:2,json.sort_keys:true", "--pretty=format", server.url("/json")])
+        #expect(options.out.hasPrefix("{\n  \"big\": 123456789012345678901234567890,\n  \"empty\": {},"))
+        let unformatted = AF.run(["--format-options=json.format:false", "--pretty=format", server.url("/json")])
+        #expect(unformatted.out == BuiltinRoutes.sampleJSON)
+        #expect(AF.run(["--format-options=json.indent:99", server.url("/json")]).status == 64)
+        #expect(AF.run(["--format-options=colour:yes", server.url("/json")]).status == 64)
+    }
+
+    @Test func responseMimeFormatsAsThatType() {
+        let result = AF.run(["--pretty=format", "--response-mime=application/json", server.url("/bytes/0?type=text/plain")])
+        #expect(result.status == 0)
+        let json = AF.run(["--pretty=format", "--response-mime=application/json", server.url("/text/utf8")])
+        #expect(json.out == "héllo wörld ✓\n")
+    }
+
+    @Test func httpieStyleNames() {
+        for style in ["pie", "pie-dark", "pie-light", "monokai", "solarized", "fruity", "native"] {
+            #expect(AF.run(["--style=\(style)", "--pretty=all", server.url("/json")]).status == 0, "\(style)")
+        }
+        let bad = AF.run(["--style=nope", server.url("/json")])
+        #expect(bad.status == 64)
+        #expect(bad.err.contains("pie-dark"))
+    }
+
+    @Test func debugShowsVersionsSettingsAndLibcurlsTrace() {
+        let result = AF.run(["--debug", "-a", "user:secret", server.url("/get")])
+        #expect(result.status == 0)
+        #expect(result.err.contains("af: debug: libcurl "))
+        #expect(result.err.contains("af: debug: setting auth = (hidden)"))
+        #expect(!result.err.contains("secret\""))
+        #expect(result.err.contains("> GET /get HTTP/1.1"))
+        #expect(result.err.contains("< HTTP/1.1 200 OK"))
+    }
+
+    @Test(arguments: [")]}',\n", ")]}'\n", "while(1);", "for(;;);", "junk before "])
+    func antiHijackingPrefixesAreShownAndJSONFormatted(prefix: String) {
+        server.route("/prefixed") { _, _ in .json(prefix + #"{"a":[1,2]}"#) }
+        let result = AF.run(["--pretty=format", server.url("/prefixed")])
+        #expect(result.out.hasPrefix(prefix.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(result.out.hasSuffix("{\n    \"a\": [\n        1,\n        2\n    ]\n}\n"), "\(result.out)")
+    }
+
+    @Test func unicodeEscapesAreDecodedOnATerminalOnly() {
+        server.route("/escapes") { _, _ in .json(#"{"s": "caf\u00e9 \ud83d\ude00 \u0022 \u005c \u001b \u202e \ud800"}"#) }
+        let (output, status) = PTYRunner.run(["--pretty=format", server.url("/escapes")])
+        #expect(status == 0)
+        #expect(output.contains(#""café 😀 \u0022 \u005c \u001b \u202e \ud800""#), "\(output)")
+        let piped = AF.run(["--pretty=format", server.url("/escapes")])
+        #expect(piped.out.contains(#"caf\u00e9 \ud83d\ude00"#))
+    }
+}
