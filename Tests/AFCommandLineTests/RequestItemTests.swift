@@ -49,7 +49,7 @@ import Testing
 
     @Test(arguments: [
         ("nothing", "is not a request item"),
-        ("=x", "has no field name before '='"),
+        ("=@x", "has no field name before '=@'"),
         (":x", "has no header name before ':'"),
         ("a;b", "'Name;' sends an empty header and takes no value"),
         ("a=@", "names no file after '=@'"),

@@ -212,4 +212,77 @@ import Testing
         let piped = AF.run(["--pretty=format", server.url("/escapes")])
         #expect(piped.out.contains(#"caf\u00e9 \ud83d\ude00"#))
     }
+
+    // MARK: Charsets, sessions, nested JSON
+
+    @Test(arguments: [
+        ("windows-1250", [0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A] as [UInt8], "Příliš"),
+        ("koi8-r", [0xF0, 0xD2, 0xC9, 0xD7, 0xC5, 0xD4], "Привет"),
+        ("shift_jis", [0x82, 0xB1, 0x82, 0xF1, 0x82, 0xC9, 0x82, 0xBF, 0x82, 0xCD], "こんにちは"),
+        ("big5", [0xA4, 0xA4, 0xA4, 0xE5], "中文"),
+    ])
+    func charsetsAreDecodedForDisplay(charset: String, bytes: [UInt8], text: String) {
+        server.route("/charset") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain; charset=\(charset)")], body: bytes) }
+        let shown = AF.run(["--pretty=all", server.url("/charset")])
+        #expect(shown.out == text, "\(charset)")
+        let exact = AF.run([server.url("/charset")])
+        #expect(exact.stdout == bytes, "piped output stays the server's bytes")
+        server.route("/undeclared") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain")], body: bytes) }
+        let overridden = AF.run(["--pretty=all", "--response-charset=\(charset.uppercased())", server.url("/undeclared")])
+        #expect(overridden.out == text)
+    }
+
+    @Test func undeclaredCharsetsAreUTF8OrWindows1252() {
+        server.route("/latin") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain")], body: [0x63, 0x61, 0x66, 0xE9, 0x20, 0x80]) }
+        #expect(AF.run(["--pretty=all", server.url("/latin")]).out == "café €")
+        server.route("/utf8") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain")], body: Array("café €".utf8)) }
+        #expect(AF.run(["--pretty=all", server.url("/utf8")]).out == "café €")
+        let unknown = AF.run(["--response-charset=nonsense", server.url("/utf8")])
+        #expect(unknown.status == 64)
+        #expect(unknown.err.contains("unknown charset 'nonsense'"))
+    }
+
+    @Test func requestBodiesShowInTheirCharset() throws {
+        let path = directory + "/latin2.txt"
+        _ = FileManager.default.createFile(atPath: path, contents: Data([0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A]))
+        let result = AF.run(["--offline", "-p", "B", "--pretty=all", "put", server.url("/put"), "Content-Type:text/plain; charset=windows-1250", "@\(path)"])
+        #expect(result.out == "Příliš\n")
+    }
+
+    @Test func sessionsKeepCookieHeadersRepeatsAndReadOnlyNames() throws {
+        let session = directory + "/session.json"
+        let first = AF.run(["--session=\(session)", server.url("/get"), "Foo:bar", "Foo:baz", "Cookie:a=1; b=2"])
+        #expect(first.status == 0)
+        let stored = try String(contentsOfFile: session, encoding: .utf8)
+        #expect(stored.contains(#"[["Foo", "bar"], ["Foo", "baz"]]"#))
+        #expect(stored.contains(#""name": "a", "value": "1""#))
+        let replay = AF.run(["--session-read-only=\(session)", server.url("/get")])
+        #expect(replay.status == 0)
+        let request = try last("/get")
+        #expect(request.headers.filter { $0.name == "Foo" }.map(\.value) == ["bar", "baz"])
+        #expect(request.header("Cookie").map { Set($0.components(separatedBy: "; ")) } == ["a=1", "b=2"])
+        let after = AF.run(["--session-read-only=\(session)", server.url("/get"), "Foo:changed"])
+        #expect(after.status == 0)
+        #expect(try String(contentsOfFile: session, encoding: .utf8) == stored, "read-only sessions are never written")
+    }
+
+    @Test(arguments: [
+        (["foo[baz]:=[1,2,3]", "foo[baz][]:=4"], #"{"foo": {"baz": [1, 2, 3, 4]}}"#),
+        (["=empty"], #"{"": "empty"}"#),
+        ([":=[1,2,3]"], #"{"": [1,2,3]}"#),
+        (["a[\\1]:=1"], #"{"a": {"1": 1}}"#),
+        (["a:={\"x\": 1.50}", "a[y]=2"], #"{"a": {"x": 1.50, "y": "2"}}"#),
+        (["a[0]:=[1]", "a[0][]:=2"], #"{"a": [[1, 2]]}"#),
+    ])
+    func nestedJSONFollowsHTTPie(items: [String], body: String) {
+        let result = AF.run(["--offline", "-p", "B", server.url("/post")] + items)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == body)
+    }
+
+    @Test func negativeIndexesAreRefusedWithTheirPosition() {
+        let result = AF.run(["--offline", server.url("/post"), "foo[-10]=x"])
+        #expect(result.status == 64)
+        #expect(result.err.contains("negative index [-10] at position"))
+    }
 }

@@ -147,10 +147,11 @@ enum RequestBuilder {
                 break
             }
         }
-        for header in sessionHeaders where !overridden.contains(header.name) {
-            user.insert(header, at: 0)
-            overridden.insert(header.name)
-        }
+        // Session headers come first, every one of a repeated name, unless this command line
+        // gives (or unsets) that name.
+        let fromSession = sessionHeaders.filter { !overridden.contains($0.name) }
+        overridden.formUnion(fromSession.map(\.name))
+        user = fromSession + user
         var headers = HTTPHeaders(defaults.filter { !overridden.contains($0.name) })
         for header in user { headers.add(header) }
         return (headers, suppressed)

@@ -80,6 +80,20 @@ struct SessionFile: Sendable {
         return !lower.hasPrefix("content-") && !lower.hasPrefix("if-") && lower != "cookie" && lower != "host"
     }
 
+    /// The cookies of `Cookie:` headers (`a=1; b=2`), as session cookies of `host`.
+    static func cookies(fromHeaders headers: [HTTPHeader], host: String) -> [Cookie] {
+        var cookies: [Cookie] = []
+        for header in headers where header.name == .cookie {
+            for pair in header.value.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " \t") }
+                guard parts.count == 2, !parts[0].isEmpty else { continue }
+                cookies.removeAll { $0.name == parts[0] }
+                cookies.append(Cookie(name: parts[0], value: parts[1], domain: host))
+            }
+        }
+        return cookies
+    }
+
     /// The JSON text of the session.
     var json: String {
         var lines = ["{", "  \"af_session\": 1,", "  \"host\": \(JSONText.quote(host)),"]

@@ -11,13 +11,13 @@ enum NestedPath {
     static func parse(_ key: String, item: String) throws(CommandFailure) -> [Segment] {
         var segments: [Segment] = []
         var characters = Array(key)[...]
-        let (name, sawBracket) = try take(&characters, until: "[", refusing: "]") {
+        let (name, sawBracket, _) = try take(&characters, until: "[", refusing: "]") {
             .usage("request item '\(item)': unexpected ']' in '\(key)'; write \\] for a literal bracket")
         }
         if !name.isEmpty || !sawBracket { segments.append(.key(name)) }
         guard sawBracket else { return segments }
         while true {
-            let (inner, closed) = try take(&characters, until: "]", refusing: "[") {
+            let (inner, closed, escaped) = try take(&characters, until: "]", refusing: "[") {
                 .usage("request item '\(item)': unexpected '[' inside brackets in '\(key)'; write \\[ for a literal bracket")
             }
             guard closed else {
@@ -25,7 +25,11 @@ enum NestedPath {
             }
             if inner.isEmpty {
                 segments.append(.append)
-            } else if inner.allSatisfy(\.isASCIIDigit), let index = Int(inner) {
+            } else if !escaped, inner.hasPrefix("-"), inner.count > 1, inner.dropFirst().allSatisfy(\.isASCIIDigit) {
+                // HTTPie refuses these too, pointing at them.
+                let position = key.count - characters.count - inner.count - 1
+                throw .usage("request item '\(item)': negative index [\(inner)] at position \(position) of '\(key)' is not supported; use [] to append, or [\\\(inner)] for a key")
+            } else if !escaped, inner.allSatisfy(\.isASCIIDigit), let index = Int(inner) {
                 guard index < 100_000 else { throw .usage("request item '\(item)': array index \(index) is too large") }
                 segments.append(.index(index))
             } else {
@@ -42,25 +46,29 @@ enum NestedPath {
         }
     }
 
-    /// Reads up to `stop` (consumed), resolving `\[`, `\]` and `\\`; returns the text and
-    /// whether `stop` was found. An unescaped `forbidden` character is an error.
+    /// Reads up to `stop` (consumed), resolving `\\[`, `\\]`, `\\\\` and a backslash before a
+    /// digit (which makes `[\\1]` the key "1", not an index); returns the text, whether
+    /// `stop` was found and whether anything was escaped. An unescaped `forbidden` character
+    /// is an error.
     private static func take(
         _ characters: inout ArraySlice<Character>, until stop: Character, refusing forbidden: Character,
         _ refusal: () -> CommandFailure
-    ) throws(CommandFailure) -> (text: String, found: Bool) {
+    ) throws(CommandFailure) -> (text: String, found: Bool, escaped: Bool) {
         var text = ""
+        var escaped = false
         while let character = characters.first {
             characters = characters.dropFirst()
-            if character == "\\", let next = characters.first, "[]\\".contains(next) {
+            if character == "\\", let next = characters.first, "[]\\".contains(next) || next.isASCIIDigit {
                 text.append(next)
+                escaped = true
                 characters = characters.dropFirst()
                 continue
             }
-            if character == stop { return (text, true) }
+            if character == stop { return (text, true, escaped) }
             if character == forbidden { throw refusal() }
             text.append(character)
         }
-        return (text, false)
+        return (text, false, escaped)
     }
 
     /// The key as a plain name: escapes resolved, brackets kept literally.
@@ -160,6 +168,13 @@ final class NestedJSONBuilder {
                         }
                         throw conflict(existing.source, item, name: label, existing: existing, wanted: .leaf)
                     }
+                    var existing = existing
+                    if existing.kind == .leaf, let expanded = Self.expand(existing), expanded.kind == nextKind {
+                        // `foo[baz]:=[1,2] foo[baz][]:=3`: a raw JSON container given earlier
+                        // is extended (HTTPie's rule).
+                        node.children[name] = expanded
+                        existing = expanded
+                    }
                     guard existing.kind == nextKind, !existing.fromRepeats else {
                         throw conflict(existing.source, item, name: label, existing: existing, wanted: nextKind)
                     }
@@ -173,7 +188,11 @@ final class NestedJSONBuilder {
             case .index(let index):
                 guard node.kind == .array else { throw conflict(node.source, item, name: label, existing: node, wanted: .array) }
                 while node.items.count <= index { node.items.append(nil) }
-                if let existing = node.items[index] {
+                if var existing = node.items[index] {
+                    if !isLast, existing.kind == .leaf, let expanded = Self.expand(existing), expanded.kind == nextKind {
+                        node.items[index] = expanded
+                        existing = expanded
+                    }
                     guard !isLast, existing.kind == nextKind else {
                         throw conflict(existing.source, item, name: label, existing: existing, wanted: nextKind)
                     }
@@ -189,6 +208,53 @@ final class NestedJSONBuilder {
                 node.items.append(child)
                 node = child
             }
+        }
+    }
+
+    /// A leaf holding a raw JSON object or array (from `:=`) as nodes, so that later items can
+    /// add to it; every value keeps its exact text. Nil for scalars.
+    private static func expand(_ leaf: Node) -> Node? {
+        guard let first = leaf.leaf.first(where: { !$0.isWhitespace }), first == "[" || first == "{" else { return nil }
+        var scanner = JSONScanner()
+        var sink = CollectingSink()
+        do {
+            try scanner.feed(Array(leaf.leaf.utf8), into: &sink)
+            try scanner.finish(into: &sink)
+        } catch {
+            return nil
+        }
+        var index = 0
+        return build(sink.tokens, &index, source: leaf.source)
+    }
+
+    private static func build(_ tokens: [(kind: JSONTokenKind, bytes: [UInt8], isKey: Bool)], _ index: inout Int, source: String) -> Node {
+        let token = tokens[index]
+        index += 1
+        switch token.kind {
+        case .beginObject:
+            let node = Node(kind: .object, source: source)
+            while index < tokens.count, tokens[index].kind != .endObject {
+                if tokens[index].kind == .comma { index += 1; continue }
+                let key = JSONValue.decodeString(tokens[index].bytes)
+                index += 2
+                let child = build(tokens, &index, source: source)
+                if node.children[key] == nil { node.keys.append(key) }
+                node.children[key] = child
+            }
+            index += 1
+            return node
+        case .beginArray:
+            let node = Node(kind: .array, source: source)
+            while index < tokens.count, tokens[index].kind != .endArray {
+                if tokens[index].kind == .comma { index += 1; continue }
+                node.items.append(build(tokens, &index, source: source))
+            }
+            index += 1
+            return node
+        default:
+            let node = Node(kind: .leaf, source: source)
+            node.leaf = String(decoding: token.bytes, as: UTF8.self)
+            return node
         }
     }
 

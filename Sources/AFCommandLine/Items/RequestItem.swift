@@ -122,13 +122,12 @@ enum RequestItemParser {
             try requireKey("parameter name")
             return .queryFromFile(name: NestedPath.literal(key), path: try requirePath())
         case "=":
-            try requireKey("field name")
+            // An empty key is a field named "" (HTTPie: `=value` gives {"": "value"}).
             return .field(key: key, value: value)
         case "=@":
             try requireKey("field name")
             return .fieldFromFile(key: key, path: try requirePath())
         case ":=":
-            try requireKey("field name")
             return .jsonField(key: key, json: value)
         case ":=@":
             try requireKey("field name")

@@ -81,7 +81,7 @@ public enum OptionTable {
                    help: "Format the response body as if its Content-Type were TYPE (application/json, text/xml, ...)"),
         OptionSpec(.responseCharset, "response-charset", value: .required("CHARSET"), group: .output,
                    help: "Decode text responses with CHARSET instead of the Content-Type charset",
-                   completion: .choices(["utf-8", "iso-8859-1", "windows-1252", "us-ascii", "utf-16le", "utf-16be"])),
+                   completion: .choices(["utf-8", "iso-8859-1", "iso-8859-2", "windows-1250", "windows-1251", "windows-1252", "big5", "gb18030", "shift_jis", "euc-jp", "euc-kr", "koi8-r", "utf-16le", "utf-16be"])),
         OptionSpec(.stream, "stream", short: "S", group: .output,
                    help: "Write the body as it arrives (server-sent events, NDJSON)",
                    details: "Write each chunk of the response body as soon as it arrives. With formatting on, each NDJSON line is formatted on its own."),
@@ -168,7 +168,10 @@ public enum OptionTable {
                    help: "Keep headers, auth and cookies between runs in a session file",
                    details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600.",
                    completion: .file),
-        OptionSpec(.sessionReadOnly, "session-read-only", group: .redirectsAndAuth, help: "Use the session but never write it back"),
+        OptionSpec(.sessionReadOnly, "session-read-only", value: .optional("NAME|PATH"), group: .redirectsAndAuth,
+                   help: "Use a session but never write it back (--session-read-only=NAME, or beside --session)",
+                   details: "Use a session without updating it: --session-read-only=NAME|PATH names the session, as HTTPie's option does; given alone, it makes the --session given with it read-only.",
+                   completion: .file),
     ]
 
     static let tls: [OptionSpec] = [

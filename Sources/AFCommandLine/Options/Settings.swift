@@ -162,7 +162,11 @@ struct Settings: Sendable {
         case .indent:
             guard let count = Int(value), (0...16).contains(count) else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected 0 to 16") }
             indent = count
-        case .responseCharset: responseCharset = try Self.nonEmpty(value, name)
+        case .responseCharset:
+            guard CharsetDecoder.knows(value) else {
+                throw .usage("unknown charset '\(Quote.argument(value))' for \(name): use a name iconv knows, such as utf-8, windows-1250, iso-8859-2, big5, shift_jis or koi8-r (iconv -l lists them)")
+            }
+            responseCharset = value
         case .stream: stream = on
         case .offline: offline = on
         case .curl: curl = on
@@ -204,7 +208,11 @@ struct Settings: Sendable {
         case .authCmd: authCmd = try Self.nonEmpty(value, name)
         case .ignoreNetrc: ignoreNetrc = on
         case .session: session = try Self.nonEmpty(value, name)
-        case .sessionReadOnly: sessionReadOnly = on
+        case .sessionReadOnly:
+            sessionReadOnly = on
+            if let name = option.value {
+                session = try Self.nonEmpty(name, "--session-read-only")
+            }
         case .verify:
             guard !value.isEmpty else { throw .usage("\(name) needs yes, no or the path of a CA bundle") }
             switch value.lowercased() {

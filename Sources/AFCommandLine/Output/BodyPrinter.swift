@@ -65,7 +65,9 @@ final class BodyPrinter {
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
             multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal
         ))
-        decoder = CharsetDecoder(label: style.responseCharset ?? MediaType.charset(contentType) ?? "utf-8") ?? CharsetDecoder(charset: .utf8)
+        // --response-charset (checked when parsed), else the declared charset, else UTF-8 when
+        // the body is valid UTF-8 and windows-1252 when not.
+        decoder = (style.responseCharset ?? MediaType.charset(contentType)).flatMap { CharsetDecoder(label: $0) } ?? .sniffing()
         let styling = style.format || style.theme != nil
         if style.escapes, MediaType.isBinary(essence) {
             mode = .binary

@@ -54,12 +54,12 @@ struct RequestBodyRenderer: Sendable {
             return note("[contents of \(label): \(Format.bytes(size))]")
         }
         if !style.escapes { return bytes }
-        guard Self.isText(bytes) else { return note("[contents of \(label): \(Format.bytes(size)) of binary data]") }
-        return formatting ? show(bytes, contentType: contentType) : bytes
+        guard Self.isText(bytes, contentType: contentType) else { return note("[contents of \(label): \(Format.bytes(size)) of binary data]") }
+        return formatting ? show(bytes, contentType: contentType) : Array(Self.decoded(bytes, contentType: contentType).utf8)
     }
 
     private func show(_ bytes: [UInt8], contentType: String?) -> [UInt8] {
-        guard !style.escapes || Self.isText(bytes) else { return note("[\(Format.bytes(Int64(bytes.count))) of binary data]") }
+        guard !style.escapes || Self.isText(bytes, contentType: contentType) else { return note("[\(Format.bytes(Int64(bytes.count))) of binary data]") }
         let essence = MediaType.essence(contentType)
         if style.format || style.theme != nil, MediaType.isJSON(essence) {
             var formatter = JSONFormatter(style: JSONFormatter.Style(
@@ -73,7 +73,23 @@ struct RequestBodyRenderer: Sendable {
             } catch {}
         }
         guard style.escapes else { return bytes }
-        return Array(TerminalText.escaped(String(decoding: bytes, as: UTF8.self)).utf8)
+        return Array(TerminalText.escaped(Self.decoded(bytes, contentType: contentType)).utf8)
+    }
+
+    /// The text of `bytes` in the charset `contentType` declares (UTF-8 when none).
+    static func decoded(_ bytes: [UInt8], contentType: String?) -> String {
+        guard let label = MediaType.charset(contentType), let decoder = CharsetDecoder(label: label) else {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return decoder.decode(bytes, final: true)
+    }
+
+    /// Text, not binary: no NUL, and valid in its declared charset (UTF-8 when none is).
+    static func isText(_ bytes: [UInt8], contentType: String?) -> Bool {
+        guard let label = MediaType.charset(contentType), !["utf-8", "utf8"].contains(label.lowercased()), CharsetDecoder.knows(label) else {
+            return isText(bytes)
+        }
+        return !bytes.contains(0)
     }
 
     private func note(_ text: String) -> [UInt8] {

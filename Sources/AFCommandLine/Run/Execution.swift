@@ -157,14 +157,22 @@ final class Execution {
     private func saveSession(_ session: Session, response: Response) -> CommandFailure? {
         guard var stored = built.session, !settings.sessionReadOnly, response.head != nil else { return nil }
         if stored.applies(to: built.url) {
-            for header in built.givenHeaders where SessionFile.keeps(header.name) {
-                stored.headers.removeAll { $0.name == header.name }
-                stored.headers.append(header)
-            }
+            // Every header given this time replaces those of its name, repeats included.
+            let kept = built.givenHeaders.filter { SessionFile.keeps($0.name) }
+            let names = Set(kept.map(\.name))
+            stored.headers.removeAll { names.contains($0.name) }
+            stored.headers.append(contentsOf: kept)
             if let credentials = built.givenCredentials { stored.auth = credentials }
         }
         let now = HTTPDate.now()
-        stored.cookies = session.exportCookies().filter { !$0.isExpired(at: now) }
+        var cookies = session.exportCookies().filter { !$0.isExpired(at: now) }
+        // A Cookie header given with --session is kept as cookies for this host (HTTPie),
+        // unless the server set the same cookie itself.
+        for given in SessionFile.cookies(fromHeaders: built.givenHeaders, host: built.url.host)
+        where !cookies.contains(where: { $0.name == given.name && $0.domain == given.domain && $0.path == given.path }) {
+            cookies.append(given)
+        }
+        stored.cookies = cookies
         do {
             try stored.save()
         } catch {

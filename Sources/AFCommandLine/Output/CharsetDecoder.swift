@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Decodes a byte stream in a charset, chunk by chunk, for display: UTF-8 in Swift, any other
+/// charset glibc's `iconv` knows (windows-1250, big5, shift_jis, koi8-r, utf-16…) through
+/// iconv. Bytes the charset cannot decode become U+FFFD; a sequence cut by the end of a chunk
+/// waits for the next one. Without a declared charset (`sniffing()`), a body whose first
+/// chunk is valid UTF-8 is UTF-8 and anything else is windows-1252.
+///
+/// Not thread-safe: its owner serialises calls.
+final class CharsetDecoder {
+    private enum Engine {
+        case utf8
+        case iconv(iconv_t)
+        /// Undecided until the first bytes.
+        case sniffing
+    }
+
+    private var engine: Engine
+    private var pending: [UInt8] = []
+
+    private init(_ engine: Engine) {
+        self.engine = engine
+    }
+
+    deinit {
+        if case .iconv(let handle) = engine { iconv_close(handle) }
+    }
+
+    /// UTF-8.
+    static func utf8() -> CharsetDecoder { CharsetDecoder(.utf8) }
+
+    /// UTF-8 when the first chunk is valid UTF-8, windows-1252 otherwise.
+    static func sniffing() -> CharsetDecoder { CharsetDecoder(.sniffing) }
+
+    /// A decoder for a charset label (`utf-8`, `ISO-8859-2`, `"big5"`), or nil when iconv
+    /// does not know it.
+    convenience init?(label: String) {
+        let name = label.trimmingCharacters(in: " \"'").lowercased()
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else { return nil }
+        if name == "utf-8" || name == "utf8" {
+            self.init(.utf8)
+            return
+        }
+        guard let handle = Self.open(name) else { return nil }
+        self.init(.iconv(handle))
+    }
+
+    /// Whether iconv (or af itself) can decode `label`.
+    static func knows(_ label: String) -> Bool {
+        CharsetDecoder(label: label) != nil
+    }
+
+    private static func open(_ name: String) -> iconv_t? {
+        let handle = iconv_open("UTF-8", name)
+        guard let handle, handle != iconv_t(bitPattern: -1) else { return nil }
+        return handle
+    }
+
+    /// Decodes `bytes`; `final` flushes what waited for more.
+    func decode(_ bytes: some Collection<UInt8>, final: Bool = false) -> String {
+        var input = pending
+        input.append(contentsOf: bytes)
+        pending = []
+        if case .sniffing = engine {
+            if Self.isValidUTF8Prefix(input) {
+                engine = .utf8
+            } else if let handle = Self.open("windows-1252") {
+                engine = .iconv(handle)
+            } else {
+                engine = .utf8
+            }
+        }
+        switch engine {
+        case .utf8, .sniffing:
+            let cut = final ? input.count : Self.completeUTF8Prefix(input)
+            pending = Array(input[cut...])
+            return String(decoding: input[..<cut], as: UTF8.self)
+        case .iconv(let handle):
+            return convert(input, with: handle, final: final)
+        }
+    }
+
+    private func convert(_ input: [UInt8], with handle: iconv_t, final: Bool) -> String {
+        var out: [UInt8] = []
+        var source = input
+        var offset = 0
+        var buffer = [CChar](repeating: 0, count: max(64, input.count * 4 + 16))
+        while offset < source.count {
+            var inLeft = source.count - offset
+            var outLeft = buffer.count
+            let (consumed, produced, failure) = source.withUnsafeMutableBufferPointer { sourceBuffer -> (Int, Int, Int32) in
+                buffer.withUnsafeMutableBufferPointer { target -> (Int, Int, Int32) in
+                    guard let sourceBase = sourceBuffer.baseAddress, let targetBase = target.baseAddress else { return (0, 0, 0) }
+                    var inPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(sourceBase + offset).assumingMemoryBound(to: CChar.self)
+                    var outPointer: UnsafeMutablePointer<CChar>? = targetBase
+                    let before = inLeft
+                    let result = iconv(handle, &inPointer, &inLeft, &outPointer, &outLeft)
+                    return (before - inLeft, target.count - outLeft, result == -1 ? errno : 0)
+                }
+            }
+            out.append(contentsOf: buffer[0..<produced].map { UInt8(bitPattern: $0) })
+            offset += consumed
+            switch failure {
+            case 0:
+                continue
+            case E2BIG:
+                continue
+            case EINVAL where !final:
+                // A sequence cut by the end of the chunk: wait for the rest.
+                pending = Array(source[offset...])
+                offset = source.count
+            default:
+                // An invalid (or, at the end, incomplete) sequence: show U+FFFD, skip a byte.
+                out.append(contentsOf: [0xEF, 0xBF, 0xBD])
+                offset += 1
+                iconv(handle, nil, nil, nil, nil)
+            }
+        }
+        source.removeAll()
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// How many leading bytes of `bytes` are complete UTF-8 sequences (a multi-byte
+    /// sequence cut by the end waits).
+    private static func completeUTF8Prefix(_ bytes: [UInt8]) -> Int {
+        var back = 0
+        while back < min(3, bytes.count), bytes[bytes.count - 1 - back] & 0xC0 == 0x80 { back += 1 }
+        guard back < bytes.count else { return bytes.count }
+        let lead = bytes[bytes.count - 1 - back]
+        let needed = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0
+        return needed > back ? bytes.count - 1 - back : bytes.count
+    }
+
+    /// Whether `bytes` is valid UTF-8 up to a sequence the end may have cut.
+    private static func isValidUTF8Prefix(_ bytes: [UInt8]) -> Bool {
+        String(validating: bytes[..<completeUTF8Prefix(bytes)], as: UTF8.self) != nil
+    }
+}

@@ -1,0 +1,38 @@
+/// Pieces of `Content-Type` values.
+enum MediaType {
+    /// The media type without parameters, lower-cased.
+    static func essence(_ value: String?) -> String {
+        guard let value else { return "" }
+        return value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
+    }
+
+    /// The `charset` parameter, if any.
+    static func charset(_ value: String?) -> String? {
+        guard let value else { return nil }
+        for parameter in value.split(separator: ";").dropFirst() {
+            let parts = parameter.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "charset" {
+                return parts[1].trimmingCharacters(in: " \t\"")
+            }
+        }
+        return nil
+    }
+
+    /// Whether a media type is JSON (`application/json`, `*+json`, `text/json`, NDJSON).
+    static func isJSON(_ essence: String) -> Bool {
+        essence == "application/json" || essence == "text/json" || essence.hasSuffix("+json")
+            || essence == "application/x-ndjson" || essence == "application/ndjson" || essence == "application/jsonl"
+            || essence == "application/json-seq"
+    }
+
+    /// Whether a media type is certainly binary.
+    static func isBinary(_ essence: String) -> Bool {
+        let prefixes = ["image/", "audio/", "video/", "font/"]
+        let exact: Set<String> = [
+            "application/octet-stream", "application/zip", "application/gzip", "application/pdf", "application/x-tar",
+            "application/zstd", "application/x-bzip2", "application/x-xz", "application/wasm", "application/x-protobuf",
+            "application/protobuf", "application/vnd.google.protobuf", "application/x-7z-compressed", "application/msgpack",
+        ]
+        return exact.contains(essence) || prefixes.contains { essence.hasPrefix($0) && essence != "image/svg+xml" }
+    }
+}
