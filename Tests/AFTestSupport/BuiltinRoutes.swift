@@ -18,7 +18,7 @@ import Foundation
 /// | `/cookies/set?k=v`, `/cookies` | set and show cookies |
 /// | `/basic-auth/U/P`, `/digest-auth/U/P`, `/bearer` | authentication challenges |
 /// | `/download/NAME` | attachment with `Content-Disposition: filename="NAME"` |
-/// | `/text/utf8`, `/text/latin1`, `/binary`, `/escape`, `/xssi`, `/html` | output cases |
+/// | `/text/utf8`, `/text/latin1`, `/binary`, `/escape`, `/xssi`, `/html`, `/xml` | output cases |
 /// | `/hostile/NAME` | broken and hostile replies (see `HostileRoutes`) |
 public enum BuiltinRoutes {
     public static func reply(to request: ServerRequest, hit: Int) -> Reply {
@@ -57,6 +57,7 @@ public enum BuiltinRoutes {
         case "escape": return .text("before\u{1b}]0;pwned\u{07}\u{1b}[31mred\u{1b}[0m after\n", headers: [("X-Evil", "a\u{1b}[2Jb")])
         case "xssi": return .json(")]}',\n{\"a\": [1, 2]}")
         case "hostile": return HostileRoutes.reply(parts.count > 1 ? parts[1] : "", request)
+        case "xml": return .text(sampleXML, type: request.queryValue("type") ?? "application/xml")
         case "html": return .text("<!doctype html><title>af</title><p>hello</p>\n", type: "text/html; charset=utf-8")
         default: return .json("{\"error\": \"not found\", \"path\": \(JSONText.string(path))}", status: 404)
         }
@@ -73,6 +74,12 @@ public enum BuiltinRoutes {
         "chunked": \(request.chunked)}
         """
     }
+
+    /// XML with a declaration, an internal DTD with nested entities (never expanded), a
+    /// comment, attributes, text, an empty element and CDATA.
+    public static let sampleXML = """
+    <?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]><root a="1"><!-- note --><item id='x'>text &b; here</item><empty/><nested><deep>1</deep></nested><![CDATA[<raw>]]></root>
+    """
 
     public static let sampleJSON = """
     {"name":"af","version":1.10,"big":123456789012345678901234567890,"tiny":1e-7,"list":[1,2,{"nested":true}],"escaped":"\\u00e9\\n","empty":{},"none":null}

@@ -285,4 +285,42 @@ import Testing
         #expect(result.status == 64)
         #expect(result.err.contains("negative index [-10] at position"))
     }
+
+    // MARK: XML and HTML
+
+    @Test func xmlIsIndentedWithEveryTokenKeptAndNoEntityExpanded() {
+        let result = AF.run(["--pretty=format", server.url("/xml")])
+        #expect(result.status == 0)
+        #expect(result.out == """
+        <?xml version="1.0"?>
+        <!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>
+        <root a="1">
+          <!-- note -->
+          <item id='x'>text &b; here</item>
+          <empty/>
+          <nested>
+            <deep>1</deep>
+          </nested>
+          <![CDATA[<raw>]]>
+        </root>
+
+        """)
+        let four = AF.run(["--pretty=format", "--format-options=xml.indent:4", server.url("/xml?type=text/xml")])
+        #expect(four.out.contains("\n    <!-- note -->\n"))
+        let off = AF.run(["--pretty=format", "--format-options=xml.format:false", server.url("/xml")])
+        #expect(off.out == BuiltinRoutes.sampleXML)
+        #expect(AF.run([server.url("/xml")]).out == BuiltinRoutes.sampleXML, "piped output without --pretty stays exact")
+    }
+
+    @Test func malformedXMLIsShownAsItCame() {
+        server.route("/bad-xml") { _, _ in .text("<a><b>unclosed</a>", type: "text/xml") }
+        #expect(AF.run(["--pretty=format", server.url("/bad-xml")]).out == "<a><b>unclosed</a>")
+    }
+
+    @Test func htmlIsColouredNotReformatted() {
+        let result = AF.run(["--pretty=all", server.url("/html")])
+        #expect(result.out.contains("\u{1b}[34m<title>\u{1b}[0maf"))
+        let plain = result.out.replacingOccurrences(of: "\u{1b}\\[[0-9;]*m", with: "", options: .regularExpression)
+        #expect(plain == "<!doctype html><title>af</title><p>hello</p>\n")
+    }
 }

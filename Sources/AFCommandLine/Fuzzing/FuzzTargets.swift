@@ -20,6 +20,7 @@ package enum FuzzTargets {
         ("session", session),
         ("trust-policy", trustPolicy),
         ("netrc", netrc),
+        ("markup", markup),
     ]
 
     /// The target called `name`.
@@ -105,6 +106,17 @@ package enum FuzzTargets {
         try? scanner.feed(bytes, into: &sink)
         try? scanner.finish(into: &sink)
         return sink.tokens.map(\.bytes)
+    }
+
+    /// XML indentation keeps every token: without whitespace, output and input are equal;
+    /// colouring keeps the layout too.
+    static func markup(_ data: [UInt8]) {
+        let text = String(decoding: data.prefix(1 << 16), as: UTF8.self)
+        if let indented = MarkupFormatter.indent(text, by: 2, colors: nil, escape: { $0 }) {
+            precondition(indented.unicodeScalars.filter { !$0.properties.isWhitespace }.elementsEqual(text.unicodeScalars.filter { !$0.properties.isWhitespace }),
+                         "indenting changed a token")
+        }
+        _ = MarkupFormatter.colour(text, colors: MarkupFormatter.Colors(Theme.auto), escape: { $0 })
     }
 
     // MARK: Engine parsers

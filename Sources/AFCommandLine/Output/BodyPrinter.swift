@@ -15,6 +15,9 @@ struct BodyStyle: Sendable {
     var responseCharset: String?
     /// Format as if the response had this Content-Type (`--response-mime`).
     var responseMime: String? = nil
+    /// Indent XML (`xml.format`), by this many spaces (`xml.indent`).
+    var formatXML = true
+    var xmlIndent = 2
 
     /// Text is decoded and its control characters escaped, and binary bodies are replaced
     /// by a note: on a terminal, and whenever af colours (coloured output is for reading, and
@@ -29,7 +32,7 @@ final class BodyPrinter {
     /// exactly as it came; larger ones are formatted as they stream.
     static let validationWindow = 1 << 20
 
-    private enum Mode {
+    private enum Mode: Equatable {
         /// Exact bytes.
         case raw
         /// Decoded and escaped for a terminal.
@@ -40,7 +43,13 @@ final class BodyPrinter {
         case binary
         /// Not decided until the first bytes arrive (untyped or text/plain bodies).
         case sniff
+        /// XML (indented and coloured) or HTML (coloured), held until the end (up to
+        /// `markupLimit`, past which it is shown as text).
+        case markup(xml: Bool)
     }
+
+    /// Markup bodies larger than this are shown as text, not formatted.
+    static let markupLimit = 8 << 20
 
     private let style: BodyStyle
     private let contentType: String?
@@ -73,6 +82,10 @@ final class BodyPrinter {
             mode = .binary
         } else if styling, MediaType.isJSON(essence) {
             mode = .json
+        } else if styling, MediaType.isXML(essence), style.formatXML || style.theme != nil {
+            mode = .markup(xml: true)
+        } else if style.theme != nil, essence == "text/html" || essence == "application/xhtml+xml" {
+            mode = .markup(xml: false)
         } else if styling, essence.isEmpty || essence == "text/plain" || essence == "text/javascript" {
             mode = .sniff
         } else {
@@ -97,6 +110,14 @@ final class BodyPrinter {
             break
         case .text:
             try writeText(decoder.decode(bytes), to: out)
+        case .markup:
+            buffered.append(contentsOf: bytes)
+            if buffered.count > Self.markupLimit {
+                mode = style.escapes ? .text : .raw
+                let pending = buffered
+                buffered = []
+                if style.escapes { try writeText(decoder.decode(pending), to: out) } else { try out.write(pending) }
+            }
         case .json:
             if fellBack {
                 try writeAsReceived(Array(bytes), to: out)
@@ -126,6 +147,22 @@ final class BodyPrinter {
         case .text:
             try writeText(decoder.decode([UInt8](), final: true), to: out)
             if style.terminal, lastByte != 10, byteCount > 0 { try out.write("\n") }
+        case .markup(let xml):
+            let text = decoder.decode(buffered, final: true)
+            buffered = []
+            let escapes = style.escapes
+            let escape: (String) -> String = { escapes ? TerminalText.escaped($0) : $0 }
+            let colors = style.theme.map(MarkupFormatter.Colors.init)
+            let shown = xml && style.format && style.formatXML
+                ? MarkupFormatter.indent(text, by: style.xmlIndent, colors: colors, escape: escape)
+                : colors.flatMap { MarkupFormatter.colour(text, colors: $0, escape: escape) }
+            if let shown {
+                try out.write(shown)
+            } else {
+                // Malformed: as it came (escaped for reading).
+                try writeText(text, to: out)
+                if style.terminal, lastByte != 10, !text.isEmpty { try out.write("\n") }
+            }
         case .json:
             if fellBack { return }
             if !streaming {

@@ -25,6 +25,11 @@ enum MediaType {
             || essence == "application/json-seq"
     }
 
+    /// Whether a media type is XML (`application/xml`, `text/xml`, `*+xml`).
+    static func isXML(_ essence: String) -> Bool {
+        essence == "application/xml" || essence == "text/xml" || essence.hasSuffix("+xml")
+    }
+
     /// Whether a media type is certainly binary.
     static func isBinary(_ essence: String) -> Bool {
         let prefixes = ["image/", "audio/", "video/", "font/"]

@@ -56,7 +56,7 @@ struct OutputPlan: Sendable {
         let bodyStyle = BodyStyle(
             format: format, theme: theme, indent: settings.indent, sortKeys: settings.sortKeys,
             terminal: environment.stdoutIsTerminal, stream: settings.stream, responseCharset: settings.responseCharset,
-            responseMime: settings.responseMime
+            responseMime: settings.responseMime, formatXML: settings.formatXML, xmlIndent: settings.xmlIndent
         )
         return OutputPlan(
             sections: sections,
