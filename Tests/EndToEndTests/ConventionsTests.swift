@@ -46,6 +46,9 @@ import Testing
         #expect(result.out.contains("Authorization: Digest username=\"user\""))
         #expect(result.out.contains("HTTP/1.1 200 OK"))
         #expect(!result.out.contains("401"))
+        let all = AF.run(["-v", "--all", "-A", "digest", "-a", "user:pass", server.url("/digest-auth/user/pass")])
+        let statusLines = all.out.split(separator: "\n").filter { $0.hasPrefix("HTTP/1.1 ") }
+        #expect(statusLines == ["HTTP/1.1 401 Unauthorized", "HTTP/1.1 200 OK"])
         let refused = AF.run(["--check-status", "-A", "digest", "-a", "user:wrong", server.url("/digest-auth/user/pass")])
         #expect(refused.status == 4)
     }

@@ -64,6 +64,13 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             }
         case .attemptFinished(let attempt):
             state.withLock { $0.lastFinished = attempt }
+        case .challengeAnswered(let attempt, let head):
+            // With --all, the challenge is an exchange of its own, like a redirect hop.
+            guard plan.all else { return }
+            state.withLock { state in
+                try? printRequest(sentHead: state.sentHeads[attempt], state)
+                if plan.shows("h") { try? section(plan.head.response(head), state) }
+            }
         case .redirected:
             guard plan.all else { return }
             state.withLock { state in

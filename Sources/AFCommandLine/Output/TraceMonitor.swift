@@ -31,6 +31,9 @@ struct TraceMonitor: EventMonitor {
         case .created(let description):
             return ("request_built", [("method", string(description.method.rawValue)), ("url", string(description.url))],
                     "request built: \(description.method.rawValue) \(description.url)")
+        case .challengeAnswered(let attempt, let head):
+            return ("challenge_answered", [("attempt", "\(attempt)"), ("status", "\(head.status)")],
+                    "attempt \(attempt): \(head.status) challenge answered with credentials")
         case .resumed, .suspended, .progress, .transportLog:
             return nil
         case .adapted(let attempt, let description):

@@ -31,6 +31,9 @@ public struct RequestEvent: Sendable {
         case requestSent(attempt: Int, head: String)
         /// A response head arrived.
         case responseHead(attempt: Int, ResponseHead)
+        /// libcurl answered an authentication challenge (digest) inside the attempt: this
+        /// head is an intermediate exchange, and the request goes out again with credentials.
+        case challengeAnswered(attempt: Int, ResponseHead)
         /// Bytes moved.
         case progress(TransferProgress)
         /// An attempt ended, well or badly.

@@ -19,7 +19,11 @@ enum TransferCallbacks {
         switch transfer.parser.consume(UnsafeRawBufferPointer(start: buffer, count: length)) {
         case .needMore: break
         case .complete(let head):
-            if !transfer.isAnsweredChallenge(head) { transfer.headDidComplete(head) }
+            if transfer.isAnsweredChallenge(head) {
+                transfer.emit(.challengeAnswered(attempt: transfer.attempt, head))
+            } else {
+                transfer.headDidComplete(head)
+            }
         case .failure(let error): transfer.fail(error)
         }
         return transfer.failure == nil ? length : 0
