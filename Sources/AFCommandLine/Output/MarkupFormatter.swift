@@ -155,22 +155,22 @@ enum MarkupFormatter {
             switch token {
             case .start(let name, let tag):
                 if index + 2 < meaningful.count, case .text(let value) = meaningful[index + 1], case .end(let closing, let end) = meaningful[index + 2], closing == name {
-                    out += pad() + paint(tag, colors) + escape(value) + paint(end, colors) + "\n"
+                    out += pad() + paint(tag, colors, escape) + escape(value) + paint(end, colors, escape) + "\n"
                     index += 3
                     continue
                 }
                 if index + 1 < meaningful.count, case .end(let closing, let end) = meaningful[index + 1], closing == name {
-                    out += pad() + paint(tag, colors) + paint(end, colors) + "\n"
+                    out += pad() + paint(tag, colors, escape) + paint(end, colors, escape) + "\n"
                     index += 2
                     continue
                 }
-                out += pad() + paint(tag, colors) + "\n"
+                out += pad() + paint(tag, colors, escape) + "\n"
                 depth += 1
             case .end(_, let tag):
                 depth -= 1
-                out += pad() + paint(tag, colors) + "\n"
+                out += pad() + paint(tag, colors, escape) + "\n"
             case .empty(let tag):
-                out += pad() + paint(tag, colors) + "\n"
+                out += pad() + paint(tag, colors, escape) + "\n"
             case .other(let value):
                 out += pad() + paintOther(value, colors, escape: escape) + "\n"
             case .text(let value):
@@ -188,7 +188,7 @@ enum MarkupFormatter {
         var out = ""
         for token in tokens {
             switch token {
-            case .start(_, let tag), .end(_, let tag), .empty(let tag): out += paint(tag, colors)
+            case .start(_, let tag), .end(_, let tag), .empty(let tag): out += paint(tag, colors, escape)
             case .other(let value): out += paintOther(value, colors, escape: escape)
             case .text(let value): out += escape(value)
             }
@@ -197,13 +197,13 @@ enum MarkupFormatter {
     }
 
     /// A tag in the tag colour, its quoted attribute values in the value colour.
-    private static func paint(_ tag: String, _ colors: Colors?) -> String {
-        guard let colors else { return TerminalText.escaped(tag) }
+    private static func paint(_ tag: String, _ colors: Colors?, _ escape: (String) -> String) -> String {
+        guard let colors else { return escape(tag) }
         var out = ""
         var quote: Character?
         var segment = ""
         func flush(_ color: String) {
-            if !segment.isEmpty { out += Theme.paint(TerminalText.escaped(segment), color) }
+            if !segment.isEmpty { out += Theme.paint(escape(segment), color) }
             segment = ""
         }
         for character in tag {
