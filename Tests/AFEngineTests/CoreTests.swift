@@ -106,8 +106,8 @@ import Testing
         #expect(sink.bytes == TestData.bytes(count: 100_000))
     }
 
-    @Test func suspendDuringAdaptationHoldsTheAttemptBack() throws {
-        let server = try TestServer()
+    /// A request suspended while its adapter runs; the adapter has finished when this returns.
+    static func suspendedDuringAdaptation(_ url: String) throws -> Request {
         let adapting = Latch()
         let release = Latch()
         let adapter = ClosureAdapter { description, done in
@@ -118,11 +118,17 @@ import Testing
             }
         }
         let session = Session(configuration: .init(interceptor: Interceptor(adapters: [adapter], retriers: [])))
-        let request = session.request(RequestDescription(url: server.url("/get")))
+        let request = session.request(RequestDescription(url: url))
         request.resume()
         adapting.wait()
         request.suspend()
         release.open()
+        return request
+    }
+
+    @Test func suspendDuringAdaptationHoldsTheAttemptBack() throws {
+        let server = try TestServer()
+        let request = try Self.suspendedDuringAdaptation(server.url("/get"))
         Thread.sleep(forTimeInterval: 0.3)
         #expect(server.hits("/get") == 0, "a suspend during adaptation is honoured")
         #expect(request.state == .suspended)
@@ -135,21 +141,7 @@ import Testing
 
     @Test func cancelWhileHeldEnds() throws {
         let server = try TestServer()
-        let adapting = Latch()
-        let release = Latch()
-        let adapter = ClosureAdapter { description, done in
-            adapting.open()
-            Thread.detachNewThread {
-                release.wait()
-                done(.success(description))
-            }
-        }
-        let session = Session(configuration: .init(interceptor: Interceptor(adapters: [adapter], retriers: [])))
-        let request = session.request(RequestDescription(url: server.url("/get")))
-        request.resume()
-        adapting.wait()
-        request.suspend()
-        release.open()
+        let request = try Self.suspendedDuringAdaptation(server.url("/get"))
         Thread.sleep(forTimeInterval: 0.2)
         request.cancel()
         let response = request.waitForCompletion()

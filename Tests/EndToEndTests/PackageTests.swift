@@ -22,17 +22,7 @@ struct PackageTests {
     }
 
     private func run(_ executable: String, _ arguments: [String], directory: String? = nil) throws -> (output: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [executable] + arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+        try Command.run(executable, arguments, directory: directory)
     }
 
     private func artifact(suffix: String) throws -> String {

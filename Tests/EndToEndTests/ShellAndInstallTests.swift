@@ -7,19 +7,7 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
     private func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (String, Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [executable] + arguments
-        var variables = ProcessInfo.processInfo.environment
-        for (key, value) in environment { variables[key] = value }
-        process.environment = variables
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+        try Command.run(executable, arguments, environment: environment)
     }
 
     private func bash(_ words: [String]) throws -> [String] {

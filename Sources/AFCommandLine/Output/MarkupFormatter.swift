@@ -72,44 +72,11 @@ enum MarkupFormatter {
                 index = end
             } else if starts("<!", at: index) {
                 // A doctype, possibly with an internal subset in brackets: kept, never read.
-                var at = index + 2
-                var bracket = 0
-                var quote: Unicode.Scalar?
-                while at < scalars.count {
-                    let scalar = scalars[at]
-                    if let open = quote {
-                        if scalar == open { quote = nil }
-                    } else if scalar == "\"" || scalar == "'" {
-                        quote = scalar
-                    } else if scalar == "[" {
-                        bracket += 1
-                    } else if scalar == "]" {
-                        bracket -= 1
-                    } else if scalar == ">", bracket <= 0 {
-                        break
-                    }
-                    at += 1
-                }
-                guard at < scalars.count else { return nil }
+                guard let at = closingBracket(scalars, from: index + 2, brackets: true) else { return nil }
                 tokens.append(.other(slice(index, at + 1)))
                 index = at + 1
             } else {
-                var at = index + 1
-                var quote: Unicode.Scalar?
-                while at < scalars.count {
-                    let scalar = scalars[at]
-                    if let open = quote {
-                        if scalar == open { quote = nil }
-                    } else if scalar == "\"" || scalar == "'" {
-                        quote = scalar
-                    } else if scalar == ">" {
-                        break
-                    } else if scalar == "<" {
-                        return nil
-                    }
-                    at += 1
-                }
-                guard at < scalars.count else { return nil }
+                guard let at = closingBracket(scalars, from: index + 1, brackets: false) else { return nil }
                 let tag = slice(index, at + 1)
                 let closing = scalars[index + 1] == "/"
                 let nameStart = closing ? index + 2 : index + 1
@@ -128,6 +95,33 @@ enum MarkupFormatter {
             }
         }
         return tokens
+    }
+
+    /// The position of the `>` that ends a construct starting before `start`, skipping quoted
+    /// values (and, for a doctype, a bracketed internal subset); nil when the text ends first
+    /// or, in a tag, a `<` comes first.
+    private static func closingBracket(_ scalars: [Unicode.Scalar], from start: Int, brackets: Bool) -> Int? {
+        var at = start
+        var depth = 0
+        var quote: Unicode.Scalar?
+        while at < scalars.count {
+            let scalar = scalars[at]
+            if let open = quote {
+                if scalar == open { quote = nil }
+            } else if scalar == "\"" || scalar == "'" {
+                quote = scalar
+            } else if brackets, scalar == "[" {
+                depth += 1
+            } else if brackets, scalar == "]" {
+                depth -= 1
+            } else if scalar == ">", depth <= 0 {
+                return at
+            } else if !brackets, scalar == "<" {
+                return nil
+            }
+            at += 1
+        }
+        return nil
     }
 
     /// `text` indented (elements one per line, text-only elements on one line), or nil when
