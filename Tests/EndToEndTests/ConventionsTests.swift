@@ -184,6 +184,9 @@ import Testing
         for style in ["pie", "pie-dark", "pie-light", "monokai", "solarized", "fruity", "native"] {
             #expect(AF.run(["--style=\(style)", "--pretty=all", server.url("/json")]).status == 0, "\(style)")
         }
+        let list = AF.run(["--style"])
+        #expect(list.status == 64)
+        #expect(list.err.contains("choose auto, solarized, monokai, pie, pie-dark, pie-light"))
         let bad = AF.run(["--style=nope", server.url("/json")])
         #expect(bad.status == 64)
         #expect(bad.err.contains("pie-dark"))

@@ -251,6 +251,16 @@ import Glibc
         }
     }
 
+    @Test func procFilesThatSayTheyAreEmptyAreSentWhole() throws {
+        let expected = try String(contentsOfFile: "/proc/version", encoding: .utf8)
+        #expect(!expected.isEmpty)
+        let result = AF.run(["put", server.url("/put"), "@/proc/version"])
+        #expect(result.status == 0, "\(result.err)")
+        let request = try #require(server.requests(to: "/put").last)
+        #expect(request.bodyText == expected)
+        #expect(request.chunked)
+    }
+
     @Test func aFIFOFilePartIsSent() throws {
         let fifo = directory + "/part.fifo"
         #expect(mkfifo(fifo, 0o600) == 0)

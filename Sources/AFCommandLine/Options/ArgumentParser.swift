@@ -67,7 +67,7 @@ struct ParsedArguments: Sendable {
                         result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling))
                     } else {
                         guard index + 1 < arguments.count else {
-                            throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")")
+                            throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")\(Self.choiceList(spec))")
                         }
                         index += 1
                         result.options.append(ParsedOption(spec: spec, value: arguments[index], negated: false, spelling: spelling))
@@ -92,7 +92,7 @@ struct ParsedArguments: Sendable {
                     if value.hasPrefix("=") { value.removeFirst() }
                     if value.isEmpty {
                         guard index + 1 < arguments.count else {
-                            throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")")
+                            throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")\(Self.choiceList(spec))")
                         }
                         index += 1
                         value = arguments[index]
@@ -102,6 +102,16 @@ struct ParsedArguments: Sendable {
             }
         }
         return result
+    }
+}
+
+extension ParsedArguments {
+    /// `; choose a, b or c` for an option with a fixed set of values (`af --style` lists the
+    /// styles), or nothing.
+    static func choiceList(_ spec: OptionSpec) -> String {
+        let choices = spec.choices.filter { !$0.contains(":") }
+        guard spec.value != .flag, !choices.isEmpty, spec.completion != .file else { return "" }
+        return "; choose \(choices.joined(separator: ", "))"
     }
 }
 

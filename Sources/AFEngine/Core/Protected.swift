@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,24 +6,30 @@ import Glibc
 ///
 /// Every stateful engine object keeps all of its mutable state in one struct behind one
 /// `Protected`, rather than a lock per field: a reader always sees a consistent snapshot and
-/// a writer changes several fields atomically.
+/// a writer changes several fields atomically. The lock is a pthread mutex, which
+/// ThreadSanitizer understands (Synchronization's `Mutex` waits on a futex it cannot see, so
+/// every use was reported as a race).
 public final class Protected<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let locked: Locked<Value>
 
     /// Creates a protected box holding `value`.
     public init(_ value: Value) {
-        mutex = Mutex(value)
+        locked = Locked(value)
     }
 
     /// Runs `body` with read access to the value while holding the lock.
     public func read<T: Sendable>(_ body: (Value) throws -> T) rethrows -> T {
-        try mutex.withLock { value in try body(value) }
+        try withoutActuallyEscaping(body) { body in
+            try locked.withLock { (value: inout Value) throws -> T in try body(value) }
+        }
     }
 
     /// Runs `body` with write access to the value while holding the lock.
     @discardableResult
     public func write<T: Sendable>(_ body: (inout Value) throws -> T) rethrows -> T {
-        try mutex.withLock { value in try body(&value) }
+        try withoutActuallyEscaping(body) { body in
+            try locked.withLock { (value: inout Value) throws -> T in try body(&value) }
+        }
     }
 
     /// A copy of the current value.
