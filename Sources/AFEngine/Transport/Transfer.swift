@@ -361,7 +361,9 @@ final class Transfer: @unchecked Sendable {
     private func takeOverGzipDecoding(_ received: ResponseHead) {
         gzip = nil
         gzipStarted = false
-        guard description.options.decodeContent,
+        // HTTP/1 only: there a body can end by the connection closing, which is where a cut
+        // gzip stream went unnoticed; an HTTP/2 stream that is cut short fails its framing.
+        guard description.options.decodeContent, received.httpVersion.hasPrefix("HTTP/1"),
               let encoding = received.headers.value(for: .contentEncoding)?.trimmingCharacters(in: " \t").lowercased(),
               encoding == "gzip" || encoding == "x-gzip"
         else { return }
