@@ -53,7 +53,7 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
     }
 
     func render(done: Int64, total: Int64?, speed: Double, spinner: inout Int) -> String {
-        let speedText = "\(Format.bytes(Int64(speed)))/s"
+        let speedText = "\(Format.bytes(Int64(Saturating.int(speed))))/s"
         guard let total, total > 0 else {
             spinner = (spinner + 1) % Self.frames.count
             return "\(Self.frames[spinner]) \(Format.bytes(done))  \(speedText)"
@@ -76,7 +76,8 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
     }
 
     static func clock(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
+        // A speed near zero makes the estimate huge (or infinite): saturate, never trap.
+        let total = min(Saturating.int(seconds.rounded()), 359_999)
         let hours = total / 3600
         let minutes = (total % 3600) / 60
         let secs = total % 60

@@ -260,7 +260,7 @@ final class Execution {
         }
         let seconds = response.attempts.compactMap { $0.metrics?.total }.reduce(0, +)
         let fetched = report.bytes - report.resumedFrom
-        let speed = seconds > 0 ? " at \(Format.bytes(Int64(Double(fetched) / seconds)))/s" : ""
+        let speed = seconds > 0 ? " at \(Format.bytes(Int64(Saturating.int(Double(fetched) / seconds))))/s" : ""
         var text = "af: saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
         if report.resumedFrom > 0 { text += ", resumed after \(Format.bytes(report.resumedFrom))" }
         if report.verified, let algorithm = download?.configuration.checksum?.algorithm { text += "; \(algorithm.rawValue) verified" }
