@@ -39,8 +39,7 @@ struct JSONFormatter {
 
     /// Formats the next bytes, appending output to `out`.
     mutating func feed(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) throws(JSONSyntaxError) {
-        swap(&out, &writer.out)
-        defer { swap(&out, &writer.out) }
+        defer { writer.out.drain(into: &out) }
         try scanner.feed(bytes, into: &writer)
     }
 
@@ -50,8 +49,7 @@ struct JSONFormatter {
 
     /// Ends the input and writes what is left, with a final newline.
     mutating func finish(into out: inout [UInt8]) throws(JSONSyntaxError) {
-        swap(&out, &writer.out)
-        defer { swap(&out, &writer.out) }
+        defer { writer.out.drain(into: &out) }
         try scanner.finish(into: &writer)
         writer.finish()
     }
@@ -59,7 +57,8 @@ struct JSONFormatter {
     /// Writes tokens with indentation and colours.
     struct Writer: JSONTokenSink {
         let style: Style
-        var out: [UInt8] = []
+        /// Output not yet handed to the caller: appends here are a bounds check and a copy.
+        let out = ByteBuffer()
         private var depth = 0
         /// An opening bracket not yet written, so `{}` and `[]` stay on one line.
         private var pendingOpen: UInt8?
@@ -67,7 +66,6 @@ struct JSONFormatter {
         private var inString = false
         private var collector: CollectingSink?
         private let colors: Colors?
-        private static let spaces = [UInt8](repeating: 32, count: 256)
 
         /// Colour sequences as bytes, ready to append.
         private struct Colors {
@@ -90,6 +88,7 @@ struct JSONFormatter {
             if style.sortKeys, !style.colorsOnly { collector = CollectingSink() }
         }
 
+        @inline(__always)
         mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
             if collector != nil {
                 collector?.token(kind, bytes, isKey: isKey, complete: complete)
@@ -129,7 +128,7 @@ struct JSONFormatter {
                     startValue()
                     paintOpen(isKey ? colors?.key : colors?.string)
                 }
-                if style.decodesEscapes { UnicodeEscapes.decodeForDisplay(bytes, into: &out) } else { out.append(contentsOf: bytes) }
+                if style.decodesEscapes { out.appendDecodingEscapes(bytes) } else { out.append(contentsOf: bytes) }
                 inString = !complete
                 if complete {
                     paintClose(isKey ? colors?.key : colors?.string)
@@ -152,7 +151,7 @@ struct JSONFormatter {
             case .whitespace: out.append(contentsOf: bytes)
             case .string:
                 if !inString { paintOpen(isKey ? colors?.key : colors?.string) }
-                if style.decodesEscapes { UnicodeEscapes.decodeForDisplay(bytes, into: &out) } else { out.append(contentsOf: bytes) }
+                if style.decodesEscapes { out.appendDecodingEscapes(bytes) } else { out.append(contentsOf: bytes) }
                 inString = !complete
                 if complete { paintClose(isKey ? colors?.key : colors?.string) }
             case .number: paint(bytes, colors?.number)
@@ -179,6 +178,7 @@ struct JSONFormatter {
         }
 
         /// Writes a pending opening bracket, and separates top-level values.
+        @inline(__always)
         private mutating func startValue() {
             if let open = pendingOpen {
                 pendingOpen = nil
@@ -191,29 +191,101 @@ struct JSONFormatter {
             }
         }
 
+        @inline(__always)
         private mutating func newline() {
             out.append(10)
-            var remaining = depth * style.indent
-            while remaining > 0 {
-                let take = min(remaining, Self.spaces.count)
-                out.append(contentsOf: Self.spaces[0..<take])
-                remaining -= take
-            }
+            out.appendSpaces(depth * style.indent)
         }
 
+        @inline(__always)
         private mutating func paint(_ bytes: UnsafeRawBufferPointer, _ color: [UInt8]?) {
             paintOpen(color)
             out.append(contentsOf: bytes)
             paintClose(color)
         }
 
+        @inline(__always)
         private mutating func paintOpen(_ color: [UInt8]?) {
             if let color, !color.isEmpty { out.append(contentsOf: color) }
         }
 
+        @inline(__always)
         private mutating func paintClose(_ color: [UInt8]?) {
             if let color, !color.isEmpty, let reset = colors?.reset { out.append(contentsOf: reset) }
         }
+    }
+}
+
+/// A growable byte buffer for formatter output: appending is a capacity check and a copy,
+/// with none of `Array`'s uniqueness checks or reference counting per token.
+final class ByteBuffer {
+    private(set) var count = 0
+    private var capacity = 64 * 1024
+    private var storage: UnsafeMutablePointer<UInt8>
+
+    init() {
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    @inline(__always)
+    private func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(extra) }
+    }
+
+    @inline(never)
+    private func grow(_ extra: Int) {
+        var grown = capacity * 2
+        while grown < count + extra { grown *= 2 }
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        bigger.update(from: storage, count: count)
+        storage.deallocate()
+        storage = bigger
+        capacity = grown
+    }
+
+    @inline(__always)
+    func append(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    func append(contentsOf bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        if bytes.count == 1 { return append(bytes[0]) }
+        reserve(bytes.count)
+        UnsafeMutableRawPointer(storage + count).copyMemory(from: base, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    func append(contentsOf bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append(contentsOf: $0) }
+    }
+
+    func appendSpaces(_ spaces: Int) {
+        guard spaces > 0 else { return }
+        reserve(spaces)
+        (storage + count).initialize(repeating: 32, count: spaces)
+        count += spaces
+    }
+
+    /// `UnicodeEscapes.decodeForDisplay` into this buffer.
+    func appendDecodingEscapes(_ token: UnsafeRawBufferPointer) {
+        var decoded: [UInt8] = []
+        UnicodeEscapes.decodeForDisplay(token, into: &decoded)
+        append(contentsOf: decoded)
+    }
+
+    /// Moves the bytes to the end of `array` and empties the buffer.
+    func drain(into array: inout [UInt8]) {
+        guard count > 0 else { return }
+        array.append(contentsOf: UnsafeBufferPointer(start: storage, count: count))
+        count = 0
     }
 }
 

@@ -190,7 +190,7 @@ struct JSONScanner {
                 index = end
             case UInt8(ascii: "\""):
                 let isKey = expect == .key || expect == .keyOrEnd
-                if !isKey, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                if !isKey, !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 switch try scanString(data, from: index + 1, tokenStart: index, dataOffset: dataOffset) {
                 case .complete(let end):
                     sink.token(.string, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: isKey, complete: true)
@@ -201,7 +201,7 @@ struct JSONScanner {
                     return
                 }
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                if let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 let (end, valid) = Self.scanNumber(data, from: index)
                 if end == count, !atEnd {
                     carry.append(contentsOf: data[index..<count])
@@ -215,7 +215,7 @@ struct JSONScanner {
                 afterValue()
                 index = end
             case UInt8(ascii: "a")...UInt8(ascii: "z"):
-                if let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 var end = index + 1
                 while end < count, data[end] >= UInt8(ascii: "a"), data[end] <= UInt8(ascii: "z") { end += 1 }
                 let word = data[index..<end]
@@ -230,7 +230,7 @@ struct JSONScanner {
                 afterValue()
                 index = end
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                if let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 let isObject = byte == UInt8(ascii: "{")
                 guard containers.count < Self.maxDepth else {
                     throw fail("the JSON is nested more than \(Self.maxDepth) levels deep", at: index, tokenStart: index)
@@ -296,6 +296,8 @@ struct JSONScanner {
         let count = data.count
         var index = start
         while index < count {
+            index = Self.skipPlainStringBytes(data, from: index)
+            guard index < count else { break }
             let byte = data[index]
             if byte == UInt8(ascii: "\"") { return .complete(index + 1) }
             if byte == UInt8(ascii: "\\") {
@@ -338,6 +340,11 @@ struct JSONScanner {
         if isKey { expect = .colon } else { afterValue() }
     }
 
+    /// The common case, checked without building a message: a value may start here.
+    private var canStartValue: Bool {
+        expect == .value || expect == .valueOrEnd
+    }
+
     /// Why a value cannot start here, or nil when it can.
     private func valueProblem() -> String? {
         switch expect {
@@ -351,6 +358,26 @@ struct JSONScanner {
 
     private mutating func afterValue() {
         expect = containers.isEmpty ? .done : .commaOrEnd
+    }
+
+    /// Skips string bytes that need no attention, eight at a time: the first position at or
+    /// after `start` that may hold a quote, a backslash or a control byte (a word with none of
+    /// them is passed over whole; one that might have one is left to the byte loop).
+    @inline(__always)
+    private static func skipPlainStringBytes(_ data: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var index = start
+        let count = data.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= count {
+            let word = data.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+            if special & highs != 0 { break }
+            index += 8
+        }
+        return index
     }
 
     /// The end of a number starting at `start`, and whether what it covers is a whole number.
@@ -383,7 +410,16 @@ struct JSONScanner {
     private static let literals: [[UInt8]] = [Array("true".utf8), Array("false".utf8), Array("null".utf8)]
 
     private static func isLiteral(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
-        literals.contains { $0.elementsEqual(word) }
+        let start = word.startIndex
+        switch word.count {
+        case 4:
+            let (a, b, c, d) = (word[start], word[start + 1], word[start + 2], word[start + 3])
+            return (a == 0x74 && b == 0x72 && c == 0x75 && d == 0x65) || (a == 0x6E && b == 0x75 && c == 0x6C && d == 0x6C)
+        case 5:
+            return word[start] == 0x66 && word[start + 1] == 0x61 && word[start + 2] == 0x6C && word[start + 3] == 0x73 && word[start + 4] == 0x65
+        default:
+            return false
+        }
     }
 
     private static func isLiteralPrefix(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
