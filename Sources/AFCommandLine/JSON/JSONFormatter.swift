@@ -64,7 +64,7 @@ struct JSONFormatter {
         private var pendingOpen: UInt8?
         private var valuesWritten = 0
         private var inString = false
-        private var collector: CollectingSink?
+        private var collector: CompactTokens?
         private let colors: Colors?
 
         /// Colour sequences as bytes, ready to append.
@@ -85,7 +85,7 @@ struct JSONFormatter {
         init(style: Style) {
             self.style = style
             colors = style.theme.map(Colors.init)
-            if style.sortKeys, !style.colorsOnly { collector = CollectingSink() }
+            if style.sortKeys, !style.colorsOnly { collector = CompactTokens() }
         }
 
         @inline(__always)
@@ -163,9 +163,7 @@ struct JSONFormatter {
         mutating func finish() {
             if let collected = collector {
                 collector = nil
-                for (kind, bytes, isKey) in SortedKeys.reorder(collected.tokens) {
-                    bytes.withUnsafeBytes { token(kind, $0, isKey: isKey, complete: true) }
-                }
+                SortedKeys.emit(collected) { kind, bytes, isKey in token(kind, bytes, isKey: isKey, complete: true) }
             }
             if valuesWritten > 0, !style.colorsOnly, !style.multipleValues { out.append(10) }
         }
@@ -289,81 +287,117 @@ final class ByteBuffer {
     }
 }
 
+/// The tokens of a document kept compactly for `--sort-keys`: the bytes of every value
+/// token in one array, and per token its kind and range (commas and colons are implied by
+/// the structure, so they are not kept). About the document's size plus 24 bytes a token.
+struct CompactTokens: JSONTokenSink {
+    struct Entry {
+        var kind: JSONTokenKind
+        var isKey: Bool
+        var start: Int
+        var end: Int
+    }
+
+    var bytes: [UInt8] = []
+    var entries: [Entry] = []
+    private var pendingStart: Int?
+
+    mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+        if kind == .comma || kind == .colon || kind == .whitespace { return }
+        let start = pendingStart ?? self.bytes.count
+        self.bytes.append(contentsOf: bytes)
+        guard complete else {
+            pendingStart = start
+            return
+        }
+        pendingStart = nil
+        entries.append(Entry(kind: kind, isKey: isKey, start: start, end: self.bytes.count))
+    }
+}
+
 /// `--sort-keys`: object members reordered by key (stably, so duplicate keys keep their
-/// order), everything else untouched.
+/// order), everything else untouched. Works on token indices, so memory stays near the
+/// document's size; recursion follows nesting, which the scanner bounds at 512 levels.
 enum SortedKeys {
-    private indirect enum Tree {
-        case scalar(JSONTokenKind, [UInt8])
-        case object([(key: [UInt8], value: Tree)])
-        case array([Tree])
-    }
+    typealias Emit = (JSONTokenKind, UnsafeRawBufferPointer, Bool) -> Void
 
-    static func reorder(_ tokens: [(kind: JSONTokenKind, bytes: [UInt8], isKey: Bool)]) -> [(JSONTokenKind, [UInt8], Bool)] {
-        var index = 0
-        var out: [(JSONTokenKind, [UInt8], Bool)] = []
-        while index < tokens.count {
-            let tree = parse(tokens, &index)
-            write(tree, into: &out)
+    /// Emits the document's tokens with every object's members sorted by key.
+    static func emit(_ document: CompactTokens, _ body: Emit) {
+        document.bytes.withUnsafeBytes { raw in
+            var index = 0
+            while index < document.entries.count {
+                index = emitValue(at: index, document.entries, raw, body)
+            }
         }
-        return out
     }
 
-    private static func parse(_ tokens: [(kind: JSONTokenKind, bytes: [UInt8], isKey: Bool)], _ index: inout Int) -> Tree {
-        let (kind, bytes, _) = tokens[index]
-        index += 1
-        switch kind {
+    private static let comma: [UInt8] = [UInt8(ascii: ",")]
+    private static let colon: [UInt8] = [UInt8(ascii: ":")]
+
+    /// Emits the value starting at `index`; returns the index after it.
+    private static func emitValue(at index: Int, _ entries: [CompactTokens.Entry], _ raw: UnsafeRawBufferPointer, _ body: Emit) -> Int {
+        let entry = entries[index]
+        func bytes(_ entry: CompactTokens.Entry) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.end])
+        }
+        switch entry.kind {
         case .beginObject:
-            var members: [(key: [UInt8], value: Tree)] = []
-            while index < tokens.count, tokens[index].kind != .endObject {
-                if tokens[index].kind == .comma {
-                    index += 1
-                    continue
-                }
-                let key = tokens[index].bytes
-                index += 2
-                members.append((key, parse(tokens, &index)))
+            var members: [(key: Int, value: Int)] = []
+            var cursor = index + 1
+            while cursor < entries.count, entries[cursor].kind != .endObject {
+                let value = cursor + 1
+                members.append((cursor, value))
+                cursor = skip(from: value, entries)
             }
-            index += 1
-            return .object(members)
+            members = members.enumerated().sorted { lhs, rhs in
+                let a = bytes(entries[lhs.element.key]), b = bytes(entries[rhs.element.key])
+                return a.elementsEqual(b) ? lhs.offset < rhs.offset : a.lexicographicallyPrecedes(b)
+            }.map(\.element)
+            body(.beginObject, bytes(entry), false)
+            for (position, member) in members.enumerated() {
+                if position > 0 { comma.withUnsafeBytes { body(.comma, $0, false) } }
+                body(.string, bytes(entries[member.key]), true)
+                colon.withUnsafeBytes { body(.colon, $0, false) }
+                _ = emitValue(at: member.value, entries, raw, body)
+            }
+            if cursor < entries.count { body(.endObject, bytes(entries[cursor]), false) }
+            return cursor + 1
         case .beginArray:
-            var items: [Tree] = []
-            while index < tokens.count, tokens[index].kind != .endArray {
-                if tokens[index].kind == .comma {
-                    index += 1
-                    continue
-                }
-                items.append(parse(tokens, &index))
+            body(.beginArray, bytes(entry), false)
+            var cursor = index + 1
+            var position = 0
+            while cursor < entries.count, entries[cursor].kind != .endArray {
+                if position > 0 { comma.withUnsafeBytes { body(.comma, $0, false) } }
+                cursor = emitValue(at: cursor, entries, raw, body)
+                position += 1
             }
-            index += 1
-            return .array(items)
+            if cursor < entries.count { body(.endArray, bytes(entries[cursor]), false) }
+            return cursor + 1
         default:
-            return .scalar(kind, bytes)
+            body(entry.kind, bytes(entry), false)
+            return index + 1
         }
     }
 
-    private static func write(_ tree: Tree, into out: inout [(JSONTokenKind, [UInt8], Bool)]) {
-        switch tree {
-        case .scalar(let kind, let bytes):
-            out.append((kind, bytes, false))
-        case .object(let members):
-            out.append((.beginObject, [UInt8(ascii: "{")], false))
-            let sorted = members.enumerated().sorted { lhs, rhs in
-                lhs.element.key == rhs.element.key ? lhs.offset < rhs.offset : lhs.element.key.lexicographicallyPrecedes(rhs.element.key)
+    /// The index after the value starting at `index`, without emitting it.
+    private static func skip(from index: Int, _ entries: [CompactTokens.Entry]) -> Int {
+        guard index < entries.count else { return index }
+        switch entries[index].kind {
+        case .beginObject, .beginArray:
+            var depth = 0
+            var cursor = index
+            while cursor < entries.count {
+                switch entries[cursor].kind {
+                case .beginObject, .beginArray: depth += 1
+                case .endObject, .endArray: depth -= 1
+                default: break
+                }
+                cursor += 1
+                if depth == 0 { return cursor }
             }
-            for (position, member) in sorted.enumerated() {
-                if position > 0 { out.append((.comma, [UInt8(ascii: ",")], false)) }
-                out.append((.string, member.element.key, true))
-                out.append((.colon, [UInt8(ascii: ":")], false))
-                write(member.element.value, into: &out)
-            }
-            out.append((.endObject, [UInt8(ascii: "}")], false))
-        case .array(let items):
-            out.append((.beginArray, [UInt8(ascii: "[")], false))
-            for (position, item) in items.enumerated() {
-                if position > 0 { out.append((.comma, [UInt8(ascii: ",")], false)) }
-                write(item, into: &out)
-            }
-            out.append((.endArray, [UInt8(ascii: "]")], false))
+            return cursor
+        default:
+            return index + 1
         }
     }
 }
