@@ -200,7 +200,9 @@ import Glibc
         #expect(received.get() == TestData.bytes(count: 1000))
         var info = stat()
         #expect(lstat(fifo, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO is still a FIFO")
-        let null = AF.run(["-o", "/dev/null", "--overwrite", server.url("/bytes/1000")])
+        // /dev/null without --overwrite: the FIFO above proves --overwrite never replaces a
+        // device, and a regression here must not replace the machine's /dev/null.
+        let null = AF.run(["-o", "/dev/null", server.url("/bytes/1000")])
         #expect(null.status == 0, "\(null.err)")
         #expect(lstat("/dev/null", &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR)
     }
@@ -276,7 +278,7 @@ import Glibc
 
     @Test func interruptWhileReadingStandardInputExits130() throws {
         let running = AF.start(["post", server.url("/post")], stdin: .openPipe)
-        Thread.sleep(forTimeInterval: 0.5)
+        Thread.sleep(forTimeInterval: 1.0)
         running.signal(SIGINT)
         let result = running.wait(timeout: 10)
         #expect(result.status == 130, "\(result.err)")
