@@ -286,6 +286,21 @@ import Glibc
         #expect(server.hits("/post") == 0)
     }
 
+    @Test func interruptWhileReadingAValueFromAPipeExits130() throws {
+        let fifo = directory + "/value.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // A writer that opens the FIFO and never writes or closes: the read blocks.
+        let writer = open(fifo, O_RDWR)
+        defer { close(writer) }
+        let running = AF.start(["--offline", server.url("/post"), "a=@\(fifo)"])
+        Thread.sleep(forTimeInterval: 1.0)
+        running.signal(SIGINT)
+        let result = running.wait(timeout: 10)
+        #expect(!result.timedOut)
+        #expect(result.status == 130, "\(result.err)")
+        #expect(result.err == "af: error: interrupted while reading '\(fifo)'\n")
+    }
+
     // MARK: Clarity
 
     @Test func errorLinesQuoteAtMostAShortPrefix() {
