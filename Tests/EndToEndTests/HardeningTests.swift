@@ -235,15 +235,21 @@ import Glibc
 
     // MARK: Bodies that can be read only once
 
+    /// A FIFO in the scratch directory that a writer thread fills with `text`, then closes.
+    private func fifo(_ name: String, feeding text: String) -> String {
+        let path = directory + "/" + name
+        #expect(mkfifo(path, 0o600) == 0)
+        Thread.detachNewThread {
+            let handle = FileHandle(forWritingAtPath: path)
+            handle?.write(Data(text.utf8))
+            try? handle?.close()
+        }
+        return path
+    }
+
     @Test func aFIFOBodyIsStreamedNotSentEmpty() throws {
         for follow in [false, true] {
-            let fifo = directory + "/body-\(follow).fifo"
-            #expect(mkfifo(fifo, 0o600) == 0)
-            Thread.detachNewThread {
-                let handle = FileHandle(forWritingAtPath: fifo)
-                handle?.write(Data("streamed data\n".utf8))
-                try? handle?.close()
-            }
+            let fifo = fifo("body-\(follow).fifo", feeding: "streamed data\n")
             let target = follow ? "/redirect-to?status=307&url=/put" : "/put"
             let result = AF.run((follow ? ["-F"] : []) + ["put", server.url(target), "@\(fifo)"])
             #expect(result.status == 0, "\(result.err)")
@@ -264,13 +270,7 @@ import Glibc
     }
 
     @Test func aFIFOFilePartIsSent() throws {
-        let fifo = directory + "/part.fifo"
-        #expect(mkfifo(fifo, 0o600) == 0)
-        Thread.detachNewThread {
-            let handle = FileHandle(forWritingAtPath: fifo)
-            handle?.write(Data("part data".utf8))
-            try? handle?.close()
-        }
+        let fifo = fifo("part.fifo", feeding: "part data")
         let result = AF.run([server.url("/post"), "f@\(fifo)"])
         #expect(result.status == 0, "\(result.err)")
         #expect(try #require(server.requests(to: "/post").last).bodyText.contains("\r\n\r\npart data\r\n--"))

@@ -110,11 +110,8 @@ enum BodyBuilder {
             case .fieldFromFile(let key, let path):
                 let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
                 try builder.insert(key: key, json: JSONText.quote(text), item: item.argument)
-            case .jsonField(let key, let json):
-                try builder.insert(key: key, json: try validatedJSON(json, item: item.argument), item: item.argument)
-            case .jsonFieldFromFile(let key, let path):
-                let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
-                try builder.insert(key: key, json: try validatedJSON(text, item: item.argument), item: item.argument)
+            case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
+                try builder.insert(key: key, json: try validatedJSON(try rawJSON(item), item: item.argument), item: item.argument)
             default:
                 break
             }
@@ -130,6 +127,15 @@ enum BodyBuilder {
             throw .usage("invalid JSON in '\(item)': \(error.description)")
         }
         return trimmed
+    }
+
+    /// The JSON text of a `name:=json` or `name:=@file` item.
+    private static func rawJSON(_ item: SourcedItem) throws(CommandFailure) -> String {
+        switch item.item {
+        case .jsonField(_, let json): return json
+        case .jsonFieldFromFile(_, let path): return String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
+        default: return ""
+        }
     }
 
     /// The text a form sends for a raw JSON scalar (HTTPie's rule): a number as written,
@@ -160,11 +166,8 @@ enum BodyBuilder {
             case .fieldFromFile(let key, let path):
                 let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
                 pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
-            case .jsonField(let key, let json):
-                let text = try scalarText(json, item: item.argument)
-                pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
-            case .jsonFieldFromFile(let key, let path):
-                let text = try scalarText(String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self), item: item.argument)
+            case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
+                let text = try scalarText(try rawJSON(item), item: item.argument)
                 pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
             default:
                 break
@@ -195,8 +198,7 @@ enum BodyBuilder {
 
         /// `path`, or the path of a spooled copy when it cannot be read twice.
         func replayable(_ path: String, item: String) throws(CommandFailure) -> String {
-            var info = stat()
-            guard needed, stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG else { return path }
+            guard needed, FileIO.exists(path), FileIO.regularFileSize(path) == nil else { return path }
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXError.describe(errno))") }
             defer { close(fd) }
@@ -228,11 +230,8 @@ enum BodyBuilder {
                 let base = String(path.split(separator: "/").last ?? Substring(path))
                 form.append(fileAt: try spooler.replayable(path, item: item.argument), name: name, filename: base,
                             contentType: type ?? MIMEType.guess(forPath: base))
-            case .jsonField(let key, let json):
-                form.append(name: NestedPath.literal(key), value: try scalarText(json, item: item.argument))
-            case .jsonFieldFromFile(let key, let path):
-                let json = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
-                form.append(name: NestedPath.literal(key), value: try scalarText(json, item: item.argument))
+            case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
+                form.append(name: NestedPath.literal(key), value: try scalarText(try rawJSON(item), item: item.argument))
             default:
                 break
             }

@@ -54,17 +54,7 @@ enum FileReading {
             if count < 0 {
                 if errno == EINTR {
                     // A pipe that never ends (`a=@<(sleep 100)`) must not outlast Ctrl-C.
-                    if let reason = ProcessInterruption.pending {
-                        throw reason == .terminated
-                            ? CommandFailure("terminated while reading '\(path)'", exitCode: ExitStatus.terminated)
-                            : CommandFailure("interrupted while reading '\(path)'", exitCode: ExitStatus.interrupted)
-                    }
-                    continue
-                }
-                if errno == EAGAIN {
-                    // A regular file opened O_NONBLOCK never says this; anything else waits.
-                    var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                    _ = poll(&descriptor, 1, -1)
+                    if let interrupted = CommandFailure.interrupted(whileReading: "'\(path)'") { throw interrupted }
                     continue
                 }
                 throw unreadable(path, item, POSIXError.describe(errno))

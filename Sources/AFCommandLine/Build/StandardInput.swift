@@ -48,11 +48,9 @@ enum StandardInput {
             let count = read(fd, &buffer, buffer.count)
             if count < 0 {
                 if errno == EINTR {
-                    guard let reason = ProcessInterruption.pending else { continue }
+                    guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
                     unlink(path)
-                    throw reason == .terminated
-                        ? CommandFailure("terminated while reading \(source)", exitCode: ExitStatus.terminated)
-                        : CommandFailure("interrupted while reading \(source)", exitCode: ExitStatus.interrupted)
+                    throw interrupted
                 }
                 unlink(path)
                 throw .unreadable("cannot read \(source): \(POSIXError.describe(errno))")

@@ -1,7 +1,4 @@
 import AFEngine
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Renders the request body for the `B` section.
 ///
@@ -49,7 +46,7 @@ struct RequestBodyRenderer: Sendable {
     /// for reading. A pipe or device is read once, by the transfer: showing it would consume
     /// it, so it is noted.
     private func file(_ path: String, label: String, contentType: String?, formatting: Bool = true) -> [UInt8] {
-        guard let size = Self.size(of: path) else { return note("[contents of \(label), streamed as it is read]") }
+        guard let size = FileIO.regularFileSize(path) else { return note("[contents of \(label), streamed as it is read]") }
         guard size <= Self.inlineLimit, let bytes = try? FileReading.bytes(atPath: path, item: label) else {
             return note("[contents of \(label): \(Format.bytes(size))]")
         }
@@ -98,11 +95,5 @@ struct RequestBodyRenderer: Sendable {
 
     static func isText(_ bytes: [UInt8]) -> Bool {
         !bytes.contains(0) && String(validating: bytes, as: UTF8.self) != nil
-    }
-
-    /// The size of a regular file; nil for anything that can only be read once.
-    static func size(of path: String) -> Int64? {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int64(info.st_size) : nil
     }
 }

@@ -1,3 +1,5 @@
+import AFEngine
+
 /// A failure that ends a run with an exit status and one `af: error:` line.
 public struct CommandFailure: Error, Sendable, Equatable {
     /// The text after `af: error: `: what failed and, where there is one, what to do.
@@ -14,6 +16,16 @@ public struct CommandFailure: Error, Sendable, Equatable {
     /// A usage error (exit 64).
     public static func usage(_ message: String) -> CommandFailure {
         CommandFailure(message, exitCode: ExitStatus.usage)
+    }
+
+    /// The failure for a signal that arrived while reading `source` (130 or 143), or nil when
+    /// none did: what a read that returned `EINTR` asks before trying again.
+    public static func interrupted(whileReading source: String) -> CommandFailure? {
+        switch ProcessInterruption.pending {
+        case nil: return nil
+        case .terminated?: return CommandFailure("terminated while reading \(source)", exitCode: ExitStatus.terminated)
+        default: return CommandFailure("interrupted while reading \(source)", exitCode: ExitStatus.interrupted)
+        }
     }
 
     /// An input file that cannot be read (exit 66).

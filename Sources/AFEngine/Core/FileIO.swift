@@ -32,6 +32,14 @@ public enum FileIO {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// The size of the regular file at `path` (following symbolic links); nil for anything
+    /// else — a pipe, a device, a directory — which can be read only once, or not at all.
+    public static func regularFileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
     /// Whether `path` is a device, FIFO or socket (following symbolic links, so
     /// `/dev/stdout` counts): something written in place, never replaced.
     public static func isSpecial(_ path: String) -> Bool {

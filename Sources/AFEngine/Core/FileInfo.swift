@@ -28,8 +28,7 @@ enum FileInfo {
     /// Whether the file at `path` can be read again from its start: a regular file can, a
     /// pipe or a device cannot.
     static func isRereadable(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        FileIO.regularFileSize(path) != nil
     }
 
     /// Whether a regular file that reports size 0 yields bytes anyway (`/proc` files do).
