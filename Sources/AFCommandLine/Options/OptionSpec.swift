@@ -77,6 +77,7 @@ public enum OptionGroup: String, Sendable, CaseIterable {
     case redirectsAndAuth = "Redirects, authentication and sessions"
     case tls = "TLS and trust"
     case network = "Network"
+    case batch = "Many requests (af batch)"
     case configuration = "Help and configuration"
 
     /// One example shown under the group in `--help`.
@@ -89,6 +90,7 @@ public enum OptionGroup: String, Sendable, CaseIterable {
         case .redirectsAndAuth: return "af -F -a ada get example.org/private"
         case .tls: return "af --pin=sha256//BASE64= get https://api.example.org"
         case .network: return "af --resolve=api.example.org:443:127.0.0.1 get https://api.example.org"
+        case .batch: return "af batch --parallel=8 --check-status --retry=2 endpoints.txt"
         case .configuration: return "af --no-follow get example.org   # undo a config default"
         }
     }

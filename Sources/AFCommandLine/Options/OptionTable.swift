@@ -12,12 +12,13 @@ public enum OptionID: String, Sendable, CaseIterable {
     case verify, insecure, cert, certKey, certKeyPass, ssl, ciphers, pin, pinCert, checkRevocation, crl, trustPolicy
     case proxy, httpVersion, resolve, unixSocket, interface, ipv4, ipv6, https, defaultScheme, pathAsIs, maxHeaders, maxFilesize
     case help, version, debug
+    case parallel, rate, failFast, retryBudget
 }
 
 /// Every option af accepts.
 public enum OptionTable {
     /// Every option in `--help` order.
-    public static let all: [OptionSpec] = body + output + downloads + retries + redirectsAndAuth + tls + network + configuration
+    public static let all: [OptionSpec] = body + output + downloads + retries + redirectsAndAuth + tls + network + batch + configuration
 
     static let body: [OptionSpec] = [
         OptionSpec(.json, "json", short: "j", group: .body,
@@ -218,6 +219,20 @@ public enum OptionTable {
         OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (default 100; 0: no limit)"),
         OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,
                    help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)"),
+    ]
+
+    static let batch: [OptionSpec] = [
+        OptionSpec(.parallel, "parallel", value: .required("N"), group: .batch,
+                   help: "af batch: keep up to N requests in flight (1 to 1000, default 1)",
+                   details: "With af batch, keep up to N requests in flight at once (1 to 1000; default 1). Requests to one origin reuse connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2."),
+        OptionSpec(.rate, "rate", value: .required("N/UNIT"), group: .batch,
+                   help: "af batch: start at most N requests per second, minute or hour (10/s, 100/m, 5/h)",
+                   details: "With af batch, start at most N requests per second (N/s), minute (N/m) or hour (N/h), evenly spaced; N is 1 to 1000000."),
+        OptionSpec(.failFast, "fail-fast", group: .batch,
+                   help: "af batch: start nothing more after the first failure and cancel what is in flight"),
+        OptionSpec(.retryBudget, "retry-budget", value: .required("PERCENT"), group: .batch,
+                   help: "af batch: retries may not exceed PERCENT of the requests started, plus 10 (default 20)",
+                   details: "With af batch, retries of all requests together may not exceed PERCENT (0 to 100; default 20) of the requests started so far, plus 10. When the budget is spent a failure is final, and the summary says so."),
     ]
 
     static let configuration: [OptionSpec] = [

@@ -98,6 +98,14 @@ struct Settings: Sendable {
     var maxFilesize: Int64?
     // `af pin --file`
     var pinFile: String?
+    // Many requests (`af batch`)
+    var parallel = 1
+    /// `--rate`: at most `count` starts per `period` seconds.
+    var rate: (count: Int, period: Double)?
+    var failFast = false
+    var retryBudget = 20
+    /// How the first batch-only option was spelled, to refuse it outside `af batch`.
+    var batchOptionGiven: String?
     // Help
     var help = false
     var version = false
@@ -116,6 +124,7 @@ struct Settings: Sendable {
         let on = !option.negated
         let value = option.value ?? ""
         let name = option.spelling
+        if option.spec.group == .batch, batchOptionGiven == nil { batchOptionGiven = name }
         switch option.spec.id {
         case .json: json = on
         case .form: form = on
@@ -259,6 +268,10 @@ struct Settings: Sendable {
         case .pathAsIs: pathAsIs = on
         case .maxHeaders: maxHeaders = try Self.count(value, name)
         case .maxFilesize: maxFilesize = try Self.size(value, name)
+        case .parallel: parallel = try Self.count(value, name, range: 1...1000)
+        case .rate: rate = try Self.rate(value, name)
+        case .failFast: failFast = on
+        case .retryBudget: retryBudget = try Self.count(value, name, range: 0...100)
         case .help: help = on
         case .version: version = on
         case .debug: debug = on
@@ -338,6 +351,16 @@ struct Settings: Sendable {
         let number = try seconds(value, name)
         guard number > 0 else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected more than 0 seconds") }
         return number
+    }
+
+    /// `10/s`, `100/m`, `5/h`: a count of starts per period.
+    static func rate(_ value: String, _ name: String) throws(CommandFailure) -> (count: Int, period: Double) {
+        let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+        let periods: [Substring: Double] = ["s": 1, "m": 60, "h": 3600]
+        guard parts.count == 2, let count = Int(parts[0]), (1...maximumCount).contains(count), let period = periods[parts[1]] else {
+            throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected N/s, N/m or N/h with N from 1 to \(maximumCount), such as 10/s")
+        }
+        return (count, period)
     }
 
     /// `200-299,404` as ranges.

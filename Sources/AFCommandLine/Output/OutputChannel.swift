@@ -12,11 +12,14 @@ import Glibc
 final class OutputChannel: Sendable {
     let fd: Int32
     let isTerminal: Bool
+    /// Rewrites each message written as text (`af batch` names the line in it).
+    let rewrite: (@Sendable (String) -> String)?
     private let state = Mutex(false)
 
-    init(fd: Int32, isTerminal: Bool) {
+    init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
         self.fd = fd
         self.isTerminal = isTerminal
+        self.rewrite = rewrite
     }
 
     /// Whether the reader has gone away.
@@ -43,7 +46,7 @@ final class OutputChannel: Sendable {
     }
 
     func write(_ text: String) throws(AFError) {
-        try write(Array(text.utf8))
+        try write(Array((rewrite?(text) ?? text).utf8))
     }
 
     /// Writes, ignoring failures (for standard error messages).

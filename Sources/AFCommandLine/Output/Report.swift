@@ -1,9 +1,12 @@
 import AFEngine
 
-/// `--report=json`: one JSON document describing the whole run, success or failure.
+/// `--report=json`: one JSON document describing the whole run, success or failure, on one
+/// line (a JSON body is included without its insignificant whitespace).
 enum Report {
-    static func render(response: Response, body: [UInt8], exitCode: Int32, settings: Settings) -> String {
+    /// The report; `line` (in `af batch`) comes first as `"line": N`.
+    static func render(response: Response, body: [UInt8], exitCode: Int32, settings: Settings, line: Int? = nil) -> String {
         var members: [String] = []
+        if let line { members.append("\"line\": \(line)") }
         let request = response.finalRequest
         members.append("\"request\": {\"method\": \(JSONText.quote(request.method.rawValue)), \"url\": \(JSONText.quote(request.url)), \"headers\": \(headers(request.headers))}")
         if let head = response.head {
@@ -41,12 +44,38 @@ enum Report {
         let (_, json) = BodyPrinter.splitXSSI(body)
         let candidate = Array(json)
         if !candidate.isEmpty, JSONScanner.validate(candidate) == nil {
-            return String(decoding: candidate, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
+            return String(decoding: compact(candidate), as: UTF8.self)
         }
         if !body.contains(0), let text = String(validating: body, as: UTF8.self) {
             return JSONText.quote(text)
         }
         return "{\"base64\": \(JSONText.quote(Base64.encode(body)))}"
+    }
+
+    /// Valid JSON without the whitespace between tokens; every token stays as it came.
+    static func compact(_ json: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count)
+        var inString = false
+        var escaped = false
+        for byte in json {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                out.append(byte)
+            } else if byte == 32 || byte == 9 || byte == 10 || byte == 13 {
+                continue
+            } else {
+                if byte == UInt8(ascii: "\"") { inString = true }
+                out.append(byte)
+            }
+        }
+        return out
     }
 
     private static func attempt(_ attempt: Attempt) -> String {

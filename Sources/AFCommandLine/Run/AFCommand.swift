@@ -7,7 +7,7 @@ public enum AFCommand {
         let stdout = OutputChannel(fd: environment.stdout, isTerminal: environment.stdoutIsTerminal)
         let stderr = OutputChannel(fd: environment.stderr, isTerminal: environment.stderrIsTerminal)
         SignalWatcher.arm()
-        do {
+        do throws(CommandFailure) {
             let (settings, positionals) = try parse(environment)
             if settings.debug { DebugReport.write(settings: settings, positionals: positionals, environment: environment, to: stderr) }
             if settings.help {
@@ -17,6 +17,12 @@ public enum AFCommand {
             if settings.version {
                 try? stdout.write(HelpText.version)
                 return ExitStatus.success
+            }
+            if positionals.first?.text == "batch" {
+                return try BatchCommand.run(positionals: Array(positionals.dropFirst()), settings: settings, environment: environment, stdout: stdout, stderr: stderr)
+            }
+            if let given = settings.batchOptionGiven {
+                throw CommandFailure.usage("\(given) is an option of af batch: af batch \(given)… FILE runs one request per line of FILE")
             }
             if positionals.first?.text == "pin" {
                 return try PinCommand.run(positionals: Array(positionals.dropFirst()), settings: settings, environment: environment, stdout: stdout, stderr: stderr)

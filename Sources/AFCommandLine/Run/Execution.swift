@@ -19,9 +19,12 @@ final class Execution {
     let netrc: Netrc?
     /// `--auth-cmd`.
     let authenticator: AuthenticationInterceptor?
+    /// The line of `af batch` this request comes from, for `--report=json`.
+    let batchLine: Int?
 
-    init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel) throws(CommandFailure) {
+    init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil) throws(CommandFailure) {
         self.settings = settings
+        self.batchLine = batchLine
         self.built = built
         self.environment = environment
         self.stdout = stdout
@@ -62,11 +65,46 @@ final class Execution {
         }
     }
 
+    /// A request in flight, and what `finish` needs to conclude it.
+    struct InFlight {
+        let session: Session
+        let request: Request
+        let printer: ExchangePrinter
+        let memory: MemorySink?
+    }
+
+    /// What `start` did: concluded at once (`--curl`, `--offline`), or sent a request.
+    enum Started {
+        case finished(Int32)
+        case inFlight(InFlight)
+    }
+
+    /// How `af batch` runs a line: on a session sharing connections, with a retry budget.
+    struct BatchContext {
+        /// The session whose thread and connections the line's session shares.
+        let connections: Session
+        /// The batch-wide retry budget.
+        let budget: RetryBudget
+    }
+
+    /// Sends the request on the calling thread and concludes it.
     func perform() -> Int32 {
-        defer { for file in compressor?.temporaryFiles ?? [] { FileSystem.remove(file) } }
+        switch start(batch: nil) {
+        case .finished(let status):
+            return status
+        case .inFlight(let flight):
+            SignalWatcher.install(on: flight.session) { reason in flight.request.cancel(reason) }
+            let response = flight.request.run()
+            return finish(flight, response: response)
+        }
+    }
+
+    /// Prints what needs no network, or creates the session and the request and resumes it.
+    func start(batch: BatchContext?) -> Started {
         if settings.curl {
+            defer { cleanUp() }
             stdout.writeQuietly(CurlCommand.render(built: built, settings: settings) + "\n")
-            return ExitStatus.success
+            return .finished(ExitStatus.success)
         }
         let memory = settings.report ? MemorySink() : nil
         let target: ExchangePrinter.BodyTarget
@@ -86,29 +124,43 @@ final class Execution {
             temporaryDirectory: environment.temporaryDirectory
         )
         if settings.offline {
+            defer { cleanUp() }
             do {
                 try printer.printOffline(try prepareOffline(built.description))
             } catch {
-                return finishQuietlyIfClosed() ?? fail(error.description, ExitStatus.output)
+                return .finished(finishQuietlyIfClosed() ?? fail(error.description, ExitStatus.output))
             }
-            return ExitStatus.success
+            return .finished(ExitStatus.success)
         }
 
         if let warning = trust.warning { stderr.writeQuietly(warning) }
-        let session = Session(configuration: sessionConfiguration(printer: printer))
+        let configuration = sessionConfiguration(printer: printer, budget: batch?.budget)
+        let session = batch.map { Session(configuration: configuration, sharingConnectionsWith: $0.connections) }
+            ?? Session(configuration: configuration)
         if let stored = built.session { session.importCookies(stored.cookies) }
         var description = built.description
         // The request body (B) is printed with the head that carried it, so both need it.
         description.options.recordsSentHead = plan.shows("H") || plan.shows("B") || settings.trace != nil
         description.options.logsTransport = settings.debug
+        description.options.waitsForMultiplexing = batch != nil
         let request = session.request(description, sink: printer, validation: validation)
-        SignalWatcher.install(on: session) { reason in request.cancel(reason) }
-        let response = request.run()
-        if let failure = saveSession(session, response: response) {
+        if batch != nil { request.resume() }
+        return .inFlight(InFlight(session: session, request: request, printer: printer, memory: memory))
+    }
+
+    /// Saves the session file, prints the summary, report or error, and returns the exit status.
+    func finish(_ flight: InFlight, response: Response) -> Int32 {
+        defer { cleanUp() }
+        if let failure = saveSession(flight.session, response: response) {
             stderr.writeQuietly("af: error: \(failure.message)\n")
             return failure.exitCode
         }
-        return conclude(response, printer: printer, memory: memory)
+        return conclude(response, printer: flight.printer, memory: flight.memory)
+    }
+
+    /// Removes the temporary files of `-x`.
+    func cleanUp() {
+        for file in compressor?.temporaryFiles ?? [] { FileSystem.remove(file) }
     }
 
     /// Statuses that end the request successfully. Statuses a retrier acts on (retried
@@ -181,7 +233,7 @@ final class Execution {
         return nil
     }
 
-    private func sessionConfiguration(printer: ExchangePrinter) -> Session.Configuration {
+    private func sessionConfiguration(printer: ExchangePrinter, budget: RetryBudget?) -> Session.Configuration {
         var monitors: [any EventMonitor] = [printer, RedirectNotice(stderr: stderr)]
         if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
@@ -197,7 +249,7 @@ final class Execution {
         var retriers: [any RequestRetrier] = []
         if let authenticator { retriers.append(authenticator) }
         if settings.retry > 0 {
-            retriers.append(RetryPolicy(
+            let policy = RetryPolicy(
                 retryLimit: settings.retry,
                 delayScale: settings.retryDelay,
                 backoffBase: settings.retryBackoff,
@@ -206,7 +258,8 @@ final class Execution {
                 maxTime: settings.retryMaxTime,
                 retryableStatuses: settings.retryOn ?? RetryPolicy.defaultRetryableStatuses,
                 retryableMethods: settings.retryAllMethods ? nil : HTTPMethod.idempotent
-            ))
+            )
+            retriers.append(budget.map { BudgetedRetrier(policy, budget: $0) } ?? policy)
         }
         let interceptor = adapters.isEmpty && retriers.isEmpty ? nil : Interceptor(adapters: adapters, retriers: retriers)
         return Session.Configuration(
@@ -230,7 +283,7 @@ final class Execution {
             stderr.writeQuietly(summary(of: report, response: response))
         }
         if let memory {
-            stdout.writeQuietly(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings))
+            stdout.writeQuietly(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings, line: batchLine))
         } else if plan.shows("m") {
             try? printer.printTrailer(MetadataRenderer(theme: plan.head.theme).render(response))
         }

@@ -9,7 +9,7 @@ extension Session {
             let parsed = try HTTPURL(parsing: url)
             let trust = try trustEvaluator(for: parsed)
             let transfer = try Transfer(description: description, attempt: 1, hop: 0, trust: trust, connectOnly: true, delegate: probe)
-            driver.submit(.add(transfer))
+            driver.submit(.add(transfer, share))
         } catch {
             return ([], error)
         }

@@ -151,7 +151,7 @@ public final class Request: Sendable, TransferDelegate {
         case .add(let transfer):
             emit(.resumed)
             emit(.attemptStarted(attempt: transfer.attempt, hop: transfer.hop, method: transfer.description.method, url: transfer.description.url))
-            session.driver.submit(.add(transfer))
+            session.driver.submit(.add(transfer, session.share))
         case .unpause(let transfer):
             emit(.resumed)
             session.driver.submit(.unpause(transfer))
@@ -261,7 +261,7 @@ public final class Request: Sendable, TransferDelegate {
         }
         guard next == .add else { return }
         emit(.attemptStarted(attempt: number, hop: hop, method: description.method, url: description.url))
-        session.driver.submit(.add(transfer))
+        session.driver.submit(.add(transfer, session.share))
     }
 
     private func attemptFailedEarly(_ description: RequestDescription, attempt number: Int, hop: Int, error: AFError) {

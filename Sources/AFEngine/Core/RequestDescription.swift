@@ -120,6 +120,9 @@ public struct TransferOptions: Sendable {
     /// Emit libcurl's verbose trace as `transportLog` events (a debugging aid; it costs a
     /// callback per line).
     public var logsTransport = false
+    /// Whether a transfer that could share a connection being opened as an HTTP/2 stream
+    /// waits for it rather than opening another (for many requests to one origin at once).
+    public var waitsForMultiplexing = false
 
     /// Defaults: no timeouts, automatic HTTP version, content decoding and cookies on.
     public init() {}

@@ -32,13 +32,28 @@ public final class Session: Sendable {
 
     /// What the session was made with.
     public let configuration: Configuration
-    let driver = TransferDriver()
+    let driver: TransferDriver
+    /// This session's cookies and DNS cache.
+    let share = ShareHandle()
     let monitor: CompositeEventMonitor
     private let counter = Protected(0)
 
     /// Creates a session with `configuration`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        driver = TransferDriver()
+        monitor = CompositeEventMonitor(configuration.eventMonitors)
+    }
+
+    /// Creates a session with its own configuration, cookies and DNS cache that runs its
+    /// transfers on `other`'s thread and multi handle, so that the two reuse each other's
+    /// connections (and share HTTP/2 connections as streams).
+    ///
+    /// Connections are reused whatever the sessions' trust settings, so share only between
+    /// sessions that evaluate servers the same way.
+    public init(configuration: Configuration, sharingConnectionsWith other: Session) {
+        self.configuration = configuration
+        driver = other.driver
         monitor = CompositeEventMonitor(configuration.eventMonitors)
     }
 
@@ -68,13 +83,21 @@ public final class Session: Sendable {
         return configuration.defaultTrust
     }
 
+    /// Drives the session's transfers on the calling thread until `done()` holds, after
+    /// calling `start()` there; completion handlers, `async` work and watched descriptors
+    /// run on this thread meanwhile. Returns false, having only called `start()`, when the
+    /// session's transfer thread already runs (then the caller must wait some other way).
+    public func drive(start: () -> Void, until done: () -> Bool) -> Bool {
+        driver.drive(start: start, until: done)
+    }
+
     /// Runs `work` on the session's transfer thread, where request logic runs.
-    func async(_ work: @escaping @Sendable () -> Void) {
+    public func async(_ work: @escaping @Sendable () -> Void) {
         driver.submit(.perform(work))
     }
 
     /// Runs `work` on the transfer thread after `delay` seconds.
-    func asyncAfter(_ delay: Double, _ work: @escaping @Sendable () -> Void) {
+    public func asyncAfter(_ delay: Double, _ work: @escaping @Sendable () -> Void) {
         driver.submit(.schedule(delay: delay, work))
     }
 

@@ -5,10 +5,11 @@ extension Session {
     /// domain, path and `secure` flag allow.
     public func importCookies(_ cookies: [Cookie]) {
         let lines = cookies.map(\.netscapeLine)
-        driver.runExclusively { share in
+        let share = self.share
+        driver.runExclusively {
             guard let easy = curl_easy_init() else { return }
             defer { curl_easy_cleanup(easy) }
-            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share)
+            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share.raw)
             _ = "".withCString { afcurl_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }
             for line in lines {
                 _ = line.withCString { afcurl_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0) }
@@ -20,10 +21,11 @@ extension Session {
     /// Every cookie the session's cookie engine holds now.
     public func exportCookies() -> [Cookie] {
         let result = Protected<[Cookie]>([])
-        driver.runExclusively { share in
+        let share = self.share
+        driver.runExclusively {
             guard let easy = curl_easy_init() else { return }
             defer { curl_easy_cleanup(easy) }
-            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share)
+            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share.raw)
             var list: UnsafeMutablePointer<curl_slist>?
             if afcurl_easy_getinfo_slist(easy, CURLINFO_COOKIELIST, &list) == CURLE_OK {
                 var cookies: [Cookie] = []

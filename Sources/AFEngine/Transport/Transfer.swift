@@ -135,6 +135,7 @@ final class Transfer: @unchecked Sendable {
         if let timeout = options.connectTimeout { try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(timeout)) }
         try easy.set(CURLOPT_HTTP_VERSION, afcurl_http_version(Self.httpVersionCode(options.httpVersion)))
         if options.cookies { try easy.set(CURLOPT_COOKIEFILE, copying: "") }
+        if options.waitsForMultiplexing { try easy.set(CURLOPT_PIPEWAIT, true) }
         if let limit = options.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: limit) }
         try configureNetwork(options)
         try configureMethodAndBody()

@@ -9,16 +9,16 @@ import Glibc
 /// Other threads never touch libcurl handles: they queue commands and wake the driver's
 /// `curl_multi_poll` with `curl_multi_wakeup`, the one multi call that is thread-safe.
 /// The same thread runs queued closures, timers (retry delays) and handlers for watched
-/// file descriptors (a signal self-pipe), so a run needs no other thread. Cookies and the
-/// DNS cache are shared between transfers through a share handle only this thread uses.
+/// file descriptors (a signal self-pipe), so a run needs no other thread. Several sessions
+/// may use one driver (and so one connection cache); each brings its own share handle
+/// (cookies, DNS cache), which only this thread uses while the driver runs.
 final class TransferDriver: Sendable {
     enum Command: Sendable {
-        case add(Transfer)
+        /// Adds a transfer to the multi handle, with the share handle of its session.
+        case add(Transfer, ShareHandle)
         case cancel(Transfer, AFError.Cancellation)
         case pause(Transfer)
         case unpause(Transfer)
-        /// Runs a closure on the driver thread with the share handle (cookie import/export).
-        case withShare(@Sendable (UnsafeMutableRawPointer) -> Void)
         /// Runs a closure on the driver thread.
         case perform(@Sendable () -> Void)
         /// Runs a closure on the driver thread once `delay` seconds have passed.
@@ -29,7 +29,6 @@ final class TransferDriver: Sendable {
 
     private struct Handles: @unchecked Sendable {
         let multi: UnsafeMutableRawPointer
-        let share: UnsafeMutableRawPointer
     }
 
     private struct State: Sendable {
@@ -53,12 +52,10 @@ final class TransferDriver: Sendable {
 
     init() {
         CurlRuntime.ensureInitialized()
-        guard let multi = curl_multi_init(), let share = curl_share_init() else {
-            fatalError("libcurl could not allocate a multi or share handle")
+        guard let multi = curl_multi_init() else {
+            fatalError("libcurl could not allocate a multi handle")
         }
-        _ = afcurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue))
-        _ = afcurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
-        handles = Handles(multi: multi, share: share)
+        handles = Handles(multi: multi)
     }
 
     /// Queues a command for the driver thread, starting the thread on first use.
@@ -79,17 +76,16 @@ final class TransferDriver: Sendable {
         state.write { $0.commands.append(command) }
     }
 
-    /// Runs `body` with the share handle, on the driver thread when it runs (waiting for it),
-    /// or right here when nothing drives the loop, so the handles are never used by two
-    /// threads at once.
-    func runExclusively(_ body: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
+    /// Runs `body` on the driver thread when it runs (waiting for it), or right here when
+    /// nothing drives the loop, so share handles are never used by two threads at once.
+    func runExclusively(_ body: @escaping @Sendable () -> Void) {
         if !state.read({ $0.threadStarted }) || isCurrentThread {
-            body(handles.share)
+            body()
             return
         }
         let latch = Latch()
-        submit(.withShare { share in
-            body(share)
+        submit(.perform {
+            body()
             latch.open()
         })
         latch.wait()
@@ -199,9 +195,9 @@ final class TransferDriver: Sendable {
 
     private func execute(_ command: Command, _ loop: Loop) {
         switch command {
-        case .add(let transfer):
+        case .add(let transfer, let share):
             let easy = transfer.easy.raw
-            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, handles.share)
+            _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share.raw)
             let code = curl_multi_add_handle(handles.multi, easy)
             if code == CURLM_OK {
                 loop.active[easy] = transfer
@@ -219,8 +215,6 @@ final class TransferDriver: Sendable {
             if loop.active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_all()) }
         case .unpause(let transfer):
             if loop.active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
-        case .withShare(let body):
-            body(handles.share)
         case .perform(let work):
             work()
         case .schedule(let delay, let work):

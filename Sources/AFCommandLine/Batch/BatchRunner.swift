@@ -1,0 +1,301 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One line's request while it is in flight. Created, finished and cancelled only on the
+/// batch's driving thread.
+final class LineRun: @unchecked Sendable {
+    let line: Int
+    let sequence: Int
+    let execution: Execution
+    let built: BuiltRequest
+    let flight: Execution.InFlight
+
+    init(line: Int, sequence: Int, execution: Execution, built: BuiltRequest, flight: Execution.InFlight) {
+        self.line = line
+        self.sequence = sequence
+        self.execution = execution
+        self.built = built
+        self.flight = flight
+    }
+}
+
+/// A line of a batch, with its number in the input.
+struct BatchLine: Sendable {
+    let number: Int
+    let words: Result<[String], CommandFailure>
+}
+
+/// Where the runner takes its lines from, on the driving thread.
+protocol BatchLineSource: Sendable {
+    /// The next request line; nil when none is ready now. `ended` says whether more can come.
+    func next() -> (line: BatchLine?, ended: Bool)
+    /// How many request lines there are, when known before the run.
+    var total: Int? { get }
+}
+
+/// Runs the requests of `af batch` on one driving thread: up to `parallel` in flight on
+/// sessions that share connections, started no faster than `rate`, with one retry budget,
+/// output in line order, and one summary at the end.
+final class BatchRunner: Sendable {
+    struct Options: Sendable {
+        var parallel = 1
+        /// Seconds between two starts (`--rate`), 0 for no limit.
+        var interval = 0.0
+        var failFast = false
+        var quiet = false
+    }
+
+    private enum Stop: Sendable, Equatable {
+        case failure
+        case signal(Int32)
+        case outputClosed
+    }
+
+    private struct State: Sendable {
+        var nextSequence = 0
+        var inFlight: [Int: LineRun] = [:]
+        var ended = false
+        var stop: Stop?
+        var started = 0
+        var finished = 0
+        var failed = 0
+        var cancelled = 0
+        /// The first failed lines, for the summary.
+        var failedLines: [Int] = []
+        /// The failure earliest in line order: its sequence number and exit status.
+        var firstFailure: (sequence: Int, status: Int32)?
+        var nextStart = 0.0
+        var timerArmed = false
+        /// Sessions owning the connections of lines whose trust settings differ from the batch's.
+        var connectionOwners: [String: Session] = [:]
+    }
+
+    /// How many lines past the earliest unprinted one may start: bounds waiting outputs.
+    var window: Int { options.parallel * 2 + 16 }
+
+    let options: Options
+    let planner: LinePlanner
+    let source: any BatchLineSource
+    let output: OrderedOutput
+    let stderr: OutputChannel
+    let budget: RetryBudget
+    let progress: BatchProgress
+    /// Drives every transfer on the calling thread, and owns the batch's connections.
+    let primary = Session()
+    private let baseTrust: String
+    private let state = Protected(State())
+
+    init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress) {
+        self.options = options
+        self.planner = planner
+        self.source = source
+        self.output = output
+        self.stderr = stderr
+        self.budget = budget
+        self.progress = progress
+        baseTrust = LinePlanner.trustKey(planner.base)
+    }
+
+    /// Runs every line and returns the exit status.
+    func run() -> Int32 {
+        let driven = primary.drive(start: {
+            SignalWatcher.install(on: primary) { [self] reason in interrupt(reason) }
+            pump()
+        }, until: { isDone })
+        precondition(driven, "a batch drives its own session")
+        output.printFinished()
+        return conclude()
+    }
+
+    /// Called on the driving thread whenever lines may be waiting (a streamed line arrived).
+    func linesArrived() {
+        pump()
+    }
+
+    private var isDone: Bool {
+        state.read { $0.inFlight.isEmpty && ($0.stop != nil || $0.ended) }
+    }
+
+    // MARK: Starting
+
+    /// Starts lines while the limits allow.
+    private func pump() {
+        while true {
+            enum Next { case wait, timer(Double), take(Int) }
+            let now = Monotonic.now()
+            let nextToPrint = output.nextToPrint
+            let next = state.write { state -> Next in
+                guard state.stop == nil, !state.ended, state.inFlight.count < options.parallel,
+                      output.inCompletionOrder || state.nextSequence < nextToPrint + window
+                else { return .wait }
+                if options.interval > 0, now < state.nextStart {
+                    if state.timerArmed { return .wait }
+                    state.timerArmed = true
+                    return .timer(state.nextStart - now)
+                }
+                return .take(state.nextSequence)
+            }
+            switch next {
+            case .wait:
+                return
+            case .timer(let delay):
+                primary.asyncAfter(delay) { [self] in
+                    state.write { $0.timerArmed = false }
+                    pump()
+                }
+                return
+            case .take(let sequence):
+                let (line, ended) = source.next()
+                guard let line else {
+                    if ended { state.write { $0.ended = true } }
+                    return
+                }
+                state.write { state in
+                    state.nextSequence = sequence + 1
+                    state.started += 1
+                    state.nextStart = max(now, state.nextStart) + options.interval
+                }
+                budget.noteStarted()
+                start(line, sequence: sequence)
+            }
+        }
+    }
+
+    private func start(_ line: BatchLine, sequence: Int) {
+        let messages = lineErrors(line.number)
+        do throws(CommandFailure) {
+            let (settings, positionals) = try planner.plan(try line.words.get())
+            let channel = try output.channel(for: sequence)
+            let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: planner.environment)
+            let execution: Execution
+            do {
+                execution = try Execution(settings: settings, built: built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number)
+            } catch {
+                for file in built.body.temporaryFiles { FileSystem.remove(file) }
+                throw error
+            }
+            let context = Execution.BatchContext(connections: connectionOwner(for: settings), budget: budget)
+            switch execution.start(batch: context) {
+            case .finished(let status):
+                for file in built.body.temporaryFiles { FileSystem.remove(file) }
+                output.finish(sequence)
+                record(line: line.number, sequence: sequence, status: status)
+            case .inFlight(let flight):
+                let run = LineRun(line: line.number, sequence: sequence, execution: execution, built: built, flight: flight)
+                state.write { $0.inFlight[sequence] = run }
+                flight.request.onCompletion { [self] response in
+                    primary.async { self.completed(sequence, response: response) }
+                }
+            }
+        } catch {
+            messages.writeQuietly("af: error: \(error.message)\n")
+            output.skip(sequence)
+            record(line: line.number, sequence: sequence, status: error.exitCode)
+        }
+    }
+
+    /// The session whose connections a line may use: the batch's own, or one per other set of
+    /// trust settings, so that no connection verified one way serves a line that asks another.
+    private func connectionOwner(for settings: Settings) -> Session {
+        let key = LinePlanner.trustKey(settings)
+        if key == baseTrust { return primary }
+        return state.write { state -> Session in
+            if let owner = state.connectionOwners[key] { return owner }
+            let owner = Session()
+            state.connectionOwners[key] = owner
+            return owner
+        }
+    }
+
+    /// Standard error for one line: every message names it, and clears the progress line.
+    private func lineErrors(_ number: Int) -> OutputChannel {
+        let erase = progress.enabled ? BatchProgress.erase : ""
+        return OutputChannel(fd: stderr.fd, isTerminal: false) { text in
+            guard text.hasPrefix("af: ") else { return erase + text }
+            return "\(erase)af: line \(number): \(text.dropFirst(4))"
+        }
+    }
+
+    // MARK: Finishing
+
+    private func completed(_ sequence: Int, response: Response) {
+        guard let run = state.write({ $0.inFlight.removeValue(forKey: sequence) }) else { return }
+        defer { for file in run.built.body.temporaryFiles { FileSystem.remove(file) } }
+        let stopping = state.read { $0.stop != nil }
+        if stopping, case .cancelled = response.error {
+            run.execution.cleanUp()
+            output.skip(sequence)
+            state.write { $0.cancelled += 1 }
+        } else {
+            let status = run.execution.finish(run.flight, response: response)
+            output.finish(sequence)
+            record(line: run.line, sequence: sequence, status: status)
+        }
+        if output.stdout.isClosed { stop(.outputClosed) }
+        pump()
+    }
+
+    private func record(line: Int, sequence: Int, status: Int32) {
+        let (done, failed, stopNow) = state.write { state -> (Int, Int, Bool) in
+            state.finished += 1
+            if status != ExitStatus.success {
+                state.failed += 1
+                if state.failedLines.count < 10 { state.failedLines.append(line) }
+                if state.firstFailure.map({ sequence < $0.sequence }) ?? true { state.firstFailure = (sequence, status) }
+            }
+            return (state.finished, state.failed, status != ExitStatus.success && options.failFast)
+        }
+        progress.draw(done: done, total: source.total, failed: failed)
+        if stopNow { stop(.failure) }
+    }
+
+    /// Starts nothing more and cancels what is in flight.
+    private func stop(_ reason: Stop) {
+        let runs = state.write { state -> [LineRun] in
+            if state.stop == nil {
+                state.stop = reason
+            } else if case .signal = reason {
+                state.stop = reason
+            }
+            return Array(state.inFlight.values)
+        }
+        let cause: AFError.Cancellation
+        switch reason {
+        case .signal(let status): cause = status == ExitStatus.terminated ? .terminated : .interrupted
+        default: cause = .explicitly
+        }
+        for run in runs { run.flight.request.cancel(cause) }
+    }
+
+    private func interrupt(_ reason: AFError.Cancellation) {
+        stop(.signal(reason == .terminated ? ExitStatus.terminated : ExitStatus.interrupted))
+    }
+
+    /// The summary line and the exit status.
+    private func conclude() -> Int32 {
+        let final = state.read { $0 }
+        progress.draw(done: final.finished, total: source.total, failed: final.failed, force: true)
+        progress.clear()
+        if case .signal(let status) = final.stop {
+            let what = status == ExitStatus.terminated ? "terminated" : "interrupted"
+            stderr.writeQuietly("af: error: \(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled\n")
+            return status
+        }
+        guard final.failed > 0 else { return ExitStatus.success }
+        var lines = final.failedLines.map(String.init).joined(separator: ", ")
+        if final.failed > final.failedLines.count { lines += ", …" }
+        var message = "af: error: \(final.failed) of \(final.started) requests failed (line\(final.failed == 1 ? "" : "s") \(lines))"
+        if final.stop == .failure, options.failFast {
+            message += "; --fail-fast started no more"
+            if final.cancelled > 0 { message += " and cancelled \(final.cancelled)" }
+        }
+        let usage = budget.usage
+        if usage.refused > 0 {
+            message += "; the retry budget (\(budget.percent) % of requests + \(RetryBudget.floor)) ran out after \(usage.spent) retries, so \(usage.refused) failure\(usage.refused == 1 ? " was" : "s were") not retried"
+        }
+        stderr.writeQuietly(message + "\n")
+        return final.firstFailure?.status ?? ExitStatus.network
+    }
+}

@@ -1,0 +1,152 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The request lines of a batch file, checked whole before the run and then read again as
+/// the run needs them, so memory does not grow with the number of lines.
+final class FileLines: BatchLineSource, @unchecked Sendable {
+    // Confined to the driving thread after `init`.
+    private let reader: LineReader
+    let total: Int?
+
+    /// Opens `path` (copying it to an unlinked temporary file when it is not a regular file,
+    /// so that it can be read twice), checks every line with `planner`, and rewinds.
+    init(path: String, planner: LinePlanner, temporaryDirectory: String) throws(CommandFailure) {
+        var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': \(POSIXError.describe(errno))", exitCode: ExitStatus.noInput)
+        }
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': it is a directory", exitCode: ExitStatus.noInput)
+        }
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        if (info.st_mode & S_IFMT) != S_IFREG {
+            fd = try Self.spool(fd, name: path, temporaryDirectory: temporaryDirectory)
+        }
+        let name = Quote.argument(path)
+        let checker = LineReader(fd: fd, name: name)
+        var count = 0
+        do throws(CommandFailure) {
+            while let text = try checker.next() {
+                do throws(CommandFailure) {
+                    guard let words = try LinePlanner.words(text) else { continue }
+                    count += 1
+                    try planner.check(words)
+                } catch {
+                    throw CommandFailure("\(name):\(checker.lineNumber): \(error.message)", exitCode: error.exitCode)
+                }
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        guard lseek(fd, 0, SEEK_SET) == 0 else {
+            close(fd)
+            throw CommandFailure("cannot read the batch file '\(name)' again: \(POSIXError.describe(errno))", exitCode: ExitStatus.noInput)
+        }
+        reader = LineReader(fd: fd, name: name)
+        total = count
+    }
+
+    deinit { close(reader.fd) }
+
+    func next() -> (line: BatchLine?, ended: Bool) {
+        do {
+            while let text = try reader.next() {
+                guard let words = try LinePlanner.words(text) else { continue }
+                return (BatchLine(number: reader.lineNumber, words: .success(words)), false)
+            }
+            return (nil, true)
+        } catch {
+            return (BatchLine(number: reader.lineNumber, words: .failure(error)), false)
+        }
+    }
+
+    private static func spool(_ fd: Int32, name: String, temporaryDirectory: String) throws(CommandFailure) -> Int32 {
+        defer { close(fd) }
+        let (copy, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-batch-lines").mapError { failure in
+            CommandFailure("cannot create a temporary file in '\(temporaryDirectory)' to hold '\(Quote.argument(name))': \(failure.description)", exitCode: ExitStatus.output)
+        }.get()
+        unlink(path)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                let code = errno
+                if code == EINTR, CommandFailure.interrupted(whileReading: name) == nil { continue }
+                close(copy)
+                throw CommandFailure.interrupted(whileReading: name)
+                    ?? CommandFailure("cannot read the batch file '\(Quote.argument(name))': \(POSIXError.describe(code))", exitCode: ExitStatus.noInput)
+            }
+            let written = buffer.withUnsafeBytes { FileIO.writeAll(copy, UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            if written != 0 {
+                close(copy)
+                throw CommandFailure("cannot copy '\(Quote.argument(name))' to '\(temporaryDirectory)': \(POSIXError.describe(written))", exitCode: ExitStatus.output)
+            }
+        }
+        guard lseek(copy, 0, SEEK_SET) == 0 else {
+            close(copy)
+            throw CommandFailure("cannot read back the copy of '\(Quote.argument(name))'", exitCode: ExitStatus.output)
+        }
+        return copy
+    }
+}
+
+/// Lines streamed on standard input (`af batch -`): a reader thread splits them as they
+/// arrive and hands them over, holding at most `capacity` that have not started yet.
+final class StreamedLines: BatchLineSource, Sendable {
+    private struct State: Sendable {
+        var waiting: [BatchLine] = []
+        var ended = false
+    }
+
+    let total: Int? = nil
+    private let state = Protected(State())
+    private let space: CountingSemaphore
+
+    init(capacity: Int) {
+        space = CountingSemaphore(capacity)
+    }
+
+    /// Starts the reader thread; `arrived` runs on the driving thread after each line.
+    func start(fd: Int32, name: String, delivery: Session, arrived: @escaping @Sendable () -> Void) {
+        let state = state
+        let space = space
+        Thread.detached {
+            let reader = LineReader(fd: fd, name: name)
+            while true {
+                let line: BatchLine?
+                do throws(CommandFailure) {
+                    guard let text = try reader.next() else { break }
+                    guard let words = try LinePlanner.words(text) else { continue }
+                    line = BatchLine(number: reader.lineNumber, words: .success(words))
+                } catch {
+                    // A read error ends the input; a bad line fails that line only.
+                    if error.exitCode == ExitStatus.noInput || error.exitCode >= 128 {
+                        break
+                    }
+                    line = BatchLine(number: reader.lineNumber, words: .failure(error))
+                }
+                space.wait()
+                if let line { state.write { $0.waiting.append(line) } }
+                delivery.async(arrived)
+            }
+            state.write { $0.ended = true }
+            delivery.async(arrived)
+        }
+    }
+
+    func next() -> (line: BatchLine?, ended: Bool) {
+        let (line, ended) = state.write { state -> (BatchLine?, Bool) in
+            if state.waiting.isEmpty { return (nil, state.ended) }
+            return (state.waiting.removeFirst(), false)
+        }
+        if line != nil { space.signal() }
+        return (line, ended)
+    }
+}

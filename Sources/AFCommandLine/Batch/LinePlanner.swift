@@ -1,0 +1,72 @@
+import AFEngine
+
+/// Turns one line of a batch into the settings and positionals of its request: the batch's
+/// settings, then the line's own options on top (`--no-X` included).
+struct LinePlanner: Sendable {
+    /// The config file's defaults and `af batch`'s options.
+    let base: Settings
+    /// What each line's request sees: no standard input, no terminal on standard error.
+    let environment: Environment
+
+    init(base: Settings, environment: Environment) {
+        self.base = base
+        var lineEnvironment = environment
+        lineEnvironment.stdin = -1
+        lineEnvironment.stdinIsTerminal = false
+        lineEnvironment.stderrIsTerminal = false
+        self.environment = lineEnvironment
+    }
+
+    /// The words of a line, or nil for a blank line or a comment.
+    static func words(_ text: String) throws(CommandFailure) -> [String]? {
+        do {
+            let words = try ShellWords.split(text)
+            return words.isEmpty ? nil : words
+        } catch {
+            throw .usage(error.message)
+        }
+    }
+
+    /// The settings and positionals of a line's request, checked as `af` alone checks them.
+    func plan(_ words: [String]) throws(CommandFailure) -> (Settings, [Positional]) {
+        let parsed = try ParsedArguments.parse(words)
+        var settings = base
+        for option in parsed.options {
+            if option.spec.group == .batch {
+                throw .usage("\(option.spelling) applies to the whole batch: give it to af batch, not on a line")
+            }
+            if option.spec.id == .help || option.spec.id == .version {
+                throw .usage("\(option.spelling) has no place on a line of a batch")
+            }
+            try settings.apply(option)
+        }
+        if settings.download, !settings.followGiven { settings.follow = true }
+        settings.ignoreStdin = true
+        guard let first = parsed.positionals.first else { throw .usage("the line has no URL") }
+        if first.text == "pin" || first.text == "batch" {
+            throw .usage("af \(first.text) cannot run on a line of a batch")
+        }
+        if let item = parsed.positionals.dropFirst().first(where: { $0.text.hasSuffix("@-") }) {
+            throw .usage("'\(Quote.argument(item.text))' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE")
+        }
+        try AFCommand.checkCombinations(settings)
+        return (settings, parsed.positionals)
+    }
+
+    /// Checks a line completely — options, items, URL, files — without sending anything.
+    func check(_ words: [String]) throws(CommandFailure) {
+        let (settings, positionals) = try plan(words)
+        let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment)
+        for file in built.body.temporaryFiles { FileSystem.remove(file) }
+    }
+
+    /// What decides whether two lines' connections may be shared: every trust setting.
+    static func trustKey(_ settings: Settings) -> String {
+        let parts: [String?] = [
+            settings.verify, settings.cert, settings.certKey, settings.certKeyPass, settings.ssl?.rawValue, settings.ciphers,
+            settings.pins.joined(separator: "\u{1}"), settings.pinCerts.joined(separator: "\u{1}"),
+            settings.checkRevocation ? "revocation" : nil, settings.crl, settings.trustPolicy,
+        ]
+        return parts.map { $0 ?? "" }.joined(separator: "\u{0}")
+    }
+}

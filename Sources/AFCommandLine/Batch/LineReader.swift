@@ -1,0 +1,71 @@
+import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads text lines from a descriptor in large blocks, blocking; a line may not exceed
+/// `maximumLength` bytes (a batch line is one command line, not a body).
+final class LineReader {
+    static let maximumLength = 1 << 20
+    let fd: Int32
+    /// Names the input in messages.
+    let name: String
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var ended = false
+    /// The number of the line `next()` returned last (1-based).
+    private(set) var lineNumber = 0
+
+    init(fd: Int32, name: String) {
+        self.fd = fd
+        self.name = name
+    }
+
+    /// The next line without its line break, or nil at the end of the input.
+    func next() throws(CommandFailure) -> String? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 10) {
+                defer { start = newline + 1 }
+                lineNumber += 1
+                return String(decoding: buffer[start..<newline], as: UTF8.self)
+            }
+            if ended {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                lineNumber += 1
+                return String(decoding: buffer[start...], as: UTF8.self)
+            }
+            if buffer.count - start > Self.maximumLength {
+                throw .usage("\(name):\(lineNumber + 1): the line is longer than 1 MiB; one line holds one af command line")
+            }
+            try fill()
+        }
+    }
+
+    private func fill() throws(CommandFailure) {
+        if start > 0 {
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
+        let old = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: 64 * 1024))
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress.map { $0 + old }, 64 * 1024) }
+            if count >= 0 {
+                buffer.removeLast(64 * 1024 - count)
+                if count == 0 { ended = true }
+                return
+            }
+            let code = errno
+            if code == EINTR {
+                if let failure = CommandFailure.interrupted(whileReading: name) {
+                    buffer.removeLast(64 * 1024)
+                    throw failure
+                }
+                continue
+            }
+            buffer.removeLast(64 * 1024)
+            throw CommandFailure("cannot read \(name): \(POSIXError.describe(code))", exitCode: ExitStatus.noInput)
+        }
+    }
+}
