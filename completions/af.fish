@@ -2,7 +2,7 @@
 # Install as $PREFIX/share/fish/vendor_completions.d/af.fish (./install.sh does).
 
 complete -c af -f
-complete -c af -n '__fish_is_first_arg' -a 'get post put patch delete head options pin'
+complete -c af -n '__fish_is_first_arg' -a 'get post put patch delete head options pin batch'
 complete -c af -n '__fish_seen_subcommand_from pin' -l file -r -F -d 'Read certificates from a PEM or DER file'
 complete -c af -s j -l json -d 'Send data items as JSON (the default) and ask for JSON, even without data'
 complete -c af -l no-json -d 'Undo --json'
@@ -120,6 +120,11 @@ complete -c af -l path-as-is -d 'Send the path as given, without removing ./ and
 complete -c af -l no-path-as-is -d 'Undo --path-as-is'
 complete -c af -l max-headers -x -d 'Refuse responses with more than N header lines (default 100; 0: no limit)'
 complete -c af -l max-filesize -x -d 'Refuse response bodies larger than SIZE (bytes, or with K, M, G)'
+complete -c af -l parallel -x -d 'af batch: keep up to N requests in flight (1 to 1000, default 1)'
+complete -c af -l rate -x -d 'af batch: start at most N requests per second, minute or hour (10/s, 100/m, 5/h)'
+complete -c af -l fail-fast -d 'af batch: start nothing more after the first failure and cancel what is in flight'
+complete -c af -l no-fail-fast -d 'Undo --fail-fast'
+complete -c af -l retry-budget -x -d 'af batch: retries may not exceed PERCENT of the requests started, plus 10 (default 20)'
 complete -c af -l help -d 'Show this help and exit'
 complete -c af -l debug -d 'Print af\'s versions, the parsed options and libcurl\'s own trace on standard error'
 complete -c af -l no-debug -d 'Undo --debug'

@@ -242,7 +242,9 @@ final class BatchRunner: Sendable {
             state.finished += 1
             if status != ExitStatus.success {
                 state.failed += 1
-                if state.failedLines.count < 10 { state.failedLines.append(line) }
+                // The ten earliest failed lines, whatever order they finished in.
+                state.failedLines.insert(line, at: state.failedLines.firstIndex { $0 > line } ?? state.failedLines.count)
+                if state.failedLines.count > 10 { state.failedLines.removeLast() }
                 if state.firstFailure.map({ sequence < $0.sequence }) ?? true { state.firstFailure = (sequence, status) }
             }
             return (state.finished, state.failed, status != ExitStatus.success && options.failFast)
@@ -283,7 +285,13 @@ final class BatchRunner: Sendable {
             stderr.writeQuietly("af: error: \(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled\n")
             return status
         }
-        guard final.failed > 0 else { return ExitStatus.success }
+        let usage = budget.usage
+        guard final.failed > 0 else {
+            if usage.refused > 0, !options.quiet {
+                stderr.writeQuietly("af: the retry budget (\(budget.percent) % of requests + \(RetryBudget.floor)) ran out after \(usage.spent) retries; \(usage.refused) response\(usage.refused == 1 ? " was" : "s were") not retried\n")
+            }
+            return ExitStatus.success
+        }
         var lines = final.failedLines.map(String.init).joined(separator: ", ")
         if final.failed > final.failedLines.count { lines += ", …" }
         var message = "af: error: \(final.failed) of \(final.started) requests failed (line\(final.failed == 1 ? "" : "s") \(lines))"
@@ -291,7 +299,6 @@ final class BatchRunner: Sendable {
             message += "; --fail-fast started no more"
             if final.cancelled > 0 { message += " and cancelled \(final.cancelled)" }
         }
-        let usage = budget.usage
         if usage.refused > 0 {
             message += "; the retry budget (\(budget.percent) % of requests + \(RetryBudget.floor)) ran out after \(usage.spent) retries, so \(usage.refused) failure\(usage.refused == 1 ? " was" : "s were") not retried"
         }

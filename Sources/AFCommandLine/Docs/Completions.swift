@@ -2,7 +2,7 @@
 /// `completions/`; a test fails when the committed files drift).
 public enum Completions {
     /// The first words af accepts besides a URL.
-    static let firstWords = ["get", "post", "put", "patch", "delete", "head", "options", "pin"]
+    static let firstWords = ["get", "post", "put", "patch", "delete", "head", "options", "pin", "batch"]
 
     /// File name → contents of every completion script.
     public static var files: [(name: String, contents: String)] {

@@ -5,6 +5,7 @@ import CBuildInfo
 public enum HelpText {
     static let synopsis = [
         "af [OPTIONS] [METHOD] URL [REQUEST_ITEM ...]",
+        "af batch [OPTIONS] FILE|-   (one af command line per line of FILE)",
         "af pin HOST[:PORT] | af pin --file CERT.pem",
         "af --help | af --version",
     ]

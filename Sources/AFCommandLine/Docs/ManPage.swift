@@ -12,6 +12,9 @@ public enum ManPage {
         .B af
         [\\fIOPTIONS\\fR] [\\fIMETHOD\\fR] \\fIURL\\fR [\\fIREQUEST_ITEM\\fR ...]
         .br
+        .B af batch
+        [\\fIOPTIONS\\fR] \\fIFILE\\fR|\\-
+        .br
         .B af pin
         \\fIHOST\\fR[:\\fIPORT\\fR]
         .br
@@ -40,6 +43,24 @@ public enum ManPage {
         .PP
         Standard input is the request body when it is a pipe or a regular file with at least
         one byte and no body items are given; a terminal or \\fI/dev/null\\fR is never read.
+        .SH MANY REQUESTS
+        \\fBaf batch\\fR [\\fIOPTIONS\\fR] \\fIFILE\\fR runs one request per line of \\fIFILE\\fR
+        (\\fB\\-\\fR: lines read from standard input as they arrive) in one process. Each line is an
+        af command line without the leading \\fBaf\\fR, split with shell quoting (single and double
+        quotes, backslash) and never expanded; blank lines and lines starting with \\fB#\\fR are
+        skipped. Options given to \\fBaf batch\\fR apply to every line; a line's own options
+        override them (\\fB\\-\\-no\\-\\fR\\fIX\\fR included). Standard input is never a request body.
+        .PP
+        \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
+        \\fIFILE\\fR:\\fILINE\\fR. With \\fB\\-\\fR a bad line fails alone. Requests to one origin reuse
+        connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2
+        (over TLS). Each request's output is exactly what af alone would print, in line order
+        and never interleaved (later outputs wait in temporary files); with
+        \\fB\\-\\-report=json\\fR each request prints one JSON line with \\fB"line"\\fR as it finishes.
+        Downloads (\\fB\\-d\\fR) that want one name get \\fIname\\fR, \\fIname\\-1\\fR, \\fIname\\-2\\fR.
+        Messages name the line (\\fBaf: line 17: ...\\fR); when requests failed the last line is
+        \\fBaf: error: N of M requests failed (lines ...)\\fR, and the exit status is that of the
+        first failed line. SIGINT and SIGTERM cancel what is in flight and keep what finished.
         .SH REQUEST ITEMS
 
         """

@@ -142,7 +142,10 @@ final class Execution {
         // The request body (B) is printed with the head that carried it, so both need it.
         description.options.recordsSentHead = plan.shows("H") || plan.shows("B") || settings.trace != nil
         description.options.logsTransport = settings.debug
-        description.options.waitsForMultiplexing = batch != nil
+        // Many requests to one origin wait for its first connection when it may turn out to
+        // be HTTP/2 (then they share it); with HTTP/1 waiting would only serialise them.
+        description.options.waitsForMultiplexing = batch != nil && (settings.httpVersion == .http2PriorKnowledge
+            || (built.url.scheme == "https" && (settings.httpVersion == .automatic || settings.httpVersion == .http2)))
         let request = session.request(description, sink: printer, validation: validation)
         if batch != nil { request.resume() }
         return .inFlight(InFlight(session: session, request: request, printer: printer, memory: memory))

@@ -1,0 +1,93 @@
+@testable import AFCommandLine
+import Testing
+
+/// How `af batch` splits and plans its lines (SPEC §11), without a process.
+@Suite struct BatchLineTests {
+    @Test(arguments: [
+        ("get :8080/x", ["get", ":8080/x"]),
+        ("  post  :8080/x   name=ada\t", ["post", ":8080/x", "name=ada"]),
+        ("post :8080/x 'name=Ada Lovelace'", ["post", ":8080/x", "name=Ada Lovelace"]),
+        ("post :8080/x \"name=Ada \\\"the\\\" Countess\"", ["post", ":8080/x", "name=Ada \"the\" Countess"]),
+        ("post :8080/x name=a\\ b", ["post", ":8080/x", "name=a b"]),
+        ("post :8080/x 'it'\\''s'", ["post", ":8080/x", "it's"]),
+        ("get :8080/x a==$HOME b==~ c==*", ["get", ":8080/x", "a==$HOME", "b==~", "c==*"]),
+        ("get :8080/x \"a==\\$HOME\\n\"", ["get", ":8080/x", "a==$HOME\\n"]),
+        ("get :8080/x '' x", ["get", ":8080/x", "", "x"]),
+        ("get :8080/x # a comment", ["get", ":8080/x"]),
+        ("get :8080/x#fragment", ["get", ":8080/x#fragment"]),
+        ("# only a comment", []),
+        ("   ", []),
+    ])
+    func splitsWithShellQuotingAndNoExpansion(line: String, words: [String]) throws {
+        #expect(try ShellWords.split(line) == words)
+    }
+
+    @Test(arguments: [
+        ("get 'open", ShellWords.Problem.unterminatedSingleQuote),
+        ("get \"open", .unterminatedDoubleQuote),
+        ("get \"open\\\"", .unterminatedDoubleQuote),
+        ("get x\\", .trailingBackslash),
+    ])
+    func refusesUnfinishedQuoting(line: String, problem: ShellWords.Problem) {
+        #expect(throws: problem) { try ShellWords.split(line) }
+    }
+
+    @Test func lineOptionsGoOnTopOfTheBatchOptions() throws {
+        var base = Settings()
+        base.checkStatus = true
+        base.retry = 2
+        let planner = LinePlanner(base: base, environment: Environment(arguments: []))
+        let (settings, positionals) = try planner.plan(["--no-check-status", "--retry=5", "post", ":8080/x", "a=1"])
+        #expect(!settings.checkStatus)
+        #expect(settings.retry == 5)
+        #expect(settings.ignoreStdin)
+        #expect(positionals.map(\.text) == ["post", ":8080/x", "a=1"])
+        let (plain, _) = try planner.plan([":8080/x"])
+        #expect(plain.checkStatus)
+        #expect(plain.retry == 2)
+        #expect(planner.environment.stdin == -1)
+        #expect(!planner.environment.stderrIsTerminal)
+    }
+
+    @Test(arguments: [
+        (["--parallel=2", ":8080/x"], "--parallel applies to the whole batch: give it to af batch, not on a line"),
+        (["--help"], "--help has no place on a line of a batch"),
+        (["-j"], "the line has no URL"),
+        (["pin", "example.org"], "af pin cannot run on a line of a batch"),
+        (["post", ":8080/x", "@-"], "'@-' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE"),
+        (["--offline", "--curl", ":8080/x"], "--offline and --curl both print instead of sending; pick one"),
+    ])
+    func refusesWhatALineCannotDo(words: [String], message: String) {
+        let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
+        #expect(throws: CommandFailure.usage(message)) { try planner.plan(words) }
+    }
+
+    @Test func theRetryBudgetIsAPercentageOfStartedRequestsPlusTen() {
+        let budget = RetryBudget(percent: 20)
+        for _ in 0..<50 { budget.noteStarted() }
+        // 10 + 20 % of 50 = 20 retries.
+        let granted = (0..<30).filter { _ in budget.take() }.count
+        #expect(granted == 20)
+        #expect(budget.usage.spent == 20)
+        #expect(budget.usage.refused == 10)
+        budget.noteStarted()
+        budget.noteStarted()
+        budget.noteStarted()
+        budget.noteStarted()
+        budget.noteStarted()
+        #expect(budget.take(), "55 started: 21 allowed")
+        #expect(!budget.take())
+    }
+
+    @Test func differentTrustSettingsNeverShareConnections() {
+        var pinned = Settings()
+        pinned.pins = ["sha256//AAAA"]
+        var verified = Settings()
+        verified.verify = "/etc/ssl/ca.pem"
+        let keys = Set([Settings(), pinned, verified].map(LinePlanner.trustKey))
+        #expect(keys.count == 3)
+        var other = Settings()
+        other.retry = 3
+        #expect(LinePlanner.trustKey(other) == LinePlanner.trustKey(Settings()))
+    }
+}

@@ -1,0 +1,275 @@
+import AFTestSupport
+import Foundation
+import Testing
+
+/// SPEC §11: `af batch`, against the test server (and nghttpd for HTTP/2).
+@Suite struct BatchTests {
+    let server: TestServer
+    let directory: String
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make(prefix: "af-batch")
+        // `/answer/N?delay=S`: "answer N\n" after S seconds.
+        server.route("/answer/*") { request, _ in
+            if let delay = request.queryValue("delay").flatMap(Double.init) { usleep(UInt32(delay * 1_000_000)) }
+            let number = request.path.split(separator: "/").last.map(String.init) ?? "?"
+            return .response(status: 200, headers: [("Content-Type", "text/plain")], body: Array("answer \(number)\n".utf8))
+        }
+    }
+
+    /// Writes `lines` to a batch file and returns its path.
+    private func file(_ lines: [String], name: String = "lines.txt") throws -> String {
+        let path = directory + "/" + name
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func printsOutputsInLineOrderWhenRequestsFinishOutOfOrder() throws {
+        let delays = [0.6, 0, 0.4, 0, 0.2]
+        let path = try file(["# a comment, then a blank line", ""] + delays.enumerated().map { index, delay in
+            server.url("/answer/\(index + 1)?delay=\(delay)")
+        })
+        let started = Date()
+        let result = AF.run(["batch", "--parallel=5", path])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "answer 1\nanswer 2\nanswer 3\nanswer 4\nanswer 5\n")
+        #expect(result.err.isEmpty)
+        // All five were in flight at once: one at a time would take 1.2 s.
+        #expect(elapsed < 1.1, "took \(elapsed) s")
+        let arrivals = server.requests.map(\.receivedAt)
+        #expect((arrivals.max() ?? 0) - (arrivals.min() ?? 0) < 0.3)
+    }
+
+    @Test func reusesConnectionsAcrossLines() throws {
+        let path = try file((1...40).map { server.url("/answer/\($0)") })
+        let result = AF.run(["batch", "--parallel=4", path])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == (1...40).map { "answer \($0)\n" }.joined())
+        #expect(server.requests.count == 40)
+        let connections = Set(server.requests.map(\.connection))
+        #expect(connections.count <= 4, "\(connections.count) connections for 40 requests at --parallel=4")
+    }
+
+    @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
+    func http2RequestsToOneOriginShareOneConnection() throws {
+        // Over TLS (ALPN): libcurl 7.88 fails to reuse a cleartext prior-knowledge connection
+        // (curl --http2-prior-knowledge URL URL fails the same way against nghttpd).
+        let pki = TestPKI.shared
+        let issued = try pki.issue(name: "h2batch")
+        let served = try TemporaryDirectory.make(prefix: "af-h2batch")
+        try "h2\n".write(toFile: served + "/x.txt", atomically: true, encoding: .utf8)
+        let h2 = try ExternalServer(nghttpdServing: served, key: issued.keyPath, certificate: issued.certificatePath)
+        let path = try file((1...50).map { "https://127.0.0.1:\(h2.port)/x.txt?n=\($0)" })
+        let result = AF.run(["batch", "--parallel=10", "--verify=\(pki.caCertificatePath)", "--report=json", path])
+        #expect(result.status == 0, "\(result.err)")
+        let reports = result.out.split(separator: "\n").map { JSONHelpers.object(String($0)) }
+        #expect(reports.count == 50)
+        let lines = Set(reports.compactMap { $0?["line"] as? Int })
+        #expect(lines == Set(1...50))
+        let opened = reports.compactMap { report -> Int? in
+            guard let attempts = report?["attempts"] as? [[String: Any]], let metrics = attempts.first?["metrics"] as? [String: Any] else { return nil }
+            #expect(metrics["http_version"] as? String == "HTTP/2")
+            return metrics["new_connections"] as? Int
+        }
+        #expect(opened.count == 50)
+        #expect(opened.reduce(0, +) == 1, "connections opened: \(opened.reduce(0, +))")
+    }
+
+    @Test func httpsToAnHTTP1ServerStillRunsInParallelAndPinsHoldPerLine() throws {
+        let pki = TestPKI.shared
+        let issued = try pki.issue(name: "batch-h1")
+        let tls = try TestServer(tls: issued.identity)
+        tls.route("/slow") { _, _ in
+            usleep(500_000)
+            return .response(status: 200, body: Array("slow\n".utf8))
+        }
+        let path = try file((1...4).map { _ in tls.url("/slow") })
+        let started = Date()
+        let result = AF.run(["batch", "--parallel=4", "--verify=\(pki.caCertificatePath)", path])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == String(repeating: "slow\n", count: 4))
+        #expect(Date().timeIntervalSince(started) < 1.5, "waiting for a connection that turned out HTTP/1.1 serialised the requests")
+        // A line with a pin that does not match fails on its own connection, even after other
+        // lines opened verified connections to the same origin.
+        let pinned = try file([tls.url("/get"), "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= \(tls.url("/get"))"], name: "pinned.txt")
+        let outcome = AF.run(["batch", "--verify=\(pki.caCertificatePath)", pinned])
+        #expect(outcome.status == 8, "\(outcome.err)")
+        #expect(outcome.err.hasPrefix("af: line 2: error: "), "\(outcome.err)")
+    }
+
+    @Test func aBadLineIsNamedAndNothingIsSent() throws {
+        let path = try file([server.url("/answer/1"), "\(server.url("/answer/2")) --nope", server.url("/answer/3")])
+        let result = AF.run(["batch", path])
+        #expect(result.status == 64)
+        #expect(result.err.hasPrefix("af: error: \(path):2: unknown option '--nope'"), "\(result.err)")
+        #expect(result.err.split(separator: "\n").count == 1)
+        #expect(result.out.isEmpty)
+        #expect(server.requests.isEmpty)
+
+        for (line, expected) in [
+            ("\(server.url("/x")) 'open", "\(path):1: a single quote is not closed"),
+            ("post \(server.url("/x")) bad:=[", "\(path):1: "),
+            ("http://exa mple.org/", "\(path):1: "),
+            ("\(server.url("/x")) --parallel=3", "\(path):1: --parallel applies to the whole batch: give it to af batch, not on a line"),
+            ("post \(server.url("/x")) name@-", "\(path):1: 'name@-' reads standard input, which is never a request body in af batch"),
+        ] {
+            let bad = try file([line], name: "bad.txt")
+            let outcome = AF.run(["batch", bad])
+            #expect(outcome.status == 64, "\(line): \(outcome.err)")
+            #expect(outcome.err.hasPrefix("af: error: \(expected.replacingOccurrences(of: path, with: bad))"), "\(line): \(outcome.err)")
+        }
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func unreadableFileAndBadBatchOptions() throws {
+        let missing = AF.run(["batch", directory + "/nothing.txt"])
+        #expect(missing.status == 66)
+        #expect(missing.err == "af: error: cannot read the batch file '\(directory)/nothing.txt': no such file or directory\n")
+        let path = try file([server.url("/answer/1")])
+        for (option, message) in [
+            ("--parallel=0", "invalid value '0' for --parallel: expected a whole number from 1 to 1000"),
+            ("--parallel=100000", "invalid value '100000' for --parallel: expected a whole number from 1 to 1000"),
+            ("--rate=0/s", "invalid value '0/s' for --rate: expected N/s, N/m or N/h with N from 1 to 1000000, such as 10/s"),
+            ("--rate=abc", "invalid value 'abc' for --rate: expected N/s, N/m or N/h with N from 1 to 1000000, such as 10/s"),
+            ("--retry-budget=101", "invalid value '101' for --retry-budget: expected a whole number from 0 to 100"),
+        ] {
+            let result = AF.run(["batch", option, path])
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        let outside = AF.run(["--parallel=2", server.url("/answer/1")])
+        #expect(outside.status == 64)
+        #expect(outside.err.hasPrefix("af: error: --parallel=2 is an option of af batch") || outside.err.hasPrefix("af: error: --parallel is an option of af batch"), "\(outside.err)")
+        let twoFiles = AF.run(["batch", path, path])
+        #expect(twoFiles.status == 64)
+        #expect(server.requests.isEmpty)
+        // Only the first word in lower case is the subcommand: BATCH is a method.
+        let method = AF.run(["BATCH", server.url("/answer/9")])
+        #expect(method.status == 0)
+        #expect(server.requests.last?.method == "BATCH")
+    }
+
+    @Test func lineOptionsOverrideBatchOptions() throws {
+        let path = try file([
+            "\(server.url("/status/404")) --no-check-status",
+            server.url("/status/404"),
+            "-q \(server.url("/answer/3"))",
+        ])
+        let result = AF.run(["batch", "--check-status", path])
+        #expect(result.status == 4)
+        #expect(result.err == """
+        af: line 2: error: server answered 404 Not Found
+        af: error: 1 of 3 requests failed (line 2)
+
+        """)
+        #expect(!result.out.contains("answer 3"))
+    }
+
+    @Test func failFastStopsStartingAndCancelsWhatIsInFlight() throws {
+        let path = try file([
+            server.url("/answer/1?delay=3"),
+            server.url("/status/500"),
+        ] + (3...10).map { server.url("/answer/\($0)") })
+        let started = Date()
+        let result = AF.run(["batch", "--parallel=2", "--check-status", "--fail-fast", path])
+        #expect(result.status == 5)
+        #expect(Date().timeIntervalSince(started) < 2.5)
+        #expect(server.requests.count == 2, "\(server.requests.map(\.path))")
+        #expect(result.err == """
+        af: line 2: error: server answered 500 Internal Server Error
+        af: error: 1 of 2 requests failed (line 2); --fail-fast started no more and cancelled 1
+
+        """)
+    }
+
+    @Test func retriesDrawFromOneBudget() throws {
+        server.route("/down/*") { _, _ in .response(status: 503) }
+        let path = try file((1...20).map { server.url("/down/\($0)") })
+        let result = AF.run(["batch", "--parallel=5", "--check-status", "-q", "--retry=5", "--retry-delay=0.01", "--retry-budget=0", path])
+        #expect(result.status == 5)
+        // 20 first attempts and the budget's floor of 10 retries, not 20 × 6 requests.
+        #expect(server.requests.count == 30)
+        let last = result.err.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(last.hasPrefix("af: error: 20 of 20 requests failed (lines 1, 2, 3"), "\(last)")
+        #expect(last.hasSuffix("; the retry budget (0 % of requests + 10) ran out after 10 retries, so 20 failures were not retried"), "\(last)")
+    }
+
+    @Test func rateSpacesTheStarts() throws {
+        let path = try file((1...5).map { server.url("/answer/\($0)") })
+        let started = Date()
+        let result = AF.run(["batch", "--parallel=5", "--rate=10/s", path])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.err)")
+        // Five starts 0.1 s apart: 0.4 s from the first to the last (server-side arrival
+        // times carry the server's own thread start-up noise, so the span is checked whole).
+        #expect(elapsed >= 0.4, "took \(elapsed) s")
+        let arrivals = server.requests.map(\.receivedAt).sorted()
+        #expect(arrivals.count == 5)
+        #expect((arrivals.last ?? 0) - (arrivals.first ?? 0) >= 0.35)
+    }
+
+    @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, Int32(143), "terminated")])
+    func signalsCancelWhatIsInFlightAndKeepWhatFinished(signal: Int32, status: Int32, word: String) throws {
+        let path = try file([server.url("/answer/1"), server.url("/answer/2?delay=10"), server.url("/answer/3?delay=10")])
+        let running = AF.start(["batch", "--parallel=3", path])
+        let deadline = Date().addingTimeInterval(10)
+        while server.requests.count < 3, Date() < deadline { usleep(10000) }
+        usleep(200_000)
+        let started = Date()
+        running.signal(signal)
+        let result = running.wait(timeout: 10)
+        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(result.status == status)
+        #expect(result.out == "answer 1\n")
+        #expect(result.err == "af: error: \(word); 1 of 3 requests had finished, 2 cancelled\n")
+    }
+
+    @Test func reportsAreOneJSONLineEachInCompletionOrder() throws {
+        let path = try file([server.url("/answer/1?delay=0.5"), server.url("/json"), server.url("/status/404")])
+        let result = AF.run(["batch", "--parallel=3", "--report=json", "--check-status", path])
+        #expect(result.status == 4)
+        let lines = result.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        let reports = lines.compactMap { JSONHelpers.object($0) }
+        #expect(reports.count == 3)
+        #expect(reports.last?["line"] as? Int == 1, "the slow line finishes last")
+        #expect(Set(reports.compactMap { $0["line"] as? Int }) == [1, 2, 3])
+        let failed = reports.first { $0["line"] as? Int == 3 }
+        #expect((failed?["error"] as? [String: Any])?["exit_code"] as? Int == 4)
+    }
+
+    @Test func downloadsGetBatchWideNames() throws {
+        let output = try TemporaryDirectory.make(prefix: "af-batch-dl")
+        let path = try file((1...3).map { _ in server.url("/answer/same") })
+        let result = AF.run(["batch", "--parallel=3", "-d", "-q", "--output-dir=\(output)", path])
+        #expect(result.status == 0, "\(result.err)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
+        #expect(names == ["same", "same-1", "same-2"])
+        for name in names {
+            #expect(try String(contentsOfFile: output + "/" + name, encoding: .utf8) == "answer same\n")
+        }
+    }
+
+    @Test func streamedLinesRunAsTheyComeAndABadOneFailsOnlyItself() throws {
+        let input = [server.url("/answer/1"), "\(server.url("/answer/2")) \"open", server.url("/answer/3")].joined(separator: "\n") + "\n"
+        let result = AF.run(["batch", "-"], stdin: .bytes(Array(input.utf8)))
+        #expect(result.status == 64)
+        #expect(result.out == "answer 1\nanswer 3\n")
+        #expect(result.err == """
+        af: line 2: error: a double quote is not closed
+        af: error: 1 of 3 requests failed (line 2)
+
+        """)
+        #expect(server.requests.count == 2)
+    }
+
+    @Test func progressLineOnATerminal() throws {
+        let path = try file((1...3).map { server.url("/answer/\($0)") })
+        let outcome = PTYRunner.run(["batch", path])
+        #expect(outcome.status == 0)
+        #expect(outcome.output.contains("af: 3/3 done, 0 failed"), "\(outcome.output)")
+        #expect(outcome.output.contains("answer 3"))
+    }
+}
