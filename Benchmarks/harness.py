@@ -6,7 +6,7 @@ every tool alike; the report gives medians and the ratio to curl. Peak memory co
 wait4()'s rusage of each child process.
 
 Usage: harness.py SCENARIO --af PATH --server URL [--runs N]
-Scenarios: startup, download, upload-multipart, upload-raw, format, all
+Scenarios: startup, download, upload-multipart, upload-raw, format, batch, all
 """
 import argparse
 import os
@@ -141,9 +141,88 @@ def format_json(args):
     print(f"  => af / (curl | jq) = {ratio:.2f} (target <= 0.33); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 3x the document)")
 
 
+def write_lines(path, lines):
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def start_nghttpd(directory):
+    """Starts nghttpd with a throw-away certificate on a free port; returns (process, port, CA path) or None."""
+    nghttpd = shutil.which("nghttpd") or ("/usr/sbin/nghttpd" if os.path.exists("/usr/sbin/nghttpd") else None)
+    if not nghttpd or not shutil.which("openssl"):
+        return None
+    key, cert = os.path.join(directory, "key.pem"), os.path.join(directory, "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([nghttpd, "-d", directory, str(port), key, cert], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        with socket.socket() as client:
+            if client.connect_ex(("127.0.0.1", port)) == 0:
+                return process, port, cert
+        time.sleep(0.05)
+    process.kill()
+    return None
+
+
+def batch(args):
+    count, parallel = 500, 10
+    with tempfile.TemporaryDirectory() as directory:
+        urls = [f"{args.server}/bytes/1024?n={n}" for n in range(count)]
+        lines = os.path.join(directory, "lines.txt")
+        write_lines(lines, urls)
+        config = os.path.join(directory, "curl.cfg")
+        write_lines(config, [f'url = "{url}"' for url in urls])
+        commands = [
+            (f"af batch --parallel={parallel}", [args.af, "batch", f"--parallel={parallel}", lines]),
+            (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
+        ]
+        runs = max(3, args.runs // 30)
+        medians, _ = compare(f"{count} GETs of 1 KiB in one process, {parallel} in flight (HTTP/1.1)", commands, runs)
+        ratio = medians[commands[0][0]] / medians[commands[1][0]]
+        print(f"  => af batch / curl -Z = {ratio:.2f} (target <= 1.00)")
+
+        served = os.path.join(directory, "h2")
+        os.mkdir(served)
+        make_file(os.path.join(served, "k.bin"), 1024)
+        started = start_nghttpd(served)
+        if started is None:
+            print("\nHTTP/2 batch skipped: nghttpd (nghttp2-server) or openssl is not installed")
+        else:
+            process, port, cert = started
+            try:
+                h2urls = [f"https://127.0.0.1:{port}/k.bin?n={n}" for n in range(count)]
+                h2lines = os.path.join(directory, "h2.txt")
+                write_lines(h2lines, h2urls)
+                h2config = os.path.join(directory, "h2.cfg")
+                write_lines(h2config, [f'url = "{url}"' for url in h2urls])
+                commands = [
+                    (f"af batch (HTTP/2, TLS)", [args.af, "batch", f"--parallel={parallel}", f"--verify={cert}", h2lines]),
+                    (f"curl -Z --http1.1 (TLS)", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "--http1.1", "--cacert", cert, "-K", h2config]),
+                    (f"curl -Z (HTTP/2, TLS)", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "--cacert", cert, "-K", h2config]),
+                ]
+                medians, _ = compare(f"{count} GETs of 1 KiB over TLS to nghttpd, {parallel} in flight", commands, runs)
+                ratio = medians[commands[0][0]] / medians[commands[1][0]]
+                print(f"  => af batch over HTTP/2 / curl -Z over HTTP/1.1 = {ratio:.2f} (target < 1.00)")
+            finally:
+                process.kill()
+                process.wait()
+
+        many = 10_000
+        big = os.path.join(directory, "many.txt")
+        write_lines(big, [f"{args.server}/bytes/1024?n={n}" for n in range(many)])
+        seconds, rss, status = run_once([args.af, "batch", "--parallel=20", big])
+        if status != 0:
+            sys.exit(f"batch: af batch of {many} lines exited {status}")
+        print(f"\n{many} GETs of 1 KiB, 20 in flight: af batch {seconds:.2f}s, peak RSS {rss / 1024:.1f} MiB (target < 40)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("scenario", choices=["startup", "download", "upload-multipart", "upload-raw", "format", "all"])
+    parser.add_argument("scenario", choices=["startup", "download", "upload-multipart", "upload-raw", "format", "batch", "all"])
     parser.add_argument("--af", required=True)
     parser.add_argument("--server", required=True)
     parser.add_argument("--runs", type=int, default=300)
@@ -156,6 +235,7 @@ def main():
         "upload-multipart": lambda a: upload(a, True),
         "upload-raw": lambda a: upload(a, False),
         "format": format_json,
+        "batch": batch,
     }
     for name in (scenarios if args.scenario == "all" else [args.scenario]):
         scenarios[name](args)

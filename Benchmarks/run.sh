@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks/run.sh [SCENARIO] [harness options]: build af the way install.sh does (static,
 # release), start the local test server, and compare af with curl side by side.
-# Scenarios: startup (default), download, upload-multipart, upload-raw, format, all.
+# Scenarios: startup (default), download, upload-multipart, upload-raw, format, batch, all.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -23,14 +23,15 @@ enum BatchCommand {
         let output = OrderedOutput(stdout: stdout, temporaryDirectory: environment.temporaryDirectory, inCompletionOrder: settings.report)
         let progress = BatchProgress(stderr: stderr, enabled: environment.stderrIsTerminal && !settings.quiet)
         let budget = RetryBudget(percent: settings.retryBudget)
+        let netrc = try Netrc.load(environment: environment)
         if name == "-" {
             let lines = StreamedLines(capacity: settings.parallel * 2 + 16)
-            let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress)
+            let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
             lines.start(fd: environment.stdin, name: "standard input", delivery: runner.primary) { [runner] in runner.linesArrived() }
             return runner.run()
         }
         let lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory)
-        let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress)
+        let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
         return runner.run()
     }
 

@@ -82,12 +82,15 @@ final class BatchRunner: Sendable {
     let stderr: OutputChannel
     let budget: RetryBudget
     let progress: BatchProgress
+    /// `~/.netrc`, read once.
+    let netrc: Netrc?
     /// Drives every transfer on the calling thread, and owns the batch's connections.
     let primary = Session()
     private let baseTrust: String
     private let state = Protected(State())
 
-    init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress) {
+    init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress, netrc: Netrc?) {
+        self.netrc = netrc
         self.options = options
         self.planner = planner
         self.source = source
@@ -171,7 +174,7 @@ final class BatchRunner: Sendable {
             let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: planner.environment)
             let execution: Execution
             do {
-                execution = try Execution(settings: settings, built: built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number)
+                execution = try Execution(settings: settings, built: built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number, loadedNetrc: .some(netrc))
             } catch {
                 for file in built.body.temporaryFiles { FileSystem.remove(file) }
                 throw error

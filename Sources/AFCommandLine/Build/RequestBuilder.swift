@@ -36,7 +36,7 @@ enum RequestBuilder {
     /// Whether an argument parses as an item other than a header (headers look like
     /// `host:port`, so they cannot tell a URL from an item).
     static func isBodyOrQueryItem(_ argument: String) -> Bool {
-        guard !argument.contains("://"), !argument.hasPrefix(":"), let item = try? RequestItemParser.parse(argument).item else { return false }
+        guard !argument.containsBytes(of: "://"), !argument.hasPrefix(":"), let item = try? RequestItemParser.parse(argument).item else { return false }
         switch item {
         case .header, .unsetHeader, .emptyHeader, .headerFromFile: return false
         default: return true
@@ -163,7 +163,7 @@ enum RequestBuilder {
     /// kept; `Transfer-Encoding: chunked` is `--chunked`; anything else is a usage error.
     /// A multipart `Content-Type` the user gave gets af's boundary.
     static func frameBody(_ headers: inout HTTPHeaders, options: inout TransferOptions, body: BuiltBody, method: HTTPMethod) throws(CommandFailure) {
-        if let type = headers.value(for: .contentType), type.lowercased().hasPrefix("multipart/"), !type.lowercased().contains("boundary="),
+        if let type = headers.value(for: .contentType), type.lowercased().hasPrefix("multipart/"), !type.lowercased().containsBytes(of: "boundary="),
            case .multipart(let form) = body.origin
         {
             headers.set(name: .contentType, value: "\(type); boundary=\(form.boundary)")

@@ -39,9 +39,9 @@ enum URLBuilder {
             if rest.first == "/" { return scheme + "localhost" + rest }
             if rest.first?.isASCIIDigit == true { return scheme + "localhost:" + rest }
         }
-        if let range = argument.firstRange(of: "://") {
-            let candidate = argument[..<range.lowerBound]
-            if !candidate.isEmpty, candidate.allSatisfy({ $0.isLetter || $0.isNumber || "+.-".contains($0) }) { return argument }
+        if let offset = argument.utf8Offset(of: "://") {
+            let candidate = argument.utf8.prefix(offset)
+            if !candidate.isEmpty, candidate.allSatisfy({ Self.isSchemeByte($0) }) { return argument }
         }
         return scheme + argument
     }
@@ -49,15 +49,38 @@ enum URLBuilder {
     /// Percent-encodes spaces, controls, non-ASCII and the few printable characters that are
     /// never valid in a URL; existing `%XX` escapes are kept.
     static func encodeInvalidCharacters(_ text: String) -> String {
-        var out = ""
+        guard text.utf8.contains(where: needsEncoding) else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 16)
         for byte in text.utf8 {
-            if byte <= 0x20 || byte >= 0x7F || "\"<>\\^`{|}".utf8.contains(byte) {
-                out += "%" + hex(byte)
+            if needsEncoding(byte) {
+                out.append(contentsOf: ("%" + hex(byte)).utf8)
             } else {
-                out.unicodeScalars.append(UnicodeScalar(byte))
+                out.append(byte)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func needsEncoding(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0...0x20, 0x7F...0xFF, UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\\"),
+             UInt8(ascii: "^"), UInt8(ascii: "`"), UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// A letter, digit, `+`, `.` or `-`: what a URL scheme is made of.
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
     }
 
     /// Percent-encodes everything but unreserved characters (RFC 3986).

@@ -69,7 +69,7 @@ final class BodyPrinter {
         self.style = style
         contentType = style.responseMime ?? head.headers.value(for: .contentType)
         let essence = MediaType.essence(contentType)
-        let ndjson = essence.contains("ndjson") || essence == "application/jsonl"
+        let ndjson = essence.containsBytes(of: "ndjson") || essence == "application/jsonl"
         formatter = JSONFormatter(style: JSONFormatter.Style(
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
             multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal

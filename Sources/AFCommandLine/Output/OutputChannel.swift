@@ -41,6 +41,51 @@ final class OutputChannel: Sendable {
         if let failure { throw failure }
     }
 
+    /// Copies `count` bytes of the file `source` from `offset` on, in the kernel where it can
+    /// (`sendfile`), else through `buffer`.
+    func copy(from source: Int32, offset: Int64, count: Int64, buffer: UnsafeMutableRawBufferPointer) throws(AFError) {
+        let failure: AFError? = state.withLock { closed in
+            if closed { return Self.closedError }
+            var position = off_t(offset)
+            let end = off_t(offset + count)
+            var kernelCopies = true
+            while position < end {
+                let wanted = Int(min(end - position, off_t(buffer.count)))
+                var moved: Int
+                if kernelCopies {
+                    moved = sendfile(fd, source, &position, wanted)
+                    if moved < 0, errno == EINVAL || errno == ENOSYS {
+                        kernelCopies = false
+                        continue
+                    }
+                } else {
+                    moved = pread(source, buffer.baseAddress, wanted, position)
+                    if moved > 0 {
+                        let code = FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[..<moved]))
+                        if code != 0 {
+                            errno = code
+                            moved = -1
+                        } else {
+                            position += off_t(moved)
+                        }
+                    }
+                }
+                if moved < 0 {
+                    let code = errno
+                    if code == EINTR || code == EAGAIN { continue }
+                    if code == EPIPE {
+                        closed = true
+                        return Self.closedError
+                    }
+                    return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXError.describe(code))"))
+                }
+                if moved == 0 { break }
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
     func write(_ bytes: [UInt8]) throws(AFError) {
         try bytes.withBytes { buffer throws(AFError) in try write(buffer) }
     }

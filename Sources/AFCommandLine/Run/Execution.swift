@@ -22,7 +22,7 @@ final class Execution {
     /// The line of `af batch` this request comes from, for `--report=json`.
     let batchLine: Int?
 
-    init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil) throws(CommandFailure) {
+    init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil, loadedNetrc: Netrc?? = nil) throws(CommandFailure) {
         self.settings = settings
         self.batchLine = batchLine
         self.built = built
@@ -32,7 +32,14 @@ final class Execution {
         plan = OutputPlan.make(settings: settings, environment: environment)
         trust = try TrustConfiguration.make(settings: settings, environment: environment)
         download = try Self.makeDownload(settings: settings, built: built, stdout: environment.stdout, stderr: stderr)
-        netrc = settings.ignoreNetrc ? nil : try Netrc.load(environment: environment)
+        // `af batch` reads ~/.netrc once for all its lines.
+        if settings.ignoreNetrc {
+            netrc = nil
+        } else if let loadedNetrc {
+            netrc = loadedNetrc
+        } else {
+            netrc = try Netrc.load(environment: environment)
+        }
         authenticator = settings.authCmd.map { command in
             AuthenticationInterceptor(provider: CommandTokenProvider(command: command, environment: environment.variables), origin: built.url)
         }

@@ -50,6 +50,22 @@ extension StringProtocol {
     /// The string without leading and trailing characters from `set`, compared as Unicode
     /// scalars (so "\r\n" in `set` means both characters, not the one grapheme).
     public func trimmingCharacters(in set: String) -> String {
+        let substring = Substring(self)
+        if set.utf8.allSatisfy({ $0 < 0x80 }) {
+            // ASCII only (every caller): compare bytes; an ASCII byte is a whole scalar, so
+            // the bounds stay on scalar boundaries.
+            let trimmed = set.utf8
+            let bytes = substring.utf8
+            var start = bytes.startIndex
+            var end = bytes.endIndex
+            while start < end, trimmed.contains(bytes[start]) { bytes.formIndex(after: &start) }
+            while start < end {
+                let before = bytes.index(before: end)
+                guard trimmed.contains(bytes[before]) else { break }
+                end = before
+            }
+            return String(substring[start..<end])
+        }
         let scalars = Set(set.unicodeScalars)
         var view = Substring(self).unicodeScalars[...]
         while let first = view.first, scalars.contains(first) { view = view.dropFirst() }

@@ -55,10 +55,14 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         // libcurl decodes a percent-encoded host; what it decodes to must still be a host
         // name (letters, digits, `-._~`, an IPv6 literal, or non-ASCII for IDN), never control
         // characters or invalid UTF-8 that would reach the Host header and the resolver.
-        let allowedASCII = Set("-._~[]:".unicodeScalars)
         guard host.unicodeScalars.allSatisfy({ scalar in
-            scalar.isASCII ? (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || allowedASCII.contains(scalar))
-                : (scalar != "\u{FFFD}" && scalar.properties.generalCategory != .format && scalar.properties.generalCategory != .control)
+            switch scalar.value {
+            case 0x61...0x7A, 0x41...0x5A, 0x30...0x39: return true
+            case 0x2D, 0x2E, 0x5F, 0x7E, 0x5B, 0x5D, 0x3A: return true  // - . _ ~ [ ] :
+            case 0...0x7F: return false
+            default:
+                return scalar != "\u{FFFD}" && scalar.properties.generalCategory != .format && scalar.properties.generalCategory != .control
+            }
         }) else {
             throw .invalidRequest(reason: "invalid URL '\(reference.prefix(200))': the host has characters no host name has")
         }

@@ -47,11 +47,11 @@ struct ResponseHeadParser {
                 message: "the response has more than \(maxHeaders) header lines; raise --max-headers if you trust the server"
             )))
         }
-        guard let colon = line.firstIndex(of: ":") else {
+        guard let colon = raw[0..<end].firstIndex(of: UInt8(ascii: ":")) else {
             return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed header line '\(line.prefix(80))'")))
         }
-        let name = String(line[..<colon]).trimmingCharacters(in: " \t")
-        let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: " \t")
+        let name = Self.trimmedText(raw, from: 0, to: colon)
+        let value = Self.trimmedText(raw, from: colon + 1, to: end)
         let header = HTTPHeaders.Name(name)
         if header == .contentLength, let earlier = headers.value(for: .contentLength), earlier != value {
             // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
@@ -61,6 +61,15 @@ struct ResponseHeadParser {
         }
         headers.add(name: header, value: value)
         return .needMore
+    }
+
+    /// The bytes `start..<end` as text, without leading and trailing spaces and tabs.
+    private static func trimmedText(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> String {
+        var low = start
+        var high = end
+        while low < high, raw[low] == 32 || raw[low] == 9 { low += 1 }
+        while high > low, raw[high - 1] == 32 || raw[high - 1] == 9 { high -= 1 }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: raw[low..<high]), as: UTF8.self)
     }
 
     private mutating func parseStatusLine(_ line: String) -> Step {

@@ -58,16 +58,18 @@ final class TransferDriver: Sendable {
         handles = Handles(multi: multi)
     }
 
-    /// Queues a command for the driver thread, starting the thread on first use.
+    /// Queues a command for the driver thread, starting the thread on first use. The driving
+    /// thread itself needs no wakeup: it looks at the queue before it waits.
     func submit(_ command: Command) {
-        let start = state.write { state -> Bool in
+        let self_ = pthread_self()
+        let (start, onLoop) = state.write { state -> (Bool, Bool) in
             state.commands.append(command)
-            if state.threadStarted { return false }
+            if state.threadStarted { return (false, state.thread.map { pthread_equal($0, self_) != 0 } ?? false) }
             state.threadStarted = true
-            return true
+            return (true, false)
         }
         if start { startThread() }
-        curl_multi_wakeup(handles.multi)
+        if !onLoop { curl_multi_wakeup(handles.multi) }
     }
 
     /// Queues a command without waking or starting anything; it runs the next time the loop
