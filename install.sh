@@ -141,7 +141,7 @@ else
     # are mapped to "." so the binary names no directory of the build machine.
     # AF_BUILD_FLAGS adds flags (CI passes -Xswiftc -warnings-as-errors).
     # shellcheck disable=SC2086
-    (cd "$here" && "$swift_bin" build -c release --static-swift-stdlib --product af \
+    (cd "$here" && "$swift_bin" build -c release --static-swift-stdlib --disable-local-rpath --product af \
         -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx" \
         -Xswiftc -file-prefix-map -Xswiftc "$here=." -Xcc -ffile-prefix-map="$here=." \
         -Xcc "-DAF_BUILD_COMMIT=\"$commit\"" -Xcc "-DAF_BUILD_DATE=\"$build_date\"" \

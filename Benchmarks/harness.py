@@ -168,6 +168,17 @@ def start_nghttpd(directory):
     return None
 
 
+def start_tls_test_server(af):
+    """Starts af-test-server --tls next to af; returns (process, base URL, CA path) or None."""
+    binary = os.path.join(os.path.dirname(af), "af-test-server")
+    if not os.path.exists(binary):
+        return None
+    process = subprocess.Popen([binary, "--tls"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    url = process.stdout.readline().strip()
+    ca = process.stdout.readline().strip().removeprefix("CA certificate: ")
+    return process, url, ca
+
+
 def batch(args):
     count, parallel = 500, 10
     with tempfile.TemporaryDirectory() as directory:
@@ -189,27 +200,36 @@ def batch(args):
         os.mkdir(served)
         make_file(os.path.join(served, "k.bin"), 1024)
         started = start_nghttpd(served)
-        if started is None:
+        tls_server = start_tls_test_server(args.af)
+        if started is None or tls_server is None:
             print("\nHTTP/2 batch skipped: nghttpd (nghttp2-server) or openssl is not installed")
         else:
             process, port, cert = started
+            tls_process, tls_url, tls_ca = tls_server
             try:
                 h2urls = [f"https://127.0.0.1:{port}/k.bin?n={n}" for n in range(count)]
                 h2lines = os.path.join(directory, "h2.txt")
                 write_lines(h2lines, h2urls)
                 h2config = os.path.join(directory, "h2.cfg")
                 write_lines(h2config, [f'url = "{url}"' for url in h2urls])
+                h1urls = [f"{tls_url}/bytes/1024?n={n}" for n in range(count)]
+                h1lines = os.path.join(directory, "h1.txt")
+                write_lines(h1lines, h1urls)
+                h1config = os.path.join(directory, "h1.cfg")
+                write_lines(h1config, [f'url = "{url}"' for url in h1urls])
                 commands = [
-                    (f"af batch (HTTP/2, TLS)", [args.af, "batch", f"--parallel={parallel}", f"--verify={cert}", h2lines]),
-                    (f"curl -Z --http1.1 (TLS)", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "--http1.1", "--cacert", cert, "-K", h2config]),
-                    (f"curl -Z (HTTP/2, TLS)", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "--cacert", cert, "-K", h2config]),
+                    ("af batch, HTTP/2 (nghttpd)", [args.af, "batch", f"--parallel={parallel}", f"--verify={cert}", h2lines]),
+                    ("curl -Z, HTTP/1.1 (test server)", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "--http1.1", "--cacert", tls_ca, "-K", h1config]),
+                    ("curl -Z, HTTP/2 (nghttpd)", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "--cacert", cert, "-K", h2config]),
+                    ("af batch, HTTP/1.1 (test server)", [args.af, "batch", f"--parallel={parallel}", "--http-version=1.1", f"--verify={tls_ca}", h1lines]),
                 ]
-                medians, _ = compare(f"{count} GETs of 1 KiB over TLS to nghttpd, {parallel} in flight", commands, runs)
+                medians, _ = compare(f"{count} GETs of 1 KiB over TLS, {parallel} in flight", commands, runs)
                 ratio = medians[commands[0][0]] / medians[commands[1][0]]
                 print(f"  => af batch over HTTP/2 / curl -Z over HTTP/1.1 = {ratio:.2f} (target < 1.00)")
             finally:
-                process.kill()
-                process.wait()
+                for child in (process, tls_process):
+                    child.kill()
+                    child.wait()
 
         many = 10_000
         big = os.path.join(directory, "many.txt")

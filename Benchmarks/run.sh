@@ -8,7 +8,7 @@ cd "$here"
 scenario=${1:-startup}
 [ $# -gt 0 ] && shift
 command -v curl >/dev/null || { echo "run.sh: curl is needed (./install.sh --dev)"; exit 1; }
-swift build -c release --static-swift-stdlib --product af \
+swift build -c release --static-swift-stdlib --disable-local-rpath --product af \
     -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx" >/dev/null
 swift build -c release --product af-test-server >/dev/null
 log=$(mktemp)

@@ -240,7 +240,7 @@ public final class Request: Sendable, TransferDelegate {
         do {
             let url = try HTTPURL(parsing: description.url, pathAsIs: description.options.pathAsIs)
             let trust = try session.trustEvaluator(for: url)
-            transfer = try Transfer(description: description, attempt: number, hop: hop, trust: trust, delegate: self)
+            transfer = try Transfer(description: description, attempt: number, hop: hop, trust: trust, parsedURL: url, delegate: self)
         } catch {
             return attemptFailedEarly(description, attempt: number, hop: hop, error: error)
         }

@@ -62,4 +62,7 @@ public enum CurlRuntime {
         if features & CURL_VERSION_ZSTD != 0 { codings.append("zstd") }
         return codings
     }()
+
+    /// What may appear in an `Accept-Encoding` that libcurl is asked to decode.
+    static let decodableEncodings: Set<String> = Set(supportedContentEncodings + ["identity", "*"])
 }

@@ -88,6 +88,7 @@ final class Transfer: @unchecked Sendable {
         trust: (any ServerTrustEvaluating)?,
         resumedFrom: Int64 = 0,
         connectOnly: Bool = false,
+        parsedURL: HTTPURL? = nil,
         delegate: any TransferDelegate
     ) throws(AFError) {
         self.description = description
@@ -97,7 +98,13 @@ final class Transfer: @unchecked Sendable {
         self.resumedFrom = resumedFrom
         self.connectOnly = connectOnly
         self.delegate = delegate
-        url = try HTTPURL(parsing: description.url, pathAsIs: description.options.pathAsIs)
+        // The caller may have parsed the description's URL already (parsing costs libcurl a
+        // dozen allocations).
+        if let parsedURL {
+            url = parsedURL
+        } else {
+            url = try HTTPURL(parsing: description.url, pathAsIs: description.options.pathAsIs)
+        }
         var settings = TrustSettings()
         trust?.prepare(&settings)
         trustSettings = settings
@@ -216,8 +223,7 @@ final class Transfer: @unchecked Sendable {
         }
         if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent {
             let wanted = encodings.split(separator: ",").map { $0.split(separator: ";")[0].trimmingCharacters(in: " \t").lowercased() }
-            let decodable = Set(CurlRuntime.supportedContentEncodings + ["identity", "*"])
-            if wanted.allSatisfy({ decodable.contains($0) }) {
+            if wanted.allSatisfy({ CurlRuntime.decodableEncodings.contains($0) }) {
                 try easy.set(CURLOPT_ACCEPT_ENCODING, copying: encodings)
             }
         }
