@@ -146,7 +146,7 @@ enum Report {
         case .output: return "output"
         case .cancelled(.interrupted): return "interrupted"
         case .cancelled(.terminated): return "terminated"
-        case .cancelled(.explicitly): return "cancelled"
+        case .cancelled(.explicitly), .cancelled(.sessionShutDown): return "cancelled"
         }
     }
 }

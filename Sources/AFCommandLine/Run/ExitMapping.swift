@@ -30,7 +30,7 @@ enum ExitMapping {
         case .output: return ExitStatus.output
         case .cancelled(.interrupted): return ExitStatus.interrupted
         case .cancelled(.terminated): return ExitStatus.terminated
-        case .cancelled(.explicitly): return ExitStatus.network
+        case .cancelled(.explicitly), .cancelled(.sessionShutDown): return ExitStatus.network
         }
     }
 

@@ -25,6 +25,8 @@ public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why a request was cancelled.
     public enum Cancellation: String, Sendable, Equatable {
         case interrupted, terminated, explicitly
+        /// The session was shut down (`Session.shutdown()`) before the request ended.
+        case sessionShutDown
     }
 
     public var description: String {
@@ -41,6 +43,7 @@ public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cancelled(.interrupted): return "interrupted"
         case .cancelled(.terminated): return "terminated"
         case .cancelled(.explicitly): return "cancelled"
+        case .cancelled(.sessionShutDown): return "cancelled: the session was shut down"
         }
     }
 

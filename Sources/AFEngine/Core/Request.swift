@@ -127,6 +127,10 @@ public final class Request: Sendable, TransferDelegate {
     @discardableResult
     public func resume() -> Self {
         enum Action { case none, start, add(Transfer), unpause(Transfer) }
+        if session.isShutDown, mutable.read({ $0.state == .initialized }) {
+            endWithoutTransfer(.cancelled(.sessionShutDown))
+            return self
+        }
         let action = mutable.write { state -> Action in
             guard state.state.canTransition(to: .resumed) else { return .none }
             let from = state.state
@@ -391,6 +395,27 @@ public final class Request: Sendable, TransferDelegate {
         }
         emit(.finished(response))
         for handler in handlers { handler(response) }
+        session.requestEnded(id)
+    }
+
+    /// Ends a request that never reached the transfer thread (its session was shut down).
+    private func endWithoutTransfer(_ error: AFError) {
+        let finalError = sink.finish(error: error)
+        let ended = mutable.write { state -> (Response, [@Sendable (Response) -> Void])? in
+            guard state.response == nil, state.state.canTransition(to: .cancelled) else { return nil }
+            state.state = .cancelled
+            let response = Response(
+                head: nil, attempts: [], redirects: [], error: finalError,
+                finalURL: state.description.url, finalRequest: state.description
+            )
+            state.response = response
+            defer { state.completionHandlers.removeAll() }
+            return (response, state.completionHandlers)
+        }
+        guard let (response, handlers) = ended else { return }
+        emit(.finished(response))
+        for handler in handlers { handler(response) }
+        session.requestEnded(id)
     }
 
     // MARK: Events

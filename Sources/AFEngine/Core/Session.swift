@@ -38,10 +38,25 @@ public final class Session: Sendable {
     let monitor: CompositeEventMonitor
     private let counter = Protected(0)
 
+    /// A request the session made and that has not ended, held weakly.
+    private struct LiveRequest: Sendable {
+        weak var request: Request?
+    }
+
+    private struct Lifecycle: Sendable {
+        var live: [Int: LiveRequest] = [:]
+        var shuttingDown = false
+        /// The session no longer uses its driver.
+        var released = false
+    }
+
+    private let lifecycle = Protected(Lifecycle())
+
     /// Creates a session with `configuration`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         driver = TransferDriver()
+        driver.retain()
         monitor = CompositeEventMonitor(configuration.eventMonitors)
     }
 
@@ -54,7 +69,46 @@ public final class Session: Sendable {
     public init(configuration: Configuration, sharingConnectionsWith other: Session) {
         self.configuration = configuration
         driver = other.driver
+        driver.retain()
         monitor = CompositeEventMonitor(configuration.eventMonitors)
+    }
+
+    deinit {
+        if !lifecycle.read({ $0.released }) { driver.release() }
+    }
+
+    /// Whether `shutdown()` was called.
+    public var isShutDown: Bool { lifecycle.read { $0.shuttingDown } }
+
+    /// Cancels every request the session has not finished (they end with
+    /// `AFError.cancelled(.sessionShutDown)`), then lets go of the transfer thread: once no
+    /// session uses it, it exits and libcurl's handles are freed. Requests made afterwards
+    /// end at once with the same error. Dropping the last reference to a session has the
+    /// same effect on its thread and handles.
+    public func shutdown() {
+        let (pending, releaseNow) = lifecycle.write { state -> ([Request], Bool) in
+            guard !state.shuttingDown else { return ([], false) }
+            state.shuttingDown = true
+            let pending = state.live.values.compactMap(\.request)
+            if pending.isEmpty {
+                state.released = true
+                return ([], true)
+            }
+            return (pending, false)
+        }
+        for request in pending { request.cancel(.sessionShutDown) }
+        if releaseNow { driver.release() }
+    }
+
+    /// A request of the session has ended.
+    func requestEnded(_ id: Int) {
+        let releaseNow = lifecycle.write { state -> Bool in
+            state.live[id] = nil
+            guard state.shuttingDown, !state.released, state.live.values.allSatisfy({ $0.request == nil }) else { return false }
+            state.released = true
+            return true
+        }
+        if releaseNow { driver.release() }
     }
 
     /// Creates a request; call `resume()` to start it.
@@ -71,7 +125,9 @@ public final class Session: Sendable {
             value += 1
             return value
         }
-        return Request(id: id, description: description, session: self, sink: sink, validation: validation)
+        let request = Request(id: id, description: description, session: self, sink: sink, validation: validation)
+        lifecycle.write { $0.live[id] = LiveRequest(request: request) }
+        return request
     }
 
     /// The evaluator for a URL's host: nil for plain http and for standard verification.

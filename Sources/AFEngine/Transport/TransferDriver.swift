@@ -35,6 +35,10 @@ final class TransferDriver: Sendable {
         var commands: [Command] = []
         var threadStarted = false
         var thread: pthread_t?
+        /// Sessions using the driver; when the last one lets go the driver stops.
+        var users = 0
+        /// The loop exits at its next turn, and the thread with it.
+        var stopped = false
     }
 
     /// What only the driving thread touches.
@@ -58,13 +62,34 @@ final class TransferDriver: Sendable {
         handles = Handles(multi: multi)
     }
 
+    deinit {
+        curl_multi_cleanup(handles.multi)
+    }
+
+    /// A session starts using the driver.
+    func retain() {
+        state.write { $0.users += 1 }
+    }
+
+    /// A session stops using the driver; after the last one the loop ends, the thread exits
+    /// and (once nothing references the driver) the multi handle is freed.
+    func release() {
+        let wake = state.write { state -> Bool in
+            state.users -= 1
+            guard state.users <= 0, !state.stopped else { return false }
+            state.stopped = true
+            return state.threadStarted
+        }
+        if wake { curl_multi_wakeup(handles.multi) }
+    }
+
     /// Queues a command for the driver thread, starting the thread on first use. The driving
     /// thread itself needs no wakeup: it looks at the queue before it waits.
     func submit(_ command: Command) {
         let self_ = pthread_self()
         let (start, onLoop) = state.write { state -> (Bool, Bool) in
             state.commands.append(command)
-            if state.threadStarted { return (false, state.thread.map { pthread_equal($0, self_) != 0 } ?? false) }
+            if state.threadStarted || state.stopped { return (false, state.thread.map { pthread_equal($0, self_) != 0 } ?? false) }
             state.threadStarted = true
             return (true, false)
         }
@@ -114,7 +139,18 @@ final class TransferDriver: Sendable {
     }
 
     private func run() {
-        while true { iterate(until: { false }) }
+        let stopped = { self.state.read { $0.stopped } }
+        while !stopped() { iterate(until: stopped) }
+        // Every session let go: whatever is still attached (a request abandoned mid-flight)
+        // is detached so that the multi handle can be freed.
+        for transfer in loop.active.values { detach(transfer) }
+        loop.active.removeAll()
+        loop.timers.removeAll()
+        loop.watched.removeAll()
+        state.write { state in
+            state.commands.removeAll()
+            state.thread = nil
+        }
     }
 
     /// Drives the loop on the calling thread until `done()` — no thread of its own, for a
@@ -137,7 +173,7 @@ final class TransferDriver: Sendable {
         }
         if leftover || !loop.active.isEmpty || !loop.timers.isEmpty {
             let start = state.write { state -> Bool in
-                if state.threadStarted { return false }
+                if state.threadStarted || state.stopped { return false }
                 state.threadStarted = true
                 return true
             }
@@ -151,11 +187,7 @@ final class TransferDriver: Sendable {
     private func iterate(until done: () -> Bool) {
         let multi = handles.multi
         var running: Int32 = 0
-        let commands = state.write { state -> [Command] in
-            defer { state.commands.removeAll() }
-            return state.commands
-        }
-        for command in commands { execute(command, loop) }
+        runQueuedCommands()
         runDueTimers(loop)
         curl_multi_perform(multi, &running)
         var queued: Int32 = 0
@@ -169,6 +201,16 @@ final class TransferDriver: Sendable {
         }
         if state.read({ !$0.commands.isEmpty }) || done() { return }
         wait(loop)
+    }
+
+    /// Runs the commands queued so far. The batch is released before the loop waits, so
+    /// that closures in it (and the requests they hold) do not outlive their turn.
+    private func runQueuedCommands() {
+        let commands = state.write { state -> [Command] in
+            defer { state.commands.removeAll() }
+            return state.commands
+        }
+        for command in commands { execute(command, loop) }
     }
 
     /// Sleeps in `curl_multi_poll` until a socket, a watched descriptor, a wakeup or the next
