@@ -3,11 +3,15 @@ import PackageDescription
 
 /// Release builds in CI add `-Xswiftc -warnings-as-errors`; every target is in Swift 6
 /// language mode (the default for tools version 6.0), so strict concurrency checking is on.
+///
+/// Platforms: Linux only. af and AFEngine are built and tested on Debian 12 and Ubuntu
+/// (glibc); nothing here has been built on macOS, so no Apple platform is claimed.
 let package = Package(
     name: "af",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "af", targets: ["af"]),
+        /// The engine as a library: sessions, requests, interceptors, trust, downloads.
+        .library(name: "AFEngine", targets: ["AFEngine"]),
     ],
     targets: [
         .systemLibrary(

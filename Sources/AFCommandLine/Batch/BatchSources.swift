@@ -15,7 +15,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     init(path: String, planner: LinePlanner, temporaryDirectory: String) throws(CommandFailure) {
         var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
-            throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': \(POSIXError.describe(errno))", exitCode: ExitStatus.noInput)
+            throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.noInput)
         }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
@@ -46,7 +46,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         guard lseek(fd, 0, SEEK_SET) == 0 else {
             close(fd)
-            throw CommandFailure("cannot read the batch file '\(name)' again: \(POSIXError.describe(errno))", exitCode: ExitStatus.noInput)
+            throw CommandFailure("cannot read the batch file '\(name)' again: \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.noInput)
         }
         reader = LineReader(fd: fd, name: name)
         total = count
@@ -81,12 +81,12 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
                 if code == EINTR, CommandFailure.interrupted(whileReading: name) == nil { continue }
                 close(copy)
                 throw CommandFailure.interrupted(whileReading: name)
-                    ?? CommandFailure("cannot read the batch file '\(Quote.argument(name))': \(POSIXError.describe(code))", exitCode: ExitStatus.noInput)
+                    ?? CommandFailure("cannot read the batch file '\(Quote.argument(name))': \(POSIXFailure(code: code).description)", exitCode: ExitStatus.noInput)
             }
             let written = buffer.withUnsafeBytes { FileIO.writeAll(copy, UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             if written != 0 {
                 close(copy)
-                throw CommandFailure("cannot copy '\(Quote.argument(name))' to '\(temporaryDirectory)': \(POSIXError.describe(written))", exitCode: ExitStatus.output)
+                throw CommandFailure("cannot copy '\(Quote.argument(name))' to '\(temporaryDirectory)': \(POSIXFailure(code: written).description)", exitCode: ExitStatus.output)
             }
         }
         guard lseek(copy, 0, SEEK_SET) == 0 else {

@@ -65,7 +65,7 @@ final class LineReader {
                 continue
             }
             buffer.removeLast(64 * 1024)
-            throw CommandFailure("cannot read \(name): \(POSIXError.describe(code))", exitCode: ExitStatus.noInput)
+            throw CommandFailure("cannot read \(name): \(POSIXFailure(code: code).description)", exitCode: ExitStatus.noInput)
         }
     }
 }

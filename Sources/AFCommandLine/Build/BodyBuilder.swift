@@ -200,7 +200,7 @@ enum BodyBuilder {
         func replayable(_ path: String, item: String) throws(CommandFailure) -> String {
             guard needed, FileIO.exists(path), FileIO.regularFileSize(path) == nil else { return path }
             let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXError.describe(errno))") }
+            guard fd >= 0 else { throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXFailure(code: errno).description)") }
             defer { close(fd) }
             guard let (copy, _) = try StandardInput.spool(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") else {
                 // Empty: an empty regular file stands in for it.

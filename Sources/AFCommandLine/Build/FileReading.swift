@@ -16,7 +16,7 @@ enum FileReading {
     /// the item; more than `limit` bytes is refused.
     static func bytes(atPath path: String, item: String, limit: Int = valueLimit) throws(CommandFailure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw unreadable(path, item, POSIXError.describe(errno)) }
+        guard fd >= 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
@@ -33,7 +33,7 @@ enum FileReading {
     static func document(atPath path: String, what: String) throws(CommandFailure) -> [UInt8] {
         // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw unreadable(path, what, POSIXError.describe(errno)) }
+        guard fd >= 0 else { throw unreadable(path, what, POSIXFailure(code: errno).description) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
@@ -57,7 +57,7 @@ enum FileReading {
                     if let interrupted = CommandFailure.interrupted(whileReading: "'\(path)'") { throw interrupted }
                     continue
                 }
-                throw unreadable(path, item, POSIXError.describe(errno))
+                throw unreadable(path, item, POSIXFailure(code: errno).description)
             }
             if count == 0 { break }
             guard result.count + count <= limit else {
@@ -82,10 +82,10 @@ enum FileReading {
     /// Checks that a file exists and is readable, without reading it.
     static func checkReadable(_ path: String, item: String) throws(CommandFailure) {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw unreadable(path, item, POSIXError.describe(errno)) }
+        guard stat(path, &info) == 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw .unreadable("cannot read '\(path)' (from '\(item)'): it is a directory; name a file")
         }
-        guard access(path, R_OK) == 0 else { throw unreadable(path, item, POSIXError.describe(errno)) }
+        guard access(path, R_OK) == 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
     }
 }

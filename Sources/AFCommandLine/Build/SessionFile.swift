@@ -121,7 +121,7 @@ struct SessionFile: Sendable {
         for component in directory.split(separator: "/") {
             built += "/" + component
             if mkdir(built, 0o700) != 0, errno != EEXIST {
-                throw CommandFailure("cannot create '\(built)' for the session: \(POSIXError.describe(errno))", exitCode: ExitStatus.output)
+                throw CommandFailure("cannot create '\(built)' for the session: \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.output)
             }
         }
         let (fd, temporary) = try FileIO.makeTemporaryFile(in: directory, prefix: ".af-session").mapError { failure in
@@ -132,12 +132,12 @@ struct SessionFile: Sendable {
         if code != 0 {
             close(fd)
             unlink(temporary)
-            throw CommandFailure("cannot write the session '\(path)': \(POSIXError.describe(code))", exitCode: ExitStatus.output)
+            throw CommandFailure("cannot write the session '\(path)': \(POSIXFailure(code: code).description)", exitCode: ExitStatus.output)
         }
         fsync(fd)
         close(fd)
         guard rename(temporary, path) == 0 else {
-            let reason = POSIXError.describe(errno)
+            let reason = POSIXFailure(code: errno).description
             unlink(temporary)
             throw CommandFailure("cannot save the session '\(path)': \(reason)", exitCode: ExitStatus.output)
         }

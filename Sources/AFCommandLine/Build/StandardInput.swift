@@ -53,13 +53,13 @@ enum StandardInput {
                     throw interrupted
                 }
                 unlink(path)
-                throw .unreadable("cannot read \(source): \(POSIXError.describe(errno))")
+                throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
             }
             if count == 0 { break }
             let code = buffer.withUnsafeBytes { FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             if code != 0 {
                 unlink(path)
-                throw CommandFailure("cannot spool \(source) to \(path): \(POSIXError.describe(code)); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
+                throw CommandFailure("cannot spool \(source) to \(path): \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
             }
             total += Int64(count)
         }

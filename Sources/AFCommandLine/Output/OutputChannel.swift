@@ -36,7 +36,7 @@ final class OutputChannel: Sendable {
                 closed = true
                 return Self.closedError
             }
-            return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXError.describe(code))"))
+            return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXFailure(code: code).description)"))
         }
         if let failure { throw failure }
     }
@@ -77,7 +77,7 @@ final class OutputChannel: Sendable {
                         closed = true
                         return Self.closedError
                     }
-                    return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXError.describe(code))"))
+                    return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXFailure(code: code).description)"))
                 }
                 if moved == 0 { break }
             }

@@ -25,7 +25,7 @@ final class Spool {
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         let code = FileIO.writeAll(fd, bytes)
         guard code == 0 else {
-            throw .output(OutputFailure(kind: .writeFailed, message: "cannot write to a temporary file: \(POSIXError.describe(code))"))
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot write to a temporary file: \(POSIXFailure(code: code).description)"))
         }
         size += bytes.count
     }

@@ -68,7 +68,7 @@ final class Execution {
             }
         } catch {
             if case .invalidRequest(let reason) = error { throw .usage(reason) }
-            throw CommandFailure(error.description, exitCode: ExitMapping.status(for: error, checkStatus: true))
+            throw CommandFailure(ExitMapping.message(for: error, retries: 0, attempts: 0), exitCode: ExitMapping.status(for: error, checkStatus: true))
         }
     }
 

@@ -34,6 +34,29 @@ enum ExitMapping {
         }
     }
 
+    /// The engine's account of a failure with what to do about it on this command line.
+    private static func advice(_ message: String, for cause: TransportFailure.Cause) -> String {
+        switch cause {
+        case .untrustedCertificate(_, let problem):
+            switch problem {
+            case .unknownIssuer: return message + "; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate"
+            case .validityDates: return message + "; check the certificate's dates (and this machine's clock)"
+            case .revoked: return message + "; the server's certificate was revoked; tell its owner"
+            case .other: return message + "; see what the server presents with 'af pin --verify=no HOST'"
+            }
+        case .handshakeFailed:
+            return message + "; check --ssl, --ciphers, --cert and the server's TLS setup"
+        case .connectTimedOut:
+            return message + "; check the address, or raise --connect-timeout"
+        case .responseTimedOut(let limit):
+            return limit == nil ? message : message + "; raise --timeout if it needs longer"
+        case .tooManyHeaderLines:
+            return message + "; raise --max-headers if you trust the server"
+        case .bodyTooLarge(let limit):
+            return "response body exceeds --max-filesize\(limit.map { " (\($0) bytes)" } ?? ""); raise it if you expect a body this large"
+        }
+    }
+
     /// The text after `af: error: `, with what to do where there is something to do.
     static func message(for error: AFError, retries: Int, attempts: Int) -> String {
         let after = attempts > 1 ? " (after \(attempts) attempts)" : ""
@@ -44,12 +67,17 @@ enum ExitMapping {
         case .tooManyRedirects(let limit):
             return "more than \(limit) redirects; raise --max-redirects or check for a redirect loop"
         case .transport(let failure):
+            if let cause = failure.cause { return advice(failure.message, for: cause) + after }
             switch failure.kind {
             case .pinning:
                 return failure.message + "; check the pin with 'af pin HOST'"
             default:
                 return failure.message + after
             }
+        case .output(let failure) where failure.kind == .fileExists:
+            return failure.message + "; use --overwrite to replace it or -c to resume it"
+        case .output(let failure) where failure.kind == .directoryMissing:
+            return failure.message + "; add --create-dirs to create it"
         case .cancelled(.interrupted): return "interrupted"
         case .cancelled(.terminated): return "terminated"
         default:

@@ -79,12 +79,42 @@ public struct TransportFailure: Error, Sendable, Equatable {
     public var message: String
     /// The libcurl result code, when libcurl reported it.
     public var curlCode: Int
+    /// The facts behind the failure that a caller needs to say what to do about it; the
+    /// message itself only says what happened.
+    public var cause: Cause?
+
+    /// Facts behind a failure, for advice that depends on how the engine was configured.
+    public enum Cause: Sendable, Equatable {
+        /// The server's chain did not verify; `code` is OpenSSL's `X509_V_ERR_*` value.
+        case untrustedCertificate(code: Int32, problem: TrustProblem)
+        /// The TLS handshake failed for another reason (versions, ciphers, client certificate).
+        case handshakeFailed
+        /// No connection within the connect timeout (or the total timeout).
+        case connectTimedOut(limit: Double?)
+        /// No complete response within the total timeout.
+        case responseTimedOut(limit: Double?)
+        /// More header lines than `TransferOptions.maxHeaders`.
+        case tooManyHeaderLines(limit: Int)
+        /// A body larger than `TransferOptions.maxFileSize`.
+        case bodyTooLarge(limit: Int64?)
+    }
+
+    /// Why a certificate chain did not verify, in classes that call for different actions.
+    public enum TrustProblem: Sendable, Equatable {
+        /// No trusted issuer: a private CA or a self-signed certificate.
+        case unknownIssuer
+        /// Expired or not yet valid.
+        case validityDates
+        case revoked
+        case other
+    }
 
     /// Creates a failure; `curlCode` is 0 when libcurl did not report one.
-    public init(kind: Kind, message: String, curlCode: Int = 0) {
+    public init(kind: Kind, message: String, curlCode: Int = 0, cause: Cause? = nil) {
         self.kind = kind
         self.message = message
         self.curlCode = curlCode
+        self.cause = cause
     }
 }
 
@@ -92,6 +122,11 @@ public struct TransportFailure: Error, Sendable, Equatable {
 public struct OutputFailure: Error, Sendable, Equatable {
     /// What kept the body from being stored.
     public enum Kind: Sendable, Equatable {
+        /// The file to write exists (and neither replacing nor resuming was asked for).
+        case fileExists
+        /// The directory to write into does not exist.
+        case directoryMissing
+        /// The destination cannot be used: a directory, no free name, taken meanwhile.
         case destinationExists
         case writeFailed
         case checksumMismatch

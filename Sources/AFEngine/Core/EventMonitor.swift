@@ -89,7 +89,7 @@ public struct TransferProgress: Sendable, Equatable {
 ///
 /// Monitors are called synchronously on the thread where the event happens (the transfer
 /// thread or the session queue), in order for any one request; they must be quick and
-/// thread-safe. `--trace`, metrics and the progress bar are monitors.
+/// thread-safe. Traces, metrics and progress bars are monitors.
 public protocol EventMonitor: Sendable {
     /// Called once for each event of `request`, in order.
     func request(_ request: Request, didEmit event: RequestEvent)

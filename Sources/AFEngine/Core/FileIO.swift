@@ -79,6 +79,14 @@ public struct POSIXFailure: Error, Sendable, Equatable {
         self.code = code
     }
 
-    /// The C library's description.
-    public var description: String { POSIXError.describe(code) }
+    /// The C library's description (`strerror`), lower-cased at the start like the rest of
+    /// af's messages.
+    public var description: String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        var message = String(cString: text)
+        if let first = message.first, first.isUppercase, !message.hasPrefix("I/O") {
+            message = first.lowercased() + message.dropFirst()
+        }
+        return message
+    }
 }

@@ -12,13 +12,13 @@ enum FileInfo {
     static func size(ofFileAt path: String) throws(AFError) -> Int64? {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw .inputUnreadable(path: path, reason: POSIXError.describe(errno))
+            throw .inputUnreadable(path: path, reason: POSIXFailure(code: errno).description)
         }
         guard (info.st_mode & S_IFMT) != S_IFDIR else {
             throw .inputUnreadable(path: path, reason: "it is a directory")
         }
         guard access(path, R_OK) == 0 else {
-            throw .inputUnreadable(path: path, reason: POSIXError.describe(errno))
+            throw .inputUnreadable(path: path, reason: POSIXFailure(code: errno).description)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         if info.st_size == 0, hasContent(path) { return nil }
@@ -38,19 +38,5 @@ enum FileInfo {
         defer { close(fd) }
         var byte: UInt8 = 0
         return read(fd, &byte, 1) == 1
-    }
-}
-
-/// Text for `errno` values.
-public enum POSIXError {
-    /// The C library's description of `code`, lower-cased at the start like the rest of af's
-    /// messages.
-    public static func describe(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "error \(code)" }
-        var message = String(cString: text)
-        if let first = message.first, first.isUppercase, !message.hasPrefix("I/O") {
-            message = first.lowercased() + message.dropFirst()
-        }
-        return message
     }
 }

@@ -44,7 +44,7 @@ public struct Attempt: Sendable {
     /// What went wrong, when something did.
     public var error: AFError?
     /// Up to a few kilobytes of a body that was not delivered to the sink (redirects, retried
-    /// failures), for `--all` and reports.
+    /// failures), for callers that show every exchange, and for reports.
     public var bodyPreview: [UInt8]
     /// The delay before the next attempt when this one was retried.
     public var retryDelay: Double?

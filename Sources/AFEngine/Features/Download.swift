@@ -139,7 +139,7 @@ public final class DownloadSink: ResponseBodySink {
                 return
             }
             if FileIO.exists(path), !configuration.resume, !configuration.options.contains(.removePreviousFile) {
-                throw .output(OutputFailure(kind: .destinationExists, message: "'\(path)' exists; use --overwrite to replace it or -c to resume it"))
+                throw .output(OutputFailure(kind: .fileExists, message: "'\(path)' exists"))
             }
             initial.finalPath = path
             initial.partPath = path + ".part"
@@ -152,7 +152,7 @@ public final class DownloadSink: ResponseBodySink {
         if configuration.resume, let final = initial.finalPath, let part = initial.partPath {
             if !FileIO.exists(part), FileIO.exists(final) {
                 guard rename(final, part) == 0 else {
-                    throw .output(OutputFailure(kind: .writeFailed, message: "cannot move '\(final)' aside to resume it: \(POSIXError.describe(errno))"))
+                    throw .output(OutputFailure(kind: .writeFailed, message: "cannot move '\(final)' aside to resume it: \(POSIXFailure(code: errno).description)"))
                 }
             }
             initial.written = FileIO.size(part) ?? 0
@@ -204,7 +204,7 @@ public final class DownloadSink: ResponseBodySink {
                 if state.fd < 0, configuration.fileDescriptor == nil, let path = state.finalPath {
                     state.fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
                     guard state.fd >= 0 else {
-                        throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': \(POSIXError.describe(errno))"))
+                        throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': \(POSIXFailure(code: errno).description)"))
                     }
                 }
                 state.saving = true
@@ -252,7 +252,7 @@ public final class DownloadSink: ResponseBodySink {
                 state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
             }
             guard state.fd >= 0 else {
-                let reason = errno == ELOOP ? "it is a symbolic link; af never writes through one" : POSIXError.describe(errno)
+                let reason = errno == ELOOP ? "it is a symbolic link; af never writes through one" : POSIXFailure(code: errno).description
                 throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(part)': \(reason)"))
             }
             state.startOffset = state.written
@@ -266,7 +266,7 @@ public final class DownloadSink: ResponseBodySink {
             guard state.saving, state.fd >= 0 else { return }
             let code = FileIO.writeAll(state.fd, bytes)
             guard code == 0 else {
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? state.finalPath ?? "")': \(POSIXError.describe(code))"))
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? state.finalPath ?? "")': \(POSIXFailure(code: code).description)"))
             }
             state.digest?.update(bytes)
             state.written += Int64(bytes.count)
@@ -315,11 +315,11 @@ public final class DownloadSink: ResponseBodySink {
             }
             if configuration.options.contains(.removePreviousFile) {
                 guard rename(part, final) == 0 else {
-                    return .output(OutputFailure(kind: .writeFailed, message: "cannot rename '\(part)' to '\(final)': \(POSIXError.describe(errno))"))
+                    return .output(OutputFailure(kind: .writeFailed, message: "cannot rename '\(part)' to '\(final)': \(POSIXFailure(code: errno).description)"))
                 }
             } else {
                 guard link(part, final) == 0 else {
-                    let reason = errno == EEXIST ? "it appeared while downloading" : POSIXError.describe(errno)
+                    let reason = errno == EEXIST ? "it appeared while downloading" : POSIXFailure(code: errno).description
                     return .output(OutputFailure(kind: .destinationExists, message: "cannot save '\(final)': \(reason); the download is in '\(part)'"))
                 }
                 unlink(part)
@@ -375,13 +375,13 @@ public final class DownloadSink: ResponseBodySink {
             throw .output(OutputFailure(kind: .writeFailed, message: "'\(path)' is not a directory"))
         }
         guard create else {
-            throw .output(OutputFailure(kind: .writeFailed, message: "directory '\(path)' does not exist; add --create-dirs to create it"))
+            throw .output(OutputFailure(kind: .directoryMissing, message: "directory '\(path)' does not exist"))
         }
         var built = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             built += "/" + component
             if mkdir(built, 0o755) != 0, errno != EEXIST {
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot create directory '\(built)': \(POSIXError.describe(errno))"))
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot create directory '\(built)': \(POSIXFailure(code: errno).description)"))
             }
         }
     }
@@ -390,7 +390,7 @@ public final class DownloadSink: ResponseBodySink {
         digest.reset()
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw .output(OutputFailure(kind: .writeFailed, message: "cannot read '\(path)' to verify it: \(POSIXError.describe(errno))"))
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot read '\(path)' to verify it: \(POSIXFailure(code: errno).description)"))
         }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)

@@ -1,4 +1,4 @@
-/// Retries failed attempts with exponential backoff, like curl's `--retry` and Alamofire's
+/// Retries failed attempts with exponential backoff, like curl's retry option and Alamofire's
 /// `RetryPolicy`.
 ///
 /// The delay before retry *k* (1-based) is `delayScale × backoffBase^(k-1)`, capped by

@@ -64,7 +64,7 @@ final class BodyReader {
             case .file(let path, let size):
                 if fd < 0 {
                     fd = open(path, O_RDONLY | O_CLOEXEC)
-                    guard fd >= 0 else { throw .inputUnreadable(path: path, reason: POSIXError.describe(errno)) }
+                    guard fd >= 0 else { throw .inputUnreadable(path: path, reason: POSIXFailure(code: errno).description) }
                     fileRemaining = size
                 }
                 if fileRemaining == 0 {
@@ -76,7 +76,7 @@ final class BodyReader {
                 let got = Glibc.read(fd, buffer.baseAddress, want)
                 if got < 0 {
                     if errno == EINTR { continue }
-                    throw .inputUnreadable(path: path, reason: POSIXError.describe(errno))
+                    throw .inputUnreadable(path: path, reason: POSIXFailure(code: errno).description)
                 }
                 if got == 0 {
                     guard fileRemaining == nil else {
@@ -105,7 +105,7 @@ final class BodyReader {
                 if let reason = ProcessInterruption.pending { throw .cancelled(reason) }
                 continue
             }
-            throw .inputUnreadable(path: "standard input", reason: POSIXError.describe(errno))
+            throw .inputUnreadable(path: "standard input", reason: POSIXFailure(code: errno).description)
         }
     }
 

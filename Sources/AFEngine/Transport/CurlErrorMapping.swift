@@ -11,8 +11,8 @@ enum CurlErrorMapping {
         let authority = url.authority
         let detail = easy.errorMessage.isEmpty ? String(cString: curl_easy_strerror(code)) : easy.errorMessage
         let osError = Int32(easy.long(CURLINFO_OS_ERRNO))
-        func failure(_ kind: TransportFailure.Kind, _ message: String) -> AFError {
-            .transport(TransportFailure(kind: kind, message: message, curlCode: Int(code.rawValue)))
+        func failure(_ kind: TransportFailure.Kind, _ message: String, _ cause: TransportFailure.Cause? = nil) -> AFError {
+            .transport(TransportFailure(kind: kind, message: message, curlCode: Int(code.rawValue), cause: cause))
         }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
@@ -21,22 +21,23 @@ enum CurlErrorMapping {
             return failure(.proxy, "cannot resolve the proxy host: \(detail)")
         case CURLE_COULDNT_CONNECT:
             if let socket = transfer.description.options.unixSocketPath {
-                return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': \(osError != 0 ? POSIXError.describe(osError) : detail)")
+                return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': \(osError != 0 ? POSIXFailure(code: osError).description : detail)")
             }
             if osError == ECONNREFUSED || osError == 0 {
                 return failure(.connectionRefused, "connection refused by \(authority); is the server running?")
             }
-            return failure(.connectionRefused, "cannot connect to \(authority): \(POSIXError.describe(osError))")
+            return failure(.connectionRefused, "cannot connect to \(authority): \(POSIXFailure(code: osError).description)")
         case CURLE_OPERATION_TIMEDOUT:
             let connected = easy.offset(CURLINFO_CONNECT_TIME_T) > 0
             let tlsPending = url.scheme == "https" && easy.offset(CURLINFO_APPCONNECT_TIME_T) == 0
             if !connected || tlsPending, transfer.head == nil, transfer.sentHead == nil {
                 let limit = transfer.description.options.connectTimeout ?? transfer.description.options.timeout
                 let after = limit.map { " after \(Format.seconds($0))" } ?? ""
-                return failure(.connectTimeout, "connecting to \(authority) timed out\(after); check the address, or raise --connect-timeout")
+                return failure(.connectTimeout, "connecting to \(authority) timed out\(after)", .connectTimedOut(limit: limit))
             }
-            let limit = transfer.description.options.timeout.map { " within \(Format.seconds($0)); raise --timeout if it needs longer" } ?? ""
-            return failure(.timeout, "no complete response from \(authority)\(limit)")
+            let limit = transfer.description.options.timeout
+            let within = limit.map { " within \(Format.seconds($0))" } ?? ""
+            return failure(.timeout, "no complete response from \(authority)\(within)", .responseTimedOut(limit: limit))
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
              CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_SSL_INVALIDCERTSTATUS,
              CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
@@ -46,7 +47,7 @@ enum CurlErrorMapping {
             if detail.contains("subject name") {
                 return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names other hosts (see 'af pin \(authority)')")
             }
-            return failure(.tls, "TLS with \(authority) failed: \(detail); check --ssl, --ciphers, --cert and the server's TLS setup")
+            return failure(.tls, "TLS with \(authority) failed: \(detail)", .handshakeFailed)
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:
@@ -68,8 +69,9 @@ enum CurlErrorMapping {
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3:
             return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
         case CURLE_FILESIZE_EXCEEDED:
-            let limit = transfer.description.options.maxFileSize.map { " (\($0) bytes)" } ?? ""
-            return failure(.limitExceeded, "response body exceeds --max-filesize\(limit); raise it if you expect a body this large")
+            let limit = transfer.description.options.maxFileSize
+            let of = limit.map { " of \($0) bytes" } ?? ""
+            return failure(.limitExceeded, "the response body exceeds the size limit\(of)", .bodyTooLarge(limit: limit))
         case CURLE_UNSUPPORTED_PROTOCOL:
             // The scheme was checked before sending, so this is the server's answer.
             return failure(.malformedResponse, "malformed response from \(authority): it did not answer in HTTP (\(detail))")

@@ -29,7 +29,7 @@ enum Deflate {
         func save(_ chunk: UnsafeRawBufferPointer) throws(AFError) {
             let code = FileIO.writeAll(fd, chunk)
             guard code == 0 else {
-                throw .adaptationFailed(reason: "cannot write the compressed body to \(path): \(POSIXError.describe(code))")
+                throw .adaptationFailed(reason: "cannot write the compressed body to \(path): \(POSIXFailure(code: code).description)")
             }
             size += Int64(chunk.count)
         }

@@ -2,7 +2,7 @@ internal import COpenSSL
 
 /// An incremental message digest (OpenSSL EVP).
 public final class Digest {
-    /// Algorithms `--checksum` accepts.
+    /// Algorithms a download checksum may use.
     public enum Algorithm: String, Sendable, CaseIterable {
         case sha256, sha1, sha512, md5
 

@@ -44,7 +44,8 @@ struct ResponseHeadParser {
         if maxHeaders > 0, lineCount > maxHeaders {
             return .failure(.transport(TransportFailure(
                 kind: .limitExceeded,
-                message: "the response has more than \(maxHeaders) header lines; raise --max-headers if you trust the server"
+                message: "the response has more than \(maxHeaders) header lines",
+                cause: .tooManyHeaderLines(limit: maxHeaders)
             )))
         }
         guard let colon = raw[0..<end].firstIndex(of: UInt8(ascii: ":")) else {

@@ -55,7 +55,8 @@ enum TLSHandshake {
                 let reason = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
                 transfer.fail(.transport(TransportFailure(
                     kind: .tls,
-                    message: "the certificate of \(host) is not trusted: \(reason); \(hint(forVerificationError: code))"
+                    message: "the certificate of \(host) is not trusted: \(reason)",
+                    cause: .untrustedCertificate(code: code, problem: problem(forVerificationError: code))
                 )))
                 return 0
             }
@@ -78,18 +79,18 @@ enum TLSHandshake {
         return 1
     }
 
-    /// What to do about a failed chain verification.
-    static func hint(forVerificationError code: Int32) -> String {
+    /// The class of a failed chain verification.
+    static func problem(forVerificationError code: Int32) -> TransportFailure.TrustProblem {
         switch code {
         case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
              X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-            return "use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate"
+            return .unknownIssuer
         case X509_V_ERR_CERT_HAS_EXPIRED, X509_V_ERR_CERT_NOT_YET_VALID:
-            return "check the certificate's dates (and this machine's clock)"
+            return .validityDates
         case X509_V_ERR_CERT_REVOKED:
-            return "the server's certificate was revoked; tell its owner"
+            return .revoked
         default:
-            return "see what the server presents with 'af pin --verify=no HOST'"
+            return .other
         }
     }
 

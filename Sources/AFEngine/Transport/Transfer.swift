@@ -419,7 +419,9 @@ final class Transfer: @unchecked Sendable {
         guard failure == nil else { return false }
         decodedBytes += Int64(bytes.count)
         if let limit = description.options.maxFileSize, decodedBytes > limit {
-            fail(.transport(TransportFailure(kind: .limitExceeded, message: "response body exceeds --max-filesize (\(limit) bytes); raise it if you expect a body this large")))
+            fail(.transport(TransportFailure(
+                kind: .limitExceeded, message: "the response body exceeds the size limit of \(limit) bytes", cause: .bodyTooLarge(limit: limit)
+            )))
             return false
         }
         if decodedBytes > description.options.decompressionAllowance {

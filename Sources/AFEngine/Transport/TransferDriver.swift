@@ -134,7 +134,7 @@ final class TransferDriver: Sendable {
             driver.run()
             return nil
         }, context)
-        if created != 0 { fatalError("cannot start the transfer thread: \(POSIXError.describe(created))") }
+        if created != 0 { fatalError("cannot start the transfer thread: \(POSIXFailure(code: created).description)") }
         pthread_detach(thread)
     }
 

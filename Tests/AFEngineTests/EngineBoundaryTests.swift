@@ -1,0 +1,38 @@
+@testable import AFEngine
+import Foundation
+import Testing
+
+/// The engine states facts; advice about command-line options is the command line's.
+@Suite struct EngineBoundaryTests {
+    @Test func noEngineSourceNamesACommandLineOption() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let engine = root.appendingPathComponent("Sources/AFEngine").path
+        let files = FileManager.default.enumerator(atPath: engine)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        #expect(files.count > 30)
+        var offenders: [String] = []
+        for file in files {
+            let text = try String(contentsOfFile: engine + "/" + file, encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.range(of: "--[a-z]", options: .regularExpression) != nil {
+                offenders.append("\(file):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(offenders.isEmpty, "\(offenders.joined(separator: "\n"))")
+    }
+
+    @Test func limitFailuresCarryTheLimitAsAFact() {
+        var parser = ResponseHeadParser()
+        parser.maxHeaders = 1
+        var step = ResponseHeadParser.Step.needMore
+        for line in ["HTTP/1.1 200 OK\r\n", "A: 1\r\n", "B: 2\r\n"] {
+            step = Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        guard case .failure(.transport(let failure)) = step else {
+            Issue.record("expected a failure, got \(step)")
+            return
+        }
+        #expect(failure.kind == .limitExceeded)
+        #expect(failure.cause == .tooManyHeaderLines(limit: 1))
+        #expect(failure.message == "the response has more than 1 header lines")
+    }
+}
