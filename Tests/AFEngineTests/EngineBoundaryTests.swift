@@ -1,4 +1,5 @@
 @testable import AFEngine
+import AFTestSupport
 import Foundation
 import Testing
 
@@ -34,5 +35,28 @@ import Testing
         #expect(failure.kind == .limitExceeded)
         #expect(failure.cause == .tooManyHeaderLines(limit: 1))
         #expect(failure.message == "the response has more than 1 header lines")
+    }
+}
+
+/// A retrier that gives up with its own error keeps the failure it was asked about.
+@Suite struct RetrierGivesUpTests {
+    struct GivingUp: RequestRetrier {
+        func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
+            completion(.doNotRetryWithError(.adaptationFailed(reason: "the token command failed")))
+        }
+    }
+
+    @Test func bothErrorsAreKept() throws {
+        let server = try AFTestSupport.TestServer()
+        let session = Session(configuration: .init(interceptor: Interceptor(adapters: [], retriers: [GivingUp()])))
+        let response = session.request(RequestDescription(url: server.url("/status/503")), validation: StatusValidation(acceptable: [200...299]))
+            .resume().waitForCompletion()
+        let expected = AFError.requestRetryFailed(
+            retryError: .adaptationFailed(reason: "the token command failed"),
+            originalError: .responseValidationFailed(status: 503, reason: "Service Unavailable")
+        )
+        #expect(response.error == expected)
+        #expect(response.error?.underlyingError == .adaptationFailed(reason: "the token command failed"))
+        #expect(response.attempts.count == 1)
     }
 }

@@ -120,7 +120,7 @@ enum Report {
 
     /// A stable name for the class of failure.
     static func kind(of error: AFError) -> String {
-        switch error {
+        switch error.underlyingError {
         case .invalidRequest: return "invalid_request"
         case .inputUnreadable: return "input_unreadable"
         case .adaptationFailed: return "adaptation_failed"
@@ -147,6 +147,7 @@ enum Report {
         case .cancelled(.interrupted): return "interrupted"
         case .cancelled(.terminated): return "terminated"
         case .cancelled(.explicitly), .cancelled(.sessionShutDown): return "cancelled"
+        case .requestRetryFailed: return "retry_failed"
         }
     }
 }

@@ -4,7 +4,8 @@ import AFEngine
 enum ExitMapping {
     /// The exit status for the outcome of a request.
     static func status(for error: AFError?, checkStatus: Bool) -> Int32 {
-        guard let error else { return ExitStatus.success }
+        // A retrier's own error decides (an --auth-cmd that failed while answering a 401).
+        guard let error = error?.underlyingError else { return ExitStatus.success }
         switch error {
         case .invalidRequest: return ExitStatus.usage
         case .inputUnreadable: return ExitStatus.noInput
@@ -31,6 +32,7 @@ enum ExitMapping {
         case .cancelled(.interrupted): return ExitStatus.interrupted
         case .cancelled(.terminated): return ExitStatus.terminated
         case .cancelled(.explicitly), .cancelled(.sessionShutDown): return ExitStatus.network
+        case .requestRetryFailed: return ExitStatus.network
         }
     }
 
@@ -59,6 +61,7 @@ enum ExitMapping {
 
     /// The text after `af: error: `, with what to do where there is something to do.
     static func message(for error: AFError, retries: Int, attempts: Int) -> String {
+        let error = error.underlyingError
         let after = attempts > 1 ? " (after \(attempts) attempts)" : ""
         switch error {
         case .responseValidationFailed(let status, let reason):

@@ -21,6 +21,9 @@ public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
     case output(OutputFailure)
     /// The request was cancelled.
     case cancelled(Cancellation)
+    /// A retrier gave up with an error of its own (`RetryResult.doNotRetryWithError`); the
+    /// failure it was asked about is kept next to it.
+    indirect case requestRetryFailed(retryError: AFError, originalError: AFError)
 
     /// Why a request was cancelled.
     public enum Cancellation: String, Sendable, Equatable {
@@ -44,6 +47,8 @@ public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cancelled(.terminated): return "terminated"
         case .cancelled(.explicitly): return "cancelled"
         case .cancelled(.sessionShutDown): return "cancelled: the session was shut down"
+        case .requestRetryFailed(let retryError, let originalError):
+            return "\(retryError.description) (while recovering from: \(originalError.description))"
         }
     }
 
@@ -51,6 +56,13 @@ public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
     public var transportFailure: TransportFailure? {
         if case .transport(let failure) = self { return failure }
         return nil
+    }
+
+    /// The error that decided the outcome: a retrier's own error when it gave up with one,
+    /// else this error.
+    public var underlyingError: AFError {
+        if case .requestRetryFailed(let retryError, _) = self { return retryError.underlyingError }
+        return self
     }
 }
 

@@ -368,7 +368,7 @@ public final class Request: Sendable, TransferDelegate {
         case .doNotRetry:
             complete(error: error)
         case .doNotRetryWithError(let replacement):
-            complete(error: replacement)
+            complete(error: .requestRetryFailed(retryError: replacement, originalError: error))
         }
     }
 
