@@ -29,18 +29,20 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib"]),
+        .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib"], exclude: ["AFEngine.md"]),
         // Build facts for `af --version`, defined by install.sh (-Xcc -DAF_BUILD_COMMIT=...).
         .systemLibrary(name: "CBuildInfo"),
         .target(name: "AFCommandLine", dependencies: ["AFEngine", "CBuildInfo"]),
         .executableTarget(name: "af", dependencies: ["AFCommandLine"]),
         .executableTarget(name: "af-docs", dependencies: ["AFCommandLine"]),
+        // An example that uses only the AFEngine library (built and run by the end-to-end tests).
+        .executableTarget(name: "af-example-pinned-get", dependencies: ["AFEngine"], path: "Examples/PinnedGet"),
         // The fuzz targets (Fuzz/run.sh builds it with libFuzzer; plainly built it replays files).
         .executableTarget(name: "af-fuzz", dependencies: ["AFCommandLine"], path: "Fuzz/af-fuzz"),
         .target(name: "AFTestSupport", dependencies: ["COpenSSL", "CZlib"], path: "Tests/AFTestSupport"),
         .executableTarget(name: "af-test-server", dependencies: ["AFTestSupport"], path: "Tests/af-test-server"),
         .testTarget(name: "AFEngineTests", dependencies: ["AFEngine", "AFTestSupport"]),
-        .testTarget(name: "AFCommandLineTests", dependencies: ["AFCommandLine", "AFTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["AFTestSupport", "af", "af-test-server"]),
+        .testTarget(name: "AFCommandLineTests", dependencies: ["AFCommandLine", "AFEngine", "AFTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["AFTestSupport", "af", "af-test-server", "af-example-pinned-get"]),
     ]
 )

@@ -1,4 +1,5 @@
 @testable import AFCommandLine
+@testable import AFEngine
 import AFTestSupport
 import Testing
 

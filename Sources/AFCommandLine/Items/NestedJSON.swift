@@ -1,3 +1,5 @@
+import AFEngine
+
 /// A parsed nested key such as `user[tags][]` (HTTPie's nested JSON syntax).
 enum NestedPath {
     enum Segment: Sendable, Equatable {

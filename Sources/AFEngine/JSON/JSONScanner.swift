@@ -1,7 +1,6 @@
-import AFEngine
 
 /// The kinds of JSON tokens.
-enum JSONTokenKind: Sendable, Equatable {
+package enum JSONTokenKind: Sendable, Equatable {
     case beginObject, endObject, beginArray, endArray, colon, comma
     /// A string, with its quotes and escapes exactly as written.
     case string
@@ -13,27 +12,27 @@ enum JSONTokenKind: Sendable, Equatable {
 }
 
 /// Receives tokens from a `JSONScanner`.
-protocol JSONTokenSink {
+package protocol JSONTokenSink {
     /// One token. `bytes` is only valid during the call. A long string may arrive in several
     /// pieces: `complete` is false for every piece but the last (other tokens are whole).
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool)
 }
 
 /// Where and why JSON text is invalid.
-struct JSONSyntaxError: Error, Sendable, Equatable {
-    var message: String
+public struct JSONSyntaxError: Error, Sendable, Equatable {
+    public var message: String
     /// 0-based byte offset of the offending byte.
-    var offset: Int
+    public var offset: Int
     /// 1-based line and column, when the text is at hand to count them (see `located(in:)`).
-    var line = 0
-    var column = 0
+    public var line = 0
+    public var column = 0
 
-    var description: String {
+    public var description: String {
         line > 0 ? "\(message) at line \(line), column \(column)" : "\(message) at byte \(offset + 1)"
     }
 
     /// The error with line and column counted in `text`.
-    func located(in text: some Collection<UInt8>) -> JSONSyntaxError {
+    package func located(in text: some Collection<UInt8>) -> JSONSyntaxError {
         var copy = self
         copy.line = 1
         copy.column = 1
@@ -55,13 +54,15 @@ struct JSONSyntaxError: Error, Sendable, Equatable {
 /// input with its exact bytes, so numbers, escapes and key order survive untouched. A token
 /// cut by a chunk boundary is carried over (a long string is handed on in pieces instead),
 /// so memory holds one small carry buffer and one byte per open container.
-struct JSONScanner {
+package struct JSONScanner {
+    package init() {}
+
     private enum Expect { case value, valueOrEnd, key, keyOrEnd, colon, commaOrEnd, done }
 
     /// Accept several top-level values one after another (NDJSON).
-    var allowsMultipleValues = false
+    package var allowsMultipleValues = false
     /// Report whitespace between tokens as `.whitespace` tokens.
-    var reportsWhitespace = false
+    package var reportsWhitespace = false
 
     private var expect: Expect = .value
     /// One entry per open container: true for an object.
@@ -72,25 +73,25 @@ struct JSONScanner {
     /// whether its beginning was already handed out as a piece.
     private var openString: (resumeAt: Int, isKey: Bool, continued: Bool)?
     /// Bytes fed so far.
-    private(set) var consumed = 0
+    package private(set) var consumed = 0
     /// When the last error happened: the input from the start of the failing token to the
     /// end of the chunk, to show as it came.
-    private(set) var unformattedTail: [UInt8] = []
+    package private(set) var unformattedTail: [UInt8] = []
 
     /// The deepest nesting accepted. Deeper documents are refused as a syntax error (and so
     /// shown as they came), which bounds the formatter's indentation, the recursion of
-    /// `JSONValue` and `--sort-keys`, and the memory of all three.
-    static let maxDepth = 512
+    /// `JSONValue` and sorted keys, and the memory of all three.
+    package static let maxDepth = 512
 
     /// Strings longer than this are handed out in pieces.
-    static let fragmentThreshold = 64 * 1024
+    package static let fragmentThreshold = 64 * 1024
 
     /// Open containers right now.
-    var depth: Int { containers.count }
+    package var depth: Int { containers.count }
 
     // MARK: Feeding
 
-    mutating func feed<Sink: JSONTokenSink>(_ chunk: UnsafeRawBufferPointer, into sink: inout Sink) throws(JSONSyntaxError) {
+    package mutating func feed<Sink: JSONTokenSink>(_ chunk: UnsafeRawBufferPointer, into sink: inout Sink) throws(JSONSyntaxError) {
         defer { consumed += chunk.count }
         guard !carry.isEmpty else {
             try scan(chunk, dataOffset: consumed, atEnd: false, into: &sink)
@@ -105,7 +106,7 @@ struct JSONScanner {
         }
     }
 
-    mutating func feed<Sink: JSONTokenSink>(_ bytes: [UInt8], into sink: inout Sink) throws(JSONSyntaxError) {
+    package mutating func feed<Sink: JSONTokenSink>(_ bytes: [UInt8], into sink: inout Sink) throws(JSONSyntaxError) {
         // Locals, not the inout parameters, are what the closure captures: ThreadSanitizer's
         // instrumentation of captured inout parameters faults in Swift 6.3.1.
         var scanner = self
@@ -118,7 +119,7 @@ struct JSONScanner {
     }
 
     /// Ends the input: a number at the very end completes; anything unfinished is an error.
-    mutating func finish<Sink: JSONTokenSink>(into sink: inout Sink) throws(JSONSyntaxError) {
+    package mutating func finish<Sink: JSONTokenSink>(into sink: inout Sink) throws(JSONSyntaxError) {
         if !carry.isEmpty {
             let data = carry
             carry.removeAll()
@@ -138,7 +139,7 @@ struct JSONScanner {
     }
 
     /// Validates a complete document; nil when it is one valid JSON value.
-    static func validate(_ bytes: [UInt8], multipleValues: Bool = false) -> JSONSyntaxError? {
+    package static func validate(_ bytes: [UInt8], multipleValues: Bool = false) -> JSONSyntaxError? {
         var scanner = JSONScanner()
         scanner.allowsMultipleValues = multipleValues
         var sink = DiscardingSink()
@@ -432,16 +433,18 @@ struct JSONScanner {
 }
 
 /// A sink that ignores tokens (validation only).
-struct DiscardingSink: JSONTokenSink {
-    mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {}
+package struct DiscardingSink: JSONTokenSink {
+    package mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {}
 }
 
 /// A sink that keeps copies of whole tokens (small documents: config files, tests).
-struct CollectingSink: JSONTokenSink {
-    var tokens: [(kind: JSONTokenKind, bytes: [UInt8], isKey: Bool)] = []
+package struct CollectingSink: JSONTokenSink {
+    package init() {}
+
+    package var tokens: [(kind: JSONTokenKind, bytes: [UInt8], isKey: Bool)] = []
     private var pending: [UInt8] = []
 
-    mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+    package mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
         pending.append(contentsOf: bytes)
         guard complete else { return }
         tokens.append((kind, pending, isKey))
@@ -450,9 +453,9 @@ struct CollectingSink: JSONTokenSink {
 }
 
 /// JSON text building.
-enum JSONText {
+package enum JSONText {
     /// A JSON string literal for `value`.
-    static func quote(_ value: String) -> String {
+    package static func quote(_ value: String) -> String {
         var out = "\""
         out.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {

@@ -1,6 +1,7 @@
-/// A parsed JSON document, for the small files af reads itself (config, sessions, trust
-/// policies). Numbers keep their text; objects keep their key order.
-enum JSONValue: Sendable, Equatable {
+/// A parsed JSON document that keeps every value exact: numbers keep their text (`1.10`
+/// stays `1.10`, big integers keep every digit), objects keep their key order and
+/// duplicate keys. For response bodies and the small files af reads itself.
+public enum JSONValue: Sendable, Equatable {
     case object([(String, JSONValue)])
     case array([JSONValue])
     case string(String)
@@ -8,7 +9,7 @@ enum JSONValue: Sendable, Equatable {
     case bool(Bool)
     case null
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.object(let a), .object(let b)): return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         case (.array(let a), .array(let b)): return a == b
@@ -21,7 +22,7 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// Parses a document.
-    static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
         var scanner = JSONScanner()
         var sink = CollectingSink()
         do {
@@ -70,7 +71,7 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// The text of a string token (quotes and escapes resolved).
-    static func decodeString(_ token: [UInt8]) -> String {
+    public static func decodeString(_ token: [UInt8]) -> String {
         guard token.count >= 2 else { return "" }
         let inner = token[1..<(token.count - 1)]
         guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
@@ -123,13 +124,13 @@ enum JSONValue: Sendable, Equatable {
 
     // MARK: Access
 
-    subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
     }
 
     /// "an array", "an object", "null"… for messages.
-    var kindName: String {
+    public var kindName: String {
         switch self {
         case .object: return "object"
         case .array: return "array"
@@ -140,33 +141,33 @@ enum JSONValue: Sendable, Equatable {
         }
     }
 
-    var stringValue: String? {
+    public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
-    var arrayValue: [JSONValue]? {
+    public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
-    var objectValue: [(String, JSONValue)]? {
+    public var objectValue: [(String, JSONValue)]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
-    var boolValue: Bool? {
+    public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
-    var numberText: String? {
+    public var numberText: String? {
         if case .number(let value) = self { return value }
         return nil
     }
 
     /// The value as compact JSON text.
-    var text: String {
+    public var text: String {
         switch self {
         case .object(let members): return "{" + members.map { JSONText.quote($0.0) + ": " + $0.1.text }.joined(separator: ", ") + "}"
         case .array(let items): return "[" + items.map(\.text).joined(separator: ", ") + "]"

@@ -1,0 +1,43 @@
+/// A response with its body held in memory: what `Request.serializingData()` returns.
+public struct DataResponse: Sendable {
+    /// The outcome: final head, every attempt with its metrics, redirects.
+    public let response: Response
+    /// The body of the final response.
+    public let body: [UInt8]
+
+    /// The final status code.
+    public var status: Int? { response.status }
+    /// The final response's headers.
+    public var headers: HTTPHeaders { response.head?.headers ?? HTTPHeaders() }
+    /// Every attempt's metrics, retries and redirect hops included.
+    public var metrics: [TransferMetrics] { response.attempts.compactMap(\.metrics) }
+
+    /// The body as JSON, each number and string kept exactly as sent.
+    public func json() throws(JSONSyntaxError) -> JSONValue {
+        try JSONValue.parse(body)
+    }
+}
+
+extension Request {
+    /// Starts the request (if needed) and waits for its outcome without blocking a thread.
+    /// Cancelling the waiting task cancels the request.
+    public func serializingResponse() async -> Response {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Response, Never>) in
+                onCompletion { response in continuation.resume(returning: response) }
+                resume()
+            }
+        } onCancel: {
+            cancel(.explicitly)
+        }
+    }
+
+    /// Starts the request and returns status, headers, body and metrics; throws what ended
+    /// the request unsuccessfully (a validation failure included). The request must have
+    /// been made with a `MemorySink` (the default) for the body to be kept.
+    public func serializingData() async throws(AFError) -> DataResponse {
+        let response = await serializingResponse()
+        if let error = response.error { throw error }
+        return DataResponse(response: response, body: (sink as? MemorySink)?.bytes ?? [])
+    }
+}

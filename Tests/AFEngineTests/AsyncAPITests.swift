@@ -1,0 +1,86 @@
+import AFEngine
+import AFTestSupport
+import Foundation
+import Testing
+
+/// The library's async API: awaiting a response, streaming a body, task cancellation.
+@Suite struct AsyncAPITests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+        server.route("/slow") { _, _ in
+            usleep(10_000_000)
+            return .response(status: 200, body: Array("late\n".utf8))
+        }
+        server.route("/numbers") { _, _ in
+            .response(status: 200, headers: [("Content-Type", "application/json")], body: Array(#"{"price": 1.10, "big": 123456789012345678901234567890, "tags": ["a", "b"]}"#.utf8))
+        }
+    }
+
+    @Test func serializingDataGivesStatusHeadersBodyAndMetrics() async throws {
+        let session = Session()
+        defer { session.shutdown() }
+        let data = try await session.request(RequestDescription(url: server.url("/numbers"))).serializingData()
+        #expect(data.status == 200)
+        #expect(data.headers.value(for: .contentType) == "application/json")
+        #expect(data.metrics.count == 1)
+        #expect(data.metrics.first?.httpVersion == "HTTP/1.1")
+        let json = try data.json()
+        #expect(json["price"] == .number("1.10"))
+        #expect(json["big"] == .number("123456789012345678901234567890"))
+        #expect(json["tags"] == .array([.string("a"), .string("b")]))
+    }
+
+    @Test func failuresAreThrown() async {
+        let session = Session()
+        defer { session.shutdown() }
+        let request = session.request(RequestDescription(url: server.url("/status/404")), validation: StatusValidation(acceptable: [200...299]))
+        await #expect(throws: AFError.responseValidationFailed(status: 404, reason: "Not Found")) {
+            _ = try await request.serializingData()
+        }
+    }
+
+    @Test func cancellingTheTaskCancelsTheTransfer() async throws {
+        let session = Session()
+        defer { session.shutdown() }
+        let request = session.request(RequestDescription(url: server.url("/slow")))
+        let task = Task { try await request.serializingData() }
+        let started = Date()
+        while server.hits("/slow") == 0, Date().timeIntervalSince(started) < 20 { try await Task.sleep(nanoseconds: 5_000_000) }
+        let cancelled = Date()
+        task.cancel()
+        // The server answers after 10 s: ending with a cancellation, and well before, shows the
+        // transfer was stopped. (Other suites may keep the test's threads busy, so the bound is
+        // generous.)
+        await #expect(throws: AFError.cancelled(.explicitly)) { _ = try await task.value }
+        #expect(Date().timeIntervalSince(cancelled) < 8)
+        #expect(request.state == .cancelled)
+    }
+
+    @Test func streamingDeliversTheBodyInChunks() async throws {
+        let session = Session()
+        defer { session.shutdown() }
+        let size = 3 << 20
+        let stream = session.streamRequest(RequestDescription(url: server.url("/bytes/\(size)")))
+        var received: [UInt8] = []
+        var chunks = 0
+        for try await chunk in stream {
+            received.append(contentsOf: chunk)
+            chunks += 1
+        }
+        #expect(received == TestData.bytes(count: size))
+        #expect(chunks > 1)
+        #expect(stream.head?.status == 200)
+        #expect(stream.request.state == .finished)
+    }
+
+    @Test func aStreamEndsWithTheErrorThatEndedTheRequest() async {
+        let session = Session()
+        defer { session.shutdown() }
+        let stream = session.streamRequest(RequestDescription(url: server.url("/status/503")))
+        await #expect(throws: AFError.responseValidationFailed(status: 503, reason: "Service Unavailable")) {
+            for try await _ in stream {}
+        }
+    }
+}
