@@ -60,3 +60,31 @@ import Testing
         #expect(response.attempts.count == 1)
     }
 }
+
+/// Retriers see every response: a status can be retried without being called a failure.
+@Suite struct ResponseRetryHookTests {
+    @Test func aRetryableStatusIsRetriedWithoutValidation() throws {
+        let server = try AFTestSupport.TestServer()
+        server.route("/flaky") { _, hit in
+            hit < 3 ? .response(status: 503) : .response(status: 200, body: Array("ok".utf8))
+        }
+        let session = Session(configuration: .init(interceptor: Interceptor(retriers: [RetryPolicy(retryLimit: 3, delayScale: 0.01)])))
+        defer { session.shutdown() }
+        let response = session.request(RequestDescription(url: server.url("/flaky"))).resume().waitForCompletion()
+        #expect(response.status == 200)
+        #expect(response.error == nil)
+        #expect(response.attempts.map { $0.response?.status } == [503, 503, 200])
+        #expect(response.attempts.map(\.error) == [nil, nil, nil], "a 503 nobody validated is not an error")
+    }
+
+    @Test func exhaustedRetriesEndWithTheLastResponseAndNoError() throws {
+        let server = try AFTestSupport.TestServer()
+        let session = Session(configuration: .init(interceptor: Interceptor(retriers: [RetryPolicy(retryLimit: 1, delayScale: 0.01)])))
+        defer { session.shutdown() }
+        let response = session.request(RequestDescription(url: server.url("/status/503"))).resume().waitForCompletion()
+        #expect(response.status == 503)
+        #expect(response.error == nil)
+        #expect(response.attempts.count == 2)
+        #expect(server.hits("/status/503") == 2)
+    }
+}

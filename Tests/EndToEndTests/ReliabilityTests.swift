@@ -34,6 +34,16 @@ import Testing
         """)
     }
 
+    @Test func aRunThatExitsZeroReportsNoErrorAfterStatusRetries() throws {
+        script("/busy", [503])
+        let result = AF.run(["--retry=1", "--retry-delay=0.01", "--report=json", server.url("/busy")])
+        #expect(result.status == 0, "\(result.err)")
+        let report = try #require(JSONHelpers.object(result.out))
+        #expect(report["error"] is NSNull)
+        #expect((report["attempts"] as? [Any])?.count == 2)
+        #expect(server.hits("/busy") == 2)
+    }
+
     @Test func quietLeavesOutRetryNoticesButNotErrors() {
         script("/quiet", [503])
         let result = AF.run(["-q", "--check-status", "--retry=1", "--retry-delay=0.1", server.url("/quiet")])

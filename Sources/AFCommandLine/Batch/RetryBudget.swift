@@ -54,12 +54,16 @@ struct BudgetedRetrier: RequestRetrier {
 
     func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
         let budget = budget
-        policy.retry(request, dueTo: error) { result in
-            if result.delay != nil, !budget.take() {
-                completion(.doNotRetry)
-            } else {
-                completion(result)
-            }
-        }
+        policy.retry(request, dueTo: error) { result in completion(Self.charge(result, to: budget)) }
+    }
+
+    func retry(_ request: Request, after response: ResponseHead, completion: @escaping @Sendable (RetryResult) -> Void) {
+        let budget = budget
+        policy.retry(request, after: response) { result in completion(Self.charge(result, to: budget)) }
+    }
+
+    /// A retry only while the budget lasts.
+    private static func charge(_ result: RetryResult, to budget: RetryBudget) -> RetryResult {
+        result.delay != nil && !budget.take() ? .doNotRetry : result
     }
 }

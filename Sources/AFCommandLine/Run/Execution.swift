@@ -173,32 +173,18 @@ final class Execution {
         for file in compressor?.temporaryFiles ?? [] { FileSystem.remove(file) }
     }
 
-    /// Statuses that end the request successfully. Statuses a retrier acts on (retried
-    /// statuses, 401 with `--auth-cmd`) must fail validation so that it sees them; without
-    /// `--check-status` they still exit 0 at the end.
+    /// Statuses that end the request successfully: 2xx (and 416 when resuming) for a
+    /// download, which saves only a successful body; 2xx and `--accept-status` with
+    /// `--check-status`; anything otherwise. Retryable statuses (and 401 with `--auth-cmd`)
+    /// reach the retriers whatever the validation says.
     var validation: StatusValidation? {
         if settings.download {
-            // A download saves only a successful body, so any other status is a failure.
             return StatusValidation(acceptable: [200...299] + (settings.resume ? [416...416] : []) + settings.acceptStatus)
         }
         if settings.checkStatus {
             return StatusValidation(acceptable: [200...299] + settings.acceptStatus)
         }
-        var failing = settings.retry > 0 ? settings.retryOn ?? RetryPolicy.defaultRetryableStatuses : []
-        if settings.authCmd != nil { failing.insert(401) }
-        guard !failing.isEmpty else { return nil }
-        var ranges: [ClosedRange<Int>] = []
-        var start: Int?
-        for status in 100...999 {
-            if failing.contains(status) {
-                if let low = start { ranges.append(low...(status - 1)) }
-                start = nil
-            } else if start == nil {
-                start = status
-            }
-        }
-        if let low = start { ranges.append(low...999) }
-        return StatusValidation(acceptable: ranges)
+        return nil
     }
 
     /// The compressor, when `-x` asks for one; shared by the session and `--offline`.

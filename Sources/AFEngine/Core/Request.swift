@@ -331,7 +331,16 @@ public final class Request: Sendable, TransferDelegate {
         }
         attempt.error = error
         record(attempt)
-        if let error { decide(after: error) } else { complete(error: nil) }
+        if let error {
+            decide(after: error)
+        } else if let head = outcome.head, let interceptor = session.configuration.interceptor {
+            // The retrier sees every response, not only failures.
+            interceptor.retry(self, after: head) { result in
+                self.session.async { self.apply(result, after: head) }
+            }
+        } else {
+            complete(error: nil)
+        }
     }
 
     private func record(_ attempt: Attempt) {
@@ -344,6 +353,18 @@ public final class Request: Sendable, TransferDelegate {
         guard let interceptor = session.configuration.interceptor else { return complete(error: error) }
         interceptor.retry(self, dueTo: error) { result in
             self.session.async { self.apply(result, for: error) }
+        }
+    }
+
+    /// Acts on a retrier's answer about a response that passed validation.
+    private func apply(_ result: RetryResult, after head: ResponseHead) {
+        switch result {
+        case .doNotRetry:
+            complete(error: nil)
+        case .doNotRetryWithError(let error):
+            complete(error: error)
+        case .retry, .retryWithDelay:
+            apply(result, for: .responseValidationFailed(status: head.status, reason: head.displayReason))
         }
     }
 

@@ -56,6 +56,12 @@ public final class AuthenticationInterceptor: RequestInterceptor {
         }
     }
 
+    /// A 401 that passed validation gets the same treatment as one that failed it.
+    public func retry(_ request: Request, after response: ResponseHead, completion: @escaping @Sendable (RetryResult) -> Void) {
+        guard response.status == 401 else { return completion(.doNotRetry) }
+        retry(request, dueTo: .responseValidationFailed(status: 401, reason: response.displayReason), completion: completion)
+    }
+
     public func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
         guard case .responseValidationFailed(401, _) = error,
               let url = try? HTTPURL(parsing: request.currentDescription.url), url.sameOrigin(as: origin)

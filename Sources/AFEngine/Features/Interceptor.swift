@@ -30,11 +30,22 @@ public protocol RequestAdapter: Sendable {
     )
 }
 
-/// Decides, after a failure, whether the request tries again. Every failure of a request
-/// (adapting, building, transport, validation) comes here; the request never decides itself.
+/// Decides whether the request tries again. Every failure of a request (adapting,
+/// building, transport, validation) comes here, and so does every response that passed
+/// validation (a 503 the caller accepts may still be worth another attempt); the request
+/// never decides itself.
 public protocol RequestRetrier: Sendable {
     /// Completes with whether, and after what delay, `request` tries again after `error`.
     func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void)
+    /// Completes with whether `request` tries again after `response`, which passed
+    /// validation (or had none). The default never retries.
+    func retry(_ request: Request, after response: ResponseHead, completion: @escaping @Sendable (RetryResult) -> Void)
+}
+
+extension RequestRetrier {
+    public func retry(_ request: Request, after response: ResponseHead, completion: @escaping @Sendable (RetryResult) -> Void) {
+        completion(.doNotRetry)
+    }
 }
 
 /// Both an adapter and a retrier.
@@ -94,6 +105,27 @@ public struct Interceptor: RequestInterceptor {
 
     public func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
         Self.retry(request, dueTo: error, using: retriers[...], completion: completion)
+    }
+
+    public func retry(_ request: Request, after response: ResponseHead, completion: @escaping @Sendable (RetryResult) -> Void) {
+        Self.retry(request, after: response, using: retriers[...], completion: completion)
+    }
+
+    private static func retry(
+        _ request: Request,
+        after response: ResponseHead,
+        using pending: ArraySlice<any RequestRetrier>,
+        completion: @escaping @Sendable (RetryResult) -> Void
+    ) {
+        guard let retrier = pending.first else { return completion(.doNotRetry) }
+        let rest = pending.dropFirst()
+        retrier.retry(request, after: response) { result in
+            if case .doNotRetry = result {
+                retry(request, after: response, using: rest, completion: completion)
+            } else {
+                completion(result)
+            }
+        }
     }
 
     private static func retry(

@@ -62,6 +62,13 @@ public struct RetryPolicy: RequestRetrier {
         ))
     }
 
+    /// A response that passed validation is retried when its status is retryable, with the
+    /// same limits, backoff and `Retry-After` as a failed one.
+    public func retry(_ request: Request, after response: ResponseHead, completion: @escaping @Sendable (RetryResult) -> Void) {
+        guard retryableStatuses.contains(response.status) else { return completion(.doNotRetry) }
+        retry(request, dueTo: .responseValidationFailed(status: response.status, reason: response.displayReason), completion: completion)
+    }
+
     /// The decision, as a pure function of what the request knows.
     public func decide(
         retryCount: Int,
