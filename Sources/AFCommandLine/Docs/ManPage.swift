@@ -91,6 +91,13 @@ public enum ManPage {
         .B af pin \\-\\-file \\fICERT\\fR
         Print the certificates of a PEM or DER file with their fingerprints and pins,
         without any network access.
+
+        """
+        out += ".SS \"Options that do not combine\"\n"
+        out += "Each of these is a usage error (exit 64), reported before anything is read or sent.\n"
+        for conflict in OptionTable.conflicts { out += ".IP \\(bu 2\n" + escape(conflict.message) + "\n" }
+        for requirement in OptionTable.requirements { out += ".IP \\(bu 2\n" + escape(requirement.message) + "\n" }
+        out += """
         .SH EXIT STATUS
 
         """

@@ -243,6 +243,39 @@ public enum OptionTable {
         OptionSpec(.version, "version", group: .configuration, help: "Show af's version and build (commit, date, Swift) and the libcurl, OpenSSL and zlib it runs on, and exit"),
     ]
 
+    /// A pair of options that cannot be used together, and why; using both is a usage error
+    /// naming both, before anything is read or sent.
+    public struct Conflict: Sendable {
+        public let first: OptionID
+        public let second: OptionID
+        /// The error line (after `af: error: `), naming both options.
+        public let message: String
+    }
+
+    /// Every pair of options that contradict each other.
+    public static let conflicts: [Conflict] = [
+        Conflict(first: .offline, second: .curl, message: "--offline and --curl both print instead of sending; pick one"),
+        Conflict(first: .offline, second: .report,
+                 message: "--report=json describes an exchange and --offline sends nothing; drop one (--offline alone prints the request)"),
+        Conflict(first: .report, second: .download, message: "--report=json prints the body in the report; it cannot be combined with --download"),
+        Conflict(first: .json, second: .form, message: "--json and --form ask for different bodies; pick one"),
+        Conflict(first: .json, second: .multipart, message: "--json and --multipart ask for different bodies; pick one"),
+        Conflict(first: .raw, second: .multipart, message: "--raw gives the whole body; it cannot be combined with --multipart"),
+    ]
+
+    /// An option that only makes sense with one of some others.
+    public struct Requirement: Sendable {
+        public let option: OptionID
+        public let anyOf: [OptionID]
+        /// The error line (after `af: error: `).
+        public let message: String
+    }
+
+    /// Every option that needs another.
+    public static let requirements: [Requirement] = [
+        Requirement(option: .resume, anyOf: [.download, .output], message: "--continue resumes a file; use it with --download or -o FILE"),
+    ]
+
     /// Looks up an option by its long name.
     public static func option(long: String) -> OptionSpec? {
         byLong[long]

@@ -106,6 +106,8 @@ struct Settings: Sendable {
     var retryBudget = 20
     /// How the first batch-only option was spelled, to refuse it outside `af batch`.
     var batchOptionGiven: String?
+    /// Options in effect as given (a later `--no-X` takes X out), for the declared conflicts.
+    var given: Set<OptionID> = []
     // Help
     var help = false
     var version = false
@@ -125,6 +127,7 @@ struct Settings: Sendable {
         let value = option.value ?? ""
         let name = option.spelling
         if option.spec.group == .batch, batchOptionGiven == nil { batchOptionGiven = name }
+        if option.negated { given.remove(option.spec.id) } else { given.insert(option.spec.id) }
         switch option.spec.id {
         case .json: json = on
         case .form: form = on

@@ -78,20 +78,15 @@ public enum AFCommand {
         return path
     }
 
-    /// Refuses options that contradict each other, before anything is read or sent.
+    /// Refuses options that contradict each other (`OptionTable.conflicts`) or miss the
+    /// option they need (`OptionTable.requirements`), before anything is read or sent.
     static func checkCombinations(_ settings: Settings) throws(CommandFailure) {
-        if settings.offline && settings.curl { throw .usage("--offline and --curl both print instead of sending; pick one") }
-        if settings.offline && settings.report {
-            throw .usage("--report=json describes an exchange and --offline sends nothing; drop one (--offline alone prints the request)")
+        for conflict in OptionTable.conflicts where settings.given.contains(conflict.first) && settings.given.contains(conflict.second) {
+            throw .usage(conflict.message)
         }
-        if settings.report && settings.download { throw .usage("--report=json prints the body in the report; it cannot be combined with --download") }
-        if settings.resume && !settings.download && settings.output == nil {
-            throw .usage("--continue resumes a file; use it with --download or -o FILE")
+        for requirement in OptionTable.requirements
+        where settings.given.contains(requirement.option) && !requirement.anyOf.contains(where: settings.given.contains) {
+            throw .usage(requirement.message)
         }
-        if settings.json && (settings.form || settings.multipart) {
-            throw .usage("--json and \(settings.form ? "--form" : "--multipart") ask for different bodies; pick one")
-        }
-        if settings.form && settings.multipart { return }
-        if settings.raw != nil && settings.multipart { throw .usage("--raw gives the whole body; it cannot be combined with --multipart") }
     }
 }

@@ -1,0 +1,60 @@
+@testable import AFCommandLine
+import Testing
+
+/// Every declared conflict and requirement is a usage error naming the options involved,
+/// whatever else is on the command line.
+@Suite struct OptionCombinationTests {
+    /// A command line that turns `id` on.
+    private static func arguments(for id: OptionID) throws -> [String] {
+        let spec = try #require(OptionTable.all.first { $0.id == id })
+        switch spec.value {
+        case .flag: return ["--\(spec.long)"]
+        case .required, .optional:
+            let samples: [OptionID: String] = [.report: "json", .output: "file.bin", .raw: "x"]
+            return ["--\(spec.long)=\(samples[id] ?? spec.choices.first ?? "1")"]
+        }
+    }
+
+    private static func failure(_ arguments: [String]) -> CommandFailure? {
+        do {
+            let (settings, _) = try AFCommand.parse(Environment(arguments: arguments + [":8080/x"], variables: ["AF_CONFIG_DIR": "/nonexistent"]))
+            try AFCommand.checkCombinations(settings)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(arguments: OptionTable.conflicts.map { ($0.first, $0.second) })
+    func everyConflictIsRefusedNamingBoth(first: OptionID, second: OptionID) throws {
+        let names = try [first, second].map { id in try #require(OptionTable.all.first { $0.id == id }).long }
+        for order in [[first, second], [second, first]] {
+            let failure = Self.failure(try order.flatMap(Self.arguments(for:)))
+            #expect(failure?.exitCode == 64, "\(order)")
+            for name in names { #expect(failure?.message.contains("--\(name)") == true, "\(failure?.message ?? "no error") names --\(name)") }
+        }
+        // Either one alone does not trip this conflict.
+        let alone = Self.failure(try Self.arguments(for: first))
+        #expect(alone?.message.contains("--\(names[1])") != true)
+        // `--no-X` takes an earlier X back.
+        let undone = try Self.arguments(for: first) + ["--no-\(names[0])"] + Self.arguments(for: second)
+        let spec = try #require(OptionTable.all.first { $0.id == first })
+        if spec.negatable { #expect(Self.failure(undone)?.message.contains("--\(names[0])") != true) }
+    }
+
+    @Test func theRawBodyIsNotDroppedByFormWithMultipart() {
+        // Before the conflicts were declared, -f --multipart skipped the check and --raw was lost.
+        #expect(Self.failure(["-f", "--multipart", "--raw=x"]) == .usage("--raw gives the whole body; it cannot be combined with --multipart"))
+        #expect(Self.failure(["-f", "--raw=a=1&b=2"]) == nil, "a raw urlencoded body with --form is HTTPie's way to send one")
+    }
+
+    @Test(arguments: OptionTable.requirements.map(\.option))
+    func everyRequirementIsChecked(option: OptionID) throws {
+        let requirement = try #require(OptionTable.requirements.first { $0.option == option })
+        let alone = Self.failure(try Self.arguments(for: option))
+        #expect(alone == .usage(requirement.message))
+        for other in requirement.anyOf {
+            #expect(Self.failure(try Self.arguments(for: option) + Self.arguments(for: other)) == nil, "\(option) with \(other)")
+        }
+    }
+}
