@@ -101,29 +101,74 @@ def make_file(path, size):
             remaining -= len(block)
 
 
+def start_upload_sink(args, reference, directory):
+    """Starts ../shared/bench/upload-sink.py (the counting sink the project's upload figures
+    come from) on a free port; returns (process, base URL, log path) or None."""
+    sink = args.sink
+    if not sink or not os.path.exists(sink):
+        return None
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = os.path.join(directory, "sink.log")
+    process = subprocess.Popen([sys.executable, sink, "--port", str(port), "--log", log, "--ref", reference],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        with socket.socket() as client:
+            if client.connect_ex(("127.0.0.1", port)) == 0:
+                return process, f"http://127.0.0.1:{port}", log
+        time.sleep(0.05)
+    process.kill()
+    return None
+
+
+def upload_commands(af, url, path, multipart):
+    if multipart:
+        return [
+            ("af --multipart file@PATH", [af, "-q", "post", url, f"file@{path}"]),
+            ("curl -F file=@PATH", ["curl", "-s", "-o", "/dev/null", "-H", "Expect:", "-F", f"file=@{path}", url]),
+        ]
+    return [
+        ("af post @PATH", [af, "-q", "post", url, f"@{path}"]),
+        # curl's --data-binary @FILE reads the whole file into memory first (and gives up
+        # at 1 GiB); -T streams it like af does.
+        ("curl -T PATH -X POST", ["curl", "-s", "-o", "/dev/null", "-H", "Expect:", "-X", "POST", "-T", path, url]),
+    ]
+
+
 def upload(args, multipart):
     size = args.size
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "payload.bin")
         make_file(path, size)
-        url = f"{args.server}/discard"
-        if multipart:
-            commands = [
-                ("af --multipart file@PATH", [args.af, "-q", "post", url, f"file@{path}"]),
-                ("curl -F file=@PATH", ["curl", "-s", "-o", "/dev/null", "-H", "Expect:", "-F", f"file=@{path}", url]),
-            ]
-            title = f"Multipart upload of a {size >> 20} MiB file"
-        else:
-            commands = [
-                ("af post @PATH", [args.af, "-q", "post", url, f"@{path}"]),
-                # curl's --data-binary @FILE reads the whole file into memory first (and gives up
-                # at 1 GiB); -T streams it like af does.
-                ("curl -T PATH -X POST", ["curl", "-s", "-o", "/dev/null", "-H", "Expect:", "-X", "POST", "-T", path, url]),
-            ]
-            title = f"Raw body upload of a {size >> 20} MiB file"
-        medians, memory = compare(title, commands, max(3, args.runs // 100))
+        kind = "Multipart" if multipart else "Raw body"
+        runs = max(3, args.runs // 100)
+        commands = upload_commands(args.af, f"{args.server}/discard", path, multipart)
+        medians, memory = compare(f"{kind} upload of a {size >> 20} MiB file to the test server", commands, runs)
         ratio = medians[commands[0][0]] / medians[commands[1][0]]
-        print(f"  => af time / curl time = {ratio:.2f} (target <= 1.20); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 40)")
+        print(f"  => af time / curl time = {ratio:.2f} (target <= 1.00); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 40)")
+
+        started = start_upload_sink(args, path, directory)
+        if started is None:
+            print(f"\n{kind} upload to upload-sink.py skipped: pass --sink PATH (../shared/bench/upload-sink.py)")
+            return
+        process, base, log = started
+        try:
+            commands = upload_commands(args.af, f"{base}/upload?t=bench", path, multipart)
+            medians, memory = compare(f"{kind} upload of a {size >> 20} MiB file to upload-sink.py (1 MiB recv)", commands, runs)
+            ratio = medians[commands[0][0]] / medians[commands[1][0]]
+            print(f"  => af time / curl time = {ratio:.2f} (target <= 1.00); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 40)")
+        finally:
+            process.kill()
+            process.wait()
+        with open(log) as handle:
+            verdicts = [line.split("verdict=")[1].split()[0] for line in handle if "verdict=" in line]
+        wanted = "multipart-match" if multipart else "raw-match"
+        bad = [verdict for verdict in verdicts if verdict != wanted]
+        print(f"  sink verdicts: {len(verdicts)} bodies, {len(bad)} not {wanted}")
+        if bad:
+            sys.exit(f"upload: the sink did not receive the whole file every time: {bad}")
 
 
 def format_json(args):
@@ -248,6 +293,9 @@ def main():
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--size", type=int, default=1 << 30)
     parser.add_argument("--json-mb", type=int, default=25)
+    default_sink = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench", "upload-sink.py")
+    parser.add_argument("--sink", default=default_sink if os.path.exists(default_sink) else None,
+                        help="upload-sink.py for the second upload comparison (default: ../shared/bench/upload-sink.py)")
     args = parser.parse_args()
     scenarios = {
         "startup": startup,

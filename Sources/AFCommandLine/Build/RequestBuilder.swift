@@ -237,9 +237,3 @@ enum RequestBuilder {
         return options
     }
 }
-
-/// af's version.
-public enum AFVersion {
-    /// The version `--version` prints and `User-Agent` carries.
-    public static let current = "0.1.0"
-}

@@ -105,8 +105,7 @@ enum URLBuilder {
     }
 
     private static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+        Hex.encode([byte], uppercase: true)
     }
 }
 

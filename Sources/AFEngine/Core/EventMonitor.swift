@@ -88,7 +88,7 @@ public struct TransferProgress: Sendable, Equatable {
 /// Observes every lifecycle event of the requests of a session.
 ///
 /// Monitors are called synchronously on the thread where the event happens (the transfer
-/// thread or the session queue), in order for any one request; they must be quick and
+/// thread, or the thread that resumed or cancelled the request), in order for any one request; they must be quick and
 /// thread-safe. Traces, metrics and progress bars are monitors.
 public protocol EventMonitor: Sendable {
     /// Called once for each event of `request`, in order.

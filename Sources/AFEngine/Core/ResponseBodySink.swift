@@ -4,7 +4,7 @@
 /// The engine calls `open` when a response head arrives whose body belongs to the caller
 /// (redirects the engine follows never reach the sink), `write` for each decoded chunk,
 /// `rollback` when that attempt is retried, and `finish` exactly once when the request ends.
-/// Calls come from the transfer thread and the session queue, never at the same time.
+/// Calls come from the session's transfer thread, one at a time.
 public protocol ResponseBodySink: AnyObject, Sendable {
     /// A response whose body is for this sink has arrived. Throwing fails the attempt.
     func open(_ head: ResponseHead, attempt: Int) throws(AFError)

@@ -48,10 +48,7 @@ public enum Certificates {
     public static func details(der: [UInt8]) -> Details? {
         guard let certificate = decode(der: der) else { return nil }
         defer { X509_free(certificate) }
-        let fingerprint = sha256(der).map { byte -> String in
-            let hex = String(byte, radix: 16, uppercase: true)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined(separator: ":")
+        let fingerprint = Hex.encode(sha256(der), uppercase: true, separator: ":")
         return Details(
             subject: name(X509_get_subject_name(certificate)),
             issuer: name(X509_get_issuer_name(certificate)),

@@ -33,7 +33,7 @@ struct TransferOutcome: Sendable {
 
 /// One attempt on the wire: a configured libcurl easy handle, its callbacks and what they saw.
 ///
-/// Created on the session queue, then confined to the transfer driver's thread, which runs
+/// Created on the session's transfer thread and confined to it; the driver runs
 /// every callback; that confinement is why it is `@unchecked Sendable`.
 final class Transfer: @unchecked Sendable {
     static let previewLimit = 16 * 1024

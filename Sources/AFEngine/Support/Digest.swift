@@ -61,7 +61,6 @@ public final class Digest {
 
     /// Lower-case hexadecimal.
     public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+        Hex.encode(bytes)
     }
 }
