@@ -35,13 +35,16 @@ public struct OptionSpec: Sendable {
     public let details: String
     /// What shells complete the value with.
     public let completion: Completion
+    /// The value's type, default and where it goes in the settings.
+    let binding: OptionBinding
     /// Boolean flags that a `--no-NAME` form can switch off again (after a config default).
     public var negatable: Bool { value == .flag && ![.help, .version].contains(id) }
 
     init(
         _ id: OptionID, _ long: String, short: Character? = nil, value: Value = .flag, group: OptionGroup,
-        help: String, details: String? = nil, completion: Completion = .none
+        help: String, details: String? = nil, completion: Completion = .none, binding: OptionBinding
     ) {
+        self.binding = binding
         self.id = id
         self.long = long
         self.short = short

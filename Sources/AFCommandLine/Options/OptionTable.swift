@@ -1,3 +1,5 @@
+import AFEngine
+
 /// Identifies an option independently of its spelling.
 public enum OptionID: String, Sendable, CaseIterable {
     case json, form, multipart, boundary, raw, compress, chunked, ignoreStdin
@@ -23,224 +25,401 @@ public enum OptionTable {
     static let body: [OptionSpec] = [
         OptionSpec(.json, "json", short: "j", group: .body,
                    help: "Send data items as JSON (the default) and ask for JSON, even without data",
-                   details: "Serialise data items as a JSON object (the default), and send Content-Type: application/json and Accept: application/json, */*;q=0.5 even when there are no data items."),
+                   details: "Serialise data items as a JSON object (the default), and send Content-Type: application/json and Accept: application/json, */*;q=0.5 even when there are no data items.",
+                   binding: .flag(\.json)),
         OptionSpec(.form, "form", short: "f", group: .body,
                    help: "Send data items as a form (application/x-www-form-urlencoded)",
-                   details: "Serialise data items as application/x-www-form-urlencoded instead of JSON. A file item (name@file) makes the body multipart/form-data."),
+                   details: "Serialise data items as application/x-www-form-urlencoded instead of JSON. A file item (name@file) makes the body multipart/form-data.",
+                   binding: .flag(\.form)),
         OptionSpec(.multipart, "multipart", group: .body,
                    help: "Send data and file items as multipart/form-data",
-                   details: "Always send multipart/form-data, even without file items. File parts are streamed from disk; memory does not grow with their size."),
+                   details: "Always send multipart/form-data, even without file items. File parts are streamed from disk; memory does not grow with their size.",
+                   binding: .flag(\.multipart)),
         OptionSpec(.boundary, "boundary", value: .required("STRING"), group: .body,
                    help: "Use this multipart boundary instead of a random one",
-                   details: "Use this multipart boundary instead of a random one: 1 to 70 letters, digits and the characters '()+_,-./:=? (space too, but not at the end). Anything else, line breaks included, is a usage error."),
+                   details: "Use this multipart boundary instead of a random one: 1 to 70 letters, digits and the characters '()+_,-./:=? (space too, but not at the end). Anything else, line breaks included, is a usage error.",
+                   binding: .custom(sample: "b0undary") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       if let problem = MultipartFormData.boundaryProblem(value) {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): \(problem)")
+                       }
+                       settings.boundary = value
+                   }),
         OptionSpec(.raw, "raw", value: .required("TEXT"), group: .body,
                    help: "Send TEXT as the request body",
-                   details: "Send TEXT as the request body, byte for byte. It cannot be combined with data items, @file or standard input."),
+                   details: "Send TEXT as the request body, byte for byte. It cannot be combined with data items, @file or standard input.",
+                   binding: .text(\.raw, nonEmpty: false)),
         OptionSpec(.compress, "compress", short: "x", group: .body,
                    help: "Deflate the body when that makes it smaller (-xx: always)",
-                   details: "Compress the request body with zlib deflate and send Content-Encoding: deflate, but only when the result is smaller. Given twice (-xx), always compress."),
+                   details: "Compress the request body with zlib deflate and send Content-Encoding: deflate, but only when the result is smaller. Given twice (-xx), always compress.",
+                   binding: .custom(.flag, sample: nil) { settings, option in settings.compress = option.negated ? 0 : settings.compress + 1 }),
         OptionSpec(.chunked, "chunked", group: .body,
                    help: "Send the body with Transfer-Encoding: chunked",
-                   details: "Send the body with Transfer-Encoding: chunked instead of Content-Length. Standard input is then streamed as it is read instead of being spooled first (unless retries are on)."),
+                   details: "Send the body with Transfer-Encoding: chunked instead of Content-Length. Standard input is then streamed as it is read instead of being spooled first (unless retries are on).",
+                   binding: .flag(\.chunked)),
         OptionSpec(.ignoreStdin, "ignore-stdin", short: "I", group: .body,
                    help: "Never read standard input as the body",
-                   details: "Never read standard input. Use it in scripts whose standard input is an open pipe that is not meant for af."),
+                   details: "Never read standard input. Use it in scripts whose standard input is an open pipe that is not meant for af.",
+                   binding: .flag(\.ignoreStdin)),
     ]
 
     static let output: [OptionSpec] = [
         OptionSpec(.print, "print", short: "p", value: .required("WHAT"), group: .output,
                    help: "Parts to print: H request head, B request body, h response head, b response body, m metadata",
                    details: "Choose what to print with any of the letters H (request headers), B (request body), h (response headers), b (response body) and m (metadata: timings and sizes of every attempt). The default is hb on a terminal and b otherwise.",
-                   completion: .choices(["H", "B", "h", "b", "m", "hb", "Hh", "HBhb", "HBhbm"])),
-        OptionSpec(.headers, "headers", short: "h", group: .output, help: "Print only the response headers (-p h)"),
-        OptionSpec(.body, "body", short: "b", group: .output, help: "Print only the response body (-p b)"),
+                   completion: .choices(["H", "B", "h", "b", "m", "hb", "Hh", "HBhb", "HBhbm"]),
+                   binding: .custom(sample: "hb") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard !value.isEmpty, value.allSatisfy({ "HBhbm".contains($0) }) else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): use the letters H, B, h, b and m")
+                       }
+                       settings.print = value
+                   }),
+        OptionSpec(.headers, "headers", short: "h", group: .output, help: "Print only the response headers (-p h)",
+                   binding: .flag(\.headersOnly)),
+        OptionSpec(.body, "body", short: "b", group: .output, help: "Print only the response body (-p b)",
+                   binding: .flag(\.bodyOnly)),
         OptionSpec(.verbose, "verbose", short: "v", group: .output,
                    help: "Print the whole exchange (-p HBhb); -vv adds metadata",
-                   details: "Print the request and the response (-p HBhb). Given twice (-vv), also print metadata (-p HBhbm). With --follow --all, every intermediate exchange is printed too."),
-        OptionSpec(.meta, "meta", short: "m", group: .output, help: "Also print metadata: timings, addresses and sizes of every attempt"),
+                   details: "Print the request and the response (-p HBhb). Given twice (-vv), also print metadata (-p HBhbm). With --follow --all, every intermediate exchange is printed too.",
+                   binding: .custom(.flag, sample: nil) { settings, option in settings.verbose = option.negated ? 0 : settings.verbose + 1 }),
+        OptionSpec(.meta, "meta", short: "m", group: .output, help: "Also print metadata: timings, addresses and sizes of every attempt",
+                   binding: .flag(\.meta)),
         OptionSpec(.quiet, "quiet", short: "q", group: .output,
                    help: "Print nothing on standard output, and no progress or notices",
-                   details: "Print nothing on standard output, and leave out the progress bar, retry notices and download summary on standard error. Errors and warnings still go to standard error and the exit status is unchanged."),
-        OptionSpec(.all, "all", group: .output, help: "With --follow, print every hop of a redirect chain, not just the last"),
+                   details: "Print nothing on standard output, and leave out the progress bar, retry notices and download summary on standard error. Errors and warnings still go to standard error and the exit status is unchanged.",
+                   binding: .flag(\.quiet)),
+        OptionSpec(.all, "all", group: .output, help: "With --follow, print every hop of a redirect chain, not just the last",
+                   binding: .flag(\.all)),
         OptionSpec(.pretty, "pretty", value: .required("MODE"), group: .output,
                    help: "Formatting: all, colors, format or none",
                    details: "all formats and colours, colors only colours, format only formats (indents JSON), none prints the body exactly as received. The default is all on a terminal and none otherwise.",
-                   completion: .choices(["all", "colors", "format", "none"])),
+                   completion: .choices(["all", "colors", "format", "none"]),
+                   binding: .choice(\.pretty, Settings.Pretty.self)),
         OptionSpec(.style, "style", value: .required("STYLE"), group: .output,
                    help: "Colour scheme: auto, solarized or monokai (HTTPie's names work too)",
                    details: "Colour scheme: auto uses the terminal's own 16 colours; solarized and monokai use 256-colour palettes. HTTPie's and Pygments' names are accepted so that an HTTPie configuration moves over: pie, pie-dark, pie-light and default are auto; solarized, solarized-dark and solarized-light are solarized; monokai, fruity, native, dracula, vim, paraiso-dark and rrt are monokai.",
-                   completion: .choices(Settings.styleNames.map(\.0))),
-        OptionSpec(.sortKeys, "sort-keys", group: .output, help: "Sort the keys of JSON objects when formatting"),
-        OptionSpec(.sorted, "sorted", group: .output, help: "Sort JSON keys and response headers (--format-options=json.sort_keys:true,headers.sort:true)"),
-        OptionSpec(.unsorted, "unsorted", group: .output, help: "Keep JSON keys and headers in their order (the default)"),
-        OptionSpec(.indent, "indent", value: .required("N"), group: .output, help: "Indent formatted JSON by N spaces (default 4)"),
+                   completion: .choices(Settings.styleNames.map(\.0)),
+                   binding: .custom(.choice(Settings.styleNames.map(\.0)), sample: "auto") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard let match = Settings.styleNames.first(where: { $0.0 == value.lowercased() }) else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): choose \(Settings.styleNames.map(\.0).joined(separator: ", "))")
+                       }
+                       settings.style = match.1
+                   }),
+        OptionSpec(.sortKeys, "sort-keys", group: .output, help: "Sort the keys of JSON objects when formatting",
+                   binding: .flag(\.sortKeys)),
+        OptionSpec(.sorted, "sorted", group: .output, help: "Sort JSON keys and response headers (--format-options=json.sort_keys:true,headers.sort:true)",
+                   binding: .custom(.flag, sample: nil) { settings, option in
+                       settings.sortKeys = !option.negated
+                       settings.sortHeaders = !option.negated
+                   }),
+        OptionSpec(.unsorted, "unsorted", group: .output, help: "Keep JSON keys and headers in their order (the default)",
+                   binding: .custom(.flag, sample: nil) { settings, option in
+                       settings.sortKeys = option.negated
+                       settings.sortHeaders = option.negated
+                   }),
+        OptionSpec(.indent, "indent", value: .required("N"), group: .output, help: "Indent formatted JSON by N spaces (default 4)",
+                   binding: .count(\.indent, 0...16)),
         OptionSpec(.formatOptions, "format-options", value: .required("OPTIONS"), group: .output,
                    help: "HTTPie's formatting options: json.indent:N, json.sort_keys:BOOL, json.format:BOOL, headers.sort:BOOL, xml.format:BOOL, xml.indent:N",
                    details: "Comma-separated formatting options as HTTPie writes them: json.indent:N (0 to 16), json.sort_keys:true|false, json.format:true|false, headers.sort:true|false, xml.format:true|false and xml.indent:N. --sort-keys, --sorted, --unsorted and --indent are shorthands.",
-                   completion: .choices(["json.indent:2", "json.sort_keys:true", "json.format:false", "headers.sort:true", "xml.format:false", "xml.indent:2"])),
+                   completion: .choices(["json.indent:2", "json.sort_keys:true", "json.format:false", "headers.sort:true", "xml.format:false", "xml.indent:2"]),
+                   binding: .custom(sample: "json.indent:2") { settings, option throws(CommandFailure) in try settings.applyFormatOptions(option.value ?? "", option.spelling) }),
         OptionSpec(.responseMime, "response-mime", value: .required("TYPE"), group: .output,
-                   help: "Format the response body as if its Content-Type were TYPE (application/json, text/xml, ...)"),
+                   help: "Format the response body as if its Content-Type were TYPE (application/json, text/xml, ...)",
+                   binding: .custom(sample: "application/json") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard value.contains("/"), !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected a media type such as application/json")
+                       }
+                       settings.responseMime = value
+                   }),
         OptionSpec(.responseCharset, "response-charset", value: .required("CHARSET"), group: .output,
                    help: "Decode text responses with CHARSET instead of the Content-Type charset",
-                   completion: .choices(["utf-8", "iso-8859-1", "iso-8859-2", "windows-1250", "windows-1251", "windows-1252", "big5", "gb18030", "shift_jis", "euc-jp", "euc-kr", "koi8-r", "utf-16le", "utf-16be"])),
+                   completion: .choices(["utf-8", "iso-8859-1", "iso-8859-2", "windows-1250", "windows-1251", "windows-1252", "big5", "gb18030", "shift_jis", "euc-jp", "euc-kr", "koi8-r", "utf-16le", "utf-16be"]),
+                   binding: .custom(sample: "utf-8") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard CharsetDecoder.knows(value) else {
+                           throw .usage("unknown charset '\(Quote.argument(value))' for \(option.spelling): use a name iconv knows, such as utf-8, windows-1250, iso-8859-2, big5, shift_jis or koi8-r (iconv -l lists them)")
+                       }
+                       settings.responseCharset = value
+                   }),
         OptionSpec(.stream, "stream", short: "S", group: .output,
                    help: "Write the body as it arrives (server-sent events, NDJSON)",
-                   details: "Write each chunk of the response body as soon as it arrives. With formatting on, each NDJSON line is formatted on its own."),
+                   details: "Write each chunk of the response body as soon as it arrives. With formatting on, each NDJSON line is formatted on its own.",
+                   binding: .flag(\.stream)),
         OptionSpec(.offline, "offline", group: .output,
                    help: "Build the request and print it without sending it",
-                   details: "Build the request and print it (HB by default) without any network access."),
+                   details: "Build the request and print it (HB by default) without any network access.",
+                   binding: .flag(\.offline)),
         OptionSpec(.curl, "curl", group: .output,
                    help: "Print an equivalent curl command line instead of sending",
-                   details: "Print a curl command that makes the same request (method, URL, headers, body or -F parts, authentication, TLS and pin options, timeouts, retries, HTTP version, proxy) and exit without sending anything. The line is shell-quoted and runs as printed."),
+                   details: "Print a curl command that makes the same request (method, URL, headers, body or -F parts, authentication, TLS and pin options, timeouts, retries, HTTP version, proxy) and exit without sending anything. The line is shell-quoted and runs as printed.",
+                   binding: .flag(\.curl)),
         OptionSpec(.report, "report", value: .required("FORMAT"), group: .output,
                    help: "Print one JSON document describing the whole run (FORMAT: json)",
                    details: "Instead of the usual sections, print one JSON document on standard output with the request, the response (body as a JSON value, a string or {\"base64\": ...}), every attempt with its metrics, the redirects and the error. It is printed whatever the outcome.",
-                   completion: .choices(["json"])),
+                   completion: .choices(["json"]),
+                   binding: .custom(.choice(["json"]), sample: "json") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard value == "json" else { throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): the only format is json") }
+                       settings.report = true
+                   }),
         OptionSpec(.trace, "trace", value: .optional("FORMAT"), group: .output,
                    help: "Write lifecycle events to standard error as they happen (--trace=json: JSON lines)",
                    details: "Write each lifecycle event (request built and adapted, attempt started, resolved, connected, TLS established, sent, response head, retry scheduled, redirect, finished or cancelled) to standard error with a monotonic timestamp. --trace=json writes one JSON object per line.",
-                   completion: .choices(["text", "json"])),
+                   completion: .choices(["text", "json"]),
+                   binding: .custom(.choice(Settings.TraceFormat.allCases.map(\.rawValue)), sample: "json") { settings, option throws(CommandFailure) in
+                       settings.trace = option.value == nil ? .text : try Settings.choice(option.value ?? "", option.spelling, Settings.TraceFormat.self)
+                   }),
     ]
 
     static let downloads: [OptionSpec] = [
         OptionSpec(.download, "download", short: "d", group: .downloads,
                    help: "Save the body to a file; headers and progress go to standard error",
-                   details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved."),
+                   details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved.",
+                   binding: .flag(\.download)),
         OptionSpec(.output, "output", short: "o", value: .required("FILE"), group: .downloads,
                    help: "Write the body to FILE (- for standard output); never replaces a file without --overwrite",
                    details: "Write the body to FILE; - writes it to standard output, byte for byte. An existing regular file is never replaced without --overwrite (and then only once the body is complete). Devices and FIFOs, such as /dev/null, are written in place and never replaced. Nothing else is printed on standard output unless -p, -h or -v asks for it.",
-                   completion: .file),
-        OptionSpec(.outputDir, "output-dir", value: .required("DIR"), group: .downloads, help: "Put downloaded files in DIR", completion: .directory),
-        OptionSpec(.createDirs, "create-dirs", group: .downloads, help: "Create missing directories for the output file"),
-        OptionSpec(.overwrite, "overwrite", group: .downloads, help: "Replace an existing output file"),
+                   completion: .file,
+                   binding: .text(\.output, sample: "out.bin")),
+        OptionSpec(.outputDir, "output-dir", value: .required("DIR"), group: .downloads, help: "Put downloaded files in DIR", completion: .directory,
+                   binding: .text(\.outputDir, sample: ".")),
+        OptionSpec(.createDirs, "create-dirs", group: .downloads, help: "Create missing directories for the output file",
+                   binding: .flag(\.createDirs)),
+        OptionSpec(.overwrite, "overwrite", group: .downloads, help: "Replace an existing output file",
+                   binding: .flag(\.overwrite)),
         OptionSpec(.resume, "continue", short: "c", group: .downloads,
                    help: "Resume a partial download from NAME.part (or an existing -o file)",
-                   details: "Resume from NAME.part, or from an existing -o file, with a Range request. A 200 reply restarts from zero with a notice; 416 for a complete file counts as success."),
+                   details: "Resume from NAME.part, or from an existing -o file, with a Range request. A 200 reply restarts from zero with a notice; 416 for a complete file counts as success.",
+                   binding: .flag(\.resume)),
         OptionSpec(.checksum, "checksum", value: .required("ALGO:HEX"), group: .downloads,
                    help: "Verify the download (sha256, sha1, sha512 or md5) before it gets its name",
-                   details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9."),
+                   details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9.",
+                   binding: .text(\.checksum, sample: "sha256:00")),
     ]
 
     static let retries: [OptionSpec] = [
         OptionSpec(.retry, "retry", value: .required("N"), group: .retries,
                    help: "Retry a failed attempt up to N times (default 0, at most 1000000)",
-                   details: "Retry a failed attempt up to N times. Statuses 408, 429, 500, 502, 503 and 504, DNS failures, refused or reset connections, timeouts and truncated bodies are retried; TLS and pinning failures never are. Only GET, HEAD, PUT, DELETE, OPTIONS and TRACE are retried unless --retry-all-methods."),
-        OptionSpec(.retryDelay, "retry-delay", value: .required("SECONDS"), group: .retries, help: "Delay before the first retry (default 0.5)"),
+                   details: "Retry a failed attempt up to N times. Statuses 408, 429, 500, 502, 503 and 504, DNS failures, refused or reset connections, timeouts and truncated bodies are retried; TLS and pinning failures never are. Only GET, HEAD, PUT, DELETE, OPTIONS and TRACE are retried unless --retry-all-methods.",
+                   binding: .count(\.retry)),
+        OptionSpec(.retryDelay, "retry-delay", value: .required("SECONDS"), group: .retries, help: "Delay before the first retry (default 0.5)",
+                   binding: .seconds(\.retryDelay)),
         OptionSpec(.retryBackoff, "retry-backoff", value: .required("FACTOR"), group: .retries,
-                   help: "Multiply the delay by FACTOR after each retry (default 2; 1 to 100)"),
+                   help: "Multiply the delay by FACTOR after each retry (default 2; 1 to 100)",
+                   binding: .custom(sample: "2") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard let factor = Double(value), (1...100).contains(factor) else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected a factor from 1 to 100")
+                       }
+                       settings.retryBackoff = factor
+                   }),
         OptionSpec(.retryMaxDelay, "retry-max-delay", value: .required("SECONDS"), group: .retries,
-                   help: "Never wait longer than this between attempts, Retry-After included (default 30)"),
-        OptionSpec(.retryJitter, "retry-jitter", group: .retries, help: "Randomise each delay between zero and its computed value"),
+                   help: "Never wait longer than this between attempts, Retry-After included (default 30)",
+                   binding: .seconds(\.retryMaxDelay)),
+        OptionSpec(.retryJitter, "retry-jitter", group: .retries, help: "Randomise each delay between zero and its computed value",
+                   binding: .flag(\.retryJitter)),
         OptionSpec(.retryMaxTime, "retry-max-time", value: .required("SECONDS"), group: .retries,
-                   help: "Stop retrying when the next attempt would start after this many seconds"),
+                   help: "Stop retrying when the next attempt would start after this many seconds",
+                   binding: .seconds(\.retryMaxTime, positive: false)),
         OptionSpec(.retryOn, "retry-on", value: .required("STATUSES"), group: .retries,
-                   help: "Statuses to retry, replacing 408,429,500,502,503,504"),
-        OptionSpec(.retryAllMethods, "retry-all-methods", group: .retries, help: "Also retry POST, PATCH and other non-idempotent methods"),
+                   help: "Statuses to retry, replacing 408,429,500,502,503,504",
+                   binding: .custom(sample: "503") { settings, option throws(CommandFailure) in
+                       settings.retryOn = Set(try Settings.statusList(option.value ?? "", option.spelling).flatMap { Array($0) })
+                   }),
+        OptionSpec(.retryAllMethods, "retry-all-methods", group: .retries, help: "Also retry POST, PATCH and other non-idempotent methods",
+                   binding: .flag(\.retryAllMethods)),
         OptionSpec(.timeout, "timeout", value: .required("SECONDS"), group: .retries, help: "Give up on an attempt after SECONDS (exit 2)",
-                   details: "Give up on an attempt after SECONDS (exit 2). Every duration option takes 0 to 2000000 seconds; a larger value is a usage error."),
+                   details: "Give up on an attempt after SECONDS (exit 2). Every duration option takes 0 to 2000000 seconds; a larger value is a usage error.",
+                   binding: .seconds(\.timeout, positive: true)),
         OptionSpec(.connectTimeout, "connect-timeout", value: .required("SECONDS"), group: .retries,
-                   help: "Give up connecting (TCP and TLS) after SECONDS (exit 2)"),
+                   help: "Give up connecting (TCP and TLS) after SECONDS (exit 2)",
+                   binding: .seconds(\.connectTimeout, positive: true)),
         OptionSpec(.checkStatus, "check-status", group: .retries,
-                   help: "Exit 3, 4 or 5 when the final status is 3xx, 4xx or 5xx"),
+                   help: "Exit 3, 4 or 5 when the final status is 3xx, 4xx or 5xx",
+                   binding: .flag(\.checkStatus)),
         OptionSpec(.acceptStatus, "accept-status", value: .required("LIST"), group: .retries,
-                   help: "Statuses --check-status accepts besides 2xx, such as 200-299,404"),
+                   help: "Statuses --check-status accepts besides 2xx, such as 200-299,404",
+                   binding: .custom(sample: "200-299") { settings, option throws(CommandFailure) in settings.acceptStatus = try Settings.statusList(option.value ?? "", option.spelling) }),
     ]
 
     static let redirectsAndAuth: [OptionSpec] = [
         OptionSpec(.follow, "follow", short: "F", group: .redirectsAndAuth,
                    help: "Follow redirects",
-                   details: "Follow redirects. 301, 302 and 303 turn POST into GET without a body; 307 and 308 keep the method and body. Credentials are dropped when a redirect changes scheme, host or port."),
-        OptionSpec(.maxRedirects, "max-redirects", value: .required("N"), group: .redirectsAndAuth, help: "Follow at most N redirects (default 30; exit 6 past it)"),
+                   details: "Follow redirects. 301, 302 and 303 turn POST into GET without a body; 307 and 308 keep the method and body. Credentials are dropped when a redirect changes scheme, host or port.",
+                   binding: .custom(.flag, sample: nil) { settings, option in
+                       settings.follow = !option.negated
+                       settings.followGiven = true
+                   }),
+        OptionSpec(.maxRedirects, "max-redirects", value: .required("N"), group: .redirectsAndAuth, help: "Follow at most N redirects (default 30; exit 6 past it)",
+                   binding: .count(\.maxRedirects)),
         OptionSpec(.secretHeader, "secret-header", value: .required("NAME"), group: .redirectsAndAuth,
-                   help: "Treat header NAME as a credential: drop it on cross-origin redirects (repeatable)"),
+                   help: "Treat header NAME as a credential: drop it on cross-origin redirects (repeatable)",
+                   binding: .texts(\.secretHeaders, sample: "X-Token")),
         OptionSpec(.locationTrusted, "location-trusted", group: .redirectsAndAuth,
-                   help: "Keep credentials on cross-origin redirects (never after https to http)"),
+                   help: "Keep credentials on cross-origin redirects (never after https to http)",
+                   binding: .flag(\.locationTrusted)),
         OptionSpec(.auth, "auth", short: "a", value: .required("USER[:PASS]"), group: .redirectsAndAuth,
                    help: "Credentials; without :PASS af asks for the password on a terminal",
-                   details: "Credentials for the scheme chosen with --auth-type. Without :PASS, af asks for the password when standard input is a terminal; otherwise it is a usage error and nothing is sent. For bearer, the value is the token."),
+                   details: "Credentials for the scheme chosen with --auth-type. Without :PASS, af asks for the password when standard input is a terminal; otherwise it is a usage error and nothing is sent. For bearer, the value is the token.",
+                   binding: .text(\.auth, nonEmpty: false, sample: "ada:secret")),
         OptionSpec(.authType, "auth-type", short: "A", value: .required("TYPE"), group: .redirectsAndAuth,
                    help: "Authentication scheme: basic (default), digest or bearer",
-                   completion: .choices(["basic", "digest", "bearer"])),
+                   completion: .choices(["basic", "digest", "bearer"]),
+                   binding: .choice(\.authType, Credentials.Scheme.self)),
         OptionSpec(.authCmd, "auth-cmd", value: .required("CMD"), group: .redirectsAndAuth,
                    help: "Run CMD for a bearer token; on a 401 run it again and retry once",
-                   details: "Run CMD with /bin/sh and send its standard output (trimmed) as a bearer token. On a 401 response af runs CMD again and retries once; at most 3 refreshes happen in one run."),
-        OptionSpec(.ignoreNetrc, "ignore-netrc", group: .redirectsAndAuth, help: "Do not read credentials from ~/.netrc (or $NETRC)"),
+                   details: "Run CMD with /bin/sh and send its standard output (trimmed) as a bearer token. On a 401 response af runs CMD again and retries once; at most 3 refreshes happen in one run.",
+                   binding: .text(\.authCmd, sample: "echo token")),
+        OptionSpec(.ignoreNetrc, "ignore-netrc", group: .redirectsAndAuth, help: "Do not read credentials from ~/.netrc (or $NETRC)",
+                   binding: .flag(\.ignoreNetrc)),
         OptionSpec(.session, "session", value: .required("NAME|PATH"), group: .redirectsAndAuth,
                    help: "Keep headers, auth and cookies between runs in a session file",
                    details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600.",
-                   completion: .file),
+                   completion: .file,
+                   binding: .text(\.session, sample: "work")),
         OptionSpec(.sessionReadOnly, "session-read-only", value: .optional("NAME|PATH"), group: .redirectsAndAuth,
                    help: "Use a session but never write it back (--session-read-only=NAME, or beside --session)",
                    details: "Use a session without updating it: --session-read-only=NAME|PATH names the session, as HTTPie's option does; given alone, it makes the --session given with it read-only.",
-                   completion: .file),
+                   completion: .file,
+                   binding: .custom(.flag, sample: nil) { settings, option throws(CommandFailure) in
+                       settings.sessionReadOnly = !option.negated
+                       if let name = option.value { settings.session = try Settings.nonEmpty(name, "--session-read-only") }
+                   }),
     ]
 
     static let tls: [OptionSpec] = [
         OptionSpec(.verify, "verify", value: .required("yes|no|PATH"), group: .tls,
                    help: "Certificate verification: yes (default), no, or a CA bundle PATH",
-                   completion: .file),
-        OptionSpec(.insecure, "insecure", short: "k", group: .tls, help: "Same as --verify=no: do not verify certificates (prints a warning)"),
-        OptionSpec(.cert, "cert", value: .required("FILE"), group: .tls, help: "Client certificate (PEM) for mutual TLS", completion: .file),
-        OptionSpec(.certKey, "cert-key", value: .required("FILE"), group: .tls, help: "Private key for --cert when it is a separate file", completion: .file),
-        OptionSpec(.certKeyPass, "cert-key-pass", value: .required("PASS"), group: .tls, help: "Pass phrase for the private key"),
+                   completion: .file,
+                   binding: .custom(sample: "yes") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard !value.isEmpty else { throw .usage("\(option.spelling) needs yes, no or the path of a CA bundle") }
+                       switch value.lowercased() {
+                       case "yes", "true": settings.verify = "yes"
+                       case "no", "false": settings.verify = "no"
+                       default: settings.verify = value
+                       }
+                   }),
+        OptionSpec(.insecure, "insecure", short: "k", group: .tls, help: "Same as --verify=no: do not verify certificates (prints a warning)",
+                   binding: .custom(.flag, sample: nil) { settings, option in settings.verify = option.negated ? nil : "no" }),
+        OptionSpec(.cert, "cert", value: .required("FILE"), group: .tls, help: "Client certificate (PEM) for mutual TLS", completion: .file,
+                   binding: .text(\.cert, sample: "client.pem")),
+        OptionSpec(.certKey, "cert-key", value: .required("FILE"), group: .tls, help: "Private key for --cert when it is a separate file", completion: .file,
+                   binding: .text(\.certKey, sample: "client.key")),
+        OptionSpec(.certKeyPass, "cert-key-pass", value: .required("PASS"), group: .tls, help: "Pass phrase for the private key",
+                   binding: .text(\.certKeyPass, nonEmpty: false)),
         OptionSpec(.ssl, "ssl", value: .required("VERSION"), group: .tls, help: "Minimum TLS version: tls1.2 or tls1.3",
-                   completion: .choices(["tls1.2", "tls1.3"])),
-        OptionSpec(.ciphers, "ciphers", value: .required("LIST"), group: .tls, help: "OpenSSL cipher list to offer"),
+                   completion: .choices(["tls1.2", "tls1.3"]),
+                   binding: .choice(\.ssl, TLSOptions.Version.self)),
+        OptionSpec(.ciphers, "ciphers", value: .required("LIST"), group: .tls, help: "OpenSSL cipher list to offer",
+                   binding: .text(\.ciphers, sample: "ECDHE-RSA-AES128-GCM-SHA256")),
         OptionSpec(.pin, "pin", value: .required("sha256//BASE64"), group: .tls,
                    help: "Require a public key with this SPKI hash in the server's chain (repeatable)",
-                   details: "Require the server's certificate chain to contain a public key whose SubjectPublicKeyInfo has this SHA-256 hash. Repeat to allow several keys. Checked during the handshake, before any request byte is sent, on every redirect hop. af pin prints the pins of a server."),
+                   details: "Require the server's certificate chain to contain a public key whose SubjectPublicKeyInfo has this SHA-256 hash. Repeat to allow several keys. Checked during the handshake, before any request byte is sent, on every redirect hop. af pin prints the pins of a server.",
+                   binding: .custom(sample: "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard value.hasPrefix("sha256//"), let key = Base64.decode(String(value.dropFirst(8))), key.count == 32 else {
+                           throw .usage("invalid pin '\(Quote.argument(value))': expected sha256// followed by the base64 SHA-256 of a public key (see 'af pin HOST')")
+                       }
+                       settings.pins.append(value)
+                   }),
         OptionSpec(.pinCert, "pin-cert", value: .required("FILE"), group: .tls,
                    help: "Require this certificate (PEM or DER) in the chain; a pinned self-signed one is trusted (repeatable)",
-                   completion: .file),
-        OptionSpec(.checkRevocation, "check-revocation", group: .tls, help: "Require a good stapled OCSP response"),
-        OptionSpec(.crl, "crl", value: .required("FILE"), group: .tls, help: "Check certificates against this CRL (PEM)", completion: .file),
+                   completion: .file,
+                   binding: .texts(\.pinCerts, sample: "server.pem")),
+        OptionSpec(.checkRevocation, "check-revocation", group: .tls, help: "Require a good stapled OCSP response",
+                   binding: .flag(\.checkRevocation)),
+        OptionSpec(.crl, "crl", value: .required("FILE"), group: .tls, help: "Check certificates against this CRL (PEM)", completion: .file,
+                   binding: .text(\.crl, sample: "revoked.crl")),
         OptionSpec(.trustPolicy, "trust-policy", value: .required("FILE"), group: .tls,
                    help: "Per-host trust evaluators from a JSON policy file",
                    details: "Map hosts to trust evaluators with a JSON file: {\"all_hosts_must_be_evaluated\": true, \"hosts\": {\"api.example.com\": [\"default\", {\"pins\": [\"sha256//...\"]}], \"*.example.com\": [\"default\", {\"certificates\": [\"certs/api.pem\"]}, \"revocation\"], \"localhost\": [\"disabled\"]}}. Every evaluator of a host must pass; *. matches one label; an exact name beats a wildcard.",
-                   completion: .file),
+                   completion: .file,
+                   binding: .text(\.trustPolicy, sample: "policy.json")),
     ]
 
     static let network: [OptionSpec] = [
         OptionSpec(.proxy, "proxy", value: .required("SCHEME:URL"), group: .network,
-                   help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)"),
+                   help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)",
+                   binding: .custom(sample: "http:http://proxy:3128") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard let colon = value.firstIndex(of: ":"), !value[..<colon].isEmpty, value.index(after: colon) < value.endIndex else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected SCHEME:URL, such as http:http://proxy:3128")
+                       }
+                       settings.proxies.append(value)
+                   }),
         OptionSpec(.httpVersion, "http-version", value: .required("VERSION"), group: .network,
                    help: "HTTP version: 1.0, 1.1, 2 or 2-prior-knowledge (default: HTTP/2 when TLS offers it)",
-                   completion: .choices(["1.0", "1.1", "2", "2-prior-knowledge"])),
-        OptionSpec(.resolve, "resolve", value: .required("HOST:PORT:ADDR"), group: .network, help: "Connect to ADDR for HOST:PORT (repeatable)"),
-        OptionSpec(.unixSocket, "unix-socket", value: .required("PATH"), group: .network, help: "Connect through a Unix domain socket", completion: .file),
-        OptionSpec(.interface, "interface", value: .required("NAME"), group: .network, help: "Use this network interface or local address"),
-        OptionSpec(.ipv4, "ipv4", short: "4", group: .network, help: "Resolve host names to IPv4 addresses only"),
-        OptionSpec(.ipv6, "ipv6", short: "6", group: .network, help: "Resolve host names to IPv6 addresses only"),
-        OptionSpec(.https, "https", group: .network, help: "Use https:// for URLs without a scheme (--default-scheme=https)"),
+                   completion: .choices(["1.0", "1.1", "2", "2-prior-knowledge"]),
+                   binding: .choice(\.httpVersion, TransferOptions.HTTPVersion.self)),
+        OptionSpec(.resolve, "resolve", value: .required("HOST:PORT:ADDR"), group: .network, help: "Connect to ADDR for HOST:PORT (repeatable)",
+                   binding: .custom(sample: "example.org:443:127.0.0.1") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard value.split(separator: ":", omittingEmptySubsequences: false).count >= 3 else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected HOST:PORT:ADDRESS")
+                       }
+                       settings.resolve.append(value)
+                   }),
+        OptionSpec(.unixSocket, "unix-socket", value: .required("PATH"), group: .network, help: "Connect through a Unix domain socket", completion: .file,
+                   binding: .text(\.unixSocket, sample: "/run/app.sock")),
+        OptionSpec(.interface, "interface", value: .required("NAME"), group: .network, help: "Use this network interface or local address",
+                   binding: .text(\.interface, sample: "lo")),
+        OptionSpec(.ipv4, "ipv4", short: "4", group: .network, help: "Resolve host names to IPv4 addresses only",
+                   binding: .custom(.flag, sample: nil) { settings, option in settings.ipVersion = option.negated ? .any : .v4 }),
+        OptionSpec(.ipv6, "ipv6", short: "6", group: .network, help: "Resolve host names to IPv6 addresses only",
+                   binding: .custom(.flag, sample: nil) { settings, option in settings.ipVersion = option.negated ? .any : .v6 }),
+        OptionSpec(.https, "https", group: .network, help: "Use https:// for URLs without a scheme (--default-scheme=https)",
+                   binding: .flag(\.https)),
         OptionSpec(.defaultScheme, "default-scheme", value: .required("SCHEME"), group: .network,
                    help: "Scheme for URLs without one: http (default) or https",
-                   completion: .choices(["http", "https"])),
-        OptionSpec(.pathAsIs, "path-as-is", group: .network, help: "Send the path as given, without removing ./ and ../ segments"),
-        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (default 100; 0: no limit)"),
+                   completion: .choices(["http", "https"]),
+                   binding: .custom(.choice(["http", "https"]), sample: "https") { settings, option throws(CommandFailure) in
+                       let value = option.value ?? ""
+                       guard let scheme = ["http", "https"].first(where: { $0 == value.lowercased() }) else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): choose http or https")
+                       }
+                       settings.https = scheme == "https"
+                   }),
+        OptionSpec(.pathAsIs, "path-as-is", group: .network, help: "Send the path as given, without removing ./ and ../ segments",
+                   binding: .flag(\.pathAsIs)),
+        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (default 100; 0: no limit)",
+                   binding: .count(\.maxHeaders)),
         OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,
-                   help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)"),
+                   help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)",
+                   binding: .size(\.maxFilesize)),
     ]
 
     static let batch: [OptionSpec] = [
         OptionSpec(.parallel, "parallel", value: .required("N"), group: .batch,
                    help: "af batch: keep up to N requests in flight (1 to 1000, default 1)",
-                   details: "With af batch, keep up to N requests in flight at once (1 to 1000; default 1). Requests to one origin reuse connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2."),
+                   details: "With af batch, keep up to N requests in flight at once (1 to 1000; default 1). Requests to one origin reuse connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2.",
+                   binding: .count(\.parallel, 1...1000)),
         OptionSpec(.rate, "rate", value: .required("N/UNIT"), group: .batch,
                    help: "af batch: start at most N requests per second, minute or hour (10/s, 100/m, 5/h)",
-                   details: "With af batch, start at most N requests per second (N/s), minute (N/m) or hour (N/h), evenly spaced; N is 1 to 1000000."),
+                   details: "With af batch, start at most N requests per second (N/s), minute (N/m) or hour (N/h), evenly spaced; N is 1 to 1000000.",
+                   binding: .custom(sample: "10/s") { settings, option throws(CommandFailure) in settings.rate = try Settings.rate(option.value ?? "", option.spelling) }),
         OptionSpec(.failFast, "fail-fast", group: .batch,
-                   help: "af batch: start nothing more after the first failure and cancel what is in flight"),
+                   help: "af batch: start nothing more after the first failure and cancel what is in flight",
+                   binding: .flag(\.failFast)),
         OptionSpec(.retryBudget, "retry-budget", value: .required("PERCENT"), group: .batch,
                    help: "af batch: retries may not exceed PERCENT of the requests started, plus 10 (default 20)",
-                   details: "With af batch, retries of all requests together may not exceed PERCENT (0 to 100; default 20) of the requests started so far, plus 10. When the budget is spent a failure is final, and the summary says so."),
+                   details: "With af batch, retries of all requests together may not exceed PERCENT (0 to 100; default 20) of the requests started so far, plus 10. When the budget is spent a failure is final, and the summary says so.",
+                   binding: .count(\.retryBudget, 0...100)),
     ]
 
     static let configuration: [OptionSpec] = [
-        OptionSpec(.help, "help", group: .configuration, help: "Show this help and exit"),
+        OptionSpec(.help, "help", group: .configuration, help: "Show this help and exit",
+                   binding: .flag(\.help)),
         OptionSpec(.debug, "debug", group: .configuration,
                    help: "Print af's versions, the parsed options and libcurl's own trace on standard error",
-                   details: "Print af's version block, the parsed options and positionals, and libcurl's verbose trace of each transfer (* text, > sent head, < received head) on standard error, for bug reports."),
-        OptionSpec(.version, "version", group: .configuration, help: "Show af's version and build (commit, date, Swift) and the libcurl, OpenSSL and zlib it runs on, and exit"),
+                   details: "Print af's version block, the parsed options and positionals, and libcurl's verbose trace of each transfer (* text, > sent head, < received head) on standard error, for bug reports.",
+                   binding: .flag(\.debug)),
+        OptionSpec(.version, "version", group: .configuration, help: "Show af's version and build (commit, date, Swift) and the libcurl, OpenSSL and zlib it runs on, and exit",
+                   binding: .flag(\.version)),
     ]
 
     /// A pair of options that cannot be used together, and why; using both is a usage error

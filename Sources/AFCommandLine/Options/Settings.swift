@@ -2,9 +2,9 @@ import AFEngine
 
 /// Every option's value after the config file and the command line are applied, in order.
 struct Settings: Sendable {
-    enum Pretty: String, Sendable { case all, colors, format, none }
+    enum Pretty: String, Sendable, CaseIterable { case all, colors, format, none }
     enum Style: String, Sendable { case auto, solarized, monokai }
-    enum TraceFormat: String, Sendable { case text, json }
+    enum TraceFormat: String, Sendable, CaseIterable { case text, json }
 
     // Body
     var json = false
@@ -121,164 +121,12 @@ struct Settings: Sendable {
         ("fruity", .monokai), ("native", .monokai), ("dracula", .monokai), ("vim", .monokai), ("paraiso-dark", .monokai), ("rrt", .monokai),
     ]
 
-    /// Applies one option; later options override earlier ones, repeatable ones accumulate.
+    /// Applies one option through its declared binding; later options override earlier
+    /// ones, repeatable ones accumulate.
     mutating func apply(_ option: ParsedOption) throws(CommandFailure) {
-        let on = !option.negated
-        let value = option.value ?? ""
-        let name = option.spelling
-        if option.spec.group == .batch, batchOptionGiven == nil { batchOptionGiven = name }
+        if option.spec.group == .batch, batchOptionGiven == nil { batchOptionGiven = option.spelling }
         if option.negated { given.remove(option.spec.id) } else { given.insert(option.spec.id) }
-        switch option.spec.id {
-        case .json: json = on
-        case .form: form = on
-        case .multipart: multipart = on
-        case .boundary:
-            if let problem = MultipartFormData.boundaryProblem(value) {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): \(problem)")
-            }
-            boundary = value
-        case .raw: raw = value
-        case .compress: compress = on ? compress + 1 : 0
-        case .chunked: chunked = on
-        case .ignoreStdin: ignoreStdin = on
-        case .print:
-            guard !value.isEmpty, value.allSatisfy({ "HBhbm".contains($0) }) else {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): use the letters H, B, h, b and m")
-            }
-            print = value
-        case .headers: headersOnly = on
-        case .body: bodyOnly = on
-        case .verbose: verbose = on ? verbose + 1 : 0
-        case .meta: meta = on
-        case .quiet: quiet = on
-        case .all: all = on
-        case .pretty: pretty = try Self.choice(value, name, Pretty.self)
-        case .style:
-            guard let match = Self.styleNames.first(where: { $0.0 == value.lowercased() }) else {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): choose \(Self.styleNames.map(\.0).joined(separator: ", "))")
-            }
-            style = match.1
-        case .sortKeys: sortKeys = on
-        case .sorted:
-            sortKeys = on
-            sortHeaders = on
-        case .unsorted:
-            sortKeys = !on
-            sortHeaders = !on
-        case .formatOptions: try applyFormatOptions(value, name)
-        case .responseMime:
-            guard value.contains("/"), !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a media type such as application/json")
-            }
-            responseMime = value
-        case .indent:
-            guard let count = Int(value), (0...16).contains(count) else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected 0 to 16") }
-            indent = count
-        case .responseCharset:
-            guard CharsetDecoder.knows(value) else {
-                throw .usage("unknown charset '\(Quote.argument(value))' for \(name): use a name iconv knows, such as utf-8, windows-1250, iso-8859-2, big5, shift_jis or koi8-r (iconv -l lists them)")
-            }
-            responseCharset = value
-        case .stream: stream = on
-        case .offline: offline = on
-        case .curl: curl = on
-        case .report:
-            guard value == "json" else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): the only format is json") }
-            report = true
-        case .trace: trace = option.value == nil ? .text : try Self.choice(value, name, TraceFormat.self)
-        case .download: download = on
-        case .output: output = try Self.nonEmpty(value, name)
-        case .outputDir: outputDir = try Self.nonEmpty(value, name)
-        case .createDirs: createDirs = on
-        case .overwrite: overwrite = on
-        case .resume: resume = on
-        case .checksum: checksum = try Self.nonEmpty(value, name)
-        case .retry: retry = try Self.count(value, name)
-        case .retryDelay: retryDelay = try Self.seconds(value, name)
-        case .retryBackoff:
-            guard let factor = Double(value), (1...100).contains(factor) else {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a factor from 1 to 100")
-            }
-            retryBackoff = factor
-        case .retryMaxDelay: retryMaxDelay = try Self.seconds(value, name)
-        case .retryJitter: retryJitter = on
-        case .retryMaxTime: retryMaxTime = try Self.seconds(value, name)
-        case .retryOn: retryOn = Set(try Self.statusList(value, name).flatMap { Array($0) })
-        case .retryAllMethods: retryAllMethods = on
-        case .timeout: timeout = try Self.positiveSeconds(value, name)
-        case .connectTimeout: connectTimeout = try Self.positiveSeconds(value, name)
-        case .checkStatus: checkStatus = on
-        case .acceptStatus: acceptStatus = try Self.statusList(value, name)
-        case .follow:
-            follow = on
-            followGiven = true
-        case .maxRedirects: maxRedirects = try Self.count(value, name)
-        case .secretHeader: secretHeaders.append(try Self.nonEmpty(value, name))
-        case .locationTrusted: locationTrusted = on
-        case .auth: auth = value
-        case .authType: authType = try Self.choice(value, name, Credentials.Scheme.self)
-        case .authCmd: authCmd = try Self.nonEmpty(value, name)
-        case .ignoreNetrc: ignoreNetrc = on
-        case .session: session = try Self.nonEmpty(value, name)
-        case .sessionReadOnly:
-            sessionReadOnly = on
-            if let name = option.value {
-                session = try Self.nonEmpty(name, "--session-read-only")
-            }
-        case .verify:
-            guard !value.isEmpty else { throw .usage("\(name) needs yes, no or the path of a CA bundle") }
-            switch value.lowercased() {
-            case "yes", "true": verify = "yes"
-            case "no", "false": verify = "no"
-            default: verify = value
-            }
-        case .insecure: verify = on ? "no" : nil
-        case .cert: cert = try Self.nonEmpty(value, name)
-        case .certKey: certKey = try Self.nonEmpty(value, name)
-        case .certKeyPass: certKeyPass = value
-        case .ssl: ssl = try Self.choice(value, name, TLSOptions.Version.self)
-        case .ciphers: ciphers = try Self.nonEmpty(value, name)
-        case .pin:
-            guard value.hasPrefix("sha256//"), let key = Base64.decode(String(value.dropFirst(8))), key.count == 32 else {
-                throw .usage("invalid pin '\(Quote.argument(value))': expected sha256// followed by the base64 SHA-256 of a public key (see 'af pin HOST')")
-            }
-            pins.append(value)
-        case .pinCert: pinCerts.append(try Self.nonEmpty(value, name))
-        case .checkRevocation: checkRevocation = on
-        case .crl: crl = try Self.nonEmpty(value, name)
-        case .trustPolicy: trustPolicy = try Self.nonEmpty(value, name)
-        case .proxy:
-            guard let colon = value.firstIndex(of: ":"), !value[..<colon].isEmpty, value.index(after: colon) < value.endIndex else {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected SCHEME:URL, such as http:http://proxy:3128")
-            }
-            proxies.append(value)
-        case .httpVersion: httpVersion = try Self.choice(value, name, TransferOptions.HTTPVersion.self)
-        case .resolve:
-            guard value.split(separator: ":", omittingEmptySubsequences: false).count >= 3 else {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected HOST:PORT:ADDRESS")
-            }
-            resolve.append(value)
-        case .unixSocket: unixSocket = try Self.nonEmpty(value, name)
-        case .interface: interface = try Self.nonEmpty(value, name)
-        case .ipv4: ipVersion = on ? .v4 : .any
-        case .ipv6: ipVersion = on ? .v6 : .any
-        case .https: https = on
-        case .defaultScheme:
-            guard let scheme = ["http", "https"].first(where: { $0 == value.lowercased() }) else {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): choose http or https")
-            }
-            https = scheme == "https"
-        case .pathAsIs: pathAsIs = on
-        case .maxHeaders: maxHeaders = try Self.count(value, name)
-        case .maxFilesize: maxFilesize = try Self.size(value, name)
-        case .parallel: parallel = try Self.count(value, name, range: 1...1000)
-        case .rate: rate = try Self.rate(value, name)
-        case .failFast: failFast = on
-        case .retryBudget: retryBudget = try Self.count(value, name, range: 0...100)
-        case .help: help = on
-        case .version: version = on
-        case .debug: debug = on
-        }
+        try option.spec.binding.apply(option, to: &self)
     }
 
     /// `json.indent:2,json.sort_keys:true,headers.sort:false,...` (HTTPie's `--format-options`).

@@ -1,0 +1,109 @@
+import AFEngine
+
+/// What an option's value is and where it goes in `Settings`: the typed half of an option's
+/// one declaration. The parser validates with it, `Settings.apply` stores with it, and the
+/// help text shows the default and range it declares.
+struct OptionBinding: Sendable {
+    /// The kind of value, for messages, help and the option-model tests.
+    enum Kind: Sendable, Equatable {
+        case flag
+        /// A whole number in a range.
+        case count(ClosedRange<Int>)
+        /// A duration in seconds, 0 to `Settings.maximumSeconds` (above 0 when `positive`).
+        case seconds(positive: Bool)
+        /// A size in bytes (`512K`, `10M`).
+        case size
+        /// One of fixed choices (case-insensitive).
+        case choice([String])
+        /// Free text; `nonEmpty` refuses "".
+        case text(nonEmpty: Bool)
+        /// Text checked by its own rule.
+        case validated
+    }
+
+    let kind: Kind
+    /// The default as help shows it, when the option has one worth showing.
+    let defaultText: String?
+    /// A value the parser accepts, for the tests that walk every option.
+    let sample: String?
+    let store: @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
+
+    /// Applies a parsed occurrence.
+    func apply(_ option: ParsedOption, to settings: inout Settings) throws(CommandFailure) {
+        try store(&settings, option)
+    }
+
+    /// A flag: on, or off with `--no-NAME`.
+    static func flag(_ path: WritableKeyPath<Settings, Bool> & Sendable) -> OptionBinding {
+        OptionBinding(kind: .flag, defaultText: nil, sample: nil) { settings, option throws(CommandFailure) in settings[keyPath: path] = !option.negated }
+    }
+
+    /// A whole number in `range`.
+    static func count(_ path: WritableKeyPath<Settings, Int> & Sendable, _ range: ClosedRange<Int> = 0...Settings.maximumCount) -> OptionBinding {
+        OptionBinding(kind: .count(range), defaultText: "\(Settings()[keyPath: path])", sample: "\(range.lowerBound)") { settings, option throws(CommandFailure) in
+            settings[keyPath: path] = try Settings.count(option.value ?? "", option.spelling, range: range)
+        }
+    }
+
+    /// A duration with a default.
+    static func seconds(_ path: WritableKeyPath<Settings, Double> & Sendable) -> OptionBinding {
+        OptionBinding(kind: .seconds(positive: false), defaultText: Format.decimal(Settings()[keyPath: path], places: 1).replacingAll(".0", with: ""), sample: "1") {
+            settings, option throws(CommandFailure) in settings[keyPath: path] = try Settings.seconds(option.value ?? "", option.spelling)
+        }
+    }
+
+    /// A duration that is off unless given; `positive` refuses 0.
+    static func seconds(_ path: WritableKeyPath<Settings, Double?> & Sendable, positive: Bool) -> OptionBinding {
+        OptionBinding(kind: .seconds(positive: positive), defaultText: nil, sample: "1") { settings, option throws(CommandFailure) in
+            let value = option.value ?? ""
+            settings[keyPath: path] = positive ? try Settings.positiveSeconds(value, option.spelling) : try Settings.seconds(value, option.spelling)
+        }
+    }
+
+    /// A size in bytes.
+    static func size(_ path: WritableKeyPath<Settings, Int64?> & Sendable) -> OptionBinding {
+        OptionBinding(kind: .size, defaultText: nil, sample: "1K") { settings, option throws(CommandFailure) in
+            settings[keyPath: path] = try Settings.size(option.value ?? "", option.spelling)
+        }
+    }
+
+    /// Text, kept as given; `nonEmpty` refuses "".
+    static func text(_ path: WritableKeyPath<Settings, String?> & Sendable, nonEmpty: Bool = true, sample: String = "x") -> OptionBinding {
+        OptionBinding(kind: .text(nonEmpty: nonEmpty), defaultText: nil, sample: sample) { settings, option throws(CommandFailure) in
+            let value = option.value ?? ""
+            settings[keyPath: path] = nonEmpty ? try Settings.nonEmpty(value, option.spelling) : value
+        }
+    }
+
+    /// Repeatable non-empty text, each occurrence added.
+    static func texts(_ path: WritableKeyPath<Settings, [String]> & Sendable, sample: String = "x") -> OptionBinding {
+        OptionBinding(kind: .text(nonEmpty: true), defaultText: nil, sample: sample) { settings, option throws(CommandFailure) in
+            settings[keyPath: path].append(try Settings.nonEmpty(option.value ?? "", option.spelling))
+        }
+    }
+
+    /// One of an enumeration's raw values.
+    static func choice<T: RawRepresentable & CaseIterable & Sendable>(
+        _ path: WritableKeyPath<Settings, T> & Sendable, _ type: T.Type
+    ) -> OptionBinding where T.RawValue == String {
+        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultText: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
+            settings[keyPath: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
+        }
+    }
+
+    /// One of an enumeration's raw values, for an option that is off unless given.
+    static func choice<T: RawRepresentable & CaseIterable & Sendable>(
+        _ path: WritableKeyPath<Settings, T?> & Sendable, _ type: T.Type
+    ) -> OptionBinding where T.RawValue == String {
+        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultText: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
+            settings[keyPath: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
+        }
+    }
+
+    /// Anything else: a value with a rule of its own, or an option that sets several things.
+    static func custom(
+        _ kind: Kind = .validated, sample: String?, _ store: @escaping @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
+    ) -> OptionBinding {
+        OptionBinding(kind: kind, defaultText: nil, sample: sample, store: store)
+    }
+}
