@@ -28,6 +28,15 @@ struct OptionBinding: Sendable {
     let sample: String?
     let store: @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
 
+    /// `(default 4; 0 to 16)`, for help and the man page; empty when there is nothing to say.
+    var note: String {
+        guard let defaultText else { return "" }
+        if case .count(let range) = kind, range != 0...Settings.maximumCount {
+            return " (default \(defaultText); \(range.lowerBound) to \(range.upperBound))"
+        }
+        return " (default \(defaultText))"
+    }
+
     /// Applies a parsed occurrence.
     func apply(_ option: ParsedOption, to settings: inout Settings) throws(CommandFailure) {
         try store(&settings, option)

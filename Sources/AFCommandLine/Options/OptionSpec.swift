@@ -45,13 +45,15 @@ public struct OptionSpec: Sendable {
         help: String, details: String? = nil, completion: Completion = .none, binding: OptionBinding
     ) {
         self.binding = binding
+        // The default and range come from the declaration, not from the prose.
+        let note = binding.note
         self.id = id
         self.long = long
         self.short = short
         self.value = value
         self.group = group
-        self.help = help
-        self.details = details ?? help
+        self.help = help + note
+        self.details = (details ?? help) + note
         self.completion = completion
     }
 

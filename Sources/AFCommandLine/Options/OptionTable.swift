@@ -119,7 +119,7 @@ public enum OptionTable {
                        settings.sortKeys = option.negated
                        settings.sortHeaders = option.negated
                    }),
-        OptionSpec(.indent, "indent", value: .required("N"), group: .output, help: "Indent formatted JSON by N spaces (default 4)",
+        OptionSpec(.indent, "indent", value: .required("N"), group: .output, help: "Indent formatted JSON by N spaces",
                    binding: .count(\.indent, 0...16)),
         OptionSpec(.formatOptions, "format-options", value: .required("OPTIONS"), group: .output,
                    help: "HTTPie's formatting options: json.indent:N, json.sort_keys:BOOL, json.format:BOOL, headers.sort:BOOL, xml.format:BOOL, xml.indent:N",
@@ -203,10 +203,10 @@ public enum OptionTable {
 
     static let retries: [OptionSpec] = [
         OptionSpec(.retry, "retry", value: .required("N"), group: .retries,
-                   help: "Retry a failed attempt up to N times (default 0, at most 1000000)",
+                   help: "Retry a failed attempt up to N times",
                    details: "Retry a failed attempt up to N times. Statuses 408, 429, 500, 502, 503 and 504, DNS failures, refused or reset connections, timeouts and truncated bodies are retried; TLS and pinning failures never are. Only GET, HEAD, PUT, DELETE, OPTIONS and TRACE are retried unless --retry-all-methods.",
                    binding: .count(\.retry)),
-        OptionSpec(.retryDelay, "retry-delay", value: .required("SECONDS"), group: .retries, help: "Delay before the first retry (default 0.5)",
+        OptionSpec(.retryDelay, "retry-delay", value: .required("SECONDS"), group: .retries, help: "Delay before the first retry",
                    binding: .seconds(\.retryDelay)),
         OptionSpec(.retryBackoff, "retry-backoff", value: .required("FACTOR"), group: .retries,
                    help: "Multiply the delay by FACTOR after each retry (default 2; 1 to 100)",
@@ -218,7 +218,7 @@ public enum OptionTable {
                        settings.retryBackoff = factor
                    }),
         OptionSpec(.retryMaxDelay, "retry-max-delay", value: .required("SECONDS"), group: .retries,
-                   help: "Never wait longer than this between attempts, Retry-After included (default 30)",
+                   help: "Never wait longer than this between attempts, Retry-After included",
                    binding: .seconds(\.retryMaxDelay)),
         OptionSpec(.retryJitter, "retry-jitter", group: .retries, help: "Randomise each delay between zero and its computed value",
                    binding: .flag(\.retryJitter)),
@@ -254,7 +254,7 @@ public enum OptionTable {
                        settings.follow = !option.negated
                        settings.followGiven = true
                    }),
-        OptionSpec(.maxRedirects, "max-redirects", value: .required("N"), group: .redirectsAndAuth, help: "Follow at most N redirects (default 30; exit 6 past it)",
+        OptionSpec(.maxRedirects, "max-redirects", value: .required("N"), group: .redirectsAndAuth, help: "Follow at most N redirects; more is exit 6",
                    binding: .count(\.maxRedirects)),
         OptionSpec(.secretHeader, "secret-header", value: .required("NAME"), group: .redirectsAndAuth,
                    help: "Treat header NAME as a credential: drop it on cross-origin redirects (repeatable)",
@@ -285,7 +285,7 @@ public enum OptionTable {
                    help: "Use a session but never write it back (--session-read-only=NAME, or beside --session)",
                    details: "Use a session without updating it: --session-read-only=NAME|PATH names the session, as HTTPie's option does; given alone, it makes the --session given with it read-only.",
                    completion: .file,
-                   binding: .custom(.flag, sample: nil) { settings, option throws(CommandFailure) in
+                   binding: .custom(.text(nonEmpty: true), sample: "work") { settings, option throws(CommandFailure) in
                        settings.sessionReadOnly = !option.negated
                        if let name = option.value { settings.session = try Settings.nonEmpty(name, "--session-read-only") }
                    }),
@@ -386,7 +386,7 @@ public enum OptionTable {
                    }),
         OptionSpec(.pathAsIs, "path-as-is", group: .network, help: "Send the path as given, without removing ./ and ../ segments",
                    binding: .flag(\.pathAsIs)),
-        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (default 100; 0: no limit)",
+        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines; 0: no limit",
                    binding: .count(\.maxHeaders)),
         OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,
                    help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)",
@@ -395,7 +395,7 @@ public enum OptionTable {
 
     static let batch: [OptionSpec] = [
         OptionSpec(.parallel, "parallel", value: .required("N"), group: .batch,
-                   help: "af batch: keep up to N requests in flight (1 to 1000, default 1)",
+                   help: "af batch: keep up to N requests in flight",
                    details: "With af batch, keep up to N requests in flight at once (1 to 1000; default 1). Requests to one origin reuse connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2.",
                    binding: .count(\.parallel, 1...1000)),
         OptionSpec(.rate, "rate", value: .required("N/UNIT"), group: .batch,
@@ -406,7 +406,7 @@ public enum OptionTable {
                    help: "af batch: start nothing more after the first failure and cancel what is in flight",
                    binding: .flag(\.failFast)),
         OptionSpec(.retryBudget, "retry-budget", value: .required("PERCENT"), group: .batch,
-                   help: "af batch: retries may not exceed PERCENT of the requests started, plus 10 (default 20)",
+                   help: "af batch: retries may not exceed PERCENT of the requests started, plus 10",
                    details: "With af batch, retries of all requests together may not exceed PERCENT (0 to 100; default 20) of the requests started so far, plus 10. When the budget is spent a failure is final, and the summary says so.",
                    binding: .count(\.retryBudget, 0...100)),
     ]
