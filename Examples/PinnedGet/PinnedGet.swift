@@ -43,7 +43,7 @@ struct PinnedGet {
             for attempt in data.response.attempts {
                 let metrics = attempt.metrics
                 print("attempt \(attempt.number): \(attempt.response?.status ?? 0) over \(metrics?.httpVersion ?? "?")"
-                    + ", \(Format.seconds(metrics?.total ?? 0)) total"
+                    + ", \(Int(((metrics?.total ?? 0) * 1000).rounded())) ms total"
                     + ", pin: \(metrics?.tls?.pinResult ?? "none")")
             }
         } catch {

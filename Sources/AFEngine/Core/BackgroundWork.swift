@@ -4,14 +4,14 @@ import Glibc
 
 /// Runs blocking work (a token command) on a short-lived thread of its own, so that the
 /// transfer thread never waits for it.
-public enum BackgroundWork {
+package enum BackgroundWork {
     private final class Box {
         let work: @Sendable () -> Void
         init(_ work: @escaping @Sendable () -> Void) { self.work = work }
     }
 
     /// Runs `work` on a new detached thread and returns at once.
-    public static func run(_ work: @escaping @Sendable () -> Void) {
+    package static func run(_ work: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Box(work)).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { argument in

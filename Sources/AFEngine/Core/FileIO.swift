@@ -3,10 +3,10 @@ import Glibc
 #endif
 
 /// File-descriptor helpers shared by everything that writes files.
-public enum FileIO {
+package enum FileIO {
     /// Writes every byte, retrying short writes and `EINTR`; returns 0 or the `errno` that
     /// stopped it.
-    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard let base = bytes.baseAddress else { return 0 }
         var offset = 0
         while offset < bytes.count {
@@ -21,20 +21,20 @@ public enum FileIO {
     }
 
     /// Whether something exists at `path` (a dangling symbolic link counts).
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
     }
 
     /// Whether `path` is a directory (following symbolic links).
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The size of the regular file at `path` (following symbolic links); nil for anything
     /// else — a pipe, a device, a directory — which can be read only once, or not at all.
-    public static func regularFileSize(_ path: String) -> Int64? {
+    package static func regularFileSize(_ path: String) -> Int64? {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int64(info.st_size)
@@ -42,7 +42,7 @@ public enum FileIO {
 
     /// Whether `path` is a device, FIFO or socket (following symbolic links, so
     /// `/dev/stdout` counts): something written in place, never replaced.
-    public static func isSpecial(_ path: String) -> Bool {
+    package static func isSpecial(_ path: String) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
         let kind = info.st_mode & S_IFMT
@@ -50,14 +50,14 @@ public enum FileIO {
     }
 
     /// The size of the file at `path`.
-    public static func size(_ path: String) -> Int64? {
+    package static func size(_ path: String) -> Int64? {
         var info = stat()
         return stat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 
     /// Creates a new file with a unique name `directory/prefix-XXXXXX` (mode 0600) and
     /// returns its descriptor and path, or the `errno` of the failure.
-    public static func makeTemporaryFile(in directory: String, prefix: String) -> Result<(fd: Int32, path: String), POSIXFailure> {
+    package static func makeTemporaryFile(in directory: String, prefix: String) -> Result<(fd: Int32, path: String), POSIXFailure> {
         var template = Array("\(directory)/\(prefix)-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }
@@ -70,18 +70,18 @@ public enum FileIO {
 }
 
 /// An `errno` value as an error.
-public struct POSIXFailure: Error, Sendable, Equatable {
+package struct POSIXFailure: Error, Sendable, Equatable {
     /// The `errno` value.
-    public var code: Int32
+    package var code: Int32
 
     /// Wraps an `errno` value.
-    public init(code: Int32) {
+    package init(code: Int32) {
         self.code = code
     }
 
     /// The C library's description (`strerror`), lower-cased at the start like the rest of
     /// af's messages.
-    public var description: String {
+    package var description: String {
         guard let text = strerror(code) else { return "error \(code)" }
         var message = String(cString: text)
         if let first = message.first, first.isUppercase, !message.hasPrefix("I/O") {

@@ -1,7 +1,7 @@
 /// Formatting helpers shared by messages.
-public enum Format {
+package enum Format {
     /// `1.5s`, `2s`, `250ms`.
-    public static func seconds(_ value: Double) -> String {
+    package static func seconds(_ value: Double) -> String {
         if value < 1, value > 0 { return "\(Saturating.int((value * 1000).rounded()))ms" }
         guard value.isFinite, abs(value) < 1e15 else { return "\(value)s" }
         if value == value.rounded() { return "\(Int(value))s" }
@@ -9,7 +9,7 @@ public enum Format {
     }
 
     /// A decimal with a fixed number of places, without Foundation.
-    public static func decimal(_ value: Double, places: Int) -> String {
+    package static func decimal(_ value: Double, places: Int) -> String {
         guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
@@ -24,7 +24,7 @@ public enum Format {
     }
 
     /// `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.
-    public static func bytes(_ count: Int64) -> String {
+    package static func bytes(_ count: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(count)
         var unit = 0

@@ -9,16 +9,16 @@ import Glibc
 /// a writer changes several fields atomically. The lock is a pthread mutex, which
 /// ThreadSanitizer understands (Synchronization's `Mutex` waits on a futex it cannot see, so
 /// every use was reported as a race).
-public final class Protected<Value: Sendable>: Sendable {
+package final class Protected<Value: Sendable>: Sendable {
     private let locked: Locked<Value>
 
     /// Creates a protected box holding `value`.
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         locked = Locked(value)
     }
 
     /// Runs `body` with read access to the value while holding the lock.
-    public func read<T: Sendable>(_ body: (Value) throws -> T) rethrows -> T {
+    package func read<T: Sendable>(_ body: (Value) throws -> T) rethrows -> T {
         try withoutActuallyEscaping(body) { body in
             try locked.withLock { (value: inout Value) throws -> T in try body(value) }
         }
@@ -26,14 +26,14 @@ public final class Protected<Value: Sendable>: Sendable {
 
     /// Runs `body` with write access to the value while holding the lock.
     @discardableResult
-    public func write<T: Sendable>(_ body: (inout Value) throws -> T) rethrows -> T {
+    package func write<T: Sendable>(_ body: (inout Value) throws -> T) rethrows -> T {
         try withoutActuallyEscaping(body) { body in
             try locked.withLock { (value: inout Value) throws -> T in try body(&value) }
         }
     }
 
     /// A copy of the current value.
-    public var value: Value {
+    package var value: Value {
         read { $0 }
     }
 }
@@ -42,12 +42,12 @@ public final class Protected<Value: Sendable>: Sendable {
 ///
 /// The lock is the only way in, which is what makes sharing it safe; the state must not be
 /// let out of `withLock`.
-public final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Protects `value`.
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -59,7 +59,7 @@ public final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the state.
-    public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

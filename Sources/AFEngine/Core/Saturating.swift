@@ -1,8 +1,8 @@
 /// Conversions from floating point that cannot trap: values from users and servers can be
 /// huge, infinite or NaN, and Swift's `Int(_:)` traps on all three.
-public enum Saturating {
+package enum Saturating {
     /// `value` rounded toward zero and clamped to `Int`'s range; NaN becomes 0.
-    public static func int(_ value: Double) -> Int {
+    package static func int(_ value: Double) -> Int {
         guard !value.isNaN else { return 0 }
         if value >= 9.2e18 { return Int.max }
         if value <= -9.2e18 { return Int.min }
@@ -11,7 +11,7 @@ public enum Saturating {
 
     /// `seconds` as whole milliseconds, rounded, at least `minimum`, at most `Int32.max` (the
     /// range libcurl's millisecond options take as a C `long` on every platform).
-    public static func milliseconds(_ seconds: Double, minimum: Int = 0) -> Int {
+    package static func milliseconds(_ seconds: Double, minimum: Int = 0) -> Int {
         min(Int(Int32.max), max(minimum, int((seconds * 1000).rounded())))
     }
 }

@@ -1,14 +1,14 @@
 /// Media types guessed from file-name extensions.
-public enum MIMEType {
+package enum MIMEType {
     /// The media type for the extension of `path`, or nil when it is not known.
-    public static func guess(forPath path: String) -> String? {
+    package static func guess(forPath path: String) -> String? {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
         return byExtension[name[name.index(after: dot)...].lowercased()]
     }
 
     /// The usual extension for a media type (without parameters), or nil.
-    public static func fileExtension(for mediaType: String) -> String? {
+    package static func fileExtension(for mediaType: String) -> String? {
         let bare = mediaType.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
         return preferredExtension[bare]
     }
@@ -49,7 +49,7 @@ public enum MIMEType {
 extension StringProtocol {
     /// The string without leading and trailing characters from `set`, compared as Unicode
     /// scalars (so "\r\n" in `set` means both characters, not the one grapheme).
-    public func trimmingCharacters(in set: String) -> String {
+    package func trimmingCharacters(in set: String) -> String {
         let substring = Substring(self)
         if set.utf8.allSatisfy({ $0 < 0x80 }) {
             // ASCII only (every caller): compare bytes; an ASCII byte is a whole scalar, so

@@ -2,7 +2,7 @@ extension StringProtocol {
     /// The byte offset of the first occurrence of `needle` in the UTF-8 bytes, compared
     /// byte for byte (no Unicode normalisation): for ASCII markers such as `://`, where the
     /// standard library's grapheme-aware search is far slower than needed.
-    public func utf8Offset(of needle: String) -> Int? {
+    package func utf8Offset(of needle: String) -> Int? {
         let pattern = Array(needle.utf8)
         guard let first = pattern.first else { return 0 }
         let bytes = Array(utf8)
@@ -17,7 +17,7 @@ extension StringProtocol {
     }
 
     /// Whether the UTF-8 bytes contain `needle`'s bytes (see `utf8Offset(of:)`).
-    public func containsBytes(of needle: String) -> Bool {
+    package func containsBytes(of needle: String) -> Bool {
         utf8Offset(of: needle) != nil
     }
 }

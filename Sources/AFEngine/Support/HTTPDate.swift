@@ -4,20 +4,20 @@ import Glibc
 #endif
 
 /// HTTP dates (IMF-fixdate and the two obsolete forms), parsed by libcurl.
-public enum HTTPDate {
+package enum HTTPDate {
     /// Seconds since the epoch, or nil when `text` is not a date.
-    public static func parse(_ text: String) -> Int? {
+    package static func parse(_ text: String) -> Int? {
         let value = curl_getdate(text, nil)
         return value < 0 ? nil : Int(value)
     }
 
     /// The current time in seconds since the epoch.
-    public static func now() -> Int {
+    package static func now() -> Int {
         Int(time(nil))
     }
 
     /// An IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
-    public static func format(_ seconds: Int) -> String {
+    package static func format(_ seconds: Int) -> String {
         var value = time_t(seconds)
         var parts = tm()
         gmtime_r(&value, &parts)

@@ -1,7 +1,7 @@
 /// Hexadecimal text for bytes: the one encoder digests, fingerprints and percent-escapes use.
-public enum Hex {
+package enum Hex {
     /// Two digits per byte, lower-case unless `uppercase`, joined by `separator`.
-    public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false, separator: String = "") -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false, separator: String = "") -> String {
         let digits = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
         var out: [UInt8] = []
         let separatorBytes = Array(separator.utf8)

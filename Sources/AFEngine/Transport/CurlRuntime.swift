@@ -3,7 +3,7 @@ internal import COpenSSL
 internal import CZlib
 
 /// One-time process setup for libcurl and OpenSSL, and the versions they report.
-public enum CurlRuntime {
+package enum CurlRuntime {
     /// Initialises OpenSSL without its exit-time cleanup (which races handle teardown when a
     /// CLI exits right after a transfer), then libcurl. Safe to call many times.
     static func ensureInitialized() {
@@ -16,27 +16,27 @@ public enum CurlRuntime {
     }()
 
     /// The libcurl version string, such as `7.88.1`.
-    public static var curlVersion: String {
+    package static var curlVersion: String {
         ensureInitialized()
         guard let info = afcurl_version_info(), let version = info.pointee.version else { return "unknown" }
         return String(cString: version)
     }
 
     /// The TLS library libcurl was built with, as libcurl names it (`OpenSSL/3.0.19`).
-    public static var curlTLSBackend: String {
+    package static var curlTLSBackend: String {
         ensureInitialized()
         guard let info = afcurl_version_info(), let ssl = info.pointee.ssl_version else { return "none" }
         return String(cString: ssl)
     }
 
     /// The OpenSSL version af is linked with.
-    public static var openSSLVersion: String {
+    package static var openSSLVersion: String {
         guard let text = OpenSSL_version(OPENSSL_VERSION) else { return "unknown" }
         return String(cString: text)
     }
 
     /// The zlib version af is linked with.
-    public static var zlibVersionString: String {
+    package static var zlibVersionString: String {
         guard let text = zlibVersion() else { return "unknown" }
         return String(cString: text)
     }
@@ -52,7 +52,7 @@ public enum CurlRuntime {
     }()
 
     /// The content codings this libcurl can decode, in preference order.
-    public static let supportedContentEncodings: [String] = {
+    package static let supportedContentEncodings: [String] = {
         ensureInitialized()
         guard let info = afcurl_version_info() else { return [] }
         let features = info.pointee.features
