@@ -52,3 +52,22 @@ import Testing
         }
     }
 }
+
+/// The README's exit-status table lists exactly the codes of `ExitStatus.table`, which
+/// `--help` and the man page are generated from.
+@Suite struct ExitTableTests {
+    @Test func readmeListsEveryExitStatus() throws {
+        let readme = try #require(try? String(contentsOfFile: DocsDriftTests.root + "/README.md", encoding: .utf8))
+        let section = try #require(readme.components(separatedBy: "## Exit status").dropFirst().first?.components(separatedBy: "\n## ").first)
+        var codes: [Int32] = []
+        for line in section.split(separator: "\n") where line.hasPrefix("| ") && !line.hasPrefix("| code") {
+            let cell = line.dropFirst(2).prefix { $0 != "|" }
+            codes += cell.split(separator: ",").compactMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        #expect(codes == ExitStatus.table.flatMap(\.codes))
+        let help = HelpText.help()
+        for entry in ExitStatus.table {
+            #expect(help.contains("\(entry.codes.map(String.init).joined(separator: "/")) \(entry.brief)"))
+        }
+    }
+}

@@ -39,12 +39,18 @@ public enum HelpText {
             }
             out += "  Example: \(group.example)\n"
         }
+        out += "\nExit status:\n"
+        var line: [String] = []
+        for entry in ExitStatus.table {
+            let item = "\(entry.codes.map(String.init).joined(separator: "/")) \(entry.brief)"
+            if 2 + (line + [item]).joined(separator: "   ").count > 100 {
+                out += "  " + line.joined(separator: "   ") + "\n"
+                line = []
+            }
+            line.append(item)
+        }
+        out += "  " + line.joined(separator: "   ") + "\n"
         out += """
-
-        Exit status:
-          0 success   1 network or protocol failure   2 timeout   3/4/5 3xx/4xx/5xx with --check-status
-          6 too many redirects   7 TLS failure   8 pinning failure   9 output or download failure
-          64 usage error   66 unreadable input file   130 interrupted   143 terminated
 
         Configuration: $XDG_CONFIG_HOME/af/config.json (or ~/.config/af, or $AF_CONFIG_DIR) holds
         {"default_options": ["--follow"]}; every flag has a --no- form to undo a default.

@@ -101,19 +101,9 @@ public enum ManPage {
         .SH EXIT STATUS
 
         """
-        let statuses: [(String, String)] = [
-            ("0", "The exchange completed (any HTTP status unless \\-\\-check\\-status)."),
-            ("1", "Network or protocol failure: DNS, refused, reset, malformed response, a limit exceeded (after retries)."),
-            ("2", "Timeout (connect or total)."),
-            ("3, 4, 5", "With \\-\\-check\\-status (and for downloads): the final status was 3xx (not followed), 4xx or 5xx."),
-            ("6", "Too many redirects."),
-            ("7", "TLS failure: handshake, certificate verification, revocation."),
-            ("8", "Pinning failure: no pinned key or certificate in the server's chain."),
-            ("9", "Output or download failure: destination exists, write error, checksum mismatch, resume refused."),
-            ("64", "Usage error: bad option, bad request item, bad JSON."),
-            ("66", "An input file cannot be read."),
-            ("130, 143", "Interrupted (SIGINT) or terminated (SIGTERM)."),
-        ]
+        let statuses = ExitStatus.table.map { entry in
+            (entry.codes.map(String.init).joined(separator: ", "), escape(entry.meaning))
+        }
         for (code, meaning) in statuses { out += ".TP\n.B \(code)\n\(meaning)\n" }
         out += """
         .PP

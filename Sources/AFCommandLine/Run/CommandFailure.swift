@@ -64,4 +64,32 @@ public enum ExitStatus {
     public static let interrupted: Int32 = 130
     /// Terminated by SIGTERM.
     public static let terminated: Int32 = 143
+
+    /// One row of the exit-status table that `--help`, the man page and the README show.
+    public struct Entry: Sendable {
+        /// The codes the row covers.
+        public let codes: [Int32]
+        /// A few words, for `--help`.
+        public let brief: String
+        /// The whole meaning, for the man page and the README.
+        public let meaning: String
+    }
+
+    /// Every exit status af uses, in order.
+    public static let table: [Entry] = [
+        Entry(codes: [success], brief: "success", meaning: "The exchange completed (any HTTP status unless --check-status)."),
+        Entry(codes: [network], brief: "network or protocol failure",
+              meaning: "Network or protocol failure: DNS, refused, reset, malformed response, a limit exceeded (after retries)."),
+        Entry(codes: [timeout], brief: "timeout", meaning: "Timeout (connect or total)."),
+        Entry(codes: [redirection, clientError, serverError], brief: "3xx/4xx/5xx with --check-status",
+              meaning: "With --check-status (and for downloads): the final status was 3xx (not followed), 4xx or 5xx."),
+        Entry(codes: [tooManyRedirects], brief: "too many redirects", meaning: "Too many redirects."),
+        Entry(codes: [tls], brief: "TLS failure", meaning: "TLS failure: handshake, certificate verification, revocation."),
+        Entry(codes: [pinning], brief: "pinning failure", meaning: "Pinning failure: no pinned key or certificate in the server's chain."),
+        Entry(codes: [output], brief: "output or download failure",
+              meaning: "Output or download failure: destination exists, write error, checksum mismatch, resume refused."),
+        Entry(codes: [usage], brief: "usage error", meaning: "Usage error: bad option, bad request item, bad JSON, bad batch line."),
+        Entry(codes: [noInput], brief: "unreadable input file", meaning: "An input file cannot be read."),
+        Entry(codes: [interrupted, terminated], brief: "interrupted/terminated", meaning: "Interrupted (SIGINT) or terminated (SIGTERM)."),
+    ]
 }
