@@ -3,7 +3,6 @@
 
 complete -c af -f
 complete -c af -n '__fish_is_first_arg' -a 'get post put patch delete head options pin batch'
-complete -c af -n '__fish_seen_subcommand_from pin' -l file -r -F -d 'Read certificates from a PEM or DER file'
 complete -c af -s j -l json -d 'Send data items as JSON (the default) and ask for JSON, even without data'
 complete -c af -l no-json -d 'Undo --json'
 complete -c af -s f -l form -d 'Send data items as a form (application/x-www-form-urlencoded)'
@@ -125,6 +124,7 @@ complete -c af -l rate -x -d 'af batch: start at most N requests per second, min
 complete -c af -l fail-fast -d 'af batch: start nothing more after the first failure and cancel what is in flight'
 complete -c af -l no-fail-fast -d 'Undo --fail-fast'
 complete -c af -l retry-budget -x -d 'af batch: retries may not exceed PERCENT of the requests started, plus 10 (default 20; 0 to 100)'
+complete -c af -l file -r -F -d 'af pin: read certificates from a PEM or DER file instead of a server'
 complete -c af -l help -d 'Show this help and exit'
 complete -c af -l debug -d 'Print af\'s versions, the parsed options and libcurl\'s own trace on standard error'
 complete -c af -l no-debug -d 'Undo --debug'

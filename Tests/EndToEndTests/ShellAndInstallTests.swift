@@ -27,7 +27,7 @@ import Testing
         #expect(try bash(["af", "-A", ""]) == ["basic", "digest", "bearer"])
         #expect(try bash(["af", "-p", "HB"]).contains("HBhb"))
         #expect(try bash(["af", "p"]) == ["post", "put", "patch", "pin"])
-        #expect(try bash(["af", "pin", "--f"]).contains("--file"))
+        #expect(try bash(["af", "pin", "--f"]).contains("--file="))
         #expect(try bash(["af", "--no-fol"]) == ["--no-follow"])
     }
 

@@ -35,6 +35,9 @@ struct LinePlanner: Sendable {
             if option.spec.group == .batch {
                 throw .usage("\(option.spelling) applies to the whole batch: give it to af batch, not on a line")
             }
+            if option.spec.group.subcommand != nil {
+                throw .usage("\(option.spelling) is an option of af \(option.spec.group.subcommand ?? ""), which cannot run on a line of a batch")
+            }
             if option.spec.id == .help || option.spec.id == .version {
                 throw .usage("\(option.spelling) has no place on a line of a batch")
             }

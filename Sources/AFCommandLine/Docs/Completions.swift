@@ -78,11 +78,6 @@ public enum Completions {
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$_af_options" -- "$cur"))
                 if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then compopt -o nospace 2>/dev/null; fi
-                if [[ ${COMP_WORDS[1]} == pin ]]; then COMPREPLY+=($(compgen -W "--file" -- "$cur")); fi
-                return 0
-            fi
-            if [[ $prev == --file && ${COMP_WORDS[1]} == pin ]]; then
-                COMPREPLY=($(compgen -f -- "$cur"))
                 return 0
             fi
             if [[ $COMP_CWORD -eq 1 ]]; then
@@ -128,7 +123,6 @@ public enum Completions {
             }
             if spec.negatable { specs.append("'--no-\(spec.long)[Undo --\(spec.long)]'") }
         }
-        specs.append("'--file=[With pin: read certificates from a PEM or DER file]:certificate:_files'")
         specs.append("'1:method or URL:(\(firstWords.joined(separator: " ")))'")
         specs.append("'*:request item or URL: '")
         return """
@@ -159,7 +153,6 @@ public enum Completions {
             "",
             "complete -c af -f",
             "complete -c af -n '__fish_is_first_arg' -a '\(firstWords.joined(separator: " "))'",
-            "complete -c af -n '__fish_seen_subcommand_from pin' -l file -r -F -d 'Read certificates from a PEM or DER file'",
         ]
         for spec in OptionTable.all {
             var line = "complete -c af"

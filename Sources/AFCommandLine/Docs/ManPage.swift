@@ -86,13 +86,6 @@ public enum ManPage {
                 if spec.negatable { out += "(\\fB\\-\\-no\\-\(escape(spec.long))\\fR undoes it.)\n" }
             }
         }
-        out += """
-        .TP
-        .B af pin \\-\\-file \\fICERT\\fR
-        Print the certificates of a PEM or DER file with their fingerprints and pins,
-        without any network access.
-
-        """
         out += ".SS \"Options that do not combine\"\n"
         out += "Each of these is a usage error (exit 64), reported before anything is read or sent.\n"
         for conflict in OptionTable.conflicts { out += ".IP \\(bu 2\n" + escape(conflict.message) + "\n" }

@@ -83,7 +83,17 @@ public enum OptionGroup: String, Sendable, CaseIterable {
     case tls = "TLS and trust"
     case network = "Network"
     case batch = "Many requests (af batch)"
+    case pin = "Certificates (af pin)"
     case configuration = "Help and configuration"
+
+    /// The subcommand the group's options belong to; elsewhere they are usage errors.
+    public var subcommand: String? {
+        switch self {
+        case .batch: return "batch"
+        case .pin: return "pin"
+        default: return nil
+        }
+    }
 
     /// One example shown under the group in `--help`.
     public var example: String {
@@ -96,6 +106,7 @@ public enum OptionGroup: String, Sendable, CaseIterable {
         case .tls: return "af --pin=sha256//BASE64= get https://api.example.org"
         case .network: return "af --resolve=api.example.org:443:127.0.0.1 get https://api.example.org"
         case .batch: return "af batch --parallel=8 --check-status --retry=2 endpoints.txt"
+        case .pin: return "af pin --file server.pem"
         case .configuration: return "af --no-follow get example.org   # undo a config default"
         }
     }

@@ -15,12 +15,13 @@ public enum OptionID: String, Sendable, CaseIterable {
     case proxy, httpVersion, resolve, unixSocket, interface, ipv4, ipv6, https, defaultScheme, pathAsIs, maxHeaders, maxFilesize
     case help, version, debug
     case parallel, rate, failFast, retryBudget
+    case file
 }
 
 /// Every option af accepts.
 public enum OptionTable {
     /// Every option in `--help` order.
-    public static let all: [OptionSpec] = body + output + downloads + retries + redirectsAndAuth + tls + network + batch + configuration
+    public static let all: [OptionSpec] = body + output + downloads + retries + redirectsAndAuth + tls + network + batch + pin + configuration
 
     static let body: [OptionSpec] = [
         OptionSpec(.json, "json", short: "j", group: .body,
@@ -409,6 +410,14 @@ public enum OptionTable {
                    help: "af batch: retries may not exceed PERCENT of the requests started, plus 10",
                    details: "With af batch, retries of all requests together may not exceed PERCENT (0 to 100; default 20) of the requests started so far, plus 10. When the budget is spent a failure is final, and the summary says so.",
                    binding: .count(\.retryBudget, 0...100)),
+    ]
+
+    static let pin: [OptionSpec] = [
+        OptionSpec(.file, "file", value: .required("CERT"), group: .pin,
+                   help: "af pin: read certificates from a PEM or DER file instead of a server",
+                   details: "With af pin, print the certificates of a PEM or DER file with their fingerprints and pins, without any network access.",
+                   completion: .file,
+                   binding: .text(\.pinFile, sample: "server.pem")),
     ]
 
     static let configuration: [OptionSpec] = [

@@ -104,8 +104,9 @@ struct Settings: Sendable {
     var rate: (count: Int, period: Double)?
     var failFast = false
     var retryBudget = 20
-    /// How the first batch-only option was spelled, to refuse it outside `af batch`.
-    var batchOptionGiven: String?
+    /// The first option of a subcommand (`af batch`, `af pin`) and how it was spelled, to
+    /// refuse it anywhere else.
+    var subcommandOption: (spelling: String, subcommand: String)?
     /// Options in effect as given (a later `--no-X` takes X out), for the declared conflicts.
     var given: Set<OptionID> = []
     // Help
@@ -124,7 +125,7 @@ struct Settings: Sendable {
     /// Applies one option through its declared binding; later options override earlier
     /// ones, repeatable ones accumulate.
     mutating func apply(_ option: ParsedOption) throws(CommandFailure) {
-        if option.spec.group == .batch, batchOptionGiven == nil { batchOptionGiven = option.spelling }
+        if let subcommand = option.spec.group.subcommand, subcommandOption == nil { subcommandOption = (option.spelling, subcommand) }
         if option.negated { given.remove(option.spec.id) } else { given.insert(option.spec.id) }
         try option.spec.binding.apply(option, to: &self)
     }

@@ -18,13 +18,16 @@ public enum AFCommand {
                 try? stdout.write(HelpText.version)
                 return ExitStatus.success
             }
-            if positionals.first?.text == "batch" {
+            let subcommand = positionals.first.flatMap { ["batch", "pin"].contains($0.text) ? $0.text : nil }
+            if let (spelling, owner) = settings.subcommandOption, owner != subcommand {
+                throw CommandFailure.usage(owner == "batch"
+                    ? "\(spelling) is an option of af batch: af batch \(spelling)… FILE runs one request per line of FILE"
+                    : "\(spelling) is an option of af pin: af pin --file CERT prints the pins of a certificate file")
+            }
+            if subcommand == "batch" {
                 return try BatchCommand.run(positionals: Array(positionals.dropFirst()), settings: settings, environment: environment, stdout: stdout, stderr: stderr)
             }
-            if let given = settings.batchOptionGiven {
-                throw CommandFailure.usage("\(given) is an option of af batch: af batch \(given)… FILE runs one request per line of FILE")
-            }
-            if positionals.first?.text == "pin" {
+            if subcommand == "pin" {
                 return try PinCommand.run(positionals: Array(positionals.dropFirst()), settings: settings, environment: environment, stdout: stdout, stderr: stderr)
             }
             try checkCombinations(settings)
@@ -54,28 +57,11 @@ public enum AFCommand {
                 }
             }
         }
-        var arguments = environment.arguments
-        settings.pinFile = try extractPinFile(&arguments)
-        let parsed = try ParsedArguments.parse(arguments)
+        let parsed = try ParsedArguments.parse(environment.arguments)
         for option in parsed.options { try settings.apply(option) }
         // HTTPie: a download follows redirects (and names the file from the URL asked for).
         if settings.download, !settings.followGiven { settings.follow = true }
         return (settings, parsed.positionals)
-    }
-
-    /// Takes `--file CERT` out of `af pin --file CERT`, the one option only `pin` has.
-    static func extractPinFile(_ arguments: inout [String]) throws(CommandFailure) -> String? {
-        guard arguments.first(where: { !$0.hasPrefix("-") }) == "pin" else { return nil }
-        guard let index = arguments.firstIndex(where: { $0 == "--file" || $0.hasPrefix("--file=") }) else { return nil }
-        if arguments[index] == "--file" {
-            guard index + 1 < arguments.count else { throw .usage("af pin --file needs the path of a PEM or DER certificate") }
-            let path = arguments[index + 1]
-            arguments.removeSubrange(index...(index + 1))
-            return path
-        }
-        let path = String(arguments[index].dropFirst("--file=".count))
-        arguments.remove(at: index)
-        return path
     }
 
     /// Refuses options that contradict each other (`OptionTable.conflicts`) or miss the
