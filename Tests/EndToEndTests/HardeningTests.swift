@@ -425,3 +425,18 @@ final class LockedBytes: @unchecked Sendable {
     func set(_ value: [UInt8]) { lock.withLock { bytes = value } }
     func get() -> [UInt8] { lock.withLock { bytes } }
 }
+
+/// Failures of af's own machinery map to the table's codes: a temporary file or zlib is a
+/// write failure (9), not the network (1); libcurl refusing an option is not a usage error.
+@Suite struct LocalFailureExitTests {
+    @Test func aTemporaryFileThatCannotBeMadeIsAWriteFailure() throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-deflate")
+        let body = directory + "/body.txt"
+        try String(repeating: "compressible ", count: 4096).write(toFile: body, atomically: true, encoding: .utf8)
+        let result = AF.run(["-xx", "post", server.url("/post"), "@\(body)"], environment: ["TMPDIR": "/nonexistent-af-tmp"])
+        #expect(result.status == 9, "\(result.err)")
+        #expect(result.err.hasPrefix("af: error: cannot create a temporary file in /nonexistent-af-tmp to compress the body: "), "\(result.err)")
+        #expect(server.requests.isEmpty)
+    }
+}

@@ -10,7 +10,7 @@ enum Deflate {
     static func compress(_ body: RequestBody, temporaryDirectory directory: String) throws(AFError) -> (body: RequestBody, size: Int64, temporaryFile: String?) {
         var stream = z_stream()
         guard deflateInit_(&stream, Z_DEFAULT_COMPRESSION, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw .adaptationFailed(reason: "zlib could not start compressing")
+            throw .output(OutputFailure(kind: .writeFailed, message: "zlib could not start compressing the body"))
         }
         defer { deflateEnd(&stream) }
         if case .bytes(let bytes) = body, bytes.count <= 8 << 20 {
@@ -22,14 +22,14 @@ enum Deflate {
             return (.bytes(output), Int64(output.count), nil)
         }
         let (fd, path) = try FileIO.makeTemporaryFile(in: directory, prefix: "af-deflate").mapError { failure in
-            AFError.adaptationFailed(reason: "cannot create a temporary file in \(directory) to compress the body: \(failure.description)")
+            AFError.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory) to compress the body: \(failure.description)"))
         }.get()
         defer { close(fd) }
         var size: Int64 = 0
         func save(_ chunk: UnsafeRawBufferPointer) throws(AFError) {
             let code = FileIO.writeAll(fd, chunk)
             guard code == 0 else {
-                throw .adaptationFailed(reason: "cannot write the compressed body to \(path): \(POSIXFailure(code: code).description)")
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write the compressed body to \(path): \(POSIXFailure(code: code).description)"))
             }
             size += Int64(chunk.count)
         }
@@ -70,7 +70,7 @@ enum Deflate {
                 try Array(chunk[0..<produced]).withBytes { raw throws(AFError) in try output(raw) }
             }
             if status == Z_STREAM_END { return }
-            guard status == Z_OK || status == Z_BUF_ERROR else { throw .adaptationFailed(reason: "zlib failed to compress the body (\(status))") }
+            guard status == Z_OK || status == Z_BUF_ERROR else { throw .output(OutputFailure(kind: .writeFailed, message: "zlib failed to compress the body (\(status))")) }
             if !finish && stream.avail_in == 0 { return }
         }
     }

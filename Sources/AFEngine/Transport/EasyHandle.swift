@@ -13,7 +13,7 @@ final class EasyHandle {
     init() throws(AFError) {
         CurlRuntime.ensureInitialized()
         guard let handle = curl_easy_init() else {
-            throw .invalidRequest(reason: "libcurl could not create a transfer handle")
+            throw .transport(TransportFailure(kind: .other, message: "libcurl could not create a transfer handle"))
         }
         raw = handle
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -88,7 +88,9 @@ final class EasyHandle {
     private func check(_ code: CURLcode, _ option: CURLoption) throws(AFError) {
         guard code != CURLE_OK else { return }
         let reason = String(cString: curl_easy_strerror(code))
-        throw .invalidRequest(reason: "libcurl refused option \(option.rawValue): \(reason)")
+        // libcurl's refusal (a feature it was built without, an allocation), not the caller's
+        // mistake: a transport failure with libcurl's code.
+        throw .transport(TransportFailure(kind: .other, message: "libcurl refused option \(option.rawValue): \(reason)", curlCode: Int(code.rawValue)))
     }
 
     // MARK: Reading information

@@ -305,7 +305,7 @@ final class Transfer: @unchecked Sendable {
 
     private func check(_ code: CURLcode) throws(AFError) {
         guard code == CURLE_OK else {
-            throw .invalidRequest(reason: "libcurl refused a callback: \(String(cString: curl_easy_strerror(code)))")
+            throw .transport(TransportFailure(kind: .other, message: "libcurl refused a callback: \(String(cString: curl_easy_strerror(code)))", curlCode: Int(code.rawValue)))
         }
     }
 

@@ -247,7 +247,7 @@ final class TransferDriver: Sendable {
                 loop.active[easy] = transfer
             } else {
                 _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, nil)
-                transfer.fail(.invalidRequest(reason: "libcurl refused the transfer: \(String(cString: curl_multi_strerror(code)))"))
+                transfer.fail(.transport(TransportFailure(kind: .other, message: "libcurl refused the transfer: \(String(cString: curl_multi_strerror(code)))")))
                 transfer.finish(code: CURLE_FAILED_INIT)
             }
         case .cancel(let transfer, let reason):
