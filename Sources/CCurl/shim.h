@@ -33,9 +33,7 @@ static inline CURLcode afcurl_easy_getinfo_off_t(CURL *h, CURLINFO i, curl_off_t
 static inline CURLcode afcurl_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode afcurl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode afcurl_easy_getinfo_slist(CURL *h, CURLINFO i, struct curl_slist **v) { return curl_easy_getinfo(h, i, v); }
-static inline CURLcode afcurl_easy_getinfo_certinfo(CURL *h, struct curl_certinfo **v) { return curl_easy_getinfo(h, CURLINFO_CERTINFO, v); }
 
-static inline CURLMcode afcurl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 static inline CURLSHcode afcurl_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return curl_share_setopt(s, o, v); }
 
 static inline curl_version_info_data *afcurl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
@@ -45,7 +43,6 @@ static inline unsigned long afcurl_auth_digest(void) { return CURLAUTH_DIGEST; }
 static inline int afcurl_pause_all(void) { return CURLPAUSE_ALL; }
 static inline int afcurl_pause_cont(void) { return CURLPAUSE_CONT; }
 static inline size_t afcurl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
-static inline size_t afcurl_writefunc_error(void) { return 0xFFFFFFFF; }
 static inline long afcurl_http_version(int which) {
     switch (which) {
     case 10: return CURL_HTTP_VERSION_1_0;

@@ -33,7 +33,7 @@ import Testing
             index = end
         }
         #expect(options.count > 70)
-        let documents = [("man/af.1", committed("man/af.1")?.replacingAll("\\-", with: "-"))] + Completions.files.map { ("completions/" + $0.name, committed("completions/" + $0.name)) }
+        let documents = [("man/af.1", committed("man/af.1")?.replacing("\\-", with: "-"))] + Completions.files.map { ("completions/" + $0.name, committed("completions/" + $0.name)) }
         for (path, text) in documents {
             let text = try #require(text, "\(path) is missing")
             for option in options where !option.hasPrefix("no-") {

@@ -92,8 +92,8 @@ import Testing
         let theme = Theme.auto
         let input = #"{ "a" : [1, true] }"#
         let output = String(decoding: try Self.format(Array(input.utf8), chunk: 3, style: .init(theme: theme, colorsOnly: true)), as: UTF8.self)
-        let stripped = output.replacingAll(Theme.reset, with: "").replacingAll(theme.key, with: "").replacingAll(theme.number, with: "")
-            .replacingAll(theme.boolean, with: "")
+        let stripped = output.replacing(Theme.reset, with: "").replacing(theme.key, with: "").replacing(theme.number, with: "")
+            .replacing(theme.boolean, with: "")
         #expect(stripped == input)
         #expect(output.contains(theme.key + "\"a\"" + Theme.reset))
     }

@@ -39,7 +39,7 @@ import Testing
         let help = HelpText.help(width: 200)
         #expect(help.contains(spec.usage), "--help lacks \(spec.usage)")
         #expect(help.contains(spec.help), "--help lacks the text of --\(long)")
-        let man = ManPage.render().replacingAll("\\-", with: "-")
+        let man = ManPage.render().replacing("\\-", with: "-")
         #expect(man.contains("--\(long)"), "the man page lacks --\(long)")
         if let note = spec.binding.defaultText { #expect(man.contains("(default \(note)"), "the man page lacks the default of --\(long)") }
         for file in Completions.files {

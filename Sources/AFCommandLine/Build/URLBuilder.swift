@@ -101,7 +101,7 @@ enum URLBuilder {
     /// Form encoding (`application/x-www-form-urlencoded`): like `percentEncode`, with `+`
     /// for spaces.
     static func formEncode(_ text: String) -> String {
-        percentEncode(text).replacingAll("%20", with: "+")
+        percentEncode(text).replacing("%20", with: "+")
     }
 
     private static func hex(_ byte: UInt8) -> String {
@@ -109,21 +109,3 @@ enum URLBuilder {
     }
 }
 
-extension String {
-    /// The string with every occurrence of `target` replaced.
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var out = ""
-        var index = startIndex
-        while index < endIndex {
-            if self[index...].hasPrefix(target) {
-                out += replacement
-                index = self.index(index, offsetBy: target.count)
-            } else {
-                out.append(self[index])
-                index = self.index(after: index)
-            }
-        }
-        return out
-    }
-}

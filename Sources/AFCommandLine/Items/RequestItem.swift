@@ -153,23 +153,6 @@ enum RequestItemParser {
 extension String {
     /// The range of the last occurrence of `needle`.
     func lastRange(of needle: String) -> Range<String.Index>? {
-        guard !needle.isEmpty, needle.count <= count else { return nil }
-        var index = endIndex
-        while index > startIndex {
-            index = self.index(before: index)
-            if self[index...].hasPrefix(needle) { return index..<self.index(index, offsetBy: needle.count) }
-        }
-        return nil
-    }
-
-    /// The range of the first occurrence of `needle`.
-    func firstRange(of needle: String) -> Range<String.Index>? {
-        guard !needle.isEmpty else { return nil }
-        var index = startIndex
-        while index < endIndex {
-            if self[index...].hasPrefix(needle) { return index..<self.index(index, offsetBy: needle.count) }
-            index = self.index(after: index)
-        }
-        return nil
+        needle.isEmpty ? nil : ranges(of: needle).last
     }
 }

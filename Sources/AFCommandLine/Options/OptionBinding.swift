@@ -56,7 +56,7 @@ struct OptionBinding: Sendable {
 
     /// A duration with a default.
     static func seconds(_ path: WritableKeyPath<Settings, Double> & Sendable) -> OptionBinding {
-        OptionBinding(kind: .seconds(positive: false), defaultText: Format.decimal(Settings()[keyPath: path], places: 1).replacingAll(".0", with: ""), sample: "1") {
+        OptionBinding(kind: .seconds(positive: false), defaultText: Format.decimal(Settings()[keyPath: path], places: 1).replacing(".0", with: ""), sample: "1") {
             settings, option throws(CommandFailure) in settings[keyPath: path] = try Settings.seconds(option.value ?? "", option.spelling)
         }
     }
