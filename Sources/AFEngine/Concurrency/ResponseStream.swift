@@ -6,6 +6,7 @@
 /// stream with an error instead of restarting it. Ending the iteration early, or cancelling
 /// the consuming task, cancels the request.
 public struct ResponseStream: AsyncSequence, Sendable {
+    /// A chunk of the body as it arrived.
     public typealias Element = [UInt8]
 
     /// The request behind the stream, for its state, attempts and metrics.
@@ -22,6 +23,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
     /// The head of the response whose body is streamed, once it has arrived.
     public var head: ResponseHead? { sink.head }
 
+    /// Starts reading; one iterator per stream.
     public func makeAsyncIterator() -> Iterator {
         Iterator(base: stream.makeAsyncIterator(), sink: sink, request: request)
     }
@@ -32,6 +34,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
         let sink: StreamingSink
         let request: Request
 
+        /// The next chunk, nil at the end of the body; throws what ended the request.
         public mutating func next() async throws -> [UInt8]? {
             let request = request
             var base = base

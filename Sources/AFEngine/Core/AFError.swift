@@ -32,6 +32,7 @@ public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
         case sessionShutDown
     }
 
+    /// What failed, as af shows it (facts only; callers add advice).
     public var description: String {
         switch self {
         case .invalidRequest(let reason): return reason

@@ -11,6 +11,7 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
         self.rawValue = rawValue
     }
 
+    /// The method as sent.
     public var description: String { rawValue }
 
     /// `GET`.

@@ -20,13 +20,16 @@ package protocol JSONTokenSink {
 
 /// Where and why JSON text is invalid.
 public struct JSONSyntaxError: Error, Sendable, Equatable {
+    /// What is wrong, as a sentence fragment.
     public var message: String
     /// 0-based byte offset of the offending byte.
     public var offset: Int
     /// 1-based line and column, when the text is at hand to count them (see `located(in:)`).
     public var line = 0
+    /// The 1-based column of the failing byte (0 until located).
     public var column = 0
 
+    /// The message with its line and column.
     public var description: String {
         line > 0 ? "\(message) at line \(line), column \(column)" : "\(message) at byte \(offset + 1)"
     }

@@ -9,6 +9,7 @@ public enum JSONValue: Sendable, Equatable {
     case bool(Bool)
     case null
 
+    /// Equal when the structure, key order and every token (number text included) are equal.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.object(let a), .object(let b)): return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
@@ -124,6 +125,7 @@ public enum JSONValue: Sendable, Equatable {
 
     // MARK: Access
 
+    /// The value of the first member named `key`, when this is an object.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
@@ -141,26 +143,31 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// The decoded text, when this is a string.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
+    /// The elements, when this is an array.
     public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
+    /// The members in order (duplicates kept), when this is an object.
     public var objectValue: [(String, JSONValue)]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
+    /// The value, when this is `true` or `false`.
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
+    /// The number exactly as written (`1.10`, `1e400`), when this is a number.
     public var numberText: String? {
         if case .number(let value) = self { return value }
         return nil

@@ -109,6 +109,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
     /// The path and query as they appear on the request line.
     public var target: String { query.map { "\(path)?\($0)" } ?? path }
 
+    /// The URL as it is sent.
     public var description: String { string }
 }
 
