@@ -27,8 +27,8 @@ for tool in dpkg-deb dpkg-shlibdeps strip gzip sha256sum; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is missing; ./install.sh --package installs dpkg-dev and binutils"
 done
 
-version=$(sed -n 's/.*static let current = "\([^"]*\)".*/\1/p' "$here/Sources/AFCommandLine/Build/RequestBuilder.swift")
-[ -n "$version" ] || fail "cannot find af's version in Sources/AFCommandLine/Build/RequestBuilder.swift"
+version=$(sed -n 's/.*static let current = "\([^"]*\)".*/\1/p' "$here/Sources/AFCommandLine/Run/AFVersion.swift")
+[ -n "$version" ] || fail "cannot find af's version in Sources/AFCommandLine/Run/AFVersion.swift"
 deb_arch=$(dpkg --print-architecture)
 machine=$(uname -m)
 mkdir -p "$out"
