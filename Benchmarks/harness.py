@@ -236,6 +236,9 @@ def batch(args):
             (f"af batch --parallel={parallel}", [args.af, "batch", f"--parallel={parallel}", lines]),
             (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
         ]
+        if args.engine_batch and os.path.exists(args.engine_batch):
+            # The same requests through the AFEngine library alone: the engine's share.
+            commands.append(("AFEngine alone (no CLI)", [args.engine_batch, lines, str(parallel)]))
         runs = max(3, args.runs // 30)
         medians, _ = compare(f"{count} GETs of 1 KiB in one process, {parallel} in flight (HTTP/1.1)", commands, runs)
         ratio = medians[commands[0][0]] / medians[commands[1][0]]
@@ -293,6 +296,7 @@ def main():
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--size", type=int, default=1 << 30)
     parser.add_argument("--json-mb", type=int, default=25)
+    parser.add_argument("--engine-batch", help="the EngineBatch program (Benchmarks/EngineBatch), for the batch scenario")
     default_sink = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench", "upload-sink.py")
     parser.add_argument("--sink", default=default_sink if os.path.exists(default_sink) else None,
                         help="upload-sink.py for the second upload comparison (default: ../shared/bench/upload-sink.py)")

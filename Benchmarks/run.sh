@@ -11,6 +11,12 @@ command -v curl >/dev/null || { echo "run.sh: curl is needed (./install.sh --dev
 swift build -c release --static-swift-stdlib --disable-local-rpath --product af \
     -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx" >/dev/null
 swift build -c release --product af-test-server >/dev/null
+extra=()
+if [ "$scenario" = batch ] || [ "$scenario" = all ]; then
+    # The batch scenario's "AFEngine alone" row (Benchmarks/EngineBatch, a separate package).
+    swift build -c release --package-path "$here/Benchmarks/EngineBatch" >/dev/null
+    extra=(--engine-batch "$here/Benchmarks/EngineBatch/.build/release/EngineBatch")
+fi
 log=$(mktemp)
 "$here/.build/release/af-test-server" >"$log" 2>&1 &
 server_pid=$!
@@ -19,4 +25,4 @@ for _ in $(seq 50); do [ -s "$log" ] && break; sleep 0.1; done
 url=$(head -n 1 "$log")
 echo "af:     $("$here/.build/release/af" --version | head -n 1), $(curl --version | head -n 1 | cut -d' ' -f1-2)"
 echo "server: $url on $(nproc) cores"
-python3 "$here/Benchmarks/harness.py" "$scenario" --af "$here/.build/release/af" --server "$url" "$@"
+python3 "$here/Benchmarks/harness.py" "$scenario" --af "$here/.build/release/af" --server "$url" "${extra[@]}" "$@"
