@@ -107,20 +107,11 @@ def start_upload_sink(args, reference, directory):
     sink = args.sink
     if not sink or not os.path.exists(sink):
         return None
-    import socket
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log = os.path.join(directory, "sink.log")
     process = subprocess.Popen([sys.executable, sink, "--port", str(port), "--log", log, "--ref", reference],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        with socket.socket() as client:
-            if client.connect_ex(("127.0.0.1", port)) == 0:
-                return process, f"http://127.0.0.1:{port}", log
-        time.sleep(0.05)
-    process.kill()
-    return None
+    return (process, f"http://127.0.0.1:{port}", log) if wait_for_port(process, port) else None
 
 
 def upload_commands(af, url, path, multipart):
@@ -191,6 +182,26 @@ def write_lines(path, lines):
         handle.write("\n".join(lines) + "\n")
 
 
+def free_port():
+    """A TCP port nothing listens on now."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(process, port):
+    """Waits up to 5 s for `process` to listen on `port`; kills it and returns False if not."""
+    import socket
+    for _ in range(100):
+        with socket.socket() as client:
+            if client.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.05)
+    process.kill()
+    return False
+
+
 def start_nghttpd(directory):
     """Starts nghttpd with a throw-away certificate on a free port; returns (process, port, CA path) or None."""
     nghttpd = shutil.which("nghttpd") or ("/usr/sbin/nghttpd" if os.path.exists("/usr/sbin/nghttpd") else None)
@@ -199,18 +210,9 @@ def start_nghttpd(directory):
     key, cert = os.path.join(directory, "key.pem"), os.path.join(directory, "cert.pem")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
                     "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
-    import socket
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen([nghttpd, "-d", directory, str(port), key, cert], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        with socket.socket() as client:
-            if client.connect_ex(("127.0.0.1", port)) == 0:
-                return process, port, cert
-        time.sleep(0.05)
-    process.kill()
-    return None
+    return (process, port, cert) if wait_for_port(process, port) else None
 
 
 def start_tls_test_server(af):

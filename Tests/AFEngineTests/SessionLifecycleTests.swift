@@ -44,11 +44,12 @@ import Testing
             // Half are shut down explicitly, half are just dropped.
             if index.isMultiple(of: 2) { session.shutdown() }
         }
-        // Other suites run in parallel in this process and start threads of their own, so
-        // allow a little slack; a leak here would be a thousand threads and connections.
-        let after = Self.settledCounts(atMost: (before.threads + 8, before.descriptors + 16))
-        #expect(after.threads <= before.threads + 8, "threads: \(before.threads) before, \(after.threads) after")
-        #expect(after.descriptors <= before.descriptors + 16, "descriptors: \(before.descriptors) before, \(after.descriptors) after")
+        // Other suites run in parallel in this process and start threads and connections of
+        // their own (test servers, sessions, slow routes), so the bound leaves room for them;
+        // a leak here would be a thousand threads and a thousand connections.
+        let after = Self.settledCounts(atMost: (before.threads + 64, before.descriptors + 128))
+        #expect(after.threads <= before.threads + 64, "threads: \(before.threads) before, \(after.threads) after")
+        #expect(after.descriptors <= before.descriptors + 128, "descriptors: \(before.descriptors) before, \(after.descriptors) after")
     }
 
     @Test func shutdownCancelsWhatIsInFlightAndRefusesNewRequests() {

@@ -17,16 +17,7 @@ import Testing
     }()
 
     private func run(_ arguments: [String]) throws -> (output: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(Self.binary, "af-example-pinned-get was not built next to the tests"))
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (String(decoding: output, as: UTF8.self), process.terminationStatus)
+        try Command.run(try #require(Self.binary, "af-example-pinned-get was not built next to the tests"), arguments)
     }
 
     @Test func getsWithARetryPolicyAndAPinnedKeyAndPrintsMetrics() throws {

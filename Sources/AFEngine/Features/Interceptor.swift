@@ -104,41 +104,24 @@ public struct Interceptor: RequestInterceptor {
     }
 
     public func retry(_ request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
-        Self.retry(request, dueTo: error, using: retriers[...], completion: completion)
+        Self.firstAnswer(from: retriers[...], ask: { retrier, done in retrier.retry(request, dueTo: error, completion: done) }, completion: completion)
     }
 
     public func retry(_ request: Request, after response: ResponseHead, completion: @escaping @Sendable (RetryResult) -> Void) {
-        Self.retry(request, after: response, using: retriers[...], completion: completion)
+        Self.firstAnswer(from: retriers[...], ask: { retrier, done in retrier.retry(request, after: response, completion: done) }, completion: completion)
     }
 
-    private static func retry(
-        _ request: Request,
-        after response: ResponseHead,
-        using pending: ArraySlice<any RequestRetrier>,
+    /// Asks the retriers in order; the first answer other than `doNotRetry` wins.
+    private static func firstAnswer(
+        from pending: ArraySlice<any RequestRetrier>,
+        ask: @escaping @Sendable (any RequestRetrier, @escaping @Sendable (RetryResult) -> Void) -> Void,
         completion: @escaping @Sendable (RetryResult) -> Void
     ) {
         guard let retrier = pending.first else { return completion(.doNotRetry) }
         let rest = pending.dropFirst()
-        retrier.retry(request, after: response) { result in
+        ask(retrier) { result in
             if case .doNotRetry = result {
-                retry(request, after: response, using: rest, completion: completion)
-            } else {
-                completion(result)
-            }
-        }
-    }
-
-    private static func retry(
-        _ request: Request,
-        dueTo error: AFError,
-        using pending: ArraySlice<any RequestRetrier>,
-        completion: @escaping @Sendable (RetryResult) -> Void
-    ) {
-        guard let retrier = pending.first else { return completion(.doNotRetry) }
-        let rest = pending.dropFirst()
-        retrier.retry(request, dueTo: error) { result in
-            if case .doNotRetry = result {
-                retry(request, dueTo: error, using: rest, completion: completion)
+                firstAnswer(from: rest, ask: ask, completion: completion)
             } else {
                 completion(result)
             }
