@@ -34,24 +34,6 @@ import Glibc
 
     // MARK: Numbers that used to trap
 
-    @Test(arguments: [
-        (["--timeout=1e30"], "--timeout: expected a number of seconds from 0 to 2000000"),
-        (["--timeout=9223372036854775"], "--timeout: expected a number of seconds from 0 to 2000000"),
-        (["--connect-timeout=1e30"], "--connect-timeout"),
-        (["--max-filesize=8589934592G"], "--max-filesize: sizes go up to"),
-        (["--retry=1", "--retry-delay=1e30", "--retry-max-delay=1e30"], "--retry-delay"),
-        (["--retry=9223372036854775807", "--retry-max-time=0"], "--retry: expected a whole number from 0 to 1000000"),
-        (["--retry-backoff=1e300"], "--retry-backoff: expected a factor from 1 to 100"),
-        (["--timeout=nan"], "--timeout"),
-    ])
-    func hugeNumbersAreUsageErrors(arguments: [String], message: String) {
-        for extra in [[], ["--offline"], ["--curl"]] {
-            let result = AF.run(arguments + extra + [server.url("/get")])
-            expectOneError(result, status: 64, containing: message)
-        }
-        #expect(server.hits("/get") == 0)
-    }
-
     @Test func hugeNumbersInTheConfigFileNameTheFile() throws {
         let config = try TemporaryDirectory.make(prefix: "af-config")
         try #"{"default_options": ["--timeout=1e30"]}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
