@@ -22,11 +22,11 @@ private final class ChainProbe: TransferDelegate {
     private let latch = Latch()
     private let outcome = Protected<TransferOutcome?>(nil)
 
-    func transfer(_ transfer: Transfer, emit event: RequestEvent.Kind) {}
+    func transfer(_ transfer: any AttemptHandle, emit event: RequestEvent.Kind) {}
 
-    func transfer(_ transfer: Transfer, routeFor head: ResponseHead) -> BodyRoute { .preview }
+    func transfer(_ transfer: any AttemptHandle, routeFor head: ResponseHead) -> BodyRoute { .preview }
 
-    func transfer(_ transfer: Transfer, didFinish outcome: TransferOutcome) {
+    func transfer(_ transfer: any AttemptHandle, didFinish outcome: TransferOutcome) {
         self.outcome.write { $0 = outcome }
         latch.open()
     }

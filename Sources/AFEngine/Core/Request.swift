@@ -33,7 +33,7 @@ public final class Request: Sendable, TransferDelegate {
         var attempts: [Attempt] = []
         var redirects: [RedirectRecord] = []
         var retryCount = 0
-        var transfer: Transfer?
+        var transfer: (any AttemptHandle)?
         /// `transfer` was built while the request was suspended (during adaptation) and is
         /// held back until `resume()`.
         var transferHeld = false
@@ -126,7 +126,7 @@ public final class Request: Sendable, TransferDelegate {
     /// Starts the request, or continues it after `suspend()`.
     @discardableResult
     public func resume() -> Self {
-        enum Action { case none, start, add(Transfer), unpause(Transfer) }
+        enum Action { case none, start, add(any AttemptHandle), unpause(any AttemptHandle) }
         if session.isShutDown, mutable.read({ $0.state == .initialized }) {
             endWithoutTransfer(.cancelled(.sessionShutDown))
             return self
@@ -155,10 +155,10 @@ public final class Request: Sendable, TransferDelegate {
         case .add(let transfer):
             emit(.resumed)
             emit(.attemptStarted(attempt: transfer.attempt, hop: transfer.hop, method: transfer.description.method, url: transfer.description.url))
-            session.driver.submit(.add(transfer, session.share))
+            transfer.start()
         case .unpause(let transfer):
             emit(.resumed)
-            session.driver.submit(.unpause(transfer))
+            transfer.unpause()
         }
         return self
     }
@@ -166,14 +166,14 @@ public final class Request: Sendable, TransferDelegate {
     /// Pauses the running transfer, or holds back the next attempt.
     @discardableResult
     public func suspend() -> Self {
-        let transfer = mutable.write { state -> Transfer?? in
+        let transfer = mutable.write { state -> (any AttemptHandle)?? in
             guard state.state.canTransition(to: .suspended) else { return .none }
             state.state = .suspended
             return .some(state.transferHeld ? nil : state.transfer)
         }
         guard let transfer else { return self }
         emit(.suspended)
-        if let transfer { session.driver.submit(.pause(transfer)) }
+        if let transfer { transfer.pause() }
         return self
     }
 
@@ -181,7 +181,7 @@ public final class Request: Sendable, TransferDelegate {
     /// `AFError.cancelled(reason)` and keeps every attempt made so far.
     @discardableResult
     public func cancel(_ reason: AFError.Cancellation = .explicitly) -> Self {
-        let transfer = mutable.write { state -> Transfer?? in
+        let transfer = mutable.write { state -> (any AttemptHandle)?? in
             guard state.state.canTransition(to: .cancelled) else { return .none }
             state.state = .cancelled
             state.cancellation = reason
@@ -196,7 +196,7 @@ public final class Request: Sendable, TransferDelegate {
         guard let transfer else { return self }
         emit(.cancelled(reason))
         if let transfer {
-            session.driver.submit(.cancel(transfer, reason))
+            transfer.cancel(reason)
         } else {
             session.async { self.complete(error: .cancelled(reason)) }
         }
@@ -240,11 +240,11 @@ public final class Request: Sendable, TransferDelegate {
     private func launch(_ description: RequestDescription, attempt number: Int, hop: Int) {
         assertOnTransferThread()
         emit(.adapted(attempt: number, description))
-        let transfer: Transfer
+        let transfer: any AttemptHandle
         do {
             let url = try HTTPURL(parsing: description.url, pathAsIs: description.options.pathAsIs)
             let trust = try session.trustEvaluator(for: url)
-            transfer = try Transfer(description: description, attempt: number, hop: hop, trust: trust, parsedURL: url, delegate: self)
+            transfer = try session.transport.makeAttempt(description, url: url, attempt: number, hop: hop, trust: trust, session: session, delegate: self)
         } catch {
             return attemptFailedEarly(description, attempt: number, hop: hop, error: error)
         }
@@ -265,7 +265,7 @@ public final class Request: Sendable, TransferDelegate {
         }
         guard next == .add else { return }
         emit(.attemptStarted(attempt: number, hop: hop, method: description.method, url: description.url))
-        session.driver.submit(.add(transfer, session.share))
+        transfer.start()
     }
 
     private func attemptFailedEarly(_ description: RequestDescription, attempt number: Int, hop: Int, error: AFError) {
@@ -279,19 +279,19 @@ public final class Request: Sendable, TransferDelegate {
 
     // MARK: TransferDelegate
 
-    func transfer(_ transfer: Transfer, emit event: RequestEvent.Kind) {
+    func transfer(_ transfer: any AttemptHandle, emit event: RequestEvent.Kind) {
         emit(event)
     }
 
-    func transfer(_ transfer: Transfer, routeFor head: ResponseHead) -> BodyRoute {
+    func transfer(_ transfer: any AttemptHandle, routeFor head: ResponseHead) -> BodyRoute {
         session.configuration.redirectPolicy.shouldFollow(head) ? .preview : .sink(sink)
     }
 
-    func transfer(_ transfer: Transfer, didFinish outcome: TransferOutcome) {
+    func transfer(_ transfer: any AttemptHandle, didFinish outcome: TransferOutcome) {
         session.async { self.handle(outcome, of: transfer) }
     }
 
-    private func handle(_ outcome: TransferOutcome, of transfer: Transfer) {
+    private func handle(_ outcome: TransferOutcome, of transfer: any AttemptHandle) {
         assertOnTransferThread()
         var attempt = Attempt(
             number: transfer.attempt, hop: transfer.hop, method: transfer.description.method,

@@ -33,6 +33,8 @@ public final class Session: Sendable {
     /// What the session was made with.
     public let configuration: Configuration
     let driver: TransferDriver
+    /// What carries each attempt: libcurl, unless a test gives another.
+    let transport: any AttemptTransport
     /// This session's cookies and DNS cache.
     let share = ShareHandle()
     let monitor: CompositeEventMonitor
@@ -57,6 +59,17 @@ public final class Session: Sendable {
         self.configuration = configuration
         driver = TransferDriver()
         driver.retain()
+        transport = CurlTransport()
+        monitor = CompositeEventMonitor(configuration.eventMonitors)
+    }
+
+    /// A session whose attempts go through `transport` (an in-memory one in tests): the
+    /// request logic runs on the session's thread exactly as with libcurl.
+    init(configuration: Configuration, transport: any AttemptTransport) {
+        self.configuration = configuration
+        driver = TransferDriver()
+        driver.retain()
+        self.transport = transport
         monitor = CompositeEventMonitor(configuration.eventMonitors)
     }
 
@@ -70,6 +83,7 @@ public final class Session: Sendable {
         self.configuration = configuration
         driver = other.driver
         driver.retain()
+        transport = other.transport
         monitor = CompositeEventMonitor(configuration.eventMonitors)
     }
 

@@ -5,10 +5,10 @@ import Glibc
 
 /// How a transfer reports to the request that started it.
 protocol TransferDelegate: AnyObject, Sendable {
-    func transfer(_ transfer: Transfer, emit event: RequestEvent.Kind)
+    func transfer(_ transfer: any AttemptHandle, emit event: RequestEvent.Kind)
     /// Decides where the body of a response goes once its head is known.
-    func transfer(_ transfer: Transfer, routeFor head: ResponseHead) -> BodyRoute
-    func transfer(_ transfer: Transfer, didFinish outcome: TransferOutcome)
+    func transfer(_ transfer: any AttemptHandle, routeFor head: ResponseHead) -> BodyRoute
+    func transfer(_ transfer: any AttemptHandle, didFinish outcome: TransferOutcome)
 }
 
 /// Where the body of a response goes.
@@ -35,8 +35,28 @@ struct TransferOutcome: Sendable {
 ///
 /// Created on the session's transfer thread and confined to it; the driver runs
 /// every callback; that confinement is why it is `@unchecked Sendable`.
-final class Transfer: @unchecked Sendable {
+final class Transfer: AttemptHandle, @unchecked Sendable {
     static let previewLimit = 16 * 1024
+
+    /// The driver and share handle the attempt runs on (set by `CurlTransport`).
+    private var driver: TransferDriver?
+    private var share: ShareHandle?
+
+    func attach(driver: TransferDriver, share: ShareHandle) {
+        self.driver = driver
+        self.share = share
+    }
+
+    func start() {
+        guard let driver, let share else { return }
+        driver.submit(.add(self, share))
+    }
+
+    func pause() { driver?.submit(.pause(self)) }
+
+    func unpause() { driver?.submit(.unpause(self)) }
+
+    func cancel(_ reason: AFError.Cancellation) { driver?.submit(.cancel(self, reason)) }
 
     let description: RequestDescription
     let url: HTTPURL

@@ -1,0 +1,72 @@
+@testable import AFEngine
+import AFTestSupport
+import Foundation
+import Testing
+
+/// Request logic over the in-memory transport: no sockets, no server.
+@Suite struct RequestLogicTests {
+    private static func session(_ transport: InMemoryTransport, _ configuration: Session.Configuration = .init()) -> Session {
+        Session(configuration: configuration, transport: transport)
+    }
+
+    @Test func retriesFollowThePolicyUntilASuccess() {
+        let transport = InMemoryTransport { _, number in number < 3 ? .response(status: 503) : .response(status: 200, body: Array("ok".utf8)) }
+        let session = Self.session(transport, .init(interceptor: Interceptor(retriers: [RetryPolicy(retryLimit: 3, delayScale: 0.001)])))
+        let response = session.request(RequestDescription(url: "http://example.test/a")).run()
+        #expect(response.status == 200)
+        #expect(response.attempts.map { $0.response?.status } == [503, 503, 200])
+        #expect(response.attempts.dropLast().allSatisfy { $0.retryDelay != nil })
+        #expect(transport.attempts.count == 3)
+    }
+
+    @Test func transportFailuresAreRetriedAndTheLastOneReported() {
+        let refused = AFError.transport(TransportFailure(kind: .connectionRefused, message: "connection refused by example.test:80"))
+        let transport = InMemoryTransport { _, _ in .failure(refused) }
+        let session = Self.session(transport, .init(interceptor: Interceptor(retriers: [RetryPolicy(retryLimit: 2, delayScale: 0.001)])))
+        let response = session.request(RequestDescription(url: "http://example.test/a")).run()
+        #expect(response.error == refused)
+        #expect(response.attempts.count == 3)
+    }
+
+    @Test func postIsNotRetriedByDefault() {
+        let transport = InMemoryTransport { _, _ in .response(status: 503) }
+        let session = Self.session(transport, .init(interceptor: Interceptor(retriers: [RetryPolicy(retryLimit: 3, delayScale: 0.001)])))
+        let response = session.request(RequestDescription(method: .post, url: "http://example.test/a")).run()
+        #expect(response.status == 503)
+        #expect(transport.attempts.count == 1)
+    }
+
+    @Test func redirectsAcrossOriginsDropCredentialsAndChangeTheMethod() {
+        let transport = InMemoryTransport { description, _ in
+            description.url.hasPrefix("http://one.test/")
+                ? .response(status: 302, headers: [("Location", "http://two.test/next")], body: Array("moved".utf8))
+                : .response(status: 200, body: Array("here".utf8))
+        }
+        let session = Self.session(transport, .init(redirectPolicy: RedirectPolicy(follow: true, maxRedirects: 5)))
+        var description = RequestDescription(method: .post, url: "http://one.test/start", body: .bytes(Array("x=1".utf8)))
+        description.headers.add(name: .authorization, value: "Bearer secret")
+        let sink = MemorySink()
+        let response = session.request(description, sink: sink).run()
+        #expect(response.status == 200)
+        #expect(sink.bytes == Array("here".utf8), "only the final body reaches the sink")
+        #expect(response.redirects.count == 1)
+        let second = transport.attempts[1]
+        #expect(second.url == "http://two.test/next")
+        #expect(second.method == .get, "302 after POST continues as GET")
+        #expect(second.headers.value(for: .authorization) == nil, "credentials never cross to another origin")
+    }
+
+    @Test func aRedirectLoopStopsAtTheLimit() {
+        let transport = InMemoryTransport { _, number in .response(status: 302, headers: [("Location", "/loop/\(number)")]) }
+        let session = Self.session(transport, .init(redirectPolicy: RedirectPolicy(follow: true, maxRedirects: 3)))
+        let response = session.request(RequestDescription(url: "http://example.test/loop/0")).run()
+        #expect(response.error == .tooManyRedirects(limit: 3))
+        #expect(transport.attempts.count == 4)
+    }
+
+    @Test func validationFailuresEndTheRequest() {
+        let transport = InMemoryTransport { _, _ in .response(status: 404) }
+        let response = Self.session(transport).request(RequestDescription(url: "http://example.test/missing"), validation: StatusValidation(acceptable: [200...299])).run()
+        #expect(response.error == .responseValidationFailed(status: 404, reason: "Not Found"))
+    }
+}
