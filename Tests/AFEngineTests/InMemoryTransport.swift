@@ -7,6 +7,8 @@ final class InMemoryTransport: AttemptTransport, @unchecked Sendable {
     /// What one attempt gets.
     enum Reply: Sendable {
         case response(status: Int, headers: [(String, String)] = [], body: [UInt8] = [])
+        /// The head and part of the body, then the connection breaks.
+        case truncated(status: Int, headers: [(String, String)], body: [UInt8])
         case failure(AFError)
     }
 
@@ -78,27 +80,36 @@ final class ScriptedAttempt: AttemptHandle, @unchecked Sendable {
         case .failure(let error):
             finish(head: nil, preview: [], error: error)
         case .response(let status, let headers, let body):
-            var fields = HTTPHeaders()
-            for (name, value) in headers { fields.add(name: HTTPHeaders.Name(name), value: value) }
-            let head = ResponseHead(status: status, reason: HTTPStatus.phrase(for: status), httpVersion: "HTTP/1.1", headers: fields)
-            delegate.transfer(self, emit: .responseHead(attempt: attempt, head))
-            var preview: [UInt8] = []
-            var failure: AFError?
-            switch delegate.transfer(self, routeFor: head) {
-            case .sink(let sink):
-                do throws(AFError) {
-                    try sink.open(head, attempt: attempt)
-                    try body.withBytes { bytes throws(AFError) in try sink.write(bytes) }
-                } catch {
-                    failure = error
-                }
-            case .preview:
-                preview = body
-            case .refuse(let error):
+            respond(status: status, headers: headers, body: body, brokenAfterBody: false)
+        case .truncated(let status, let headers, let body):
+            respond(status: status, headers: headers, body: body, brokenAfterBody: true)
+        }
+    }
+
+    private func respond(status: Int, headers: [(String, String)], body: [UInt8], brokenAfterBody: Bool) {
+        var fields = HTTPHeaders()
+        for (name, value) in headers { fields.add(name: HTTPHeaders.Name(name), value: value) }
+        let head = ResponseHead(status: status, reason: HTTPStatus.phrase(for: status), httpVersion: "HTTP/1.1", headers: fields)
+        delegate.transfer(self, emit: .responseHead(attempt: attempt, head))
+        var preview: [UInt8] = []
+        var failure: AFError?
+        switch delegate.transfer(self, routeFor: head) {
+        case .sink(let sink):
+            do throws(AFError) {
+                try sink.open(head, attempt: attempt)
+                try body.withBytes { bytes throws(AFError) in try sink.write(bytes) }
+            } catch {
                 failure = error
             }
-            finish(head: head, preview: preview, error: failure)
+        case .preview:
+            preview = body
+        case .refuse(let error):
+            failure = error
         }
+        if brokenAfterBody, failure == nil {
+            failure = .transport(TransportFailure(kind: .truncatedBody, message: "the connection to \(url.authority) broke during the response body"))
+        }
+        finish(head: head, preview: preview, error: failure)
     }
 
     private func finish(head: ResponseHead?, preview: [UInt8], error: AFError?) {

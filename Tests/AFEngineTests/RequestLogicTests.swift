@@ -70,3 +70,44 @@ import Testing
         #expect(response.error == .responseValidationFailed(status: 404, reason: "Not Found"))
     }
 }
+
+/// Downloads and trust decisions over the in-memory transport.
+@Suite struct DownloadAndTrustLogicTests {
+    @Test func aBrokenDownloadResumesWithARangeAndGetsItsServerName() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-logic-dl")
+        let whole = Array("0123456789".utf8)
+        let transport = InMemoryTransport { description, number in
+            if number == 1 {
+                return .truncated(status: 200, headers: [("Content-Length", "10"), ("ETag", "\"v1\""),
+                                                         ("Content-Disposition", "attachment; filename=\"../report.txt\"")], body: Array(whole[0..<4]))
+            }
+            guard description.headers.value(for: .range) == "bytes=4-", description.headers.value(for: .ifRange) == "\"v1\"" else {
+                return .response(status: 400)
+            }
+            return .response(status: 206, headers: [("Content-Range", "bytes 4-9/10"), ("ETag", "\"v1\"")], body: Array(whole[4...]))
+        }
+        let sink = try DownloadSink(configuration: .init(directory: directory, requestURL: "http://example.test/files/1"))
+        let session = Session(configuration: .init(interceptor: Interceptor(
+            adapters: [DownloadResumer(sink: sink)], retriers: [RetryPolicy(retryLimit: 2, delayScale: 0.001)]
+        )), transport: transport)
+        let response = session.request(RequestDescription(url: "http://example.test/files/1"), sink: sink,
+                                       validation: StatusValidation(acceptable: [200...299])).run()
+        #expect(response.error == nil, "\(String(describing: response.error))")
+        #expect(transport.attempts.count == 2)
+        let report = try #require(sink.report)
+        #expect(report.path == directory + "/report.txt", "the server's name, reduced to a base name")
+        #expect(FileManager.default.contents(atPath: report.path).map { [UInt8]($0) } == whole)
+    }
+
+    @Test func aHostTheTrustPolicyDoesNotCoverFailsBeforeAnyAttempt() {
+        let transport = InMemoryTransport { _, _ in .response(status: 200) }
+        let manager = ServerTrustManager(allHostsMustBeEvaluated: true, evaluators: ["api.example.test": DefaultTrustEvaluator()])
+        let session = Session(configuration: .init(trustManager: manager), transport: transport)
+        let response = session.request(RequestDescription(url: "https://other.example.test/")).run()
+        #expect(response.error?.transportFailure?.kind == .tls)
+        #expect(transport.attempts.isEmpty)
+        let allowed = session.request(RequestDescription(url: "https://api.example.test/")).run()
+        #expect(allowed.status == 200)
+        #expect(transport.attempts.count == 1)
+    }
+}
