@@ -31,8 +31,23 @@ enum InProcessAF {
         environment.stdout = stdout
         environment.stderr = stderr
         let status = AFCommand.run(environment)
-        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-        return Result(status: status, out: out, err: err)
+        return Result(status: status, out: readAll(outPath), err: readAll(errPath))
+    }
+
+    /// The file's text, read with plain POSIX calls (Foundation's reader leaks a block per
+    /// small file under LeakSanitizer).
+    private static func readAll(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
