@@ -66,32 +66,16 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
     }
 
+    /// A copy of a FIFO or device on disk, unlinked at once, so that it can be read twice.
     private static func spool(_ fd: Int32, name: String, temporaryDirectory: String) throws(CommandFailure) -> Int32 {
         defer { close(fd) }
-        let (copy, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-batch-lines").mapError { failure in
-            CommandFailure("cannot create a temporary file in '\(temporaryDirectory)' to hold '\(Quote.argument(name))': \(failure.description)", exitCode: ExitStatus.output)
-        }.get()
-        unlink(path)
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { break }
-            if count < 0 {
-                let code = errno
-                if code == EINTR, CommandFailure.interrupted(whileReading: name) == nil { continue }
-                close(copy)
-                throw CommandFailure.interrupted(whileReading: name)
-                    ?? CommandFailure("cannot read the batch file '\(Quote.argument(name))': \(POSIXFailure(code: code).description)", exitCode: ExitStatus.noInput)
-            }
-            let written = buffer.withUnsafeBytes { FileIO.writeAll(copy, UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-            if written != 0 {
-                close(copy)
-                throw CommandFailure("cannot copy '\(Quote.argument(name))' to '\(temporaryDirectory)': \(POSIXFailure(code: written).description)", exitCode: ExitStatus.output)
-            }
+        guard let (path, _) = try StandardInput.spool(fd, temporaryDirectory: temporaryDirectory, source: "the batch file '\(Quote.argument(name))'") else {
+            return Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
         }
-        guard lseek(copy, 0, SEEK_SET) == 0 else {
-            close(copy)
-            throw CommandFailure("cannot read back the copy of '\(Quote.argument(name))'", exitCode: ExitStatus.output)
+        defer { unlink(path) }
+        let copy = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard copy >= 0 else {
+            throw CommandFailure("cannot read back the copy of '\(Quote.argument(name))': \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.output)
         }
         return copy
     }
@@ -117,7 +101,7 @@ final class StreamedLines: BatchLineSource, Sendable {
     func start(fd: Int32, name: String, delivery: Session, arrived: @escaping @Sendable () -> Void) {
         let state = state
         let space = space
-        Thread.detached {
+        BackgroundWork.run {
             let reader = LineReader(fd: fd, name: name)
             while true {
                 let line: BatchLine?
