@@ -49,13 +49,16 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
-    @Test func noPromptWithoutATerminal() {
+    @Test func noPromptWithoutATerminal() throws {
+        let scratch = try TemporaryDirectory.make(prefix: "af-noprompt")
         for stdin in [StandardInput.null, .bytes(Array("pw\n".utf8))] {
-            let result = AF.run(["-a", "ada", server.url("/basic-auth/ada/pw")], stdin: stdin)
+            let result = AF.run(["-a", "ada", server.url("/basic-auth/ada/pw")], stdin: stdin, environment: ["TMPDIR": scratch])
             #expect(result.status == 64)
             #expect(result.err == "af: error: no password for 'ada' and standard input is not a terminal to ask on; give -a ada:PASSWORD\n")
         }
         #expect(server.requests.isEmpty)
+        // Standard input read (and spooled) before the error is not left on disk.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
     }
 
     @Test func netrcIsUsedUnlessIgnoredAndLookedUpPerHost() throws {

@@ -67,40 +67,47 @@ enum RequestBuilder {
         }
         let applicable = session.flatMap { $0.applies(to: url) ? $0 : nil }
         let body = try BodyBuilder.build(items: items, settings: settings, environment: environment)
-        let method = HTTPMethod(rawValue: explicitMethod ?? (body.body.isEmpty ? "GET" : "POST"))
+        // Standard input may already be spooled to a temporary file: a failure from here on
+        // removes it rather than leaving the user's data behind.
+        do throws(CommandFailure) {
+            let method = HTTPMethod(rawValue: explicitMethod ?? (body.body.isEmpty ? "GET" : "POST"))
 
-        var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
-        var options = try transferOptions(settings)
-        try frameBody(&headers, options: &options, body: body, method: method)
-        var challenge: Credentials?
-        let given = try Authentication.credentials(settings: settings, url: parsed, environment: environment)
-        if let credentials = given ?? (settings.authCmd == nil ? applicable?.auth : nil) {
-            switch credentials.scheme {
-            case .digest:
-                challenge = credentials
-            case .basic, .bearer:
-                if !headers.contains(.authorization) {
-                    headers.add(name: .authorization, value: Authentication.headerValue(for: credentials))
+            var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
+            var options = try transferOptions(settings)
+            try frameBody(&headers, options: &options, body: body, method: method)
+            var challenge: Credentials?
+            let given = try Authentication.credentials(settings: settings, url: parsed, environment: environment)
+            if let credentials = given ?? (settings.authCmd == nil ? applicable?.auth : nil) {
+                switch credentials.scheme {
+                case .digest:
+                    challenge = credentials
+                case .basic, .bearer:
+                    if !headers.contains(.authorization) {
+                        headers.add(name: .authorization, value: Authentication.headerValue(for: credentials))
+                    }
                 }
             }
+            let description = RequestDescription(
+                method: method,
+                url: url.string,
+                headers: headers,
+                suppressedHeaders: suppressed,
+                body: body.body,
+                challengeCredentials: challenge,
+                options: options
+            )
+            let givenHeaders = items.compactMap { item -> HTTPHeader? in
+                if case .header(let name, let value) = item.item { return HTTPHeader(name, value) }
+                return nil
+            }
+            return BuiltRequest(
+                description: description, url: url, body: body, methodWasExplicit: explicitMethod != nil,
+                session: session, givenCredentials: given, givenHeaders: givenHeaders
+            )
+        } catch {
+            for file in body.temporaryFiles { FileSystem.remove(file) }
+            throw error
         }
-        let description = RequestDescription(
-            method: method,
-            url: url.string,
-            headers: headers,
-            suppressedHeaders: suppressed,
-            body: body.body,
-            challengeCredentials: challenge,
-            options: options
-        )
-        let givenHeaders = items.compactMap { item -> HTTPHeader? in
-            if case .header(let name, let value) = item.item { return HTTPHeader(name, value) }
-            return nil
-        }
-        return BuiltRequest(
-            description: description, url: url, body: body, methodWasExplicit: explicitMethod != nil,
-            session: session, givenCredentials: given, givenHeaders: givenHeaders
-        )
     }
 
     /// Default headers, then the user's header items: a user header replaces the default of
