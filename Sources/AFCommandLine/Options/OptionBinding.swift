@@ -22,8 +22,10 @@ struct OptionBinding: Sendable {
     }
 
     let kind: Kind
-    /// The default as help shows it, when the option has one worth showing.
-    let defaultText: String?
+    /// The default as help shows it, read from `Settings()` when docs ask, when the option
+    /// has one worth showing.
+    var defaultText: String? { defaultValue.map { $0(Settings()) } }
+    private let defaultValue: (@Sendable (Settings) -> String)?
     /// A value the parser accepts, for the tests that walk every option.
     let sample: String?
     let store: @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
@@ -44,26 +46,29 @@ struct OptionBinding: Sendable {
 
     /// A flag: on, or off with `--no-NAME`.
     static func flag(_ path: WritableKeyPath<Settings, Bool> & Sendable) -> OptionBinding {
-        OptionBinding(kind: .flag, defaultText: nil, sample: nil) { settings, option throws(CommandFailure) in settings[keyPath: path] = !option.negated }
+        OptionBinding(kind: .flag, defaultValue: nil, sample: nil) { settings, option throws(CommandFailure) in settings[keyPath: path] = !option.negated }
     }
 
     /// A whole number in `range`.
     static func count(_ path: WritableKeyPath<Settings, Int> & Sendable, _ range: ClosedRange<Int> = 0...Settings.maximumCount) -> OptionBinding {
-        OptionBinding(kind: .count(range), defaultText: "\(Settings()[keyPath: path])", sample: "\(range.lowerBound)") { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .count(range), defaultValue: { "\($0[keyPath: path])" }, sample: "\(range.lowerBound)") { settings, option throws(CommandFailure) in
             settings[keyPath: path] = try Settings.count(option.value ?? "", option.spelling, range: range)
         }
     }
 
     /// A duration with a default.
     static func seconds(_ path: WritableKeyPath<Settings, Double> & Sendable) -> OptionBinding {
-        OptionBinding(kind: .seconds(positive: false), defaultText: Format.decimal(Settings()[keyPath: path], places: 1).replacing(".0", with: ""), sample: "1") {
+        OptionBinding(kind: .seconds(positive: false), defaultValue: { settings in
+            let seconds = settings[keyPath: path]
+            return seconds == seconds.rounded() ? "\(Int(seconds))" : Format.decimal(seconds, places: 1)
+        }, sample: "1") {
             settings, option throws(CommandFailure) in settings[keyPath: path] = try Settings.seconds(option.value ?? "", option.spelling)
         }
     }
 
     /// A duration that is off unless given; `positive` refuses 0.
     static func seconds(_ path: WritableKeyPath<Settings, Double?> & Sendable, positive: Bool) -> OptionBinding {
-        OptionBinding(kind: .seconds(positive: positive), defaultText: nil, sample: "1") { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .seconds(positive: positive), defaultValue: nil, sample: "1") { settings, option throws(CommandFailure) in
             let value = option.value ?? ""
             settings[keyPath: path] = positive ? try Settings.positiveSeconds(value, option.spelling) : try Settings.seconds(value, option.spelling)
         }
@@ -71,14 +76,14 @@ struct OptionBinding: Sendable {
 
     /// A size in bytes.
     static func size(_ path: WritableKeyPath<Settings, Int64?> & Sendable) -> OptionBinding {
-        OptionBinding(kind: .size, defaultText: nil, sample: "1K") { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .size, defaultValue: nil, sample: "1K") { settings, option throws(CommandFailure) in
             settings[keyPath: path] = try Settings.size(option.value ?? "", option.spelling)
         }
     }
 
     /// Text, kept as given; `nonEmpty` refuses "".
     static func text(_ path: WritableKeyPath<Settings, String?> & Sendable, nonEmpty: Bool = true, sample: String = "x") -> OptionBinding {
-        OptionBinding(kind: .text(nonEmpty: nonEmpty), defaultText: nil, sample: sample) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .text(nonEmpty: nonEmpty), defaultValue: nil, sample: sample) { settings, option throws(CommandFailure) in
             let value = option.value ?? ""
             settings[keyPath: path] = nonEmpty ? try Settings.nonEmpty(value, option.spelling) : value
         }
@@ -86,7 +91,7 @@ struct OptionBinding: Sendable {
 
     /// Repeatable non-empty text, each occurrence added.
     static func texts(_ path: WritableKeyPath<Settings, [String]> & Sendable, sample: String = "x") -> OptionBinding {
-        OptionBinding(kind: .text(nonEmpty: true), defaultText: nil, sample: sample) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .text(nonEmpty: true), defaultValue: nil, sample: sample) { settings, option throws(CommandFailure) in
             settings[keyPath: path].append(try Settings.nonEmpty(option.value ?? "", option.spelling))
         }
     }
@@ -95,7 +100,7 @@ struct OptionBinding: Sendable {
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
         _ path: WritableKeyPath<Settings, T> & Sendable, _ type: T.Type
     ) -> OptionBinding where T.RawValue == String {
-        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultText: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
             settings[keyPath: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
         }
     }
@@ -104,7 +109,7 @@ struct OptionBinding: Sendable {
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
         _ path: WritableKeyPath<Settings, T?> & Sendable, _ type: T.Type
     ) -> OptionBinding where T.RawValue == String {
-        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultText: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
             settings[keyPath: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
         }
     }
@@ -113,6 +118,6 @@ struct OptionBinding: Sendable {
     static func custom(
         _ kind: Kind = .validated, sample: String?, _ store: @escaping @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
     ) -> OptionBinding {
-        OptionBinding(kind: kind, defaultText: nil, sample: sample, store: store)
+        OptionBinding(kind: kind, defaultValue: nil, sample: sample, store: store)
     }
 }

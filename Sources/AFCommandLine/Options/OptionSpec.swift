@@ -29,10 +29,14 @@ public struct OptionSpec: Sendable {
     public let value: Value
     /// The `--help` and man page section.
     public let group: OptionGroup
-    /// One line for `--help`.
-    public let help: String
+    /// One line for `--help`, with the default and range the binding declares.
+    public var help: String { helpProse + binding.note }
     /// A paragraph for the man page (defaults to `help`).
-    public let details: String
+    public var details: String { (detailsProse ?? helpProse) + binding.note }
+    /// The text as written in the table; the notes are added only when docs are shown,
+    /// not on every start.
+    private let helpProse: String
+    private let detailsProse: String?
     /// What shells complete the value with.
     public let completion: Completion
     /// The value's type, default and where it goes in the settings.
@@ -45,15 +49,13 @@ public struct OptionSpec: Sendable {
         help: String, details: String? = nil, completion: Completion = .none, binding: OptionBinding
     ) {
         self.binding = binding
-        // The default and range come from the declaration, not from the prose.
-        let note = binding.note
         self.id = id
         self.long = long
         self.short = short
         self.value = value
         self.group = group
-        self.help = help + note
-        self.details = (details ?? help) + note
+        helpProse = help
+        detailsProse = details
         self.completion = completion
     }
 

@@ -20,8 +20,10 @@ struct ResponseHeadParser {
     mutating func consume(_ raw: UnsafeRawBufferPointer) -> Step {
         var end = raw.count
         while end > 0, raw[end - 1] == 10 || raw[end - 1] == 13 { end -= 1 }
-        let line = String(decoding: UnsafeRawBufferPointer(rebasing: raw[0..<end]), as: UTF8.self)
-        if line.isEmpty {
+        // Header lines are read as bytes; only a status line, a continuation or an error
+        // needs the whole line as text.
+        let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<end])
+        if bytes.isEmpty {
             guard let code = status else { return .needMore }
             if (100..<200).contains(code) && code != 101 {
                 reset()
@@ -31,13 +33,13 @@ struct ResponseHeadParser {
             reset()
             return .complete(head)
         }
-        if line.hasPrefix("HTTP/") {
+        if bytes.starts(with: "HTTP/".utf8) {
             reset()
-            return parseStatusLine(line)
+            return parseStatusLine(String(decoding: bytes, as: UTF8.self))
         }
         guard status != nil else { return .needMore }
-        if let first = line.first, first == " " || first == "\t" {
-            headers.continueLastValue(with: line.trimmingCharacters(in: " \t"))
+        if bytes[0] == 32 || bytes[0] == 9 {
+            headers.continueLastValue(with: Self.trimmedText(raw, from: 0, to: end))
             return .needMore
         }
         lineCount += 1
@@ -49,6 +51,7 @@ struct ResponseHeadParser {
             )))
         }
         guard let colon = raw[0..<end].firstIndex(of: UInt8(ascii: ":")) else {
+            let line = String(decoding: bytes, as: UTF8.self)
             return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed header line '\(line.prefix(80))'")))
         }
         let name = Self.trimmedText(raw, from: 0, to: colon)
