@@ -182,6 +182,15 @@ def write_lines(path, lines):
         handle.write("\n".join(lines) + "\n")
 
 
+def url_files(directory, name, urls):
+    """Writes `urls` as an af batch file and as a curl config; returns both paths."""
+    lines = os.path.join(directory, f"{name}.txt")
+    write_lines(lines, urls)
+    config = os.path.join(directory, f"{name}.cfg")
+    write_lines(config, [f'url = "{url}"' for url in urls])
+    return lines, config
+
+
 def free_port():
     """A TCP port nothing listens on now."""
     import socket
@@ -229,11 +238,7 @@ def start_tls_test_server(af):
 def batch(args):
     count, parallel = 500, 10
     with tempfile.TemporaryDirectory() as directory:
-        urls = [f"{args.server}/bytes/1024?n={n}" for n in range(count)]
-        lines = os.path.join(directory, "lines.txt")
-        write_lines(lines, urls)
-        config = os.path.join(directory, "curl.cfg")
-        write_lines(config, [f'url = "{url}"' for url in urls])
+        lines, config = url_files(directory, "h1-plain", [f"{args.server}/bytes/1024?n={n}" for n in range(count)])
         commands = [
             (f"af batch --parallel={parallel}", [args.af, "batch", f"--parallel={parallel}", lines]),
             (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
@@ -252,21 +257,16 @@ def batch(args):
         started = start_nghttpd(served)
         tls_server = start_tls_test_server(args.af)
         if started is None or tls_server is None:
+            for server in (started, tls_server):
+                if server is not None:
+                    server[0].kill()
             print("\nHTTP/2 batch skipped: nghttpd (nghttp2-server) or openssl is not installed")
         else:
             process, port, cert = started
             tls_process, tls_url, tls_ca = tls_server
             try:
-                h2urls = [f"https://127.0.0.1:{port}/k.bin?n={n}" for n in range(count)]
-                h2lines = os.path.join(directory, "h2.txt")
-                write_lines(h2lines, h2urls)
-                h2config = os.path.join(directory, "h2.cfg")
-                write_lines(h2config, [f'url = "{url}"' for url in h2urls])
-                h1urls = [f"{tls_url}/bytes/1024?n={n}" for n in range(count)]
-                h1lines = os.path.join(directory, "h1.txt")
-                write_lines(h1lines, h1urls)
-                h1config = os.path.join(directory, "h1.cfg")
-                write_lines(h1config, [f'url = "{url}"' for url in h1urls])
+                h2lines, h2config = url_files(directory, "h2", [f"https://127.0.0.1:{port}/k.bin?n={n}" for n in range(count)])
+                h1lines, h1config = url_files(directory, "h1-tls", [f"{tls_url}/bytes/1024?n={n}" for n in range(count)])
                 commands = [
                     ("af batch, HTTP/2 (nghttpd)", [args.af, "batch", f"--parallel={parallel}", f"--verify={cert}", h2lines]),
                     ("curl -Z, HTTP/1.1 (test server)", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "--http1.1", "--cacert", tls_ca, "-K", h1config]),

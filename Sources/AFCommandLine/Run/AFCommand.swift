@@ -18,7 +18,7 @@ public enum AFCommand {
                 try? stdout.write(HelpText.version)
                 return ExitStatus.success
             }
-            let subcommand = positionals.first.flatMap { ["batch", "pin"].contains($0.text) ? $0.text : nil }
+            let subcommand = positionals.first.flatMap { first in OptionGroup.allCases.contains { $0.subcommand == first.text } ? first.text : nil }
             if let (spelling, owner) = settings.subcommandOption, owner != subcommand {
                 throw CommandFailure.usage(owner == "batch"
                     ? "\(spelling) is an option of af batch: af batch \(spelling)… FILE runs one request per line of FILE"
