@@ -21,6 +21,7 @@ package enum FuzzTargets {
         ("trust-policy", trustPolicy),
         ("netrc", netrc),
         ("markup", markup),
+        ("batch-line", batchLine),
     ]
 
     /// The target called `name`.
@@ -32,6 +33,18 @@ package enum FuzzTargets {
 
     /// One request item per line: parsing never traps, and a JSON body built from the data
     /// items is always valid JSON.
+    /// Lines of an `af batch` file: split with shell quoting and planned as a line's command
+    /// line. Words that split must come back unchanged when quoted again and re-split.
+    static func batchLine(_ data: [UInt8]) {
+        let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(64) {
+            guard let words = try? ShellWords.split(String(line)), !words.isEmpty else { continue }
+            let requoted = words.map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
+            precondition((try? ShellWords.split(requoted)) == words, "batch words do not survive requoting: \(words.prefix(4))")
+            _ = try? planner.plan(words)
+        }
+    }
+
     static func items(_ data: [UInt8]) {
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).prefix(64)
         let builder = NestedJSONBuilder()
