@@ -106,10 +106,10 @@ enum BodyBuilder {
         for item in items {
             switch item.item {
             case .field(let key, let value):
-                try builder.insert(key: key, json: JSONText.quote(value), item: item.argument)
+                try builder.insert(key: key, json: JSONWriter.quoted(value), item: item.argument)
             case .fieldFromFile(let key, let path):
                 let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
-                try builder.insert(key: key, json: JSONText.quote(text), item: item.argument)
+                try builder.insert(key: key, json: JSONWriter.quoted(text), item: item.argument)
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
                 try builder.insert(key: key, json: try validatedJSON(try rawJSON(item), item: item.argument), item: item.argument)
             default:

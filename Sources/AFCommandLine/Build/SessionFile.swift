@@ -94,23 +94,52 @@ struct SessionFile: Sendable {
         return cookies
     }
 
-    /// The JSON text of the session.
+    /// The JSON text of the session: a member per line, a cookie per line.
     var json: String {
-        var lines = ["{", "  \"af_session\": 1,", "  \"host\": \(JSONText.quote(host)),"]
-        lines.append("  \"headers\": [" + headers.map { "[\(JSONText.quote($0.name.rawValue)), \(JSONText.quote($0.value))]" }.joined(separator: ", ") + "],")
-        if let auth {
-            lines.append("  \"auth\": {\"type\": \(JSONText.quote(auth.scheme.rawValue)), \"user\": \(JSONText.quote(auth.user)), \"password\": \(JSONText.quote(auth.password))},")
-        } else {
-            lines.append("  \"auth\": null,")
+        var json = JSONWriter(layout: .indented(2))
+        json.object { json in
+            json.member("af_session") { $0.number(1) }
+            json.member("host") { $0.string(host) }
+            json.member("headers") { json in
+                json.onOneLine { json in
+                    json.array(headers) { json, header in
+                        json.array { json in
+                            json.string(header.name.rawValue)
+                            json.string(header.value)
+                        }
+                    }
+                }
+            }
+            json.key("auth")
+            if let auth {
+                json.onOneLine { json in
+                    json.object { json in
+                        json.member("type") { $0.string(auth.scheme.rawValue) }
+                        json.member("user") { $0.string(auth.user) }
+                        json.member("password") { $0.string(auth.password) }
+                    }
+                }
+            } else {
+                json.null()
+            }
+            json.member("cookies") { json in
+                json.array(cookies) { json, cookie in
+                    json.onOneLine { json in
+                        json.object { json in
+                            json.member("name") { $0.string(cookie.name) }
+                            json.member("value") { $0.string(cookie.value) }
+                            json.member("domain") { $0.string(cookie.domain) }
+                            json.member("include_subdomains") { $0.bool(cookie.includeSubdomains) }
+                            json.member("path") { $0.string(cookie.path) }
+                            json.member("secure") { $0.bool(cookie.secure) }
+                            json.member("http_only") { $0.bool(cookie.httpOnly) }
+                            json.member("expires") { $0.number(cookie.expires) }
+                        }
+                    }
+                }
+            }
         }
-        let cookieLines = cookies.map { cookie in
-            "    {\"name\": \(JSONText.quote(cookie.name)), \"value\": \(JSONText.quote(cookie.value)), \"domain\": \(JSONText.quote(cookie.domain)), "
-                + "\"include_subdomains\": \(cookie.includeSubdomains), \"path\": \(JSONText.quote(cookie.path)), \"secure\": \(cookie.secure), "
-                + "\"http_only\": \(cookie.httpOnly), \"expires\": \(cookie.expires)}"
-        }
-        lines.append("  \"cookies\": [" + (cookieLines.isEmpty ? "" : "\n" + cookieLines.joined(separator: ",\n") + "\n  ") + "]")
-        lines.append("}")
-        return lines.joined(separator: "\n") + "\n"
+        return json.text + "\n"
     }
 
     /// Writes the file atomically (a temporary file renamed over it) with mode 0600,

@@ -52,7 +52,7 @@ package enum FuzzTargets {
             guard let item = try? RequestItemParser.parse(String(line)) else { continue }
             switch item.item {
             case .field(let key, let value):
-                try? builder.insert(key: key, json: JSONText.quote(value), item: item.argument)
+                try? builder.insert(key: key, json: JSONWriter.quoted(value), item: item.argument)
             case .jsonField(let key, let json):
                 guard let valid = try? BodyBuilder.validatedJSON(json, item: item.argument) else { continue }
                 try? builder.insert(key: key, json: valid, item: item.argument)

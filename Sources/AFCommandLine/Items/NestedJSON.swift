@@ -263,30 +263,26 @@ final class NestedJSONBuilder {
     /// The document: `{"a": 1, "b": [true]}`.
     func render() -> String {
         guard let root else { return "{}" }
-        var out = ""
-        Self.render(root, into: &out)
-        return out
+        var json = JSONWriter()
+        Self.render(root, into: &json)
+        return json.text
     }
 
-    private static func render(_ node: Node, into out: inout String) {
+    private static func render(_ node: Node, into json: inout JSONWriter) {
         switch node.kind {
         case .leaf:
-            out += node.leaf
+            json.fragment(node.leaf.utf8)
         case .object:
-            out += "{"
-            for (index, key) in node.keys.enumerated() {
-                if index > 0 { out += ", " }
-                out += JSONText.quote(key) + ": "
-                if let child = node.children[key] { render(child, into: &out) }
+            json.object { json in
+                for key in node.keys {
+                    json.key(key)
+                    if let child = node.children[key] { render(child, into: &json) } else { json.null() }
+                }
             }
-            out += "}"
         case .array:
-            out += "["
-            for (index, item) in node.items.enumerated() {
-                if index > 0 { out += ", " }
-                if let item { render(item, into: &out) } else { out += "null" }
+            json.array(node.items) { json, item in
+                if let item { render(item, into: &json) } else { json.null() }
             }
-            out += "]"
         }
     }
 

@@ -5,29 +5,44 @@ import AFEngine
 enum Report {
     /// The report; `line` (in `af batch`) comes first as `"line": N`.
     static func render(response: Response, body: [UInt8], exitCode: Int32, settings: Settings, line: Int? = nil) -> String {
-        var members: [String] = []
-        if let line { members.append("\"line\": \(line)") }
-        let request = response.finalRequest
-        members.append("\"request\": {\"method\": \(JSONText.quote(request.method.rawValue)), \"url\": \(JSONText.quote(request.url)), \"headers\": \(headers(request.headers))}")
-        if let head = response.head {
-            var fields = [
-                "\"status\": \(head.status)", "\"reason\": \(JSONText.quote(head.displayReason))",
-                "\"http_version\": \(JSONText.quote(head.httpVersion))", "\"headers\": \(headers(head.headers))",
-            ]
-            fields.append("\"body\": \(bodyValue(body, contentType: head.headers.value(for: .contentType)))")
-            members.append("\"response\": {" + fields.joined(separator: ", ") + "}")
-        } else {
-            members.append("\"response\": null")
+        var json = JSONWriter(capacity: 1024 + body.count)
+        json.object { json in
+            if let line { json.member("line") { $0.number(line) } }
+            let request = response.finalRequest
+            json.member("request") { json in
+                json.object { json in
+                    json.member("method") { $0.string(request.method.rawValue) }
+                    json.member("url") { $0.string(request.url) }
+                    json.member("headers") { headers(request.headers, into: &$0) }
+                }
+            }
+            json.key("response")
+            if let head = response.head {
+                json.object { json in
+                    json.member("status") { $0.number(head.status) }
+                    json.member("reason") { $0.string(head.displayReason) }
+                    json.member("http_version") { $0.string(head.httpVersion) }
+                    json.member("headers") { headers(head.headers, into: &$0) }
+                    json.member("body") { bodyValue(body, contentType: head.headers.value(for: .contentType), into: &$0) }
+                }
+            } else {
+                json.null()
+            }
+            json.member("attempts") { $0.array(response.attempts) { attempt($1, into: &$0) } }
+            json.member("redirects") { $0.array(response.redirects) { redirect($1, into: &$0) } }
+            json.key("error")
+            if let error = response.error, exitCode != 0 || !isStatusOnly(error) {
+                let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
+                json.object { json in
+                    json.member("kind") { $0.string(kind(of: error)) }
+                    json.member("message") { $0.string(message) }
+                    json.member("exit_code") { $0.number(exitCode) }
+                }
+            } else {
+                json.null()
+            }
         }
-        members.append("\"attempts\": [" + response.attempts.map(attempt).joined(separator: ", ") + "]")
-        members.append("\"redirects\": [" + response.redirects.map(redirect).joined(separator: ", ") + "]")
-        if let error = response.error, exitCode != 0 || !isStatusOnly(error) {
-            let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
-            members.append("\"error\": {\"kind\": \(JSONText.quote(kind(of: error))), \"message\": \(JSONText.quote(message)), \"exit_code\": \(exitCode)}")
-        } else {
-            members.append("\"error\": null")
-        }
-        return "{" + members.joined(separator: ", ") + "}\n"
+        return json.text + "\n"
     }
 
     private static func isStatusOnly(_ error: AFError) -> Bool {
@@ -35,21 +50,27 @@ enum Report {
         return false
     }
 
-    static func headers(_ headers: HTTPHeaders) -> String {
-        "[" + headers.map { "[\(JSONText.quote($0.name.rawValue)), \(JSONText.quote($0.value))]" }.joined(separator: ", ") + "]"
+    /// Headers as `[[name, value], …]`, in order, repeats kept.
+    static func headers(_ headers: HTTPHeaders, into json: inout JSONWriter) {
+        json.array(headers) { json, header in
+            json.array { json in
+                json.string(header.name.rawValue)
+                json.string(header.value)
+            }
+        }
     }
 
     /// The body as a JSON value when it is JSON, a string when it is UTF-8 text, else base64.
-    static func bodyValue(_ body: [UInt8], contentType: String?) -> String {
+    static func bodyValue(_ body: [UInt8], contentType: String?, into writer: inout JSONWriter) {
         let (_, json) = BodyPrinter.splitXSSI(body)
         let candidate = Array(json)
         if !candidate.isEmpty, JSONScanner.validate(candidate) == nil {
-            return String(decoding: compact(candidate), as: UTF8.self)
+            writer.fragment(compact(candidate))
+        } else if !body.contains(0), let text = String(validating: body, as: UTF8.self) {
+            writer.string(text)
+        } else {
+            writer.object { $0.member("base64") { $0.string(Base64.encode(body)) } }
         }
-        if !body.contains(0), let text = String(validating: body, as: UTF8.self) {
-            return JSONText.quote(text)
-        }
-        return "{\"base64\": \(JSONText.quote(Base64.encode(body)))}"
     }
 
     /// Valid JSON without the whitespace between tokens; every token stays as it came.
@@ -78,44 +99,51 @@ enum Report {
         return out
     }
 
-    private static func attempt(_ attempt: Attempt) -> String {
-        var fields = [
-            "\"attempt\": \(attempt.number)", "\"hop\": \(attempt.hop)",
-            "\"method\": \(JSONText.quote(attempt.method.rawValue))", "\"url\": \(JSONText.quote(attempt.url))",
-        ]
-        fields.append("\"status\": \(attempt.response.map { "\($0.status)" } ?? "null")")
-        fields.append("\"error\": \(attempt.error.map { JSONText.quote($0.description) } ?? "null")")
-        fields.append("\"retry_delay\": \(attempt.retryDelay.map(number) ?? "null")")
-        fields.append("\"metrics\": \(attempt.metrics.map(metrics) ?? "null")")
-        return "{" + fields.joined(separator: ", ") + "}"
-    }
-
-    private static func metrics(_ metrics: TransferMetrics) -> String {
-        var fields = [
-            "\"http_version\": \(metrics.httpVersion.map(JSONText.quote) ?? "null")",
-            "\"remote_address\": \(metrics.remoteAddress.map(JSONText.quote) ?? "null")",
-            "\"remote_port\": \(metrics.remotePort.map { "\($0)" } ?? "null")",
-            "\"dns\": \(number(metrics.dnsDuration))", "\"connect\": \(number(metrics.connectDuration))",
-            "\"tls\": \(number(metrics.tlsDuration))", "\"first_byte\": \(number(metrics.firstByte))",
-            "\"total\": \(number(metrics.total))", "\"bytes_sent\": \(metrics.bytesSent)",
-            "\"bytes_received\": \(metrics.bytesReceived)", "\"download_speed\": \(Int64(metrics.downloadSpeed))",
-            "\"upload_speed\": \(Int64(metrics.uploadSpeed))", "\"new_connections\": \(metrics.newConnections)",
-        ]
-        if let tls = metrics.tls {
-            fields.append("\"tls_protocol\": \(JSONText.quote(tls.protocolVersion))")
-            fields.append("\"tls_cipher\": \(JSONText.quote(tls.cipher))")
-            fields.append("\"pin_result\": \(tls.pinResult.map(JSONText.quote) ?? "null")")
+    private static func attempt(_ attempt: Attempt, into json: inout JSONWriter) {
+        json.object { json in
+            json.member("attempt") { $0.number(attempt.number) }
+            json.member("hop") { $0.number(attempt.hop) }
+            json.member("method") { $0.string(attempt.method.rawValue) }
+            json.member("url") { $0.string(attempt.url) }
+            json.member("status") { $0.number(attempt.response?.status) }
+            json.member("error") { $0.string(attempt.error?.description) }
+            json.member("retry_delay") { $0.number(attempt.retryDelay, places: 6) }
+            json.key("metrics")
+            if let metrics = attempt.metrics { self.metrics(metrics, into: &json) } else { json.null() }
         }
-        return "{" + fields.joined(separator: ", ") + "}"
     }
 
-    private static func redirect(_ record: RedirectRecord) -> String {
-        "{\"status\": \(record.status), \"from\": \(JSONText.quote(record.from)), \"to\": \(JSONText.quote(record.to)), "
-            + "\"method\": \(JSONText.quote(record.method.rawValue)), \"dropped\": [\(record.dropped.map(JSONText.quote).joined(separator: ", "))]}"
+    private static func metrics(_ metrics: TransferMetrics, into json: inout JSONWriter) {
+        json.object { json in
+            json.member("http_version") { $0.string(metrics.httpVersion) }
+            json.member("remote_address") { $0.string(metrics.remoteAddress) }
+            json.member("remote_port") { $0.number(metrics.remotePort) }
+            json.member("dns") { $0.number(metrics.dnsDuration, places: 6) }
+            json.member("connect") { $0.number(metrics.connectDuration, places: 6) }
+            json.member("tls") { $0.number(metrics.tlsDuration, places: 6) }
+            json.member("first_byte") { $0.number(metrics.firstByte, places: 6) }
+            json.member("total") { $0.number(metrics.total, places: 6) }
+            json.member("bytes_sent") { $0.number(metrics.bytesSent) }
+            json.member("bytes_received") { $0.number(metrics.bytesReceived) }
+            json.member("download_speed") { $0.number(Int64(metrics.downloadSpeed)) }
+            json.member("upload_speed") { $0.number(Int64(metrics.uploadSpeed)) }
+            json.member("new_connections") { $0.number(metrics.newConnections) }
+            if let tls = metrics.tls {
+                json.member("tls_protocol") { $0.string(tls.protocolVersion) }
+                json.member("tls_cipher") { $0.string(tls.cipher) }
+                json.member("pin_result") { $0.string(tls.pinResult) }
+            }
+        }
     }
 
-    static func number(_ value: Double) -> String {
-        Format.decimal(value, places: 6)
+    private static func redirect(_ record: RedirectRecord, into json: inout JSONWriter) {
+        json.object { json in
+            json.member("status") { $0.number(record.status) }
+            json.member("from") { $0.string(record.from) }
+            json.member("to") { $0.string(record.to) }
+            json.member("method") { $0.string(record.method.rawValue) }
+            json.member("dropped") { $0.array(record.dropped) { $0.string($1) } }
+        }
     }
 
     /// A stable name for the class of failure.

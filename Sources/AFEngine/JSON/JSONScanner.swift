@@ -454,32 +454,3 @@ package struct CollectingSink: JSONTokenSink {
         pending.removeAll(keepingCapacity: true)
     }
 }
-
-/// JSON text building.
-package enum JSONText {
-    /// A JSON string literal for `value`.
-    package static func quote(_ value: String) -> String {
-        var out = "\""
-        out.reserveCapacity(value.utf8.count + 2)
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
-        return out
-    }
-}

@@ -173,15 +173,10 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
-    /// The value as compact JSON text.
+    /// The value as JSON text on one line (`{"a": 1, "b": [true]}`), numbers exactly as written.
     public var text: String {
-        switch self {
-        case .object(let members): return "{" + members.map { JSONText.quote($0.0) + ": " + $0.1.text }.joined(separator: ", ") + "}"
-        case .array(let items): return "[" + items.map(\.text).joined(separator: ", ") + "]"
-        case .string(let value): return JSONText.quote(value)
-        case .number(let value): return value
-        case .bool(let value): return value ? "true" : "false"
-        case .null: return "null"
-        }
+        var writer = JSONWriter()
+        writer.value(self)
+        return writer.text
     }
 }

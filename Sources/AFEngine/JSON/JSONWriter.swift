@@ -1,0 +1,214 @@
+/// The one place JSON text is written: values, containers and already-valid fragments,
+/// with separators and indentation handled here rather than by each caller.
+///
+/// ```swift
+/// var writer = JSONWriter()
+/// writer.object { json in
+///     json.member("status") { $0.number(200) }
+///     json.member("url") { $0.string("http://example.test/") }
+/// }
+/// writer.text // {"status": 200, "url": "http://example.test/"}
+/// ```
+package struct JSONWriter {
+    /// How members and items are laid out.
+    package enum Layout: Sendable {
+        /// One line: `{"a": 1, "b": [true]}`.
+        case inline
+        /// One member or item per line, indented by this many spaces per level.
+        case indented(Int)
+    }
+
+    /// The bytes written so far (UTF-8).
+    package private(set) var bytes: [UInt8] = []
+    private let layout: Layout
+    /// Each open container (the last is the innermost): values written so far, and whether
+    /// it is laid out on one line.
+    private var containers: [(count: Int, inline: Bool)] = []
+    /// Set between a member's key and its value, so the value takes no separator.
+    private var afterKey = false
+    /// Above zero inside `onOneLine`: the layout is `.inline` whatever was asked for.
+    private var oneLineDepth = 0
+
+    /// The indentation width for containers opened now, nil when they go on one line.
+    private var indentWidth: Int? {
+        guard oneLineDepth == 0, case .indented(let width) = layout else { return nil }
+        return width
+    }
+
+    package init(layout: Layout = .inline, capacity: Int = 256) {
+        self.layout = layout
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The text written so far.
+    package var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    // MARK: Containers
+
+    /// An object whose members `body` writes with `member` or `key`.
+    package mutating func object(_ body: (inout JSONWriter) -> Void) {
+        container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), body)
+    }
+
+    /// An array whose items `body` writes.
+    package mutating func array(_ body: (inout JSONWriter) -> Void) {
+        container(open: UInt8(ascii: "["), close: UInt8(ascii: "]"), body)
+    }
+
+    /// An array with one item per element of `items`.
+    package mutating func array<S: Sequence>(_ items: S, _ item: (inout JSONWriter, S.Element) -> Void) {
+        array { writer in
+            for element in items { item(&writer, element) }
+        }
+    }
+
+    /// Whatever `body` writes stays on one line, in an indented document too.
+    package mutating func onOneLine(_ body: (inout JSONWriter) -> Void) {
+        oneLineDepth += 1
+        body(&self)
+        oneLineDepth -= 1
+    }
+
+    /// A member's key; the next value written is its value.
+    package mutating func key(_ name: String) {
+        separate()
+        appendQuoted(name)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(UInt8(ascii: " "))
+        afterKey = true
+    }
+
+    /// A member whose value `value` writes.
+    package mutating func member(_ name: String, _ value: (inout JSONWriter) -> Void) {
+        key(name)
+        value(&self)
+    }
+
+    // MARK: Values
+
+    /// A string, or `null` when nil.
+    package mutating func string(_ value: String?) {
+        separate()
+        if let value { appendQuoted(value) } else { appendASCII("null") }
+    }
+
+    /// An integer, or `null` when nil.
+    package mutating func number<T: BinaryInteger>(_ value: T?) {
+        separate()
+        if let value { appendASCII(String(value)) } else { appendASCII("null") }
+    }
+
+    /// A decimal with `places` digits after the point, or `null` when nil.
+    package mutating func number(_ value: Double?, places: Int) {
+        separate()
+        if let value { appendASCII(Format.decimal(value, places: places)) } else { appendASCII("null") }
+    }
+
+    /// `true` or `false`.
+    package mutating func bool(_ value: Bool) {
+        separate()
+        appendASCII(value ? "true" : "false")
+    }
+
+    /// `null`.
+    package mutating func null() {
+        separate()
+        appendASCII("null")
+    }
+
+    /// Text that is already one valid JSON value (the caller guarantees it), written as is.
+    package mutating func fragment<C: Collection>(_ json: C) where C.Element == UInt8 {
+        separate()
+        bytes.append(contentsOf: json)
+    }
+
+    /// A parsed value, numbers exactly as they were written.
+    package mutating func value(_ value: JSONValue) {
+        switch value {
+        case .object(let members):
+            object { writer in
+                for (name, member) in members {
+                    writer.key(name)
+                    writer.value(member)
+                }
+            }
+        case .array(let items): array(items) { $0.value($1) }
+        case .string(let text): string(text)
+        case .number(let text): fragment(text.utf8)
+        case .bool(let flag): bool(flag)
+        case .null: null()
+        }
+    }
+
+    // MARK: Strings
+
+    /// A JSON string literal for `value`.
+    package static func quoted(_ value: String) -> String {
+        var writer = JSONWriter(capacity: value.utf8.count + 2)
+        writer.appendQuoted(value)
+        return writer.text
+    }
+
+    // MARK: Layout
+
+    private mutating func container(open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
+        separate()
+        bytes.append(open)
+        containers.append((0, indentWidth == nil))
+        body(&self)
+        let container = containers.removeLast()
+        if container.count > 0, !container.inline { newline() }
+        bytes.append(close)
+    }
+
+    /// Writes what comes before a value or key: nothing after a key, else a separator
+    /// between siblings and, when indenting, a new line.
+    private mutating func separate() {
+        if afterKey {
+            afterKey = false
+            return
+        }
+        guard let container = containers.last else { return }
+        if container.count > 0 { bytes.append(UInt8(ascii: ",")) }
+        if container.inline {
+            if container.count > 0 { bytes.append(UInt8(ascii: " ")) }
+        } else {
+            newline()
+        }
+        containers[containers.count - 1].count = container.count + 1
+    }
+
+    /// A line break and the indentation of the innermost open container's members.
+    private mutating func newline() {
+        guard case .indented(let width) = layout else { return }
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: width * containers.count))
+    }
+
+    private mutating func appendASCII(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private mutating func appendQuoted(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0..<0x20:
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                bytes.append(Self.hexDigits[Int(byte >> 4)])
+                bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,78 @@
+@testable import AFEngine
+import Testing
+
+/// The one JSON emitter: reports, traces, session files, request bodies and `JSONValue.text`.
+@Suite struct JSONWriterTests {
+    @Test func inlineObjectsAndArraysTakeSeparatorsBetweenSiblingsOnly() {
+        var json = JSONWriter()
+        json.object { json in
+            json.member("status") { $0.number(200) }
+            json.member("empty") { $0.array([Int]()) { $0.number($1) } }
+            json.member("items") { json in
+                json.array { json in
+                    json.bool(true)
+                    json.null()
+                    json.number(0.5, places: 3)
+                    json.string(nil)
+                    json.object { _ in }
+                }
+            }
+            json.member("raw") { $0.fragment(Array("1.10e400".utf8)) }
+        }
+        #expect(json.text == #"{"status": 200, "empty": [], "items": [true, null, 0.500, null, {}], "raw": 1.10e400}"#)
+    }
+
+    @Test func indentedLayoutWithOneLineParts() {
+        var json = JSONWriter(layout: .indented(2))
+        json.object { json in
+            json.member("a") { $0.number(1) }
+            json.member("pairs") { json in
+                json.onOneLine { json in
+                    json.array { json in
+                        json.array { json in
+                            json.string("x")
+                            json.string("y")
+                        }
+                    }
+                }
+            }
+            json.member("list") { json in
+                json.array { json in
+                    json.number(1)
+                    json.onOneLine { $0.object { $0.member("k") { $0.bool(false) } } }
+                }
+            }
+            json.member("none") { $0.array { _ in } }
+        }
+        #expect(json.text == """
+        {
+          "a": 1,
+          "pairs": [["x", "y"]],
+          "list": [
+            1,
+            {"k": false}
+          ],
+          "none": []
+        }
+        """)
+    }
+
+    @Test func stringsEscapeQuotesBackslashesAndEveryControlCharacter() {
+        #expect(JSONWriter.quoted("a\"b\\c") == #""a\"b\\c""#)
+        #expect(JSONWriter.quoted("\n\r\t\u{08}\u{0C}") == #""\n\r\t\b\f""#)
+        #expect(JSONWriter.quoted("\u{00}\u{1F}\u{7F}") == "\"\\u0000\\u001f\u{7F}\"")
+        #expect(JSONWriter.quoted("é😀/") == "\"é😀/\"")
+        for value in (0..<0x80).map({ String(UnicodeScalar(UInt8($0))) }) + ["", "mixed \u{01} é \" end"] {
+            let quoted = JSONWriter.quoted(value)
+            #expect(JSONScanner.validate(Array(quoted.utf8)) == nil, "\(quoted)")
+            #expect(JSONValue.decodeString(Array(quoted.utf8)) == value)
+        }
+    }
+
+    @Test func parsedValuesComeBackWithNumbersAsWritten() throws {
+        let text = #"{"n": -0.0e+10, "s": "\u00e9\n", "a": [1, {"b": null}], "t": true}"#
+        let value = try JSONValue.parse(Array(text.utf8))
+        #expect(value.text == #"{"n": -0.0e+10, "s": "é\n", "a": [1, {"b": null}], "t": true}"#)
+        #expect(try JSONValue.parse(Array(value.text.utf8)) == value)
+    }
+}
