@@ -41,8 +41,10 @@ let package = Package(
         .executableTarget(name: "af-fuzz", dependencies: ["AFCommandLine"], path: "Fuzz/af-fuzz"),
         .target(name: "AFTestSupport", dependencies: ["COpenSSL", "CZlib"], path: "Tests/AFTestSupport"),
         .executableTarget(name: "af-test-server", dependencies: ["AFTestSupport"], path: "Tests/af-test-server"),
+        // Runs the whole command in the test process, for tests that need no separate process.
+        .target(name: "AFInProcess", dependencies: ["AFCommandLine", "AFTestSupport"], path: "Tests/AFInProcess"),
         .testTarget(name: "AFEngineTests", dependencies: ["AFEngine", "AFTestSupport"]),
-        .testTarget(name: "AFCommandLineTests", dependencies: ["AFCommandLine", "AFEngine", "AFTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["AFTestSupport", "af", "af-test-server", "af-example-pinned-get"]),
+        .testTarget(name: "AFCommandLineTests", dependencies: ["AFCommandLine", "AFEngine", "AFTestSupport", "AFInProcess"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["AFTestSupport", "AFInProcess", "af", "af-test-server", "af-example-pinned-get"]),
     ]
 )

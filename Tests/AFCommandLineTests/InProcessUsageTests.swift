@@ -1,4 +1,4 @@
-@testable import AFCommandLine
+import AFInProcess
 import Testing
 
 /// Usage errors need no process: these run af whole, in-process, through `Environment`.
@@ -16,7 +16,7 @@ import Testing
     func hugeNumbersAreUsageErrors(arguments: [String], message: String) throws {
         // Port 9 (discard) on loopback: were anything sent, the exit status would not be 64.
         for extra in [[], ["--offline"], ["--curl"]] {
-            let result = try InProcessAF.run(arguments + extra + ["http://127.0.0.1:9/get"])
+            let result = InProcessAF.run(arguments + extra + ["http://127.0.0.1:9/get"])
             #expect(result.status == 64, "\(result.err)")
             #expect(result.err.hasPrefix("af: error: ") && result.err.contains(message), "\(result.err)")
             #expect(result.err.split(separator: "\n").count == 1)
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func aGoodRequestRunsInProcessToo() throws {
-        let result = try InProcessAF.run(["--offline", "post", "http://127.0.0.1:9/x", "name=ada"])
+        let result = InProcessAF.run(["--offline", "post", "http://127.0.0.1:9/x", "name=ada"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("POST /x HTTP/1.1"))
         #expect(result.out.contains("{\"name\": \"ada\"}"))

@@ -362,3 +362,27 @@ struct ClosureRetrier: RequestRetrier {
         body(completion)
     }
 }
+
+@Suite struct ProxyEnvironmentTests {
+    @Test func variablesFillWhatIsNotExplicitTheWayLibcurlReadsThem() {
+        var settings = ProxySettings()
+        settings.explicit["https"] = "http://explicit:1"
+        let resolved = settings.resolvingEnvironment([
+            "http_proxy": "http://env-http:2", "HTTPS_PROXY": "http://env-https:3", "ALL_PROXY": "http://env-all:4", "NO_PROXY": "a.test",
+        ])
+        #expect(!resolved.useEnvironment)
+        #expect(resolved.explicitProxy(forScheme: "http") == "http://env-http:2")
+        #expect(resolved.explicitProxy(forScheme: "HTTPS") == "http://explicit:1")
+        #expect(resolved.noProxy == "a.test")
+        // HTTP_PROXY in upper case is ignored (CGI sets it from a request header).
+        let upper = ProxySettings().resolvingEnvironment(["HTTP_PROXY": "http://evil:1", "all_proxy": "http://all:5"])
+        #expect(upper.explicitProxy(forScheme: "http") == "http://all:5")
+        // Nothing set: no proxy, and libcurl is kept from reading this process's variables.
+        let none = ProxySettings().resolvingEnvironment([:])
+        #expect(none.explicitProxy(forScheme: "http") == nil)
+        #expect(none.noProxy == "")
+        var all = ProxySettings()
+        all.explicit["all"] = "http://explicit-all:6"
+        #expect(all.resolvingEnvironment(["http_proxy": "http://env:7"]).explicitProxy(forScheme: "http") == "http://explicit-all:6")
+    }
+}

@@ -10,6 +10,13 @@ public struct AFResult: Sendable {
     public var status: Int32
     public var timedOut: Bool
 
+    public init(stdout: [UInt8], stderr: [UInt8], status: Int32, timedOut: Bool) {
+        self.stdout = stdout
+        self.stderr = stderr
+        self.status = status
+        self.timedOut = timedOut
+    }
+
     public var out: String { String(decoding: stdout, as: UTF8.self) }
     public var err: String { String(decoding: stderr, as: UTF8.self) }
 }

@@ -73,7 +73,7 @@ enum RequestBuilder {
             let method = HTTPMethod(rawValue: explicitMethod ?? (body.body.isEmpty ? "GET" : "POST"))
 
             var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
-            var options = try transferOptions(settings)
+            var options = try transferOptions(settings, environment: environment)
             try frameBody(&headers, options: &options, body: body, method: method)
             var challenge: Credentials?
             let given = try Authentication.credentials(settings: settings, url: parsed, environment: environment)
@@ -218,7 +218,7 @@ enum RequestBuilder {
         }
     }
 
-    static func transferOptions(_ settings: Settings) throws(CommandFailure) -> TransferOptions {
+    static func transferOptions(_ settings: Settings, environment: Environment) throws(CommandFailure) -> TransferOptions {
         var options = TransferOptions()
         options.timeout = settings.timeout
         options.connectTimeout = settings.connectTimeout
@@ -236,6 +236,8 @@ enum RequestBuilder {
             guard let colon = proxy.firstIndex(of: ":") else { continue }
             options.proxy.explicit[String(proxy[..<colon]).lowercased()] = String(proxy[proxy.index(after: colon)...])
         }
+        // The proxy variables of the injected environment, not whatever this process has.
+        options.proxy = options.proxy.resolvingEnvironment(environment.variables)
         options.tls.clientCertificate = settings.cert
         options.tls.clientKey = settings.certKey
         options.tls.clientKeyPassword = settings.certKeyPass

@@ -23,7 +23,7 @@ enum PinCommand {
         let trust = try TrustConfiguration.make(settings: settings, environment: environment)
         if let warning = trust.warning { stderr.writeQuietly(warning) }
         let session = Session(configuration: Session.Configuration(trustManager: trust.manager, defaultTrust: trust.defaultTrust))
-        let (chain, error) = session.fetchCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings))
+        let (chain, error) = session.fetchCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings, environment: environment))
         if !chain.isEmpty { stdout.writeQuietly(render(chain.map(\.der), theme: theme, served: true)) }
         if let error {
             let status = ExitMapping.status(for: error, checkStatus: false)

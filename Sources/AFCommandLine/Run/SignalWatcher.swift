@@ -15,11 +15,17 @@ enum SignalWatcher {
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
     nonisolated(unsafe) private static var readEnd: Int32 = -1
 
-    /// Installs the handler for SIGINT and SIGTERM.
+    /// Installs the handler for SIGINT and SIGTERM (once per process, however many runs
+    /// share it: af's tests run the command in-process, in parallel).
     static func arm() {
-        guard writeEnd < 0 else { return }
+        _ = installed
+        unblock([SIGINT, SIGTERM])
+    }
+
+    /// Runs once, the first time it is read (Swift initialises a static `let` exactly once).
+    private static let installed: Bool = {
         var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { return }
+        guard pipe(&ends) == 0 else { return false }
         for end in ends {
             _ = fcntl(end, F_SETFL, O_NONBLOCK)
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
@@ -36,8 +42,8 @@ enum SignalWatcher {
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
-        unblock([SIGINT, SIGTERM])
-    }
+        return true
+    }()
 
     /// Cancels the session's request when a signal arrives (or already arrived).
     static func install(on session: Session, _ cancel: @escaping @Sendable (AFError.Cancellation) -> Void) {

@@ -144,6 +144,29 @@ public struct ProxySettings: Sendable, Hashable {
     public func explicitProxy(forScheme scheme: String) -> String? {
         explicit[scheme.lowercased()] ?? explicit["all"]
     }
+
+    /// These settings with the proxy variables of `variables` (an environment other than
+    /// this process's) folded in, read the way libcurl reads them: `http_proxy` (lower case
+    /// only), `https_proxy`, `all_proxy` and `no_proxy` (either case). Explicit proxies keep
+    /// precedence; the result no longer consults the process environment.
+    public func resolvingEnvironment(_ variables: [String: String]) -> ProxySettings {
+        guard useEnvironment else { return self }
+        func variable(_ name: String, upperCaseToo: Bool = true) -> String? {
+            let value = variables[name] ?? (upperCaseToo ? variables[name.uppercased()] : nil)
+            return value.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        var resolved = self
+        resolved.useEnvironment = false
+        if explicit["all"] == nil {
+            if explicit["http"] == nil, let proxy = variable("http_proxy", upperCaseToo: false) { resolved.explicit["http"] = proxy }
+            if explicit["https"] == nil, let proxy = variable("https_proxy") { resolved.explicit["https"] = proxy }
+            if let proxy = variable("all_proxy") {
+                for scheme in ["http", "https"] where resolved.explicit[scheme] == nil { resolved.explicit[scheme] = proxy }
+            }
+        }
+        if resolved.noProxy == nil { resolved.noProxy = variable("no_proxy") ?? "" }
+        return resolved
+    }
 }
 
 /// TLS files and protocol settings that apply whatever the trust evaluation.

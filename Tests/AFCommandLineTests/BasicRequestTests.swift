@@ -1,3 +1,4 @@
+import AFInProcess
 import AFTestSupport
 import Foundation
 import Testing
@@ -11,7 +12,7 @@ import Testing
     }
 
     @Test func getWithItemsSendsExactlyThat() throws {
-        let result = AF.run(["get", server.url("/echo"), "X-A:1", "q==2", "name=v", "n:=3"])
+        let result = InProcessAF.run(["get", server.url("/echo"), "X-A:1", "q==2", "name=v", "n:=3"])
         #expect(result.status == 0, "\(result.err)")
         let request = try #require(server.requests.last)
         #expect(request.method == "GET")
@@ -26,33 +27,33 @@ import Testing
     }
 
     @Test func dotSegmentsAreResolvedUnlessPathAsIs() throws {
-        #expect(AF.run([server.url("/a/../echo/./x")]).status == 0)
+        #expect(InProcessAF.run([server.url("/a/../echo/./x")]).status == 0)
         #expect(server.requests.last?.target == "/echo/x")
-        #expect(AF.run(["--path-as-is", server.url("/a/../echo/./x")]).status == 0)
+        #expect(InProcessAF.run(["--path-as-is", server.url("/a/../echo/./x")]).status == 0)
         #expect(server.requests.last?.target == "/a/../echo/./x")
     }
 
     @Test func pipedBodyIsTheExactBytes() {
-        let result = AF.run([server.url("/json")])
+        let result = InProcessAF.run([server.url("/json")])
         #expect(result.status == 0)
         #expect(result.out == BuiltinRoutes.sampleJSON)
     }
 
     @Test func largeBinaryBodyIsExact() {
-        let result = AF.run([server.url("/bytes/300000")])
+        let result = InProcessAF.run([server.url("/bytes/300000")])
         #expect(result.status == 0, "\(result.err)")
         let exact = result.stdout == TestData.bytes(count: 300_000)
         #expect(exact)
     }
 
     @Test func methodDefaultsFollowTheBody() throws {
-        #expect(AF.run([server.url("/echo")]).status == 0)
+        #expect(InProcessAF.run([server.url("/echo")]).status == 0)
         #expect(server.requests.last?.method == "GET")
-        #expect(AF.run([server.url("/echo"), "a=b"]).status == 0)
+        #expect(InProcessAF.run([server.url("/echo"), "a=b"]).status == 0)
         #expect(server.requests.last?.method == "POST")
-        #expect(AF.run(["purge", server.url("/echo")]).status == 0)
+        #expect(InProcessAF.run(["purge", server.url("/echo")]).status == 0)
         #expect(server.requests.last?.method == "PURGE")
-        #expect(AF.run(["delete", server.url("/echo"), "a=b"]).status == 0)
+        #expect(InProcessAF.run(["delete", server.url("/echo"), "a=b"]).status == 0)
         #expect(server.requests.last?.method == "DELETE")
         #expect(server.requests.last?.bodyText == #"{"a": "b"}"#)
     }
@@ -61,27 +62,27 @@ import Testing
         let closed = try TestServer()
         let port = closed.port
         closed.stop()
-        let result = AF.run(["http://127.0.0.1:\(port)/x"])
+        let result = InProcessAF.run(["http://127.0.0.1:\(port)/x"])
         #expect(result.status == 1)
         #expect(result.err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n")
         #expect(result.stdout.isEmpty)
     }
 
     @Test func timeoutIsExitTwo() {
-        let result = AF.run(["--timeout=0.3", server.url("/delay/3")])
+        let result = InProcessAF.run(["--timeout=0.3", server.url("/delay/3")])
         #expect(result.status == 2)
         #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 300ms; raise --timeout if it needs longer\n")
     }
 
     @Test func unknownOptionSuggestsAndSendsNothing() {
-        let result = AF.run(["--retyr=3", server.url("/echo")])
+        let result = InProcessAF.run(["--retyr=3", server.url("/echo")])
         #expect(result.status == 64)
         #expect(result.err == "af: error: unknown option '--retyr'; did you mean '--retry'?\n")
         #expect(server.requests.isEmpty)
     }
 
     @Test func versionNamesTheLibraries() {
-        let result = AF.run(["--version"])
+        let result = InProcessAF.run(["--version"])
         #expect(result.status == 0)
         let lines = result.out.split(separator: "\n")
         #expect(lines.first == "af 0.1.0")
@@ -91,14 +92,14 @@ import Testing
     }
 
     @Test func helpListsTheOptionsAndExitsZero() {
-        let result = AF.run(["--help"])
+        let result = InProcessAF.run(["--help"])
         #expect(result.status == 0)
         #expect(result.out.contains("--retry=N"))
         #expect(result.out.contains("Request items:"))
     }
 
     @Test func offlineSendsNothing() {
-        let result = AF.run(["--offline", "post", server.url("/echo"), "a=1"])
+        let result = InProcessAF.run(["--offline", "post", server.url("/echo"), "a=1"])
         #expect(result.status == 0)
         #expect(server.requests.isEmpty)
         #expect(result.out.hasPrefix("POST /echo HTTP/1.1\n"))
@@ -106,20 +107,20 @@ import Testing
     }
 
     @Test func noURLIsAUsageError() {
-        let result = AF.run([])
+        let result = InProcessAF.run([])
         #expect(result.status == 64)
         #expect(result.err.hasPrefix("af: error: no URL given"))
     }
 
     @Test func sectionsSelectWhatIsPrinted() {
-        let headers = AF.run(["-h", server.url("/json")])
+        let headers = InProcessAF.run(["-h", server.url("/json")])
         #expect(headers.out.hasPrefix("HTTP/1.1 200 OK\n"))
         #expect(!headers.out.contains("\"name\""))
-        let verbose = AF.run(["-v", server.url("/json")])
+        let verbose = InProcessAF.run(["-v", server.url("/json")])
         #expect(verbose.out.hasPrefix("GET /json HTTP/1.1\nHost: 127.0.0.1:\(server.port)\n"))
         #expect(verbose.out.contains("\n\nHTTP/1.1 200 OK\n"))
         #expect(verbose.out.hasSuffix(BuiltinRoutes.sampleJSON))
-        let quiet = AF.run(["-q", server.url("/json")])
+        let quiet = InProcessAF.run(["-q", server.url("/json")])
         #expect(quiet.status == 0)
         #expect(quiet.stdout.isEmpty)
     }

@@ -1,3 +1,4 @@
+import AFInProcess
 import AFTestSupport
 import Foundation
 import Testing
@@ -13,46 +14,30 @@ import Testing
     }
 
     @Test func basicBearerAndDigest() throws {
-        let basic = AF.run(["-a", "ada:s3cret", server.url("/basic-auth/ada/s3cret")])
+        let basic = InProcessAF.run(["-a", "ada:s3cret", server.url("/basic-auth/ada/s3cret")])
         #expect(basic.out == #"{"authenticated": true, "user": "ada"}"#)
         #expect(server.requests.last?.header("Authorization") == "Basic YWRhOnMzY3JldA==")
-        let bearer = AF.run(["-A", "bearer", "-a", "tok en", server.url("/bearer")])
+        let bearer = InProcessAF.run(["-A", "bearer", "-a", "tok en", server.url("/bearer")])
         #expect(bearer.out == #"{"authenticated": true, "token": "tok en"}"#)
-        let digest = AF.run(["-A", "digest", "-a", "ada:s3cret", server.url("/digest-auth/ada/s3cret")])
+        let digest = InProcessAF.run(["-A", "digest", "-a", "ada:s3cret", server.url("/digest-auth/ada/s3cret")])
         #expect(digest.status == 0)
         #expect(digest.out == #"{"authenticated": true, "user": "ada"}"#)
         #expect(server.requests(to: "/digest-auth/ada/s3cret").count == 2)
         #expect(server.requests.last?.header("Authorization")?.hasPrefix("Digest username=\"ada\"") == true)
-        let wrong = AF.run(["--check-status", "-A", "digest", "-a", "ada:nope", server.url("/digest-auth/ada/s3cret")])
+        let wrong = InProcessAF.run(["--check-status", "-A", "digest", "-a", "ada:nope", server.url("/digest-auth/ada/s3cret")])
         #expect(wrong.status == 4)
     }
 
     @Test func credentialsInTheURL() {
-        let result = AF.run(["http://ada:pw%40x@127.0.0.1:\(server.port)/basic-auth/ada/pw@x"])
+        let result = InProcessAF.run(["http://ada:pw%40x@127.0.0.1:\(server.port)/basic-auth/ada/pw@x"])
         #expect(result.out == #"{"authenticated": true, "user": "ada"}"#)
         #expect(server.requests.last?.target == "/basic-auth/ada/pw@x")
-    }
-
-    @Test func passwordPromptOnATerminal() {
-        let (output, status) = PTYRunner.run(["-a", "ada", "-b", "--pretty=none", server.url("/basic-auth/ada/typed")], input: "typed\n", waitFor: "Password for ada@127.0.0.1: ")
-        #expect(status == 0)
-        #expect(output.contains("Password for ada@127.0.0.1: "))
-        #expect(!output.contains("typed"), "the password must not be echoed")
-        #expect(output.contains(#"{"authenticated": true, "user": "ada"}"#))
-    }
-
-    @Test(arguments: [(SIGINT, 130), (SIGTERM, 143), (SIGHUP, 129)] as [(Int32, Int32)])
-    func signalAtThePromptGivesTheTerminalItsEchoBack(signal: Int32, status: Int32) {
-        let outcome = PTYRunner.run(["-a", "ada", server.url("/basic-auth/ada/pw")], signal: signal, waitFor: "Password for ada@127.0.0.1: ")
-        #expect(outcome.status == status)
-        #expect(outcome.echoes, "af left the terminal without echo")
-        #expect(server.requests.isEmpty)
     }
 
     @Test func noPromptWithoutATerminal() throws {
         let scratch = try TemporaryDirectory.make(prefix: "af-noprompt")
         for stdin in [StandardInput.null, .bytes(Array("pw\n".utf8))] {
-            let result = AF.run(["-a", "ada", server.url("/basic-auth/ada/pw")], stdin: stdin, environment: ["TMPDIR": scratch])
+            let result = InProcessAF.run(["-a", "ada", server.url("/basic-auth/ada/pw")], stdin: stdin, environment: ["TMPDIR": scratch])
             #expect(result.status == 64)
             #expect(result.err == "af: error: no password for 'ada' and standard input is not a terminal to ask on; give -a ada:PASSWORD\n")
         }
@@ -78,21 +63,21 @@ import Testing
         let second = try TestServer()
         server.route("/hop") { _, _ in .response(status: 302, headers: [("Location", "http://b.test:\(second.port)/echo")]) }
         let resolve = ["--resolve=a.test:\(server.port):127.0.0.1", "--resolve=b.test:\(second.port):127.0.0.1"]
-        let result = AF.run(["-F", "http://a.test:\(server.port)/hop"] + resolve, environment: ["NETRC": netrc])
+        let result = InProcessAF.run(["-F", "http://a.test:\(server.port)/hop"] + resolve, environment: ["NETRC": netrc])
         #expect(result.status == 0, "\(result.err)")
         #expect(server.requests.last?.header("Authorization") == "Basic YWxpY2U6YSBwYXNz")
         #expect(second.requests.last?.header("Authorization") == "Basic Ym9iOmJwYXNz")
-        #expect(AF.run(["--ignore-netrc", "http://a.test:\(server.port)/echo"] + resolve, environment: ["NETRC": netrc]).status == 0)
+        #expect(InProcessAF.run(["--ignore-netrc", "http://a.test:\(server.port)/echo"] + resolve, environment: ["NETRC": netrc]).status == 0)
         #expect(server.requests.last?.header("Authorization") == nil)
-        #expect(AF.run(["-a", "explicit:pw", "http://a.test:\(server.port)/echo"] + resolve, environment: ["NETRC": netrc]).status == 0)
+        #expect(InProcessAF.run(["-a", "explicit:pw", "http://a.test:\(server.port)/echo"] + resolve, environment: ["NETRC": netrc]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic ZXhwbGljaXQ6cHc=")
-        #expect(AF.run(["http://127.0.0.1:\(server.port)/echo"], environment: ["NETRC": netrc]).status == 0)
+        #expect(InProcessAF.run(["http://127.0.0.1:\(server.port)/echo"], environment: ["NETRC": netrc]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic YW5vbjp4")
         // A home of its own: the shared one would hand this login to every test running now.
         let home = directory + "/home-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         try "machine 127.0.0.1 login home password h\n".write(toFile: home + "/.netrc", atomically: true, encoding: .utf8)
-        #expect(AF.run([server.url("/echo")], environment: ["HOME": home]).status == 0)
+        #expect(InProcessAF.run([server.url("/echo")], environment: ["HOME": home]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic aG9tZTpo")
     }
 
@@ -114,7 +99,7 @@ import Testing
             request.header("Authorization") == "Bearer token-2" ? .json("{\"ok\": true}") : .response(status: 401, headers: [("WWW-Authenticate", "Bearer")])
         }
         let (command, counter) = try counterScript()
-        let result = AF.run(["--auth-cmd", command, server.url("/protected")])
+        let result = InProcessAF.run(["--auth-cmd", command, server.url("/protected")])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == "{\"ok\": true}")
         #expect(server.requests(to: "/protected").map { $0.header("Authorization") } == ["Bearer token-1", "Bearer token-2"])
@@ -124,25 +109,25 @@ import Testing
     @Test func authCommandDoesNotLoopOnRepeated401() throws {
         server.route("/never") { _, _ in .response(status: 401) }
         let (command, counter) = try counterScript()
-        let result = AF.run(["--check-status", "--auth-cmd", command, server.url("/never")])
+        let result = InProcessAF.run(["--check-status", "--auth-cmd", command, server.url("/never")])
         #expect(result.status == 4)
         #expect(server.hits("/never") == 2)
         #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
     }
 
     @Test func failingAuthCommandIsAClearError() {
-        let result = AF.run(["--auth-cmd", "echo 'no vault' >&2; exit 3", server.url("/bearer")])
+        let result = InProcessAF.run(["--auth-cmd", "echo 'no vault' >&2; exit 3", server.url("/bearer")])
         #expect(result.status == 1)
         #expect(result.err == "af: error: --auth-cmd 'echo 'no vault' >&2; exit 3' exited with status 3: no vault; run it yourself to see why\n")
         #expect(server.requests.isEmpty)
-        let empty = AF.run(["--auth-cmd", "true", server.url("/bearer")])
+        let empty = InProcessAF.run(["--auth-cmd", "true", server.url("/bearer")])
         #expect(empty.err == "af: error: --auth-cmd 'true' printed no token\n")
     }
 
     @Test func authCommandTokenStaysWithItsOrigin() throws {
         let other = try TestServer()
         server.route("/away") { _, _ in .response(status: 302, headers: [("Location", other.url("/echo"))]) }
-        #expect(AF.run(["-F", "--auth-cmd", "echo t", server.url("/away")]).status == 0)
+        #expect(InProcessAF.run(["-F", "--auth-cmd", "echo t", server.url("/away")]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Bearer t")
         #expect(other.requests.last?.header("Authorization") == nil)
     }
@@ -158,7 +143,7 @@ import Testing
     }
 
     private func run(_ arguments: [String]) -> AFResult {
-        AF.run(arguments, environment: ["AF_CONFIG_DIR": config])
+        InProcessAF.run(arguments, environment: ["AF_CONFIG_DIR": config])
     }
 
     @Test func sessionKeepsCookiesHeadersAndAuthAcrossRuns() throws {
@@ -236,24 +221,24 @@ import Testing
     }
 
     @Test func explicitAndEnvironmentProxies() {
-        let explicit = AF.run(["--proxy=http:\(server.baseURL)", "http://example.test/echo"])
+        let explicit = InProcessAF.run(["--proxy=http:\(server.baseURL)", "http://example.test/echo"])
         #expect(explicit.status == 0, "\(explicit.err)")
         #expect(server.requests.last?.target == "http://example.test/echo")
         #expect(server.requests.last?.header("Host") == "example.test")
-        let environment = AF.run(["http://example.test/echo"], environment: ["http_proxy": server.baseURL])
+        let environment = InProcessAF.run(["http://example.test/echo"], environment: ["http_proxy": server.baseURL])
         #expect(environment.status == 0)
         #expect(server.requests.last?.target == "http://example.test/echo")
-        let all = AF.run(["--proxy=all:\(server.baseURL)", "http://other.test/echo"])
+        let all = InProcessAF.run(["--proxy=all:\(server.baseURL)", "http://other.test/echo"])
         #expect(all.status == 0)
         #expect(server.requests.last?.target == "http://other.test/echo")
-        let bypass = AF.run(["--resolve=skip.test:\(server.port):127.0.0.1", "http://skip.test:\(server.port)/echo"],
+        let bypass = InProcessAF.run(["--resolve=skip.test:\(server.port):127.0.0.1", "http://skip.test:\(server.port)/echo"],
                             environment: ["http_proxy": "http://127.0.0.1:9", "no_proxy": "skip.test"])
         #expect(bypass.status == 0, "\(bypass.err)")
         #expect(server.requests.last?.target == "/echo")
     }
 
     @Test func resolvePinsANameToAnAddress() {
-        let result = AF.run(["--resolve=api.example.invalid:\(server.port):127.0.0.1", "http://api.example.invalid:\(server.port)/echo"])
+        let result = InProcessAF.run(["--resolve=api.example.invalid:\(server.port):127.0.0.1", "http://api.example.invalid:\(server.port)/echo"])
         #expect(result.status == 0)
         #expect(server.requests.last?.header("Host") == "api.example.invalid:\(server.port)")
     }
@@ -261,18 +246,18 @@ import Testing
     @Test func unixSocket() throws {
         let path = try TemporaryDirectory.make(prefix: "af-sock") + "/s"
         let local = try TestServer(unixSocketPath: path)
-        let result = AF.run(["--unix-socket=\(path)", "http://localhost/echo"])
+        let result = InProcessAF.run(["--unix-socket=\(path)", "http://localhost/echo"])
         #expect(result.status == 0, "\(result.err)")
         #expect(local.requests.last?.target == "/echo")
-        let missing = AF.run(["--unix-socket=/nonexistent.sock", "http://localhost/echo"])
+        let missing = InProcessAF.run(["--unix-socket=/nonexistent.sock", "http://localhost/echo"])
         #expect(missing.status == 1)
         #expect(missing.err.hasPrefix("af: error: cannot connect to unix socket '/nonexistent.sock'"))
     }
 
     @Test func httpVersions() {
-        #expect(AF.run(["--http-version=1.0", server.url("/echo")]).status == 0)
+        #expect(InProcessAF.run(["--http-version=1.0", server.url("/echo")]).status == 0)
         #expect(server.requests.last?.httpVersion == "HTTP/1.0")
-        #expect(AF.run(["--http-version=1.1", server.url("/echo")]).status == 0)
+        #expect(InProcessAF.run(["--http-version=1.1", server.url("/echo")]).status == 0)
         #expect(server.requests.last?.httpVersion == "HTTP/1.1")
     }
 
@@ -281,18 +266,18 @@ import Testing
         let directory = try TemporaryDirectory.make(prefix: "af-h2c")
         try "plain h2\n".write(toFile: directory + "/x.txt", atomically: true, encoding: .utf8)
         let h2c = try ExternalServer(nghttpdServing: directory, key: nil, certificate: nil)
-        let result = AF.run(["--http-version=2-prior-knowledge", "-m", "http://127.0.0.1:\(h2c.port)/x.txt"])
+        let result = InProcessAF.run(["--http-version=2-prior-knowledge", "-m", "http://127.0.0.1:\(h2c.port)/x.txt"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.hasPrefix("plain h2\n"))
         #expect(result.out.contains("200 OK  HTTP/2  127.0.0.1"))
     }
 
     @Test func addressFamiliesAndInterfaces() {
-        #expect(AF.run(["-4", "http://localhost:\(server.port)/echo"]).status == 0)
-        let six = AF.run(["-6", "http://localhost:\(server.port)/echo"])
+        #expect(InProcessAF.run(["-4", "http://localhost:\(server.port)/echo"]).status == 0)
+        let six = InProcessAF.run(["-6", "http://localhost:\(server.port)/echo"])
         #expect(six.status == 1, "the test server listens on IPv4 only")
-        #expect(AF.run(["--interface=lo", server.url("/echo")]).status == 0)
-        let bad = AF.run(["--interface=nosuch0", server.url("/echo")])
+        #expect(InProcessAF.run(["--interface=lo", server.url("/echo")]).status == 0)
+        let bad = InProcessAF.run(["--interface=nosuch0", server.url("/echo")])
         #expect(bad.status == 1)
         #expect(bad.err.hasPrefix("af: error: cannot use the network interface"))
     }
@@ -314,12 +299,12 @@ import Testing
     @Test func defaultsApplyAndNoFormsUndoThem() throws {
         try write(#"{"default_options": ["--follow", "--check-status", "--print=h"]}"#)
         let environment = ["AF_CONFIG_DIR": config]
-        let followed = AF.run([server.url("/redirect/1")], environment: environment)
+        let followed = InProcessAF.run([server.url("/redirect/1")], environment: environment)
         #expect(followed.status == 0)
         #expect(followed.out.hasPrefix("HTTP/1.1 200 OK\n"))
-        let undone = AF.run(["--no-follow", server.url("/redirect/1")], environment: environment)
+        let undone = InProcessAF.run(["--no-follow", server.url("/redirect/1")], environment: environment)
         #expect(undone.status == 3)
-        let unchecked = AF.run(["--no-follow", "--no-check-status", server.url("/redirect/1")], environment: environment)
+        let unchecked = InProcessAF.run(["--no-follow", "--no-check-status", server.url("/redirect/1")], environment: environment)
         #expect(unchecked.status == 0)
         #expect(unchecked.out.hasPrefix("HTTP/1.1 302 Found\n"))
     }
@@ -350,7 +335,7 @@ import Testing
     ])
     func malformedConfigNamesTheFile(text: String, message: String) throws {
         try write(text)
-        let result = AF.run([server.url("/echo")], environment: ["AF_CONFIG_DIR": config])
+        let result = InProcessAF.run([server.url("/echo")], environment: ["AF_CONFIG_DIR": config])
         #expect(result.status == 64)
         #expect(result.err.contains(message), "\(result.err)")
         #expect(result.err.contains(config + "/config.json"))

@@ -1,3 +1,4 @@
+import AFInProcess
 import AFTestSupport
 import Foundation
 import Testing
@@ -20,7 +21,7 @@ import Testing
 
     @Test func retriesUntilSuccessWithBackoff() throws {
         script("/flaky", [503, 503, 200])
-        let result = AF.run(["--retry=2", server.url("/flaky")])
+        let result = InProcessAF.run(["--retry=2", server.url("/flaky")])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == "answer 3: 200\n")
         let requests = server.requests(to: "/flaky")
@@ -36,7 +37,7 @@ import Testing
 
     @Test func aRunThatExitsZeroReportsNoErrorAfterStatusRetries() throws {
         script("/busy", [503])
-        let result = AF.run(["--retry=1", "--retry-delay=0.01", "--report=json", server.url("/busy")])
+        let result = InProcessAF.run(["--retry=1", "--retry-delay=0.01", "--report=json", server.url("/busy")])
         #expect(result.status == 0, "\(result.err)")
         let report = try #require(JSONHelpers.object(result.out))
         #expect(report["error"] is NSNull)
@@ -46,7 +47,7 @@ import Testing
 
     @Test func quietLeavesOutRetryNoticesButNotErrors() {
         script("/quiet", [503])
-        let result = AF.run(["-q", "--check-status", "--retry=1", "--retry-delay=0.1", server.url("/quiet")])
+        let result = InProcessAF.run(["-q", "--check-status", "--retry=1", "--retry-delay=0.1", server.url("/quiet")])
         #expect(result.status == 5)
         #expect(result.out.isEmpty)
         #expect(result.err == "af: error: server answered 503 Service Unavailable (after 2 attempts)\n")
@@ -55,7 +56,7 @@ import Testing
 
     @Test func jitterDrawsEachDelayBelowItsBackoffValue() throws {
         script("/jitter", [503, 503, 503, 200])
-        let result = AF.run(["--retry=3", "--retry-delay=0.2", "--retry-jitter", server.url("/jitter")])
+        let result = InProcessAF.run(["--retry=3", "--retry-delay=0.2", "--retry-jitter", server.url("/jitter")])
         #expect(result.status == 0, "\(result.err)")
         let notices = result.err.split(separator: "\n").map(String.init)
         #expect(notices.count == 3)
@@ -79,10 +80,10 @@ import Testing
 
     @Test func exhaustedRetriesKeepTheLastResponse() {
         script("/down", [503])
-        let plain = AF.run(["--retry=1", "--retry-delay=0.1", server.url("/down")])
+        let plain = InProcessAF.run(["--retry=1", "--retry-delay=0.1", server.url("/down")])
         #expect(plain.status == 0)
         #expect(plain.out == "answer 2: 503\n")
-        let checked = AF.run(["--retry=1", "--retry-delay=0.1", "--check-status", server.url("/down")])
+        let checked = InProcessAF.run(["--retry=1", "--retry-delay=0.1", "--check-status", server.url("/down")])
         #expect(checked.status == 5)
         #expect(checked.err.hasSuffix("af: error: server answered 503 Service Unavailable (after 2 attempts)\n"))
         #expect(server.hits("/down") == 4)
@@ -90,7 +91,7 @@ import Testing
 
     @Test func retryAfterSecondsIsHonoured() throws {
         script("/busy", [429, 200], headers: [("Retry-After", "2")])
-        let result = AF.run(["--retry=1", server.url("/busy")])
+        let result = InProcessAF.run(["--retry=1", server.url("/busy")])
         #expect(result.status == 0)
         let requests = server.requests(to: "/busy")
         #expect(requests.count == 2)
@@ -107,7 +108,7 @@ import Testing
             formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
             return .response(status: hit == 1 ? 503 : 200, headers: [("Retry-After", formatter.string(from: when))], body: [])
         }
-        let result = AF.run(["--retry=1", "--retry-max-delay=1", server.url("/date")])
+        let result = InProcessAF.run(["--retry=1", "--retry-max-delay=1", server.url("/date")])
         #expect(result.status == 0)
         let requests = server.requests(to: "/date")
         #expect(requests.count == 2)
@@ -118,7 +119,7 @@ import Testing
     @Test func retryAfterBeyondMaxTimeStopsAtOnce() {
         script("/later", [503, 200], headers: [("Retry-After", "30")])
         let started = Date()
-        let result = AF.run(["--retry=3", "--retry-max-delay=60", "--retry-max-time=5", "--check-status", server.url("/later")])
+        let result = InProcessAF.run(["--retry=3", "--retry-max-delay=60", "--retry-max-time=5", "--check-status", server.url("/later")])
         #expect(Date().timeIntervalSince(started) < 3)
         #expect(result.status == 5)
         #expect(server.hits("/later") == 1)
@@ -127,7 +128,7 @@ import Testing
     @Test func maxTimeBoundsTheWholeRun() {
         script("/always", [503])
         let started = Date()
-        let result = AF.run(["--retry=10", "--retry-delay=0.4", "--retry-max-time=1.5", "--check-status", server.url("/always")])
+        let result = InProcessAF.run(["--retry=10", "--retry-delay=0.4", "--retry-max-time=1.5", "--check-status", server.url("/always")])
         #expect(Date().timeIntervalSince(started) < 3)
         #expect(result.status == 5)
         #expect(server.hits("/always") == 3)
@@ -135,11 +136,11 @@ import Testing
 
     @Test func postIsNotRetriedUnlessAsked() {
         script("/submit", [503, 200])
-        let once = AF.run(["--retry=2", "--retry-delay=0.1", "post", server.url("/submit"), "a=1"])
+        let once = InProcessAF.run(["--retry=2", "--retry-delay=0.1", "post", server.url("/submit"), "a=1"])
         #expect(once.status == 0)
         #expect(server.hits("/submit") == 1)
         script("/submit-again", [503, 200])
-        let again = AF.run(["--retry=2", "--retry-delay=0.1", "--retry-all-methods", "post", server.url("/submit-again"), "a=1"])
+        let again = InProcessAF.run(["--retry=2", "--retry-delay=0.1", "--retry-all-methods", "post", server.url("/submit-again"), "a=1"])
         #expect(again.status == 0)
         #expect(server.hits("/submit-again") == 2)
         #expect(server.requests(to: "/submit-again").map(\.bodyText) == [#"{"a": "1"}"#, #"{"a": "1"}"#])
@@ -147,16 +148,16 @@ import Testing
 
     @Test func retryOnReplacesTheStatusList() {
         script("/teapot", [418, 200])
-        #expect(AF.run(["--retry=1", "--retry-delay=0.1", "--retry-on=418", server.url("/teapot")]).status == 0)
+        #expect(InProcessAF.run(["--retry=1", "--retry-delay=0.1", "--retry-on=418", server.url("/teapot")]).status == 0)
         #expect(server.hits("/teapot") == 2)
         script("/gateway", [502, 200])
-        #expect(AF.run(["--retry=1", "--retry-delay=0.1", "--retry-on=418", server.url("/gateway")]).status == 0)
+        #expect(InProcessAF.run(["--retry=1", "--retry-delay=0.1", "--retry-on=418", server.url("/gateway")]).status == 0)
         #expect(server.hits("/gateway") == 1)
     }
 
     @Test func noRetryMeansExactlyOneRequest() {
         script("/once", [503])
-        #expect(AF.run(["--retry=0", server.url("/once")]).status == 0)
+        #expect(InProcessAF.run(["--retry=0", server.url("/once")]).status == 0)
         #expect(server.hits("/once") == 1)
     }
 
@@ -173,7 +174,7 @@ import Testing
                 }
             }
         }
-        let result = AF.run(["--retry=2", "--retry-delay=0.1", server.url("/unstable")])
+        let result = InProcessAF.run(["--retry=2", "--retry-delay=0.1", server.url("/unstable")])
         #expect(result.status == 0, "\(result.err)")
         let whole = result.stdout == body
         #expect(whole)
@@ -185,7 +186,7 @@ import Testing
         let closed = try TestServer()
         let url = closed.url("/x")
         closed.stop()
-        let result = AF.run(["--retry=2", "--retry-delay=0.05", url])
+        let result = InProcessAF.run(["--retry=2", "--retry-delay=0.05", url])
         #expect(result.status == 1)
         #expect(result.err.components(separatedBy: "af: retrying").count == 3)
         #expect(result.err.hasSuffix("af: error: connection refused by 127.0.0.1:\(closed.port); is the server running? (after 3 attempts)\n"))
@@ -193,7 +194,7 @@ import Testing
 
     @Test func stdinBodyIsSpooledAndResent() {
         script("/upload", [503, 201])
-        let result = AF.run(["--retry=1", "--retry-delay=0.1", "put", server.url("/upload")], stdin: .bytes(Array("streamed".utf8)))
+        let result = InProcessAF.run(["--retry=1", "--retry-delay=0.1", "put", server.url("/upload")], stdin: .bytes(Array("streamed".utf8)))
         #expect(result.status == 0)
         #expect(server.requests(to: "/upload").map(\.bodyText) == ["streamed", "streamed"])
     }
@@ -207,7 +208,7 @@ import Testing
     }
 
     @Test func stalledBodyTimesOut() {
-        let result = AF.run(["--timeout=0.5", server.url("/stall")])
+        let result = InProcessAF.run(["--timeout=0.5", server.url("/stall")])
         #expect(result.status == 2)
         #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 500ms; raise --timeout if it needs longer\n")
     }
@@ -223,51 +224,51 @@ import Testing
 
     @Test(arguments: [(301, Int32(3)), (404, 4), (418, 4), (500, 5), (503, 5), (200, 0), (204, 0)])
     func checkStatusMapsClasses(status: Int, exit: Int32) {
-        let result = AF.run(["--check-status", server.url("/status/\(status)")])
+        let result = InProcessAF.run(["--check-status", server.url("/status/\(status)")])
         #expect(result.status == exit)
         if exit != 0 {
             #expect(result.err.hasPrefix("af: error: server answered \(status) "))
             #expect(result.err.split(separator: "\n").count == 1)
         }
-        #expect(AF.run([server.url("/status/\(status)")]).status == 0)
+        #expect(InProcessAF.run([server.url("/status/\(status)")]).status == 0)
     }
 
     @Test func redirectWithoutFollowSuggestsIt() {
-        let result = AF.run(["--check-status", server.url("/redirect/1")])
+        let result = InProcessAF.run(["--check-status", server.url("/redirect/1")])
         #expect(result.status == 3)
         #expect(result.err == "af: error: server answered 302 Found; add --follow to follow redirects\n")
     }
 
     @Test func acceptStatusWidensCheckStatus() {
-        #expect(AF.run(["--check-status", "--accept-status=404", server.url("/status/404")]).status == 0)
-        #expect(AF.run(["--check-status", "--accept-status=400-410", server.url("/status/410")]).status == 0)
-        #expect(AF.run(["--check-status", "--accept-status=404", server.url("/status/500")]).status == 5)
+        #expect(InProcessAF.run(["--check-status", "--accept-status=404", server.url("/status/404")]).status == 0)
+        #expect(InProcessAF.run(["--check-status", "--accept-status=400-410", server.url("/status/410")]).status == 0)
+        #expect(InProcessAF.run(["--check-status", "--accept-status=404", server.url("/status/500")]).status == 5)
     }
 
     @Test func limitsAreExitOneAndNamed() {
-        let headers = AF.run([server.url("/headers?count=150")])
+        let headers = InProcessAF.run([server.url("/headers?count=150")])
         #expect(headers.status == 1)
         #expect(headers.err == "af: error: the response has more than 100 header lines; raise --max-headers if you trust the server\n")
-        #expect(AF.run(["--max-headers=200", server.url("/headers?count=150")]).status == 0)
-        let size = AF.run(["--max-filesize=1K", server.url("/bytes/5000")])
+        #expect(InProcessAF.run(["--max-headers=200", server.url("/headers?count=150")]).status == 0)
+        let size = InProcessAF.run(["--max-filesize=1K", server.url("/bytes/5000")])
         #expect(size.status == 1)
         #expect(size.err == "af: error: response body exceeds --max-filesize (1024 bytes); raise it if you expect a body this large\n")
-        let chunked = AF.run(["--max-filesize=100", server.url("/stream/20")])
+        let chunked = InProcessAF.run(["--max-filesize=100", server.url("/stream/20")])
         #expect(chunked.status == 1)
-        let bomb = AF.run([server.url("/bomb?mb=64")])
+        let bomb = InProcessAF.run([server.url("/bomb?mb=64")])
         #expect(bomb.status == 1)
         #expect(bomb.err.hasPrefix("af: error: response inflates more than 200×"))
         #expect(bomb.stdout.count < 64 << 20)
     }
 
     @Test func compressedResponsesAreDecoded() {
-        #expect(AF.run([server.url("/gzip")]).out == BuiltinRoutes.sampleJSON)
-        #expect(AF.run([server.url("/deflate")]).out == BuiltinRoutes.sampleJSON)
+        #expect(InProcessAF.run([server.url("/gzip")]).out == BuiltinRoutes.sampleJSON)
+        #expect(InProcessAF.run([server.url("/deflate")]).out == BuiltinRoutes.sampleJSON)
     }
 
     @Test func malformedResponsesAreExitOne() {
         for path in ["/garbage", "/bad-chunk", "/no-response", "/wrong-length"] {
-            let result = AF.run([server.url(path)])
+            let result = InProcessAF.run([server.url(path)])
             #expect(result.status == 1, "\(path): \(result.status) \(result.err)")
             #expect(result.err.hasPrefix("af: error: "), "\(path)")
             #expect(result.err.split(separator: "\n").count == 1, "\(path): \(result.err)")
@@ -285,11 +286,11 @@ import Testing
     }
 
     @Test func followsChainsAndCountsThem() {
-        let result = AF.run(["-F", first.url("/redirect/3")])
+        let result = InProcessAF.run(["-F", first.url("/redirect/3")])
         #expect(result.status == 0)
         #expect(result.out.contains("\"target\": \"/get\""))
         #expect(first.hits("/redirect/3") == 1 && first.hits("/redirect/1") == 1 && first.hits("/get") == 1)
-        let limited = AF.run(["-F", "--max-redirects=2", first.url("/redirect/3")])
+        let limited = InProcessAF.run(["-F", "--max-redirects=2", first.url("/redirect/3")])
         #expect(limited.status == 6)
         #expect(limited.err == "af: error: more than 2 redirects; raise --max-redirects or check for a redirect loop\n")
     }
@@ -298,22 +299,22 @@ import Testing
         first.route("/moved") { request, _ in
             .response(status: Int(request.queryValue("s") ?? "302") ?? 302, headers: [("Location", "/echo")])
         }
-        #expect(AF.run(["-F", "post", first.url("/moved?s=302"), "a=1"]).status == 0)
+        #expect(InProcessAF.run(["-F", "post", first.url("/moved?s=302"), "a=1"]).status == 0)
         let afterFound = first.requests(to: "/echo").last
         #expect(afterFound?.method == "GET")
         #expect(afterFound?.body.isEmpty == true)
         #expect(afterFound?.header("Content-Type") == nil)
-        #expect(AF.run(["-F", "post", first.url("/moved?s=307"), "a=1"]).status == 0)
+        #expect(InProcessAF.run(["-F", "post", first.url("/moved?s=307"), "a=1"]).status == 0)
         let afterTemporary = first.requests(to: "/echo").last
         #expect(afterTemporary?.method == "POST")
         #expect(afterTemporary?.bodyText == #"{"a": "1"}"#)
-        #expect(AF.run(["-F", "put", first.url("/moved?s=303"), "a=1"]).status == 0)
+        #expect(InProcessAF.run(["-F", "put", first.url("/moved?s=303"), "a=1"]).status == 0)
         #expect(first.requests(to: "/echo").last?.method == "GET")
     }
 
     @Test func credentialsNeverReachAnotherOrigin() throws {
         first.route("/hop") { _, _ in .response(status: 302, headers: [("Location", self.second.url("/echo"))]) }
-        let result = AF.run(["-F", "-a", "ada:secret", "--secret-header=X-Api-Key", first.url("/hop"),
+        let result = InProcessAF.run(["-F", "-a", "ada:secret", "--secret-header=X-Api-Key", first.url("/hop"),
                              "Cookie:session=1", "X-Api-Key:key", "X-Public:ok"])
         #expect(result.status == 0)
         let atFirst = try #require(first.requests(to: "/hop").last)
@@ -330,14 +331,14 @@ import Testing
 
     @Test func locationTrustedKeepsThem() throws {
         first.route("/hop") { _, _ in .response(status: 302, headers: [("Location", self.second.url("/echo"))]) }
-        #expect(AF.run(["-F", "--location-trusted", "-a", "ada:secret", first.url("/hop")]).status == 0)
+        #expect(InProcessAF.run(["-F", "--location-trusted", "-a", "ada:secret", first.url("/hop")]).status == 0)
         #expect(second.requests(to: "/echo").last?.header("Authorization") == "Basic YWRhOnNlY3JldA==")
     }
 
     @Test func retryAfterARedirectResendsOnlyTheFailingHop() {
         first.route("/start") { _, _ in .response(status: 302, headers: [("Location", self.second.url("/flaky"))]) }
         second.route("/flaky") { _, hit in .response(status: hit == 1 ? 503 : 200, body: Array("hop \(hit)\n".utf8)) }
-        let result = AF.run(["-F", "--retry=2", "--retry-delay=0.1", first.url("/start")])
+        let result = InProcessAF.run(["-F", "--retry=2", "--retry-delay=0.1", first.url("/start")])
         #expect(result.status == 0)
         #expect(result.out == "hop 2\n")
         #expect(first.hits("/start") == 1)
@@ -345,59 +346,12 @@ import Testing
     }
 
     @Test func allPrintsEveryHop() {
-        let result = AF.run(["-F", "--all", "-v", first.url("/redirect/2")])
+        let result = InProcessAF.run(["-F", "--all", "-v", first.url("/redirect/2")])
         #expect(result.status == 0)
         #expect(result.out.components(separatedBy: "HTTP/1.1 302 Found\n").count == 3)
         #expect(result.out.components(separatedBy: "GET /").count == 4)
-        let plain = AF.run(["-F", "-v", first.url("/redirect/2")])
+        let plain = InProcessAF.run(["-F", "-v", first.url("/redirect/2")])
         #expect(plain.out.components(separatedBy: "HTTP/1.1 302 Found\n").count == 1)
         #expect(plain.out.hasPrefix("GET /get HTTP/1.1\n"))
-    }
-}
-
-@Suite struct SignalTests {
-    let server: TestServer
-
-    init() throws {
-        server = try TestServer()
-    }
-
-    @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated")])
-    func signalsCancelCleanly(signal: Int32, status: Int32, word: String) {
-        let running = AF.start(["-m", server.url("/delay/10")])
-        Thread.sleep(forTimeInterval: 0.5)
-        let sent = Date()
-        running.signal(signal)
-        let result = running.wait(timeout: 5)
-        #expect(Date().timeIntervalSince(sent) < 1)
-        #expect(result.status == status)
-        #expect(result.err == "af: error: \(word)\n")
-        #expect(result.out.contains("Attempt 1: error: \(word)"))
-    }
-
-    @Test func interruptDuringARetryWaitIsImmediate() {
-        server.route("/wait") { _, _ in .response(status: 503) }
-        let running = AF.start(["--retry=3", "--retry-delay=20", server.url("/wait")])
-        Thread.sleep(forTimeInterval: 0.5)
-        let sent = Date()
-        running.signal(SIGINT)
-        let result = running.wait(timeout: 5)
-        #expect(Date().timeIntervalSince(sent) < 1)
-        #expect(result.status == 130)
-    }
-
-    @Test func readerGoingAwayEndsQuietly() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "'\(AF.binary)' '\(server.url("/bytes/50000000"))' | head -c 10 > /dev/null; echo \"${PIPESTATUS:-}\""]
-        let errors = Pipe()
-        process.standardError = errors
-        process.environment = AF.environment()
-        let started = Date()
-        try process.run()
-        process.waitUntilExit()
-        #expect(Date().timeIntervalSince(started) < 5)
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(text.isEmpty)
     }
 }

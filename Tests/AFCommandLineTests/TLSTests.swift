@@ -1,3 +1,4 @@
+import AFInProcess
 import AFTestSupport
 import Foundation
 import Testing
@@ -23,14 +24,14 @@ import Testing
 
     @Test func unknownCAIsRefusedAndAPrivateCAIsAccepted() throws {
         let server = try server(try pki.issue(name: "default"))
-        let refused = AF.run([server.url("/get")])
+        let refused = InProcessAF.run([server.url("/get")])
         #expect(refused.status == 7)
         #expect(refused.err == "af: error: the certificate of 127.0.0.1 is not trusted: self-signed certificate in certificate chain; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate\n")
         #expect(server.requests.isEmpty)
-        let accepted = AF.run([ca, server.url("/get")])
+        let accepted = InProcessAF.run([ca, server.url("/get")])
         #expect(accepted.status == 0, "\(accepted.err)")
         #expect(accepted.out.contains("\"target\": \"/get\""))
-        #expect(AF.run([ca, "https://localhost:\(server.port)/get"]).status == 0)
+        #expect(InProcessAF.run([ca, "https://localhost:\(server.port)/get"]).status == 0)
     }
 
     @Test(arguments: [
@@ -46,7 +47,7 @@ import Testing
         default: issued = try pki.selfSigned(name: "self")
         }
         let server = try server(issued)
-        let result = AF.run([ca, "--retry=3", "--retry-delay=0.1", server.url("/get")])
+        let result = InProcessAF.run([ca, "--retry=3", "--retry-delay=0.1", server.url("/get")])
         #expect(result.status == 7)
         #expect(result.err.contains(reason), "\(result.err)")
         #expect(result.err.hasPrefix("af: error: "))
@@ -58,7 +59,7 @@ import Testing
     @Test func verificationCanBeTurnedOffWithAWarning() throws {
         let server = try server(try pki.selfSigned(name: "off"))
         for flag in ["--verify=no", "-k"] {
-            let result = AF.run([flag, server.url("/get")])
+            let result = InProcessAF.run([flag, server.url("/get")])
             #expect(result.status == 0)
             #expect(result.err == "af: warning: certificate verification is off (--verify=no); anyone on the path can read and change this exchange\n")
         }
@@ -69,12 +70,12 @@ import Testing
         let server = try server(issued)
         let leafPin = try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)
         let caPin = try TestPKI.publicKeyPin(ofCertificate: pki.caCertificatePath)
-        #expect(AF.run([ca, "--pin=\(leafPin)", server.url("/get")]).status == 0)
-        #expect(AF.run([ca, "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "--pin=\(caPin)", server.url("/get")]).status == 0)
+        #expect(InProcessAF.run([ca, "--pin=\(leafPin)", server.url("/get")]).status == 0)
+        #expect(InProcessAF.run([ca, "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "--pin=\(caPin)", server.url("/get")]).status == 0)
         let before = server.requests.count
         let connections = server.connections
         let wrong = "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
-        let refused = AF.run([ca, "--pin=\(wrong)", "--retry=2", "--retry-delay=0.1", server.url("/get")])
+        let refused = InProcessAF.run([ca, "--pin=\(wrong)", "--retry=2", "--retry-delay=0.1", server.url("/get")])
         #expect(refused.status == 8)
         #expect(refused.err == "af: error: pinning failed: no pinned public key in the chain of 127.0.0.1; it presented \(leafPin), \(caPin); check the pin with 'af pin HOST'\n")
         #expect(server.requests.count == before, "a refused server must never see the request")
@@ -83,7 +84,7 @@ import Testing
 
     @Test func pinsApplyEvenWithVerificationOff() throws {
         let server = try server(try pki.selfSigned(name: "self-pinned"))
-        let refused = AF.run(["--verify=no", "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", server.url("/get")])
+        let refused = InProcessAF.run(["--verify=no", "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", server.url("/get")])
         #expect(refused.status == 8)
         #expect(refused.err.hasPrefix("af: warning: certificate verification is off (--verify=no); only the pins are checked\naf: error: pinning failed"))
         #expect(server.requests.isEmpty)
@@ -92,15 +93,15 @@ import Testing
     @Test func pinnedSelfSignedCertificateIsTrusted() throws {
         let issued = try pki.selfSigned(name: "anchor")
         let server = try server(issued)
-        let result = AF.run(["--pin-cert=\(issued.certificatePath)", server.url("/get")])
+        let result = InProcessAF.run(["--pin-cert=\(issued.certificatePath)", server.url("/get")])
         #expect(result.status == 0, "\(result.err)")
         let other = try pki.selfSigned(name: "other")
-        let refused = AF.run(["--pin-cert=\(other.certificatePath)", server.url("/get")])
+        let refused = InProcessAF.run(["--pin-cert=\(other.certificatePath)", server.url("/get")])
         #expect(refused.status == 7 || refused.status == 8)
         let viaCA = try self.server(try pki.issue(name: "via-ca"))
-        let pinnedCA = AF.run([ca, "--pin-cert=\(pki.caCertificatePath)", viaCA.url("/get")])
+        let pinnedCA = InProcessAF.run([ca, "--pin-cert=\(pki.caCertificatePath)", viaCA.url("/get")])
         #expect(pinnedCA.status == 0, "\(pinnedCA.err)")
-        let unreadable = AF.run(["--pin-cert=/nonexistent.pem", server.url("/get")])
+        let unreadable = InProcessAF.run(["--pin-cert=/nonexistent.pem", server.url("/get")])
         #expect(unreadable.status == 66)
         #expect(unreadable.err.hasPrefix("af: error: cannot use --pin-cert '/nonexistent.pem'"))
     }
@@ -108,9 +109,9 @@ import Testing
     @Test func stapledOCSPIsRequiredWithCheckRevocation() throws {
         let issued = try pki.issue(name: "ocsp")
         let stapled = try server(issued, ocsp: try pki.ocspResponse(for: issued))
-        #expect(AF.run([ca, "--check-revocation", stapled.url("/get")]).status == 0)
+        #expect(InProcessAF.run([ca, "--check-revocation", stapled.url("/get")]).status == 0)
         let bare = try server(issued)
-        let refused = AF.run([ca, "--check-revocation", bare.url("/get")])
+        let refused = InProcessAF.run([ca, "--check-revocation", bare.url("/get")])
         #expect(refused.status == 7)
         #expect(refused.err.hasPrefix("af: error: revocation check failed for 127.0.0.1:"))
         #expect(bare.requests.isEmpty)
@@ -121,19 +122,19 @@ import Testing
         try pki.revoke(revoked)
         let crl = try pki.crl()
         let server = try server(revoked)
-        let result = AF.run([ca, "--crl=\(crl)", server.url("/get")])
+        let result = InProcessAF.run([ca, "--crl=\(crl)", server.url("/get")])
         #expect(result.status == 7)
         #expect(result.err.contains("certificate revoked"))
         let good = try self.server(try pki.issue(name: "still-good"))
-        #expect(AF.run([ca, "--crl=\(try pki.crl())", good.url("/get")]).status == 0)
+        #expect(InProcessAF.run([ca, "--crl=\(try pki.crl())", good.url("/get")]).status == 0)
     }
 
     @Test func clientCertificates() throws {
         let server = try server(try pki.issue(name: "mtls"), clientCA: pki.caCertificatePath)
         let client = try pki.issue(name: "client", hosts: ["client"], client: true)
-        let accepted = AF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(client.keyPath)", server.url("/get")])
+        let accepted = InProcessAF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(client.keyPath)", server.url("/get")])
         #expect(accepted.status == 0, "\(accepted.err)")
-        let refused = AF.run([ca, server.url("/get")])
+        let refused = InProcessAF.run([ca, server.url("/get")])
         #expect(refused.status == 7 || refused.status == 1, "\(refused.err)")
         #expect(server.requests.count == 1)
     }
@@ -142,9 +143,9 @@ import Testing
         let server = try server(try pki.issue(name: "mtls-pass"), clientCA: pki.caCertificatePath)
         let client = try pki.issue(name: "client-pass", hosts: ["client"], client: true)
         let key = try pki.encryptedKey(of: client, password: "open sesame")
-        let accepted = AF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", "--cert-key-pass=open sesame", server.url("/get")])
+        let accepted = InProcessAF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", "--cert-key-pass=open sesame", server.url("/get")])
         #expect(accepted.status == 0, "\(accepted.err)")
-        let refused = AF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", "--cert-key-pass=wrong", server.url("/get")])
+        let refused = InProcessAF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", "--cert-key-pass=wrong", server.url("/get")])
         #expect(refused.status == 7)
         #expect(refused.err.hasPrefix("af: error: TLS with 127.0.0.1:\(server.port) failed: "))
         #expect(server.requests.count == 1)
@@ -153,7 +154,7 @@ import Testing
     @Test func pinCommandHonoursResolveAndConnectTimeout() throws {
         let issued = try pki.issue(name: "named", hosts: ["pinned.test"])
         let server = try server(issued)
-        let result = AF.run(["pin", ca, "--resolve=pinned.test:\(server.port):127.0.0.1", "pinned.test:\(server.port)"])
+        let result = InProcessAF.run(["pin", ca, "--resolve=pinned.test:\(server.port):127.0.0.1", "pinned.test:\(server.port)"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains(try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)))
         let silent = try TestServer()
@@ -165,36 +166,36 @@ import Testing
 
     @Test func minimumVersionAndCiphers() throws {
         let server = try server(try pki.issue(name: "tls12"), maximum: "1.2")
-        let modern = AF.run([ca, "--ssl=tls1.3", server.url("/get")])
+        let modern = InProcessAF.run([ca, "--ssl=tls1.3", server.url("/get")])
         #expect(modern.status == 7)
-        let allowed = AF.run([ca, "--ssl=tls1.2", "-m", "-b", server.url("/get")])
+        let allowed = InProcessAF.run([ca, "--ssl=tls1.2", "-m", "-b", server.url("/get")])
         #expect(allowed.status == 0)
         #expect(allowed.out.contains("TLSv1.2"))
-        let chosen = AF.run([ca, "--ciphers=ECDHE-ECDSA-AES128-GCM-SHA256", "-m", "-b", server.url("/get")])
+        let chosen = InProcessAF.run([ca, "--ciphers=ECDHE-ECDSA-AES128-GCM-SHA256", "-m", "-b", server.url("/get")])
         #expect(chosen.status == 0, "\(chosen.err)")
         #expect(chosen.out.contains("ECDHE-ECDSA-AES128-GCM-SHA256"))
-        #expect(AF.run([ca, "--ciphers=ECDHE-RSA-AES128-GCM-SHA256", server.url("/get")]).status == 7)
+        #expect(InProcessAF.run([ca, "--ciphers=ECDHE-RSA-AES128-GCM-SHA256", server.url("/get")]).status == 7)
     }
 
     @Test func pinCommandPrintsTheSamePinAsOpenSSL() throws {
         let issued = try pki.issue(name: "print")
         let server = try server(issued)
         let expected = try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)
-        let result = AF.run(["pin", ca, "127.0.0.1:\(server.port)"])
+        let result = InProcessAF.run(["pin", ca, "127.0.0.1:\(server.port)"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.hasPrefix("Certificate 1 (leaf)\n  Subject:     CN=localhost\n  Issuer:      CN=af test CA\n"))
         #expect(result.out.contains("  Pin:         \(expected)\n"))
         #expect(result.out.contains("SHA-256:     "))
         #expect(server.requests.isEmpty)
-        let untrusted = AF.run(["pin", "127.0.0.1:\(server.port)"])
+        let untrusted = InProcessAF.run(["pin", "127.0.0.1:\(server.port)"])
         #expect(untrusted.status == 7)
         #expect(untrusted.out.contains(expected))
         #expect(untrusted.err.contains("(the chain above is what the server presented)"))
-        let file = AF.run(["pin", "--file", issued.certificatePath])
+        let file = InProcessAF.run(["pin", "--file", issued.certificatePath])
         #expect(file.status == 0)
         #expect(file.out.contains("  Pin:         \(expected)\n"))
-        #expect(AF.run(["pin", "--file", "/nonexistent"]).status == 66)
-        #expect(AF.run(["pin"]).status == 64)
+        #expect(InProcessAF.run(["pin", "--file", "/nonexistent"]).status == 66)
+        #expect(InProcessAF.run(["pin"]).status == 64)
     }
 
     @Test func trustPolicyAppliesPerHostAcrossARedirect() throws {
@@ -211,7 +212,7 @@ import Testing
          "hosts": {"a.test": ["default"],
                    "*.test": ["default", {"pins": ["sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]}]}}
         """.write(toFile: policy, atomically: true, encoding: .utf8)
-        let result = AF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
+        let result = InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
         #expect(result.status == 8, "\(result.err)")
         #expect(result.err.contains("no pinned public key in the chain of b.test"))
         #expect(serverA.hits("/hop") == 1)
@@ -221,11 +222,11 @@ import Testing
         try """
         {"hosts": {"a.test": ["default"], "*.test": [{"pins": ["\(pinB)"]}, "default"]}}
         """.write(toFile: policy, atomically: true, encoding: .utf8)
-        #expect(AF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve).status == 0)
+        #expect(InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve).status == 0)
         #expect(serverB.hits("/get") == 1)
 
         try #"{"hosts": {"a.test": ["default"]}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
-        let unlisted = AF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
+        let unlisted = InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
         #expect(unlisted.status == 7)
         #expect(unlisted.err.contains("the trust policy has no entry for b.test"))
     }
@@ -238,10 +239,10 @@ import Testing
         try FileManager.default.copyItem(atPath: issued.certificatePath, toPath: certificate)
         let policy = directory + "/policy.json"
         try #"{"hosts": {"localhost": ["default", {"certificates": ["certs/api.pem"]}]}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
-        #expect(AF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
+        #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
         try #"{"hosts": {"localhost": ["disabled"]}, "all_hosts_must_be_evaluated": false}"#.write(toFile: policy, atomically: true, encoding: .utf8)
-        #expect(AF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
-        #expect(AF.run(["--trust-policy=\(policy)", "https://127.0.0.1:\(server.port)/get"]).status == 7)
+        #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
+        #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://127.0.0.1:\(server.port)/get"]).status == 7)
     }
 
     @Test(arguments: [
@@ -256,14 +257,14 @@ import Testing
     func trustPolicyErrors(text: String, status: Int32, message: String) throws {
         let policy = directory + "/bad-\(UUID().uuidString).json"
         try text.write(toFile: policy, atomically: true, encoding: .utf8)
-        let result = AF.run(["--trust-policy=\(policy)", "https://127.0.0.1:9/"])
+        let result = InProcessAF.run(["--trust-policy=\(policy)", "https://127.0.0.1:9/"])
         #expect(result.status == status)
         #expect(result.err.contains(message), "\(result.err)")
         #expect(result.err.split(separator: "\n").count == 1)
     }
 
     @Test func unreadableTrustPolicy() {
-        let result = AF.run(["--trust-policy=/nonexistent/policy.json", "https://127.0.0.1:9/"])
+        let result = InProcessAF.run(["--trust-policy=/nonexistent/policy.json", "https://127.0.0.1:9/"])
         #expect(result.status == 66)
         #expect(result.err == "af: error: cannot read '/nonexistent/policy.json' (from '--trust-policy'): no such file or directory; check the path and its permissions\n")
     }
@@ -273,11 +274,11 @@ import Testing
         let issued = try pki.issue(name: "h2")
         try "hello over h2\n".write(toFile: directory + "/hello.txt", atomically: true, encoding: .utf8)
         let server = try ExternalServer(nghttpdServing: directory, key: issued.keyPath, certificate: issued.certificatePath)
-        let result = AF.run([ca, "-m", "-h", "https://127.0.0.1:\(server.port)/hello.txt"])
+        let result = InProcessAF.run([ca, "-m", "-h", "https://127.0.0.1:\(server.port)/hello.txt"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.hasPrefix("HTTP/2 200 OK\n"))
         #expect(result.out.contains("Attempt 1: 200 OK  HTTP/2  127.0.0.1:\(server.port)"))
-        let body = AF.run([ca, "https://127.0.0.1:\(server.port)/hello.txt"])
+        let body = InProcessAF.run([ca, "https://127.0.0.1:\(server.port)/hello.txt"])
         #expect(body.out == "hello over h2\n")
     }
 }

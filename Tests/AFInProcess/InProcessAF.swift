@@ -1,0 +1,91 @@
+import AFCommandLine
+import AFTestSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs af's whole command (parse, build, send, print) inside the test process through the
+/// injected `Environment`: the same arguments, environment and standard input as `AF.run`,
+/// without spawning a process. For tests that need nothing only a process has (signals, a
+/// working directory, a terminal, a crash or hang that must not take the runner with it).
+public enum InProcessAF {
+    /// Runs `arguments` as `AF.run` would and returns what it wrote and its exit status.
+    public static func run(_ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:]) -> AFResult {
+        let scratch = (try? TemporaryDirectory.make(prefix: "af-inprocess")) ?? "/tmp"
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let outPath = scratch + "/stdout", errPath = scratch + "/stderr"
+        let stdout = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let stderr = open(errPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        var input: Int32
+        var writer: Thread?
+        switch stdin {
+        case .null:
+            input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        case .file(let path):
+            input = open(path, O_RDONLY | O_CLOEXEC)
+        case .bytes(let bytes):
+            let ends = makePipe()
+            input = ends.read
+            let writeEnd = ends.write
+            let thread = Thread {
+                bytes.withUnsafeBytes { buffer in
+                    var offset = 0
+                    while offset < buffer.count {
+                        let count = write(writeEnd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                        if count < 0, errno == EINTR { continue }
+                        guard count > 0 else { break }
+                        offset += count
+                    }
+                }
+                close(writeEnd)
+            }
+            thread.start()
+            writer = thread
+        case .openPipe:
+            let ends = makePipe()
+            input = ends.read
+            defer { close(ends.write) }
+            return finish(arguments, stdin: input, stdout: stdout, stderr: stderr, extra: extra, outPath: outPath, errPath: errPath)
+        }
+        let result = finish(arguments, stdin: input, stdout: stdout, stderr: stderr, extra: extra, outPath: outPath, errPath: errPath)
+        _ = writer
+        return result
+    }
+
+    /// A pipe whose ends are closed on exec (af's tests spawn processes in parallel).
+    private static func makePipe() -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        _ = pipe(&ends)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        return (ends[0], ends[1])
+    }
+
+    private static func finish(
+        _ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32, extra: [String: String], outPath: String, errPath: String
+    ) -> AFResult {
+        let environment = Environment(arguments: arguments, variables: AF.environment(extra), stdin: stdin, stdout: stdout, stderr: stderr)
+        let status = AFCommand.run(environment)
+        close(stdin)
+        close(stdout)
+        close(stderr)
+        return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: status, timedOut: false)
+    }
+
+    /// The file's bytes, read with plain POSIX calls (Foundation's reader leaks a block per
+    /// small file under LeakSanitizer).
+    private static func readAll(_ path: String) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,51 @@
+import AFTestSupport
+import Foundation
+import Testing
+
+/// Signals and a reader going away: what only a real process shows.
+@Suite struct SignalTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated")])
+    func signalsCancelCleanly(signal: Int32, status: Int32, word: String) {
+        let running = AF.start(["-m", server.url("/delay/10")])
+        Thread.sleep(forTimeInterval: 0.5)
+        let sent = Date()
+        running.signal(signal)
+        let result = running.wait(timeout: 5)
+        #expect(Date().timeIntervalSince(sent) < 1)
+        #expect(result.status == status)
+        #expect(result.err == "af: error: \(word)\n")
+        #expect(result.out.contains("Attempt 1: error: \(word)"))
+    }
+
+    @Test func interruptDuringARetryWaitIsImmediate() {
+        server.route("/wait") { _, _ in .response(status: 503) }
+        let running = AF.start(["--retry=3", "--retry-delay=20", server.url("/wait")])
+        Thread.sleep(forTimeInterval: 0.5)
+        let sent = Date()
+        running.signal(SIGINT)
+        let result = running.wait(timeout: 5)
+        #expect(Date().timeIntervalSince(sent) < 1)
+        #expect(result.status == 130)
+    }
+
+    @Test func readerGoingAwayEndsQuietly() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "'\(AF.binary)' '\(server.url("/bytes/50000000"))' | head -c 10 > /dev/null; echo \"${PIPESTATUS:-}\""]
+        let errors = Pipe()
+        process.standardError = errors
+        process.environment = AF.environment()
+        let started = Date()
+        try process.run()
+        process.waitUntilExit()
+        #expect(Date().timeIntervalSince(started) < 5)
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.isEmpty)
+    }
+}
