@@ -313,17 +313,8 @@ import Testing
         let xdg = try TemporaryDirectory.make(prefix: "af-xdg")
         try FileManager.default.createDirectory(atPath: xdg + "/af", withIntermediateDirectories: true)
         try #"{"default_options": ["--check-status"]}"#.write(toFile: xdg + "/af/config.json", atomically: true, encoding: .utf8)
-        var environment = AF.environment(["XDG_CONFIG_HOME": xdg])
-        environment.removeValue(forKey: "AF_CONFIG_DIR")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: AF.binary)
-        process.arguments = [server.url("/status/404")]
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 4)
+        let result = InProcessAF.run([server.url("/status/404")], environment: ["XDG_CONFIG_HOME": xdg], unsetting: ["AF_CONFIG_DIR"])
+        #expect(result.status == 4, "\(result.err)")
     }
 
     @Test(arguments: [

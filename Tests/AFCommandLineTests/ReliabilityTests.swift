@@ -213,15 +213,6 @@ import Testing
         #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 500ms; raise --timeout if it needs longer\n")
     }
 
-    @Test func connectTimeoutCoversAStalledHandshake() throws {
-        // A listener that accepts but never speaks TLS: the handshake cannot finish.
-        let silent = try TestServer()
-        silent.route("/") { _, _ in .custom { _ in Thread.sleep(forTimeInterval: 5) } }
-        let result = AF.run(["--connect-timeout=0.5", "https://127.0.0.1:\(silent.port)/"], timeout: 10)
-        #expect(result.status == 2)
-        #expect(result.err == "af: error: connecting to 127.0.0.1:\(silent.port) timed out after 500ms; check the address, or raise --connect-timeout\n")
-    }
-
     @Test(arguments: [(301, Int32(3)), (404, 4), (418, 4), (500, 5), (503, 5), (200, 0), (204, 0)])
     func checkStatusMapsClasses(status: Int, exit: Int32) {
         let result = InProcessAF.run(["--check-status", server.url("/status/\(status)")])

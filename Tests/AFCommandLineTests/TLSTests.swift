@@ -151,17 +151,12 @@ import Testing
         #expect(server.requests.count == 1)
     }
 
-    @Test func pinCommandHonoursResolveAndConnectTimeout() throws {
+    @Test func pinCommandHonoursResolve() throws {
         let issued = try pki.issue(name: "named", hosts: ["pinned.test"])
         let server = try server(issued)
         let result = InProcessAF.run(["pin", ca, "--resolve=pinned.test:\(server.port):127.0.0.1", "pinned.test:\(server.port)"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains(try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)))
-        let silent = try TestServer()
-        silent.route("/") { _, _ in .custom { _ in Thread.sleep(forTimeInterval: 5) } }
-        let stalled = AF.run(["pin", "--connect-timeout=0.4", "127.0.0.1:\(silent.port)"], timeout: 10)
-        #expect(stalled.status == 2)
-        #expect(stalled.err.contains("timed out after 400ms"))
     }
 
     @Test func minimumVersionAndCiphers() throws {

@@ -10,8 +10,13 @@ import Glibc
 /// without spawning a process. For tests that need nothing only a process has (signals, a
 /// working directory, a terminal, a crash or hang that must not take the runner with it).
 public enum InProcessAF {
-    /// Runs `arguments` as `AF.run` would and returns what it wrote and its exit status.
-    public static func run(_ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:]) -> AFResult {
+    /// Runs `arguments` as `AF.run` would and returns what it wrote and its exit status;
+    /// `unsetting` removes variables `AF.environment` would set.
+    public static func run(
+        _ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:], unsetting: [String] = []
+    ) -> AFResult {
+        var variables = AF.environment(extra)
+        for name in unsetting { variables.removeValue(forKey: name) }
         let scratch = (try? TemporaryDirectory.make(prefix: "af-inprocess")) ?? "/tmp"
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let outPath = scratch + "/stdout", errPath = scratch + "/stderr"
@@ -46,9 +51,9 @@ public enum InProcessAF {
             let ends = makePipe()
             input = ends.read
             defer { close(ends.write) }
-            return finish(arguments, stdin: input, stdout: stdout, stderr: stderr, extra: extra, outPath: outPath, errPath: errPath)
+            return finish(arguments, stdin: input, stdout: stdout, stderr: stderr, variables: variables, outPath: outPath, errPath: errPath)
         }
-        let result = finish(arguments, stdin: input, stdout: stdout, stderr: stderr, extra: extra, outPath: outPath, errPath: errPath)
+        let result = finish(arguments, stdin: input, stdout: stdout, stderr: stderr, variables: variables, outPath: outPath, errPath: errPath)
         _ = writer
         return result
     }
@@ -62,9 +67,9 @@ public enum InProcessAF {
     }
 
     private static func finish(
-        _ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32, extra: [String: String], outPath: String, errPath: String
+        _ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32, variables: [String: String], outPath: String, errPath: String
     ) -> AFResult {
-        let environment = Environment(arguments: arguments, variables: AF.environment(extra), stdin: stdin, stdout: stdout, stderr: stderr)
+        let environment = Environment(arguments: arguments, variables: variables, stdin: stdin, stdout: stdout, stderr: stderr)
         let status = AFCommand.run(environment)
         close(stdin)
         close(stdout)

@@ -104,7 +104,7 @@ final class BatchRunner: Sendable {
     /// Runs every line and returns the exit status.
     func run() -> Int32 {
         let driven = primary.drive(start: {
-            SignalWatcher.install(on: primary) { [self] reason in interrupt(reason) }
+            SignalWatcher.install(on: primary) { [weak self] reason in self?.interrupt(reason) }
             pump()
         }, until: { isDone })
         precondition(driven, "a batch drives its own session")

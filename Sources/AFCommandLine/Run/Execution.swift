@@ -100,7 +100,7 @@ final class Execution {
         case .finished(let status):
             return status
         case .inFlight(let flight):
-            SignalWatcher.install(on: flight.session) { reason in flight.request.cancel(reason) }
+            SignalWatcher.install(on: flight.session) { [weak request = flight.request] reason in request?.cancel(reason) }
             let response = flight.request.run()
             return finish(flight, response: response)
         }

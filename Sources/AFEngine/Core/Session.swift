@@ -173,6 +173,9 @@ public final class Session: Sendable {
 
     /// Calls `handler` on the transfer thread whenever `fileDescriptor` is readable; for a
     /// signal self-pipe, so a run needs no thread of its own to notice Ctrl-C.
+    ///
+    /// The handler is kept as long as the transfer thread's loop, which the session keeps:
+    /// capture the session and its requests weakly, or they are never freed.
     public func watch(fileDescriptor: Int32, handler: @escaping @Sendable () -> Void) {
         driver.enqueue(.watch(fd: fileDescriptor, handler: handler))
     }
