@@ -2,7 +2,7 @@ import AFTestSupport
 import Foundation
 import Testing
 
-/// Issue 12: what HTTPie and curl users rely on, through the real binary.
+/// Issue 12: the conventions that need the real binary (a terminal, a working directory).
 @Suite struct ConventionsTests {
     let server: TestServer
     let directory: String
@@ -10,47 +10,6 @@ import Testing
     init() throws {
         server = try TestServer()
         directory = try TemporaryDirectory.make(prefix: "af-conventions")
-    }
-
-    private func last(_ path: String) throws -> ServerRequest {
-        try #require(server.requests(to: path).last)
-    }
-
-    // MARK: Divergences
-
-    @Test func framingHeadersCannotContradictTheBody() throws {
-        let wrong = AF.run(["post", server.url("/echo"), "Content-Length:0", "--raw", "foo"])
-        #expect(wrong.status == 64)
-        #expect(wrong.err == "af: error: Content-Length: 0 does not match the body, which has 3 bytes; drop the header (af sets it)\n")
-        #expect(server.hits("/echo") == 0, "nothing is sent")
-        let right = AF.run(["post", server.url("/echo"), "Content-Length:3", "--raw", "foo"])
-        #expect(right.status == 0)
-        #expect(try last("/echo").bodyText == "foo")
-        let chunked = AF.run(["post", server.url("/echo"), "Transfer-Encoding:chunked", "--raw", "foo"])
-        #expect(chunked.status == 0)
-        #expect(try last("/echo").chunked)
-        #expect(AF.run(["post", server.url("/echo"), "Transfer-Encoding:gzip", "--raw", "foo"]).status == 64)
-        #expect(AF.run(["get", server.url("/echo"), "Content-Length:5"]).status == 64)
-    }
-
-    @Test func requestBodyAloneIsPrintedForASentRequest() throws {
-        let result = AF.run(["-p", "B", "post", server.url("/echo"), "a=b"])
-        #expect(result.status == 0)
-        #expect(result.out == #"{"a": "b"}"#)
-        #expect(server.hits("/echo") == 1)
-    }
-
-    @Test func digestPrintsTheFinalExchange() {
-        let result = AF.run(["-v", "-A", "digest", "-a", "user:pass", server.url("/digest-auth/user/pass")])
-        #expect(result.status == 0)
-        #expect(result.out.contains("Authorization: Digest username=\"user\""))
-        #expect(result.out.contains("HTTP/1.1 200 OK"))
-        #expect(!result.out.contains("401"))
-        let all = AF.run(["-v", "--all", "-A", "digest", "-a", "user:pass", server.url("/digest-auth/user/pass")])
-        let statusLines = all.out.split(separator: "\n").filter { $0.hasPrefix("HTTP/1.1 ") }
-        #expect(statusLines == ["HTTP/1.1 401 Unauthorized", "HTTP/1.1 200 OK"])
-        let refused = AF.run(["--check-status", "-A", "digest", "-a", "user:wrong", server.url("/digest-auth/user/pass")])
-        #expect(refused.status == 4)
     }
 
     @Test func downloadsFollowRedirectsAndKeepTheAskedName() throws {
@@ -62,152 +21,12 @@ import Testing
         #expect(unfollowed.status == 3)
     }
 
-    @Test func multipartContentTypeGetsTheBoundary() {
-        let result = AF.run(["--offline", "--multipart", "--boundary=XYZ", server.url("/post"), "Content-Type:multipart/mixed", "a=b"])
-        #expect(result.out.contains("Content-Type: multipart/mixed; boundary=XYZ\n"))
-    }
-
-    @Test func bodyBytesIntoAPipeAreExact() throws {
-        let path = directory + "/blob.bin"
-        let bytes: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 13]
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        let result = AF.run(["--offline", "-p", "B", "--pretty=none", "--boundary=B", server.url("/post"), "f@\(path)"])
-        #expect(result.status == 0)
-        let expected = Array("--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"blob.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
-            + bytes + Array("\r\n--B--\r\n".utf8)
-        #expect(result.stdout == expected)
-        let text = directory + "/note.txt"
-        try "hello part".write(toFile: text, atomically: true, encoding: .utf8)
-        let shown = AF.run(["--offline", "-p", "B", "--pretty=all", "--boundary=B", server.url("/post"), "f@\(text)", "g@\(path)"])
-        #expect(shown.out.contains("hello part"))
-        #expect(shown.out.contains("of binary data]"))
-        let stdin = AF.run(["--offline", "-p", "B", "--pretty=none", server.url("/post")], stdin: .bytes(Array("piped body".utf8)))
-        #expect(stdin.out == "piped body")
-    }
-
-    @Test func ignoreStdinNeverPrompts() {
-        let result = AF.run(["-I", "-a", "user", server.url("/get")])
-        #expect(result.status == 64)
-        #expect(result.err.contains("-I"))
-    }
-
-    @Test func schemeShorthands() {
-        let invalid = AF.run(["--offline", "://"])
-        #expect(invalid.status == 64)
-        let written = AF.run(["--offline", "://example.org/x"])
-        #expect(written.out.hasPrefix("GET /x HTTP/1.1\nHost: example.org\n"))
-        let https = AF.run(["--curl", "--default-scheme=https", "example.org/x"])
-        #expect(https.out.contains("https://example.org/x"))
-        #expect(AF.run(["--default-scheme=ftp", "example.org"]).status == 64)
-    }
-
-    @Test func anAuthTypeNeedsCredentials() {
-        let result = AF.run(["--auth-type=basic", server.url("/get")])
-        #expect(result.status == 64)
-        #expect(result.err.contains("--auth-type=basic needs credentials"))
-        #expect(server.hits("/get") == 0)
-    }
-
-    @Test func formFieldsFromJSONScalars() throws {
-        let result = AF.run(["-f", server.url("/post"), "n:=1", "r:=1.5", "t:=true", "s:=\"text\""])
-        #expect(result.status == 0, "\(result.err)")
-        #expect(try last("/post").bodyText == "n=1&r=1.5&t=true&s=text")
-        for item in ["a:=[1]", "o:={}", "z:=null"] {
-            #expect(AF.run(["-f", server.url("/post"), item]).status == 64)
-        }
-    }
-
-    @Test func verifyTakesYesAndNoInAnyCase() {
-        for value in ["YES", "True", "no", "FALSE"] {
-            #expect(AF.run(["--offline", "--verify=\(value)", server.url("/get")]).status == 0, "\(value)")
-        }
-    }
-
-    @Test func offlineDownloadPrintsTheRequestOnStandardOutput() {
-        let result = AF.run(["--offline", "-d", server.url("/get")])
-        #expect(result.status == 0)
-        #expect(result.out.hasPrefix("GET /get HTTP/1.1\n"))
-        #expect(result.err.isEmpty)
-    }
-
-    @Test func aUserHostHeaderIsShownAsSpelled() {
-        let result = AF.run(["-p", "H", server.url("/get"), "host:Example.COM"])
-        #expect(result.out.contains("\nhost: Example.COM\n"))
-    }
-
-    @Test func clientCertificateFilesAreCheckedFirst() {
-        let result = AF.run(["--cert=/nonexistent/cert.pem", server.url("/get")])
-        #expect(result.status == 66)
-        #expect(server.hits("/get") == 0)
-        #expect(AF.run(["--cert-key=/nonexistent/key.pem", server.url("/get")]).status == 66)
-    }
-
     @Test func outputFileOnATerminalPrintsNothing() throws {
         let file = directory + "/out.bin"
         let (output, status) = PTYRunner.run(["-o", file, server.url("/bytes/100")])
         #expect(status == 0)
         #expect(!output.contains("HTTP/1.1"))
         #expect(FileManager.default.contents(atPath: file) == Data(TestData.bytes(count: 100)))
-    }
-
-    // MARK: HTTPie features
-
-    @Test func explicitJSON() throws {
-        let result = AF.run(["-j", server.url("/get")])
-        #expect(result.status == 0)
-        let request = try last("/get")
-        #expect(request.header("Accept") == "application/json, */*;q=0.5")
-        #expect(request.header("Content-Type") == "application/json")
-        #expect(AF.run(["-j", "-f", server.url("/get")]).status == 64)
-    }
-
-    @Test func sortingAndFormatOptions() {
-        let sorted = AF.run(["--sorted", "-p", "hb", "--pretty=format", server.url("/json")])
-        #expect(sorted.out.contains("Content-Length: 150\nContent-Type: application/json\n"))
-        #expect(sorted.out.contains("{\n    \"big\":"))
-        let options = AF.run(["--format-options=json.indent:2,json.sort_keys:true", "--pretty=format", server.url("/json")])
-        #expect(options.out.hasPrefix("{\n  \"big\": 123456789012345678901234567890,\n  \"empty\": {},"))
-        let unformatted = AF.run(["--format-options=json.format:false", "--pretty=format", server.url("/json")])
-        #expect(unformatted.out == BuiltinRoutes.sampleJSON)
-        #expect(AF.run(["--format-options=json.indent:99", server.url("/json")]).status == 64)
-        #expect(AF.run(["--format-options=colour:yes", server.url("/json")]).status == 64)
-    }
-
-    @Test func responseMimeFormatsAsThatType() {
-        let result = AF.run(["--pretty=format", "--response-mime=application/json", server.url("/bytes/0?type=text/plain")])
-        #expect(result.status == 0)
-        let json = AF.run(["--pretty=format", "--response-mime=application/json", server.url("/text/utf8")])
-        #expect(json.out == "héllo wörld ✓\n")
-    }
-
-    @Test func httpieStyleNames() {
-        for style in ["pie", "pie-dark", "pie-light", "monokai", "solarized", "fruity", "native"] {
-            #expect(AF.run(["--style=\(style)", "--pretty=all", server.url("/json")]).status == 0, "\(style)")
-        }
-        let list = AF.run(["--style"])
-        #expect(list.status == 64)
-        #expect(list.err.contains("choose auto, solarized, monokai, pie, pie-dark, pie-light"))
-        let bad = AF.run(["--style=nope", server.url("/json")])
-        #expect(bad.status == 64)
-        #expect(bad.err.contains("pie-dark"))
-    }
-
-    @Test func debugShowsVersionsSettingsAndLibcurlsTrace() {
-        let result = AF.run(["--debug", "-a", "user:secret", server.url("/get")])
-        #expect(result.status == 0)
-        #expect(result.err.contains("af: debug: libcurl "))
-        #expect(result.err.contains("af: debug: setting auth = (hidden)"))
-        #expect(!result.err.contains("secret\""))
-        #expect(result.err.contains("> GET /get HTTP/1.1"))
-        #expect(result.err.contains("< HTTP/1.1 200 OK"))
-    }
-
-    @Test(arguments: [")]}',\n", ")]}'\n", "while(1);", "for(;;);", "junk before "])
-    func antiHijackingPrefixesAreShownAndJSONFormatted(prefix: String) {
-        server.route("/prefixed") { _, _ in .json(prefix + #"{"a":[1,2]}"#) }
-        let result = AF.run(["--pretty=format", server.url("/prefixed")])
-        #expect(result.out.hasPrefix(prefix.trimmingCharacters(in: .whitespacesAndNewlines)))
-        #expect(result.out.hasSuffix("{\n    \"a\": [\n        1,\n        2\n    ]\n}\n"), "\(result.out)")
     }
 
     @Test func unicodeEscapesAreDecodedOnATerminalOnly() {
@@ -217,116 +36,5 @@ import Testing
         #expect(output.contains(#""café 😀 \u0022 \u005c \u001b \u202e \ud800""#), "\(output)")
         let piped = AF.run(["--pretty=format", server.url("/escapes")])
         #expect(piped.out.contains(#"caf\u00e9 \ud83d\ude00"#))
-    }
-
-    // MARK: Charsets, sessions, nested JSON
-
-    @Test(arguments: [
-        ("windows-1250", [0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A] as [UInt8], "Příliš"),
-        ("koi8-r", [0xF0, 0xD2, 0xC9, 0xD7, 0xC5, 0xD4], "Привет"),
-        ("shift_jis", [0x82, 0xB1, 0x82, 0xF1, 0x82, 0xC9, 0x82, 0xBF, 0x82, 0xCD], "こんにちは"),
-        ("big5", [0xA4, 0xA4, 0xA4, 0xE5], "中文"),
-    ])
-    func charsetsAreDecodedForDisplay(charset: String, bytes: [UInt8], text: String) {
-        server.route("/charset") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain; charset=\(charset)")], body: bytes) }
-        let shown = AF.run(["--pretty=all", server.url("/charset")])
-        #expect(shown.out == text, "\(charset)")
-        let exact = AF.run([server.url("/charset")])
-        #expect(exact.stdout == bytes, "piped output stays the server's bytes")
-        server.route("/undeclared") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain")], body: bytes) }
-        let overridden = AF.run(["--pretty=all", "--response-charset=\(charset.uppercased())", server.url("/undeclared")])
-        #expect(overridden.out == text)
-    }
-
-    @Test func undeclaredCharsetsAreUTF8OrWindows1252() {
-        server.route("/latin") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain")], body: [0x63, 0x61, 0x66, 0xE9, 0x20, 0x80]) }
-        #expect(AF.run(["--pretty=all", server.url("/latin")]).out == "café €")
-        server.route("/utf8") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain")], body: Array("café €".utf8)) }
-        #expect(AF.run(["--pretty=all", server.url("/utf8")]).out == "café €")
-        let unknown = AF.run(["--response-charset=nonsense", server.url("/utf8")])
-        #expect(unknown.status == 64)
-        #expect(unknown.err.contains("unknown charset 'nonsense'"))
-    }
-
-    @Test func requestBodiesShowInTheirCharset() throws {
-        let path = directory + "/latin2.txt"
-        _ = FileManager.default.createFile(atPath: path, contents: Data([0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A]))
-        let result = AF.run(["--offline", "-p", "B", "--pretty=all", "put", server.url("/put"), "Content-Type:text/plain; charset=windows-1250", "@\(path)"])
-        #expect(result.out == "Příliš\n")
-    }
-
-    @Test func sessionsKeepCookieHeadersRepeatsAndReadOnlyNames() throws {
-        let session = directory + "/session.json"
-        let first = AF.run(["--session=\(session)", server.url("/get"), "Foo:bar", "Foo:baz", "Cookie:a=1; b=2"])
-        #expect(first.status == 0)
-        let stored = try String(contentsOfFile: session, encoding: .utf8)
-        #expect(stored.contains(#"[["Foo", "bar"], ["Foo", "baz"]]"#))
-        #expect(stored.contains(#""name": "a", "value": "1""#))
-        let replay = AF.run(["--session-read-only=\(session)", server.url("/get")])
-        #expect(replay.status == 0)
-        let request = try last("/get")
-        #expect(request.headers.filter { $0.name == "Foo" }.map(\.value) == ["bar", "baz"])
-        #expect(request.header("Cookie").map { Set($0.components(separatedBy: "; ")) } == ["a=1", "b=2"])
-        let after = AF.run(["--session-read-only=\(session)", server.url("/get"), "Foo:changed"])
-        #expect(after.status == 0)
-        #expect(try String(contentsOfFile: session, encoding: .utf8) == stored, "read-only sessions are never written")
-    }
-
-    @Test(arguments: [
-        (["foo[baz]:=[1,2,3]", "foo[baz][]:=4"], #"{"foo": {"baz": [1, 2, 3, 4]}}"#),
-        (["=empty"], #"{"": "empty"}"#),
-        ([":=[1,2,3]"], #"{"": [1,2,3]}"#),
-        (["a[\\1]:=1"], #"{"a": {"1": 1}}"#),
-        (["a:={\"x\": 1.50}", "a[y]=2"], #"{"a": {"x": 1.50, "y": "2"}}"#),
-        (["a[0]:=[1]", "a[0][]:=2"], #"{"a": [[1, 2]]}"#),
-    ])
-    func nestedJSONFollowsHTTPie(items: [String], body: String) {
-        let result = AF.run(["--offline", "-p", "B", server.url("/post")] + items)
-        #expect(result.status == 0, "\(result.err)")
-        #expect(result.out == body)
-    }
-
-    @Test func negativeIndexesAreRefusedWithTheirPosition() {
-        let result = AF.run(["--offline", server.url("/post"), "foo[-10]=x"])
-        #expect(result.status == 64)
-        #expect(result.err.contains("negative index [-10] at position"))
-    }
-
-    // MARK: XML and HTML
-
-    @Test func xmlIsIndentedWithEveryTokenKeptAndNoEntityExpanded() {
-        let result = AF.run(["--pretty=format", server.url("/xml")])
-        #expect(result.status == 0)
-        #expect(result.out == """
-        <?xml version="1.0"?>
-        <!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>
-        <root a="1">
-          <!-- note -->
-          <item id='x'>text &b; here</item>
-          <empty/>
-          <nested>
-            <deep>1</deep>
-          </nested>
-          <![CDATA[<raw>]]>
-        </root>
-
-        """)
-        let four = AF.run(["--pretty=format", "--format-options=xml.indent:4", server.url("/xml?type=text/xml")])
-        #expect(four.out.contains("\n    <!-- note -->\n"))
-        let off = AF.run(["--pretty=format", "--format-options=xml.format:false", server.url("/xml")])
-        #expect(off.out == BuiltinRoutes.sampleXML)
-        #expect(AF.run([server.url("/xml")]).out == BuiltinRoutes.sampleXML, "piped output without --pretty stays exact")
-    }
-
-    @Test func malformedXMLIsShownAsItCame() {
-        server.route("/bad-xml") { _, _ in .text("<a><b>unclosed</a>", type: "text/xml") }
-        #expect(AF.run(["--pretty=format", server.url("/bad-xml")]).out == "<a><b>unclosed</a>")
-    }
-
-    @Test func htmlIsColouredNotReformatted() {
-        let result = AF.run(["--pretty=all", server.url("/html")])
-        #expect(result.out.contains("\u{1b}[34m<title>\u{1b}[0maf"))
-        let plain = result.out.replacingOccurrences(of: "\u{1b}\\[[0-9;]*m", with: "", options: .regularExpression)
-        #expect(plain == "<!doctype html><title>af</title><p>hello</p>\n")
     }
 }

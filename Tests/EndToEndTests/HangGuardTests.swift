@@ -25,4 +25,12 @@ import Testing
         #expect(stalled.status == 2)
         #expect(stalled.err.contains("timed out after 400ms"))
     }
+
+    @Test func openIdlePipeWithItemsDoesNotHang() throws {
+        let server = try TestServer()
+        let result = AF.run([server.url("/echo"), "a=1"], stdin: .openPipe, timeout: 10)
+        #expect(!result.timedOut)
+        #expect(result.status == 0)
+        #expect(server.requests.last?.bodyText == #"{"a": "1"}"#)
+    }
 }

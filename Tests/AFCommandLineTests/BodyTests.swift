@@ -1,3 +1,4 @@
+import AFInProcess
 import AFTestSupport
 import Foundation
 import Testing
@@ -25,7 +26,7 @@ import Testing
     @Test func jsonBodyKeepsValuesAsWritten() throws {
         let data = try file("data.json", #"{"from": "file", "n": 1.50}"#)
         let bio = try file("bio.txt", "line one\nline \"two\"\n")
-        let result = AF.run([
+        let result = InProcessAF.run([
             server.url("/echo"), "name=ada", "age:=36", "ratio:=1.10", "huge:=1e400", "big:=123456789012345678901234567890",
             "tags:=[\"a\", 2]", "user[roles][]=admin", "user[roles][]=dev", "list[1]=x", "bio=@\(bio)", "data:=@\(data)",
         ])
@@ -39,13 +40,13 @@ import Testing
     }
 
     @Test func topLevelArray() throws {
-        #expect(AF.run([server.url("/echo"), "[]:=1", "[]:=\"two\""]).status == 0)
+        #expect(InProcessAF.run([server.url("/echo"), "[]:=1", "[]:=\"two\""]).status == 0)
         #expect(try last().bodyText == #"[1, "two"]"#)
     }
 
     @Test func formBody() throws {
         let text = try file("note.txt", "a&b=c")
-        let result = AF.run(["-f", server.url("/echo"), "name=Ada Lovelace", "sym=é&=", "note=@\(text)", "arr[0]=x"])
+        let result = InProcessAF.run(["-f", server.url("/echo"), "name=Ada Lovelace", "sym=é&=", "note=@\(text)", "arr[0]=x"])
         #expect(result.status == 0, "\(result.err)")
         let request = try last()
         #expect(request.header("Content-Type") == "application/x-www-form-urlencoded; charset=utf-8")
@@ -57,7 +58,7 @@ import Testing
         let binary = directory + "/blob.bin"
         let bytes = TestData.bytes(count: 70_000)
         _ = FileManager.default.createFile(atPath: binary, contents: Data(bytes))
-        let result = AF.run([
+        let result = InProcessAF.run([
             server.url("/echo"), "title=My \"doc\"", "doc@\(text)", "raw@\(binary);type=image/png", "blob@\(binary)",
         ])
         #expect(result.status == 0, "\(result.err)")
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func multipartWithFixedBoundaryAndFormFlag() throws {
-        let result = AF.run(["--multipart", "--boundary=XyZ", server.url("/echo"), "a=1"])
+        let result = InProcessAF.run(["--multipart", "--boundary=XyZ", server.url("/echo"), "a=1"])
         #expect(result.status == 0)
         let request = try last()
         #expect(request.header("Content-Type") == "multipart/form-data; boundary=XyZ")
@@ -91,7 +92,7 @@ import Testing
     }
 
     @Test func rawBody() throws {
-        #expect(AF.run(["--raw", "hello\nworld", server.url("/echo")]).status == 0)
+        #expect(InProcessAF.run(["--raw", "hello\nworld", server.url("/echo")]).status == 0)
         let request = try last()
         #expect(request.method == "POST")
         #expect(request.bodyText == "hello\nworld")
@@ -102,7 +103,7 @@ import Testing
         let path = directory + "/payload.json"
         let bytes = Array(#"{"x": [1, 2, 3]}"#.utf8) + TestData.bytes(count: 10).map { _ in UInt8(ascii: " ") }
         _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        #expect(AF.run(["put", server.url("/echo"), "@\(path)"]).status == 0)
+        #expect(InProcessAF.run(["put", server.url("/echo"), "@\(path)"]).status == 0)
         let request = try last()
         #expect(request.method == "PUT")
         #expect(request.body == bytes)
@@ -112,7 +113,7 @@ import Testing
 
     @Test func standardInputPipeIsTheBody() throws {
         let payload = Array("{\"from\": \"stdin\"}".utf8)
-        #expect(AF.run([server.url("/echo")], stdin: .bytes(payload)).status == 0)
+        #expect(InProcessAF.run([server.url("/echo")], stdin: .bytes(payload)).status == 0)
         let request = try last()
         #expect(request.method == "POST")
         #expect(request.body == payload)
@@ -122,33 +123,26 @@ import Testing
 
     @Test func standardInputRegularFileIsTheBody() throws {
         let path = try file("in.txt", "from a file on stdin")
-        #expect(AF.run(["put", server.url("/echo")], stdin: .file(path)).status == 0)
+        #expect(InProcessAF.run(["put", server.url("/echo")], stdin: .file(path)).status == 0)
         #expect(try last().bodyText == "from a file on stdin")
     }
 
     @Test func emptyOrNullStdinIsNoBody() throws {
-        #expect(AF.run([server.url("/echo")], stdin: .bytes([])).status == 0)
+        #expect(InProcessAF.run([server.url("/echo")], stdin: .bytes([])).status == 0)
         #expect(try last().method == "GET")
         #expect(try last().body.isEmpty)
-        #expect(AF.run([server.url("/echo")], stdin: .null).status == 0)
+        #expect(InProcessAF.run([server.url("/echo")], stdin: .null).status == 0)
         #expect(try last().method == "GET")
     }
 
     @Test func ignoreStdin() throws {
-        #expect(AF.run(["-I", server.url("/echo")], stdin: .bytes(Array("data".utf8))).status == 0)
+        #expect(InProcessAF.run(["-I", server.url("/echo")], stdin: .bytes(Array("data".utf8))).status == 0)
         #expect(try last().method == "GET")
         #expect(try last().body.isEmpty)
     }
 
-    @Test func openIdlePipeWithItemsDoesNotHang() throws {
-        let result = AF.run([server.url("/echo"), "a=1"], stdin: .openPipe, timeout: 10)
-        #expect(!result.timedOut)
-        #expect(result.status == 0)
-        #expect(try last().bodyText == #"{"a": "1"}"#)
-    }
-
     @Test func chunkedBody() throws {
-        #expect(AF.run(["--chunked", server.url("/echo"), "a=1"]).status == 0)
+        #expect(InProcessAF.run(["--chunked", server.url("/echo"), "a=1"]).status == 0)
         let request = try last()
         #expect(request.chunked)
         #expect(request.header("Content-Length") == nil)
@@ -157,7 +151,7 @@ import Testing
 
     @Test func chunkedStdinIsStreamed() throws {
         let payload = TestData.bytes(count: 200_000)
-        #expect(AF.run(["--chunked", "post", server.url("/echo")], stdin: .bytes(payload)).status == 0)
+        #expect(InProcessAF.run(["--chunked", "post", server.url("/echo")], stdin: .bytes(payload)).status == 0)
         let request = try last()
         #expect(request.chunked)
         let same = request.body == payload
@@ -167,7 +161,7 @@ import Testing
     @Test func compressedBodyInflatesBack() throws {
         let text = String(repeating: "compressible text ", count: 2000)
         let path = try file("big.txt", text)
-        #expect(AF.run(["-x", server.url("/echo"), "text=@\(path)"]).status == 0)
+        #expect(InProcessAF.run(["-x", server.url("/echo"), "text=@\(path)"]).status == 0)
         let request = try last()
         #expect(request.header("Content-Encoding") == "deflate")
         #expect(request.body.count < text.utf8.count / 10)
@@ -177,10 +171,10 @@ import Testing
     }
 
     @Test func compressionIsSkippedWhenItDoesNotHelpUnlessForced() throws {
-        #expect(AF.run(["-x", server.url("/echo"), "a=1"]).status == 0)
+        #expect(InProcessAF.run(["-x", server.url("/echo"), "a=1"]).status == 0)
         #expect(try last().header("Content-Encoding") == nil)
         #expect(try last().bodyText == #"{"a": "1"}"#)
-        #expect(AF.run(["-xx", server.url("/echo"), "a=1"]).status == 0)
+        #expect(InProcessAF.run(["-xx", server.url("/echo"), "a=1"]).status == 0)
         let forced = try last()
         #expect(forced.header("Content-Encoding") == "deflate")
         #expect(Deflate.inflate(forced.body).map { String(decoding: $0, as: UTF8.self) } == #"{"a": "1"}"#)
@@ -188,7 +182,7 @@ import Testing
 
     @Test func compressedMultipartFileIsStreamedThroughZlib() throws {
         let path = try file("log.txt", String(repeating: "log line\n", count: 50_000))
-        #expect(AF.run(["-x", server.url("/echo"), "log@\(path)"]).status == 0)
+        #expect(InProcessAF.run(["-x", server.url("/echo"), "log@\(path)"]).status == 0)
         let request = try last()
         #expect(request.header("Content-Encoding") == "deflate")
         let inflated = try #require(Deflate.inflate(request.body))
@@ -199,7 +193,7 @@ import Testing
 
     @Test func headersFromItems() throws {
         let token = try file("token", "secret-token\n")
-        #expect(AF.run([server.url("/echo"), "X-A:1", "X-A:2", "User-Agent:custom/1", "Accept:", "X-Empty;", "X-Token:@\(token)"]).status == 0)
+        #expect(InProcessAF.run([server.url("/echo"), "X-A:1", "X-A:2", "User-Agent:custom/1", "Accept:", "X-Empty;", "X-Token:@\(token)"]).status == 0)
         let request = try last()
         #expect(request.headerValues("X-A") == ["1", "2"])
         #expect(request.header("User-Agent") == "custom/1")
@@ -210,7 +204,7 @@ import Testing
 
     @Test func queryFromFileAndEscapes() throws {
         let value = try file("q", "a b&c\n")
-        #expect(AF.run([server.url("/echo?x=1"), "q==@\(value)", "k\\===v"]).status == 0)
+        #expect(InProcessAF.run([server.url("/echo?x=1"), "q==@\(value)", "k\\===v"]).status == 0)
         #expect(try last().target == "/echo?x=1&q=a%20b%26c&k%3D=v")
     }
 }
@@ -240,7 +234,7 @@ import Testing
         var arguments = items
         let split = arguments.firstIndex { !$0.hasPrefix("-") && $0 != "x" } ?? 0
         arguments.insert(server.url("/echo"), at: items.first == "-f" || items.first == "--raw" ? (items.first == "--raw" ? 2 : 1) : split)
-        let result = AF.run(arguments)
+        let result = InProcessAF.run(arguments)
         #expect(result.status == status)
         #expect(result.err == message)
         #expect(server.requests.isEmpty)
@@ -250,14 +244,14 @@ import Testing
         let directory = try TemporaryDirectory.make()
         let path = directory + "/h"
         try "a\r\nX-Injected: 1".write(toFile: path, atomically: true, encoding: .utf8)
-        let result = AF.run([server.url("/echo"), "X-A:@\(path)"])
+        let result = InProcessAF.run([server.url("/echo"), "X-A:@\(path)"])
         #expect(result.status == 64)
         #expect(result.err == "af: error: header 'X-A' in 'X-A:@\(path)' contains a line break; header values must be one line\n")
         #expect(server.requests.isEmpty)
     }
 
     @Test func bodyItemsWithStdinDataAreRefused() {
-        let result = AF.run([server.url("/echo"), "a=1"], stdin: .bytes(Array("data".utf8)))
+        let result = InProcessAF.run([server.url("/echo"), "a=1"], stdin: .bytes(Array("data".utf8)))
         #expect(result.status == 64)
         #expect(result.err == "af: error: the body comes from both items 'a=1' and standard input; give only one (use -I to ignore standard input)\n")
         #expect(server.requests.isEmpty)

@@ -1,0 +1,200 @@
+import AFInProcess
+import AFTestSupport
+import Foundation
+import Testing
+
+/// `--report=json`: one document whatever the outcome.
+@Suite struct ReportTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    private func report(_ arguments: [String]) throws -> ([String: Any], AFResult) {
+        let result = InProcessAF.run(["--report=json"] + arguments)
+        let document = try #require(JSONHelpers.object(result.out), "not JSON: \(result.out)")
+        for key in ["request", "response", "attempts", "redirects", "error"] { #expect(document.keys.contains(key), "missing \(key)") }
+        return (document, result)
+    }
+
+    @Test func success() throws {
+        let (document, result) = try report([server.url("/json")])
+        #expect(result.status == 0)
+        let response = try #require(document["response"] as? [String: Any])
+        #expect(response["status"] as? Int == 200)
+        #expect(response["http_version"] as? String == "HTTP/1.1")
+        let body = try #require(response["body"] as? [String: Any])
+        #expect(body["name"] as? String == "af")
+        #expect(result.out.contains("\"big\":123456789012345678901234567890"))
+        let attempts = try #require(document["attempts"] as? [[String: Any]])
+        #expect(attempts.count == 1)
+        let metrics = try #require(attempts[0]["metrics"] as? [String: Any])
+        for key in ["dns", "connect", "tls", "first_byte", "total", "bytes_sent", "bytes_received", "remote_address"] {
+            #expect(metrics[key] != nil, "metrics lacks \(key)")
+        }
+        #expect(document["error"] is NSNull)
+        let request = try #require(document["request"] as? [String: Any])
+        #expect(request["method"] as? String == "GET")
+    }
+
+    @Test func notFoundWithAndWithoutCheckStatus() throws {
+        let (plain, plainResult) = try report([server.url("/status/404")])
+        #expect(plainResult.status == 0)
+        #expect((plain["response"] as? [String: Any])?["status"] as? Int == 404)
+        #expect(plain["error"] is NSNull)
+        let (checked, checkedResult) = try report(["--check-status", server.url("/status/404")])
+        #expect(checkedResult.status == 4)
+        let error = try #require(checked["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "http_status")
+        #expect(error["exit_code"] as? Int == 4)
+    }
+
+    @Test func refusedConnection() throws {
+        let closed = try TestServer()
+        let url = closed.url("/x")
+        closed.stop()
+        let (document, result) = try report([url])
+        #expect(result.status == 1)
+        #expect(document["response"] is NSNull)
+        let error = try #require(document["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "connection_refused")
+        #expect(error["exit_code"] as? Int == 1)
+        #expect((document["attempts"] as? [[String: Any]])?.first?["error"] is String)
+    }
+
+    @Test func timeout() throws {
+        let (document, result) = try report(["--timeout=0.3", server.url("/delay/2")])
+        #expect(result.status == 2)
+        let error = try #require(document["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "timeout")
+        #expect(error["exit_code"] as? Int == 2)
+    }
+
+    @Test func bodyAsStringOrBase64() throws {
+        let (text, _) = try report([server.url("/text/utf8")])
+        #expect((text["response"] as? [String: Any])?["body"] as? String == "héllo wörld ✓\n")
+        let (binary, _) = try report([server.url("/binary")])
+        let body = try #require((binary["response"] as? [String: Any])?["body"] as? [String: Any])
+        #expect(body["base64"] as? String == "iVBORw0KGgoAAAANSUhEUg==")
+    }
+}
+
+/// `--trace`: lifecycle events in order with monotonic timestamps.
+@Suite struct TraceTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    @Test func jsonTraceEvents() throws {
+        let result = InProcessAF.run(["--trace=json", server.url("/get")])
+        #expect(result.status == 0)
+        let events = result.err.split(separator: "\n").compactMap { JSONHelpers.object(String($0)) }
+        #expect(events.count == result.err.split(separator: "\n").count)
+        let names = events.compactMap { $0["event"] as? String }
+        #expect(names == ["request_built", "request_adapted", "attempt_started", "resolved", "connected", "request_sent", "response_head", "attempt_finished", "finished"])
+        let times = events.compactMap { $0["time"] as? Double }
+        #expect(times == times.sorted())
+    }
+
+    @Test func textTraceGoesToStandardError() {
+        let result = InProcessAF.run(["--trace", server.url("/get")])
+        #expect(result.out.contains("\"method\": \"GET\""))
+        let lines = result.err.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("af: [") == true)
+        #expect(lines.contains { $0.contains("] attempt 1 response: HTTP/1.1 200 OK") })
+    }
+}
+
+/// `--curl` prints a command that, run by the real curl, sends what af sends.
+@Suite struct CurlExportTests {
+    let server: TestServer
+    let directory: String
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make(prefix: "af-curl")
+    }
+
+    private func shell(_ command: String) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command + " > /dev/null 2>&1"]
+        try? process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Sends with af, then with the printed curl command; returns both requests as received.
+    private func both(_ arguments: [String]) throws -> (ServerRequest, ServerRequest) {
+        #expect(InProcessAF.run(arguments).status == 0)
+        let fromAF = try #require(server.requests.last)
+        let printed = InProcessAF.run(["--curl"] + arguments)
+        #expect(printed.status == 0)
+        #expect(server.requests.count == 1, "--curl must not send")
+        #expect(shell(printed.out) == 0, "curl failed: \(printed.out)")
+        let fromCurl = try #require(server.requests.last)
+        #expect(server.requests.count == 2)
+        return (fromAF, fromCurl)
+    }
+
+    private func comparable(_ request: ServerRequest, dropping: Set<String> = []) -> [String] {
+        let ignored = Set(["user-agent"]).union(dropping)
+        return request.headers.filter { !ignored.contains($0.name.lowercased()) }.map { "\($0.name.lowercased()): \($0.value)" }.sorted()
+    }
+
+    @Test func json() throws {
+        let (a, c) = try both(["post", server.url("/echo?x=1"), "name=O'Brien \"quoted\" $HOME", "n:=1.10", "X-A:b;c", "q==a b"])
+        #expect(a.method == c.method)
+        #expect(a.target == c.target)
+        #expect(comparable(a) == comparable(c))
+        #expect(a.body == c.body)
+    }
+
+    @Test func form() throws {
+        let (a, c) = try both(["-f", "put", server.url("/echo"), "a=1", "b=é & ü"])
+        #expect(a.method == c.method)
+        #expect(comparable(a) == comparable(c))
+        #expect(a.body == c.body)
+    }
+
+    @Test func multipart() throws {
+        let path = directory + "/it's here;x.txt"
+        try "file body\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let (a, c) = try both([server.url("/echo"), "title=x;y @z", "doc@\(path);type=text/markdown"])
+        #expect(a.method == c.method)
+        #expect(comparable(a, dropping: ["content-type", "content-length"]) == comparable(c, dropping: ["content-type", "content-length"]))
+        func parts(_ request: ServerRequest) throws -> [MultipartPart] {
+            let type = try #require(request.header("Content-Type"))
+            let boundary = String(try #require(type.split(separator: "=", maxSplits: 1).last))
+            return try #require(MultipartParser.parse(request.body, boundary: boundary))
+        }
+        let afParts = try parts(a)
+        let curlParts = try parts(c)
+        #expect(afParts.map(\.name) == curlParts.map(\.name))
+        #expect(afParts.map(\.filename) == curlParts.map(\.filename))
+        #expect(afParts.map(\.body) == curlParts.map(\.body))
+        #expect(afParts.map { $0.headers["content-type"] } == curlParts.map { $0.headers["content-type"] })
+    }
+
+    @Test func wholeFileBody() throws {
+        let path = directory + "/payload.bin"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(TestData.bytes(count: 5000)))
+        let (a, c) = try both(["post", server.url("/echo"), "@\(path)", "X-Kind:raw"])
+        #expect(comparable(a) == comparable(c))
+        let same = a.body == c.body
+        #expect(same)
+    }
+
+    @Test func optionsAreCarriedOver() {
+        let printed = InProcessAF.run(["--curl", "--timeout=5", "--connect-timeout=2", "--retry=3", "-F", "--max-redirects=4", "--http-version=1.1",
+                              "--verify=no", "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "--proxy=http:http://proxy:3128",
+                              "-a", "ada:pw", "-A", "digest", "http://example.org/"])
+        for word in ["--max-time 5", "--connect-timeout 2", "--retry 3", "--location --max-redirs 4", "--http1.1", "--insecure",
+                     "--pinnedpubkey sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "--proxy http://proxy:3128", "--digest --user ada:pw"] {
+            #expect(printed.out.contains(word), "missing \(word) in \(printed.out)")
+        }
+    }
+}
