@@ -32,6 +32,40 @@ import Testing
         #expect(json["tags"] == .array([.string("a"), .string("b")]))
     }
 
+    @Test func asyncAdaptersAndRetriersRunBetweenAttempts() async throws {
+        let busy = Protected(0)
+        server.route("/busy-once") { _, _ in
+            busy.write { count -> Int in
+                count += 1
+                return count
+            } == 1 ? .response(status: 503) : .response(status: 200, body: Array("ok".utf8))
+        }
+        let adapter = AsyncAdapter { description, request in
+            try await Task.sleep(nanoseconds: 1_000_000)
+            var adapted = description
+            adapted.headers.set(name: "X-Attempt", value: "\(request.retryCount + 1)")
+            return adapted
+        }
+        let retrier = AsyncRetrier({ _, _ in .doNotRetry }, afterResponse: { request, head in
+            await Task.yield()
+            return head.status == 503 && request.retryCount == 0 ? .retry : .doNotRetry
+        })
+        let session = Session(configuration: Session.Configuration(interceptor: Interceptor(adapters: [adapter], retriers: [retrier])))
+        defer { session.shutdown() }
+        let data = try await session.request(RequestDescription(url: server.url("/busy-once"))).serializingData()
+        #expect(data.status == 200)
+        #expect(data.body == Array("ok".utf8))
+        #expect(server.requests(to: "/busy-once").map { $0.header("X-Attempt") } == ["1", "2"])
+
+        struct Vault: Error, CustomStringConvertible { var description: String { "the vault is sealed" } }
+        let refusing = Session(configuration: Session.Configuration(interceptor: Interceptor(adapters: [AsyncAdapter { _, _ in throw Vault() }])))
+        defer { refusing.shutdown() }
+        await #expect(throws: AFError.adaptationFailed(reason: "the vault is sealed")) {
+            _ = try await refusing.request(RequestDescription(url: server.url("/never"))).serializingData()
+        }
+        #expect(server.hits("/never") == 0)
+    }
+
     @Test func failuresAreThrown() async {
         let session = Session()
         defer { session.shutdown() }
