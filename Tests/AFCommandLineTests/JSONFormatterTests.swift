@@ -1,6 +1,7 @@
 @testable import AFCommandLine
 @testable import AFEngine
 import AFTestSupport
+import Foundation
 import Testing
 
 /// The formatter must never change a value: the token sequence (whitespace aside) before
@@ -81,6 +82,27 @@ import Testing
     @Test func sortKeysIsStableForDuplicates() throws {
         let output = try Self.format(Array(#"{"b":1,"a":2,"b":0,"c":{"z":1,"y":2}}"#.utf8), chunk: 3, style: .init(indent: 1, sortKeys: true))
         #expect(String(decoding: output, as: UTF8.self) == "{\n \"a\": 2,\n \"b\": 1,\n \"b\": 0,\n \"c\": {\n  \"y\": 2,\n  \"z\": 1\n }\n}\n")
+    }
+
+    @Test func sortKeysOrdersLargeObjectsStablyAndKeepsEveryToken() throws {
+        // 60 members (past the insertion-sort size), duplicate keys in a known order, a key
+        // long enough to arrive in pieces, nested objects inside arrays.
+        let long = String(repeating: "k", count: JSONScanner.fragmentThreshold + 10)
+        var members: [(String, String)] = (0..<57).map { (String(format: "key%02d", 56 - $0), "\($0)") }
+        members += [("dup", "\"first\""), (long, "[{\"z\":1,\"a\":[{\"y\":0,\"b\":1e400}]}]"), ("dup", "\"second\"")]
+        let input = Array(("{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}").utf8)
+        for chunk in [5, 4096, 1 << 20] {
+            let output = try Self.format(input, chunk: chunk, style: .init(indent: 0, sortKeys: true))
+            let value = try JSONValue.parse(output)
+            let keys = try #require(value.objectValue).map(\.0)
+            #expect(keys == members.map(\.0).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }), "chunk \(chunk)")
+            let duplicates = try #require(value.objectValue).filter { $0.0 == "dup" }.map(\.1)
+            #expect(duplicates == [.string("first"), .string("second")])
+            let nested = try #require(value[long]?.arrayValue?.first?.objectValue)
+            #expect(nested.map(\.0) == ["a", "z"])
+            #expect(nested.first?.1.arrayValue?.first?.objectValue?.map(\.0) == ["b", "y"])
+            #expect(nested.first?.1.arrayValue?.first?["b"] == .number("1e400"))
+        }
     }
 
     @Test func ndjsonValuesAreFormattedOneByOne() throws {

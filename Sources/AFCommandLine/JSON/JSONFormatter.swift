@@ -288,30 +288,66 @@ final class ByteBuffer {
 }
 
 /// The tokens of a document kept compactly for `--sort-keys`: the bytes of every value
-/// token in one array, and per token its kind and range (commas and colons are implied by
-/// the structure, so they are not kept). About the document's size plus 24 bytes a token.
+/// token in one array and, per token, where it ends and a byte for its kind (commas and
+/// colons are implied by the structure, so they are not kept; a token starts where the one
+/// before it ends). About the document's size plus 9 bytes a token.
 struct CompactTokens: JSONTokenSink {
-    struct Entry {
-        var kind: JSONTokenKind
-        var isKey: Bool
-        var start: Int
-        var end: Int
+    var bytes: [UInt8] = []
+    /// Where each token's bytes end in `bytes`.
+    var ends: [Int] = []
+    /// Each token's kind (`code(of:)`), with `keyFlag` set for object keys.
+    var kinds: [UInt8] = []
+    private var pending = false
+
+    static let keyFlag: UInt8 = 0x80
+
+    var count: Int { ends.count }
+
+    /// The bytes of token `index`.
+    func range(_ index: Int) -> Range<Int> {
+        (index == 0 ? 0 : ends[index - 1])..<ends[index]
     }
 
-    var bytes: [UInt8] = []
-    var entries: [Entry] = []
-    private var pendingStart: Int?
-
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
-        if kind == .comma || kind == .colon || kind == .whitespace { return }
-        let start = pendingStart ?? self.bytes.count
+        let code = Self.code(of: kind)
+        if code == Self.implied { return }
         self.bytes.append(contentsOf: bytes)
-        guard complete else {
-            pendingStart = start
-            return
+        if pending {
+            ends[ends.count - 1] = self.bytes.count
+        } else {
+            ends.append(self.bytes.count)
+            kinds.append(code | (isKey ? Self.keyFlag : 0))
         }
-        pendingStart = nil
-        entries.append(Entry(kind: kind, isKey: isKey, start: start, end: self.bytes.count))
+        pending = !complete
+    }
+
+    static let beginObject: UInt8 = 0, endObject: UInt8 = 1, beginArray: UInt8 = 2, endArray: UInt8 = 3
+    /// Commas, colons and whitespace: implied by the structure, not kept.
+    static let implied: UInt8 = 7
+
+    static func code(of kind: JSONTokenKind) -> UInt8 {
+        switch kind {
+        case .beginObject: return beginObject
+        case .endObject: return endObject
+        case .beginArray: return beginArray
+        case .endArray: return endArray
+        case .string: return 4
+        case .number: return 5
+        case .literal: return 6
+        case .colon, .comma, .whitespace: return implied
+        }
+    }
+
+    static func kind(of code: UInt8) -> JSONTokenKind {
+        switch code & ~keyFlag {
+        case beginObject: return .beginObject
+        case endObject: return .endObject
+        case beginArray: return .beginArray
+        case endArray: return .endArray
+        case 4: return .string
+        case 5: return .number
+        default: return .literal
+        }
     }
 }
 
@@ -324,9 +360,10 @@ enum SortedKeys {
     /// Emits the document's tokens with every object's members sorted by key.
     static func emit(_ document: CompactTokens, _ body: Emit) {
         document.bytes.withUnsafeBytes { raw in
+            var emitter = Emitter(document: document, raw: raw)
             var index = 0
-            while index < document.entries.count {
-                index = emitValue(at: index, document.entries, raw, body)
+            while index < document.count {
+                index = emitter.value(at: index, body)
             }
         }
     }
@@ -334,70 +371,103 @@ enum SortedKeys {
     private static let comma: [UInt8] = [UInt8(ascii: ",")]
     private static let colon: [UInt8] = [UInt8(ascii: ":")]
 
-    /// Emits the value starting at `index`; returns the index after it.
-    private static func emitValue(at index: Int, _ entries: [CompactTokens.Entry], _ raw: UnsafeRawBufferPointer, _ body: Emit) -> Int {
-        let entry = entries[index]
-        func bytes(_ entry: CompactTokens.Entry) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.end])
-        }
-        switch entry.kind {
-        case .beginObject:
-            var members: [(key: Int, value: Int)] = []
-            var cursor = index + 1
-            while cursor < entries.count, entries[cursor].kind != .endObject {
-                let value = cursor + 1
-                members.append((cursor, value))
-                cursor = skip(from: value, entries)
-            }
-            members = members.enumerated().sorted { lhs, rhs in
-                let a = bytes(entries[lhs.element.key]), b = bytes(entries[rhs.element.key])
-                return a.elementsEqual(b) ? lhs.offset < rhs.offset : a.lexicographicallyPrecedes(b)
-            }.map(\.element)
-            body(.beginObject, bytes(entry), false)
-            for (position, member) in members.enumerated() {
-                if position > 0 { comma.withUnsafeBytes { body(.comma, $0, false) } }
-                body(.string, bytes(entries[member.key]), true)
-                colon.withUnsafeBytes { body(.colon, $0, false) }
-                _ = emitValue(at: member.value, entries, raw, body)
-            }
-            if cursor < entries.count { body(.endObject, bytes(entries[cursor]), false) }
-            return cursor + 1
-        case .beginArray:
-            body(.beginArray, bytes(entry), false)
-            var cursor = index + 1
-            var position = 0
-            while cursor < entries.count, entries[cursor].kind != .endArray {
-                if position > 0 { comma.withUnsafeBytes { body(.comma, $0, false) } }
-                cursor = emitValue(at: cursor, entries, raw, body)
-                position += 1
-            }
-            if cursor < entries.count { body(.endArray, bytes(entries[cursor]), false) }
-            return cursor + 1
-        default:
-            body(entry.kind, bytes(entry), false)
-            return index + 1
-        }
-    }
+    /// Walks the tokens; `members` is one scratch array reused by every object (an object's
+    /// members are sorted and emitted from a slice at its end, then the slice is dropped).
+    private struct Emitter {
+        let document: CompactTokens
+        let raw: UnsafeRawBufferPointer
+        var members: [(key: Int, value: Int)] = []
 
-    /// The index after the value starting at `index`, without emitting it.
-    private static func skip(from index: Int, _ entries: [CompactTokens.Entry]) -> Int {
-        guard index < entries.count else { return index }
-        switch entries[index].kind {
-        case .beginObject, .beginArray:
+        func bytes(_ index: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: raw[document.range(index)])
+        }
+
+        /// Emits the value starting at `index`; returns the index after it.
+        mutating func value(at index: Int, _ body: Emit) -> Int {
+            let code = document.kinds[index] & ~CompactTokens.keyFlag
+            switch code {
+            case CompactTokens.beginObject:
+                let base = members.count
+                var cursor = index + 1
+                while cursor < document.count, document.kinds[cursor] != CompactTokens.endObject {
+                    members.append((cursor, cursor + 1))
+                    cursor = skip(from: cursor + 1)
+                }
+                sortMembers(from: base)
+                body(.beginObject, bytes(index), false)
+                var position = base
+                while position < members.count {
+                    if position > base { SortedKeys.comma.withUnsafeBytes { body(.comma, $0, false) } }
+                    let member = members[position]
+                    body(.string, bytes(member.key), true)
+                    SortedKeys.colon.withUnsafeBytes { body(.colon, $0, false) }
+                    _ = value(at: member.value, body)
+                    position += 1
+                }
+                members.removeSubrange(base...)
+                if cursor < document.count { body(.endObject, bytes(cursor), false) }
+                return cursor + 1
+            case CompactTokens.beginArray:
+                body(.beginArray, bytes(index), false)
+                var cursor = index + 1
+                var position = 0
+                while cursor < document.count, document.kinds[cursor] != CompactTokens.endArray {
+                    if position > 0 { SortedKeys.comma.withUnsafeBytes { body(.comma, $0, false) } }
+                    cursor = value(at: cursor, body)
+                    position += 1
+                }
+                if cursor < document.count { body(.endArray, bytes(cursor), false) }
+                return cursor + 1
+            default:
+                body(CompactTokens.kind(of: code), bytes(index), false)
+                return index + 1
+            }
+        }
+
+        /// Sorts `members[base...]` by key bytes, keeping the order of equal keys.
+        private mutating func sortMembers(from base: Int) {
+            let count = members.count - base
+            guard count > 1 else { return }
+            func precedes(_ a: Int, _ b: Int) -> Bool {
+                bytes(a).lexicographicallyPrecedes(bytes(b))
+            }
+            if count <= 32 {
+                // Insertion sort: stable, and no allocation for the common small object.
+                for position in (base + 1)..<members.count {
+                    let member = members[position]
+                    var slot = position
+                    while slot > base, precedes(member.key, members[slot - 1].key) {
+                        members[slot] = members[slot - 1]
+                        slot -= 1
+                    }
+                    members[slot] = member
+                }
+            } else {
+                let sorted = members[base...].enumerated().sorted { lhs, rhs in
+                    let a = bytes(lhs.element.key), b = bytes(rhs.element.key)
+                    return a.elementsEqual(b) ? lhs.offset < rhs.offset : a.lexicographicallyPrecedes(b)
+                }
+                for (offset, entry) in sorted.enumerated() { members[base + offset] = entry.element }
+            }
+        }
+
+        /// The index after the value starting at `index`, without emitting it.
+        private func skip(from index: Int) -> Int {
+            guard index < document.count else { return index }
+            let code = document.kinds[index]
+            guard code == CompactTokens.beginObject || code == CompactTokens.beginArray else { return index + 1 }
             var depth = 0
             var cursor = index
-            while cursor < entries.count {
-                switch entries[cursor].kind {
-                case .beginObject, .beginArray: depth += 1
-                case .endObject, .endArray: depth -= 1
+            while cursor < document.count {
+                switch document.kinds[cursor] {
+                case CompactTokens.beginObject, CompactTokens.beginArray: depth += 1
+                case CompactTokens.endObject, CompactTokens.endArray: depth -= 1
                 default: break
                 }
                 cursor += 1
                 if depth == 0 { return cursor }
             }
             return cursor
-        default:
-            return index + 1
         }
     }
 }
