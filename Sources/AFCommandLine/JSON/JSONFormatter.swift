@@ -191,8 +191,7 @@ struct JSONFormatter {
 
         @inline(__always)
         private mutating func newline() {
-            out.append(10)
-            out.appendSpaces(depth * style.indent)
+            out.appendNewline(indent: depth * style.indent)
         }
 
         @inline(__always)
@@ -220,13 +219,20 @@ final class ByteBuffer {
     private(set) var count = 0
     private var capacity = 64 * 1024
     private var storage: UnsafeMutablePointer<UInt8>
+    /// "\n" and enough spaces for most depths, copied as one run per new line.
+    private let newlineRun: UnsafeMutablePointer<UInt8>
+    private static let newlineRunLength = 257
 
     init() {
         storage = .allocate(capacity: capacity)
+        newlineRun = .allocate(capacity: Self.newlineRunLength)
+        newlineRun.initialize(repeating: 32, count: Self.newlineRunLength)
+        newlineRun[0] = 10
     }
 
     deinit {
         storage.deallocate()
+        newlineRun.deallocate()
     }
 
     @inline(__always)
@@ -257,8 +263,38 @@ final class ByteBuffer {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         if bytes.count == 1 { return append(bytes[0]) }
         reserve(bytes.count)
-        UnsafeMutableRawPointer(storage + count).copyMemory(from: base, byteCount: bytes.count)
-        count += bytes.count
+        copySmallOrLarge(from: base, count: bytes.count)
+    }
+
+    /// Copies to the end; most tokens are short, and a call to `memmove` for a few bytes
+    /// costs more than the copy, so up to 16 bytes move as two overlapping words.
+    @inline(__always)
+    private func copySmallOrLarge(from source: UnsafeRawPointer, count length: Int) {
+        let target = UnsafeMutableRawPointer(storage + count)
+        if length >= 8, length <= 16 {
+            target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            (target + length - 8).storeBytes(of: (source + length - 8).loadUnaligned(as: UInt64.self), as: UInt64.self)
+        } else if length >= 4, length < 8 {
+            target.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            (target + length - 4).storeBytes(of: (source + length - 4).loadUnaligned(as: UInt32.self), as: UInt32.self)
+        } else if length < 4 {
+            for offset in 0..<length { target.storeBytes(of: source.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self) }
+        } else {
+            target.copyMemory(from: source, byteCount: length)
+        }
+        count += length
+    }
+
+    /// A line feed and `indent` spaces, copied from one prepared run.
+    @inline(__always)
+    func appendNewline(indent: Int) {
+        let length = indent + 1
+        if length > Self.newlineRunLength {
+            append(10)
+            return appendSpaces(indent)
+        }
+        reserve(length)
+        copySmallOrLarge(from: newlineRun, count: length)
     }
 
     func append(contentsOf bytes: [UInt8]) {
