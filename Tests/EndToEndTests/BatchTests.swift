@@ -203,11 +203,13 @@ import Testing
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 0, "\(result.err)")
         // Five starts 0.1 s apart: 0.4 s from the first to the last (server-side arrival
-        // times carry the server's own thread start-up noise, so the span is checked whole).
+        // times carry the server's own thread start-up noise, and a slow first connection
+        // (as under AddressSanitizer) shortens the span, so it is checked whole and with
+        // slack; without --rate the five arrive within milliseconds).
         #expect(elapsed >= 0.4, "took \(elapsed) s")
         let arrivals = server.requests.map(\.receivedAt).sorted()
         #expect(arrivals.count == 5)
-        #expect((arrivals.last ?? 0) - (arrivals.first ?? 0) >= 0.35)
+        #expect((arrivals.last ?? 0) - (arrivals.first ?? 0) >= 0.3)
     }
 
     @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, Int32(143), "terminated")])

@@ -12,7 +12,14 @@ enum SilentTerminal {
     // Read by the C signal handler, which can capture nothing; set before the handler is
     // installed and cleared after it is removed.
     nonisolated(unsafe) private static var descriptor: Int32 = -1
-    nonisolated(unsafe) private static var original = termios()
+    /// The settings to restore. On the heap, not in a global `termios`: the compiler emits
+    /// such a global 3 bytes short of the 60 that copying the struct writes (AddressSanitizer
+    /// caught the overflow), so a global would let the copy spill into its neighbour.
+    nonisolated(unsafe) private static let original: UnsafeMutablePointer<termios> = {
+        let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        pointer.initialize(to: termios())
+        return pointer
+    }()
     nonisolated(unsafe) private static var previous: [(signal: Int32, action: sigaction)] = []
 
     private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
@@ -22,13 +29,12 @@ enum SilentTerminal {
     static func withEchoOff<Result>(on fd: Int32, _ body: () -> Result) -> Result {
         var settings = termios()
         guard tcgetattr(fd, &settings) == 0 else { return body() }
+        original.pointee = settings
         descriptor = fd
-        original = settings
         previous = signals.map { number in
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
-                var saved = SilentTerminal.original
-                _ = tcsetattr(SilentTerminal.descriptor, TCSANOW, &saved)
+                _ = tcsetattr(SilentTerminal.descriptor, TCSANOW, SilentTerminal.original)
                 signal(number, SIG_DFL)
                 raise(number)
             }
