@@ -164,17 +164,39 @@ def upload(args, multipart):
 
 def format_json(args):
     url = f"{args.server}/large-json?mb={args.json_mb}"
+    if not shutil.which("jq"):
+        print("\nFormat benchmark skipped: jq is not installed")
+        return
+    runs = max(3, args.runs // 60)
     commands = [
         ("af --pretty=format | cat", f"'{args.af}' --pretty=format '{url}' > /dev/null"),
         ("curl -s | jq .", f"curl -s '{url}' | jq . > /dev/null"),
     ]
-    if not shutil.which("jq"):
-        print("\nFormat benchmark skipped: jq is not installed")
-        return
-    medians, memory = compare(f"Formatting a {args.json_mb} MB minified JSON response into a pipe", commands, max(3, args.runs // 60), shell=True)
+    medians, memory = compare(f"Formatting a {args.json_mb} MB minified JSON response into a pipe", commands, runs, shell=True)
     ratio = medians[commands[0][0]] / medians[commands[1][0]]
     # wait4 on the shell reports the largest child, which is af in the first pipeline.
     print(f"  => af / (curl | jq) = {ratio:.2f} (target <= 0.33); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 3x the document)")
+    # Issue 14: the formatter's own rate, with and without colours and sorted keys. The
+    # fetch alone (af without formatting) is the baseline subtracted from each.
+    modes = [
+        ("--pretty=format", ["--pretty=format"]),
+        ("fetch only (no formatting)", []),
+        ("--pretty=all (colours)", ["--pretty=all"]),
+        ("--pretty=format --sort-keys", ["--pretty=format", "--sort-keys"]),
+    ]
+    rows = [(name, [args.af] + flags + [url]) for name, flags in modes]
+    medians, memory = compare(f"The formatter alone on {args.json_mb} MB (af modes; ratios to the fetch)", rows, runs)
+    fetch = medians[modes[1][0]]
+    megabytes = args.json_mb
+    for name, _ in [modes[0]] + modes[2:]:
+        spent = max(medians[name] - fetch, 1e-6)
+        print(f"  {name:<30} {megabytes / spent:>7.0f} MB/s of formatting ({spent * 1000:.0f} ms beyond the fetch)")
+    unsorted = medians["--pretty=format"] - fetch
+    sorted_keys = medians["--pretty=format --sort-keys"] - fetch
+    print(f"  => format {megabytes / max(unsorted, 1e-6):.0f} MB/s (target >= 250), colours "
+          f"{megabytes / max(medians['--pretty=all (colours)'] - fetch, 1e-6):.0f} MB/s (target >= 150), "
+          f"sort-keys {sorted_keys / max(unsorted, 1e-6):.1f}x unsorted (target <= 2), peak RSS sorted "
+          f"{memory['--pretty=format --sort-keys'] / 1024:.0f} MiB")
 
 
 def write_lines(path, lines):

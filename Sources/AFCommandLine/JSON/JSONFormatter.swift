@@ -67,19 +67,27 @@ struct JSONFormatter {
         private var collector: CompactTokens?
         private let colors: Colors?
 
-        /// Colour sequences as bytes, ready to append.
-        private struct Colors {
-            var key: [UInt8], string: [UInt8], number: [UInt8], boolean: [UInt8], null: [UInt8], punctuation: [UInt8]
-            let reset = Array(Theme.reset.utf8)
+        /// Colour sequences as bytes, ready to append: one allocation for all of them, so
+        /// painting a token copies bytes and touches no reference counts.
+        private final class Colors {
+            let key, string, number, boolean, null, punctuation, reset: UnsafeRawBufferPointer
+            private let storage: UnsafeMutableRawBufferPointer
 
             init(_ theme: Theme) {
-                key = Array(theme.key.utf8)
-                string = Array(theme.string.utf8)
-                number = Array(theme.number.utf8)
-                boolean = Array(theme.boolean.utf8)
-                null = Array(theme.null.utf8)
-                punctuation = Array(theme.punctuation.utf8)
+                let parts = [theme.key, theme.string, theme.number, theme.boolean, theme.null, theme.punctuation, Theme.reset].map { Array($0.utf8) }
+                storage = .allocate(byteCount: max(1, parts.reduce(0) { $0 + $1.count }), alignment: 1)
+                var slices: [UnsafeRawBufferPointer] = []
+                var offset = 0
+                for part in parts {
+                    let target = UnsafeMutableRawBufferPointer(rebasing: storage[offset..<(offset + part.count)])
+                    part.withUnsafeBytes { target.copyMemory(from: $0) }
+                    slices.append(UnsafeRawBufferPointer(target))
+                    offset += part.count
+                }
+                (key, string, number, boolean, null, punctuation, reset) = (slices[0], slices[1], slices[2], slices[3], slices[4], slices[5], slices[6])
             }
+
+            deinit { storage.deallocate() }
         }
 
         init(style: Style) {
@@ -195,19 +203,19 @@ struct JSONFormatter {
         }
 
         @inline(__always)
-        private mutating func paint(_ bytes: UnsafeRawBufferPointer, _ color: [UInt8]?) {
+        private mutating func paint(_ bytes: UnsafeRawBufferPointer, _ color: UnsafeRawBufferPointer?) {
             paintOpen(color)
             out.append(contentsOf: bytes)
             paintClose(color)
         }
 
         @inline(__always)
-        private mutating func paintOpen(_ color: [UInt8]?) {
+        private mutating func paintOpen(_ color: UnsafeRawBufferPointer?) {
             if let color, !color.isEmpty { out.append(contentsOf: color) }
         }
 
         @inline(__always)
-        private mutating func paintClose(_ color: [UInt8]?) {
+        private mutating func paintClose(_ color: UnsafeRawBufferPointer?) {
             if let color, !color.isEmpty, let reset = colors?.reset { out.append(contentsOf: reset) }
         }
     }
