@@ -33,7 +33,7 @@ public enum InProcessAF {
             let ends = makePipe()
             input = ends.read
             let writeEnd = ends.write
-            let thread = Thread {
+            let feed: @Sendable () -> Void = {
                 bytes.withUnsafeBytes { buffer in
                     var offset = 0
                     while offset < buffer.count {
@@ -45,8 +45,15 @@ public enum InProcessAF {
                 }
                 close(writeEnd)
             }
-            thread.start()
-            writer = thread
+            // What fits in the pipe is there before af looks (as when a shell pipeline's
+            // producer has written); more is fed while af reads.
+            if bytes.count <= 32 * 1024 {
+                feed()
+            } else {
+                let thread = Thread(block: feed)
+                thread.start()
+                writer = thread
+            }
         case .openPipe:
             let ends = makePipe()
             input = ends.read

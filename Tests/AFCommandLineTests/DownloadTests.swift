@@ -1,0 +1,173 @@
+import AFInProcess
+import AFTestSupport
+import Foundation
+import Testing
+
+/// SPEC §7: downloads never lose or clobber data (in-process; the process-bound cases are
+/// in EndToEndTests).
+@Suite struct DownloadTests {
+    let server: TestServer
+    let directory: String
+    static let size = 300_000
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make(prefix: "af-dl")
+    }
+
+    private func contents(_ name: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: directory + "/" + name).map { [UInt8]($0) }
+    }
+
+    private func files() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    @Test(arguments: [
+        ("attachment; filename=\"../../escape.txt\"", "escape.txt"),
+        ("attachment; filename=\"/etc/passwd\"", "passwd"),
+        ("attachment; filename=\".bashrc\"", "bashrc"),
+        ("attachment; filename=\"..\"", "evil"),
+        ("attachment; filename=\"a\u{07}b\u{1b}[31m.txt\"", "ab[31m.txt"),
+        ("attachment; filename=\"dir\\\\sub\\\\name.txt\"", "name.txt"),
+        ("attachment; filename*=UTF-8''..%2F..%2Fcaf%C3%A9.txt; filename=\"plain.txt\"", "café.txt"),
+        ("inline; filename=report.pdf", "report.pdf"),
+    ])
+    func hostileNamesLandInsideTheDirectory(disposition: String, expected: String) throws {
+        server.serveRangedFile(size: Self.size, disposition: disposition)
+        let result = InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/evil")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(files() == [expected])
+        #expect(contents(expected) == TestData.bytes(count: Self.size))
+    }
+
+    @Test func nameFromURLOrContentType() throws {
+        server.route("/") { _, _ in .text("<p>hi</p>", type: "text/html") }
+        #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/")]).status == 0)
+        #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/bytes/10")]).status == 0)
+        #expect(files() == ["10", "index.html"])
+    }
+
+    @Test func existingFilesAreNeverReplaced() throws {
+        server.serveRangedFile(size: Self.size)
+        let existing = directory + "/data.bin"
+        try "precious".write(toFile: existing, atomically: true, encoding: .utf8)
+        #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/data.bin")]).status == 0)
+        #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/data.bin")]).status == 0)
+        #expect(files() == ["data-1.bin", "data-2.bin", "data.bin"])
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "precious")
+        let refused = InProcessAF.run(["-o", existing, server.url("/file/data.bin")])
+        #expect(refused.status == 9)
+        #expect(refused.err == "af: error: '\(existing)' exists; use --overwrite to replace it or -c to resume it\n")
+        #expect(server.hits("/file/data.bin") == 2)
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "precious")
+        #expect(InProcessAF.run(["-o", existing, "--overwrite", server.url("/file/data.bin")]).status == 0)
+        #expect(contents("data.bin") == TestData.bytes(count: Self.size))
+    }
+
+    @Test func outputDirectoryMustExistUnlessCreated() {
+        server.serveRangedFile(size: Self.size)
+        let nested = directory + "/a/b"
+        let refused = InProcessAF.run(["-d", "--output-dir", nested, server.url("/file/x")])
+        #expect(refused.status == 9)
+        #expect(refused.err == "af: error: directory '\(nested)' does not exist; add --create-dirs to create it\n")
+        #expect(server.requests.isEmpty)
+        #expect(InProcessAF.run(["-d", "--create-dirs", "--output-dir", nested, server.url("/file/x")]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: nested + "/x"))
+    }
+
+    @Test func interruptedDownloadResumesByteIdentical() throws {
+        server.serveRangedFile(size: Self.size, drop: 100_000)
+        let target = directory + "/big.bin"
+        let broken = InProcessAF.run(["-o", target, server.url("/file/big.bin")])
+        #expect(broken.status == 1)
+        #expect(broken.err.hasSuffix("; the partial download is in '\(target).part' (97.7 KiB): run the same command with -c to resume\n"))
+        #expect(files() == ["big.bin.part"])
+        #expect(contents("big.bin.part")?.count == 100_000)
+        let resumed = InProcessAF.run(["-o", target, "-c", server.url("/file/big.bin")])
+        #expect(resumed.status == 0, "\(resumed.err)")
+        #expect(files() == ["big.bin"])
+        let identical = contents("big.bin") == TestData.bytes(count: Self.size)
+        #expect(identical)
+        #expect(server.requests.last?.header("Range") == "bytes=100000-")
+    }
+
+    @Test func downloadResumesWithDashDAndContinue() throws {
+        server.serveRangedFile(size: Self.size, drop: 50_000)
+        #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/part.iso")]).status == 1)
+        #expect(files() == ["part.iso.part"])
+        let resumed = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/part.iso")])
+        #expect(resumed.status == 0, "\(resumed.err)")
+        #expect(resumed.err.contains("af: saved 'part.iso'") || resumed.err.contains("/part.iso' (293.0 KiB)"))
+        #expect(resumed.err.contains("resumed after 48.8 KiB"))
+        let identical = contents("part.iso") == TestData.bytes(count: Self.size)
+        #expect(identical)
+    }
+
+    @Test func flakyServerWithRetryResumesMidway() throws {
+        server.serveRangedFile(size: Self.size, drop: 123_456)
+        let result = InProcessAF.run(["-d", "--retry=2", "--retry-delay=0.1", "--output-dir", directory, server.url("/file/flaky.bin")])
+        #expect(result.status == 0, "\(result.err)")
+        let identical = contents("flaky.bin") == TestData.bytes(count: Self.size)
+        #expect(identical)
+        let requests = server.requests(to: "/file/flaky.bin")
+        #expect(requests.count == 2)
+        #expect(requests[0].header("Range") == nil)
+        #expect(requests[1].header("Range") == "bytes=123456-")
+        #expect(requests[1].header("If-Range") == "\"v1\"")
+        #expect(requests[1].header("Accept-Encoding") == "identity")
+    }
+
+    @Test func serverIgnoringTheRangeRestartsWithANotice() throws {
+        server.serveRangedFile(size: Self.size, ignoreRange: true)
+        let part = directory + "/again.bin.part"
+        _ = FileManager.default.createFile(atPath: part, contents: Data(repeating: 7, count: 1000))
+        let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/again.bin")])
+        #expect(result.status == 0)
+        #expect(result.err.contains("af: the server did not resume the download; starting '\(directory)/again.bin' from the beginning\n"))
+        let identical = contents("again.bin") == TestData.bytes(count: Self.size)
+        #expect(identical)
+    }
+
+    @Test func completeFileAnswered416IsSuccess() throws {
+        server.serveRangedFile(size: Self.size)
+        let target = directory + "/done.bin"
+        _ = FileManager.default.createFile(atPath: target, contents: Data(TestData.bytes(count: Self.size)))
+        let result = InProcessAF.run(["-d", "-c", "-o", target, server.url("/file/done.bin")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("was already complete"))
+        #expect(files() == ["done.bin"])
+        #expect(server.requests.last?.header("Range") == "bytes=\(Self.size)-")
+    }
+
+    @Test func checksumsVerifyBeforeTheRename() throws {
+        server.serveRangedFile(size: Self.size)
+        let sha = Digests.sha256Hex(TestData.bytes(count: Self.size))
+        let good = InProcessAF.run(["-d", "--checksum=sha256:\(sha)", "--output-dir", directory, server.url("/file/good.bin")])
+        #expect(good.status == 0, "\(good.err)")
+        #expect(good.err.contains("; sha256 verified\n"))
+        #expect(files() == ["good.bin"])
+        let wrong = String(repeating: "0", count: 64)
+        let bad = InProcessAF.run(["-d", "--checksum=sha256:\(wrong)", "--output-dir", directory, server.url("/file/bad.bin")])
+        #expect(bad.status == 9)
+        #expect(bad.err.hasSuffix("af: error: sha256 of the download is \(sha), not \(wrong); nothing was saved as '\(directory)/bad.bin'; check the checksum and where it came from\n"))
+        #expect(files() == ["good.bin"])
+        let malformed = InProcessAF.run(["-d", "--checksum=sha256:xyz", server.url("/file/x")])
+        #expect(malformed.status == 64)
+        #expect(malformed.err.hasPrefix("af: error: invalid checksum 'sha256:xyz'"))
+    }
+
+    @Test func nonSuccessIsNotSaved() {
+        let result = InProcessAF.run(["-d", "--output-dir", directory, server.url("/status/404")])
+        #expect(result.status == 4)
+        #expect(files().isEmpty)
+    }
+
+    @Test func outputFileWithoutDownloadSavesTheBodyExactly() {
+        let result = InProcessAF.run(["-o", directory + "/page.json", server.url("/gzip")])
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty)
+        #expect(contents("page.json") == Deflate.compress(Array(BuiltinRoutes.sampleJSON.utf8), gzip: true))
+        #expect(server.requests.last?.header("Accept-Encoding") == "identity")
+    }
+}
