@@ -18,6 +18,9 @@ struct JSONFormatter {
         /// Show `\uXXXX` escapes as the characters they name (on a terminal), except
         /// quotes, backslashes, control and invisible format characters and lone surrogates.
         var decodesEscapes = false
+        /// The document's size when known (a Content-Length): `sortKeys` reserves room for
+        /// it up front instead of growing (and copying) as tokens arrive.
+        var expectedSize: Int?
     }
 
     let style: Style
@@ -48,10 +51,17 @@ struct JSONFormatter {
     }
 
     /// Ends the input and writes what is left, with a final newline.
-    mutating func finish(into out: inout [UInt8]) throws(JSONSyntaxError) {
+    /// Ends the input and writes what is left, with a final newline. With `sortKeys` the
+    /// whole document is written here: `flush`, when given, takes the output every megabyte
+    /// (and must empty `out`), so it never has to be held whole.
+    mutating func finish(into out: inout [UInt8], flush: ((inout [UInt8]) -> Void)? = nil) throws(JSONSyntaxError) {
         defer { writer.out.drain(into: &out) }
         try scanner.finish(into: &writer)
-        writer.finish()
+        guard let flush else { return writer.finish() }
+        writer.finish { buffer in
+            buffer.drain(into: &out)
+            flush(&out)
+        }
     }
 
     /// Writes tokens with indentation and colours.
@@ -93,7 +103,7 @@ struct JSONFormatter {
         init(style: Style) {
             self.style = style
             colors = style.theme.map(Colors.init)
-            if style.sortKeys, !style.colorsOnly { collector = CompactTokens() }
+            if style.sortKeys, !style.colorsOnly { collector = CompactTokens(expectedSize: style.expectedSize) }
         }
 
         @inline(__always)
@@ -168,12 +178,22 @@ struct JSONFormatter {
             }
         }
 
-        mutating func finish() {
+        /// Emits a collected (sorted) document, handing `out` to `flush` whenever it holds a
+        /// megabyte or more.
+        mutating func finish(_ flush: (ByteBuffer) -> Void = { _ in }) {
             if let collected = collector {
                 collector = nil
-                SortedKeys.emit(collected) { kind, bytes, isKey in token(kind, bytes, isKey: isKey, complete: true) }
+                SortedKeys.emit(collected) { kind, bytes, isKey in
+                    if emitSorted(kind, bytes, isKey: isKey) { flush(out) }
+                }
             }
             if valuesWritten > 0, !style.colorsOnly, !style.multipleValues { out.append(10) }
+        }
+
+        /// Writes one token of a sorted document; true when a megabyte of output is waiting.
+        private mutating func emitSorted(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool) -> Bool {
+            token(kind, bytes, isKey: isKey, complete: true)
+            return out.count >= 1 << 20
         }
 
         /// A top-level value ended: with several values (NDJSON) its line ends at once, so a
@@ -344,12 +364,18 @@ struct CompactTokens: JSONTokenSink {
     private var pending = false
 
     static let keyFlag: UInt8 = 0x80
+    /// The most a size hint reserves: a hint is the server's word, not a promise.
+    static let reservationLimit = 256 << 20
 
-    var count: Int { ends.count }
-
-    /// The bytes of token `index`.
-    func range(_ index: Int) -> Range<Int> {
-        (index == 0 ? 0 : ends[index - 1])..<ends[index]
+    /// Reserves room for a document of `expectedSize` bytes. Reserved pages cost nothing
+    /// until written, so the token arrays are sized for the densest JSON (one kept token per
+    /// two bytes), and nothing is copied as they fill.
+    init(expectedSize: Int? = nil) {
+        guard let expectedSize, expectedSize > 0 else { return }
+        let size = min(expectedSize, Self.reservationLimit)
+        bytes.reserveCapacity(size)
+        ends.reserveCapacity(size / 2 + 1)
+        kinds.reserveCapacity(size / 2 + 1)
     }
 
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
@@ -404,10 +430,14 @@ enum SortedKeys {
     /// Emits the document's tokens with every object's members sorted by key.
     static func emit(_ document: CompactTokens, _ body: Emit) {
         document.bytes.withUnsafeBytes { raw in
-            var emitter = Emitter(document: document, raw: raw)
-            var index = 0
-            while index < document.count {
-                index = emitter.value(at: index, body)
+            document.kinds.withUnsafeBufferPointer { kinds in
+                document.ends.withUnsafeBufferPointer { ends in
+                    var emitter = Emitter(kinds: kinds, ends: ends, raw: raw)
+                    var index = 0
+                    while index < kinds.count {
+                        index = emitter.value(at: index, body)
+                    }
+                }
             }
         }
     }
@@ -418,22 +448,24 @@ enum SortedKeys {
     /// Walks the tokens; `members` is one scratch array reused by every object (an object's
     /// members are sorted and emitted from a slice at its end, then the slice is dropped).
     private struct Emitter {
-        let document: CompactTokens
+        /// The document's token kinds and ends (`CompactTokens`), and its bytes.
+        let kinds: UnsafeBufferPointer<UInt8>
+        let ends: UnsafeBufferPointer<Int>
         let raw: UnsafeRawBufferPointer
         var members: [(key: Int, value: Int)] = []
 
         func bytes(_ index: Int) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(rebasing: raw[document.range(index)])
+            UnsafeRawBufferPointer(rebasing: raw[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
         }
 
         /// Emits the value starting at `index`; returns the index after it.
         mutating func value(at index: Int, _ body: Emit) -> Int {
-            let code = document.kinds[index] & ~CompactTokens.keyFlag
+            let code = kinds[index] & ~CompactTokens.keyFlag
             switch code {
             case CompactTokens.beginObject:
                 let base = members.count
                 var cursor = index + 1
-                while cursor < document.count, document.kinds[cursor] != CompactTokens.endObject {
+                while cursor < kinds.count, kinds[cursor] != CompactTokens.endObject {
                     members.append((cursor, cursor + 1))
                     cursor = skip(from: cursor + 1)
                 }
@@ -449,18 +481,18 @@ enum SortedKeys {
                     position += 1
                 }
                 members.removeSubrange(base...)
-                if cursor < document.count { body(.endObject, bytes(cursor), false) }
+                if cursor < kinds.count { body(.endObject, bytes(cursor), false) }
                 return cursor + 1
             case CompactTokens.beginArray:
                 body(.beginArray, bytes(index), false)
                 var cursor = index + 1
                 var position = 0
-                while cursor < document.count, document.kinds[cursor] != CompactTokens.endArray {
+                while cursor < kinds.count, kinds[cursor] != CompactTokens.endArray {
                     if position > 0 { SortedKeys.comma.withUnsafeBytes { body(.comma, $0, false) } }
                     cursor = value(at: cursor, body)
                     position += 1
                 }
-                if cursor < document.count { body(.endArray, bytes(cursor), false) }
+                if cursor < kinds.count { body(.endArray, bytes(cursor), false) }
                 return cursor + 1
             default:
                 body(CompactTokens.kind(of: code), bytes(index), false)
@@ -497,13 +529,13 @@ enum SortedKeys {
 
         /// The index after the value starting at `index`, without emitting it.
         private func skip(from index: Int) -> Int {
-            guard index < document.count else { return index }
-            let code = document.kinds[index]
+            guard index < kinds.count else { return index }
+            let code = kinds[index]
             guard code == CompactTokens.beginObject || code == CompactTokens.beginArray else { return index + 1 }
             var depth = 0
             var cursor = index
-            while cursor < document.count {
-                switch document.kinds[cursor] {
+            while cursor < kinds.count {
+                switch kinds[cursor] {
                 case CompactTokens.beginObject, CompactTokens.beginArray: depth += 1
                 case CompactTokens.endObject, CompactTokens.endArray: depth -= 1
                 default: break

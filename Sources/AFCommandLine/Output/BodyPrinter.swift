@@ -72,7 +72,8 @@ final class BodyPrinter {
         let ndjson = essence.containsBytes(of: "ndjson") || essence == "application/jsonl"
         formatter = JSONFormatter(style: JSONFormatter.Style(
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
-            multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal
+            multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal,
+            expectedSize: head.headers.value(for: .contentLength).flatMap { Int($0) }
         ))
         // --response-charset (checked when parsed), else the declared charset, else UTF-8 when
         // the body is valid UTF-8 and windows-1252 when not.
@@ -177,11 +178,19 @@ final class BodyPrinter {
             }
             output.removeAll(keepingCapacity: true)
             var incomplete = false
+            // A sorted document is written here whole: it goes out a megabyte at a time.
+            var writeFailure: AFError?
             do {
-                try formatter.finish(into: &output)
+                try formatter.finish(into: &output) { pending in
+                    if writeFailure == nil {
+                        do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
+                    }
+                    pending.removeAll(keepingCapacity: true)
+                }
             } catch {
                 incomplete = true
             }
+            if let writeFailure { throw writeFailure }
             try out.write(output)
             if incomplete { try writeAsReceived(formatter.unformattedTail, to: out) }
         }
