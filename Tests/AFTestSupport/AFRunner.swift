@@ -253,3 +253,12 @@ public enum PTYRunner {
         return Outcome(output: String(decoding: output, as: UTF8.self), status: status, echoes: echoes)
     }
 }
+
+extension AFResult {
+    /// Whether standard error holds exactly one `af: error:` line and it comes last (a
+    /// download prints the response head on standard error first).
+    public var endsWithOneErrorLine: Bool {
+        let lines = err.split(separator: "\n")
+        return lines.filter { $0.hasPrefix("af: error: ") }.count == 1 && lines.last?.hasPrefix("af: error: ") == true
+    }
+}

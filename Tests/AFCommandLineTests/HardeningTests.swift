@@ -1,0 +1,138 @@
+import AFInProcess
+import AFTestSupport
+import Foundation
+import Testing
+
+/// Issue 17: inputs from hostile users and servers end with a clear error and the right exit
+/// code; these run in-process (so under the sanitizers). The cases that need a process
+/// (hang guards, working directories, signals, FIFOs) are in EndToEndTests.
+@Suite struct HardeningTests {
+    let server: TestServer
+    let directory: String
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make(prefix: "af-hardening")
+    }
+
+    private func write(_ name: String, _ contents: String) throws -> String {
+        let path = directory + "/" + name
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    private func expectOneError(_ result: AFResult, status: Int32, containing text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == status, "\(result.err)", sourceLocation: sourceLocation)
+        #expect(result.err.contains(text), "\(result.err)", sourceLocation: sourceLocation)
+        #expect(result.endsWithOneErrorLine, "\(result.err)", sourceLocation: sourceLocation)
+    }
+
+
+    @Test func hugeNumbersInTheConfigFileNameTheFile() throws {
+        let config = try TemporaryDirectory.make(prefix: "af-config")
+        try #"{"default_options": ["--timeout=1e30"]}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        let result = InProcessAF.run([server.url("/get")], environment: ["AF_CONFIG_DIR": config])
+        expectOneError(result, status: 64, containing: "in the config file '\(config)/config.json'")
+        #expect(result.err.contains("--timeout"))
+    }
+
+    @Test func largestDurationsStillWork() {
+        let result = InProcessAF.run(["--timeout=2000000", "--connect-timeout=2000000", "--retry=1", "--retry-delay=2000000",
+                             "--retry-max-delay=2000000", "--retry-max-time=1", server.url("/status/503")])
+        #expect(result.status == 0, "\(result.err)")
+    }
+
+    @Test func deepJSONItemIsRefused() throws {
+        let deep = try write("deep.json", String(repeating: "[", count: 1_000_000))
+        let result = InProcessAF.run(["--offline", "--pretty=format", server.url("/post"), "a:=@\(deep)"])
+        expectOneError(result, status: 64, containing: "nested more than 512 levels deep")
+    }
+
+    @Test func deepDocumentsOfAfsOwnAreErrors() throws {
+        let deep = String(repeating: "{\"a\":", count: 60_000) + "1" + String(repeating: "}", count: 60_000)
+        let config = try TemporaryDirectory.make(prefix: "af-config")
+        try deep.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        expectOneError(InProcessAF.run(["--offline", server.url("/get")], environment: ["AF_CONFIG_DIR": config]), status: 64, containing: "nested more than 512")
+        let session = try write("session.json", deep)
+        expectOneError(InProcessAF.run(["--offline", "--session=\(session)", server.url("/get")]), status: 64, containing: "nested more than 512")
+        let policy = try write("policy.json", deep)
+        expectOneError(InProcessAF.run(["--trust-policy=\(policy)", "https://127.0.0.1:9/"]), status: 64, containing: "nested more than 512")
+    }
+
+    @Test func nestingUpToTheLimitWorks() {
+        let key = "a" + String(repeating: "[b]", count: 500)
+        let result = InProcessAF.run(["--offline", "-p", "B", server.url("/post"), key + "=1"])
+        #expect(result.status == 0, "\(result.err)")
+    }
+
+    @Test func lineBreaksInPartTypesAndBoundariesAreRefused() throws {
+        let file = try write("a.txt", "text")
+        expectOneError(InProcessAF.run([server.url("/post"), "f@\(file);type=text/plain\r\nInjected: 1"]), status: 64, containing: "line break")
+        expectOneError(InProcessAF.run(["--multipart", "--boundary=a\r\nInjected: 1", server.url("/post"), "a=b"]), status: 64, containing: "--boundary")
+        expectOneError(InProcessAF.run(["--multipart", "--boundary=" + String(repeating: "b", count: 71), server.url("/post")]), status: 64, containing: "1 to 70")
+        #expect(server.hits("/post") == 0)
+    }
+
+    @Test func colouredOutputEscapesServerControlCharactersEvenInAPipe() {
+        let result = InProcessAF.run(["--pretty=all", "-p", "hb", server.url("/escape")])
+        #expect(result.status == 0)
+        #expect(!result.stdout.contains(0x07))
+        #expect(!result.out.contains("\u{1b}]0;"))
+        #expect(!result.out.contains("\u{1b}[2J"))
+        let binary = InProcessAF.run(["--pretty=all", server.url("/binary")])
+        #expect(binary.out.contains("binary data not shown"))
+        let plain = InProcessAF.run([server.url("/escape")])
+        #expect(plain.out.contains("\u{1b}]0;pwned"), "piped output without colours stays exact")
+    }
+
+    @Test func procFilesThatSayTheyAreEmptyAreSentWhole() throws {
+        let expected = try String(contentsOfFile: "/proc/version", encoding: .utf8)
+        #expect(!expected.isEmpty)
+        let result = InProcessAF.run(["put", server.url("/put"), "@/proc/version"])
+        #expect(result.status == 0, "\(result.err)")
+        let request = try #require(server.requests(to: "/put").last)
+        #expect(request.bodyText == expected)
+        #expect(request.chunked)
+    }
+
+    @Test func errorLinesQuoteAtMostAShortPrefix() {
+        // One argument may hold at most 128 KiB on Linux; that is long enough to show the cap.
+        let long = String(repeating: "x", count: 120_000)
+        for arguments in [[server.url("/get"), long], ["--\(long)", server.url("/get")], ["--timeout=\(long)", server.url("/get")]] {
+            let result = InProcessAF.run(arguments)
+            #expect(result.status == 64)
+            #expect(result.err.utf8.count < 500, "\(result.err.prefix(300))")
+            #expect(result.err.contains("… (120000 bytes)"), "\(result.err.prefix(300))")
+        }
+    }
+
+    @Test func hostsThatDecodeToControlCharactersAreRefused() {
+        // Found by the url fuzz target: libcurl decodes a percent-encoded host.
+        let result = InProcessAF.run(["--offline", "a%7Fb.example"])
+        expectOneError(result, status: 64, containing: "the host has characters no host name has")
+        server.route("/to-bad-host") { _, _ in .response(status: 302, headers: [("Location", "http://x%00y/")]) }
+        let redirect = InProcessAF.run(["-F", server.url("/to-bad-host")])
+        expectOneError(redirect, status: 1, containing: "cannot follow redirect")
+    }
+
+    @Test func offlineReportIsRefused() {
+        expectOneError(InProcessAF.run(["--offline", "--report=json", server.url("/get")]), status: 64, containing: "--offline")
+    }
+
+    @Test func gzipOfSeveralMembersIsOneBody() {
+        let result = InProcessAF.run([server.url("/hostile/two-members")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "{\"part\": 1}")
+    }
+
+    @Test func tooLargeHeadIsALimitNotAReset() {
+        let result = InProcessAF.run(["--max-headers=0", server.url("/hostile/huge-head")])
+        expectOneError(result, status: 1, containing: "too large")
+        #expect(!result.err.contains("reset"))
+    }
+
+    @Test func maxHeadersZeroMeansNoLimit() {
+        let result = InProcessAF.run(["--max-headers=0", server.url("/headers?count=500")])
+        #expect(result.status == 0, "\(result.err)")
+    }
+}
