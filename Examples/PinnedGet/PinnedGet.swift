@@ -12,10 +12,17 @@ import Glibc
 @main
 struct PinnedGet {
     static func main() async {
+        // The exit status is decided in `run`, and `exit` is called only once everything
+        // it made (session, request) has been released.
+        exit(await run())
+    }
+
+    /// Runs the example and returns the exit status.
+    static func run() async -> Int32 {
         let arguments = Array(CommandLine.arguments.dropFirst())
         guard arguments.count == 2 || arguments.count == 3 else {
             print("usage: af-example-pinned-get URL PIN [CA.pem]")
-            exitWith(64)
+            return 64
         }
         let (url, pin) = (arguments[0], arguments[1])
         let host: String
@@ -23,7 +30,7 @@ struct PinnedGet {
             host = try HTTPURL(parsing: url).host
         } catch {
             print("invalid URL: \(error.description)")
-            exitWith(64)
+            return 64
         }
         // Standard verification (against the private CA when given) and the pinned key.
         let trust = CompositeTrustEvaluator([
@@ -51,11 +58,8 @@ struct PinnedGet {
             for attempt in request.attempts {
                 print("attempt \(attempt.number): \(attempt.error?.description ?? "ok")")
             }
-            exitWith(1)
+            return 1
         }
-    }
-
-    static func exitWith(_ code: Int32) -> Never {
-        exit(code)
+        return 0
     }
 }
