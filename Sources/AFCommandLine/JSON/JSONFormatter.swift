@@ -1,4 +1,7 @@
 import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Re-indents (and optionally colours) JSON token by token, without converting a single
 /// value: numbers, escapes, key order and duplicate keys come out exactly as they went in.
@@ -343,6 +346,16 @@ final class ByteBuffer {
         append(contentsOf: decoded)
     }
 
+    /// Makes room for `total` bytes in all, so appends up to it never copy what is there.
+    func reserveCapacity(_ total: Int) {
+        if total > capacity { grow(total - count) }
+    }
+
+    /// The bytes written so far, for the duration of `body`.
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        body(UnsafeRawBufferPointer(start: storage, count: count))
+    }
+
     /// Moves the bytes to the end of `array` and empties the buffer.
     func drain(into array: inout [UInt8]) {
         guard count > 0 else { return }
@@ -356,7 +369,8 @@ final class ByteBuffer {
 /// colons are implied by the structure, so they are not kept; a token starts where the one
 /// before it ends). About the document's size plus 9 bytes a token.
 struct CompactTokens: JSONTokenSink {
-    var bytes: [UInt8] = []
+    /// Every kept token's bytes, back to back.
+    let bytes = ByteBuffer()
     /// Where each token's bytes end in `bytes`.
     var ends: [Int] = []
     /// Each token's kind (`code(of:)`), with `keyFlag` set for object keys.
@@ -505,7 +519,7 @@ enum SortedKeys {
             let count = members.count - base
             guard count > 1 else { return }
             func precedes(_ a: Int, _ b: Int) -> Bool {
-                bytes(a).lexicographicallyPrecedes(bytes(b))
+                Self.compare(bytes(a), bytes(b)) < 0
             }
             if count <= 32 {
                 // Insertion sort: stable, and no allocation for the common small object.
@@ -521,10 +535,21 @@ enum SortedKeys {
             } else {
                 let sorted = members[base...].enumerated().sorted { lhs, rhs in
                     let a = bytes(lhs.element.key), b = bytes(rhs.element.key)
-                    return a.elementsEqual(b) ? lhs.offset < rhs.offset : a.lexicographicallyPrecedes(b)
+                    let order = Self.compare(a, b)
+                    return order == 0 ? lhs.offset < rhs.offset : order < 0
                 }
                 for (offset, entry) in sorted.enumerated() { members[base + offset] = entry.element }
             }
+        }
+
+        /// Byte order of two keys (as `memcmp`, the shorter first when one is a prefix).
+        private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+            let common = min(a.count, b.count)
+            if common > 0, let left = a.baseAddress, let right = b.baseAddress {
+                let order = Int(memcmp(left, right, common))
+                if order != 0 { return order }
+            }
+            return a.count - b.count
         }
 
         /// The index after the value starting at `index`, without emitting it.
