@@ -378,18 +378,20 @@ struct CompactTokens: JSONTokenSink {
     private var pending = false
 
     static let keyFlag: UInt8 = 0x80
-    /// The most a size hint reserves: a hint is the server's word, not a promise.
-    static let reservationLimit = 256 << 20
+    /// The most of a size hint that is reserved: a hint is the server's word, not a
+    /// promise, so a lying Content-Length reserves (untouched, address space only) about
+    /// 100 MiB at most; a larger document grows the arrays as it arrives.
+    static let reservationLimit = 32 << 20
 
-    /// Reserves room for a document of `expectedSize` bytes. Reserved pages cost nothing
-    /// until written, so the token arrays are sized for the densest JSON (one kept token per
-    /// two bytes), and nothing is copied as they fill.
+    /// Reserves room for a document of `expectedSize` bytes: its bytes, and a kept token per
+    /// four bytes (dense JSON; the arrays grow past that when needed). Reserved pages cost
+    /// nothing until written, and nothing is copied as the arrays fill.
     init(expectedSize: Int? = nil) {
         guard let expectedSize, expectedSize > 0 else { return }
         let size = min(expectedSize, Self.reservationLimit)
         bytes.reserveCapacity(size)
-        ends.reserveCapacity(size / 2 + 1)
-        kinds.reserveCapacity(size / 2 + 1)
+        ends.reserveCapacity(size / 4 + 1)
+        kinds.reserveCapacity(size / 4 + 1)
     }
 
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
