@@ -78,19 +78,21 @@ def https_startup(args):
         tls_server = start_tls_test_server(args.af)
         try:
             runs = max(20, args.runs // 2)
+            cases = []
             if started is not None:
                 _, port, cert = started
-                url = f"https://127.0.0.1:{port}/k.bin"
-                commands = [("af, HTTP/2 over TLS", [args.af, f"--verify={cert}", url]), ("curl, HTTP/2 over TLS", ["curl", "-s", "--cacert", cert, url])]
-                medians, _ = compare("Startup over TLS: a fresh process GETs 1 KiB over HTTP/2 (nghttpd)", commands, runs)
-                print(f"  => af/curl = {medians[commands[0][0]] / medians[commands[1][0]]:.2f} (issue 14: <= 1.00)")
+                cases.append(("HTTP/2", "nghttpd", f"https://127.0.0.1:{port}/k.bin", cert))
             else:
                 print("\nHTTP/2 startup skipped: nghttpd (nghttp2-server) or openssl is not installed")
             if tls_server is not None:
                 _, tls_url, tls_ca = tls_server
-                url = f"{tls_url}/bytes/1024"
-                commands = [("af, HTTP/1.1 over TLS", [args.af, f"--verify={tls_ca}", url]), ("curl, HTTP/1.1 over TLS", ["curl", "-s", "--cacert", tls_ca, url])]
-                medians, _ = compare("Startup over TLS: a fresh process GETs 1 KiB over HTTP/1.1 (test server --tls)", commands, runs)
+                cases.append(("HTTP/1.1", "test server --tls", f"{tls_url}/bytes/1024", tls_ca))
+            for protocol, server, url, ca in cases:
+                commands = [
+                    (f"af, {protocol} over TLS", [args.af, f"--verify={ca}", url]),
+                    (f"curl, {protocol} over TLS", ["curl", "-s", "--cacert", ca, url]),
+                ]
+                medians, _ = compare(f"Startup over TLS: a fresh process GETs 1 KiB over {protocol} ({server})", commands, runs)
                 print(f"  => af/curl = {medians[commands[0][0]] / medians[commands[1][0]]:.2f} (issue 14: <= 1.00)")
         finally:
             for server in (started, tls_server):

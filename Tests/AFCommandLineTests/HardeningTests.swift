@@ -21,12 +21,6 @@ import Testing
         return path
     }
 
-    private func expectOneError(_ result: AFResult, status: Int32, containing text: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(result.status == status, "\(result.err)", sourceLocation: sourceLocation)
-        #expect(result.err.contains(text), "\(result.err)", sourceLocation: sourceLocation)
-        #expect(result.endsWithOneErrorLine, "\(result.err)", sourceLocation: sourceLocation)
-    }
-
 
     @Test func hugeNumbersInTheConfigFileNameTheFile() throws {
         let config = try TemporaryDirectory.make(prefix: "af-config")
@@ -129,6 +123,19 @@ import Testing
         let result = InProcessAF.run(["--max-headers=0", server.url("/hostile/huge-head")])
         expectOneError(result, status: 1, containing: "too large")
         #expect(!result.err.contains("reset"))
+    }
+
+    @Test func aLyingContentLengthReservesLittleForSortedKeys() {
+        // --sort-keys reserves for the announced size; a huge announcement must neither trap
+        // nor reserve it, and the short body is the usual truncation error.
+        server.route("/liar") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4611686018427387904\r\n\r\n{\"b\": 1, \"a\": 2}")
+                connection.close()
+            }
+        }
+        let result = InProcessAF.run(["--pretty=format", "--sort-keys", server.url("/liar")])
+        expectOneError(result, status: 1, containing: "before the body was complete")
     }
 
     @Test func maxHeadersZeroMeansNoLimit() {

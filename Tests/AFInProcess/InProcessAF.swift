@@ -22,8 +22,9 @@ public enum InProcessAF {
         let outPath = scratch + "/stdout", errPath = scratch + "/stderr"
         let stdout = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         let stderr = open(errPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        var input: Int32
-        var writer: Thread?
+        let input: Int32
+        // The write end of a pipe left open and empty for the whole run (`.openPipe`).
+        var heldOpen: Int32?
         switch stdin {
         case .null:
             input = open("/dev/null", O_RDONLY | O_CLOEXEC)
@@ -47,22 +48,16 @@ public enum InProcessAF {
             }
             // What fits in the pipe is there before af looks (as when a shell pipeline's
             // producer has written); more is fed while af reads.
-            if bytes.count <= 32 * 1024 {
-                feed()
-            } else {
-                let thread = Thread(block: feed)
-                thread.start()
-                writer = thread
-            }
+            if bytes.count <= 32 * 1024 { feed() } else { Thread(block: feed).start() }
         case .openPipe:
             let ends = makePipe()
             input = ends.read
-            defer { close(ends.write) }
-            return finish(arguments, stdin: input, stdout: stdout, stderr: stderr, variables: variables, outPath: outPath, errPath: errPath)
+            heldOpen = ends.write
         }
-        let result = finish(arguments, stdin: input, stdout: stdout, stderr: stderr, variables: variables, outPath: outPath, errPath: errPath)
-        _ = writer
-        return result
+        let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr)
+        let status = AFCommand.run(environment)
+        for fd in [input, stdout, stderr] + (heldOpen.map { [$0] } ?? []) { close(fd) }
+        return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: status, timedOut: false)
     }
 
     /// A pipe whose ends are closed on exec (af's tests spawn processes in parallel).
@@ -71,17 +66,6 @@ public enum InProcessAF {
         _ = pipe(&ends)
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         return (ends[0], ends[1])
-    }
-
-    private static func finish(
-        _ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32, variables: [String: String], outPath: String, errPath: String
-    ) -> AFResult {
-        let environment = Environment(arguments: arguments, variables: variables, stdin: stdin, stdout: stdout, stderr: stderr)
-        let status = AFCommand.run(environment)
-        close(stdin)
-        close(stdout)
-        close(stderr)
-        return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: status, timedOut: false)
     }
 
     /// The file's bytes, read with plain POSIX calls (Foundation's reader leaks a block per

@@ -13,10 +13,6 @@ import Testing
         directory = try TemporaryDirectory.make(prefix: "af-dl")
     }
 
-    private func contents(_ name: String) -> [UInt8]? {
-        FileManager.default.contents(atPath: directory + "/" + name).map { [UInt8]($0) }
-    }
-
     private func files() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
     }

@@ -1,3 +1,4 @@
+import AFInProcess
 import AFTestSupport
 import Foundation
 import Testing
@@ -14,18 +15,6 @@ import Glibc
     init() throws {
         server = try TestServer()
         directory = try TemporaryDirectory.make(prefix: "af-hardening")
-    }
-
-    private func write(_ name: String, _ contents: String) throws -> String {
-        let path = directory + "/" + name
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
-    private func expectOneError(_ result: AFResult, status: Int32, containing text: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(result.status == status, "\(result.err)", sourceLocation: sourceLocation)
-        #expect(result.err.contains(text), "\(result.err)", sourceLocation: sourceLocation)
-        #expect(result.endsWithOneErrorLine, "\(result.err)", sourceLocation: sourceLocation)
     }
 
 
