@@ -138,6 +138,32 @@ import Testing
         #expect(error.description.contains(message), "\(error.description)")
     }
 
+    /// The string scan checks eight bytes at a time and jumps to the first byte that needs
+    /// attention: a quote, backslash or control byte at every position of a word, after
+    /// bytes that sit next to them in value (0x21, 0x23, 0x5B, 0x5D, 0x20) or have the high
+    /// bit set (UTF-8), must be found exactly where it is.
+    @Test func stringScanFindsTheFirstSpecialByteAtEveryOffset() throws {
+        let fillers: [[UInt8]] = [Array("abcdefghijklmnopq".utf8), [0x21, 0x23, 0x5B, 0x5D, 0x20, 0xC3, 0xA9, 0x7F, 0x21, 0x23, 0xE2, 0x9C, 0x93, 0x20, 0x5D, 0x5B, 0x21]]
+        for filler in fillers {
+            for offset in 0...16 {
+                let prefix = Array(filler.prefix(offset))
+                // A control byte: an error at exactly its offset.
+                for control: UInt8 in [0x00, 0x01, 0x1F] {
+                    let input = Array("[\"".utf8) + prefix + [control] + Array("xxxxxxxxxxxx\"]".utf8)
+                    let error = try #require(JSONScanner.validate(input), "offset \(offset)")
+                    #expect(error.offset == 2 + offset, "control 0x\(String(control, radix: 16)) at \(offset): \(error.description)")
+                }
+                // A closing quote or an escape: the string token is exactly what was written.
+                for middle in [Array("\"".utf8), Array("\\\"".utf8), Array("\\\\".utf8), Array("\\u00e9".utf8)] {
+                    let string = Array("\"".utf8) + prefix + middle + (middle == Array("\"".utf8) ? [] : Array("tail\"".utf8))
+                    let input = Array("[".utf8) + string + Array(",1]".utf8)
+                    let tokens = try #require(Self.tokens(input), "offset \(offset)")
+                    #expect(tokens.count == 5 && tokens[1].0 == .string && tokens[1].1 == string, "offset \(offset): \(tokens.map { String(decoding: $0.1, as: UTF8.self) })")
+                }
+            }
+        }
+    }
+
     @Test func truncatedInputFallsBackToTheRestAsItCame() throws {
         var formatter = JSONFormatter(style: .init())
         var out: [UInt8] = []

@@ -365,8 +365,10 @@ package struct JSONScanner {
     }
 
     /// Skips string bytes that need no attention, eight at a time: the first position at or
-    /// after `start` that may hold a quote, a backslash or a control byte (a word with none of
-    /// them is passed over whole; one that might have one is left to the byte loop).
+    /// after `start` that holds a quote, a backslash or a control byte, or where fewer than
+    /// eight bytes are left. In a word that has one, the lowest flagged byte is exactly the
+    /// first such byte (a borrow only ever flags bytes above a true match), so the scan lands
+    /// on it instead of stepping there byte by byte.
     @inline(__always)
     private static func skipPlainStringBytes(_ data: UnsafeRawBufferPointer, from start: Int) -> Int {
         var index = start
@@ -374,11 +376,11 @@ package struct JSONScanner {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         while index + 8 <= count {
-            let word = data.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let word = UInt64(littleEndian: data.loadUnaligned(fromByteOffset: index, as: UInt64.self))
             let quote = word ^ (ones &* 0x22)
             let backslash = word ^ (ones &* 0x5C)
-            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
-            if special & highs != 0 { break }
+            let special = (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)) & highs
+            if special != 0 { return index + special.trailingZeroBitCount / 8 }
             index += 8
         }
         return index
