@@ -118,6 +118,9 @@ struct JSONFormatter {
             if style.colorsOnly {
                 return inPlace(kind, bytes, isKey: isKey, complete: complete)
             }
+            if colors == nil, !style.decodesEscapes {
+                return plain(kind, bytes, complete: complete)
+            }
             switch kind {
             case .whitespace:
                 break
@@ -162,6 +165,45 @@ struct JSONFormatter {
             case .literal:
                 startValue()
                 paint(bytes, bytes.first == UInt8(ascii: "n") ? colors?.null : colors?.boolean)
+                if depth == 0 { valueCompleted() }
+            }
+        }
+
+        /// `token(_:_:isKey:complete:)` without colours or decoded escapes (`--pretty=format`
+        /// into a pipe): the same layout, with nothing to paint.
+        @inline(__always)
+        private mutating func plain(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, complete: Bool) {
+            switch kind {
+            case .whitespace:
+                break
+            case .beginObject, .beginArray:
+                startValue()
+                pendingOpen = bytes[0]
+                depth += 1
+            case .endObject, .endArray:
+                depth -= 1
+                if let open = pendingOpen {
+                    pendingOpen = nil
+                    out.append(open)
+                } else {
+                    newline()
+                }
+                out.append(bytes[0])
+                if depth == 0 { valueCompleted() }
+            case .comma:
+                out.append(bytes[0])
+                newline()
+            case .colon:
+                out.append(bytes[0])
+                out.append(32)
+            case .string:
+                if !inString { startValue() }
+                out.append(contentsOf: bytes)
+                inString = !complete
+                if complete, depth == 0 { valueCompleted() }
+            case .number, .literal:
+                startValue()
+                out.append(contentsOf: bytes)
                 if depth == 0 { valueCompleted() }
             }
         }
