@@ -195,7 +195,13 @@ package struct JSONScanner {
             case UInt8(ascii: "\""):
                 let isKey = expect == .key || expect == .keyOrEnd
                 if !isKey, !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
-                switch try scanString(data, from: index + 1, tokenStart: index, dataOffset: dataOffset) {
+                // Most strings have nothing to check before their closing quote: found here
+                // without the call that escapes and pieces need.
+                let plainEnd = Self.skipPlainStringBytes(data, from: index + 1)
+                let found: StringEnd = plainEnd < count && data[plainEnd] == UInt8(ascii: "\"")
+                    ? .complete(plainEnd + 1)
+                    : try scanString(data, from: plainEnd, tokenStart: index, dataOffset: dataOffset)
+                switch found {
                 case .complete(let end):
                     sink.token(.string, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: isKey, complete: true)
                     completeString(isKey: isKey)
@@ -390,25 +396,29 @@ package struct JSONScanner {
     private static func scanNumber(_ data: UnsafeRawBufferPointer, from start: Int) -> (end: Int, valid: Bool) {
         let count = data.count
         var index = start
-        func isDigit(_ position: Int) -> Bool { position < count && data[position] >= 48 && data[position] <= 57 }
+        /// The end of the run of digits from `position`.
+        @inline(__always) func digits(from position: Int) -> Int {
+            var end = position
+            while end < count, data[end] &- 48 < 10 { end += 1 }
+            return end
+        }
         if data[index] == UInt8(ascii: "-") { index += 1 }
-        guard isDigit(index) else { return (index, false) }
-        if data[index] == UInt8(ascii: "0") {
-            index += 1
-            if isDigit(index) { return (index, false) }
-        } else {
-            while isDigit(index) { index += 1 }
-        }
+        let integerEnd = digits(from: index)
+        guard integerEnd > index else { return (index, false) }
+        // A leading zero stands alone: "01" is "0" followed by a stray digit.
+        if data[index] == UInt8(ascii: "0"), integerEnd > index + 1 { return (index + 1, false) }
+        index = integerEnd
         if index < count, data[index] == UInt8(ascii: ".") {
-            index += 1
-            guard isDigit(index) else { return (index, false) }
-            while isDigit(index) { index += 1 }
+            let fractionEnd = digits(from: index + 1)
+            guard fractionEnd > index + 1 else { return (index + 1, false) }
+            index = fractionEnd
         }
-        if index < count, data[index] == UInt8(ascii: "e") || data[index] == UInt8(ascii: "E") {
+        if index < count, data[index] | 0x20 == UInt8(ascii: "e") {
             index += 1
             if index < count, data[index] == UInt8(ascii: "+") || data[index] == UInt8(ascii: "-") { index += 1 }
-            guard isDigit(index) else { return (index, false) }
-            while isDigit(index) { index += 1 }
+            let exponentEnd = digits(from: index)
+            guard exponentEnd > index else { return (index, false) }
+            index = exponentEnd
         }
         return (index, true)
     }
