@@ -57,19 +57,31 @@ struct JSONFormatter {
     /// Ends the input and writes what is left, with a final newline. With `sortKeys` the
     /// whole document is written here: `flush`, when given, takes the output every megabyte
     /// (and must empty `out`), so it never has to be held whole.
-    mutating func finish(into out: inout [UInt8], flush: ((inout [UInt8]) -> Void)? = nil) throws(JSONSyntaxError) {
+    mutating func finish(into out: inout [UInt8], flush: (inout [UInt8]) -> Void) throws(JSONSyntaxError) {
         defer { writer.out.drain(into: &out) }
         try scanner.finish(into: &writer)
-        guard let flush else { return writer.finish() }
+        // Not an optional closure: the sorted emission calls through here per token, and a
+        // non-escaping closure is passed along without reference counting.
         writer.finish { buffer in
             buffer.drain(into: &out)
             flush(&out)
         }
     }
 
+    /// `finish(into:flush:)` with the output kept in `out` until the end.
+    mutating func finish(into out: inout [UInt8]) throws(JSONSyntaxError) {
+        defer { writer.out.drain(into: &out) }
+        try scanner.finish(into: &writer)
+        writer.finish()
+    }
+
     /// Writes tokens with indentation and colours.
-    struct Writer: JSONTokenSink {
-        let style: Style
+    struct Writer: JSONTokenSink, SortedTokenSink {
+        // The parts of the style the writer consults per token (not the theme's strings,
+        // whose reference counts would otherwise be touched when the style is copied).
+        private let indent: Int
+        private let colorsOnly: Bool
+        private let multipleValues: Bool
         /// Output not yet handed to the caller: appends here are a bounds check and a copy.
         let out = ByteBuffer()
         private var depth = 0
@@ -77,12 +89,21 @@ struct JSONFormatter {
         private var pendingOpen: UInt8?
         private var valuesWritten = 0
         private var inString = false
-        private var collector: CompactTokens?
+        /// With `sortKeys`: the document so far, until `finish` emits it sorted. Not an
+        /// optional, so that each token is appended in place.
+        private var collector = CompactTokens()
+        private var collecting = false
+        /// While a sorted document is emitted: where each megabyte of output goes.
+        private var flushHook: ((ByteBuffer) -> Void)?
         private let colors: Colors?
+        /// Re-indenting only: no colours, escapes as written.
+        private let plainStyle: Bool
+        /// The colours and escapes otherwise.
+        private let styled: Styled
 
         /// Colour sequences as bytes, ready to append: one allocation for all of them, so
         /// painting a token copies bytes and touches no reference counts.
-        private final class Colors {
+        final class Colors {
             let key, string, number, boolean, null, punctuation, reset: UnsafeRawBufferPointer
             private let storage: UnsafeMutableRawBufferPointer
 
@@ -104,75 +125,44 @@ struct JSONFormatter {
         }
 
         init(style: Style) {
-            self.style = style
+            indent = style.indent
+            colorsOnly = style.colorsOnly
+            multipleValues = style.multipleValues
             colors = style.theme.map(Colors.init)
-            if style.sortKeys, !style.colorsOnly { collector = CompactTokens(expectedSize: style.expectedSize) }
+            plainStyle = style.theme == nil && !style.colorsOnly && !style.decodesEscapes
+            styled = Styled(colors: colors, decodesEscapes: style.decodesEscapes)
+            if style.sortKeys, !style.colorsOnly {
+                collector = CompactTokens(expectedSize: style.expectedSize)
+                collecting = true
+            }
         }
 
+        /// Kept small, so that the plain layout's work is inlined here and everything else
+        /// costs one more call.
         @inline(__always)
         mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
-            if collector != nil {
-                collector?.token(kind, bytes, isKey: isKey, complete: complete)
-                return
-            }
-            if style.colorsOnly {
-                return inPlace(kind, bytes, isKey: isKey, complete: complete)
-            }
-            if colors == nil, !style.decodesEscapes {
-                return plain(kind, bytes, complete: complete)
-            }
-            switch kind {
-            case .whitespace:
-                break
-            case .beginObject, .beginArray:
-                startValue()
-                pendingOpen = bytes[0]
-                depth += 1
-            case .endObject, .endArray:
-                depth -= 1
-                if let open = pendingOpen {
-                    pendingOpen = nil
-                    paintOpen(colors?.punctuation)
-                    out.append(open)
-                    out.append(bytes[0])
-                    paintClose(colors?.punctuation)
-                } else {
-                    newline()
-                    paint(bytes, colors?.punctuation)
-                }
-                if depth == 0 { valueCompleted() }
-            case .comma:
-                paint(bytes, colors?.punctuation)
-                newline()
-            case .colon:
-                paint(bytes, colors?.punctuation)
-                out.append(32)
-            case .string:
-                if !inString {
-                    startValue()
-                    paintOpen(isKey ? colors?.key : colors?.string)
-                }
-                if style.decodesEscapes { out.appendDecodingEscapes(bytes) } else { out.append(contentsOf: bytes) }
-                inString = !complete
-                if complete {
-                    paintClose(isKey ? colors?.key : colors?.string)
-                    if depth == 0 { valueCompleted() }
-                }
-            case .number:
-                startValue()
-                paint(bytes, colors?.number)
-                if depth == 0 { valueCompleted() }
-            case .literal:
-                startValue()
-                paint(bytes, bytes.first == UInt8(ascii: "n") ? colors?.null : colors?.boolean)
-                if depth == 0 { valueCompleted() }
+            if collecting {
+                collector.token(kind, bytes, isKey: isKey, complete: complete)
+            } else if plainStyle {
+                layout(kind, bytes, isKey: isKey, complete: complete, NoPaint())
+            } else {
+                otherToken(kind, bytes, isKey: isKey, complete: complete)
             }
         }
 
-        /// `token(_:_:isKey:complete:)` without colours or decoded escapes (`--pretty=format`
-        /// into a pipe): the same layout, with nothing to paint.
+        /// Tokens kept in their layout, coloured or with escapes decoded.
+        @inline(never)
+        private mutating func otherToken(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+            if colorsOnly {
+                inPlace(kind, bytes, isKey: isKey, complete: complete)
+            } else {
+                layout(kind, bytes, isKey: isKey, complete: complete, styled)
+            }
+        }
+
+        /// Re-indents one token, painted by `painter`.
         @inline(__always)
-        private mutating func plain(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, complete: Bool) {
+        private mutating func layout<P: Painter>(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool, _ painter: P) {
             switch kind {
             case .whitespace:
                 break
@@ -184,104 +174,192 @@ struct JSONFormatter {
                 depth -= 1
                 if let open = pendingOpen {
                     pendingOpen = nil
+                    painter.open(.punctuation, out)
                     out.append(open)
                 } else {
                     newline()
+                    painter.open(.punctuation, out)
                 }
                 out.append(bytes[0])
+                painter.close(.punctuation, out)
                 if depth == 0 { valueCompleted() }
             case .comma:
+                painter.open(.punctuation, out)
                 out.append(bytes[0])
+                painter.close(.punctuation, out)
                 newline()
             case .colon:
+                painter.open(.punctuation, out)
                 out.append(bytes[0])
+                painter.close(.punctuation, out)
                 out.append(32)
             case .string:
-                if !inString { startValue() }
-                out.append(contentsOf: bytes)
+                let role: Role = isKey ? .key : .string
+                if !inString {
+                    startValue()
+                    painter.open(role, out)
+                }
+                painter.text(bytes, out)
                 inString = !complete
-                if complete, depth == 0 { valueCompleted() }
+                if complete {
+                    painter.close(role, out)
+                    if depth == 0 { valueCompleted() }
+                }
             case .number, .literal:
+                let role: Role
+                switch kind {
+                case .number: role = .number
+                default: role = bytes[0] == UInt8(ascii: "n") ? .null : .boolean
+                }
                 startValue()
+                painter.open(role, out)
                 out.append(contentsOf: bytes)
+                painter.close(role, out)
                 if depth == 0 { valueCompleted() }
             }
         }
 
         /// Colours a token in place, keeping the original layout.
         private mutating func inPlace(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+            let painter = styled
+            let role: Role
             switch kind {
-            case .whitespace: out.append(contentsOf: bytes)
+            case .whitespace: return out.append(contentsOf: bytes)
             case .string:
-                if !inString { paintOpen(isKey ? colors?.key : colors?.string) }
-                if style.decodesEscapes { out.appendDecodingEscapes(bytes) } else { out.append(contentsOf: bytes) }
+                role = isKey ? .key : .string
+                if !inString { painter.open(role, out) }
+                painter.text(bytes, out)
                 inString = !complete
-                if complete { paintClose(isKey ? colors?.key : colors?.string) }
-            case .number: paint(bytes, colors?.number)
-            case .literal: paint(bytes, bytes.first == UInt8(ascii: "n") ? colors?.null : colors?.boolean)
-            default: paint(bytes, colors?.punctuation)
+                if complete { painter.close(role, out) }
+                return
+            case .number: role = .number
+            case .literal: role = bytes.first == UInt8(ascii: "n") ? .null : .boolean
+            default: role = .punctuation
             }
+            painter.open(role, out)
+            out.append(contentsOf: bytes)
+            painter.close(role, out)
         }
 
         /// Emits a collected (sorted) document, handing `out` to `flush` whenever it holds a
         /// megabyte or more.
         mutating func finish(_ flush: (ByteBuffer) -> Void = { _ in }) {
-            if let collected = collector {
-                collector = nil
-                SortedKeys.emit(collected) { kind, bytes, isKey in
-                    if emitSorted(kind, bytes, isKey: isKey) { flush(out) }
+            if collecting {
+                collecting = false
+                let collected = collector
+                collector = CompactTokens()
+                withoutActuallyEscaping(flush) { flush in
+                    flushHook = flush
+                    SortedKeys.emit(collected, into: &self)
+                    flushHook = nil
                 }
             }
-            if valuesWritten > 0, !style.colorsOnly, !style.multipleValues { out.append(10) }
+            if valuesWritten > 0, !colorsOnly, !multipleValues { out.append(10) }
         }
 
-        /// Writes one token of a sorted document; true when a megabyte of output is waiting.
-        private mutating func emitSorted(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool) -> Bool {
+        /// Writes one token of a sorted document, and hands the output on every megabyte.
+        mutating func sorted(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool) {
             token(kind, bytes, isKey: isKey, complete: true)
-            return out.count >= 1 << 20
+            if out.count >= 1 << 20 { flushHook?(out) }
         }
 
         /// A top-level value ended: with several values (NDJSON) its line ends at once, so a
         /// stream shows each value as soon as it is complete.
         private mutating func valueCompleted() {
             valuesWritten += 1
-            if style.multipleValues { out.append(10) }
+            if multipleValues { out.append(10) }
         }
 
-        /// Writes a pending opening bracket, and separates top-level values.
+        /// Writes a pending opening bracket, and separates top-level values; inside a
+        /// container with nothing pending (most values) there is nothing to do.
         @inline(__always)
         private mutating func startValue() {
+            if pendingOpen != nil || depth == 0 { openOrSeparate() }
+        }
+
+        @inline(never)
+        private mutating func openOrSeparate() {
             if let open = pendingOpen {
                 pendingOpen = nil
-                paintOpen(colors?.punctuation)
+                let painter = styled
+                painter.open(.punctuation, out)
                 out.append(open)
-                paintClose(colors?.punctuation)
+                painter.close(.punctuation, out)
                 newline()
-            } else if depth == 0, valuesWritten > 0, !style.multipleValues {
+            } else if depth == 0, valuesWritten > 0, !multipleValues {
                 out.append(10)
             }
         }
 
         @inline(__always)
         private mutating func newline() {
-            out.appendNewline(indent: depth * style.indent)
+            out.appendNewline(indent: depth * indent)
+        }
+
+    }
+
+    /// What a token is, for its colour.
+    enum Role { case key, string, number, boolean, null, punctuation }
+
+    /// How the layout writes a token's colour and text.
+    fileprivate protocol Painter {
+        func open(_ role: Role, _ out: ByteBuffer)
+        func close(_ role: Role, _ out: ByteBuffer)
+        /// A string token's bytes.
+        func text(_ bytes: UnsafeRawBufferPointer, _ out: ByteBuffer)
+    }
+
+    /// No colours, strings as written: the layout alone.
+    fileprivate struct NoPaint: Painter {
+        @inline(__always) func open(_ role: Role, _ out: ByteBuffer) {}
+        @inline(__always) func close(_ role: Role, _ out: ByteBuffer) {}
+        @inline(__always) func text(_ bytes: UnsafeRawBufferPointer, _ out: ByteBuffer) { out.append(contentsOf: bytes) }
+    }
+
+    /// A theme's colours (a role with an empty colour is left plain), and escapes decoded
+    /// for a terminal when asked. Plain pointers into `Writer.Colors`, which keeps them.
+    fileprivate struct Styled: Painter {
+        let key, string, number, boolean, null, punctuation, reset: UnsafeRawBufferPointer
+        let decodesEscapes: Bool
+
+        init(colors: Writer.Colors?, decodesEscapes: Bool) {
+            let none = UnsafeRawBufferPointer(start: nil, count: 0)
+            key = colors?.key ?? none
+            string = colors?.string ?? none
+            number = colors?.number ?? none
+            boolean = colors?.boolean ?? none
+            null = colors?.null ?? none
+            punctuation = colors?.punctuation ?? none
+            reset = colors?.reset ?? none
+            self.decodesEscapes = decodesEscapes
         }
 
         @inline(__always)
-        private mutating func paint(_ bytes: UnsafeRawBufferPointer, _ color: UnsafeRawBufferPointer?) {
-            paintOpen(color)
-            out.append(contentsOf: bytes)
-            paintClose(color)
+        private func color(_ role: Role) -> UnsafeRawBufferPointer {
+            switch role {
+            case .key: return key
+            case .string: return string
+            case .number: return number
+            case .boolean: return boolean
+            case .null: return null
+            case .punctuation: return punctuation
+            }
         }
 
         @inline(__always)
-        private mutating func paintOpen(_ color: UnsafeRawBufferPointer?) {
-            if let color, !color.isEmpty { out.append(contentsOf: color) }
+        func open(_ role: Role, _ out: ByteBuffer) {
+            let color = color(role)
+            if !color.isEmpty { out.append(contentsOf: color) }
         }
 
         @inline(__always)
-        private mutating func paintClose(_ color: UnsafeRawBufferPointer?) {
-            if let color, !color.isEmpty, let reset = colors?.reset { out.append(contentsOf: reset) }
+        func close(_ role: Role, _ out: ByteBuffer) {
+            if !color(role).isEmpty { out.append(contentsOf: reset) }
+        }
+
+        @inline(__always)
+        func text(_ bytes: UnsafeRawBufferPointer, _ out: ByteBuffer) {
+            if decodesEscapes { out.appendDecodingEscapes(bytes) } else { out.append(contentsOf: bytes) }
         }
     }
 }
@@ -436,6 +514,7 @@ struct CompactTokens: JSONTokenSink {
         kinds.reserveCapacity(size / 4 + 1)
     }
 
+    @inline(__always)
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
         let code = Self.code(of: kind)
         if code == Self.implied { return }
@@ -479,29 +558,33 @@ struct CompactTokens: JSONTokenSink {
     }
 }
 
+/// Receives a sorted document's tokens (`SortedKeys.emit`), each whole.
+protocol SortedTokenSink {
+    mutating func sorted(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool)
+}
+
 /// `--sort-keys`: object members reordered by key (stably, so duplicate keys keep their
 /// order), everything else untouched. Works on token indices, so memory stays near the
 /// document's size; recursion follows nesting, which the scanner bounds at 512 levels.
 enum SortedKeys {
-    typealias Emit = (JSONTokenKind, UnsafeRawBufferPointer, Bool) -> Void
-
-    /// Emits the document's tokens with every object's members sorted by key.
-    static func emit(_ document: CompactTokens, _ body: Emit) {
+    /// Emits the document's tokens into `sink` with every object's members sorted by key.
+    static func emit<Sink: SortedTokenSink>(_ document: CompactTokens, into sink: inout Sink) {
         document.bytes.withUnsafeBytes { raw in
             document.kinds.withUnsafeBufferPointer { kinds in
                 document.ends.withUnsafeBufferPointer { ends in
                     var emitter = Emitter(kinds: kinds, ends: ends, raw: raw)
                     var index = 0
                     while index < kinds.count {
-                        index = emitter.value(at: index, body)
+                        index = emitter.value(at: index, &sink)
                     }
                 }
             }
         }
     }
 
-    private static let comma: [UInt8] = [UInt8(ascii: ",")]
-    private static let colon: [UInt8] = [UInt8(ascii: ":")]
+    /// The separators the document does not keep, as bytes that need no reference counting.
+    private static var comma: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(",").utf8Start, count: 1) }
+    private static var colon: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(":").utf8Start, count: 1) }
 
     /// Walks the tokens; `members` is one scratch array reused by every object (an object's
     /// members are sorted and emitted from a slice at its end, then the slice is dropped).
@@ -517,7 +600,7 @@ enum SortedKeys {
         }
 
         /// Emits the value starting at `index`; returns the index after it.
-        mutating func value(at index: Int, _ body: Emit) -> Int {
+        mutating func value<Sink: SortedTokenSink>(at index: Int, _ sink: inout Sink) -> Int {
             let code = kinds[index] & ~CompactTokens.keyFlag
             switch code {
             case CompactTokens.beginObject:
@@ -528,32 +611,32 @@ enum SortedKeys {
                     cursor = skip(from: cursor + 1)
                 }
                 sortMembers(from: base)
-                body(.beginObject, bytes(index), false)
+                sink.sorted(.beginObject, bytes(index), isKey: false)
                 var position = base
                 while position < members.count {
-                    if position > base { SortedKeys.comma.withUnsafeBytes { body(.comma, $0, false) } }
+                    if position > base { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
                     let member = members[position]
-                    body(.string, bytes(member.key), true)
-                    SortedKeys.colon.withUnsafeBytes { body(.colon, $0, false) }
-                    _ = value(at: member.value, body)
+                    sink.sorted(.string, bytes(member.key), isKey: true)
+                    sink.sorted(.colon, SortedKeys.colon, isKey: false)
+                    _ = value(at: member.value, &sink)
                     position += 1
                 }
                 members.removeSubrange(base...)
-                if cursor < kinds.count { body(.endObject, bytes(cursor), false) }
+                if cursor < kinds.count { sink.sorted(.endObject, bytes(cursor), isKey: false) }
                 return cursor + 1
             case CompactTokens.beginArray:
-                body(.beginArray, bytes(index), false)
+                sink.sorted(.beginArray, bytes(index), isKey: false)
                 var cursor = index + 1
                 var position = 0
                 while cursor < kinds.count, kinds[cursor] != CompactTokens.endArray {
-                    if position > 0 { SortedKeys.comma.withUnsafeBytes { body(.comma, $0, false) } }
-                    cursor = value(at: cursor, body)
+                    if position > 0 { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
+                    cursor = value(at: cursor, &sink)
                     position += 1
                 }
-                if cursor < kinds.count { body(.endArray, bytes(cursor), false) }
+                if cursor < kinds.count { sink.sorted(.endArray, bytes(cursor), isKey: false) }
                 return cursor + 1
             default:
-                body(CompactTokens.kind(of: code), bytes(index), false)
+                sink.sorted(CompactTokens.kind(of: code), bytes(index), isKey: false)
                 return index + 1
             }
         }
