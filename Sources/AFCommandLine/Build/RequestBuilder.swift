@@ -87,7 +87,7 @@ enum RequestBuilder {
                     }
                 }
             }
-            let description = RequestDescription(
+            var description = RequestDescription(
                 method: method,
                 url: url.string,
                 headers: headers,
@@ -96,6 +96,7 @@ enum RequestBuilder {
                 challengeCredentials: challenge,
                 options: options
             )
+            description.parsed = (url, settings.pathAsIs)
             let givenHeaders = items.compactMap { item -> HTTPHeader? in
                 if case .header(let name, let value) = item.item { return HTTPHeader(name, value) }
                 return nil

@@ -242,7 +242,7 @@ public final class Request: Sendable, TransferDelegate {
         emit(.adapted(attempt: number, description))
         let transfer: any AttemptHandle
         do {
-            let url = try HTTPURL(parsing: description.url, pathAsIs: description.options.pathAsIs)
+            let url = try description.parsedURL()
             let trust = try session.trustEvaluator(for: url)
             transfer = try session.transport.makeAttempt(description, url: url, attempt: number, hop: hop, trust: trust, session: session, delegate: self)
         } catch {

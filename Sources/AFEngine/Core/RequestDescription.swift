@@ -20,6 +20,9 @@ public struct RequestDescription: Sendable {
     public var challengeCredentials: Credentials?
     /// Transfer settings: timeouts, limits, TLS files, network routing.
     public var options: TransferOptions
+    /// `url` as its builder already parsed it, with the `pathAsIs` it was parsed with, so
+    /// that the engine need not parse it again (`parsedURL()`); ignored once either changes.
+    package var parsed: (url: HTTPURL, pathAsIs: Bool)?
 
     /// Describes a request; only `url` is required.
     public init(
@@ -38,6 +41,14 @@ public struct RequestDescription: Sendable {
         self.body = body
         self.challengeCredentials = challengeCredentials
         self.options = options
+    }
+}
+
+extension RequestDescription {
+    /// `url` parsed (with `options.pathAsIs`): the builder's parse when it still applies.
+    func parsedURL() throws(AFError) -> HTTPURL {
+        if let parsed, parsed.pathAsIs == options.pathAsIs, parsed.url.string == url { return parsed.url }
+        return try HTTPURL(parsing: url, pathAsIs: options.pathAsIs)
     }
 }
 
