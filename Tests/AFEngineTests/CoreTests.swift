@@ -20,6 +20,30 @@ import Testing
         #expect(Set([HTTPHeaders.Name("A"), HTTPHeaders.Name("a")]).count == 1)
     }
 
+    /// The byte split used on header values gives what the standard library's split gives,
+    /// for every input built from separators, spaces and letters (and some non-ASCII text).
+    @Test func byteSplitMatchesTheStandardSplit() {
+        let alphabet: [Character] = [";", " ", "a", "=", "é"]
+        var inputs: [String] = ["", "text/html; charset=utf-8", ";;a;", "gzip, deflate;q=0.5, ;", "HTTP/1.1  200  OK then"]
+        // Every string of up to four characters from the alphabet.
+        var layer = [""]
+        for _ in 0..<4 {
+            layer = layer.flatMap { prefix in alphabet.map { prefix + String($0) } }
+            inputs += layer
+        }
+        for input in inputs {
+            for separator in [";", " "] as [Character] {
+                for maxSplits in [0, 1, 2, Int.max] {
+                    for omitting in [true, false] {
+                        let expected = input.split(separator: separator, maxSplits: maxSplits, omittingEmptySubsequences: omitting)
+                        let actual = input.split(byte: separator.asciiValue ?? 0, maxSplits: maxSplits, omittingEmptySubsequences: omitting)
+                        #expect(expected == actual, "'\(input)' by '\(separator)', \(maxSplits), \(omitting)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func methodsAreOpenEnded() {
         #expect(HTTPMethod(rawValue: "PURGE").rawValue == "PURGE")
         #expect(HTTPMethod.get.isIdempotent)

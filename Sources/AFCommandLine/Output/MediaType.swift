@@ -3,14 +3,14 @@ enum MediaType {
     /// The media type without parameters, lower-cased.
     static func essence(_ value: String?) -> String {
         guard let value else { return "" }
-        return value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
+        return value.split(byte: UInt8(ascii: ";")).first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
     }
 
     /// The `charset` parameter, if any.
     static func charset(_ value: String?) -> String? {
         guard let value else { return nil }
-        for parameter in value.split(separator: ";").dropFirst() {
-            let parts = parameter.split(separator: "=", maxSplits: 1)
+        for parameter in value.split(byte: UInt8(ascii: ";")).dropFirst() {
+            let parts = parameter.split(byte: UInt8(ascii: "="), maxSplits: 1)
             if parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "charset" {
                 return parts[1].trimmingCharacters(in: " \t\"")
             }

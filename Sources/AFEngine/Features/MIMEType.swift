@@ -9,7 +9,7 @@ package enum MIMEType {
 
     /// The usual extension for a media type (without parameters), or nil.
     package static func fileExtension(for mediaType: String) -> String? {
-        let bare = mediaType.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
+        let bare = mediaType.split(byte: UInt8(ascii: ";")).first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
         return preferredExtension[bare]
     }
 
@@ -47,6 +47,27 @@ package enum MIMEType {
 }
 
 extension StringProtocol {
+    /// `split(separator:maxSplits:omittingEmptySubsequences:)` for an ASCII separator,
+    /// found as a byte: a `Character` split walks grapheme clusters, which is most of the
+    /// cost of taking a header value apart. An ASCII byte is a whole scalar and a whole
+    /// character after it starts, so the pieces are the same.
+    package func split(byte separator: UInt8, maxSplits: Int = .max, omittingEmptySubsequences: Bool = true) -> [Substring] {
+        let whole = Substring(self)
+        let bytes = whole.utf8
+        var pieces: [Substring] = []
+        var start = bytes.startIndex
+        var index = start
+        while index < bytes.endIndex, pieces.count < maxSplits {
+            if bytes[index] == separator {
+                if !omittingEmptySubsequences || index > start { pieces.append(whole[start..<index]) }
+                start = bytes.index(after: index)
+            }
+            bytes.formIndex(after: &index)
+        }
+        if !omittingEmptySubsequences || start < bytes.endIndex { pieces.append(whole[start...]) }
+        return pieces
+    }
+
     /// The string without leading and trailing characters from `set`, compared as Unicode
     /// scalars (so "\r\n" in `set` means both characters, not the one grapheme).
     package func trimmingCharacters(in set: String) -> String {

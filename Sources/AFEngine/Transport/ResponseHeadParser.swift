@@ -77,7 +77,7 @@ struct ResponseHeadParser {
     }
 
     private mutating func parseStatusLine(_ line: String) -> Step {
-        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        let parts = line.split(byte: UInt8(ascii: " "), maxSplits: 2)
         guard parts.count >= 2, let code = Int(parts[1]), (100...999).contains(code) else {
             return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed status line '\(line.prefix(80))'")))
         }

@@ -244,7 +244,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             lines.append("\(name.rawValue):")
         }
         if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent {
-            let wanted = encodings.split(separator: ",").map { $0.split(separator: ";")[0].trimmingCharacters(in: " \t").lowercased() }
+            let wanted = encodings.split(byte: UInt8(ascii: ",")).map { ($0.split(byte: UInt8(ascii: ";")).first ?? "").trimmingCharacters(in: " \t").lowercased() }
             if wanted.allSatisfy({ CurlRuntime.decodableEncodings.contains($0) }) {
                 try easy.set(CURLOPT_ACCEPT_ENCODING, copying: encodings)
             }
