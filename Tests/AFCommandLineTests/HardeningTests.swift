@@ -109,6 +109,14 @@ import Testing
         expectOneError(redirect, status: 1, containing: "cannot follow redirect")
     }
 
+    @Test func acceptEncodingWithAnEmptyCodingIsSentAsGiven() {
+        // An Accept-Encoding piece of only ';' used to trap while af checked whether libcurl
+        // could decode every coding named.
+        let result = InProcessAF.run([server.url("/get"), "Accept-Encoding:gzip,;"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("gzip,;"), "\(result.out)")
+    }
+
     @Test func offlineReportIsRefused() {
         expectOneError(InProcessAF.run(["--offline", "--report=json", server.url("/get")]), status: 64, containing: "--offline")
     }
