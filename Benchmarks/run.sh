@@ -8,8 +8,8 @@ cd "$here"
 scenario=${1:-startup}
 [ $# -gt 0 ] && shift
 command -v curl >/dev/null || { echo "run.sh: curl is needed (./install.sh --dev)"; exit 1; }
-swift build -c release --static-swift-stdlib --disable-local-rpath --product af \
-    -Xlinker --no-export-dynamic -Xlinker -L"$here/Build/static-cxx" >/dev/null
+mapfile -t link_flags < <("$here/Build/link-flags" "$(command -v swift)")
+swift build -c release --static-swift-stdlib --disable-local-rpath --product af "${link_flags[@]}" >/dev/null
 swift build -c release --product af-test-server >/dev/null
 extra=()
 if [ "$scenario" = batch ] || [ "$scenario" = all ]; then

@@ -23,7 +23,7 @@ say() { printf 'package: %s\n' "$*"; }
 fail() { printf 'package: error: %s\n' "$*" >&2; exit 1; }
 [ -n "$binary" ] && [ -x "$binary" ] || fail "--binary must name a built af (./install.sh --package builds one)"
 out=${out:-$here/dist}
-for tool in dpkg-deb dpkg-shlibdeps strip gzip sha256sum; do
+for tool in dpkg-deb dpkg-shlibdeps strip readelf gzip sha256sum; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is missing; ./install.sh --package installs dpkg-dev and binutils"
 done
 
@@ -81,6 +81,15 @@ mkdir -p "$work/shlibs/debian"
 printf 'Source: af\n\nPackage: af\nArchitecture: any\n' > "$work/shlibs/debian/control"
 depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O "$root/usr/bin/af" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies for af"
+# dpkg-shlibdeps goes by the symbols a binary uses, not by the versions it needs: a binary
+# with packed relative relocations (Build/link-flags) also needs GLIBC_ABI_DT_RELR, which
+# glibc has since 2.36, and would not start on an older one.
+if readelf -d "$root/usr/bin/af" | grep -q '(RELR)'; then
+    libc=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -n 's/^ *libc6 (>= \([^)]*\)).*/\1/p')
+    if [ -z "$libc" ] || dpkg --compare-versions "$libc" lt 2.36; then
+        depends=$(printf '%s\n' "$depends" | sed -E 's/libc6( \(>= [^)]*\))?/libc6 (>= 2.36)/')
+    fi
+fi
 installed_size=$(du -sk --apparent-size "$root/usr" | cut -f1)
 install -d -m 0755 "$root/DEBIAN"
 cat > "$root/DEBIAN/control" <<CONTROL

@@ -77,6 +77,11 @@ struct PackageTests {
         let extracted = try TemporaryDirectory.make(prefix: "af-deb")
         #expect(try run("dpkg-deb", ["-x", deb, extracted]).status == 0)
         try checkBinary(extracted + "/usr/bin/af")
+        // A binary with packed relative relocations starts only on glibc 2.36 or later, which
+        // dpkg-shlibdeps cannot see; the package must say so itself.
+        if try run("readelf", ["-d", extracted + "/usr/bin/af"]).output.contains("(RELR)") {
+            #expect(depends.contains("libc6 (>= 2.36)"), "\(depends)")
+        }
         let copyright = try String(contentsOfFile: extracted + "/usr/share/doc/af/copyright", encoding: .utf8)
         #expect(copyright.contains("License: Apache-2.0"))
         let man = try run("sh", ["-c", "gzip -dc '\(extracted)/usr/share/man/man1/af.1.gz' | head -c 200"])
