@@ -60,8 +60,6 @@ struct JSONFormatter {
     mutating func finish(into out: inout [UInt8], flush: (inout [UInt8]) -> Void) throws(JSONSyntaxError) {
         defer { writer.out.drain(into: &out) }
         try scanner.finish(into: &writer)
-        // Not an optional closure: the sorted emission calls through here per token, and a
-        // non-escaping closure is passed along without reference counting.
         writer.finish { buffer in
             buffer.drain(into: &out)
             flush(&out)
@@ -295,7 +293,6 @@ struct JSONFormatter {
         private mutating func newline() {
             out.appendNewline(indent: depth * indent)
         }
-
     }
 
     /// What a token is, for its colour.
