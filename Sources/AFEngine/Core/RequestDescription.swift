@@ -162,20 +162,22 @@ public struct ProxySettings: Sendable, Hashable {
     /// precedence; the result no longer consults the process environment.
     public func resolvingEnvironment(_ variables: [String: String]) -> ProxySettings {
         guard useEnvironment else { return self }
-        func variable(_ name: String, upperCaseToo: Bool = true) -> String? {
-            let value = variables[name] ?? (upperCaseToo ? variables[name.uppercased()] : nil)
+        // The upper-case spellings are written out: `uppercased()` per lookup cost more than
+        // the rest of this function together, for every request of a batch.
+        func variable(_ name: String, _ upperCase: String? = nil) -> String? {
+            let value = variables[name] ?? upperCase.flatMap { variables[$0] }
             return value.flatMap { $0.isEmpty ? nil : $0 }
         }
         var resolved = self
         resolved.useEnvironment = false
         if explicit["all"] == nil {
-            if explicit["http"] == nil, let proxy = variable("http_proxy", upperCaseToo: false) { resolved.explicit["http"] = proxy }
-            if explicit["https"] == nil, let proxy = variable("https_proxy") { resolved.explicit["https"] = proxy }
-            if let proxy = variable("all_proxy") {
+            if explicit["http"] == nil, let proxy = variable("http_proxy") { resolved.explicit["http"] = proxy }
+            if explicit["https"] == nil, let proxy = variable("https_proxy", "HTTPS_PROXY") { resolved.explicit["https"] = proxy }
+            if let proxy = variable("all_proxy", "ALL_PROXY") {
                 for scheme in ["http", "https"] where resolved.explicit[scheme] == nil { resolved.explicit[scheme] = proxy }
             }
         }
-        if resolved.noProxy == nil { resolved.noProxy = variable("no_proxy") ?? "" }
+        if resolved.noProxy == nil { resolved.noProxy = variable("no_proxy", "NO_PROXY") ?? "" }
         return resolved
     }
 }
