@@ -44,6 +44,22 @@ import Testing
         }
     }
 
+    /// The URL a builder parsed is used only while it is still the description's URL, parsed
+    /// the same way: an adapter that changes either gets a fresh parse.
+    @Test func aCarriedParseIsUsedOnlyWhileItStillApplies() throws {
+        let kept = try HTTPURL(parsing: "http://example.org/a/./b", pathAsIs: true)
+        var description = RequestDescription(url: kept.string)
+        description.options.pathAsIs = true
+        description.parsed = (kept, true)
+        #expect(try description.parsedURL().path == "/a/./b")
+        // Parsed the other way, the dot segment goes: the carried parse no longer applies.
+        description.options.pathAsIs = false
+        #expect(try description.parsedURL().path == "/a/b")
+        description.options.pathAsIs = true
+        description.url = "http://example.org/c"
+        #expect(try description.parsedURL().path == "/c")
+    }
+
     @Test func methodsAreOpenEnded() {
         #expect(HTTPMethod(rawValue: "PURGE").rawValue == "PURGE")
         #expect(HTTPMethod.get.isIdempotent)
