@@ -1,9 +1,10 @@
+import AFEngine
+
 /// Pieces of `Content-Type` values.
 enum MediaType {
     /// The media type without parameters, lower-cased.
     static func essence(_ value: String?) -> String {
-        guard let value else { return "" }
-        return value.split(byte: UInt8(ascii: ";")).first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
+        value.map { MIMEType.essence(of: $0) } ?? ""
     }
 
     /// The `charset` parameter, if any.

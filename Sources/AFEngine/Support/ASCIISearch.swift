@@ -20,4 +20,51 @@ extension StringProtocol {
     package func containsBytes(of needle: String) -> Bool {
         utf8Offset(of: needle) != nil
     }
+
+    /// `split(separator:maxSplits:omittingEmptySubsequences:)` for an ASCII separator,
+    /// found as a byte: a `Character` split walks grapheme clusters, which is most of the
+    /// cost of taking a header value apart. An ASCII byte is a whole scalar and a whole
+    /// character after it starts, so the pieces are the same.
+    package func split(byte separator: UInt8, maxSplits: Int = .max, omittingEmptySubsequences: Bool = true) -> [Substring] {
+        let whole = Substring(self)
+        let bytes = whole.utf8
+        var pieces: [Substring] = []
+        var start = bytes.startIndex
+        var index = start
+        while index < bytes.endIndex, pieces.count < maxSplits {
+            if bytes[index] == separator {
+                if !omittingEmptySubsequences || index > start { pieces.append(whole[start..<index]) }
+                start = bytes.index(after: index)
+            }
+            bytes.formIndex(after: &index)
+        }
+        if !omittingEmptySubsequences || start < bytes.endIndex { pieces.append(whole[start...]) }
+        return pieces
+    }
+
+    /// The string without leading and trailing characters from `set`, compared as Unicode
+    /// scalars (so "\r\n" in `set` means both characters, not the one grapheme).
+    package func trimmingCharacters(in set: String) -> String {
+        let substring = Substring(self)
+        if set.utf8.allSatisfy({ $0 < 0x80 }) {
+            // ASCII only (every caller): compare bytes; an ASCII byte is a whole scalar, so
+            // the bounds stay on scalar boundaries.
+            let trimmed = set.utf8
+            let bytes = substring.utf8
+            var start = bytes.startIndex
+            var end = bytes.endIndex
+            while start < end, trimmed.contains(bytes[start]) { bytes.formIndex(after: &start) }
+            while start < end {
+                let before = bytes.index(before: end)
+                guard trimmed.contains(bytes[before]) else { break }
+                end = before
+            }
+            return String(substring[start..<end])
+        }
+        let scalars = Set(set.unicodeScalars)
+        var view = Substring(self).unicodeScalars[...]
+        while let first = view.first, scalars.contains(first) { view = view.dropFirst() }
+        while let last = view.last, scalars.contains(last) { view = view.dropLast() }
+        return String(String.UnicodeScalarView(view))
+    }
 }
