@@ -53,24 +53,16 @@ struct JSONFormatter {
         try bytes.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in try feed(raw, into: &out) }
     }
 
-    /// Ends the input and writes what is left, with a final newline.
     /// Ends the input and writes what is left, with a final newline. With `sortKeys` the
     /// whole document is written here: `flush`, when given, takes the output every megabyte
     /// (and must empty `out`), so it never has to be held whole.
-    mutating func finish(into out: inout [UInt8], flush: (inout [UInt8]) -> Void) throws(JSONSyntaxError) {
+    mutating func finish(into out: inout [UInt8], flush: (inout [UInt8]) -> Void = { _ in }) throws(JSONSyntaxError) {
         defer { writer.out.drain(into: &out) }
         try scanner.finish(into: &writer)
         writer.finish { buffer in
             buffer.drain(into: &out)
             flush(&out)
         }
-    }
-
-    /// `finish(into:flush:)` with the output kept in `out` until the end.
-    mutating func finish(into out: inout [UInt8]) throws(JSONSyntaxError) {
-        defer { writer.out.drain(into: &out) }
-        try scanner.finish(into: &writer)
-        writer.finish()
     }
 
     /// Writes tokens with indentation and colours.
