@@ -14,9 +14,7 @@ import Testing
     }
 
     private func file(_ name: String, _ contents: String) throws -> String {
-        let path = directory + "/" + name
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+        try TemporaryDirectory.write(contents, named: name, in: directory)
     }
 
     private func last() throws -> ServerRequest {

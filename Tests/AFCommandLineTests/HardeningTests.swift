@@ -16,11 +16,8 @@ import Testing
     }
 
     private func write(_ name: String, _ contents: String) throws -> String {
-        let path = directory + "/" + name
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+        try TemporaryDirectory.write(contents, named: name, in: directory)
     }
-
 
     @Test func hugeNumbersInTheConfigFileNameTheFile() throws {
         let config = try TemporaryDirectory.make(prefix: "af-config")

@@ -170,4 +170,11 @@ public enum TemporaryDirectory {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
+
+    /// Writes `contents` to the file `name` in `directory` and returns its path.
+    public static func write(_ contents: String, named name: String, in directory: String) throws -> String {
+        let path = directory + "/" + name
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
 }

@@ -20,9 +20,7 @@ import Testing
 
     /// Writes `lines` to a batch file and returns its path.
     private func file(_ lines: [String], name: String = "lines.txt") throws -> String {
-        let path = directory + "/" + name
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+        try TemporaryDirectory.write(lines.joined(separator: "\n") + "\n", named: name, in: directory)
     }
 
     @Test func printsOutputsInLineOrderWhenRequestsFinishOutOfOrder() throws {

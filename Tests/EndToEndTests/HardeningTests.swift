@@ -134,7 +134,6 @@ import Glibc
         #expect(FileManager.default.fileExists(atPath: downloads + "/file.bin"))
     }
 
-
     /// A FIFO in the scratch directory that a writer thread fills with `text`, then closes.
     private func fifo(_ name: String, feeding text: String) -> String {
         let path = directory + "/" + name
