@@ -1,3 +1,4 @@
+import AFEngine
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -80,6 +81,40 @@ import Testing
         #expect(refused.err == "af: error: pinning failed: no pinned public key in the chain of 127.0.0.1; it presented \(leafPin), \(caPin); check the pin with 'af pin HOST'\n")
         #expect(server.requests.count == before, "a refused server must never see the request")
         #expect(server.connections == connections + 1, "pinning failures must not be retried")
+    }
+
+    /// Judges nothing, but does not say that resumption is safe for it.
+    private struct CountingEvaluator: ServerTrustEvaluating {
+        let count = Protected(0)
+        func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String] {
+            count.write { $0 += 1 }
+            return []
+        }
+    }
+
+    @Test func sessionsResumeTLSOnlyWhereTheEvaluatorsAllowIt() throws {
+        let server = try server(try pki.issue(name: "resume"))
+        // The server closes every connection after its answer: each request opens a new one.
+        let description = RequestDescription(url: server.url("/get"), headers: [HTTPHeader("Connection", "close")])
+        func handshakes(_ trust: any ServerTrustEvaluating) -> [TLSReport?] {
+            let session = Session(configuration: .init(defaultTrust: trust))
+            defer { session.shutdown() }
+            return (1...3).map { _ in
+                let response = session.request(description).run()
+                #expect(response.error == nil, "\(String(describing: response.error))")
+                return response.attempts.last?.metrics?.tls
+            }
+        }
+        let verified = handshakes(DefaultTrustEvaluator(caBundle: pki.caCertificatePath))
+        #expect(verified.map { $0?.resumed } == [false, true, true])
+        #expect(verified.map { $0?.verified } == [true, true, true])
+
+        // An evaluator that does not allow resumption sees every chain: three full handshakes.
+        let counting = CountingEvaluator()
+        let judged = handshakes(CompositeTrustEvaluator([DefaultTrustEvaluator(caBundle: pki.caCertificatePath), counting]))
+        #expect(judged.map { $0?.resumed } == [false, false, false])
+        #expect(counting.count.value == 3)
+        #expect(server.connections == 6)
     }
 
     @Test func pinsApplyEvenWithVerificationOff() throws {

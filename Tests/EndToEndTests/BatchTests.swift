@@ -97,6 +97,35 @@ import Testing
         #expect(outcome.err.hasPrefix("af: line 2: error: "), "\(outcome.err)")
     }
 
+    @Test func tlsSessionsAreResumedAcrossLinesExceptWherePinsMustBeChecked() throws {
+        let pki = TestPKI.shared
+        let issued = try pki.issue(name: "batch-resume")
+        let tls = try TestServer(tls: issued.identity)
+        // The server closes each connection after its answer, so every line needs a new one.
+        let path = try file((1...3).map { "\(tls.url("/get?n=\($0)")) Connection:close" })
+        func handshakes(_ extra: [String]) -> [(resumed: Bool?, verified: Bool, pinned: String?)] {
+            let result = AF.run(["batch", "--verify=\(pki.caCertificatePath)", "--report=json"] + extra + [path])
+            #expect(result.status == 0, "\(result.err)")
+            return result.out.split(separator: "\n").compactMap { line in
+                guard let report = JSONHelpers.object(String(line)), let attempts = report["attempts"] as? [[String: Any]],
+                      let metrics = attempts.last?["metrics"] as? [String: Any] else { return nil }
+                #expect(metrics["new_connections"] as? Int == 1, "\(metrics)")
+                return (metrics["tls_resumed"] as? Bool, metrics["tls_protocol"] != nil, metrics["pin_result"] as? String)
+            }
+        }
+        let plain = handshakes([])
+        #expect(plain.map(\.resumed) == [false, true, true])
+        #expect(plain.allSatisfy { $0.verified })
+        #expect(Set(tls.requests.map(\.connection)).count == 3)
+
+        // A pin is judged on the certificates of a full handshake: no line resumes, and every
+        // line's pin is checked on its own connection.
+        let pin = try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)
+        let pinned = handshakes(["--pin=\(pin)"])
+        #expect(pinned.map(\.resumed) == [false, false, false])
+        #expect(pinned.map(\.pinned) == Array(repeating: "public key pin matched \(pin)", count: 3))
+    }
+
     @Test func aBadLineIsNamedAndNothingIsSent() throws {
         let path = try file([server.url("/answer/1"), "\(server.url("/answer/2")) --nope", server.url("/answer/3")])
         let result = AF.run(["batch", path])

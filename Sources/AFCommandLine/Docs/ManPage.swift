@@ -54,7 +54,10 @@ public enum ManPage {
         \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
         \\fIFILE\\fR:\\fILINE\\fR. With \\fB\\-\\fR a bad line fails alone. Requests to one origin reuse
         connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2
-        (over TLS). Each request's output is exactly what af alone would print, in line order
+        (over TLS). A new connection resumes an earlier TLS session made under the same
+        verification settings, except with pins, \\fB\\-\\-check\\-revocation\\fR or
+        \\fB\\-\\-crl\\fR, which need a full handshake on every connection.
+        Each request's output is exactly what af alone would print, in line order
         and never interleaved (later outputs wait in temporary files); with
         \\fB\\-\\-report=json\\fR each request prints one JSON line with \\fB"line"\\fR as it finishes.
         Downloads (\\fB\\-d\\fR) that want one name get \\fIname\\fR, \\fIname\\-1\\fR, \\fIname\\-2\\fR.

@@ -42,7 +42,7 @@ struct MetadataRenderer: Sendable {
         out += "  speed \(Format.bytes(Int64(metrics.downloadSpeed)))/s"
         out += metrics.newConnections == 0 ? "  reused connection" : ""
         if let tlsReport = metrics.tls {
-            out += "\n  \(tlsReport.protocolVersion) \(tlsReport.cipher)"
+            out += "\n  \(tlsReport.protocolVersion) \(tlsReport.cipher)\(tlsReport.resumed ? "  session resumed" : "")"
             if let pins = tlsReport.pinResult { out += "  \(pins)" }
         }
         if let delay = attempt.retryDelay { out += "\n  retried after \(Format.seconds(delay))" }

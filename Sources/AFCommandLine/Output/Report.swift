@@ -132,6 +132,7 @@ enum Report {
                 json.member("tls_protocol") { $0.string(tls.protocolVersion) }
                 json.member("tls_cipher") { $0.string(tls.cipher) }
                 json.member("pin_result") { $0.string(tls.pinResult) }
+                json.member("tls_resumed") { $0.bool(tls.resumed) }
             }
         }
     }

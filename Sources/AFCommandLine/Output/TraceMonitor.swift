@@ -55,8 +55,10 @@ struct TraceMonitor: EventMonitor {
         case .tlsEstablished(let report):
             var fields = [("protocol", string(report.protocolVersion)), ("cipher", string(report.cipher)), ("verified", .bool(report.verified))]
             fields.append(("pin_result", string(report.pinResult)))
+            fields.append(("resumed", .bool(report.resumed)))
             let pins = report.pinResult.map { "; \($0)" } ?? ""
-            return ("tls_established", fields, "TLS established: \(report.protocolVersion) \(report.cipher)\(report.verified ? ", chain verified" : ", chain not verified")\(pins)")
+            let resumed = report.resumed ? " (session resumed)" : ""
+            return ("tls_established", fields, "TLS established\(resumed): \(report.protocolVersion) \(report.cipher)\(report.verified ? ", chain verified" : ", chain not verified")\(pins)")
         case .requestSent(let attempt, let head):
             let line = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
             return ("request_sent", [("attempt", integer(attempt)), ("request_line", string(line)), ("head_bytes", integer(head.utf8.count))],

@@ -57,14 +57,18 @@ public struct TLSReport: Sendable, Equatable {
     public var cipher: String
     /// A sentence about pin evaluation (`matched sha256//…`), nil when nothing was pinned.
     public var pinResult: String?
-    /// Whether the chain was verified against trusted roots.
+    /// Whether the chain was verified against trusted roots (for a resumed session: when the
+    /// session was first negotiated, under the same settings).
     public var verified: Bool
+    /// Whether the connection resumed an earlier TLS session instead of a full handshake.
+    public var resumed: Bool
 
     /// Creates a report.
-    public init(protocolVersion: String, cipher: String, pinResult: String?, verified: Bool) {
+    public init(protocolVersion: String, cipher: String, pinResult: String?, verified: Bool, resumed: Bool = false) {
         self.protocolVersion = protocolVersion
         self.cipher = cipher
         self.pinResult = pinResult
         self.verified = verified
+        self.resumed = resumed
     }
 }

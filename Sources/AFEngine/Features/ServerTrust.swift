@@ -53,11 +53,17 @@ public protocol ServerTrustEvaluating: Sendable {
     func prepare(_ settings: inout TrustSettings)
     /// Judges the chain (leaf first) presented for `host`; throws to abort the handshake.
     func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String]
+    /// Whether a new connection may resume a TLS session negotiated earlier under the same
+    /// settings. A resumed handshake presents no certificates, so `evaluate` does not run for
+    /// it: only evaluators whose whole judgement is in `prepare` (the chain and host checks
+    /// libcurl's session cache is keyed by) may allow it. The default is false.
+    var allowsSessionResumption: Bool { get }
 }
 
 extension ServerTrustEvaluating {
     public func prepare(_ settings: inout TrustSettings) {}
     public func evaluate(_ chain: [ServerCertificate], forHost host: String) throws(ServerTrustFailure) -> [String] { [] }
+    public var allowsSessionResumption: Bool { false }
 }
 
 /// Standard verification: a chain to a trusted root (the system's or `caBundle`) and a
@@ -76,6 +82,9 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
         settings.verifyHost = true
         if let caBundle { settings.caBundle = caBundle }
     }
+
+    /// True: the checks are libcurl's and OpenSSL's, and sessions are cached per CA bundle.
+    public var allowsSessionResumption: Bool { true }
 }
 
 /// Revocation checking: a good stapled OCSP response, and/or a CRL.
@@ -150,6 +159,9 @@ public struct DisabledTrustEvaluator: ServerTrustEvaluating {
         settings.verifyPeer = false
         settings.verifyHost = false
     }
+
+    /// True: nothing is checked, on a new handshake or a resumed one.
+    public var allowsSessionResumption: Bool { true }
 }
 
 /// Every evaluator must pass, in order.
@@ -171,6 +183,9 @@ public struct CompositeTrustEvaluator: ServerTrustEvaluating {
         for evaluator in evaluators { notes += try evaluator.evaluate(chain, forHost: host) }
         return notes
     }
+
+    /// Only when every evaluator allows it.
+    public var allowsSessionResumption: Bool { evaluators.allSatisfy(\.allowsSessionResumption) }
 }
 
 /// Maps host names to evaluators, like Alamofire's `ServerTrustManager`.

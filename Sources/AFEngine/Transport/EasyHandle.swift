@@ -3,26 +3,31 @@ internal import CCurl
 /// Owns one libcurl easy handle and the C memory that must live as long as it.
 ///
 /// Not thread-safe: a handle is configured by the thread that creates it and then used only
-/// by the transfer driver's thread.
+/// by the transfer driver's thread. With a pool, the libcurl handle comes from it and goes
+/// back to it (reset) when this object is freed, which happens only after the driver has
+/// taken the handle out of its multi handle and share.
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
+    private let pool: EasyHandlePool?
     private var lists: [UnsafeMutablePointer<curl_slist>] = []
     /// Filled by libcurl with a readable message when a transfer fails.
     let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init() throws(AFError) {
+    init(pool: EasyHandlePool? = nil) throws(AFError) {
         CurlRuntime.ensureInitialized()
-        guard let handle = curl_easy_init() else {
+        guard let handle = pool?.take() ?? curl_easy_init() else {
             throw .transport(TransportFailure(kind: .other, message: "libcurl could not create a transfer handle"))
         }
         raw = handle
+        self.pool = pool
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         _ = afcurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
     }
 
     deinit {
-        curl_easy_cleanup(raw)
+        // The handle lets go of the lists and the error buffer (reset or freed) before they go.
+        if let pool { pool.give(raw) } else { curl_easy_cleanup(raw) }
         for list in lists { curl_slist_free_all(list) }
         errorBuffer.deallocate()
     }

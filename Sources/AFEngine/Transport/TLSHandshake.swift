@@ -94,19 +94,20 @@ enum TLSHandshake {
         }
     }
 
-    /// The negotiated protocol version and cipher of the transfer's connection.
-    static func sessionDetails(of easy: EasyHandle) -> (String, String) {
+    /// The negotiated protocol version and cipher of the transfer's connection, and whether
+    /// its TLS session was resumed.
+    static func sessionDetails(of easy: EasyHandle) -> (version: String, cipher: String, resumed: Bool) {
         var info: UnsafeMutableRawPointer?
         guard afcurl_easy_getinfo_ptr(easy.raw, CURLINFO_TLS_SSL_PTR, &info) == CURLE_OK, let info else {
-            return ("unknown", "unknown")
+            return ("unknown", "unknown", false)
         }
         let session = info.assumingMemoryBound(to: curl_tlssessioninfo.self).pointee
         guard session.backend == CURLSSLBACKEND_OPENSSL, let internals = session.internals else {
-            return ("unknown", "unknown")
+            return ("unknown", "unknown", false)
         }
         let ssl = OpaquePointer(internals)
         let version = SSL_get_version(ssl).map { String(cString: $0) } ?? "unknown"
         let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? "unknown"
-        return (version, cipher)
+        return (version, cipher, SSL_session_reused(ssl) == 1)
     }
 }

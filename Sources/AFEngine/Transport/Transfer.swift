@@ -93,9 +93,13 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     var handshakeSeen = false
     var pinResult: String?
     var chainVerified = false
-    var connectionAnnounced = false
-    var socketOpened = false
-    var tlsDetails: (version: String, cipher: String)?
+    /// Sockets libcurl opened for this transfer, and how many of them the last `connected`
+    /// event covered (-1: none announced yet).
+    var socketsOpened = 0
+    var socketsAnnounced = -1
+    var tlsDetails: (version: String, cipher: String, resumed: Bool)?
+    /// This transfer's new connection resumed a TLS session (no certificates were exchanged).
+    var tlsResumed = false
     var lastProgress: Double = -1
     var cancellation: AFError.Cancellation?
     private var finished = false
@@ -109,6 +113,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         resumedFrom: Int64 = 0,
         connectOnly: Bool = false,
         parsedURL: HTTPURL? = nil,
+        handles: EasyHandlePool? = nil,
         delegate: any TransferDelegate
     ) throws(AFError) {
         self.description = description
@@ -128,7 +133,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         var settings = TrustSettings()
         trust?.prepare(&settings)
         trustSettings = settings
-        easy = try EasyHandle()
+        easy = try EasyHandle(pool: handles)
         if description.body.isEmpty || description.method == .head {
             reader = nil
             uploadSize = nil
@@ -291,10 +296,19 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         if let cert = tls.clientCertificate { try easy.set(CURLOPT_SSLCERT, copying: cert) }
         if let key = tls.clientKey { try easy.set(CURLOPT_SSLKEY, copying: key) }
         if let password = tls.clientKeyPassword { try easy.set(CURLOPT_KEYPASSWD, copying: password) }
-        // Every handshake runs our verification, so a resumed TLS session must not skip it.
-        try easy.set(CURLOPT_SSL_SESSIONID_CACHE, false)
+        try easy.set(CURLOPT_SSL_SESSIONID_CACHE, resumesTLSSessions)
         try easy.set(CURLOPT_SSL_CTX_DATA, pointer: context)
         try check(afcurl_easy_setopt_sslctx_cb(easy.raw, TLSHandshake.contextCallback))
+    }
+
+    /// Whether this transfer may resume (and offer for resumption) a TLS session of its
+    /// driver's earlier connections. A resumed handshake skips certificate verification, so
+    /// only where nothing is checked beyond what libcurl keys its session cache by (CA file,
+    /// verification switches, client certificate, versions, ciphers): never with pins or
+    /// anchors, revocation checks, or for a certificate probe, which must see a full chain.
+    private var resumesTLSSessions: Bool {
+        guard !connectOnly, trust?.allowsSessionResumption ?? true else { return false }
+        return trustSettings.anchors.isEmpty && trustSettings.crlFile == nil && !trustSettings.requireStapledOCSP
     }
 
     private func installCallbacks() throws(AFError) {
@@ -557,14 +571,26 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         metrics.uploadSpeed = Double(easy.offset(CURLINFO_SPEED_UPLOAD_T))
         metrics.downloadSpeed = Double(easy.offset(CURLINFO_SPEED_DOWNLOAD_T))
         metrics.newConnections = easy.long(CURLINFO_NUM_CONNECTS)
-        if handshakeSeen { metrics.tls = tlsReport() }
+        if handshakeSeen || tlsResumed { metrics.tls = tlsReport() }
         return metrics
     }
 
-    /// Protocol and cipher of the connection's TLS session.
+    /// Whether the connection this transfer just opened resumed a TLS session; looked at once
+    /// the connection is up (a resumed handshake runs no verification callback).
+    func detectResumedTLSSession() -> Bool {
+        guard !handshakeSeen, url.scheme == "https" else { return false }
+        let details = tlsDetails ?? TLSHandshake.sessionDetails(of: easy)
+        tlsDetails = details
+        tlsResumed = details.resumed
+        return tlsResumed
+    }
+
+    /// Protocol and cipher of the connection's TLS session. A resumed session was verified
+    /// when it was first negotiated, under the same verification settings.
     func tlsReport() -> TLSReport {
         let details = tlsDetails ?? TLSHandshake.sessionDetails(of: easy)
         tlsDetails = details
-        return TLSReport(protocolVersion: details.version, cipher: details.cipher, pinResult: pinResult, verified: chainVerified)
+        let verified = chainVerified || (tlsResumed && trustSettings.verifyPeer)
+        return TLSReport(protocolVersion: details.version, cipher: details.cipher, pinResult: pinResult, verified: verified, resumed: tlsResumed)
     }
 }

@@ -80,13 +80,15 @@ enum TransferCallbacks {
 
     static let prerequest: afcurl_prereq_cb = { userdata, primaryIP, _, primaryPort, _ in
         guard let transfer = transfer(userdata) else { return 0 }
-        if !transfer.connectionAnnounced {
-            transfer.connectionAnnounced = true
-            let address = primaryIP.map { String(cString: $0) } ?? ""
-            let reused = !transfer.socketOpened
-            transfer.emit(.connected(address: address, port: Int(primaryPort), reused: reused))
-            if transfer.handshakeSeen { transfer.emit(.tlsEstablished(transfer.tlsReport())) }
-        }
+        // Called before every request libcurl sends. The connection is announced the first
+        // time, and again when libcurl had to open a new one since (a pooled connection the
+        // server had closed is retried on a fresh one).
+        guard transfer.socketsAnnounced != transfer.socketsOpened else { return 0 }
+        let opened = transfer.socketsOpened > max(transfer.socketsAnnounced, 0)
+        transfer.socketsAnnounced = transfer.socketsOpened
+        let address = primaryIP.map { String(cString: $0) } ?? ""
+        transfer.emit(.connected(address: address, port: Int(primaryPort), reused: !opened))
+        if opened, transfer.handshakeSeen || transfer.detectResumedTLSSession() { transfer.emit(.tlsEstablished(transfer.tlsReport())) }
         return 0
     }
 
@@ -94,7 +96,7 @@ enum TransferCallbacks {
         guard let address else { return -1 }
         let descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
         if let transfer = transfer(userdata) {
-            transfer.socketOpened = true
+            transfer.socketsOpened += 1
             let text = SocketAddress.describe(address)
             transfer.emit(.resolved(host: transfer.url.host, address: text))
         }

@@ -49,6 +49,8 @@ final class TransferDriver: Sendable {
     }
 
     private let handles: Handles
+    /// Idle easy handles (with their TLS session caches) for the transfers of this driver.
+    let easyHandles = EasyHandlePool()
     private let state = Protected(State())
     /// Touched only by the thread driving the loop (the driver thread, or a caller of
     /// `drive(start:until:)`), one at a time.
