@@ -333,6 +333,24 @@ def batch(args):
                 medians, _ = compare(f"{count} GETs of 1 KiB over TLS, {parallel} in flight", commands, runs)
                 ratio = medians[commands[0][0]] / medians[commands[1][0]]
                 print(f"  => af batch over HTTP/2 / curl -Z over HTTP/1.1 = {ratio:.2f} (target < 1.00)")
+
+                # Every request on a new connection (the server closes each one after its
+                # answer): what TLS session resumption across lines is worth. curl -Z resumes
+                # through its share handle.
+                closing = [f"{tls_url}/bytes/1024?n={n}" for n in range(count // 2)]
+                close_lines = os.path.join(directory, "h1-close.txt")
+                write_lines(close_lines, [f"{url} Connection:close" for url in closing])
+                close_config = os.path.join(directory, "h1-close.cfg")
+                write_lines(close_config, [f'url = "{url}"' for url in closing])
+                parallel_close = 4
+                commands = [
+                    ("af batch, a new connection each", [args.af, "batch", f"--parallel={parallel_close}", f"--verify={tls_ca}", close_lines]),
+                    ("curl -Z, a new connection each", ["curl", "-s", "-Z", "--parallel-max", str(parallel_close), "--cacert", tls_ca,
+                                                        "-H", "Connection: close", "-K", close_config]),
+                ]
+                medians, _ = compare(f"{len(closing)} GETs over TLS, each on a new connection, {parallel_close} in flight (TLS sessions resumed)", commands, runs)
+                ratio = medians[commands[0][0]] / medians[commands[1][0]]
+                print(f"  => af batch / curl -Z = {ratio:.2f}")
             finally:
                 for child in (process, tls_process):
                     child.kill()
