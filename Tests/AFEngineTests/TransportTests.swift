@@ -59,3 +59,35 @@ import Testing
         #expect(server.requests.last?.method == "PURGE")
     }
 }
+
+/// The Accept-Encoding check that decides whether libcurl decodes a body, against the
+/// definition it replaced (split on commas, up to `;`, trimmed, lower-cased, looked up).
+@Suite struct AcceptEncodingTests {
+    private func reference(_ value: String) -> Bool {
+        let known = Set(CurlRuntime.supportedContentEncodings + ["identity", "*"])
+        return value.split(separator: ",").allSatisfy { piece in
+            let coding = piece.prefix { $0 != ";" }.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+            return known.contains(coding.lowercased())
+        }
+    }
+
+    @Test func agreesWithTheDefinitionOnEveryShortValue() {
+        let parts = ["gzip", "GZip", "deflate", "identity", "*", "x", ",", ";", " ", "\t", "q=1", "é", "İ"]
+        var checked = 0
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    for d in ["", ",", ";", " br"] {
+                        let value = a + b + c + d
+                        #expect(CurlRuntime.decodesEveryCoding(in: value) == reference(value), "\(value.debugDescription)")
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked == 13 * 13 * 13 * 4)
+        #expect(CurlRuntime.decodesEveryCoding(in: "gzip, deflate;q=0.5 ,*"))
+        #expect(!CurlRuntime.decodesEveryCoding(in: "gzip,;"))
+        #expect(!CurlRuntime.decodesEveryCoding(in: "gzip, compress"))
+    }
+}

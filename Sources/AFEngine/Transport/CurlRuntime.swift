@@ -64,5 +64,33 @@ package enum CurlRuntime {
     }()
 
     /// What may appear in an `Accept-Encoding` that libcurl is asked to decode.
-    static let decodableEncodings: Set<String> = Set(supportedContentEncodings + ["identity", "*"])
+    static let decodableEncodings: [[UInt8]] = (supportedContentEncodings + ["identity", "*"]).map { Array($0.utf8) }
+
+    /// Whether libcurl can decode every coding an `Accept-Encoding` value names: each
+    /// comma-separated piece up to its parameters (`;q=…`), without surrounding spaces and
+    /// tabs, compared without regard to case. Empty pieces (`gzip,,br`) are skipped; a piece
+    /// with nothing before `;` names no coding and fails. Reads the bytes in place: it runs
+    /// for every request that sends the header.
+    package static func decodesEveryCoding(in value: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes -> Bool in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                defer { start = end + 1 }
+                guard end > start else { continue }
+                var high = start
+                while high < end, bytes[high] != UInt8(ascii: ";") { high += 1 }
+                var low = start
+                while low < high, bytes[low] == 0x20 || bytes[low] == 0x09 { low += 1 }
+                while high > low, bytes[high - 1] == 0x20 || bytes[high - 1] == 0x09 { high -= 1 }
+                let coding = UnsafeBufferPointer(rebasing: bytes[low..<high])
+                guard decodableEncodings.contains(where: { known in
+                    known.count == coding.count && zip(known, coding).allSatisfy { $0 == ($1 | (($1 &- 0x41) < 26 ? 0x20 : 0)) }
+                }) else { return false }
+            }
+            return true
+        }
+    }
 }

@@ -248,11 +248,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         for name in removed where !description.headers.contains(name) {
             lines.append("\(name.rawValue):")
         }
-        if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent {
-            let wanted = encodings.split(byte: UInt8(ascii: ",")).map { ($0.split(byte: UInt8(ascii: ";")).first ?? "").trimmingCharacters(in: " \t").lowercased() }
-            if wanted.allSatisfy({ CurlRuntime.decodableEncodings.contains($0) }) {
-                try easy.set(CURLOPT_ACCEPT_ENCODING, copying: encodings)
-            }
+        if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent,
+           CurlRuntime.decodesEveryCoding(in: encodings) {
+            try easy.set(CURLOPT_ACCEPT_ENCODING, copying: encodings)
         }
         try easy.set(CURLOPT_HTTP_CONTENT_DECODING, description.options.decodeContent)
         try easy.set(CURLOPT_HTTPHEADER, list: lines)
