@@ -15,6 +15,7 @@ import Testing
         ("get :8080/x '' x", ["get", ":8080/x", "", "x"]),
         ("get :8080/x # a comment", ["get", ":8080/x"]),
         ("get :8080/x#fragment", ["get", ":8080/x#fragment"]),
+        ("a#b'c d'e\"f\"g\\ h\té#", ["a#bc def" + "g h", "é#"]),
         ("# only a comment", []),
         ("   ", []),
     ])
@@ -84,10 +85,15 @@ import Testing
         pinned.pins = ["sha256//AAAA"]
         var verified = Settings()
         verified.verify = "/etc/ssl/ca.pem"
-        let keys = Set([Settings(), pinned, verified].map(LinePlanner.trustKey))
-        #expect(keys.count == 3)
+        // Two pins are not one pin that contains a separator (the key once was joined text).
+        var twoPins = Settings()
+        twoPins.pins = ["sha256//AA", "AA"]
+        var joinedPin = Settings()
+        joinedPin.pins = ["sha256//AA\u{1}AA"]
+        let keys = Set([Settings(), pinned, verified, twoPins, joinedPin].map(LinePlanner.TrustKey.init))
+        #expect(keys.count == 5)
         var other = Settings()
         other.retry = 3
-        #expect(LinePlanner.trustKey(other) == LinePlanner.trustKey(Settings()))
+        #expect(LinePlanner.TrustKey(other) == LinePlanner.TrustKey(Settings()))
     }
 }

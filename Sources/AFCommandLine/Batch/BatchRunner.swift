@@ -69,7 +69,7 @@ final class BatchRunner: Sendable {
         var nextStart = 0.0
         var timerArmed = false
         /// Sessions owning the connections of lines whose trust settings differ from the batch's.
-        var connectionOwners: [String: Session] = [:]
+        var connectionOwners: [LinePlanner.TrustKey: Session] = [:]
     }
 
     /// How many lines past the earliest unprinted one may start: bounds waiting outputs.
@@ -86,7 +86,7 @@ final class BatchRunner: Sendable {
     let netrc: Netrc?
     /// Drives every transfer on the calling thread, and owns the batch's connections.
     let primary = Session()
-    private let baseTrust: String
+    private let baseTrust: LinePlanner.TrustKey
     private let state = Protected(State())
 
     init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress, netrc: Netrc?) {
@@ -98,7 +98,7 @@ final class BatchRunner: Sendable {
         self.stderr = stderr
         self.budget = budget
         self.progress = progress
-        baseTrust = LinePlanner.trustKey(planner.base)
+        baseTrust = LinePlanner.TrustKey(planner.base)
     }
 
     /// Runs every line and returns the exit status.
@@ -202,7 +202,7 @@ final class BatchRunner: Sendable {
     /// The session whose connections a line may use: the batch's own, or one per other set of
     /// trust settings, so that no connection verified one way serves a line that asks another.
     private func connectionOwner(for settings: Settings) -> Session {
-        let key = LinePlanner.trustKey(settings)
+        let key = LinePlanner.TrustKey(settings)
         if key == baseTrust { return primary }
         return state.write { state -> Session in
             if let owner = state.connectionOwners[key] { return owner }

@@ -64,12 +64,26 @@ struct LinePlanner: Sendable {
     }
 
     /// What decides whether two lines' connections may be shared: every trust setting.
-    static func trustKey(_ settings: Settings) -> String {
-        let parts: [String?] = [
-            settings.verify, settings.cert, settings.certKey, settings.certKeyPass, settings.ssl?.rawValue, settings.ciphers,
-            settings.pins.joined(separator: "\u{1}"), settings.pinCerts.joined(separator: "\u{1}"),
-            settings.checkRevocation ? "revocation" : nil, settings.crl, settings.trustPolicy,
-        ]
-        return parts.map { $0 ?? "" }.joined(separator: "\u{0}")
+    struct TrustKey: Hashable, Sendable {
+        let verify, cert, certKey, certKeyPass, ciphers, crl, trustPolicy: String?
+        let ssl: TLSOptions.Version?
+        let pins, pinCerts: [String]
+        let checkRevocation: Bool
+
+        /// The trust settings of `settings`, compared field by field (no text is built: one
+        /// is made per line of a batch).
+        init(_ settings: Settings) {
+            verify = settings.verify
+            cert = settings.cert
+            certKey = settings.certKey
+            certKeyPass = settings.certKeyPass
+            ciphers = settings.ciphers
+            crl = settings.crl
+            trustPolicy = settings.trustPolicy
+            ssl = settings.ssl
+            pins = settings.pins
+            pinCerts = settings.pinCerts
+            checkRevocation = settings.checkRevocation
+        }
     }
 }
