@@ -47,10 +47,22 @@ enum ShellWords {
             default:
                 inWord = true
                 current.append(byte)
+                // The rest of a run of plain bytes at once (`#` inside a word is plain).
+                let end = bytes.firstIndex(where: isSpecial) ?? bytes.endIndex
+                current.append(contentsOf: bytes[..<end])
+                bytes = bytes[end...]
             }
         }
         if inWord { words.append(String(decoding: current, as: UTF8.self)) }
         return words
+    }
+
+    /// Bytes that end a run of plain word bytes.
+    private static func isSpecial(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "\\"): return true
+        default: return false
+        }
     }
 
     private static func readDoubleQuoted(_ bytes: inout ArraySlice<UInt8>, into current: inout [UInt8]) throws(Problem) {
