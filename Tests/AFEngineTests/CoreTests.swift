@@ -44,6 +44,32 @@ import Testing
         }
     }
 
+    @Test func byteSearchFindsTheFirstOccurrence() {
+        let alphabet: [Character] = [":", "/", "a", "é"]
+        var inputs = ["", "http://x", "a://b://"]
+        var layer = [""]
+        for _ in 0..<5 {
+            layer = layer.flatMap { prefix in alphabet.map { prefix + String($0) } }
+            inputs += layer
+        }
+        for input in inputs {
+            for needle in ["", ":", "://", "é:", "aa"] {
+                let bytes = Array(input.utf8), pattern = Array(needle.utf8)
+                let expected = pattern.isEmpty ? 0 : (0...max(0, bytes.count - pattern.count)).first { start in
+                    start + pattern.count <= bytes.count && Array(bytes[start..<(start + pattern.count)]) == pattern
+                }
+                #expect(input.utf8Offset(of: needle) == expected, "'\(needle)' in '\(input)'")
+                // A substring searches its own bytes, offsets counted from its start.
+                let tail = input.dropFirst()
+                let tailBytes = Array(tail.utf8)
+                let tailExpected = pattern.isEmpty ? 0 : (0...max(0, tailBytes.count - pattern.count)).first { start in
+                    start + pattern.count <= tailBytes.count && Array(tailBytes[start..<(start + pattern.count)]) == pattern
+                }
+                #expect(tail.utf8Offset(of: needle) == tailExpected, "'\(needle)' in '\(tail)'")
+            }
+        }
+    }
+
     /// The URL a builder parsed is used only while it is still the description's URL, parsed
     /// the same way: an adapter that changes either gets a fresh parse.
     @Test func aCarriedParseIsUsedOnlyWhileItStillApplies() throws {

@@ -3,14 +3,23 @@ extension StringProtocol {
     /// byte for byte (no Unicode normalisation): for ASCII markers such as `://`, where the
     /// standard library's grapheme-aware search is far slower than needed.
     package func utf8Offset(of needle: String) -> Int? {
-        let pattern = Array(needle.utf8)
+        // In place where both are contiguous (native strings), else through copies.
+        let direct: Int?? = utf8.withContiguousStorageIfAvailable { bytes -> Int?? in
+            needle.utf8.withContiguousStorageIfAvailable { pattern in utf8Offset(of: pattern, in: bytes) }
+        } ?? nil
+        if let direct { return direct }
+        return Array(utf8).withUnsafeBufferPointer { bytes in
+            Array(needle.utf8).withUnsafeBufferPointer { pattern in utf8Offset(of: pattern, in: bytes) }
+        }
+    }
+
+    private func utf8Offset(of pattern: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let first = pattern.first else { return 0 }
-        let bytes = Array(utf8)
         guard bytes.count >= pattern.count else { return nil }
         var index = 0
         let last = bytes.count - pattern.count
         while index <= last {
-            if bytes[index] == first, bytes[index..<(index + pattern.count)].elementsEqual(pattern) { return index }
+            if bytes[index] == first, UnsafeBufferPointer(rebasing: bytes[index..<(index + pattern.count)]).elementsEqual(pattern) { return index }
             index += 1
         }
         return nil

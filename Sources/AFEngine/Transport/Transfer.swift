@@ -237,16 +237,22 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// headers libcurl would otherwise add by itself.
     private func configureHeaders() throws(AFError) {
         var lines: [String] = []
+        lines.reserveCapacity(description.headers.count + description.suppressedHeaders.count + 3)
+        // libcurl adds Expect, Content-Type (for a body) and Accept of its own unless they are
+        // given; each header is looked at once for them (this runs for every request).
+        var given = (expect: false, contentType: false, accept: false)
         for header in description.headers {
             try Self.checkHeader(header)
-            lines.append(header.value.isEmpty ? "\(header.name.rawValue);" : "\(header.name.rawValue): \(header.value)")
+            let name = header.name
+            if name == .expect { given.expect = true } else if name == .contentType { given.contentType = true } else if name == .accept { given.accept = true }
+            lines.append(header.value.isEmpty ? name.rawValue + ";" : name.rawValue + ": " + header.value)
         }
         var removed = description.suppressedHeaders
-        if !description.headers.contains(.expect) { removed.append(.expect) }
-        if reader != nil, !description.headers.contains(.contentType) { removed.append(.contentType) }
-        if !description.headers.contains(.accept) { removed.append(.accept) }
+        if !given.expect { removed.append(.expect) }
+        if reader != nil, !given.contentType { removed.append(.contentType) }
+        if !given.accept { removed.append(.accept) }
         for name in removed where !description.headers.contains(name) {
-            lines.append("\(name.rawValue):")
+            lines.append(name.rawValue + ":")
         }
         if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent,
            CurlRuntime.decodesEveryCoding(in: encodings) {
