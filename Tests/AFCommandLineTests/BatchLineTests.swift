@@ -16,6 +16,8 @@ import Testing
         ("get :8080/x # a comment", ["get", ":8080/x"]),
         ("get :8080/x#fragment", ["get", ":8080/x#fragment"]),
         ("a#b'c d'e\"f\"g\\ h\té#", ["a#bc def" + "g h", "é#"]),
+        // A quote followed by a combining mark is one Character but still a quote byte.
+        ("x\\'\u{064C} 'y'\u{064C}", ["x'\u{064C}", "y\u{064C}"]),
         ("# only a comment", []),
         ("   ", []),
     ])

@@ -39,7 +39,11 @@ package enum FuzzTargets {
         let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(64) {
             guard let words = try? ShellWords.split(String(line)), !words.isEmpty else { continue }
-            let requoted = words.map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
+            // Quotes are replaced as bytes: a quote followed by a combining mark is one
+            // Character, which a Character-level replace would not see.
+            let requoted = words.map { word in
+                "'" + String(decoding: word.utf8.flatMap { $0 == UInt8(ascii: "'") ? Array("'\\''".utf8) : [$0] }, as: UTF8.self) + "'"
+            }.joined(separator: " ")
             precondition((try? ShellWords.split(requoted)) == words, "batch words do not survive requoting: \(words.prefix(4))")
             _ = try? planner.plan(words)
         }
