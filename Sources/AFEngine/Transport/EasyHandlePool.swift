@@ -45,6 +45,9 @@ final class EasyHandlePool: Sendable {
     /// of its last transfer (it keeps it after some HTTP/2 streams); such a handle could not
     /// take the size the next transfer asks for, so it is freed rather than kept.
     func give(_ handle: UnsafeMutableRawPointer) {
+        // libcurl 7.88's reset drops, without freeing, the list of cookie files its last
+        // transfer named (`CURLOPT_COOKIEFILE ""` for the cookie engine): cleared first.
+        _ = afcurl_easy_setopt_string(handle, CURLOPT_COOKIEFILE, nil)
         curl_easy_reset(handle)
         guard afcurl_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, 0) == CURLE_OK else {
             curl_easy_cleanup(handle)
