@@ -172,6 +172,49 @@ import Testing
         #expect(String(decoding: out + formatter.unformattedTail, as: UTF8.self) == "{\n    \"a\": [\n        1,\n        2\n    ],\n    \"b\": \"unfinished")
     }
 
+    /// A document that turns invalid just after a comma or colon shows, in every chunking,
+    /// the formatted part (separator included) and then the rest as it came.
+    @Test(arguments: [
+        (#"{"a": 1, }"#, "{\n    \"a\": 1,\n    }"),
+        (#"{"a": 1, 2}"#, "{\n    \"a\": 1,\n    2}"),
+        (#"{"a" : , }"#, "{\n    \"a\": , }"),
+        (#"[1, 2,"#, "[\n    1,\n    2,\n    "),
+        (#"{"a":"#, "{\n    \"a\": "),
+        (#"[1, "abc\x"]"#, "[\n    1,\n    \"abc\\x\"]"),
+        (#"[1,  tru ]"#, "[\n    1,\n    tru ]"),
+        (#"{"a": 1,"b""#, "{\n    \"a\": 1,\n    \"b\""),
+        ("[1,\n  2 ,\n ]", "[\n    1,\n    2,\n    ]"),
+        (#"{"k": {"x": 1}, : 2}"#, "{\n    \"k\": {\n        \"x\": 1\n    },\n    : 2}"),
+        // LONG: 70,000 bytes, so that the string is handed out in pieces before the error.
+        ("[1, \"LONG\\q\"]", "[\n    1,\n    \"LONG\\q\"]"),
+    ])
+    func invalidRightAfterASeparatorShowsWhatCame(input: String, shown: String) throws {
+        let long = String(repeating: "x", count: 70_000)
+        let bytes = Array(input.replacing("LONG", with: long).utf8)
+        let shown = shown.replacing("LONG", with: long)
+        for chunk in [1, 2, 3, 5, 7, 64, 1 << 20] {
+            var formatter = JSONFormatter(style: .init())
+            var out: [UInt8] = []
+            var index = 0
+            var failed = false
+            while index < bytes.count, !failed {
+                let end = min(bytes.count, index + chunk)
+                do {
+                    try formatter.feed(Array(bytes[index..<end]), into: &out)
+                } catch {
+                    failed = true
+                    out += formatter.unformattedTail + bytes[end...]
+                }
+                index = end
+            }
+            if !failed {
+                #expect(throws: JSONSyntaxError.self) { try formatter.finish(into: &out) }
+                out += formatter.unformattedTail
+            }
+            #expect(String(decoding: out, as: UTF8.self) == shown, "chunk size \(chunk)")
+        }
+    }
+
     @Test func largeDocumentFromTheServerRoundTrips() throws {
         let body = BuiltinRoutes.largeJSONBody(megabytes: 2)
         let before = try #require(Self.tokens(body))
