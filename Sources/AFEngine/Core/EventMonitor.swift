@@ -11,14 +11,16 @@ public struct RequestEvent: Sendable {
         self.kind = kind
     }
 
-    /// What happened.
+    /// What happened. The cases that carry a description, head, attempt or response keep it
+    /// in a box (`indirect`): every event is copied to each monitor, and a box is one
+    /// reference count where the value itself was a copy of every field.
     public enum Kind: Sendable {
         /// The request exists and holds its first description.
-        case created(RequestDescription)
+        indirect case created(RequestDescription)
         case resumed
         case suspended
         /// Adapters produced the description an attempt will send.
-        case adapted(attempt: Int, RequestDescription)
+        indirect case adapted(attempt: Int, RequestDescription)
         /// A transfer began for an attempt.
         case attemptStarted(attempt: Int, hop: Int, method: HTTPMethod, url: String)
         /// The host name resolved to the address about to be connected to.
@@ -26,24 +28,24 @@ public struct RequestEvent: Sendable {
         /// A connection is ready (new or reused).
         case connected(address: String, port: Int, reused: Bool)
         /// A TLS handshake completed.
-        case tlsEstablished(TLSReport)
+        indirect case tlsEstablished(TLSReport)
         /// The request head of an attempt was written.
         case requestSent(attempt: Int, head: String)
         /// A response head arrived.
-        case responseHead(attempt: Int, ResponseHead)
+        indirect case responseHead(attempt: Int, ResponseHead)
         /// libcurl answered an authentication challenge (digest) inside the attempt: this
         /// head is an intermediate exchange, and the request goes out again with credentials.
-        case challengeAnswered(attempt: Int, ResponseHead)
+        indirect case challengeAnswered(attempt: Int, ResponseHead)
         /// Bytes moved.
         case progress(TransferProgress)
         /// An attempt ended, well or badly.
-        case attemptFinished(Attempt)
+        indirect case attemptFinished(Attempt)
         /// The retrier asked for another attempt after `delay` seconds.
         case retryScheduled(attempt: Int, reason: String, delay: Double)
         /// A redirect is being followed.
-        case redirected(RedirectRecord)
+        indirect case redirected(RedirectRecord)
         /// The request ended (successfully or with `response.error`).
-        case finished(Response)
+        indirect case finished(Response)
         /// The request was cancelled.
         case cancelled(AFError.Cancellation)
         /// A line of libcurl's own account of the transfer (its verbose trace), when
