@@ -238,7 +238,7 @@ enum RequestBuilder {
             options.proxy.explicit[String(proxy[..<colon]).lowercased()] = String(proxy[proxy.index(after: colon)...])
         }
         // The proxy variables of the injected environment, not whatever this process has.
-        options.proxy = options.proxy.resolvingEnvironment(environment.variables)
+        options.proxy = options.proxy.resolvingEnvironment(environment.derived.proxies)
         options.tls.clientCertificate = settings.cert
         options.tls.clientKey = settings.certKey
         options.tls.clientKeyPassword = settings.certKeyPass

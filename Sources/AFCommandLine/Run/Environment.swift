@@ -1,3 +1,4 @@
+import AFEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,7 +8,22 @@ public struct Environment: Sendable {
     /// The arguments after the program name.
     public var arguments: [String]
     /// Environment variables (`AF_CONFIG_DIR`, `NO_COLOR`, `NETRC`, proxies, …).
-    public var variables: [String: String]
+    public var variables: [String: String] {
+        didSet { derived = Derived(variables) }
+    }
+    /// What every request reads from `variables`, looked up once (a batch builds two
+    /// requests per line).
+    private(set) var derived: Derived
+
+    struct Derived: Sendable {
+        let proxies: ProxyEnvironment
+        let temporaryDirectory: String
+
+        init(_ variables: [String: String]) {
+            proxies = ProxyEnvironment(variables)
+            temporaryDirectory = variables["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        }
+    }
     /// File descriptor the request body may be read from.
     public var stdin: Int32
     /// File descriptor for the response.
@@ -37,6 +53,7 @@ public struct Environment: Sendable {
     ) {
         self.arguments = arguments
         self.variables = variables
+        derived = Derived(variables)
         self.stdin = stdin
         self.stdout = stdout
         self.stderr = stderr
@@ -85,7 +102,5 @@ public struct Environment: Sendable {
     }
 
     /// A directory for temporary files.
-    public var temporaryDirectory: String {
-        variables["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-    }
+    public var temporaryDirectory: String { derived.temporaryDirectory }
 }

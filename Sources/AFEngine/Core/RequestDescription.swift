@@ -161,24 +161,51 @@ public struct ProxySettings: Sendable, Hashable {
     /// only), `https_proxy`, `all_proxy` and `no_proxy` (either case). Explicit proxies keep
     /// precedence; the result no longer consults the process environment.
     public func resolvingEnvironment(_ variables: [String: String]) -> ProxySettings {
+        resolvingEnvironment(ProxyEnvironment(variables))
+    }
+
+    /// These settings with `environment`'s proxy variables folded in (see above); for many
+    /// requests, read the variables once into a `ProxyEnvironment` and pass that.
+    public func resolvingEnvironment(_ environment: ProxyEnvironment) -> ProxySettings {
         guard useEnvironment else { return self }
+        var resolved = self
+        resolved.useEnvironment = false
+        if explicit["all"] == nil {
+            if explicit["http"] == nil, let proxy = environment.http { resolved.explicit["http"] = proxy }
+            if explicit["https"] == nil, let proxy = environment.https { resolved.explicit["https"] = proxy }
+            if let proxy = environment.all {
+                for scheme in ["http", "https"] where resolved.explicit[scheme] == nil { resolved.explicit[scheme] = proxy }
+            }
+        }
+        if resolved.noProxy == nil { resolved.noProxy = environment.noProxy ?? "" }
+        return resolved
+    }
+}
+
+/// The proxy variables of an environment, read once, the way libcurl reads them.
+public struct ProxyEnvironment: Sendable, Equatable {
+    /// `http_proxy` (lower case only: `HTTP_PROXY` can be set by a CGI request's `Proxy:`
+    /// header), nil when unset or empty.
+    public var http: String?
+    /// `https_proxy`, else `HTTPS_PROXY`.
+    public var https: String?
+    /// `all_proxy`, else `ALL_PROXY`.
+    public var all: String?
+    /// `no_proxy`, else `NO_PROXY`.
+    public var noProxy: String?
+
+    /// Reads the variables from `variables`.
+    public init(_ variables: [String: String]) {
         // The upper-case spellings are written out: `uppercased()` per lookup cost more than
-        // the rest of this function together, for every request of a batch.
+        // the rest of resolving together, for every request of a batch.
         func variable(_ name: String, _ upperCase: String? = nil) -> String? {
             let value = variables[name] ?? upperCase.flatMap { variables[$0] }
             return value.flatMap { $0.isEmpty ? nil : $0 }
         }
-        var resolved = self
-        resolved.useEnvironment = false
-        if explicit["all"] == nil {
-            if explicit["http"] == nil, let proxy = variable("http_proxy") { resolved.explicit["http"] = proxy }
-            if explicit["https"] == nil, let proxy = variable("https_proxy", "HTTPS_PROXY") { resolved.explicit["https"] = proxy }
-            if let proxy = variable("all_proxy", "ALL_PROXY") {
-                for scheme in ["http", "https"] where resolved.explicit[scheme] == nil { resolved.explicit[scheme] = proxy }
-            }
-        }
-        if resolved.noProxy == nil { resolved.noProxy = variable("no_proxy", "NO_PROXY") ?? "" }
-        return resolved
+        http = variable("http_proxy")
+        https = variable("https_proxy", "HTTPS_PROXY")
+        all = variable("all_proxy", "ALL_PROXY")
+        noProxy = variable("no_proxy", "NO_PROXY")
     }
 }
 
