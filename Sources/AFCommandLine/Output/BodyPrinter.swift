@@ -55,7 +55,9 @@ final class BodyPrinter {
     private let contentType: String?
     private var mode: Mode
     private var decoder: CharsetDecoder
-    private var formatter: JSONFormatter
+    /// How JSON is laid out; the formatter (and its buffers) is made only for a JSON body.
+    private let formatterStyle: JSONFormatter.Style
+    private lazy var formatter = JSONFormatter(style: formatterStyle)
     private var buffered: [UInt8] = []
     /// Reused between chunks so formatting does not allocate per chunk.
     private var output: [UInt8] = []
@@ -70,11 +72,11 @@ final class BodyPrinter {
         contentType = style.responseMime ?? head.headers.value(for: .contentType)
         let essence = MediaType.essence(contentType)
         let ndjson = essence.containsBytes(of: "ndjson") || essence == "application/jsonl"
-        formatter = JSONFormatter(style: JSONFormatter.Style(
+        formatterStyle = JSONFormatter.Style(
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
             multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal,
             expectedSize: head.headers.value(for: .contentLength).flatMap { Int($0) }
-        ))
+        )
         // --response-charset (checked when parsed), else the declared charset, else UTF-8 when
         // the body is valid UTF-8 and windows-1252 when not.
         decoder = (style.responseCharset ?? MediaType.charset(contentType)).flatMap { CharsetDecoder(label: $0) } ?? .sniffing()
@@ -170,7 +172,7 @@ final class BodyPrinter {
                 let body = buffered
                 buffered = []
                 let json = Array(Self.splitXSSI(body).json)
-                guard JSONScanner.validate(json, multipleValues: formatter.style.multipleValues) == nil else {
+                guard JSONScanner.validate(json, multipleValues: formatterStyle.multipleValues) == nil else {
                     return try writeAsReceived(body, to: out)
                 }
                 try body.withBytes { raw throws(AFError) in try format(raw, to: out) }
