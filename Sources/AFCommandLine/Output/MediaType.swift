@@ -33,12 +33,14 @@ enum MediaType {
 
     /// Whether a media type is certainly binary.
     static func isBinary(_ essence: String) -> Bool {
-        let prefixes = ["image/", "audio/", "video/", "font/"]
-        let exact: Set<String> = [
-            "application/octet-stream", "application/zip", "application/gzip", "application/pdf", "application/x-tar",
-            "application/zstd", "application/x-bzip2", "application/x-xz", "application/wasm", "application/x-protobuf",
-            "application/protobuf", "application/vnd.google.protobuf", "application/x-7z-compressed", "application/msgpack",
-        ]
-        return exact.contains(essence) || prefixes.contains { essence.hasPrefix($0) && essence != "image/svg+xml" }
+        binaryTypes.contains(essence) || binaryPrefixes.contains { essence.hasPrefix($0) && essence != "image/svg+xml" }
     }
+
+    /// Built once: `isBinary` runs for every response printed.
+    private static let binaryPrefixes = ["image/", "audio/", "video/", "font/"]
+    private static let binaryTypes: Set<String> = [
+        "application/octet-stream", "application/zip", "application/gzip", "application/pdf", "application/x-tar",
+        "application/zstd", "application/x-bzip2", "application/x-xz", "application/wasm", "application/x-protobuf",
+        "application/protobuf", "application/vnd.google.protobuf", "application/x-7z-compressed", "application/msgpack",
+    ]
 }
