@@ -53,16 +53,39 @@ struct JSONFormatter {
         try bytes.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in try feed(raw, into: &out) }
     }
 
-    /// Ends the input and writes what is left, with a final newline. With `sortKeys` the
-    /// whole document is written here: `flush`, when given, takes the output every megabyte
-    /// (and must empty `out`), so it never has to be held whole.
-    mutating func finish(into out: inout [UInt8], flush: (inout [UInt8]) -> Void = { _ in }) throws(JSONSyntaxError) {
-        defer { writer.out.drain(into: &out) }
+    /// Formats the next bytes and keeps the output in the formatter's buffer, for
+    /// `takeOutput` to hand on without a copy into an array (the output of a document is
+    /// several times its size).
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) {
+        try scanner.feed(bytes, into: &writer)
+    }
+
+    /// Hands the output written so far to `body` (valid during the call), then forgets it,
+    /// whether `body` throws or not.
+    func takeOutput(_ body: (UnsafeRawBufferPointer) throws(AFError) -> Void) throws(AFError) {
+        let buffer = writer.out
+        defer { buffer.removeAll() }
+        try body(buffer.written)
+    }
+
+    /// Ends the input and hands what is left of the output to `write` (the bytes are valid
+    /// during the call), with a final newline. With `sortKeys` the whole document is written
+    /// here, a megabyte at a time, so it never has to be held whole.
+    mutating func finish(write: (UnsafeRawBufferPointer) -> Void) throws(JSONSyntaxError) {
+        defer {
+            write(writer.out.written)
+            writer.out.removeAll()
+        }
         try scanner.finish(into: &writer)
         writer.finish { buffer in
-            buffer.drain(into: &out)
-            flush(&out)
+            write(buffer.written)
+            buffer.removeAll()
         }
+    }
+
+    /// Ends the input and appends what is left of the output to `out` (see above).
+    mutating func finish(into out: inout [UInt8]) throws(JSONSyntaxError) {
+        try finish { out.append(contentsOf: $0) }
     }
 
     /// Writes tokens with indentation and colours.
@@ -463,6 +486,14 @@ final class ByteBuffer {
     /// The bytes written so far, for the duration of `body`.
     func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         body(UnsafeRawBufferPointer(start: storage, count: count))
+    }
+
+    /// The bytes written so far: valid until the next append or `removeAll`.
+    var written: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
+
+    /// Forgets the bytes written so far (the memory stays for the next ones).
+    func removeAll() {
+        count = 0
     }
 
     /// Moves the bytes to the end of `array` and empties the buffer.

@@ -57,10 +57,10 @@ final class BodyPrinter {
     private var decoder: CharsetDecoder
     /// How JSON is laid out; the formatter (and its buffers) is made only for a JSON body.
     private let formatterStyle: JSONFormatter.Style
-    private lazy var formatter = JSONFormatter(style: formatterStyle)
+    /// Used in place through optional chaining: a `lazy` property would hand each mutating
+    /// call a copy, and a sorted document's token arrays would be copied on every chunk.
+    private var formatter: JSONFormatter?
     private var buffered: [UInt8] = []
-    /// Reused between chunks so formatting does not allocate per chunk.
-    private var output: [UInt8] = []
     private var lastByte: UInt8 = 10
     private var streaming: Bool
     private var fellBack = false
@@ -178,23 +178,20 @@ final class BodyPrinter {
                 try body.withBytes { raw throws(AFError) in try format(raw, to: out) }
                 if fellBack { return }
             }
-            output.removeAll(keepingCapacity: true)
             var incomplete = false
             // A sorted document is written here whole: it goes out a megabyte at a time.
             var writeFailure: AFError?
+            if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
             do {
-                try formatter.finish(into: &output) { pending in
-                    if writeFailure == nil {
-                        do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
-                    }
-                    pending.removeAll(keepingCapacity: true)
+                try formatter?.finish { pending in
+                    guard writeFailure == nil else { return }
+                    do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
                 }
             } catch {
                 incomplete = true
             }
             if let writeFailure { throw writeFailure }
-            try out.write(output)
-            if incomplete { try writeAsReceived(formatter.unformattedTail, to: out) }
+            if incomplete { try writeAsReceived(formatter?.unformattedTail ?? [], to: out) }
         }
     }
 
@@ -202,23 +199,24 @@ final class BodyPrinter {
     /// rest goes out exactly as it came.
     private func format(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
         var input = bytes
-        output.removeAll(keepingCapacity: true)
         if !prefixChecked {
             prefixChecked = true
             let (prefix, _) = Self.splitXSSI(Array(bytes.prefix(Self.xssiLimit)))
-            output.append(contentsOf: prefix)
+            if !prefix.isEmpty { try out.write(prefix) }
             input = UnsafeRawBufferPointer(rebasing: bytes[prefix.count...])
         }
         var failed = false
+        if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
         do {
-            try formatter.feed(input, into: &output)
+            try formatter?.feed(input)
         } catch {
             failed = true
         }
-        try out.write(output)
+        // Straight from the formatter's buffer: no copy of the output into an array first.
+        try formatter?.takeOutput { (formatted: UnsafeRawBufferPointer) throws(AFError) in try out.write(formatted) }
         if failed {
             fellBack = true
-            try writeAsReceived(formatter.unformattedTail, to: out)
+            try writeAsReceived(formatter?.unformattedTail ?? [], to: out)
         }
     }
 
