@@ -31,11 +31,9 @@ final class EasyHandlePool: Sendable {
         for handle in idle.value.handles { curl_easy_cleanup(handle.raw) }
     }
 
-    /// An idle handle, or a new one; nil only when libcurl cannot allocate one.
+    /// An idle handle, or nil when there is none (the caller makes a new one).
     func take() -> UnsafeMutableRawPointer? {
-        if let handle = idle.write({ $0.handles.popLast() }) { return handle.raw }
-        CurlRuntime.ensureInitialized()
-        return curl_easy_init()
+        idle.write { $0.handles.popLast() }?.raw
     }
 
     /// Resets `handle` (options, callbacks and authentication state go; its TLS session

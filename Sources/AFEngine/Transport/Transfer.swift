@@ -583,17 +583,23 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// the connection is up (a resumed handshake runs no verification callback).
     func detectResumedTLSSession() -> Bool {
         guard !handshakeSeen, url.scheme == "https" else { return false }
-        let details = tlsDetails ?? TLSHandshake.sessionDetails(of: easy)
-        tlsDetails = details
-        tlsResumed = details.resumed
+        tlsResumed = connectionTLSDetails().resumed
         return tlsResumed
+    }
+
+    /// The connection's TLS details, read once while the connection is up and kept: after
+    /// the transfer libcurl no longer hands out the TLS session.
+    private func connectionTLSDetails() -> (version: String, cipher: String, resumed: Bool) {
+        if let tlsDetails { return tlsDetails }
+        let details = TLSHandshake.sessionDetails(of: easy)
+        tlsDetails = details
+        return details
     }
 
     /// Protocol and cipher of the connection's TLS session. A resumed session was verified
     /// when it was first negotiated, under the same verification settings.
     func tlsReport() -> TLSReport {
-        let details = tlsDetails ?? TLSHandshake.sessionDetails(of: easy)
-        tlsDetails = details
+        let details = connectionTLSDetails()
         let verified = chainVerified || (tlsResumed && trustSettings.verifyPeer)
         return TLSReport(protocolVersion: details.version, cipher: details.cipher, pinResult: pinResult, verified: verified, resumed: tlsResumed)
     }
