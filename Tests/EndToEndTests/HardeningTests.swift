@@ -29,6 +29,20 @@ import Glibc
         #expect(result.stdout.count < 4_000_000)
     }
 
+    /// Larger than the validation window, so formatted as it streams: when it turns out
+    /// invalid (here after a comma, 1.2 MB in), what was formatted stays and the rest
+    /// follows exactly as it came.
+    @Test func aLargeBodyThatTurnsInvalidKeepsTheFormattedPartAndTheRestAsItCame() {
+        let count = 600_000
+        server.route("/late-error") { _, _ in
+            .response(status: 200, headers: [("Content-Type", "application/json")], body: Array(("[" + String(repeating: "1,", count: count) + "}").utf8))
+        }
+        let result = AF.run(["--pretty=format", server.url("/late-error")], timeout: 20)
+        #expect(result.status == 0, "\(result.err)")
+        let expected = "[\n    " + Array(repeating: "1", count: count).joined(separator: ",\n    ") + ",\n    }"
+        #expect(result.stdout == Array(expected.utf8))
+    }
+
     @Test func deeplyNestedSortKeysAndStreamAreBounded() {
         let sorted = AF.run(["--pretty=format", "--sort-keys", server.url("/hostile/deep-json?n=100000&kind=object")], timeout: 20)
         #expect(sorted.status == 0)
