@@ -138,6 +138,34 @@ import Testing
         #expect(error.description.contains(message), "\(error.description)")
     }
 
+    /// The scanner keeps the kind of each open container as bits, 64 to a word and the
+    /// deeper ones spilled: a mix of objects and arrays to depths around and past the word
+    /// boundary must close with exactly the right brackets, and a wrong one at any depth is
+    /// found at its offset.
+    @Test(arguments: [1, 63, 64, 65, 127, 128, 129, 300, JSONScanner.maxDepth])
+    func containerKindsAreKeptAtEveryDepth(depth: Int) throws {
+        // Level i is an object when i % 3 == 0 (a key then the next level), else an array.
+        let kinds = (0..<depth).map { $0 % 3 == 0 }
+        var opening: [UInt8] = []
+        for isObject in kinds { opening += Array((isObject ? "{\"k\":" : "[").utf8) }
+        let closing = kinds.reversed().flatMap { Array(($0 ? "}" : "]").utf8) }
+        let valid = opening + Array("1".utf8) + closing
+        #expect(JSONScanner.validate(valid) == nil, "depth \(depth)")
+        // The same document with one closing bracket swapped, at several depths.
+        for position in Set([0, closing.count / 2, closing.count - 1, max(0, closing.count - 65)]) {
+            var broken = closing
+            broken[position] = broken[position] == UInt8(ascii: "}") ? UInt8(ascii: "]") : UInt8(ascii: "}")
+            let input = opening + Array("1".utf8) + broken
+            let error = try #require(JSONScanner.validate(input), "depth \(depth), position \(position)")
+            #expect(error.offset == opening.count + 1 + position, "depth \(depth), position \(position): \(error.description)")
+        }
+        // One level more than allowed is refused.
+        if depth == JSONScanner.maxDepth {
+            let error = try #require(JSONScanner.validate(Array("[".utf8) + valid + Array("]".utf8)))
+            #expect(error.description.contains("nested more than 512 levels deep"))
+        }
+    }
+
     /// The string scan checks eight bytes at a time and jumps to the first byte that needs
     /// attention: a quote, backslash or control byte at every position of a word, after
     /// bytes that sit next to them in value (0x21, 0x23, 0x5B, 0x5D, 0x20) or have the high

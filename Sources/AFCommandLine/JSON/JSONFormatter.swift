@@ -29,12 +29,19 @@ struct JSONFormatter {
     let style: Style
     private var scanner = JSONScanner()
     private var writer: Writer
+    /// With `sortKeys`: the document so far, until `finish` emits it sorted. The scanner
+    /// feeds it directly (not through the writer), so each sink is inlined into its own
+    /// copy of the scanning loop.
+    private var collector: CompactTokens
+    private let collecting: Bool
 
     init(style: Style) {
         self.style = style
         scanner.allowsMultipleValues = style.multipleValues
         scanner.reportsWhitespace = style.colorsOnly
         writer = Writer(style: style)
+        collecting = style.sortKeys && !style.colorsOnly
+        collector = collecting ? CompactTokens(expectedSize: style.expectedSize) : CompactTokens()
     }
 
     /// Bytes consumed so far.
@@ -46,7 +53,7 @@ struct JSONFormatter {
     /// Formats the next bytes, appending output to `out`.
     mutating func feed(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) throws(JSONSyntaxError) {
         defer { writer.out.drain(into: &out) }
-        try scanner.feed(bytes, into: &writer)
+        try feed(bytes)
     }
 
     mutating func feed(_ bytes: [UInt8], into out: inout [UInt8]) throws(JSONSyntaxError) {
@@ -57,7 +64,11 @@ struct JSONFormatter {
     /// `takeOutput` to hand on without a copy into an array (the output of a document is
     /// several times its size).
     mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) {
-        try scanner.feed(bytes, into: &writer)
+        if collecting {
+            try scanner.feed(bytes, into: &collector)
+        } else {
+            try scanner.feed(bytes, into: &writer)
+        }
     }
 
     /// Hands the output written so far to `body` (valid during the call), then forgets it,
@@ -76,8 +87,15 @@ struct JSONFormatter {
             write(writer.out.written)
             writer.out.removeAll()
         }
-        try scanner.finish(into: &writer)
-        writer.finish { buffer in
+        var collected: CompactTokens?
+        if collecting {
+            try scanner.finish(into: &collector)
+            collected = collector
+            collector = CompactTokens()
+        } else {
+            try scanner.finish(into: &writer)
+        }
+        writer.finish(sorting: collected) { buffer in
             write(buffer.written)
             buffer.removeAll()
         }
@@ -102,10 +120,6 @@ struct JSONFormatter {
         private var pendingOpen: UInt8?
         private var valuesWritten = 0
         private var inString = false
-        /// With `sortKeys`: the document so far, until `finish` emits it sorted. Not an
-        /// optional, so that each token is appended in place.
-        private var collector = CompactTokens()
-        private var collecting = false
         /// While a sorted document is emitted: where each megabyte of output goes.
         private var flushHook: ((ByteBuffer) -> Void)?
         private let colors: Colors?
@@ -144,19 +158,13 @@ struct JSONFormatter {
             colors = style.theme.map(Colors.init)
             plainStyle = style.theme == nil && !style.colorsOnly && !style.decodesEscapes
             styled = Styled(colors: colors, decodesEscapes: style.decodesEscapes)
-            if style.sortKeys, !style.colorsOnly {
-                collector = CompactTokens(expectedSize: style.expectedSize)
-                collecting = true
-            }
         }
 
         /// Kept small, so that the plain layout's work is inlined here and everything else
         /// costs one more call.
         @inline(__always)
         mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
-            if collecting {
-                collector.token(kind, bytes, isKey: isKey, complete: complete)
-            } else if plainStyle {
+            if plainStyle {
                 layout(kind, bytes, isKey: isKey, complete: complete, NoPaint())
             } else {
                 otherToken(kind, bytes, isKey: isKey, complete: complete)
@@ -254,13 +262,10 @@ struct JSONFormatter {
             painter.close(role, out)
         }
 
-        /// Emits a collected (sorted) document, handing `out` to `flush` whenever it holds a
-        /// megabyte or more.
-        mutating func finish(_ flush: (ByteBuffer) -> Void = { _ in }) {
-            if collecting {
-                collecting = false
-                let collected = collector
-                collector = CompactTokens()
+        /// Ends the output: emits a collected document sorted (handing `out` to `flush`
+        /// whenever it holds a megabyte or more), then the final new line.
+        mutating func finish(sorting collected: CompactTokens?, _ flush: (ByteBuffer) -> Void = { _ in }) {
+            if let collected {
                 withoutActuallyEscaping(flush) { flush in
                     flushHook = flush
                     SortedKeys.emit(collected, into: &self)

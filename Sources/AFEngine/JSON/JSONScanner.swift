@@ -1,18 +1,20 @@
 
 /// The kinds of JSON tokens.
-package enum JSONTokenKind: Sendable, Equatable {
+public enum JSONTokenKind: Sendable, Equatable {
+    /// `{`, `}`, `[`, `]`, `:` and `,`.
     case beginObject, endObject, beginArray, endArray, colon, comma
     /// A string, with its quotes and escapes exactly as written.
     case string
     /// A number exactly as written.
     case number
+    /// `true`, `false` or `null`.
     case literal
     /// Whitespace between tokens (only when the scanner is asked to report it).
     case whitespace
 }
 
 /// Receives tokens from a `JSONScanner`.
-package protocol JSONTokenSink {
+public protocol JSONTokenSink {
     /// One token. `bytes` is only valid during the call. A long string may arrive in several
     /// pieces: `complete` is false for every piece but the last (other tokens are whole).
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool)
@@ -28,6 +30,11 @@ public struct JSONSyntaxError: Error, Sendable, Equatable {
     public var line = 0
     /// The 1-based column of the failing byte (0 until located).
     public var column = 0
+
+    @usableFromInline init(message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
 
     /// The message with its line and column.
     public var description: String {
@@ -56,60 +63,69 @@ public struct JSONSyntaxError: Error, Sendable, Equatable {
 /// Bytes are fed in chunks of any size; each token is handed to the sink as a slice of the
 /// input with its exact bytes, so numbers, escapes and key order survive untouched. A token
 /// cut by a chunk boundary is carried over (a long string is handed on in pieces instead),
-/// so memory holds one small carry buffer and one byte per open container.
-package struct JSONScanner {
-    package init() {}
+/// so memory holds one small carry buffer and a bit per open container.
+///
+/// The scanning loop is inlinable: each sink type gets its own copy of it with the sink's
+/// `token` compiled in, instead of a call through the protocol per token.
+public struct JSONScanner {
+    /// A scanner for one document (or, with `allowsMultipleValues`, a stream of them).
+    @inlinable public init() {}
 
-    private enum Expect { case value, valueOrEnd, key, keyOrEnd, colon, commaOrEnd, done }
+    @usableFromInline enum Expect { case value, valueOrEnd, key, keyOrEnd, colon, commaOrEnd, done }
 
     /// Accept several top-level values one after another (NDJSON).
-    package var allowsMultipleValues = false
+    public var allowsMultipleValues = false
     /// Report whitespace between tokens as `.whitespace` tokens.
-    package var reportsWhitespace = false
+    public var reportsWhitespace = false
 
-    private var expect: Expect = .value
-    /// One entry per open container: true for an object.
-    private var containers: [Bool] = []
+    @usableFromInline var expect: Expect = .value
+    /// Which open containers are objects.
+    @usableFromInline var containers = ContainerStack()
     /// Bytes of a token cut by the end of the previous chunk.
-    private var carry: [UInt8] = []
+    @usableFromInline var carry: [UInt8] = []
     /// The carry is an open string: where scanning resumes in it, whether it is a key, and
     /// whether its beginning was already handed out as a piece.
-    private var openString: (resumeAt: Int, isKey: Bool, continued: Bool)?
+    @usableFromInline var openString: (resumeAt: Int, isKey: Bool, continued: Bool)?
     /// Bytes fed so far.
-    package private(set) var consumed = 0
+    public var consumed: Int { bytesFed }
+    @usableFromInline var bytesFed = 0
     /// When the last error happened: the input from the start of the failing token to the
     /// end of the chunk, to show as it came.
-    package private(set) var unformattedTail: [UInt8] = []
+    public var unformattedTail: [UInt8] { failedTail }
+    @usableFromInline var failedTail: [UInt8] = []
 
     /// The deepest nesting accepted. Deeper documents are refused as a syntax error (and so
     /// shown as they came), which bounds the formatter's indentation, the recursion of
     /// `JSONValue` and sorted keys, and the memory of all three.
-    package static let maxDepth = 512
+    public static let maxDepth = 512
 
     /// Strings longer than this are handed out in pieces.
-    package static let fragmentThreshold = 64 * 1024
+    public static let fragmentThreshold = 64 * 1024
 
     /// Open containers right now.
-    package var depth: Int { containers.count }
+    @inlinable public var depth: Int { containers.depth }
 
     // MARK: Feeding
 
-    package mutating func feed<Sink: JSONTokenSink>(_ chunk: UnsafeRawBufferPointer, into sink: inout Sink) throws(JSONSyntaxError) {
-        defer { consumed += chunk.count }
+    /// Scans the next bytes, handing every complete token (and long strings' pieces) to
+    /// `sink`; a token cut by the end of `chunk` waits for the next one.
+    @inlinable public mutating func feed<Sink: JSONTokenSink>(_ chunk: UnsafeRawBufferPointer, into sink: inout Sink) throws(JSONSyntaxError) {
+        defer { bytesFed += chunk.count }
         guard !carry.isEmpty else {
-            try scan(chunk, dataOffset: consumed, atEnd: false, into: &sink)
+            try scan(chunk, dataOffset: bytesFed, atEnd: false, into: &sink)
             return
         }
         var data = carry
         data.append(contentsOf: chunk)
         carry.removeAll(keepingCapacity: true)
-        let offset = consumed - (data.count - chunk.count)
+        let offset = bytesFed - (data.count - chunk.count)
         try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
             try scan(raw, dataOffset: offset, atEnd: false, into: &sink)
         }
     }
 
-    package mutating func feed<Sink: JSONTokenSink>(_ bytes: [UInt8], into sink: inout Sink) throws(JSONSyntaxError) {
+    /// `feed(_:into:)` for an array of bytes.
+    @inlinable public mutating func feed<Sink: JSONTokenSink>(_ bytes: [UInt8], into sink: inout Sink) throws(JSONSyntaxError) {
         // Locals, not the inout parameters, are what the closure captures: ThreadSanitizer's
         // instrumentation of captured inout parameters faults in Swift 6.3.1.
         var scanner = self
@@ -122,23 +138,23 @@ package struct JSONScanner {
     }
 
     /// Ends the input: a number at the very end completes; anything unfinished is an error.
-    package mutating func finish<Sink: JSONTokenSink>(into sink: inout Sink) throws(JSONSyntaxError) {
+    @inlinable public mutating func finish<Sink: JSONTokenSink>(into sink: inout Sink) throws(JSONSyntaxError) {
         if !carry.isEmpty {
             let data = carry
             carry.removeAll()
-            let offset = consumed - data.count
+            let offset = bytesFed - data.count
             try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
                 try scan(raw, dataOffset: offset, atEnd: true, into: &sink)
             }
             if !carry.isEmpty {
-                unformattedTail = carry
+                failedTail = carry
                 let kind = openString != nil ? "string" : "value"
-                throw JSONSyntaxError(message: "the input ends inside a \(kind)", offset: consumed)
+                throw JSONSyntaxError(message: "the input ends inside a \(kind)", offset: bytesFed)
             }
         }
-        if expect == .done || (allowsMultipleValues && expect == .value && containers.isEmpty) { return }
-        let message = containers.isEmpty && expect == .value ? "there is no JSON value" : "the input ends before the JSON value is complete"
-        throw JSONSyntaxError(message: message, offset: consumed)
+        if expect == .done || (allowsMultipleValues && expect == .value && (containers.depth == 0)) { return }
+        let message = (containers.depth == 0) && expect == .value ? "there is no JSON value" : "the input ends before the JSON value is complete"
+        throw JSONSyntaxError(message: message, offset: bytesFed)
     }
 
     /// Validates a complete document; nil when it is one valid JSON value.
@@ -157,19 +173,19 @@ package struct JSONScanner {
 
     // MARK: Scanning
 
-    private enum StringEnd {
+    @usableFromInline enum StringEnd {
         case complete(Int)
         /// Not closed; bytes up to `safe` are valid string content.
         case open(safe: Int)
     }
 
-    private mutating func scan<Sink: JSONTokenSink>(
+    @inlinable mutating func scan<Sink: JSONTokenSink>(
         _ data: UnsafeRawBufferPointer, dataOffset: Int, atEnd: Bool, into sink: inout Sink
     ) throws(JSONSyntaxError) {
         let count = data.count
         var index = 0
         func fail(_ message: String, at position: Int, tokenStart: Int) -> JSONSyntaxError {
-            unformattedTail = Array(data[min(tokenStart, count)...])
+            failedTail = Array(data[min(tokenStart, count)...])
             return JSONSyntaxError(message: message, offset: dataOffset + position)
         }
         if let open = openString {
@@ -186,14 +202,23 @@ package struct JSONScanner {
         }
         while index < count {
             let byte = data[index]
+            // Each case finds one token and updates the state; the token is handed on once,
+            // below, so the sink's work is inlined here in one place.
+            let kind: JSONTokenKind
+            let end: Int
+            var isKey = false
             switch byte {
             case 0x20, 0x09, 0x0A, 0x0D:
-                var end = index + 1
-                while end < count, data[end] == 0x20 || data[end] == 0x0A || data[end] == 0x09 || data[end] == 0x0D { end += 1 }
-                if reportsWhitespace { sink.token(.whitespace, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: false, complete: true) }
-                index = end
+                var last = index + 1
+                while last < count, data[last] == 0x20 || data[last] == 0x0A || data[last] == 0x09 || data[last] == 0x0D { last += 1 }
+                guard reportsWhitespace else {
+                    index = last
+                    continue
+                }
+                kind = .whitespace
+                end = last
             case UInt8(ascii: "\""):
-                let isKey = expect == .key || expect == .keyOrEnd
+                isKey = expect == .key || expect == .keyOrEnd
                 if !isKey, !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 // Most strings have nothing to check before their closing quote: found here
                 // without the call that escapes and pieces need.
@@ -202,56 +227,56 @@ package struct JSONScanner {
                     ? .complete(plainEnd + 1)
                     : try scanString(data, from: plainEnd, tokenStart: index, dataOffset: dataOffset)
                 switch found {
-                case .complete(let end):
-                    sink.token(.string, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: isKey, complete: true)
+                case .complete(let stringEnd):
                     completeString(isKey: isKey)
-                    index = end
+                    kind = .string
+                    end = stringEnd
                 case .open(let safe):
                     keepOpenString(data, start: index, safe: safe, isKey: isKey, continued: false, into: &sink)
                     return
                 }
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
-                let (end, valid) = Self.scanNumber(data, from: index)
-                if end == count, !atEnd {
+                let (numberEnd, valid) = Self.scanNumber(data, from: index)
+                if numberEnd == count, !atEnd {
                     carry.append(contentsOf: data[index..<count])
                     return
                 }
                 guard valid else {
-                    let text = String(decoding: data[index..<end], as: UTF8.self)
-                    throw fail("the number '\(text)' is incomplete", at: end, tokenStart: index)
+                    let text = String(decoding: data[index..<numberEnd], as: UTF8.self)
+                    throw fail("the number '\(text)' is incomplete", at: numberEnd, tokenStart: index)
                 }
-                sink.token(.number, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: false, complete: true)
                 afterValue()
-                index = end
+                kind = .number
+                end = numberEnd
             case UInt8(ascii: "a")...UInt8(ascii: "z"):
                 if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
-                var end = index + 1
-                while end < count, data[end] >= UInt8(ascii: "a"), data[end] <= UInt8(ascii: "z") { end += 1 }
-                let word = data[index..<end]
-                if end == count, !atEnd, Self.isLiteralPrefix(word) {
+                var last = index + 1
+                while last < count, data[last] >= UInt8(ascii: "a"), data[last] <= UInt8(ascii: "z") { last += 1 }
+                let word = data[index..<last]
+                if last == count, !atEnd, Self.isLiteralPrefix(word) {
                     carry.append(contentsOf: word)
                     return
                 }
                 guard Self.isLiteral(word) else {
                     throw fail("'\(String(decoding: word, as: UTF8.self))' is not a JSON value (true, false and null are)", at: index, tokenStart: index)
                 }
-                sink.token(.literal, UnsafeRawBufferPointer(rebasing: word), isKey: false, complete: true)
                 afterValue()
-                index = end
+                kind = .literal
+                end = last
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 let isObject = byte == UInt8(ascii: "{")
-                guard containers.count < Self.maxDepth else {
+                guard containers.depth < Self.maxDepth else {
                     throw fail("the JSON is nested more than \(Self.maxDepth) levels deep", at: index, tokenStart: index)
                 }
-                containers.append(isObject)
+                containers.push(isObject)
                 expect = isObject ? .keyOrEnd : .valueOrEnd
-                sink.token(isObject ? .beginObject : .beginArray, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)
-                index += 1
+                kind = isObject ? .beginObject : .beginArray
+                end = index + 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 let isObject = byte == UInt8(ascii: "}")
-                guard let top = containers.last, top == isObject else {
+                guard containers.depth > 0, containers.top == isObject else {
                     throw fail("'\(Character(UnicodeScalar(byte)))' does not close an open \(isObject ? "object" : "array")", at: index, tokenStart: index)
                 }
                 guard expect == .commaOrEnd || expect == (isObject ? .keyOrEnd : .valueOrEnd) else {
@@ -264,30 +289,32 @@ package struct JSONScanner {
                     }
                     throw fail(message, at: index, tokenStart: index)
                 }
-                containers.removeLast()
-                sink.token(isObject ? .endObject : .endArray, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)
+                containers.pop()
                 afterValue()
-                index += 1
+                kind = isObject ? .endObject : .endArray
+                end = index + 1
             case UInt8(ascii: ":"):
                 guard expect == .colon else { throw fail("unexpected ':'", at: index, tokenStart: index) }
                 expect = .value
-                sink.token(.colon, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)
-                index += 1
+                kind = .colon
+                end = index + 1
             case UInt8(ascii: ","):
                 guard expect == .commaOrEnd else { throw fail("unexpected ','", at: index, tokenStart: index) }
-                expect = containers.last == true ? .key : .value
-                sink.token(.comma, UnsafeRawBufferPointer(rebasing: data[index..<(index + 1)]), isKey: false, complete: true)
-                index += 1
+                expect = containers.depth > 0 && containers.top ? .key : .value
+                kind = .comma
+                end = index + 1
             default:
                 let shown = byte >= 0x20 && byte < 0x7F ? "'\(Character(UnicodeScalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
                 throw fail("unexpected \(shown)", at: index, tokenStart: index)
             }
+            sink.token(kind, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: isKey, complete: true)
+            index = end
         }
     }
 
     /// Keeps an unclosed string for the next chunk, remembering how far it was checked; a
     /// long one is handed out in pieces so that it never has to be held whole.
-    private mutating func keepOpenString<Sink: JSONTokenSink>(
+    @inlinable mutating func keepOpenString<Sink: JSONTokenSink>(
         _ data: UnsafeRawBufferPointer, start: Int, safe: Int, isKey: Bool, continued: Bool, into sink: inout Sink
     ) {
         if safe - start >= Self.fragmentThreshold {
@@ -302,7 +329,7 @@ package struct JSONScanner {
 
     /// Scans string content from `start` (just after the opening quote, or where a previous
     /// piece stopped) to the closing quote.
-    private mutating func scanString(_ data: UnsafeRawBufferPointer, from start: Int, tokenStart: Int, dataOffset: Int) throws(JSONSyntaxError) -> StringEnd {
+    @inlinable mutating func scanString(_ data: UnsafeRawBufferPointer, from start: Int, tokenStart: Int, dataOffset: Int) throws(JSONSyntaxError) -> StringEnd {
         let count = data.count
         var index = start
         while index < count {
@@ -320,25 +347,25 @@ package struct JSONScanner {
                 case UInt8(ascii: "u"):
                     guard index + 5 < count else {
                         for position in (index + 2)..<count where !Self.isHex(data[position]) {
-                            unformattedTail = Array(data[tokenStart...])
+                            failedTail = Array(data[tokenStart...])
                             throw JSONSyntaxError(message: "\\u needs four hexadecimal digits", offset: dataOffset + position)
                         }
                         return .open(safe: index)
                     }
                     for position in (index + 2)...(index + 5) where !Self.isHex(data[position]) {
-                        unformattedTail = Array(data[tokenStart...])
+                        failedTail = Array(data[tokenStart...])
                         throw JSONSyntaxError(message: "\\u needs four hexadecimal digits", offset: dataOffset + position)
                     }
                     index += 6
                 default:
-                    unformattedTail = Array(data[tokenStart...])
+                    failedTail = Array(data[tokenStart...])
                     let shown = code >= 0x20 && code < 0x7F ? String(UnicodeScalar(code)) : "0x\(String(code, radix: 16))"
                     throw JSONSyntaxError(message: "'\\\(shown)' is not a JSON escape", offset: dataOffset + index + 1)
                 }
                 continue
             }
             if byte < 0x20 {
-                unformattedTail = Array(data[tokenStart...])
+                failedTail = Array(data[tokenStart...])
                 throw JSONSyntaxError(message: "a control character must be escaped inside a string", offset: dataOffset + index)
             }
             index += 1
@@ -346,28 +373,28 @@ package struct JSONScanner {
         return .open(safe: count)
     }
 
-    private mutating func completeString(isKey: Bool) {
+    @inlinable mutating func completeString(isKey: Bool) {
         if isKey { expect = .colon } else { afterValue() }
     }
 
     /// The common case, checked without building a message: a value may start here.
-    private var canStartValue: Bool {
+    @inlinable var canStartValue: Bool {
         expect == .value || expect == .valueOrEnd
     }
 
     /// Why a value cannot start here, or nil when it can.
-    private func valueProblem() -> String? {
+    @inlinable func valueProblem() -> String? {
         switch expect {
         case .value, .valueOrEnd: return nil
-        case .done: return allowsMultipleValues && containers.isEmpty ? nil : "unexpected data after the JSON value"
+        case .done: return allowsMultipleValues && (containers.depth == 0) ? nil : "unexpected data after the JSON value"
         case .key, .keyOrEnd: return "an object key must be a string"
         case .colon: return "expected ':' after the key"
-        case .commaOrEnd: return "expected ',' or the end of the \(containers.last == true ? "object" : "array")"
+        case .commaOrEnd: return "expected ',' or the end of the \(containers.depth > 0 && containers.top ? "object" : "array")"
         }
     }
 
-    private mutating func afterValue() {
-        expect = containers.isEmpty ? .done : .commaOrEnd
+    @inlinable mutating func afterValue() {
+        expect = containers.depth == 0 ? .done : .commaOrEnd
     }
 
     /// Skips string bytes that need no attention, eight at a time: the first position at or
@@ -375,8 +402,8 @@ package struct JSONScanner {
     /// eight bytes are left. In a word that has one, the lowest flagged byte is exactly the
     /// first such byte (a borrow only ever flags bytes above a true match), so the scan lands
     /// on it instead of stepping there byte by byte.
-    @inline(__always)
-    private static func skipPlainStringBytes(_ data: UnsafeRawBufferPointer, from start: Int) -> Int {
+    @inlinable @inline(__always)
+    static func skipPlainStringBytes(_ data: UnsafeRawBufferPointer, from start: Int) -> Int {
         var index = start
         let count = data.count
         let ones: UInt64 = 0x0101_0101_0101_0101
@@ -393,7 +420,7 @@ package struct JSONScanner {
     }
 
     /// The end of a number starting at `start`, and whether what it covers is a whole number.
-    private static func scanNumber(_ data: UnsafeRawBufferPointer, from start: Int) -> (end: Int, valid: Bool) {
+    @inlinable static func scanNumber(_ data: UnsafeRawBufferPointer, from start: Int) -> (end: Int, valid: Bool) {
         let count = data.count
         var index = start
         /// The end of the run of digits from `position`.
@@ -423,9 +450,9 @@ package struct JSONScanner {
         return (index, true)
     }
 
-    private static let literals: [[UInt8]] = [Array("true".utf8), Array("false".utf8), Array("null".utf8)]
+    @usableFromInline static let literals: [[UInt8]] = [Array("true".utf8), Array("false".utf8), Array("null".utf8)]
 
-    private static func isLiteral(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
+    @inlinable static func isLiteral(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
         let start = word.startIndex
         switch word.count {
         case 4:
@@ -438,12 +465,40 @@ package struct JSONScanner {
         }
     }
 
-    private static func isLiteralPrefix(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
+    @inlinable static func isLiteralPrefix(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
         literals.contains { $0.starts(with: word) }
     }
 
-    private static func isHex(_ byte: UInt8) -> Bool {
+    @inlinable static func isHex(_ byte: UInt8) -> Bool {
         (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
+    }
+}
+
+/// Which kind each open container is (object or array), kept as bits: the innermost 64 in
+/// one word, deeper ones in an array touched only past that depth.
+@usableFromInline
+struct ContainerStack {
+    /// Bit 0 is the innermost container (1 for an object), bit 1 the one around it, and so on.
+    @usableFromInline var window: UInt64 = 0
+    /// The containers pushed out of the window, outermost first.
+    @usableFromInline var spilled: [Bool] = []
+    @usableFromInline var depth = 0
+
+    @inlinable init() {}
+
+    /// Whether the innermost container is an object (only when `depth > 0`).
+    @inlinable var top: Bool { window & 1 == 1 }
+
+    @inlinable mutating func push(_ isObject: Bool) {
+        if depth >= 64 { spilled.append(window >> 63 == 1) }
+        window = window << 1 | (isObject ? 1 : 0)
+        depth += 1
+    }
+
+    @inlinable mutating func pop() {
+        window >>= 1
+        depth -= 1
+        if depth >= 64, let outer = spilled.popLast() { window |= (outer ? 1 : 0) << 63 }
     }
 }
 
