@@ -105,6 +105,38 @@ import Testing
         }
     }
 
+    /// Sorted keys keep one length byte per token, and the lengths of tokens of 255 bytes
+    /// or more in a table of their own (a string of more than 64 KiB arrives in pieces and
+    /// grows past it). Keys and values of lengths on both sides of that limit, in every
+    /// chunking, must come out sorted with every byte where it was.
+    @Test(arguments: [1, 7, 255, 100_000])
+    func sortedTokensOfEveryLengthKeepTheirBytes(chunk: Int) throws {
+        let lengths = [0, 1, 253, 254, 255, 256, 300, JSONScanner.fragmentThreshold - 1, JSONScanner.fragmentThreshold + 300]
+        var members: [(key: String, value: String)] = []
+        for (index, length) in lengths.enumerated().reversed() {
+            let key = String(repeating: Character(UnicodeScalar(UInt8(97 + index))), count: max(1, length))
+            let text = String(repeating: "v", count: length)
+            members.append((key, index % 2 == 0 ? "\"\(text)\"" : "[\"\(text)\",{\"z\":\"\(text)\",\"a\":1}]"))
+        }
+        let input = Array(("{" + members.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}").utf8)
+        let output = try Self.format(input, chunk: chunk, style: .init(indent: 0, sortKeys: true))
+        let value = try JSONValue.parse(output)
+        let object = try #require(value.objectValue)
+        #expect(object.map(\.0) == members.map(\.key).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        for member in members {
+            let expected = try JSONValue.parse(Array(member.value.utf8))
+            let got = try #require(value[member.key])
+            if let array = expected.arrayValue, let nested = array.last?.objectValue {
+                // The nested object comes out with its keys sorted.
+                #expect(got.arrayValue?.first == array.first)
+                #expect(got.arrayValue?.last?.objectValue?.map(\.0) == nested.map(\.0).sorted())
+                #expect(got.arrayValue?.last?["z"] == nested.first { $0.0 == "z" }?.1)
+            } else {
+                #expect(got == expected, "key of \(member.key.count) bytes")
+            }
+        }
+    }
+
     @Test func ndjsonValuesAreFormattedOneByOne() throws {
         let output = try Self.format(Array("{\"a\":1}\n{\"b\":[2]}\n".utf8), chunk: 4, style: .init(indent: 2, multipleValues: true))
         #expect(String(decoding: output, as: UTF8.self) == "{\n  \"a\": 1\n}\n{\n  \"b\": [\n    2\n  ]\n}\n")

@@ -395,14 +395,14 @@ final class ByteBuffer {
     private static let newlineRunLength = 257
 
     init() {
-        storage = .allocate(capacity: capacity)
+        storage = LargeAllocation.allocate(UInt8.self, capacity: capacity)
         newlineRun = .allocate(capacity: Self.newlineRunLength)
         newlineRun.initialize(repeating: 32, count: Self.newlineRunLength)
         newlineRun[0] = 10
     }
 
     deinit {
-        storage.deallocate()
+        LargeAllocation.deallocate(storage, capacity: capacity)
         newlineRun.deallocate()
     }
 
@@ -415,9 +415,9 @@ final class ByteBuffer {
     private func grow(_ extra: Int) {
         var grown = capacity * 2
         while grown < count + extra { grown *= 2 }
-        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        let bigger = LargeAllocation.allocate(UInt8.self, capacity: grown)
         bigger.update(from: storage, count: count)
-        storage.deallocate()
+        LargeAllocation.deallocate(storage, capacity: capacity)
         storage = bigger
         capacity = grown
     }
@@ -513,34 +513,44 @@ final class ByteBuffer {
 }
 
 /// The tokens of a document kept compactly for `--sort-keys`: the bytes of every value
-/// token in one array and, per token, where it ends and a byte for its kind (commas and
-/// colons are implied by the structure, so they are not kept; a token starts where the one
-/// before it ends). About the document's size plus 9 bytes a token.
+/// token in one buffer and, per token, a byte for its length and a byte for its kind
+/// (commas and colons are implied by the structure, so they are not kept; a token starts
+/// where the one before it ends, so offsets are summed as the tokens are walked). About the
+/// document's size plus 2 bytes a token; a token of 255 bytes or more keeps its length in a
+/// table of its own.
 struct CompactTokens: JSONTokenSink {
     /// Every kept token's bytes, back to back.
     let bytes = ByteBuffer()
-    /// Where each token's bytes end in `bytes`.
-    var ends: [Int] = []
+    /// Each token's length, or `longLength` when it is in `longLengths`.
+    let lengths = Column<UInt8>()
+    /// The lengths of the tokens of 255 bytes or more, by token index.
+    private(set) var longLengths: [Int: Int] = [:]
     /// Each token's kind (`code(of:)`), with `keyFlag` set for object keys.
-    var kinds: [UInt8] = []
+    let kinds = Column<UInt8>()
+    /// The length so far of a string still arriving in pieces.
+    private var pendingLength = 0
     private var pending = false
 
     static let keyFlag: UInt8 = 0x80
+    static let longLength: UInt8 = 255
     /// The most of a size hint that is reserved: a hint is the server's word, not a
     /// promise, so a lying Content-Length reserves (untouched, address space only) about
-    /// 100 MiB at most; a larger document grows the arrays as it arrives.
+    /// 48 MiB at most; a larger document grows the buffers as it arrives.
     static let reservationLimit = 32 << 20
 
     /// Reserves room for a document of `expectedSize` bytes: its bytes, and a kept token per
-    /// four bytes (dense JSON; the arrays grow past that when needed). Reserved pages cost
-    /// nothing until written, and nothing is copied as the arrays fill.
+    /// four bytes (dense JSON; the columns grow past that when needed). Reserved pages cost
+    /// nothing until written, and nothing is copied as the buffers fill.
     init(expectedSize: Int? = nil) {
         guard let expectedSize, expectedSize > 0 else { return }
         let size = min(expectedSize, Self.reservationLimit)
         bytes.reserveCapacity(size)
-        ends.reserveCapacity(size / 4 + 1)
+        lengths.reserveCapacity(size / 4 + 1)
         kinds.reserveCapacity(size / 4 + 1)
     }
+
+    /// Tokens kept.
+    var count: Int { kinds.count }
 
     @inline(__always)
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
@@ -548,41 +558,90 @@ struct CompactTokens: JSONTokenSink {
         if code == Self.implied { return }
         self.bytes.append(contentsOf: bytes)
         if pending {
-            ends[ends.count - 1] = self.bytes.count
+            pendingLength += bytes.count
+            setLastLength(pendingLength)
         } else {
-            ends.append(self.bytes.count)
             kinds.append(code | (isKey ? Self.keyFlag : 0))
+            if bytes.count < Int(Self.longLength) {
+                lengths.append(UInt8(truncatingIfNeeded: bytes.count))
+            } else {
+                lengths.append(Self.longLength)
+                longLengths[kinds.count - 1] = bytes.count
+            }
+            pendingLength = bytes.count
         }
         pending = !complete
+    }
+
+    /// The last token grew (a string arriving in pieces).
+    private mutating func setLastLength(_ length: Int) {
+        if length < Int(Self.longLength) {
+            lengths.replaceLast(with: UInt8(truncatingIfNeeded: length))
+        } else {
+            lengths.replaceLast(with: Self.longLength)
+            longLengths[kinds.count - 1] = length
+        }
     }
 
     static let beginObject: UInt8 = 0, endObject: UInt8 = 1, beginArray: UInt8 = 2, endArray: UInt8 = 3
     /// Commas, colons and whitespace: implied by the structure, not kept.
     static let implied: UInt8 = 7
 
+    /// A kind's code: its raw value (0–6), or `implied` for separators and whitespace.
+    @inline(__always)
     static func code(of kind: JSONTokenKind) -> UInt8 {
-        switch kind {
-        case .beginObject: return beginObject
-        case .endObject: return endObject
-        case .beginArray: return beginArray
-        case .endArray: return endArray
-        case .string: return 4
-        case .number: return 5
-        case .literal: return 6
-        case .colon, .comma, .whitespace: return implied
-        }
+        min(kind.rawValue, implied)
     }
 
     static func kind(of code: UInt8) -> JSONTokenKind {
-        switch code & ~keyFlag {
-        case beginObject: return .beginObject
-        case endObject: return .endObject
-        case beginArray: return .beginArray
-        case endArray: return .endArray
-        case 4: return .string
-        case 5: return .number
-        default: return .literal
-        }
+        JSONTokenKind(rawValue: min(code & ~keyFlag, 6)) ?? .literal
+    }
+}
+
+/// A growable column of plain values for `CompactTokens`: an append is a capacity check
+/// and a store, without the uniqueness check an `Array` makes on every append.
+final class Column<Element: BitwiseCopyable> {
+    private(set) var count = 0
+    private var capacity = 1024
+    private var storage: UnsafeMutablePointer<Element>
+
+    init() {
+        storage = LargeAllocation.allocate(Element.self, capacity: capacity)
+    }
+
+    deinit { LargeAllocation.deallocate(storage, capacity: capacity) }
+
+    @inline(__always)
+    func append(_ value: Element) {
+        if count == capacity { grow(to: capacity * 2) }
+        (storage + count).initialize(to: value)
+        count += 1
+    }
+
+    /// Replaces the last value (there must be one).
+    @inline(__always)
+    func replaceLast(with value: Element) {
+        precondition(count > 0, "no value to replace")
+        storage[count - 1] = value
+    }
+
+    /// Makes room for `total` values in all.
+    func reserveCapacity(_ total: Int) {
+        if total > capacity { grow(to: total) }
+    }
+
+    @inline(never)
+    private func grow(to total: Int) {
+        let bigger = LargeAllocation.allocate(Element.self, capacity: total)
+        bigger.moveInitialize(from: storage, count: count)
+        LargeAllocation.deallocate(storage, capacity: capacity)
+        storage = bigger
+        capacity = total
+    }
+
+    /// The values, for the duration of `body`.
+    func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) -> R) -> R {
+        body(UnsafeBufferPointer(start: storage, count: count))
     }
 }
 
@@ -599,11 +658,11 @@ enum SortedKeys {
     static func emit<Sink: SortedTokenSink>(_ document: CompactTokens, into sink: inout Sink) {
         document.bytes.withUnsafeBytes { raw in
             document.kinds.withUnsafeBufferPointer { kinds in
-                document.ends.withUnsafeBufferPointer { ends in
-                    var emitter = Emitter(kinds: kinds, ends: ends, raw: raw)
-                    var index = 0
-                    while index < kinds.count {
-                        index = emitter.value(at: index, &sink)
+                document.lengths.withUnsafeBufferPointer { lengths in
+                    var emitter = Emitter(kinds: kinds, lengths: lengths, longLengths: document.longLengths, raw: raw)
+                    var position = Position(index: 0, offset: 0)
+                    while position.index < kinds.count {
+                        position = emitter.value(at: position, &sink)
                     }
                 }
             }
@@ -614,58 +673,90 @@ enum SortedKeys {
     private static var comma: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(",").utf8Start, count: 1) }
     private static var colon: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(":").utf8Start, count: 1) }
 
+    /// A token's index and where its bytes start.
+    private struct Position {
+        var index: Int
+        var offset: Int
+    }
+
     /// Walks the tokens; `members` is one scratch array reused by every object (an object's
     /// members are sorted and emitted from a slice at its end, then the slice is dropped).
     private struct Emitter {
-        /// The document's token kinds and ends (`CompactTokens`), and its bytes.
+        /// The document's token kinds and lengths (`CompactTokens`), and its bytes.
         let kinds: UnsafeBufferPointer<UInt8>
-        let ends: UnsafeBufferPointer<Int>
+        let lengths: UnsafeBufferPointer<UInt8>
+        let longLengths: [Int: Int]
         let raw: UnsafeRawBufferPointer
-        var members: [(key: Int, value: Int)] = []
 
-        func bytes(_ index: Int) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(rebasing: raw[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+        /// An object member: its key's bytes (found once, not once per comparison) and
+        /// where its value starts.
+        struct Member {
+            let keyBytes: UnsafeRawBufferPointer
+            let value: Position
         }
 
-        /// Emits the value starting at `index`; returns the index after it.
-        mutating func value<Sink: SortedTokenSink>(at index: Int, _ sink: inout Sink) -> Int {
+        var members: [Member] = []
+
+        @inline(__always)
+        func length(_ index: Int) -> Int {
+            let short = lengths[index]
+            return short == CompactTokens.longLength ? longLengths[index] ?? 0 : Int(short)
+        }
+
+        @inline(__always)
+        func bytes(_ position: Position) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: raw[position.offset..<(position.offset + length(position.index))])
+        }
+
+        /// The position after the token at `position`.
+        @inline(__always)
+        func after(_ position: Position) -> Position {
+            Position(index: position.index + 1, offset: position.offset + length(position.index))
+        }
+
+        /// Emits the value at `position`; returns the position after it.
+        mutating func value<Sink: SortedTokenSink>(at position: Position, _ sink: inout Sink) -> Position {
+            let index = position.index
             let code = kinds[index] & ~CompactTokens.keyFlag
             switch code {
             case CompactTokens.beginObject:
                 let base = members.count
-                var cursor = index + 1
-                while cursor < kinds.count, kinds[cursor] != CompactTokens.endObject {
-                    members.append((cursor, cursor + 1))
-                    cursor = skip(from: cursor + 1)
+                var cursor = after(position)
+                while cursor.index < kinds.count, kinds[cursor.index] != CompactTokens.endObject {
+                    let value = after(cursor)
+                    members.append(Member(keyBytes: bytes(cursor), value: value))
+                    cursor = skip(from: value)
                 }
                 sortMembers(from: base)
-                sink.sorted(.beginObject, bytes(index), isKey: false)
-                var position = base
-                while position < members.count {
-                    if position > base { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
-                    let member = members[position]
-                    sink.sorted(.string, bytes(member.key), isKey: true)
+                sink.sorted(.beginObject, bytes(position), isKey: false)
+                var member = base
+                while member < members.count {
+                    if member > base { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
+                    let entry = members[member]
+                    sink.sorted(.string, entry.keyBytes, isKey: true)
                     sink.sorted(.colon, SortedKeys.colon, isKey: false)
-                    _ = value(at: member.value, &sink)
-                    position += 1
+                    _ = value(at: entry.value, &sink)
+                    member += 1
                 }
-                members.removeSubrange(base...)
-                if cursor < kinds.count { sink.sorted(.endObject, bytes(cursor), isKey: false) }
-                return cursor + 1
+                members.removeLast(members.count - base)
+                guard cursor.index < kinds.count else { return cursor }
+                sink.sorted(.endObject, bytes(cursor), isKey: false)
+                return after(cursor)
             case CompactTokens.beginArray:
-                sink.sorted(.beginArray, bytes(index), isKey: false)
-                var cursor = index + 1
-                var position = 0
-                while cursor < kinds.count, kinds[cursor] != CompactTokens.endArray {
-                    if position > 0 { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
+                sink.sorted(.beginArray, bytes(position), isKey: false)
+                var cursor = after(position)
+                var first = true
+                while cursor.index < kinds.count, kinds[cursor.index] != CompactTokens.endArray {
+                    if !first { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
                     cursor = value(at: cursor, &sink)
-                    position += 1
+                    first = false
                 }
-                if cursor < kinds.count { sink.sorted(.endArray, bytes(cursor), isKey: false) }
-                return cursor + 1
+                guard cursor.index < kinds.count else { return cursor }
+                sink.sorted(.endArray, bytes(cursor), isKey: false)
+                return after(cursor)
             default:
-                sink.sorted(CompactTokens.kind(of: code), bytes(index), isKey: false)
-                return index + 1
+                sink.sorted(CompactTokens.kind(of: code), bytes(position), isKey: false)
+                return after(position)
             }
         }
 
@@ -673,15 +764,12 @@ enum SortedKeys {
         private mutating func sortMembers(from base: Int) {
             let count = members.count - base
             guard count > 1 else { return }
-            func precedes(_ a: Int, _ b: Int) -> Bool {
-                Self.compare(bytes(a), bytes(b)) < 0
-            }
             if count <= 32 {
                 // Insertion sort: stable, and no allocation for the common small object.
                 for position in (base + 1)..<members.count {
                     let member = members[position]
                     var slot = position
-                    while slot > base, precedes(member.key, members[slot - 1].key) {
+                    while slot > base, Self.compare(member.keyBytes, members[slot - 1].keyBytes) < 0 {
                         members[slot] = members[slot - 1]
                         slot -= 1
                     }
@@ -689,8 +777,7 @@ enum SortedKeys {
                 }
             } else {
                 let sorted = members[base...].enumerated().sorted { lhs, rhs in
-                    let a = bytes(lhs.element.key), b = bytes(rhs.element.key)
-                    let order = Self.compare(a, b)
+                    let order = Self.compare(lhs.element.keyBytes, rhs.element.keyBytes)
                     return order == 0 ? lhs.offset < rhs.offset : order < 0
                 }
                 for (offset, entry) in sorted.enumerated() { members[base + offset] = entry.element }
@@ -707,20 +794,20 @@ enum SortedKeys {
             return a.count - b.count
         }
 
-        /// The index after the value starting at `index`, without emitting it.
-        private func skip(from index: Int) -> Int {
-            guard index < kinds.count else { return index }
-            let code = kinds[index]
-            guard code == CompactTokens.beginObject || code == CompactTokens.beginArray else { return index + 1 }
+        /// The position after the value at `position`, without emitting it.
+        private func skip(from position: Position) -> Position {
+            guard position.index < kinds.count else { return position }
+            let code = kinds[position.index]
+            guard code == CompactTokens.beginObject || code == CompactTokens.beginArray else { return after(position) }
             var depth = 0
-            var cursor = index
-            while cursor < kinds.count {
-                switch kinds[cursor] {
+            var cursor = position
+            while cursor.index < kinds.count {
+                switch kinds[cursor.index] {
                 case CompactTokens.beginObject, CompactTokens.beginArray: depth += 1
                 case CompactTokens.endObject, CompactTokens.endArray: depth -= 1
                 default: break
                 }
-                cursor += 1
+                cursor = after(cursor)
                 if depth == 0 { return cursor }
             }
             return cursor

@@ -1,14 +1,17 @@
 
-/// The kinds of JSON tokens.
-public enum JSONTokenKind: Sendable, Equatable {
-    /// `{`, `}`, `[`, `]`, `:` and `,`.
-    case beginObject, endObject, beginArray, endArray, colon, comma
+/// The kinds of JSON tokens. The raw values put the kinds that carry a value or a bracket
+/// (0–6) before the separators, so a sink can keep a kind in a few bits.
+public enum JSONTokenKind: UInt8, Sendable, Equatable {
+    /// `{`, `}`, `[` and `]`.
+    case beginObject = 0, endObject, beginArray, endArray
     /// A string, with its quotes and escapes exactly as written.
     case string
     /// A number exactly as written.
     case number
     /// `true`, `false` or `null`.
     case literal
+    /// `:` and `,`.
+    case colon, comma
     /// Whitespace between tokens (only when the scanner is asked to report it).
     case whitespace
 }
