@@ -70,6 +70,30 @@ import Testing
         }
     }
 
+    /// A parse puts the URL as sent together from its parts instead of having libcurl print
+    /// it: on URLs with every kind of authority, port, path, query and fragment, the result
+    /// must be exactly libcurl's rendering (and hosts it rewrites are left to it).
+    @Test(arguments: [
+        "http://example.org", "HTTP://Example.ORG:8080", "https://h:0443/x", "http://h:/", "http://h:80/",
+        "http://h?q=1", "http://h#frag", "http://h/p?", "http://h/p?#", "http://h/p?a=1&b=2#f?g/h",
+        "http://h/a/../b/./c", "http://h/%7e%zz", "http://h/caf%C3%A9?x=%20", "http://h/caf\u{E9}?q=\u{E9}",
+        "http://u@h/", "http://u:p@h:1/x", "http://:p@h/", "http://u:@h/", "http://u%40x:p%3Aq@h/",
+        "http://u:p@[::1]:8/", "http://[::1]", "http://[::1]:8080/p?q#f",
+        "http://[fe80::1%25eth0]:81/x", "http://[0:0::1]/", "http://1.2.3.4:5/", "http://0x7f.1/",
+        "http://%61%62.example/", "http://b\u{FC}cher.example/p", "http://h./", "http://h/p;x=1",
+        "http://h/?a=[1]", "http://h//double//slash", "http://h/#", "https://h/?#?", "http://h/ü?ü#ü",
+    ])
+    func composedURLIsLibcurlsRendering(text: String) throws {
+        let renderings = try #require(HTTPURL.renderings(of: text), "\(text) does not parse")
+        let parsed = try HTTPURL(parsing: text)
+        #expect(parsed.string == renderings.rendered, "\(text)")
+        if let composed = renderings.composed {
+            #expect(composed == renderings.rendered, "\(text)")
+        } else {
+            #expect(parsed.host.utf8.contains { $0 >= 0x80 || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "[") }, "\(text) was not composed")
+        }
+    }
+
     /// The URL a builder parsed is used only while it is still the description's URL, parsed
     /// the same way: an adapter that changes either gets a fresh parse.
     @Test func aCarriedParseIsUsedOnlyWhileItStillApplies() throws {

@@ -40,12 +40,10 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
             throw .invalidRequest(reason: "invalid URL '\(reference)': \(why.lowercasedFirst)")
         }
         func part(_ which: CURLUPart, _ extra: UInt32 = 0) -> String? {
-            var out: UnsafeMutablePointer<CChar>?
-            guard curl_url_get(handle, which, &out, extra) == CURLUE_OK, let out else { return nil }
-            defer { curl_free(out) }
-            return String(cString: out)
+            Self.part(handle, which, extra)
         }
-        let scheme = part(CURLUPART_SCHEME)?.lowercased() ?? ""
+        let rawScheme = part(CURLUPART_SCHEME) ?? ""
+        let scheme = rawScheme.lowercased()
         guard scheme == "http" || scheme == "https" else {
             throw .invalidRequest(reason: "unsupported URL scheme '\(scheme)' in '\(reference)'; af speaks http and https")
         }
@@ -68,15 +66,81 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         }
         self.scheme = scheme
         self.host = host
-        user = part(CURLUPART_USER, UInt32(CURLU_URLDECODE))
-        password = part(CURLUPART_PASSWORD, UInt32(CURLU_URLDECODE))
-        port = part(CURLUPART_PORT).flatMap { Int($0) }
-        path = part(CURLUPART_PATH) ?? "/"
+        let rawUser = part(CURLUPART_USER)
+        let rawPassword = part(CURLUPART_PASSWORD)
+        user = rawUser == nil ? nil : part(CURLUPART_USER, UInt32(CURLU_URLDECODE))
+        password = rawPassword == nil ? nil : part(CURLUPART_PASSWORD, UInt32(CURLU_URLDECODE))
+        let rawPort = part(CURLUPART_PORT)
+        port = rawPort.flatMap { Int($0) }
+        let rawPath = part(CURLUPART_PATH)
+        path = rawPath ?? "/"
         query = part(CURLUPART_QUERY)
-        var rendered = part(CURLUPART_URL) ?? reference
-        // Searched as bytes: a Character search walks grapheme clusters (most of a parse's time).
+        string = Self.compose(scheme: rawScheme, user: rawUser, password: rawPassword, host: host, port: rawPort, path: rawPath, query: query)
+            ?? Self.rendered(handle) ?? reference
+    }
+
+    /// One part of a parsed URL, as libcurl gives it.
+    private static func part(_ handle: OpaquePointer, _ which: CURLUPart, _ extra: UInt32 = 0) -> String? {
+        var out: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, which, &out, extra) == CURLUE_OK, let out else { return nil }
+        defer { curl_free(out) }
+        return String(cString: out)
+    }
+
+    /// The URL without its fragment as libcurl renders it (a formatted print, the dearest
+    /// part of a parse).
+    private static func rendered(_ handle: OpaquePointer) -> String? {
+        guard var rendered = part(handle, CURLUPART_URL) else { return nil }
+        // Searched as bytes: a Character search walks grapheme clusters.
         if let hash = rendered.utf8.firstIndex(of: UInt8(ascii: "#")) { rendered = String(rendered[..<hash]) }
-        string = rendered
+        return rendered
+    }
+
+    /// The URL put together from its parts the way libcurl renders it:
+    /// `scheme://[user[:password]@]host[:port]/path[?query]` (an empty query is left out).
+    /// Nil for a host libcurl rewrites when rendering (an IPv6 literal, which may carry a
+    /// zone; a `%`; non-ASCII), which is then rendered by libcurl.
+    private static func compose(scheme: String, user: String?, password: String?, host: String, port: String?, path: String?, query: String?) -> String? {
+        guard host.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "[") }) else { return nil }
+        var text = scheme
+        text += "://"
+        if let user { text += user }
+        if let password {
+            text += ":"
+            text += password
+        }
+        if user != nil || password != nil { text += "@" }
+        text += host
+        if let port {
+            text += ":"
+            text += port
+        }
+        if let path {
+            if !path.hasPrefix("/") { text += "/" }
+            text += path
+        } else {
+            text += "/"
+        }
+        if let query, !query.isEmpty {
+            text += "?"
+            text += query
+        }
+        return text
+    }
+
+    /// For tests and fuzzing: `text` parsed, its URL as composed from the parts and as
+    /// libcurl renders it (nil when the text does not parse; `composed` nil where libcurl's
+    /// rendering is used anyway).
+    package static func renderings(of text: String) -> (composed: String?, rendered: String)? {
+        guard let parsed = try? HTTPURL(parsing: text) else { return nil }
+        CurlRuntime.ensureInitialized()
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK, let rendered = rendered(handle) else { return nil }
+        let composed = compose(scheme: part(handle, CURLUPART_SCHEME) ?? "", user: part(handle, CURLUPART_USER),
+                               password: part(handle, CURLUPART_PASSWORD), host: parsed.host, port: part(handle, CURLUPART_PORT),
+                               path: part(handle, CURLUPART_PATH), query: parsed.query)
+        return (composed, rendered)
     }
 
     /// Resolves a reference (a `Location` value) against this URL.
