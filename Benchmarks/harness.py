@@ -134,6 +134,10 @@ def make_file(path, size):
         while remaining > 0:
             handle.write(block[: min(len(block), remaining)])
             remaining -= len(block)
+        # On disk before anything is timed: otherwise the kernel writes the fresh 1 GiB
+        # back during the first runs, and whichever tool runs first pays for it.
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def start_upload_sink(args, reference, directory):
