@@ -275,6 +275,23 @@ import Testing
         }
     }
 
+    /// Without a size to reserve for, the sorted document's buffer grows from 64 KiB past
+    /// the 4 MiB at which buffers are mapped from the kernel (huge pages) instead of taken
+    /// from malloc: what was collected before must be copied across intact.
+    @Test func sortedDocumentGrowsPastTheMappedBufferSize() throws {
+        let body = BuiltinRoutes.largeJSONBody(megabytes: 5)
+        #expect(body.count > LargeAllocation.threshold)
+        let output = try Self.format(body, chunk: 1 << 16, style: .init(indent: 0, sortKeys: true))
+        let sorted = try #require(try JSONValue.parse(output).arrayValue)
+        let original = try #require(try JSONValue.parse(body).arrayValue)
+        #expect(sorted.count == original.count)
+        for index in [0, 1, original.count / 2, original.count - 1] {
+            let members = try #require(sorted[index].objectValue)
+            let expected = try #require(original[index].objectValue).sorted { $0.0 < $1.0 }
+            #expect(members.count == expected.count && zip(members, expected).allSatisfy { $0.0 == $1.0 && $0.1.text == $1.1.text })
+        }
+    }
+
     @Test func largeDocumentFromTheServerRoundTrips() throws {
         let body = BuiltinRoutes.largeJSONBody(megabytes: 2)
         let before = try #require(Self.tokens(body))
