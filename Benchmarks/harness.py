@@ -35,8 +35,12 @@ def compare(title, commands, runs, shell=False, before_each=None):
     before_each runs (untimed) before every command, e.g. to remove an output file."""
     times = {name: [] for name, _ in commands}
     memory = {name: 0 for name, _ in commands}
-    for _ in range(runs):
-        for name, argv in commands:
+    for index in range(runs):
+        # Each round starts with the next tool, so that whatever one run leaves behind (a
+        # file dropped from the page cache, a connection the server is still closing) lands
+        # on every tool alike, not on the one that always comes first.
+        shift = index % len(commands)
+        for name, argv in commands[shift:] + commands[:shift]:
             if before_each:
                 before_each()
             if shell:
