@@ -549,9 +549,6 @@ struct CompactTokens: JSONTokenSink {
         kinds.reserveCapacity(size / 4 + 1)
     }
 
-    /// Tokens kept.
-    var count: Int { kinds.count }
-
     @inline(__always)
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
         let code = Self.code(of: kind)
