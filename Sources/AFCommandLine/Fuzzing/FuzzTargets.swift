@@ -75,9 +75,9 @@ package enum FuzzTargets {
             guard let built = try? URLBuilder.build(text, https: https, query: [("q", text)], pathAsIs: false) else { continue }
             precondition((try? HTTPURL(parsing: built.string, pathAsIs: true)) != nil, "a built URL does not parse again: \(built.string.prefix(200))")
         }
-        // The URL as composed from its parts is the URL as libcurl renders it.
-        if let renderings = HTTPURL.renderings(of: text), let composed = renderings.composed {
-            precondition(composed == renderings.rendered, "composed \(composed), rendered \(renderings.rendered)")
+        // The URL as put together from its parts is the URL as libcurl renders it.
+        if let parsed = try? HTTPURL(parsing: text), let rendered = HTTPURL.libcurlRendering(of: text) {
+            precondition(parsed.string == rendered, "put together \(parsed.string), rendered \(rendered)")
         }
     }
 

@@ -101,7 +101,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
     /// Nil for a host libcurl rewrites when rendering (an IPv6 literal, which may carry a
     /// zone; a `%`; non-ASCII), which is then rendered by libcurl.
     private static func compose(scheme: String, user: String?, password: String?, host: String, port: String?, path: String?, query: String?) -> String? {
-        guard host.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "[") }) else { return nil }
+        guard !libcurlRewrites(host: host) else { return nil }
         var text = scheme
         text += "://"
         if let user { text += user }
@@ -128,19 +128,21 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
-    /// For tests and fuzzing: `text` parsed, its URL as composed from the parts and as
-    /// libcurl renders it (nil when the text does not parse; `composed` nil where libcurl's
-    /// rendering is used anyway).
-    package static func renderings(of text: String) -> (composed: String?, rendered: String)? {
-        guard let parsed = try? HTTPURL(parsing: text) else { return nil }
+    /// For tests and fuzzing: `text` as libcurl itself renders it (without the fragment),
+    /// to compare with `string`, which is put together from the parts; nil when it does not
+    /// parse.
+    package static func libcurlRendering(of text: String) -> String? {
         CurlRuntime.ensureInitialized()
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK, let rendered = rendered(handle) else { return nil }
-        let composed = compose(scheme: part(handle, CURLUPART_SCHEME) ?? "", user: part(handle, CURLUPART_USER),
-                               password: part(handle, CURLUPART_PASSWORD), host: parsed.host, port: part(handle, CURLUPART_PORT),
-                               path: part(handle, CURLUPART_PATH), query: parsed.query)
-        return (composed, rendered)
+        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else { return nil }
+        return rendered(handle)
+    }
+
+    /// Whether libcurl rewrites `host` when it renders a URL (an IPv6 literal, which may
+    /// carry a zone; a `%`; non-ASCII), so that the URL is not put together from its parts.
+    package static func libcurlRewrites(host: String) -> Bool {
+        !host.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "[") }
     }
 
     /// Resolves a reference (a `Location` value) against this URL.
