@@ -97,9 +97,10 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// event covered (-1: none announced yet).
     var socketsOpened = 0
     var socketsAnnounced = -1
-    var tlsDetails: (version: String, cipher: String, resumed: Bool)?
-    /// This transfer's new connection resumed a TLS session (no certificates were exchanged).
-    var tlsResumed = false
+    private var tlsDetails: (version: String, cipher: String, resumed: Bool)?
+    /// This transfer's new connection resumed a TLS session (no certificates were exchanged,
+    /// so no full handshake was seen).
+    var tlsResumed: Bool { !handshakeSeen && tlsDetails?.resumed == true }
     var lastProgress: Double = -1
     var cancellation: AFError.Cancellation?
     private var finished = false
@@ -583,8 +584,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// the connection is up (a resumed handshake runs no verification callback).
     func detectResumedTLSSession() -> Bool {
         guard !handshakeSeen, url.scheme == "https" else { return false }
-        tlsResumed = connectionTLSDetails().resumed
-        return tlsResumed
+        return connectionTLSDetails().resumed
     }
 
     /// The connection's TLS details, read once while the connection is up and kept: after
