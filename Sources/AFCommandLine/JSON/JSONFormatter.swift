@@ -415,10 +415,7 @@ final class ByteBuffer {
     private func grow(_ extra: Int) {
         var grown = capacity * 2
         while grown < count + extra { grown *= 2 }
-        let bigger = LargeAllocation.allocate(UInt8.self, capacity: grown)
-        bigger.update(from: storage, count: count)
-        LargeAllocation.deallocate(storage, capacity: capacity)
-        storage = bigger
+        storage = LargeAllocation.resize(storage, count: count, capacity: capacity, to: grown)
         capacity = grown
     }
 
@@ -489,11 +486,6 @@ final class ByteBuffer {
     /// Makes room for `total` bytes in all, so appends up to it never copy what is there.
     func reserveCapacity(_ total: Int) {
         if total > capacity { grow(total - count) }
-    }
-
-    /// The bytes written so far, for the duration of `body`.
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        body(UnsafeRawBufferPointer(start: storage, count: count))
     }
 
     /// The bytes written so far: valid until the next append or `removeAll`.
@@ -629,10 +621,7 @@ final class Column<Element: BitwiseCopyable> {
 
     @inline(never)
     private func grow(to total: Int) {
-        let bigger = LargeAllocation.allocate(Element.self, capacity: total)
-        bigger.moveInitialize(from: storage, count: count)
-        LargeAllocation.deallocate(storage, capacity: capacity)
-        storage = bigger
+        storage = LargeAllocation.resize(storage, count: count, capacity: capacity, to: total)
         capacity = total
     }
 
@@ -653,14 +642,13 @@ protocol SortedTokenSink {
 enum SortedKeys {
     /// Emits the document's tokens into `sink` with every object's members sorted by key.
     static func emit<Sink: SortedTokenSink>(_ document: CompactTokens, into sink: inout Sink) {
-        document.bytes.withUnsafeBytes { raw in
-            document.kinds.withUnsafeBufferPointer { kinds in
-                document.lengths.withUnsafeBufferPointer { lengths in
-                    var emitter = Emitter(kinds: kinds, lengths: lengths, longLengths: document.longLengths, raw: raw)
-                    var position = Position(index: 0, offset: 0)
-                    while position.index < kinds.count {
-                        position = emitter.value(at: position, &sink)
-                    }
+        let raw = document.bytes.written
+        document.kinds.withUnsafeBufferPointer { kinds in
+            document.lengths.withUnsafeBufferPointer { lengths in
+                var emitter = Emitter(kinds: kinds, lengths: lengths, longLengths: document.longLengths, raw: raw)
+                var position = Position(index: 0, offset: 0)
+                while position.index < kinds.count {
+                    position = emitter.value(at: position, &sink)
                 }
             }
         }

@@ -22,6 +22,15 @@ enum LargeAllocation {
         return mapped.bindMemory(to: T.self, capacity: count)
     }
 
+    /// Moves the first `count` elements of `pointer` (allocated for `capacity`) to a new
+    /// allocation for `newCapacity`, frees the old one and returns the new one.
+    static func resize<T>(_ pointer: UnsafeMutablePointer<T>, count: Int, capacity: Int, to newCapacity: Int) -> UnsafeMutablePointer<T> {
+        let bigger = allocate(T.self, capacity: newCapacity)
+        bigger.moveInitialize(from: pointer, count: count)
+        deallocate(pointer, capacity: capacity)
+        return bigger
+    }
+
     /// Frees what `allocate` returned for the same `capacity`.
     static func deallocate<T>(_ pointer: UnsafeMutablePointer<T>, capacity count: Int) {
         let bytes = count * MemoryLayout<T>.stride
