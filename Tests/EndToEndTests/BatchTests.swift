@@ -10,12 +10,19 @@ import Testing
     init() throws {
         server = try TestServer()
         directory = try TemporaryDirectory.make(prefix: "af-batch")
-        // `/answer/N?delay=S`: "answer N\n" after S seconds.
+        // `/answer/N?delay=S&size=B`: "answer N\n" after S seconds, padded with dots to B bytes.
         server.route("/answer/*") { request, _ in
             if let delay = request.queryValue("delay").flatMap(Double.init) { usleep(UInt32(delay * 1_000_000)) }
             let number = request.path.split(separator: "/").last.map(String.init) ?? "?"
-            return .response(status: 200, headers: [("Content-Type", "text/plain")], body: Array("answer \(number)\n".utf8))
+            return .response(status: 200, headers: [("Content-Type", "text/plain")], body: Self.answer(number, size: request.queryValue("size").flatMap(Int.init)))
         }
+    }
+
+    /// The body of `/answer/N`: "answer N\n", or that many bytes with dots before the newline.
+    static func answer(_ number: String, size: Int?) -> [UInt8] {
+        let text = Array("answer \(number)".utf8)
+        guard let size, size > text.count + 1 else { return text + [0x0A] }
+        return text + [UInt8](repeating: UInt8(ascii: "."), count: size - text.count - 1) + [0x0A]
     }
 
     /// Writes `lines` to a batch file and returns its path.
@@ -38,6 +45,42 @@ import Testing
         #expect(elapsed < 1.1, "took \(elapsed) s")
         let arrivals = server.requests.map(\.receivedAt)
         #expect((arrivals.max() ?? 0) - (arrivals.min() ?? 0) < 0.3)
+    }
+
+    /// A running request holds its output in memory up to 32 KiB; past that, and whenever it
+    /// ends before an earlier line, its output waits in a temporary file.
+    @Test func outputsOfEverySizeKeepLineOrderWhateverOrderTheyFinishIn() throws {
+        let cases: [(delay: Double, size: Int)] = [(0.6, 10), (0, 32 * 1024), (0, 32 * 1024 + 1), (0.3, 200_000), (0, 10), (0.1, 70_000), (0, 0)]
+        let path = try file(cases.enumerated().map { index, item in
+            server.url("/answer/\(index + 1)?delay=\(item.delay)&size=\(item.size)")
+        })
+        let temporary = try TemporaryDirectory.make(prefix: "af-batch-tmp")
+        let result = AF.run(["batch", "--parallel=7", path], environment: ["TMPDIR": temporary])
+        #expect(result.status == 0, "\(result.err)")
+        let expected = cases.enumerated().flatMap { index, item in Self.answer("\(index + 1)", size: item.size) }
+        #expect(result.out.utf8.count == expected.count)
+        #expect(Array(result.out.utf8) == expected)
+        #expect(result.err.isEmpty)
+        // The temporary files were unlinked as soon as they were made.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+    }
+
+    /// Without a usable temporary directory, output that must wait still waits in memory
+    /// while it fits what a running request may hold; a larger one fails its line, whole.
+    @Test func withoutATemporaryDirectoryOnlyALargeWaitingOutputFails() throws {
+        let path = try file([
+            server.url("/answer/1?delay=0.5"),
+            server.url("/answer/2?size=100000"),
+            server.url("/answer/3"),
+        ])
+        let result = AF.run(["batch", "--parallel=3", path], environment: ["TMPDIR": "/nonexistent-af-tmp"])
+        #expect(result.status == 9)
+        #expect(result.out == "answer 1\nanswer 3\n")
+        #expect(result.err == """
+        af: line 2: error: cannot create a temporary file in '/nonexistent-af-tmp' for the output of a later line: no such file or directory; set TMPDIR to a writable directory
+        af: error: 1 of 3 requests failed (line 2)
+
+        """)
     }
 
     @Test func reusesConnectionsAcrossLines() throws {

@@ -170,7 +170,7 @@ final class BatchRunner: Sendable {
         let messages = lineErrors(line.number)
         do throws(CommandFailure) {
             let (settings, positionals) = try planner.plan(try line.words.get())
-            let channel = try output.channel(for: sequence)
+            let channel = output.channel(for: sequence)
             let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: planner.environment)
             let execution: Execution
             do {
@@ -215,10 +215,10 @@ final class BatchRunner: Sendable {
     /// Standard error for one line: every message names it, and clears the progress line.
     private func lineErrors(_ number: Int) -> OutputChannel {
         let erase = progress.enabled ? BatchProgress.erase : ""
-        return OutputChannel(fd: stderr.fd, isTerminal: false) { text in
+        return stderr.rewriting { text in
             guard text.hasPrefix("af: ") else { return erase + text }
             return "\(erase)af: line \(number): \(text.dropFirst(4))"
-        }
+        } ?? stderr
     }
 
     // MARK: Finishing

@@ -5,24 +5,23 @@ import Glibc
 
 /// Standard output of `af batch`, in line order however requests finish.
 ///
-/// The earliest request not yet printed writes straight to standard output; every later
-/// one writes to an unlinked temporary file, copied out (by the kernel, `sendfile`) once
-/// everything before it is out. Files, not memory, hold the waiting output, and an
-/// interrupted run leaves nothing behind. Files are reused: each request writes after what
-/// the previous one left, and a file is emptied only once it has grown large (truncating
-/// costs the file system more than writing on). With `inCompletionOrder` (`--report=json`)
-/// every request writes straight out.
+/// The earliest request not yet printed writes straight to standard output. Every later one
+/// writes to a channel that holds up to `heldLimit` bytes in memory while the request runs,
+/// like any output buffer; when it ends, a request that is by then the earliest is printed
+/// from memory, and any other moves its output to an unlinked temporary file, copied out (by
+/// the kernel, `sendfile`) once everything before it is out. Output that waits for earlier
+/// lines therefore waits in files, not memory, and an interrupted run leaves nothing behind.
+/// Files are reused: each request writes after what the previous one left, and a file is
+/// emptied only once it has grown large (truncating costs the file system more than writing
+/// on). With `inCompletionOrder` (`--report=json`) every request writes straight out.
 final class OrderedOutput: Sendable {
-    /// A temporary file and where a request's output starts in it.
-    private struct Spool: Sendable {
-        let fd: Int32
-        let start: Int64
-    }
-
     private enum Slot: Sendable {
-        /// Writing to a temporary file, or (nil) straight to standard output.
-        case running(Spool?)
-        case done(Spool?)
+        /// Writing straight to standard output.
+        case direct
+        /// Writing to a held channel.
+        case running(OutputChannel)
+        /// Finished; what is left to print (nothing when it went out directly).
+        case done(SpoolRegion?, [UInt8])
         /// Nothing to print (a bad line, a cancelled request).
         case skipped
     }
@@ -32,7 +31,7 @@ final class OrderedOutput: Sendable {
         var next = 0
         var slots: [Int: Slot] = [:]
         /// Temporary files ready for another request, with the length of what they hold.
-        var spare: [Spool] = []
+        var spare: [SpoolRegion] = []
     }
 
     /// The block a copy goes through when the kernel cannot copy by itself.
@@ -41,6 +40,9 @@ final class OrderedOutput: Sendable {
         deinit { bytes.deallocate() }
     }
 
+    /// What a running request's output may hold in memory before it moves to a file: the
+    /// output of most API calls, and at most `--parallel` times this in all.
+    static let heldLimit = 32 * 1024
     /// Spare files kept for reuse; more are closed.
     private static let spareLimit = 64
     /// A reused file is emptied once it holds this much.
@@ -66,41 +68,63 @@ final class OrderedOutput: Sendable {
     var nextToPrint: Int { state.read { $0.next } }
 
     /// Where request `sequence` writes its standard output.
-    func channel(for sequence: Int) throws(CommandFailure) -> OutputChannel {
+    func channel(for sequence: Int) -> OutputChannel {
         if inCompletionOrder { return stdout }
-        let direct = state.read { $0.next == sequence }
-        if direct {
-            state.write { $0.slots[sequence] = .running(nil) }
-            return stdout
+        let direct = state.write { state -> Bool in
+            guard state.next == sequence else { return false }
+            state.slots[sequence] = .direct
+            return true
         }
-        if let spool = state.write({ $0.spare.popLast() }) {
-            state.write { $0.slots[sequence] = .running(spool) }
-            return OutputChannel(fd: spool.fd, isTerminal: stdout.isTerminal)
+        if direct { return stdout }
+        let channel = OutputChannel(holdingUpTo: Self.heldLimit, isTerminal: stdout.isTerminal) { [weak self] in
+            guard let self else { return .failure(OutputChannel.closedError) }
+            return self.takeFile()
         }
-        let (fd, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-batch").mapError { failure in
-            CommandFailure("cannot create a temporary file in '\(temporaryDirectory)' for the output of a later line: \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
-        }.get()
-        unlink(path)
-        state.write { $0.slots[sequence] = .running(Spool(fd: fd, start: 0)) }
-        return OutputChannel(fd: fd, isTerminal: stdout.isTerminal)
+        state.write { $0.slots[sequence] = .running(channel) }
+        return channel
+    }
+
+    /// A temporary file for output that has to wait: a spare one, or a new one.
+    private func takeFile() -> Result<SpoolRegion, AFError> {
+        if let spare = state.write({ $0.spare.popLast() }) { return .success(spare) }
+        switch FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-batch") {
+        case .success(let (fd, path)):
+            unlink(path)
+            return .success(SpoolRegion(fd: fd, start: 0))
+        case .failure(let failure):
+            return .failure(.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in '\(temporaryDirectory)' for the output of a later line: \(failure.description); set TMPDIR to a writable directory")))
+        }
     }
 
     /// Request `sequence` has written everything; prints what is now in order.
     func finish(_ sequence: Int) {
-        state.write { state in
-            if case .running(let spool) = state.slots[sequence] { state.slots[sequence] = .done(spool) }
+        let (channel, isNext) = state.read { state -> (OutputChannel?, Bool) in
+            guard case .running(let channel) = state.slots[sequence] else { return (nil, false) }
+            return (channel, state.next == sequence)
+        }
+        if let channel {
+            // Output that has to wait for earlier lines waits in a file. Should no file be
+            // had, it stays in memory (no more than the held limit).
+            if !isNext { _ = channel.spillHeld() }
+            let (file, bytes, lost) = channel.release()
+            if lost, let file { recycle(file.fd) }
+            state.write { $0.slots[sequence] = lost ? .done(nil, []) : .done(file, bytes) }
+        } else {
+            state.write { state in
+                if case .direct = state.slots[sequence] { state.slots[sequence] = .done(nil, []) }
+            }
         }
         printReady()
     }
 
     /// Request `sequence` prints nothing.
     func skip(_ sequence: Int) {
-        let abandoned = state.write { state -> Spool? in
+        let abandoned = state.write { state -> OutputChannel? in
             defer { state.slots[sequence] = .skipped }
-            if case .running(let spool) = state.slots[sequence] { return spool }
+            if case .running(let channel) = state.slots[sequence] { return channel }
             return nil
         }
-        if let abandoned { recycle(abandoned.fd) }
+        if let file = abandoned?.release().file { recycle(file.fd) }
         printReady()
     }
 
@@ -113,41 +137,45 @@ final class OrderedOutput: Sendable {
         }
         for (_, slot) in remaining {
             switch slot {
-            case .done(let spool?): copyOut(spool)
-            case .running(let spool?): recycle(spool.fd)
-            default: break
+            case .done(let file, let bytes): print(file, bytes)
+            case .running(let channel): if let file = channel.release().file { recycle(file.fd) }
+            case .direct, .skipped: break
             }
         }
     }
 
     private func printReady() {
         while true {
-            let ready = state.write { state -> Spool?? in
+            let ready = state.write { state -> (SpoolRegion?, [UInt8])? in
                 switch state.slots[state.next] {
-                case .done(let spool):
+                case .done(let file, let bytes):
                     state.slots[state.next] = nil
                     state.next += 1
-                    return .some(spool)
+                    return (file, bytes)
                 case .skipped:
                     state.slots[state.next] = nil
                     state.next += 1
-                    return .some(nil)
-                case .running, nil:
+                    return (nil, [])
+                case .direct, .running, nil:
                     return nil
                 }
             }
-            guard let ready else { return }
-            if let spool = ready { copyOut(spool) }
+            guard let (file, bytes) = ready else { return }
+            print(file, bytes)
         }
     }
 
-    /// Copies a request's part of its temporary file to standard output and puts the file
-    /// aside for reuse.
-    private func copyOut(_ spool: Spool) {
-        defer { recycle(spool.fd) }
-        let end = Int64(lseek(spool.fd, 0, SEEK_CUR))
-        guard end > spool.start else { return }
-        try? stdout.copy(from: spool.fd, offset: spool.start, count: end - spool.start, buffer: buffer.bytes)
+    /// Prints a finished request's output: its part of a temporary file (the file is then
+    /// put aside for reuse), then what it held in memory.
+    private func print(_ file: SpoolRegion?, _ bytes: [UInt8]) {
+        if let file {
+            let end = Int64(lseek(file.fd, 0, SEEK_CUR))
+            if end > file.start {
+                try? stdout.copy(from: file.fd, offset: file.start, count: end - file.start, buffer: buffer.bytes)
+            }
+            recycle(file.fd)
+        }
+        if !bytes.isEmpty { try? stdout.write(bytes) }
     }
 
     /// Keeps a temporary file for the next request (emptied when it has grown large), or
@@ -163,7 +191,7 @@ final class OrderedOutput: Sendable {
         }
         let kept = state.write { state -> Bool in
             guard state.spare.count < Self.spareLimit else { return false }
-            state.spare.append(Spool(fd: fd, start: end))
+            state.spare.append(SpoolRegion(fd: fd, start: end))
             return true
         }
         if !kept { close(fd) }

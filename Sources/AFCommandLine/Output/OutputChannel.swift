@@ -4,48 +4,156 @@ import Synchronization
 import Glibc
 #endif
 
-/// A file descriptor that af writes to (standard output or error), safe to share between the
-/// transfer thread and the main thread.
+/// Where af writes its output: a file descriptor (standard output or error), or, for a later
+/// line of `af batch`, memory and then a temporary file. Safe to share between the transfer
+/// thread and the main thread.
 ///
-/// Writes go straight to the descriptor; a reader that has gone away (`EPIPE`) is remembered
-/// so the run can end at once and quietly.
+/// Writes to a descriptor go straight to it; a reader that has gone away (`EPIPE`) is
+/// remembered so the run can end at once and quietly.
 final class OutputChannel: Sendable {
-    let fd: Int32
+    /// Where the bytes go.
+    private enum Destination: Sendable {
+        case descriptor(Int32)
+        /// Held in memory up to `limit` bytes, then moved to the file `spill` supplies.
+        case held(limit: Int, spill: @Sendable () -> Result<SpoolRegion, AFError>)
+    }
+
+    private struct State: Sendable {
+        /// The reader has gone away.
+        var closed = false
+        /// What a held channel keeps in memory.
+        var held: [UInt8] = []
+        /// The file a held channel moved to.
+        var spool: SpoolRegion?
+        /// Why a held channel could not move to a file when it outgrew memory: what it held
+        /// is dropped (a request's output is whole or absent), and every later write fails.
+        var lost: AFError?
+        /// A held channel has been released; later writes fail.
+        var released = false
+    }
+
     let isTerminal: Bool
     /// Rewrites each message written as text (`af batch` names the line in it).
     let rewrite: (@Sendable (String) -> String)?
-    private let state = Mutex(false)
+    private let destination: Destination
+    private let state = Mutex(State())
 
     init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
-        self.fd = fd
+        destination = .descriptor(fd)
         self.isTerminal = isTerminal
         self.rewrite = rewrite
     }
 
+    /// A channel that keeps up to `limit` bytes in memory and moves everything to the
+    /// temporary file `spill` gives once more is written (or when `spillHeld` is called).
+    init(holdingUpTo limit: Int, isTerminal: Bool, spill: @escaping @Sendable () -> Result<SpoolRegion, AFError>) {
+        destination = .held(limit: limit, spill: spill)
+        self.isTerminal = isTerminal
+        rewrite = nil
+    }
+
+    /// The same descriptor, not taken for a terminal, with each message rewritten by
+    /// `rewrite`. Nil for a held channel.
+    func rewriting(_ rewrite: @escaping @Sendable (String) -> String) -> OutputChannel? {
+        guard case .descriptor(let fd) = destination else { return nil }
+        return OutputChannel(fd: fd, isTerminal: false, rewrite: rewrite)
+    }
+
     /// Whether the reader has gone away.
-    var isClosed: Bool { state.withLock { $0 } }
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Writes all bytes; throws `.output` when the descriptor fails (a closed pipe included).
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         guard !bytes.isEmpty else { return }
-        let failure: AFError? = state.withLock { closed in
-            if closed { return Self.closedError }
-            let code = FileIO.writeAll(fd, bytes)
-            if code == 0 { return nil }
-            if code == EPIPE {
-                closed = true
-                return Self.closedError
+        let failure: AFError? = state.withLock { state in
+            if state.closed { return Self.closedError }
+            switch destination {
+            case .descriptor(let fd):
+                let code = FileIO.writeAll(fd, bytes)
+                if code == 0 { return nil }
+                if code == EPIPE {
+                    state.closed = true
+                    return Self.closedError
+                }
+                return Self.writeError(code)
+            case .held(let limit, let spill):
+                if let lost = state.lost { return lost }
+                if state.released { return Self.closedError }
+                if state.spool == nil, state.held.count + bytes.count <= limit {
+                    state.held.append(contentsOf: bytes)
+                    return nil
+                }
+                var failure = Self.moveHeld(&state, spill: spill, takingFile: true)
+                if failure == nil, let spool = state.spool {
+                    let code = FileIO.writeAll(spool.fd, bytes)
+                    if code != 0 { failure = Self.spoolError(code) }
+                }
+                if let failure {
+                    state.lost = failure
+                    state.held = []
+                }
+                return failure
             }
-            return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXFailure(code: code).description)"))
         }
         if let failure { throw failure }
+    }
+
+    /// For a held channel: moves what memory holds to the temporary file (taken first when
+    /// there is none yet). On failure the bytes stay held.
+    func spillHeld() -> AFError? {
+        guard case .held(_, let spill) = destination else { return nil }
+        return state.withLock { state in
+            state.lost == nil ? Self.moveHeld(&state, spill: spill, takingFile: false) : nil
+        }
+    }
+
+    /// For a held channel: ends it, returning the file holding the start of its output (nil
+    /// when nothing was moved), what is still in memory, and whether the output was lost (the
+    /// file is then only to be reused). Later writes fail.
+    func release() -> (file: SpoolRegion?, bytes: [UInt8], lost: Bool) {
+        state.withLock { state in
+            state.released = true
+            defer {
+                state.held = []
+                state.spool = nil
+            }
+            return (state.spool, state.held, state.lost != nil)
+        }
+    }
+
+    /// Writes what memory holds to the channel's file, taking one first if there is none
+    /// (even with nothing held, when `takingFile`).
+    private static func moveHeld(_ state: inout State, spill: @Sendable () -> Result<SpoolRegion, AFError>, takingFile: Bool) -> AFError? {
+        if state.spool == nil {
+            guard takingFile || !state.held.isEmpty else { return nil }
+            switch spill() {
+            case .success(let spool): state.spool = spool
+            case .failure(let error): return error
+            }
+        }
+        guard let spool = state.spool, !state.held.isEmpty else { return nil }
+        let code = state.held.withUnsafeBytes { FileIO.writeAll(spool.fd, $0) }
+        guard code == 0 else { return spoolError(code) }
+        state.held = []
+        return nil
+    }
+
+    private static func writeError(_ code: Int32) -> AFError {
+        .output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXFailure(code: code).description)"))
+    }
+
+    private static func spoolError(_ code: Int32) -> AFError {
+        .output(OutputFailure(kind: .writeFailed, message: "cannot write to a temporary file: \(POSIXFailure(code: code).description); set TMPDIR to a directory with room"))
     }
 
     /// Copies `count` bytes of the file `source` from `offset` on, in the kernel where it can
     /// (`sendfile`), else through `buffer`.
     func copy(from source: Int32, offset: Int64, count: Int64, buffer: UnsafeMutableRawBufferPointer) throws(AFError) {
-        let failure: AFError? = state.withLock { closed in
-            if closed { return Self.closedError }
+        guard case .descriptor(let fd) = destination else {
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot copy a file into held output"))
+        }
+        let failure: AFError? = state.withLock { state in
+            if state.closed { return Self.closedError }
             var position = off_t(offset)
             let end = off_t(offset + count)
             var kernelCopies = true
@@ -74,10 +182,10 @@ final class OutputChannel: Sendable {
                     let code = errno
                     if code == EINTR || code == EAGAIN { continue }
                     if code == EPIPE {
-                        closed = true
+                        state.closed = true
                         return Self.closedError
                     }
-                    return AFError.output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXFailure(code: code).description)"))
+                    return Self.writeError(code)
                 }
                 if moved == 0 { break }
             }
@@ -100,4 +208,10 @@ final class OutputChannel: Sendable {
     }
 
     static let closedError = AFError.output(OutputFailure(kind: .writeFailed, message: "standard output was closed"))
+}
+
+/// A temporary file of `af batch` and where one line's output starts in it.
+struct SpoolRegion: Sendable {
+    let fd: Int32
+    let start: Int64
 }
