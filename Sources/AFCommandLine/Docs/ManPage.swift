@@ -58,7 +58,8 @@ public enum ManPage {
         verification settings, except with pins, \\fB\\-\\-check\\-revocation\\fR or
         \\fB\\-\\-crl\\fR, which need a full handshake on every connection.
         Each request's output is exactly what af alone would print, in line order
-        and never interleaved (later outputs wait in temporary files); with
+        and never interleaved (output that has to wait for earlier lines waits in temporary
+        files; \\fB\\-o \\-\\fR is refused on a line); with
         \\fB\\-\\-report=json\\fR each request prints one JSON line with \\fB"line"\\fR as it finishes.
         Downloads (\\fB\\-d\\fR) that want one name get \\fIname\\fR, \\fIname\\-1\\fR, \\fIname\\-2\\fR.
         Messages name the line (\\fBaf: line 17: ...\\fR); when requests failed the last line is
