@@ -18,18 +18,14 @@ package final class Protected<Value: Sendable>: Sendable {
     }
 
     /// Runs `body` with read access to the value while holding the lock.
-    package func read<T: Sendable>(_ body: (Value) throws -> T) rethrows -> T {
-        try withoutActuallyEscaping(body) { body in
-            try locked.withLock { (value: inout Value) throws -> T in try body(value) }
-        }
+    package func read<T: Sendable, E: Error>(_ body: (Value) throws(E) -> T) throws(E) -> T {
+        try locked.withLock { (value: inout Value) throws(E) -> T in try body(value) }
     }
 
     /// Runs `body` with write access to the value while holding the lock.
     @discardableResult
-    package func write<T: Sendable>(_ body: (inout Value) throws -> T) rethrows -> T {
-        try withoutActuallyEscaping(body) { body in
-            try locked.withLock { (value: inout Value) throws -> T in try body(&value) }
-        }
+    package func write<T: Sendable, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+        try locked.withLock(body)
     }
 
     /// A copy of the current value.
