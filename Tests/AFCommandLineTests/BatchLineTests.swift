@@ -82,7 +82,7 @@ import Testing
         #expect(!budget.take())
     }
 
-    @Test func differentTrustSettingsNeverShareConnections() {
+    @Test func differentTrustOrRoutingSettingsNeverShareConnections() {
         var pinned = Settings()
         pinned.pins = ["sha256//AAAA"]
         var verified = Settings()
@@ -92,10 +92,21 @@ import Testing
         twoPins.pins = ["sha256//AA", "AA"]
         var joinedPin = Settings()
         joinedPin.pins = ["sha256//AA\u{1}AA"]
-        let keys = Set([Settings(), pinned, verified, twoPins, joinedPin].map(LinePlanner.TrustKey.init))
-        #expect(keys.count == 5)
+        var resolved = Settings()
+        resolved.resolve = ["example.org:443:127.0.0.1"]
+        var proxied = Settings()
+        proxied.proxies = ["http:http://127.0.0.1:3128"]
+        var socket = Settings()
+        socket.unixSocket = "/run/api.sock"
+        var bound = Settings()
+        bound.interface = "lo"
+        var v6 = Settings()
+        v6.ipVersion = .v6
+        let all = [Settings(), pinned, verified, twoPins, joinedPin, resolved, proxied, socket, bound, v6]
+        let keys = Set(all.map(LinePlanner.ConnectionKey.init))
+        #expect(keys.count == all.count)
         var other = Settings()
         other.retry = 3
-        #expect(LinePlanner.TrustKey(other) == LinePlanner.TrustKey(Settings()))
+        #expect(LinePlanner.ConnectionKey(other) == LinePlanner.ConnectionKey(Settings()))
     }
 }

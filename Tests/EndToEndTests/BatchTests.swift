@@ -83,6 +83,23 @@ import Testing
         """)
     }
 
+    /// libcurl matches connections by host and port: without care, a line would be sent over
+    /// a connection made to the address another line's --resolve chose.
+    @Test func linesThatResolveANameDifferentlyNeverShareAConnection() throws {
+        let path = try file([
+            "http://api.test:\(server.port)/answer/1 --resolve api.test:\(server.port):127.0.0.1",
+            "http://api.test:\(server.port)/answer/2 --resolve api.test:\(server.port):127.0.0.2",
+            "http://api.test:\(server.port)/answer/3 --resolve api.test:\(server.port):127.0.0.1",
+        ])
+        let result = AF.run(["batch", "--parallel=1", path])
+        // The server listens on 127.0.0.1 only: line 2 is refused, line 3 reuses line 1's.
+        #expect(result.status == 1)
+        #expect(result.out == "answer 1\nanswer 3\n")
+        #expect(result.err.hasPrefix("af: line 2: error: connection refused by api.test:\(server.port)"), "\(result.err)")
+        #expect(server.requests.map(\.path) == ["/answer/1", "/answer/3"])
+        #expect(Set(server.requests.map(\.connection)).count == 1)
+    }
+
     @Test func reusesConnectionsAcrossLines() throws {
         let path = try file((1...40).map { server.url("/answer/\($0)") })
         let result = AF.run(["batch", "--parallel=4", path])

@@ -68,8 +68,9 @@ final class BatchRunner: Sendable {
         var firstFailure: (sequence: Int, status: Int32)?
         var nextStart = 0.0
         var timerArmed = false
-        /// Sessions owning the connections of lines whose trust settings differ from the batch's.
-        var connectionOwners: [LinePlanner.TrustKey: Session] = [:]
+        /// Sessions owning the connections of lines whose connection settings differ from the
+        /// batch's.
+        var connectionOwners: [LinePlanner.ConnectionKey: Session] = [:]
     }
 
     /// How many lines past the earliest unprinted one may start: bounds waiting outputs.
@@ -86,7 +87,7 @@ final class BatchRunner: Sendable {
     let netrc: Netrc?
     /// Drives every transfer on the calling thread, and owns the batch's connections.
     let primary = Session()
-    private let baseTrust: LinePlanner.TrustKey
+    private let baseConnections: LinePlanner.ConnectionKey
     private let state = Protected(State())
 
     init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress, netrc: Netrc?) {
@@ -98,7 +99,7 @@ final class BatchRunner: Sendable {
         self.stderr = stderr
         self.budget = budget
         self.progress = progress
-        baseTrust = LinePlanner.TrustKey(planner.base)
+        baseConnections = LinePlanner.ConnectionKey(planner.base)
     }
 
     /// Runs every line and returns the exit status.
@@ -200,10 +201,11 @@ final class BatchRunner: Sendable {
     }
 
     /// The session whose connections a line may use: the batch's own, or one per other set of
-    /// trust settings, so that no connection verified one way serves a line that asks another.
+    /// connection settings, so that no connection verified one way, or made to an address
+    /// another line chose, serves a line that asks otherwise.
     private func connectionOwner(for settings: Settings) -> Session {
-        let key = LinePlanner.TrustKey(settings)
-        if key == baseTrust { return primary }
+        let key = LinePlanner.ConnectionKey(settings)
+        if key == baseConnections { return primary }
         return state.write { state -> Session in
             if let owner = state.connectionOwners[key] { return owner }
             let owner = Session()

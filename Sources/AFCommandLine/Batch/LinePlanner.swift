@@ -66,15 +66,21 @@ struct LinePlanner: Sendable {
         for file in built.body.temporaryFiles { FileSystem.remove(file) }
     }
 
-    /// What decides whether two lines' connections may be shared: every trust setting.
-    struct TrustKey: Hashable, Sendable {
+    /// What decides whether two lines' connections (and DNS cache) may be shared: every trust
+    /// setting, and every setting that decides where a connection goes. libcurl matches a
+    /// connection by host and port, so a line with other `--resolve` entries (or proxy,
+    /// socket, interface or IP version) must not be handed a connection made for another.
+    struct ConnectionKey: Hashable, Sendable {
         let verify, cert, certKey, certKeyPass, ciphers, crl, trustPolicy: String?
         let ssl: TLSOptions.Version?
         let pins, pinCerts: [String]
         let checkRevocation: Bool
+        let resolve, proxies: [String]
+        let unixSocket, interface: String?
+        let ipVersion: TransferOptions.IPVersion
 
-        /// The trust settings of `settings`, compared field by field (no text is built: one
-        /// is made per line of a batch).
+        /// The connection settings of `settings`, compared field by field (no text is built:
+        /// one is made per line of a batch).
         init(_ settings: Settings) {
             verify = settings.verify
             cert = settings.cert
@@ -87,6 +93,11 @@ struct LinePlanner: Sendable {
             pins = settings.pins
             pinCerts = settings.pinCerts
             checkRevocation = settings.checkRevocation
+            resolve = settings.resolve
+            proxies = settings.proxies
+            unixSocket = settings.unixSocket
+            interface = settings.interface
+            ipVersion = settings.ipVersion
         }
     }
 }

@@ -35,8 +35,8 @@ public final class Session: Sendable {
     let driver: TransferDriver
     /// What carries each attempt: libcurl, unless a test gives another.
     let transport: any AttemptTransport
-    /// This session's cookies and DNS cache.
-    let share = ShareHandle()
+    /// This session's cookies, and its DNS cache unless it shares another session's thread.
+    let share: ShareHandle
     let monitor: CompositeEventMonitor
     private let counter = Protected(0)
 
@@ -60,6 +60,7 @@ public final class Session: Sendable {
         driver = TransferDriver()
         driver.retain()
         transport = CurlTransport()
+        share = ShareHandle(holdsDNS: true)
         monitor = CompositeEventMonitor(configuration.eventMonitors)
     }
 
@@ -70,20 +71,23 @@ public final class Session: Sendable {
         driver = TransferDriver()
         driver.retain()
         self.transport = transport
+        share = ShareHandle(holdsDNS: true)
         monitor = CompositeEventMonitor(configuration.eventMonitors)
     }
 
-    /// Creates a session with its own configuration, cookies and DNS cache that runs its
-    /// transfers on `other`'s thread and multi handle, so that the two reuse each other's
-    /// connections (and share HTTP/2 connections as streams).
+    /// Creates a session with its own configuration and cookies that runs its transfers on
+    /// `other`'s thread and multi handle, so that the two reuse each other's connections (and
+    /// share HTTP/2 connections as streams) and the multi handle's DNS cache.
     ///
-    /// Connections are reused whatever the sessions' trust settings, so share only between
-    /// sessions that evaluate servers the same way.
+    /// Connections are reused whatever the sessions' trust settings, and names resolved (or
+    /// pinned with `TransferOptions.resolve`) for one request serve all, so share only
+    /// between sessions that evaluate servers and resolve names the same way.
     public init(configuration: Configuration, sharingConnectionsWith other: Session) {
         self.configuration = configuration
         driver = other.driver
         driver.retain()
         transport = other.transport
+        share = ShareHandle(holdsDNS: false)
         monitor = CompositeEventMonitor(configuration.eventMonitors)
     }
 

@@ -1,6 +1,8 @@
 internal import CCurl
 
-/// A libcurl share handle holding one session's cookies and DNS cache.
+/// A libcurl share handle holding one session's cookies and, unless the session shares
+/// another's thread and multi handle, its DNS cache (sessions that share a multi handle use
+/// its DNS cache together, as they use its connections).
 ///
 /// Only the driver thread (or the caller of `TransferDriver.runExclusively`) uses it, so it
 /// needs no lock callbacks. It is freed with its session; libcurl refuses to free a share
@@ -8,11 +10,12 @@ internal import CCurl
 final class ShareHandle: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer
 
-    init() {
+    /// A share handle for cookies, and for the DNS cache when `holdsDNS`.
+    init(holdsDNS: Bool) {
         CurlRuntime.ensureInitialized()
         guard let share = curl_share_init() else { fatalError("libcurl could not allocate a share handle") }
         _ = afcurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue))
-        _ = afcurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
+        if holdsDNS { _ = afcurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue)) }
         raw = share
     }
 
