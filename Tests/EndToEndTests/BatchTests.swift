@@ -342,6 +342,22 @@ import Testing
         }
     }
 
+    /// Two lines that save to one name: the first to finish saves it, the other keeps its
+    /// download in `.part` and says so once.
+    @Test func twoLinesSavingToOneNameKeepBothDownloads() throws {
+        let output = try TemporaryDirectory.make(prefix: "af-batch-o")
+        let path = try file([server.url("/answer/1?delay=0.5") + " -o same.txt", server.url("/answer/2") + " -o same.txt"])
+        let result = AF.run(["batch", "--parallel=2", path], directory: output)
+        #expect(result.status == 9)
+        #expect(result.err == """
+        af: line 1: error: cannot save 'same.txt': it appeared while downloading; the download is in 'same.txt.part'
+        af: error: 1 of 2 requests failed (line 1)
+
+        """)
+        #expect(try String(contentsOfFile: output + "/same.txt", encoding: .utf8) == "answer 2\n")
+        #expect(try String(contentsOfFile: output + "/same.txt.part", encoding: .utf8) == "answer 1\n")
+    }
+
     @Test func streamedLinesRunAsTheyComeAndABadOneFailsOnlyItself() throws {
         let input = [server.url("/answer/1"), "\(server.url("/answer/2")) \"open", server.url("/answer/3")].joined(separator: "\n") + "\n"
         let result = AF.run(["batch", "-"], stdin: .bytes(Array(input.utf8)))

@@ -292,7 +292,8 @@ final class Execution {
 
     /// Whether running again with `-c` can finish what `error` stopped.
     private static func isResumable(_ error: AFError) -> Bool {
-        if case .output(let failure) = error, failure.kind == .resumeRefused || failure.kind == .checksumMismatch { return false }
+        // A download kept as `.part` because its name was taken meanwhile says so itself.
+        if case .output(let failure) = error, [.resumeRefused, .checksumMismatch, .destinationExists].contains(failure.kind) { return false }
         return true
     }
 
