@@ -48,7 +48,7 @@ enum Authentication {
     /// is not a terminal, so a script never hangs and nothing is sent.
     static func prompt(for user: String, host: String, environment: Environment, allowed: Bool) throws(CommandFailure) -> String {
         guard allowed else {
-            throw .usage("no password for '\(user)', and -I (--ignore-stdin) means af may not ask for one; give -a \(user):PASSWORD")
+            throw .usage("no password for '\(user)', and af may not ask for one with standard input ignored (-I, and on every line of af batch); give -a \(user):PASSWORD")
         }
         guard environment.stdinIsTerminal else {
             throw .usage("no password for '\(user)' and standard input is not a terminal to ask on; give -a \(user):PASSWORD")
