@@ -14,9 +14,14 @@ func readURLs(_ path: String) -> [String]? {
     var line: UnsafeMutablePointer<CChar>?
     var capacity = 0
     defer { free(line) }
-    while getline(&line, &capacity, file) > 0, let line {
-        let text = String(cString: line).split(separator: "\n").first.map(String.init) ?? ""
-        if !text.isEmpty { urls.append(text) }
+    while case let count = getline(&line, &capacity, file), count > 0, let line {
+        // Bytes, not Characters: splitting a String walks grapheme clusters, which cost
+        // more per line than a request's work in the engine.
+        var length = count
+        while length > 0, line[length - 1] == 10 || line[length - 1] == 13 { length -= 1 }
+        if length > 0 {
+            urls.append(String(decoding: UnsafeRawBufferPointer(start: line, count: length), as: UTF8.self))
+        }
     }
     return urls
 }
