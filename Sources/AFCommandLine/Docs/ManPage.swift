@@ -54,7 +54,9 @@ public enum ManPage {
         \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
         \\fIFILE\\fR:\\fILINE\\fR. With \\fB\\-\\fR a bad line fails alone. Requests to one origin reuse
         connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2
-        (over TLS). A new connection resumes an earlier TLS session made under the same
+        (over TLS). A connection serves only lines with the same trust and routing settings
+        (\\fB\\-\\-verify\\fR, pins, \\fB\\-\\-resolve\\fR, \\fB\\-\\-proxy\\fR, ...).
+        A new connection resumes an earlier TLS session made under the same
         verification settings, except with pins, \\fB\\-\\-check\\-revocation\\fR or
         \\fB\\-\\-crl\\fR, which need a full handshake on every connection.
         Each request's output is exactly what af alone would print, in line order
