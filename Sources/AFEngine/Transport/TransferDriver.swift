@@ -44,6 +44,8 @@ final class TransferDriver: Sendable {
     /// What only the driving thread touches.
     private final class Loop: @unchecked Sendable {
         var active: [UnsafeMutableRawPointer: Transfer] = [:]
+        /// The most transfers that have run at once, which sizes the connection cache.
+        var peakActive = 0
         var timers: [(deadline: Double, work: @Sendable () -> Void)] = []
         var watched: [(fd: Int32, handler: @Sendable () -> Void)] = []
     }
@@ -231,6 +233,17 @@ final class TransferDriver: Sendable {
         }
     }
 
+    /// Sizes libcurl's connection cache for the most transfers that have run at once (four
+    /// connections each, libcurl's own rule). Left to itself, libcurl sizes it by the
+    /// transfers added at the moment a connection is returned: when several finish in one
+    /// turn and are taken out before the next start, the last to finish finds the cache
+    /// "full" and closes idle connections the next requests would have reused.
+    private func keepConnections(for loop: Loop) {
+        guard loop.active.count > loop.peakActive else { return }
+        loop.peakActive = loop.active.count
+        _ = afcurl_multi_setopt_long(handles.multi, CURLMOPT_MAXCONNECTS, loop.peakActive * 4)
+    }
+
     private func runDueTimers(_ loop: Loop) {
         let now = Monotonic.now()
         let due = loop.timers.filter { $0.deadline <= now }
@@ -247,6 +260,7 @@ final class TransferDriver: Sendable {
             let code = curl_multi_add_handle(handles.multi, easy)
             if code == CURLM_OK {
                 loop.active[easy] = transfer
+                keepConnections(for: loop)
             } else {
                 _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, nil)
                 transfer.fail(.transport(TransportFailure(kind: .other, message: "libcurl refused the transfer: \(String(cString: curl_multi_strerror(code)))")))
