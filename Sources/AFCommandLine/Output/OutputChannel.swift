@@ -14,32 +14,26 @@ final class OutputChannel: Sendable {
     /// Where the bytes go.
     private enum Destination: Sendable {
         case descriptor(Int32)
-        /// Held in memory up to `limit` bytes, then moved to the file `spill` supplies.
-        case held(limit: Int, spill: @Sendable () -> Result<SpoolRegion, AFError>)
+        /// Memory, then a temporary file (`State.held`).
+        case held
     }
 
     private struct State: Sendable {
         /// The reader has gone away.
         var closed = false
-        /// What a held channel keeps in memory.
-        var held: [UInt8] = []
-        /// The file a held channel moved to.
-        var spool: SpoolRegion?
-        /// Why a held channel could not move to a file when it outgrew memory: what it held
-        /// is dropped (a request's output is whole or absent), and every later write fails.
-        var lost: AFError?
-        /// A held channel has been released; later writes fail.
-        var released = false
+        /// A held channel's output.
+        var held: HeldOutput?
     }
 
     let isTerminal: Bool
     /// Rewrites each message written as text (`af batch` names the line in it).
     let rewrite: (@Sendable (String) -> String)?
     private let destination: Destination
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
         destination = .descriptor(fd)
+        state = Mutex(State())
         self.isTerminal = isTerminal
         self.rewrite = rewrite
     }
@@ -47,7 +41,8 @@ final class OutputChannel: Sendable {
     /// A channel that keeps up to `limit` bytes in memory and moves everything to the
     /// temporary file `spill` gives once more is written (or when `spillHeld` is called).
     init(holdingUpTo limit: Int, isTerminal: Bool, spill: @escaping @Sendable () -> Result<SpoolRegion, AFError>) {
-        destination = .held(limit: limit, spill: spill)
+        destination = .held
+        state = Mutex(State(held: HeldOutput(limit: limit, takeFile: spill)))
         self.isTerminal = isTerminal
         rewrite = nil
     }
@@ -76,23 +71,8 @@ final class OutputChannel: Sendable {
                     return Self.closedError
                 }
                 return Self.writeError(code)
-            case .held(let limit, let spill):
-                if let lost = state.lost { return lost }
-                if state.released { return Self.closedError }
-                if state.spool == nil, state.held.count + bytes.count <= limit {
-                    state.held.append(contentsOf: bytes)
-                    return nil
-                }
-                var failure = Self.moveHeld(&state, spill: spill, takingFile: true)
-                if failure == nil, let spool = state.spool {
-                    let code = FileIO.writeAll(spool.fd, bytes)
-                    if code != 0 { failure = Self.spoolError(code) }
-                }
-                if let failure {
-                    state.lost = failure
-                    state.held = []
-                }
-                return failure
+            case .held:
+                return state.held?.write(bytes)
             }
         }
         if let failure { throw failure }
@@ -101,49 +81,16 @@ final class OutputChannel: Sendable {
     /// For a held channel: moves what memory holds to the temporary file (taken first when
     /// there is none yet). On failure the bytes stay held.
     func spillHeld() -> AFError? {
-        guard case .held(_, let spill) = destination else { return nil }
-        return state.withLock { state in
-            state.lost == nil ? Self.moveHeld(&state, spill: spill, takingFile: false) : nil
-        }
+        state.withLock { $0.held?.spill() }
     }
 
-    /// For a held channel: ends it, returning the file holding the start of its output (nil
-    /// when nothing was moved), what is still in memory, and whether the output was lost (the
-    /// file is then only to be reused). Later writes fail.
+    /// For a held channel: ends it (see `HeldOutput.release`).
     func release() -> (file: SpoolRegion?, bytes: [UInt8], lost: Bool) {
-        state.withLock { state in
-            state.released = true
-            defer {
-                state.held = []
-                state.spool = nil
-            }
-            return (state.spool, state.held, state.lost != nil)
-        }
-    }
-
-    /// Writes what memory holds to the channel's file, taking one first if there is none
-    /// (even with nothing held, when `takingFile`).
-    private static func moveHeld(_ state: inout State, spill: @Sendable () -> Result<SpoolRegion, AFError>, takingFile: Bool) -> AFError? {
-        if state.spool == nil {
-            guard takingFile || !state.held.isEmpty else { return nil }
-            switch spill() {
-            case .success(let spool): state.spool = spool
-            case .failure(let error): return error
-            }
-        }
-        guard let spool = state.spool, !state.held.isEmpty else { return nil }
-        let code = state.held.withUnsafeBytes { FileIO.writeAll(spool.fd, $0) }
-        guard code == 0 else { return spoolError(code) }
-        state.held = []
-        return nil
+        state.withLock { $0.held?.release() } ?? (nil, [], false)
     }
 
     private static func writeError(_ code: Int32) -> AFError {
         .output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXFailure(code: code).description)"))
-    }
-
-    private static func spoolError(_ code: Int32) -> AFError {
-        .output(OutputFailure(kind: .writeFailed, message: "cannot write to a temporary file: \(POSIXFailure(code: code).description); set TMPDIR to a directory with room"))
     }
 
     /// Copies `count` bytes of the file `source` from `offset` on, in the kernel where it can
@@ -210,8 +157,3 @@ final class OutputChannel: Sendable {
     static let closedError = AFError.output(OutputFailure(kind: .writeFailed, message: "standard output was closed"))
 }
 
-/// A temporary file of `af batch` and where one line's output starts in it.
-struct SpoolRegion: Sendable {
-    let fd: Int32
-    let start: Int64
-}
