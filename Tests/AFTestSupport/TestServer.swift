@@ -105,6 +105,9 @@ public final class TestServer: @unchecked Sendable {
     /// Connections accepted so far.
     public var connections: Int { lock.withLock { connectionCount } }
 
+    /// Connections open now.
+    public var openConnections: Int { lock.withLock { openChannels.count } }
+
     /// TLS handshakes that completed.
     public var completedHandshakes: Int { lock.withLock { handshakeCount } }
 

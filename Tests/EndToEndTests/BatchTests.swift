@@ -103,6 +103,26 @@ import Testing
     /// Never more connections than requests in flight. libcurl sizes its connection cache by
     /// the transfers added at the moment: when several finish in one turn, it used to close
     /// idle connections the next lines then had to open again (12–26 for 500 at 10).
+    /// Lines that each resolve the host their own way run apart, each set on its own thread
+    /// and connections; those no line is using go once more than `--parallel` (at least 8)
+    /// are idle, so such a file does not hold a thread and a connection per line.
+    @Test func linesApartDoNotKeepAThreadAndConnectionEach() throws {
+        server.route("/open") { [weak server] _, _ in
+            .response(status: 200, headers: [("Content-Type", "text/plain")], body: Array("\(server?.openConnections ?? -1)\n".utf8))
+        }
+        let lines = (1...60).map { "http://host\($0).test:\(server.port)/answer/\($0) --resolve host\($0).test:\(server.port):127.0.0.1" }
+        let path = try file(lines + [server.url("/open")])
+        let result = AF.run(["batch", "--parallel=1", path])
+        #expect(result.status == 0, "\(result.err)")
+        let answers = result.out.split(separator: "\n")
+        #expect(answers.count == 61)
+        #expect(answers.prefix(60) == (1...60).map { "answer \($0)" }[...])
+        // 8 idle sets at most, the line asking, and a few the server has not seen close yet.
+        let open = Int(answers.last ?? "") ?? -1
+        #expect(open >= 1 && open <= 20, "\(open) connections open after 60 lines apart")
+        #expect(server.connections == 61)
+    }
+
     @Test(arguments: [4, 10])
     func reusesConnectionsAcrossLines(parallel: Int) throws {
         let path = try file((1...400).map { server.url("/answer/\($0)") })

@@ -11,13 +11,16 @@ final class LineRun: @unchecked Sendable {
     let execution: Execution
     let built: BuiltRequest
     let flight: Execution.InFlight
+    /// The connection settings of a line that runs apart from the batch's own connections.
+    let apart: LinePlanner.ConnectionKey?
 
-    init(line: Int, sequence: Int, execution: Execution, built: BuiltRequest, flight: Execution.InFlight) {
+    init(line: Int, sequence: Int, execution: Execution, built: BuiltRequest, flight: Execution.InFlight, apart: LinePlanner.ConnectionKey?) {
         self.line = line
         self.sequence = sequence
         self.execution = execution
         self.built = built
         self.flight = flight
+        self.apart = apart
     }
 }
 
@@ -70,8 +73,23 @@ final class BatchRunner: Sendable {
         var timerArmed = false
         /// Sessions owning the connections of lines whose connection settings differ from the
         /// batch's.
-        var connectionOwners: [LinePlanner.ConnectionKey: Session] = [:]
+        var connectionOwners: [LinePlanner.ConnectionKey: Owner] = [:]
+        /// Counts line starts, to tell which owner was used least recently.
+        var ownerClock = 0
     }
+
+    /// A session that owns the connections (and thread) of one set of connection settings.
+    private struct Owner: Sendable {
+        let session: Session
+        /// Lines using it now.
+        var running = 0
+        var lastUsed = 0
+    }
+
+    /// How many owners with no line running are kept for later lines with the same settings;
+    /// older ones go, with their thread and connections, so that a file whose every line
+    /// resolves its host differently does not hold a thread per line.
+    var idleOwnerLimit: Int { max(8, options.parallel) }
 
     /// How many lines past the earliest unprinted one may start: bounds waiting outputs.
     var window: Int { options.parallel * 2 + 16 }
@@ -180,14 +198,16 @@ final class BatchRunner: Sendable {
                 for file in built.body.temporaryFiles { FileSystem.remove(file) }
                 throw error
             }
-            let context = Execution.BatchContext(connections: connectionOwner(for: settings), budget: budget)
+            let (connections, apart) = connectionOwner(for: settings)
+            let context = Execution.BatchContext(connections: connections, budget: budget)
             switch execution.start(batch: context) {
             case .finished(let status):
+                releaseOwner(apart)
                 for file in built.body.temporaryFiles { FileSystem.remove(file) }
                 output.finish(sequence)
                 record(line: line.number, sequence: sequence, status: status)
             case .inFlight(let flight):
-                let run = LineRun(line: line.number, sequence: sequence, execution: execution, built: built, flight: flight)
+                let run = LineRun(line: line.number, sequence: sequence, execution: execution, built: built, flight: flight, apart: apart)
                 state.write { $0.inFlight[sequence] = run }
                 flight.request.onCompletion { [self] response in
                     primary.async { self.completed(sequence, response: response) }
@@ -203,15 +223,38 @@ final class BatchRunner: Sendable {
     /// The session whose connections a line may use: the batch's own, or one per other set of
     /// connection settings, so that no connection verified one way, or made to an address
     /// another line chose, serves a line that asks otherwise.
-    private func connectionOwner(for settings: Settings) -> Session {
+    /// Returns the session and, for one apart from the batch's, its key (give it back with
+    /// `releaseOwner` when the line ends).
+    private func connectionOwner(for settings: Settings) -> (Session, LinePlanner.ConnectionKey?) {
         let key = LinePlanner.ConnectionKey(settings)
-        if key == baseConnections { return primary }
-        return state.write { state -> Session in
-            if let owner = state.connectionOwners[key] { return owner }
-            let owner = Session()
+        if key == baseConnections { return (primary, nil) }
+        let session = state.write { state -> Session in
+            state.ownerClock += 1
+            var owner = state.connectionOwners[key] ?? Owner(session: Session())
+            owner.running += 1
+            owner.lastUsed = state.ownerClock
             state.connectionOwners[key] = owner
-            return owner
+            return owner.session
         }
+        return (session, key)
+    }
+
+    /// A line that ran apart has ended: its owner may go once enough others are idle.
+    private func releaseOwner(_ key: LinePlanner.ConnectionKey?) {
+        guard let key else { return }
+        let released = state.write { state -> [Session] in
+            state.connectionOwners[key]?.running -= 1
+            var idle = state.connectionOwners.filter { $0.value.running == 0 }
+            var gone: [Session] = []
+            while idle.count > idleOwnerLimit, let oldest = idle.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
+                idle[oldest.key] = nil
+                state.connectionOwners[oldest.key] = nil
+                gone.append(oldest.value.session)
+            }
+            return gone
+        }
+        // Let go of them outside the lock: a session's last reference stops its thread.
+        for session in released { session.shutdown() }
     }
 
     /// Standard error for one line: every message names it, and clears the progress line.
@@ -227,7 +270,10 @@ final class BatchRunner: Sendable {
 
     private func completed(_ sequence: Int, response: Response) {
         guard let run = state.write({ $0.inFlight.removeValue(forKey: sequence) }) else { return }
-        defer { for file in run.built.body.temporaryFiles { FileSystem.remove(file) } }
+        defer {
+            for file in run.built.body.temporaryFiles { FileSystem.remove(file) }
+            releaseOwner(run.apart)
+        }
         let stopping = state.read { $0.stop != nil }
         if stopping, case .cancelled = response.error {
             run.execution.cleanUp()
