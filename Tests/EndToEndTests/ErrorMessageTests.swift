@@ -54,6 +54,21 @@ import Testing
         Case(name: "auth command", arguments: { s, _ in ["--auth-cmd=exit 5", s.url("/")] }, status: 1, what: "--auth-cmd 'exit 5' exited with status 5", fix: "run it yourself"),
     ]
 
+    /// What an error line quotes — a server's reason phrase, an argument — may hold control
+    /// characters: they are written out, so an escape sequence from a server cannot recolour
+    /// or clear the user's terminal, and a line break cannot split the one line.
+    @Test func controlCharactersInAnErrorLineAreShownNotObeyed() throws {
+        let server = try TestServer()
+        server.route("/evil") { _, _ in .response(status: 500, reason: "Oops\u{1B}[2J\u{7}\u{9B}31m", body: Array("x".utf8)) }
+        let evil = AF.run(["--check-status", "-q", server.url("/evil")])
+        #expect(evil.status == 5)
+        #expect(evil.err == "af: error: server answered 500 Oops\\u{1B}[2J\\u{7}\\u{9B}31m\n")
+        let item = AF.run([server.url("/"), "oops\r\nEvil"])
+        #expect(item.status == 64)
+        #expect(item.err.hasPrefix("af: error: 'oops\\r\\nEvil' is not a request item"), "\(item.err)")
+        #expect(item.err.split(separator: "\n").count == 1)
+    }
+
     @Test(arguments: cases)
     func errorLineNamesWhatFailedAndTheFix(_ testCase: Case) throws {
         let server = try TestServer()

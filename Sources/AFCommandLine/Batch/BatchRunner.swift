@@ -214,7 +214,7 @@ final class BatchRunner: Sendable {
                 }
             }
         } catch {
-            messages.writeQuietly("af: error: \(error.message)\n")
+            messages.writeError(error.message)
             output.skip(sequence)
             record(line: line.number, sequence: sequence, status: error.exitCode)
         }

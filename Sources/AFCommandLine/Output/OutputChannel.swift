@@ -154,6 +154,12 @@ final class OutputChannel: Sendable {
         try? write(text)
     }
 
+    /// Writes an error line, `af: error: MESSAGE`, ignoring failures. The message's control
+    /// characters are shown, not written (`Quote.controls`): it may quote a server's words.
+    func writeError(_ message: String) {
+        writeQuietly("af: error: \(Quote.controls(message))\n")
+    }
+
     static let closedError = AFError.output(OutputFailure(kind: .writeFailed, message: "standard output was closed"))
 }
 

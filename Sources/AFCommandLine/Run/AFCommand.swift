@@ -36,7 +36,7 @@ public enum AFCommand {
             let execution = try Execution(settings: settings, built: built, environment: environment, stdout: stdout, stderr: stderr)
             return execution.perform()
         } catch {
-            stderr.writeQuietly("af: error: \(error.message)\n")
+            stderr.writeError(error.message)
             return error.exitCode
         }
     }

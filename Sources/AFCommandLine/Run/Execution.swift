@@ -162,7 +162,7 @@ final class Execution {
     func finish(_ flight: InFlight, response: Response) -> Int32 {
         defer { cleanUp() }
         if let failure = saveSession(flight.session, response: response) {
-            stderr.writeQuietly("af: error: \(failure.message)\n")
+            stderr.writeError(failure.message)
             return failure.exitCode
         }
         return conclude(response, printer: flight.printer, memory: flight.memory)
@@ -285,7 +285,7 @@ final class Execution {
         }
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
-            stderr.writeQuietly("af: error: \(message)\(Self.isResumable(error) ? resumeHint() : "")\n")
+            stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : ""))
         }
         return status
     }
@@ -323,7 +323,7 @@ final class Execution {
     }
 
     private func fail(_ message: String, _ status: Int32) -> Int32 {
-        stderr.writeQuietly("af: error: \(message)\n")
+        stderr.writeError(message)
         return status
     }
 }

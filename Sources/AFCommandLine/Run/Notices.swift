@@ -7,7 +7,7 @@ struct RetryNotice: EventMonitor {
 
     func request(_ request: Request, didEmit event: RequestEvent) {
         guard case .retryScheduled(let attempt, let reason, let delay) = event.kind else { return }
-        stderr.writeQuietly("af: retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(reason)\n")
+        stderr.writeQuietly("af: retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(Quote.controls(reason))\n")
     }
 }
 

@@ -1,5 +1,6 @@
-/// Keeps error lines readable whatever the user typed: arguments quoted in messages are
-/// capped, so a 2 MB item gives a one-line error, not a 2 MB one.
+/// Keeps error lines readable whatever the user typed or a server sent: arguments quoted in
+/// messages are capped, so a 2 MB item gives a one-line error, not a 2 MB one, and control
+/// characters in a message are shown, not obeyed.
 enum Quote {
     /// The most characters of an argument that a message quotes.
     static let limit = 120
@@ -13,5 +14,32 @@ enum Quote {
             prefix.append(character)
         }
         return "\(prefix)… (\(text.utf8.count) bytes)"
+    }
+
+    /// `text` with its control characters (C0, DEL, C1) written out as `\r`, `\n`, `\t` or
+    /// `\u{1B}`: a message quotes arguments, file contents and what servers send (a reason
+    /// phrase, a header), and a line break must not split its one line, nor an escape
+    /// sequence from a server recolour or rewrite the user's terminal.
+    static func controls(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count + 8)
+        for scalar in text.unicodeScalars {
+            guard isControl(scalar) else {
+                escaped.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\r": escaped += "\\r"
+            case "\n": escaped += "\\n"
+            case "\t": escaped += "\\t"
+            default: escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return escaped
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }
