@@ -244,6 +244,8 @@ final class BatchRunner: Sendable {
         guard let key else { return }
         let released = state.write { state -> [Session] in
             state.connectionOwners[key]?.running -= 1
+            // Only an owner that has just gone idle can take the idle ones past the limit.
+            guard state.connectionOwners[key]?.running == 0 else { return [] }
             var idle = state.connectionOwners.filter { $0.value.running == 0 }
             var gone: [Session] = []
             while idle.count > idleOwnerLimit, let oldest = idle.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {

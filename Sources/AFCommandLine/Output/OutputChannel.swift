@@ -11,13 +11,6 @@ import Glibc
 /// Writes to a descriptor go straight to it; a reader that has gone away (`EPIPE`) is
 /// remembered so the run can end at once and quietly.
 final class OutputChannel: Sendable {
-    /// Where the bytes go.
-    private enum Destination: Sendable {
-        case descriptor(Int32)
-        /// Memory, then a temporary file (`State.held`).
-        case held
-    }
-
     private struct State: Sendable {
         /// The reader has gone away.
         var closed = false
@@ -28,11 +21,12 @@ final class OutputChannel: Sendable {
     let isTerminal: Bool
     /// Rewrites each message written as text (`af batch` names the line in it).
     let rewrite: (@Sendable (String) -> String)?
-    private let destination: Destination
+    /// The descriptor written to; nil for a held channel (`State.held`).
+    private let fd: Int32?
     private let state: Mutex<State>
 
     init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
-        destination = .descriptor(fd)
+        self.fd = fd
         state = Mutex(State())
         self.isTerminal = isTerminal
         self.rewrite = rewrite
@@ -41,7 +35,7 @@ final class OutputChannel: Sendable {
     /// A channel that keeps up to `limit` bytes in memory and moves everything to the
     /// temporary file `spill` gives once more is written (or when `spillHeld` is called).
     init(holdingUpTo limit: Int, isTerminal: Bool, spill: @escaping @Sendable () -> Result<SpoolRegion, AFError>) {
-        destination = .held
+        fd = nil
         state = Mutex(State(held: HeldOutput(limit: limit, takeFile: spill)))
         self.isTerminal = isTerminal
         rewrite = nil
@@ -50,8 +44,7 @@ final class OutputChannel: Sendable {
     /// The same descriptor, not taken for a terminal, with each message rewritten by
     /// `rewrite`. Nil for a held channel.
     func rewriting(_ rewrite: @escaping @Sendable (String) -> String) -> OutputChannel? {
-        guard case .descriptor(let fd) = destination else { return nil }
-        return OutputChannel(fd: fd, isTerminal: false, rewrite: rewrite)
+        fd.map { OutputChannel(fd: $0, isTerminal: false, rewrite: rewrite) }
     }
 
     /// Whether the reader has gone away.
@@ -62,18 +55,14 @@ final class OutputChannel: Sendable {
         guard !bytes.isEmpty else { return }
         let failure: AFError? = state.withLock { state in
             if state.closed { return Self.closedError }
-            switch destination {
-            case .descriptor(let fd):
-                let code = FileIO.writeAll(fd, bytes)
-                if code == 0 { return nil }
-                if code == EPIPE {
-                    state.closed = true
-                    return Self.closedError
-                }
-                return Self.writeError(code)
-            case .held:
-                return state.held?.write(bytes)
+            guard let fd else { return state.held?.write(bytes) }
+            let code = FileIO.writeAll(fd, bytes)
+            if code == 0 { return nil }
+            if code == EPIPE {
+                state.closed = true
+                return Self.closedError
             }
+            return Self.writeError(code)
         }
         if let failure { throw failure }
     }
@@ -96,7 +85,7 @@ final class OutputChannel: Sendable {
     /// Copies `count` bytes of the file `source` from `offset` on, in the kernel where it can
     /// (`sendfile`), else through `buffer`.
     func copy(from source: Int32, offset: Int64, count: Int64, buffer: UnsafeMutableRawBufferPointer) throws(AFError) {
-        guard case .descriptor(let fd) = destination else {
+        guard let fd else {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot copy a file into held output"))
         }
         let failure: AFError? = state.withLock { state in
