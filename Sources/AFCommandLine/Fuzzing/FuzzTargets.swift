@@ -38,7 +38,9 @@ package enum FuzzTargets {
     static func batchLine(_ data: [UInt8]) {
         let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(64) {
-            guard let words = try? ShellWords.split(String(line)), !words.isEmpty else { continue }
+            // As af batch reads a line: a NUL is refused before the words are split.
+            guard let words = try? LinePlanner.words(String(line)) else { continue }
+            precondition(!words.contains { $0.utf8.contains(0) }, "a word holds a NUL")
             // Quotes are replaced as bytes: a quote followed by a combining mark is one
             // Character, which a Character-level replace would not see.
             let requoted = words.map { word in
