@@ -69,6 +69,24 @@ import Testing
         #expect(item.err.split(separator: "\n").count == 1)
     }
 
+    /// af's other lines on standard error (a saved file, a warning) quote file names too, so
+    /// they show control characters the same way and each stays one line.
+    @Test func controlCharactersInANoticeAreShownNotObeyed() throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-notice")
+        let name = "a\u{1B}[2J\nb.bin"
+        let saved = AF.run(["-d", "-o", directory + "/" + name, server.url("/bytes/10")])
+        #expect(saved.status == 0, "\(saved.err)")
+        let savedLines = saved.err.split(separator: "\n").filter { $0.hasPrefix("af: ") }
+        #expect(savedLines.count == 1, "\(saved.err)")
+        #expect(savedLines.first?.hasPrefix("af: saved '\(directory)/a\\u{1B}[2J\\nb.bin' (10 B) in ") == true, "\(saved.err)")
+        #expect(!saved.err.contains("\u{1B}"), "\(saved.err)")
+        #expect(FileManager.default.fileExists(atPath: directory + "/" + name))
+        let again = AF.run(["-d", "-c", "-o", directory + "/" + name, server.url("/bytes/10")])
+        #expect(again.err.split(separator: "\n").filter { $0.hasPrefix("af: ") }.count == 1, "\(again.err)")
+        #expect(!again.err.contains("\u{1B}"), "\(again.err)")
+    }
+
     @Test(arguments: cases)
     func errorLineNamesWhatFailedAndTheFix(_ testCase: Case) throws {
         let server = try TestServer()

@@ -335,19 +335,19 @@ final class BatchRunner: Sendable {
         progress.clear()
         if case .signal(let status) = final.stop {
             let what = status == ExitStatus.terminated ? "terminated" : "interrupted"
-            stderr.writeQuietly("af: error: \(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled\n")
+            stderr.writeError("\(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled")
             return status
         }
         let usage = budget.usage
         guard final.failed > 0 else {
             if usage.refused > 0, !options.quiet {
-                stderr.writeQuietly("af: the retry budget (\(budget.percent) % of requests + \(RetryBudget.floor)) ran out after \(usage.spent) retries; \(usage.refused) response\(usage.refused == 1 ? " was" : "s were") not retried\n")
+                stderr.writeNotice("the retry budget (\(budget.percent) % of requests + \(RetryBudget.floor)) ran out after \(usage.spent) retries; \(usage.refused) response\(usage.refused == 1 ? " was" : "s were") not retried")
             }
             return ExitStatus.success
         }
         var lines = final.failedLines.map(String.init).joined(separator: ", ")
         if final.failed > final.failedLines.count { lines += ", …" }
-        var message = "af: error: \(final.failed) of \(final.started) requests failed (line\(final.failed == 1 ? "" : "s") \(lines))"
+        var message = "\(final.failed) of \(final.started) requests failed (line\(final.failed == 1 ? "" : "s") \(lines))"
         if final.stop == .failure, options.failFast {
             message += "; --fail-fast started no more"
             if final.cancelled > 0 { message += " and cancelled \(final.cancelled)" }
@@ -355,7 +355,7 @@ final class BatchRunner: Sendable {
         if usage.refused > 0 {
             message += "; the retry budget (\(budget.percent) % of requests + \(RetryBudget.floor)) ran out after \(usage.spent) retries, so \(usage.refused) failure\(usage.refused == 1 ? " was" : "s were") not retried"
         }
-        stderr.writeQuietly(message + "\n")
+        stderr.writeError(message)
         return final.firstFailure?.status ?? ExitStatus.network
     }
 }

@@ -38,8 +38,8 @@ struct TrustConfiguration: Sendable {
         case "no"?, "false"?:
             base = DisabledTrustEvaluator()
             warning = extras.isEmpty
-                ? "af: warning: certificate verification is off (--verify=no); anyone on the path can read and change this exchange\n"
-                : "af: warning: certificate verification is off (--verify=no); only the pins are checked\n"
+                ? "warning: certificate verification is off (--verify=no); anyone on the path can read and change this exchange"
+                : "warning: certificate verification is off (--verify=no); only the pins are checked"
         case let path?:
             try FileReading.checkReadable(path, item: "--verify")
             base = DefaultTrustEvaluator(caBundle: path)

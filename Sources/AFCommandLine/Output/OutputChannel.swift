@@ -146,7 +146,14 @@ final class OutputChannel: Sendable {
     /// Writes an error line, `af: error: MESSAGE`, ignoring failures. The message's control
     /// characters are shown, not written (`Quote.controls`): it may quote a server's words.
     func writeError(_ message: String) {
-        writeQuietly("af: error: \(Quote.controls(message))\n")
+        writeNotice("error: \(message)")
+    }
+
+    /// Writes one line of af's own on standard error, `af: MESSAGE` (a warning, a retry or
+    /// a saved file), ignoring failures. Control characters are shown, not written
+    /// (`Quote.controls`): messages quote file names, URLs and servers' words.
+    func writeNotice(_ message: String) {
+        writeQuietly("af: \(Quote.controls(message))\n")
     }
 
     static let closedError = AFError.output(OutputFailure(kind: .writeFailed, message: "standard output was closed"))

@@ -21,7 +21,7 @@ enum PinCommand {
         }
         let url = try hostURL(target)
         let trust = try TrustConfiguration.make(settings: settings, environment: environment)
-        if let warning = trust.warning { stderr.writeQuietly(warning) }
+        if let warning = trust.warning { stderr.writeNotice(warning) }
         let session = Session(configuration: Session.Configuration(trustManager: trust.manager, defaultTrust: trust.defaultTrust))
         let (chain, error) = session.fetchCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings, environment: environment))
         if !chain.isEmpty { stdout.writeQuietly(render(chain.map(\.der), theme: theme, served: true)) }

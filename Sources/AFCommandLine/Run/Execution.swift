@@ -64,7 +64,7 @@ final class Execution {
             )
             let quiet = settings.quiet
             return try DownloadSink(configuration: configuration) { notice in
-                if !quiet { stderr.writeQuietly("af: \(notice)\n") }
+                if !quiet { stderr.writeNotice(notice) }
             }
         } catch {
             if case .invalidRequest(let reason) = error { throw .usage(reason) }
@@ -140,7 +140,7 @@ final class Execution {
             return .finished(ExitStatus.success)
         }
 
-        if let warning = trust.warning { stderr.writeQuietly(warning) }
+        if let warning = trust.warning { stderr.writeNotice(warning) }
         let configuration = sessionConfiguration(printer: printer, budget: batch?.budget)
         let session = batch.map { Session(configuration: configuration, sharingConnectionsWith: $0.connections) }
             ?? Session(configuration: configuration)
@@ -276,7 +276,7 @@ final class Execution {
         if let quiet = finishQuietlyIfClosed() { return quiet }
         let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus || settings.download)
         if settings.download, !settings.quiet, let report = download?.report {
-            stderr.writeQuietly(summary(of: report, response: response))
+            stderr.writeNotice(summary(of: report, response: response))
         }
         if let memory {
             stdout.writeQuietly(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings, line: batchLine))
@@ -303,18 +303,18 @@ final class Execution {
         return "; the partial download is in '\(part)' (\(Format.bytes(size))): run the same command with -c to resume"
     }
 
-    /// `af: saved 'file' (1.0 MiB) in 0.4s, 2.5 MiB/s; sha256 verified`.
+    /// `saved 'file' (1.0 MiB) in 0.4s, 2.5 MiB/s; sha256 verified`.
     private func summary(of report: DownloadSink.Report, response: Response) -> String {
         if report.alreadyComplete {
-            return "af: '\(report.path)' was already complete (\(Format.bytes(report.bytes)))\(report.verified ? "; checksum verified" : "")\n"
+            return "'\(report.path)' was already complete (\(Format.bytes(report.bytes)))\(report.verified ? "; checksum verified" : "")"
         }
         let seconds = response.attempts.compactMap { $0.metrics?.total }.reduce(0, +)
         let fetched = report.bytes - report.resumedFrom
         let speed = seconds > 0 ? " at \(Format.bytes(Int64(Saturating.int(Double(fetched) / seconds))))/s" : ""
-        var text = "af: saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
+        var text = "saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
         if report.resumedFrom > 0 { text += ", resumed after \(Format.bytes(report.resumedFrom))" }
         if report.verified, let algorithm = download?.configuration.checksum?.algorithm { text += "; \(algorithm.rawValue) verified" }
-        return text + "\n"
+        return text
     }
 
     /// Exit 0 without a word when the reader of standard output went away.

@@ -7,7 +7,7 @@ struct RetryNotice: EventMonitor {
 
     func request(_ request: Request, didEmit event: RequestEvent) {
         guard case .retryScheduled(let attempt, let reason, let delay) = event.kind else { return }
-        stderr.writeQuietly("af: retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(Quote.controls(reason))\n")
+        stderr.writeNotice("retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(reason)")
     }
 }
 
@@ -17,6 +17,6 @@ struct RedirectNotice: EventMonitor {
 
     func request(_ request: Request, didEmit event: RequestEvent) {
         guard case .redirected(let record) = event.kind, !record.dropped.isEmpty else { return }
-        stderr.writeQuietly("af: redirect to \(record.to) leaves \(record.from.hasPrefix("https:") && record.to.hasPrefix("http:") ? "https" : "the origin"); not sending \(record.dropped.joined(separator: ", ")) there (--location-trusted keeps them)\n")
+        stderr.writeNotice("redirect to \(record.to) leaves \(record.from.hasPrefix("https:") && record.to.hasPrefix("http:") ? "https" : "the origin"); not sending \(record.dropped.joined(separator: ", ")) there (--location-trusted keeps them)")
     }
 }
