@@ -84,6 +84,26 @@ import Testing
         #expect(String(decoding: output, as: UTF8.self) == "{\n \"a\": 2,\n \"b\": 1,\n \"b\": 0,\n \"c\": {\n  \"y\": 2,\n  \"z\": 1\n }\n}\n")
     }
 
+    /// Keys order by their text's Unicode scalars, as jq and HTTPie order them: a key that
+    /// is a prefix of another comes first (the closing quote takes no part), and an escape
+    /// orders as the character it names. Small objects and large ones (another sort) agree.
+    @Test(arguments: [0, 40])
+    func sortKeysOrdersByTheKeysText(padding: Int) throws {
+        let keys = [#""a!""#, #""é""#, #""a""#, #""aaaaaaaaX""#, #""z""#, #""\u00e9x""#, #""a b""#, #""\u0041""#,
+                    #""B""#, #""aaaaaaaa""#, #""\n""#, #""aaaaaaaa\t""#, #""""#]
+        let expected = [#""""#, #""\n""#, #""\u0041""#, #""B""#, #""a""#, #""a b""#, #""a!""#, #""aaaaaaaa""#,
+                        #""aaaaaaaa\t""#, #""aaaaaaaaX""#, #""z""#, #""é""#, #""\u00e9x""#]
+        let pad = (0..<padding).map { #""~\#($0)""# }
+        let input = "{" + (keys + pad).enumerated().map { "\($0.element):\($0.offset)" }.joined(separator: ",") + "}"
+        for chunk in [3, 1 << 16] {
+            let output = try Self.format(Array(input.utf8), chunk: chunk, style: .init(indent: 0, sortKeys: true))
+            let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").dropFirst().dropLast()
+            let got = lines.map { line in String(line[..<(line.range(of: ": ", options: .backwards)?.lowerBound ?? line.endIndex)]) }
+            #expect(got.filter { !$0.hasPrefix("\"~") } == expected, "chunk \(chunk)")
+            #expect(got.count == keys.count + padding)
+        }
+    }
+
     @Test func sortKeysOrdersLargeObjectsStablyAndKeepsEveryToken() throws {
         // 60 members (past the insertion-sort size), duplicate keys in a known order, a key
         // long enough to arrive in pieces, nested objects inside arrays.

@@ -118,8 +118,32 @@ package enum FuzzTargets {
         if sortKeys {
             precondition(before.sorted { $0.lexicographicallyPrecedes($1) } == after.sorted { $0.lexicographicallyPrecedes($1) },
                          "sorting changed the tokens")
+            checkKeyOrder(out)
         } else {
             precondition(before == after, "formatting changed the tokens")
+        }
+    }
+
+    /// Every object's keys in `output` come in the order of their texts' Unicode scalars.
+    private static func checkKeyOrder(_ output: [UInt8]) {
+        var scanner = JSONScanner()
+        var sink = CollectingSink()
+        try? scanner.feed(output, into: &sink)
+        try? scanner.finish(into: &sink)
+        // The previous key of each open object (nil for arrays and before an object's first key).
+        var previous: [[UInt8]?] = []
+        for token in sink.tokens {
+            switch token.kind {
+            case .beginObject, .beginArray: previous.append(nil)
+            case .endObject, .endArray: _ = previous.popLast()
+            case .string where token.isKey:
+                let text = token.bytes.dropFirst().dropLast().withUnsafeBytes { SortedKeys.orderingBytes($0) }
+                if let last = previous.last, let earlier = last {
+                    precondition(!text.lexicographicallyPrecedes(earlier), "keys out of order")
+                }
+                if !previous.isEmpty { previous[previous.count - 1] = text }
+            default: break
+            }
         }
     }
 

@@ -505,11 +505,11 @@ final class ByteBuffer {
 }
 
 /// The tokens of a document kept compactly for `--sort-keys`: the bytes of every value
-/// token in one buffer and, per token, a byte for its length and a byte for its kind
-/// (commas and colons are implied by the structure, so they are not kept; a token starts
-/// where the one before it ends, so offsets are summed as the tokens are walked). About the
-/// document's size plus 2 bytes a token; a token of 255 bytes or more keeps its length in a
-/// table of its own.
+/// token in one buffer and, per token, a byte for its length. Nothing else is kept: commas
+/// and colons are implied by the structure, a token's kind by its first byte, and whether a
+/// string is a key by where it stands in its object; a token starts where the one before it
+/// ends, so offsets are summed as the tokens are walked. About the document's size plus a
+/// byte a token; a token of 255 bytes or more keeps its length in a table of its own.
 struct CompactTokens: JSONTokenSink {
     /// Every kept token's bytes, back to back.
     let bytes = ByteBuffer()
@@ -517,45 +517,42 @@ struct CompactTokens: JSONTokenSink {
     let lengths = Column<UInt8>()
     /// The lengths of the tokens of 255 bytes or more, by token index.
     private(set) var longLengths: [Int: Int] = [:]
-    /// Each token's kind (`code(of:)`), with `keyFlag` set for object keys.
-    let kinds = Column<UInt8>()
     /// The length so far of a string still arriving in pieces.
     private var pendingLength = 0
     private var pending = false
 
-    static let keyFlag: UInt8 = 0x80
     static let longLength: UInt8 = 255
     /// The most of a size hint that is reserved: a hint is the server's word, not a
     /// promise, so a lying Content-Length reserves (untouched, address space only) about
-    /// 48 MiB at most; a larger document grows the buffers as it arrives.
+    /// 40 MiB at most; a larger document grows the buffers as it arrives.
     static let reservationLimit = 32 << 20
 
     /// Reserves room for a document of `expectedSize` bytes: its bytes, and a kept token per
-    /// four bytes (dense JSON; the columns grow past that when needed). Reserved pages cost
+    /// four bytes (dense JSON; the column grows past that when needed). Reserved pages cost
     /// nothing until written, and nothing is copied as the buffers fill.
     init(expectedSize: Int? = nil) {
         guard let expectedSize, expectedSize > 0 else { return }
         let size = min(expectedSize, Self.reservationLimit)
         bytes.reserveCapacity(size)
         lengths.reserveCapacity(size / 4 + 1)
-        kinds.reserveCapacity(size / 4 + 1)
     }
+
+    /// The number of tokens kept.
+    var count: Int { lengths.count }
 
     @inline(__always)
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
-        let code = Self.code(of: kind)
-        if code == Self.implied { return }
+        if kind.rawValue > JSONTokenKind.literal.rawValue { return }
         self.bytes.append(contentsOf: bytes)
         if pending {
             pendingLength += bytes.count
             setLastLength(pendingLength)
         } else {
-            kinds.append(code | (isKey ? Self.keyFlag : 0))
             if bytes.count < Int(Self.longLength) {
                 lengths.append(UInt8(truncatingIfNeeded: bytes.count))
             } else {
                 lengths.append(Self.longLength)
-                longLengths[kinds.count - 1] = bytes.count
+                longLengths[lengths.count - 1] = bytes.count
             }
             pendingLength = bytes.count
         }
@@ -568,22 +565,22 @@ struct CompactTokens: JSONTokenSink {
             lengths.replaceLast(with: UInt8(truncatingIfNeeded: length))
         } else {
             lengths.replaceLast(with: Self.longLength)
-            longLengths[kinds.count - 1] = length
+            longLengths[lengths.count - 1] = length
         }
     }
 
-    static let beginObject: UInt8 = 0, endObject: UInt8 = 1, beginArray: UInt8 = 2, endArray: UInt8 = 3
-    /// Commas, colons and whitespace: implied by the structure, not kept.
-    static let implied: UInt8 = 7
-
-    /// A kind's code: its raw value (0–6), or `implied` for separators and whitespace.
+    /// A kept token's kind, from its first byte (the scanner has checked every token).
     @inline(__always)
-    static func code(of kind: JSONTokenKind) -> UInt8 {
-        min(kind.rawValue, implied)
-    }
-
-    static func kind(of code: UInt8) -> JSONTokenKind {
-        JSONTokenKind(rawValue: min(code & ~keyFlag, 6)) ?? .literal
+    static func kind(startingWith byte: UInt8) -> JSONTokenKind {
+        switch byte {
+        case UInt8(ascii: "{"): .beginObject
+        case UInt8(ascii: "}"): .endObject
+        case UInt8(ascii: "["): .beginArray
+        case UInt8(ascii: "]"): .endArray
+        case UInt8(ascii: "\""): .string
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"): .literal
+        default: .number
+        }
     }
 }
 
@@ -642,14 +639,12 @@ protocol SortedTokenSink {
 enum SortedKeys {
     /// Emits the document's tokens into `sink` with every object's members sorted by key.
     static func emit<Sink: SortedTokenSink>(_ document: CompactTokens, into sink: inout Sink) {
-        let raw = document.bytes.written
-        document.kinds.withUnsafeBufferPointer { kinds in
-            document.lengths.withUnsafeBufferPointer { lengths in
-                var emitter = Emitter(kinds: kinds, lengths: lengths, longLengths: document.longLengths, raw: raw)
-                var position = Position(index: 0, offset: 0)
-                while position.index < kinds.count {
-                    position = emitter.value(at: position, &sink)
-                }
+        guard let raw = document.bytes.written.baseAddress else { return }
+        document.lengths.withUnsafeBufferPointer { lengths in
+            var emitter = Emitter(lengths: lengths, longLengths: document.longLengths, raw: raw)
+            var position = Position(index: 0, offset: 0)
+            while position.index < lengths.count {
+                position = emitter.value(at: position, &sink)
             }
         }
     }
@@ -657,6 +652,64 @@ enum SortedKeys {
     /// The separators the document does not keep, as bytes that need no reference counting.
     private static var comma: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(",").utf8Start, count: 1) }
     private static var colon: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(":").utf8Start, count: 1) }
+
+    /// What orders a key: its text (between the quotes) with each escape replaced by the
+    /// character it names in UTF-8, and every other byte as it is. For valid UTF-8 that
+    /// orders keys by Unicode scalars; invalid bytes still get one consistent place. A lone
+    /// surrogate escape becomes its three-byte form, between U+D7FF and U+E000.
+    static func orderingBytes(_ text: UnsafeRawBufferPointer) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count)
+        var index = 0
+        while index < text.count {
+            let byte = text[index]
+            guard byte == UInt8(ascii: "\\"), index + 1 < text.count else {
+                out.append(byte)
+                index += 1
+                continue
+            }
+            let code = text[index + 1]
+            index += 2
+            switch code {
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "u"):
+                guard var value = hexUnit(text, at: index) else { continue }
+                index += 4
+                if (0xD800...0xDBFF).contains(value), index + 6 <= text.count, text[index] == UInt8(ascii: "\\"),
+                   text[index + 1] == UInt8(ascii: "u"), let low = hexUnit(text, at: index + 2), (0xDC00...0xDFFF).contains(low) {
+                    value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
+                    index += 6
+                }
+                appendUTF8(value, to: &out)
+            default: out.append(code)
+            }
+        }
+        return out
+    }
+
+    private static func hexUnit(_ text: UnsafeRawBufferPointer, at start: Int) -> UInt32? {
+        guard start + 4 <= text.count else { return nil }
+        var value: UInt32 = 0
+        for position in start..<(start + 4) {
+            guard let digit = Character(Unicode.Scalar(text[position])).hexDigitValue else { return nil }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    /// `value` in UTF-8's encoding scheme (surrogates included, as their three bytes).
+    private static func appendUTF8(_ value: UInt32, to out: inout [UInt8]) {
+        switch value {
+        case ..<0x80: out.append(UInt8(value))
+        case ..<0x800: out += [UInt8(0xC0 | value >> 6), UInt8(0x80 | value & 0x3F)]
+        case ..<0x10000: out += [UInt8(0xE0 | value >> 12), UInt8(0x80 | value >> 6 & 0x3F), UInt8(0x80 | value & 0x3F)]
+        default: out += [UInt8(0xF0 | value >> 18), UInt8(0x80 | value >> 12 & 0x3F), UInt8(0x80 | value >> 6 & 0x3F), UInt8(0x80 | value & 0x3F)]
+        }
+    }
 
     /// A token's index and where its bytes start.
     private struct Position {
@@ -667,17 +720,55 @@ enum SortedKeys {
     /// Walks the tokens; `members` is one scratch array reused by every object (an object's
     /// members are sorted and emitted from a slice at its end, then the slice is dropped).
     private struct Emitter {
-        /// The document's token kinds and lengths (`CompactTokens`), and its bytes.
-        let kinds: UnsafeBufferPointer<UInt8>
+        /// The document's token lengths (`CompactTokens`), and where its bytes start.
         let lengths: UnsafeBufferPointer<UInt8>
         let longLengths: [Int: Int]
-        let raw: UnsafeRawBufferPointer
+        let raw: UnsafeRawPointer
 
-        /// An object member: its key's bytes (found once, not once per comparison) and
-        /// where its value starts.
+        /// An object member: its key's token (found once, not once per comparison), what
+        /// orders it (below), and where its value starts.
         struct Member {
             let keyBytes: UnsafeRawBufferPointer
+            /// The first eight bytes of the key's text (between its quotes) as a number that
+            /// orders as the bytes do.
+            let prefix: UInt64
             let value: Position
+            /// Whether the text holds an escape, so its bytes alone do not order it.
+            let escaped: Bool
+
+            init(key: UnsafeRawBufferPointer, value: Position) {
+                keyBytes = key
+                self.value = value
+                let text = Self.text(key)
+                prefix = Emitter.prefix(of: text)
+                escaped = Self.holdsBackslash(text)
+            }
+
+            /// The key's text, between its quotes.
+            var text: UnsafeRawBufferPointer { Self.text(keyBytes) }
+
+            @inline(__always)
+            private static func text(_ key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+                guard key.count >= 2, let start = key.baseAddress else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+                return UnsafeRawBufferPointer(start: start + 1, count: key.count - 2)
+            }
+
+            /// Looks for a backslash eight bytes at a time.
+            @inline(__always)
+            private static func holdsBackslash(_ text: UnsafeRawBufferPointer) -> Bool {
+                guard let start = text.baseAddress else { return false }
+                var index = 0
+                while index + 8 <= text.count {
+                    let word = start.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ 0x5C5C_5C5C_5C5C_5C5C
+                    if (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 { return true }
+                    index += 8
+                }
+                while index < text.count {
+                    if start.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "\\") { return true }
+                    index += 1
+                }
+                return false
+            }
         }
 
         var members: [Member] = []
@@ -690,7 +781,13 @@ enum SortedKeys {
 
         @inline(__always)
         func bytes(_ position: Position) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(rebasing: raw[position.offset..<(position.offset + length(position.index))])
+            UnsafeRawBufferPointer(start: raw + position.offset, count: length(position.index))
+        }
+
+        /// The first byte of the token at `position`, which tells its kind.
+        @inline(__always)
+        func first(_ position: Position) -> UInt8 {
+            raw.load(fromByteOffset: position.offset, as: UInt8.self)
         }
 
         /// The position after the token at `position`.
@@ -701,15 +798,13 @@ enum SortedKeys {
 
         /// Emits the value at `position`; returns the position after it.
         mutating func value<Sink: SortedTokenSink>(at position: Position, _ sink: inout Sink) -> Position {
-            let index = position.index
-            let code = kinds[index] & ~CompactTokens.keyFlag
-            switch code {
-            case CompactTokens.beginObject:
+            switch first(position) {
+            case UInt8(ascii: "{"):
                 let base = members.count
                 var cursor = after(position)
-                while cursor.index < kinds.count, kinds[cursor.index] != CompactTokens.endObject {
+                while cursor.index < lengths.count, first(cursor) != UInt8(ascii: "}") {
                     let value = after(cursor)
-                    members.append(Member(keyBytes: bytes(cursor), value: value))
+                    members.append(Member(key: bytes(cursor), value: value))
                     cursor = skip(from: value)
                 }
                 sortMembers(from: base)
@@ -723,24 +818,24 @@ enum SortedKeys {
                     _ = value(at: entry.value, &sink)
                     member += 1
                 }
-                members.removeLast(members.count - base)
-                guard cursor.index < kinds.count else { return cursor }
+                while members.count > base { members.removeLast() }
+                guard cursor.index < lengths.count else { return cursor }
                 sink.sorted(.endObject, bytes(cursor), isKey: false)
                 return after(cursor)
-            case CompactTokens.beginArray:
+            case UInt8(ascii: "["):
                 sink.sorted(.beginArray, bytes(position), isKey: false)
                 var cursor = after(position)
                 var first = true
-                while cursor.index < kinds.count, kinds[cursor.index] != CompactTokens.endArray {
+                while cursor.index < lengths.count, self.first(cursor) != UInt8(ascii: "]") {
                     if !first { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
                     cursor = value(at: cursor, &sink)
                     first = false
                 }
-                guard cursor.index < kinds.count else { return cursor }
+                guard cursor.index < lengths.count else { return cursor }
                 sink.sorted(.endArray, bytes(cursor), isKey: false)
                 return after(cursor)
-            default:
-                sink.sorted(CompactTokens.kind(of: code), bytes(position), isKey: false)
+            case let byte:
+                sink.sorted(CompactTokens.kind(startingWith: byte), bytes(position), isKey: false)
                 return after(position)
             }
         }
@@ -754,7 +849,7 @@ enum SortedKeys {
                 for position in (base + 1)..<members.count {
                     let member = members[position]
                     var slot = position
-                    while slot > base, Self.compare(member.keyBytes, members[slot - 1].keyBytes) < 0 {
+                    while slot > base, Self.precedes(member, members[slot - 1]) {
                         members[slot] = members[slot - 1]
                         slot -= 1
                     }
@@ -762,14 +857,44 @@ enum SortedKeys {
                 }
             } else {
                 let sorted = members[base...].enumerated().sorted { lhs, rhs in
-                    let order = Self.compare(lhs.element.keyBytes, rhs.element.keyBytes)
-                    return order == 0 ? lhs.offset < rhs.offset : order < 0
+                    Self.precedes(lhs.element, rhs.element) || (!Self.precedes(rhs.element, lhs.element) && lhs.offset < rhs.offset)
                 }
                 for (offset, entry) in sorted.enumerated() { members[base + offset] = entry.element }
             }
         }
 
-        /// Byte order of two keys (as `memcmp`, the shorter first when one is a prefix).
+        /// Whether `a`'s key comes before `b`'s: by their texts' Unicode scalars, as jq and
+        /// HTTPie order keys (so `"a"` comes before `"a!"`, and `"\u0041"` with the `A`s;
+        /// `orderingBytes`). UTF-8 orders as its scalars do, so unescaped texts compare as
+        /// they are.
+        @inline(__always)
+        private static func precedes(_ a: Member, _ b: Member) -> Bool {
+            if a.escaped || b.escaped { return unescaped(a.text).lexicographicallyPrecedes(unescaped(b.text)) }
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return compare(a.text, b.text) < 0
+        }
+
+        /// A key's text with its escapes resolved (rare: most keys have none).
+        @inline(never)
+        private static func unescaped(_ text: UnsafeRawBufferPointer) -> [UInt8] {
+            SortedKeys.orderingBytes(text)
+        }
+
+        /// A text's first eight bytes, most significant first, zero-filled when it is
+        /// shorter. When two prefixes differ they order the texts as their bytes do: at the
+        /// first difference either both bytes are real, or the shorter text's zero fill
+        /// meets a byte of the longer, which comes after it in byte order too. When they are
+        /// equal, the bytes decide.
+        @inline(__always)
+        fileprivate static func prefix(of text: UnsafeRawBufferPointer) -> UInt64 {
+            guard let start = text.baseAddress else { return 0 }
+            if text.count >= 8 { return UInt64(bigEndian: start.loadUnaligned(as: UInt64.self)) }
+            var value: UInt64 = 0
+            for index in 0..<text.count { value = value << 8 | UInt64(start.load(fromByteOffset: index, as: UInt8.self)) }
+            return text.isEmpty ? 0 : value << (8 * UInt64(8 - text.count))
+        }
+
+        /// Byte order of two texts (as `memcmp`, the shorter first when one is a prefix).
         private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
             let common = min(a.count, b.count)
             if common > 0, let left = a.baseAddress, let right = b.baseAddress {
@@ -781,15 +906,15 @@ enum SortedKeys {
 
         /// The position after the value at `position`, without emitting it.
         private func skip(from position: Position) -> Position {
-            guard position.index < kinds.count else { return position }
-            let code = kinds[position.index]
-            guard code == CompactTokens.beginObject || code == CompactTokens.beginArray else { return after(position) }
+            guard position.index < lengths.count else { return position }
+            let opening = first(position)
+            guard opening == UInt8(ascii: "{") || opening == UInt8(ascii: "[") else { return after(position) }
             var depth = 0
             var cursor = position
-            while cursor.index < kinds.count {
-                switch kinds[cursor.index] {
-                case CompactTokens.beginObject, CompactTokens.beginArray: depth += 1
-                case CompactTokens.endObject, CompactTokens.endArray: depth -= 1
+            while cursor.index < lengths.count {
+                switch first(cursor) {
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
                 default: break
                 }
                 cursor = after(cursor)

@@ -109,6 +109,7 @@ public enum OptionTable {
                        settings.style = match.1
                    }),
         OptionSpec(.sortKeys, "sort-keys", group: .output, help: "Sort the keys of JSON objects when formatting",
+                   details: "Sort the keys of JSON objects when formatting, by their Unicode characters (an escape such as \\u00e9 counting as the character it names), as jq and HTTPie order them; duplicate keys keep their order. The whole document is kept in memory until it ends.",
                    binding: .flag(\.sortKeys)),
         OptionSpec(.sorted, "sorted", group: .output, help: "Sort JSON keys and response headers (--format-options=json.sort_keys:true,headers.sort:true)",
                    binding: .custom(.flag, sample: nil) { settings, option in
