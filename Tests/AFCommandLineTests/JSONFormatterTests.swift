@@ -104,6 +104,62 @@ import Testing
         }
     }
 
+    /// Formats `input` in `chunk`-byte pieces; returns the output and whether sorting gave up.
+    static func formatReporting(_ input: [UInt8], chunk: Int, style: JSONFormatter.Style) throws -> (output: [UInt8], gaveUp: Bool) {
+        var formatter = JSONFormatter(style: style)
+        var out: [UInt8] = []
+        var index = 0
+        while index < input.count {
+            let end = min(input.count, index + chunk)
+            try formatter.feed(Array(input[index..<end]), into: &out)
+            index = end
+        }
+        try formatter.finish(into: &out)
+        return (out, formatter.gaveUpSorting)
+    }
+
+    /// `--sort-keys` holds a document in memory up to its limit; past it, the document is
+    /// written in its own order, exactly as without sorting, wherever the limit falls: on a
+    /// key, a value, a separator already consumed, or inside a string arriving in pieces.
+    @Test(arguments: [false, true])
+    func sortingGivesUpPastItsLimitAndLosesNothing(multipleValues: Bool) throws {
+        let document = #"{"b":[1,{"y":"caf\u00e9","x":null}],"a":{"d":true,"c":-1.5e3},"e" : "tail","":[[],{}]}"#
+        let input = Array((multipleValues ? document + "\n" + document + "\n[3,{\"z\":1,\"a\":2}]\n" : document).utf8)
+        let plain = JSONFormatter.Style(indent: 2, multipleValues: multipleValues)
+        var sorting = plain
+        sorting.sortKeys = true
+        let unsorted = try Self.format(input, chunk: 1 << 20, style: plain)
+        let sorted = try Self.format(input, chunk: 1 << 20, style: sorting)
+        #expect(sorted != unsorted)
+        var gaveUp = 0
+        for limit in 0...input.count {
+            sorting.sortLimit = limit
+            for chunk in [1, 3, 16, 1 << 20] {
+                let result = try Self.formatReporting(input, chunk: chunk, style: sorting)
+                #expect(result.output == (result.gaveUp ? unsorted : sorted), "limit \(limit), chunk \(chunk)")
+                if result.gaveUp { gaveUp += 1 }
+            }
+        }
+        #expect(try Self.formatReporting(input, chunk: 1, style: .init(indent: 2, sortKeys: true, multipleValues: multipleValues, sortLimit: 0)).gaveUp)
+        #expect(try !Self.formatReporting(input, chunk: 1, style: .init(indent: 2, sortKeys: true, multipleValues: multipleValues, sortLimit: input.count)).gaveUp)
+        #expect(gaveUp > input.count)
+    }
+
+    /// The limit falling inside a string that arrives in pieces (coloured, so a piece taken
+    /// for a whole string would show as a colour closed and opened again inside it).
+    @Test func sortingGivesUpInsideALongString() throws {
+        let long = String(repeating: "s", count: JSONScanner.fragmentThreshold * 2 + 5)
+        let input = Array(#"{"k":"\#(long)","b":{"z":1,"a":2}}"#.utf8)
+        let unsorted = try Self.format(input, chunk: 1 << 20, style: .init(indent: 1, theme: .auto))
+        for limit in [10, JSONScanner.fragmentThreshold / 2, JSONScanner.fragmentThreshold + 100] {
+            for chunk in [4096, 40_000] {
+                let result = try Self.formatReporting(input, chunk: chunk, style: .init(indent: 1, theme: .auto, sortKeys: true, sortLimit: limit))
+                #expect(result.gaveUp, "limit \(limit), chunk \(chunk)")
+                #expect(result.output == unsorted, "limit \(limit), chunk \(chunk)")
+            }
+        }
+    }
+
     @Test func sortKeysOrdersLargeObjectsStablyAndKeepsEveryToken() throws {
         // 60 members (past the insertion-sort size), duplicate keys in a known order, a key
         // long enough to arrive in pieces, nested objects inside arrays.

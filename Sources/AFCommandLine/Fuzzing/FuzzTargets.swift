@@ -119,9 +119,31 @@ package enum FuzzTargets {
             precondition(before.sorted { $0.lexicographicallyPrecedes($1) } == after.sorted { $0.lexicographicallyPrecedes($1) },
                          "sorting changed the tokens")
             checkKeyOrder(out)
+            checkSortLimit(data, split: split)
         } else {
             precondition(before == after, "formatting changed the tokens")
         }
+    }
+
+    /// Sorting that gives up at a limit (a byte count taken from the input) writes the
+    /// document exactly as formatting without sorting does.
+    private static func checkSortLimit(_ data: [UInt8], split: Int) {
+        let limit = Int(data.last ?? 0) % (data.count + 1)
+        func run(_ style: JSONFormatter.Style) -> ([UInt8], Bool) {
+            var formatter = JSONFormatter(style: style)
+            var out: [UInt8] = []
+            do {
+                try formatter.feed(Array(data[..<split]), into: &out)
+                try formatter.feed(Array(data[split...]), into: &out)
+                try formatter.finish(into: &out)
+            } catch {
+                preconditionFailure("valid JSON failed to format: \(error.description)")
+            }
+            return (out, formatter.gaveUpSorting)
+        }
+        let (limited, gaveUp) = run(JSONFormatter.Style(indent: 2, sortKeys: true, sortLimit: limit))
+        guard gaveUp else { return }
+        precondition(limited == run(JSONFormatter.Style(indent: 2)).0, "giving up sorting changed the output")
     }
 
     /// Every object's keys in `output` come in the order of their texts' Unicode scalars.

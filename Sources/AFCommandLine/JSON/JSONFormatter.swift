@@ -24,7 +24,19 @@ struct JSONFormatter {
         /// The document's size when known (a Content-Length): `sortKeys` reserves room for
         /// it up front instead of growing (and copying) as tokens arrive.
         var expectedSize: Int?
+        /// The most of a document `sortKeys` keeps in memory: past it, what was kept is
+        /// written in its own order and the rest streams (`gaveUpSorting`), so a body of any
+        /// size is shown whole instead of exhausting memory.
+        var sortLimit = JSONFormatter.defaultSortLimit
     }
+
+    /// A quarter of the machine's memory, and at most 1 GiB.
+    static let defaultSortLimit: Int = {
+        let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
+        guard pages > 0, size > 0 else { return 256 << 20 }
+        let (total, overflow) = pages.multipliedReportingOverflow(by: size)
+        return overflow ? 1 << 30 : min(1 << 30, total / 4)
+    }()
 
     let style: Style
     private var scanner = JSONScanner()
@@ -33,7 +45,9 @@ struct JSONFormatter {
     /// feeds it directly (not through the writer), so each sink is inlined into its own
     /// copy of the scanning loop.
     private var collector: CompactTokens
-    private let collecting: Bool
+    private var collecting: Bool
+    /// The document outgrew `sortLimit`, so its keys were not sorted.
+    private(set) var gaveUpSorting = false
 
     init(style: Style) {
         self.style = style
@@ -53,7 +67,7 @@ struct JSONFormatter {
     /// Formats the next bytes, appending output to `out`.
     mutating func feed(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) throws(JSONSyntaxError) {
         defer { writer.out.drain(into: &out) }
-        try feed(bytes)
+        try feed(bytes) { out.append(contentsOf: $0) }
     }
 
     mutating func feed(_ bytes: [UInt8], into out: inout [UInt8]) throws(JSONSyntaxError) {
@@ -62,12 +76,24 @@ struct JSONFormatter {
 
     /// Formats the next bytes and keeps the output in the formatter's buffer, for
     /// `takeOutput` to hand on without a copy into an array (the output of a document is
-    /// several times its size).
-    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) {
-        if collecting {
-            try scanner.feed(bytes, into: &collector)
-        } else {
-            try scanner.feed(bytes, into: &writer)
+    /// several times its size). When a sorted document outgrows `sortLimit` here, what was
+    /// kept goes out through `flush` a megabyte at a time (the buffer is valid during the
+    /// call), before what `takeOutput` then hands on.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) -> Void) throws(JSONSyntaxError) {
+        guard collecting else { return try scanner.feed(bytes, into: &writer) }
+        try scanner.feed(bytes, into: &collector)
+        if collector.bytes.count > style.sortLimit { giveUpSorting(flush) }
+    }
+
+    /// Writes the kept document in its own order and streams from here on.
+    private mutating func giveUpSorting(_ flush: (UnsafeRawBufferPointer) -> Void) {
+        collecting = false
+        gaveUpSorting = true
+        let kept = collector
+        collector = CompactTokens()
+        writer.replay(kept) { buffer in
+            flush(buffer.written)
+            buffer.removeAll()
         }
     }
 
@@ -282,6 +308,27 @@ struct JSONFormatter {
         mutating func sorted(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool) {
             token(kind, bytes, isKey: isKey, complete: true)
             if out.count >= 1 << 20 { flushHook?(out) }
+        }
+
+        /// Writes a kept document's tokens as they came (`CompactTokens.replay`), handing
+        /// `flush` the output every megabyte.
+        mutating func replay(_ kept: CompactTokens, _ flush: (ByteBuffer) -> Void) {
+            withoutActuallyEscaping(flush) { flush in
+                flushHook = flush
+                var sink = Replaying(writer: self)
+                kept.replay(into: &sink)
+                self = sink.writer
+                flushHook = nil
+            }
+        }
+
+        /// Feeds replayed tokens to the writer, flushing as `sorted` does.
+        private struct Replaying: JSONTokenSink {
+            var writer: Writer
+            mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+                writer.token(kind, bytes, isKey: isKey, complete: complete)
+                if writer.out.count >= 1 << 20 { writer.flushHook?(writer.out) }
+            }
         }
 
         /// A top-level value ended: with several values (NDJSON) its line ends at once, so a
@@ -520,6 +567,9 @@ struct CompactTokens: JSONTokenSink {
     /// The length so far of a string still arriving in pieces.
     private var pendingLength = 0
     private var pending = false
+    /// A comma or colon that came after the last kept token (only `replay` needs it: the
+    /// scanner has consumed it, so it will not come again).
+    private var trailing: JSONTokenKind?
 
     static let longLength: UInt8 = 255
     /// The most of a size hint that is reserved: a hint is the server's word, not a
@@ -542,7 +592,11 @@ struct CompactTokens: JSONTokenSink {
 
     @inline(__always)
     mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
-        if kind.rawValue > JSONTokenKind.literal.rawValue { return }
+        if kind.rawValue > JSONTokenKind.literal.rawValue {
+            if kind != .whitespace { trailing = kind }
+            return
+        }
+        trailing = nil
         self.bytes.append(contentsOf: bytes)
         if pending {
             pendingLength += bytes.count
@@ -568,6 +622,49 @@ struct CompactTokens: JSONTokenSink {
             longLengths[lengths.count - 1] = length
         }
     }
+
+    /// Hands the kept tokens to `sink` in their own order, as the scanner gave them: with
+    /// the commas and colons the structure implies, keys marked, a string still arriving
+    /// given as unfinished, and a separator that came after the last token.
+    func replay<Sink: JSONTokenSink>(into sink: inout Sink) {
+        guard let raw = bytes.written.baseAddress else { return }
+        // Per open container: whether it is an object, and how many keys and values it holds.
+        var open: [(object: Bool, count: Int)] = []
+        var offset = 0
+        lengths.withUnsafeBufferPointer { lengths in
+            for index in 0..<lengths.count {
+                let short = lengths[index]
+                let length = short == Self.longLength ? longLengths[index] ?? 0 : Int(short)
+                let token = UnsafeRawBufferPointer(start: raw + offset, count: length)
+                offset += length
+                let kind = Self.kind(startingWith: raw.load(fromByteOffset: offset - length, as: UInt8.self))
+                let last = index == lengths.count - 1
+                if kind == .endObject || kind == .endArray {
+                    _ = open.popLast()
+                    sink.token(kind, token, isKey: false, complete: true)
+                    continue
+                }
+                var isKey = false
+                if let container = open.last {
+                    if container.object, container.count % 2 == 1 {
+                        sink.token(.colon, Self.colon, isKey: false, complete: true)
+                    } else if container.count > 0 {
+                        sink.token(.comma, Self.comma, isKey: false, complete: true)
+                    }
+                    isKey = container.object && container.count % 2 == 0
+                    open[open.count - 1].count += 1
+                }
+                sink.token(kind, token, isKey: isKey, complete: !(last && pending))
+                if kind == .beginObject || kind == .beginArray { open.append((kind == .beginObject, 0)) }
+            }
+        }
+        if let trailing {
+            sink.token(trailing, trailing == .colon ? Self.colon : Self.comma, isKey: false, complete: true)
+        }
+    }
+
+    private static var comma: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(",").utf8Start, count: 1) }
+    private static var colon: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(":").utf8Start, count: 1) }
 
     /// A kept token's kind, from its first byte (the scanner has checked every token).
     @inline(__always)

@@ -8,6 +8,8 @@ struct BodyStyle: Sendable {
     var theme: Theme?
     var indent: Int
     var sortKeys: Bool
+    /// The most of a JSON body `sortKeys` holds in memory (`JSONFormatter.Style.sortLimit`).
+    var sortLimit = JSONFormatter.defaultSortLimit
     /// Writing to a terminal: decode text, escape control characters, keep binary off it.
     var terminal: Bool
     /// `--stream`: write every chunk at once.
@@ -67,6 +69,10 @@ final class BodyPrinter {
     private var prefixChecked = false
     private(set) var byteCount = 0
 
+    /// With `--sort-keys`: the JSON body outgrew the memory sorting may use, so it was shown
+    /// in its own order (the caller says so on standard error).
+    var gaveUpSorting: Bool { formatter?.gaveUpSorting ?? false }
+
     init(head: ResponseHead, style: BodyStyle) {
         self.style = style
         contentType = style.responseMime ?? head.headers.value(for: .contentType)
@@ -75,7 +81,7 @@ final class BodyPrinter {
         formatterStyle = JSONFormatter.Style(
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
             multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal,
-            expectedSize: head.headers.value(for: .contentLength).flatMap { Int($0) }
+            expectedSize: head.headers.value(for: .contentLength).flatMap { Int($0) }, sortLimit: style.sortLimit
         )
         // --response-charset (checked when parsed), else the declared charset, else UTF-8 when
         // the body is valid UTF-8 and windows-1252 when not.
@@ -207,11 +213,17 @@ final class BodyPrinter {
         }
         var failed = false
         if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
+        // A sorted document that outgrows memory is written here as it came, a megabyte at a time.
+        var writeFailure: AFError?
         do {
-            try formatter?.feed(input)
+            try formatter?.feed(input) { pending in
+                guard writeFailure == nil else { return }
+                do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
+            }
         } catch {
             failed = true
         }
+        if let writeFailure { throw writeFailure }
         // Straight from the formatter's buffer: no copy of the output into an array first.
         try formatter?.takeOutput { (formatted: UnsafeRawBufferPointer) throws(AFError) in try out.write(formatted) }
         if failed {

@@ -37,12 +37,16 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
     private let heads: OutputChannel
     private let target: BodyTarget
     private let temporaryDirectory: String
+    /// Where warnings about the output go (nil with --quiet).
+    private let warnings: OutputChannel?
     private let state = Locked(State())
 
-    init(plan: OutputPlan, built: BuiltRequest, stdout: OutputChannel, stderr: OutputChannel, target: BodyTarget, temporaryDirectory: String) {
+    init(plan: OutputPlan, built: BuiltRequest, stdout: OutputChannel, stderr: OutputChannel, target: BodyTarget,
+         temporaryDirectory: String, quiet: Bool = false) {
         self.plan = plan
         self.built = built
         out = stdout
+        warnings = quiet ? nil : stderr
         heads = plan.headsToStandardError ? stderr : stdout
         self.target = target
         self.temporaryDirectory = temporaryDirectory
@@ -143,6 +147,9 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
                 if let printer = state.printer {
                     try printer.finish(to: out)
                     if printer.byteCount > 0 { state.needsSeparator = true }
+                    if printer.gaveUpSorting {
+                        warnings?.writeNotice("warning: the JSON body outgrew the \(Format.bytes(Int64(plan.body.sortLimit))) that --sort-keys may hold in memory, so it is shown with its keys in their own order")
+                    }
                 }
             }
         } catch {

@@ -128,7 +128,7 @@ final class Execution {
         if settings.report { effectivePlan.sections = [] }
         let printer = ExchangePrinter(
             plan: effectivePlan, built: built, stdout: stdout, stderr: stderr, target: target,
-            temporaryDirectory: environment.temporaryDirectory
+            temporaryDirectory: environment.temporaryDirectory, quiet: settings.quiet
         )
         if settings.offline {
             defer { cleanUp() }
