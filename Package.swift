@@ -33,7 +33,9 @@ let package = Package(
         // Build facts for `af --version`, defined by install.sh (-Xcc -DAF_BUILD_COMMIT=...).
         .systemLibrary(name: "CBuildInfo"),
         .target(name: "AFCommandLine", dependencies: ["AFEngine", "CBuildInfo"]),
-        .executableTarget(name: "af", dependencies: ["AFCommandLine"]),
+        // The process's arguments for CommandLine without the runtime's /proc/self/maps scan at start-up.
+        .target(name: "CStartup"),
+        .executableTarget(name: "af", dependencies: ["AFCommandLine", "CStartup"]),
         .executableTarget(name: "af-docs", dependencies: ["AFCommandLine"]),
         // An example that uses only the AFEngine library (built and run by the end-to-end tests).
         .executableTarget(name: "af-example-pinned-get", dependencies: ["AFEngine"], path: "Examples/PinnedGet"),

@@ -45,6 +45,10 @@ struct PackageTests {
         #expect(request.output.hasPrefix("{\"method\": \"GET\", \"target\": \"/get\""), "\(request.output)")
         let json = try run(path, ["--pretty=format", server.url("/json")])
         #expect(json.output.contains("\"big\": 123456789012345678901234567890"))
+        // The static binary takes its arguments from CStartup, not the Swift runtime's
+        // stack search: every one arrives whole (spaces, UTF-8, an empty value).
+        let items = try run(path, ["--offline", "--print=B", "POST", "http://x/", "name=café au lait", "empty=", "n:=1"])
+        #expect(items.output == #"{"name": "café au lait", "empty": "", "n": 1}"#, "\(items.output)")
         let strings = try run("strings", [path])
         #expect(!strings.output.contains(Self.root), "the binary names the build directory")
         let sections = try run("readelf", ["-S", path])
