@@ -26,8 +26,8 @@ struct JSONFormatter {
         var expectedSize: Int?
         /// The most of a document `sortKeys` keeps in memory: past it, what was kept is
         /// written in its own order and the rest streams (`gaveUpSorting`), so a body of any
-        /// size is shown whole instead of exhausting memory.
-        var sortLimit = JSONFormatter.defaultSortLimit
+        /// size is shown whole instead of exhausting memory. Nil: `defaultSortLimit`.
+        var sortLimit: Int?
     }
 
     /// A quarter of the machine's memory, and at most 1 GiB.
@@ -82,7 +82,7 @@ struct JSONFormatter {
     mutating func feed(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) -> Void) throws(JSONSyntaxError) {
         guard collecting else { return try scanner.feed(bytes, into: &writer) }
         try scanner.feed(bytes, into: &collector)
-        if collector.bytes.count > style.sortLimit { giveUpSorting(flush) }
+        if collector.bytes.count > style.sortLimit ?? Self.defaultSortLimit { giveUpSorting(flush) }
     }
 
     /// Writes the kept document in its own order and streams from here on.

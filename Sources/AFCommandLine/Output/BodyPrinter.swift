@@ -8,8 +8,9 @@ struct BodyStyle: Sendable {
     var theme: Theme?
     var indent: Int
     var sortKeys: Bool
-    /// The most of a JSON body `sortKeys` holds in memory (`JSONFormatter.Style.sortLimit`).
-    var sortLimit = JSONFormatter.defaultSortLimit
+    /// The most of a JSON body `sortKeys` holds in memory (`JSONFormatter.Style.sortLimit`;
+    /// nil: the default, worked out only when sorting).
+    var sortLimit: Int?
     /// Writing to a terminal: decode text, escape control characters, keep binary off it.
     var terminal: Bool
     /// `--stream`: write every chunk at once.

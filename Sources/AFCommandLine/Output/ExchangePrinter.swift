@@ -148,7 +148,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
                     try printer.finish(to: out)
                     if printer.byteCount > 0 { state.needsSeparator = true }
                     if printer.gaveUpSorting {
-                        warnings?.writeNotice("warning: the JSON body outgrew the \(Format.bytes(Int64(plan.body.sortLimit))) that --sort-keys may hold in memory, so it is shown with its keys in their own order")
+                        warnings?.writeNotice("warning: the JSON body outgrew the \(Format.bytes(Int64(plan.body.sortLimit ?? JSONFormatter.defaultSortLimit))) that --sort-keys may hold in memory, so it is shown with its keys in their own order")
                     }
                 }
             }
