@@ -1,3 +1,8 @@
+// The engine's async API. af's own release build leaves it out (Build/link-flags defines
+// AF_NO_CONCURRENCY): the command line calls none of it, and without it the binary links
+// neither Swift's concurrency runtime nor libdispatch, whose initializer runs at every start.
+#if !AF_NO_CONCURRENCY
+
 /// An adapter written as an `async` function: fetch a token, sign a request, read a
 /// credential store. It runs in its own task; the request waits for it.
 ///
@@ -67,3 +72,5 @@ public struct AsyncRetrier: RequestRetrier {
         Task { completion(await response(request, head)) }
     }
 }
+
+#endif

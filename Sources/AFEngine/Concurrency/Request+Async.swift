@@ -1,3 +1,8 @@
+// The engine's async API. af's own release build leaves it out (Build/link-flags defines
+// AF_NO_CONCURRENCY): the command line calls none of it, and without it the binary links
+// neither Swift's concurrency runtime nor libdispatch, whose initializer runs at every start.
+#if !AF_NO_CONCURRENCY
+
 /// A response with its body held in memory: what `Request.serializingData()` returns.
 public struct DataResponse: Sendable {
     /// The outcome: final head, every attempt with its metrics, redirects.
@@ -41,3 +46,5 @@ extension Request {
         return DataResponse(response: response, body: (sink as? MemorySink)?.bytes ?? [])
     }
 }
+
+#endif

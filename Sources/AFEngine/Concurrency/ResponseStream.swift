@@ -1,3 +1,8 @@
+// The engine's async API. af's own release build leaves it out (Build/link-flags defines
+// AF_NO_CONCURRENCY): the command line calls none of it, and without it the binary links
+// neither Swift's concurrency runtime nor libdispatch, whose initializer runs at every start.
+#if !AF_NO_CONCURRENCY
+
 /// The body of a response as it arrives, for `for try await chunk in stream`.
 ///
 /// The stream holds at most about `highWater` bytes the consumer has not taken yet: above it
@@ -138,3 +143,5 @@ extension Session {
         return ResponseStream(request: request, sink: sink, stream: stream)
     }
 }
+
+#endif
