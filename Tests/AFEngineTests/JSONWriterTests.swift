@@ -69,6 +69,15 @@ import Testing
         }
     }
 
+    /// Escapes read back as what they name: pairs as one character, a lone surrogate (which
+    /// no Swift string can hold) as U+FFFD, every other byte as it came.
+    @Test func decodedStringsResolveEveryEscape() {
+        #expect(JSONValue.decodeString(Array(#""caf\u00e9 \ud83d\ude00 \/\"\\\b\f\n\r\t x""#.utf8)) == "café 😀 /\"\\\u{08}\u{0C}\n\r\t x")
+        #expect(JSONValue.decodeString(Array(#""a\ud800b""#.utf8)) == "a\u{FFFD}\u{FFFD}\u{FFFD}b")
+        #expect(JSONValue.decodeString(Array(#""\u0041\u00DF""#.utf8)) == "Aß")
+        #expect(JSONValue.decodeString(Array(#""""#.utf8)) == "")
+    }
+
     @Test func parsedValuesComeBackWithNumbersAsWritten() throws {
         let text = #"{"n": -0.0e+10, "s": "\u00e9\n", "a": [1, {"b": null}], "t": true}"#
         let value = try JSONValue.parse(Array(text.utf8))

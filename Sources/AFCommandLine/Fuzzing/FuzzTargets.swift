@@ -104,15 +104,7 @@ package enum FuzzTargets {
             return
         }
         let split = data.isEmpty ? 0 : Int(data[0]) % (data.count + 1)
-        var formatter = JSONFormatter(style: JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
-        var out: [UInt8] = []
-        do {
-            try formatter.feed(Array(data[..<split]), into: &out)
-            try formatter.feed(Array(data[split...]), into: &out)
-            try formatter.finish(into: &out)
-        } catch {
-            preconditionFailure("valid JSON failed to format: \(error.description)")
-        }
+        let (out, _) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
         let before = tokens(data)
         let after = tokens(out)
         if sortKeys {
@@ -129,21 +121,24 @@ package enum FuzzTargets {
     /// document exactly as formatting without sorting does.
     private static func checkSortLimit(_ data: [UInt8], split: Int) {
         let limit = Int(data.last ?? 0) % (data.count + 1)
-        func run(_ style: JSONFormatter.Style) -> ([UInt8], Bool) {
-            var formatter = JSONFormatter(style: style)
-            var out: [UInt8] = []
-            do {
-                try formatter.feed(Array(data[..<split]), into: &out)
-                try formatter.feed(Array(data[split...]), into: &out)
-                try formatter.finish(into: &out)
-            } catch {
-                preconditionFailure("valid JSON failed to format: \(error.description)")
-            }
-            return (out, formatter.gaveUpSorting)
-        }
-        let (limited, gaveUp) = run(JSONFormatter.Style(indent: 2, sortKeys: true, sortLimit: limit))
+        let (limited, gaveUp) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, sortKeys: true, sortLimit: limit))
         guard gaveUp else { return }
-        precondition(limited == run(JSONFormatter.Style(indent: 2)).0, "giving up sorting changed the output")
+        precondition(limited == formatValid(data, split: split, JSONFormatter.Style(indent: 2)).output, "giving up sorting changed the output")
+    }
+
+    /// Formats valid JSON fed in two pieces (split at `split`); returns the output and
+    /// whether sorting gave up.
+    private static func formatValid(_ data: [UInt8], split: Int, _ style: JSONFormatter.Style) -> (output: [UInt8], gaveUp: Bool) {
+        var formatter = JSONFormatter(style: style)
+        var out: [UInt8] = []
+        do {
+            try formatter.feed(Array(data[..<split]), into: &out)
+            try formatter.feed(Array(data[split...]), into: &out)
+            try formatter.finish(into: &out)
+        } catch {
+            preconditionFailure("valid JSON failed to format: \(error.description)")
+        }
+        return (out, formatter.gaveUpSorting)
     }
 
     /// Every object's keys in `output` come in the order of their texts' Unicode scalars.

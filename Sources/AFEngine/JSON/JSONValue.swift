@@ -71,56 +71,13 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// The text of a string token (quotes and escapes resolved).
+    /// The text of a string token (quotes and escapes resolved; a lone surrogate escape
+    /// shows as U+FFFD).
     public static func decodeString(_ token: [UInt8]) -> String {
         guard token.count >= 2 else { return "" }
         let inner = token[1..<(token.count - 1)]
         guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
-        var scalars = String.UnicodeScalarView()
-        var bytes: [UInt8] = []
-        func flush() {
-            if !bytes.isEmpty {
-                scalars.append(contentsOf: String(decoding: bytes, as: UTF8.self).unicodeScalars)
-                bytes.removeAll()
-            }
-        }
-        var index = inner.startIndex
-        var pendingHigh: UInt32?
-        while index < inner.endIndex {
-            let byte = inner[index]
-            guard byte == UInt8(ascii: "\\"), index + 1 < inner.endIndex else {
-                bytes.append(byte)
-                index += 1
-                continue
-            }
-            let code = inner[index + 1]
-            index += 2
-            flush()
-            switch code {
-            case UInt8(ascii: "n"): scalars.append("\n")
-            case UInt8(ascii: "t"): scalars.append("\t")
-            case UInt8(ascii: "r"): scalars.append("\r")
-            case UInt8(ascii: "b"): scalars.append("\u{08}")
-            case UInt8(ascii: "f"): scalars.append("\u{0C}")
-            case UInt8(ascii: "u"):
-                let hex = String(decoding: inner[index..<min(index + 4, inner.endIndex)], as: UTF8.self)
-                index += 4
-                guard let value = UInt32(hex, radix: 16) else { continue }
-                if (0xD800...0xDBFF).contains(value) {
-                    pendingHigh = value
-                    continue
-                }
-                if (0xDC00...0xDFFF).contains(value), let high = pendingHigh {
-                    pendingHigh = nil
-                    if let scalar = Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (value - 0xDC00)) { scalars.append(scalar) }
-                    continue
-                }
-                if let scalar = Unicode.Scalar(value) { scalars.append(scalar) }
-            default: scalars.append(Unicode.Scalar(code))
-            }
-        }
-        flush()
-        return String(scalars)
+        return String(decoding: inner.withUnsafeBytes { JSONStringText.unescaped($0) }, as: UTF8.self)
     }
 
     // MARK: Access
