@@ -117,10 +117,10 @@ enum RequestBuilder {
     static func headerList(
         items: [SourcedItem], body: BuiltBody, settings: Settings, sessionHeaders: [HTTPHeader] = []
     ) throws(CommandFailure) -> (HTTPHeaders, [HTTPHeaders.Name]) {
-        var defaults = HTTPHeaders()
+        var defaults = HTTPHeaders(minimumCapacity: 4)
         defaults.add(name: .userAgent, value: userAgent)
         let savesToFile = settings.download || settings.output != nil
-        let encodings = savesToFile ? "identity" : CurlRuntime.supportedContentEncodings.joined(separator: ", ")
+        let encodings = savesToFile ? "identity" : CurlRuntime.acceptEncodingValue
         if !encodings.isEmpty { defaults.add(name: .acceptEncoding, value: encodings) }
         defaults.add(name: .accept, value: body.isJSON ? "application/json, */*;q=0.5" : "*/*")
         if let type = body.contentType { defaults.add(name: .contentType, value: type) }
@@ -160,7 +160,9 @@ enum RequestBuilder {
         let fromSession = sessionHeaders.filter { !overridden.contains($0.name) }
         overridden.formUnion(fromSession.map(\.name))
         user = fromSession + user
-        var headers = HTTPHeaders(defaults.filter { !overridden.contains($0.name) })
+        guard !user.isEmpty || !overridden.isEmpty else { return (defaults, suppressed) }
+        var headers = HTTPHeaders(minimumCapacity: defaults.count + user.count)
+        for header in defaults where !overridden.contains(header.name) { headers.add(header) }
         for header in user { headers.add(header) }
         return (headers, suppressed)
     }

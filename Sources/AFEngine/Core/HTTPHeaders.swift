@@ -98,6 +98,15 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, Expressib
 
     /// No headers.
     public init() { storage = [] }
+    /// No headers yet, with room for `capacity` without growing (a head is built header by
+    /// header, and each growth of the array is an allocation and a copy).
+    public init(minimumCapacity capacity: Int) {
+        storage = []
+        storage.reserveCapacity(capacity)
+    }
+
+    /// Makes room for `capacity` headers in all.
+    public mutating func reserveCapacity(_ capacity: Int) { storage.reserveCapacity(capacity) }
     /// These headers in this order.
     public init(_ headers: [HTTPHeader]) { storage = headers }
     public init(arrayLiteral elements: HTTPHeader...) { storage = elements }

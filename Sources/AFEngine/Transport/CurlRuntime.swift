@@ -64,6 +64,9 @@ package enum CurlRuntime {
     }()
 
     /// What may appear in an `Accept-Encoding` that libcurl is asked to decode.
+    /// `supportedContentEncodings` as an `Accept-Encoding` value (made once, not per request).
+    package static let acceptEncodingValue = supportedContentEncodings.joined(separator: ", ")
+
     static let decodableEncodings: [[UInt8]] = (supportedContentEncodings + ["identity", "*"]).map { Array($0.utf8) }
 
     /// Whether libcurl can decode every coding an `Accept-Encoding` value names: each

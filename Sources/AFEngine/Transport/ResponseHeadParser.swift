@@ -16,6 +16,8 @@ struct ResponseHeadParser {
     private var reason = ""
     private var headers = HTTPHeaders()
     private var lineCount = 0
+    /// Room reserved for a head's headers: most responses carry fewer.
+    static let typicalHeaders = 16
 
     mutating func consume(_ raw: UnsafeRawBufferPointer) -> Step {
         var end = raw.count
@@ -43,6 +45,9 @@ struct ResponseHeadParser {
             return .needMore
         }
         lineCount += 1
+        // Room for a typical head at its first header, not before: a head without headers,
+        // and the one after the last, allocate nothing.
+        if lineCount == 1 { headers.reserveCapacity(Self.typicalHeaders) }
         if maxHeaders > 0, lineCount > maxHeaders {
             return .failure(.transport(TransportFailure(
                 kind: .limitExceeded,
