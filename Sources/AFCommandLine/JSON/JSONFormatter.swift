@@ -80,9 +80,11 @@ struct JSONFormatter {
     /// kept goes out through `flush` a megabyte at a time (the buffer is valid during the
     /// call), before what `takeOutput` then hands on.
     mutating func feed(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) -> Void) throws(JSONSyntaxError) {
+        // Checked before the bytes are kept, so the kept document never outgrows the limit
+        // (a chunk keeps at most its own size).
+        if collecting, collector.bytes.count + bytes.count > style.sortLimit ?? Self.defaultSortLimit { giveUpSorting(flush) }
         guard collecting else { return try scanner.feed(bytes, into: &writer) }
         try scanner.feed(bytes, into: &collector)
-        if collector.bytes.count > style.sortLimit ?? Self.defaultSortLimit { giveUpSorting(flush) }
     }
 
     /// Writes the kept document in its own order and streams from here on.
