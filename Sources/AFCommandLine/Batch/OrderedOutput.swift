@@ -87,9 +87,8 @@ final class OrderedOutput: Sendable {
     /// A temporary file for output that has to wait: a spare one, or a new one.
     private func takeFile() -> Result<SpoolRegion, AFError> {
         if let spare = state.write({ $0.spare.popLast() }) { return .success(spare) }
-        switch FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-batch") {
-        case .success(let (fd, path)):
-            unlink(path)
+        switch FileIO.makeUnnamedFile(in: temporaryDirectory, prefix: "af-batch") {
+        case .success(let fd):
             return .success(SpoolRegion(fd: fd, start: 0))
         case .failure(let failure):
             return .failure(.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in '\(temporaryDirectory)' for the output of a later line: \(failure.description); set TMPDIR to a writable directory")))

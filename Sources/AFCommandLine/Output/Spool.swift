@@ -4,18 +4,16 @@ import Glibc
 #endif
 
 /// A temporary file that holds a response body until the request ends, so that a retried
-/// attempt can be thrown away and memory stays flat. The file is unlinked at once; only the
+/// attempt can be thrown away and memory stays flat. The file has no name; only the
 /// descriptor keeps it.
 final class Spool {
     private let fd: Int32
     private(set) var size = 0
 
     init(directory: String) throws(AFError) {
-        let (fd, path) = try FileIO.makeTemporaryFile(in: directory, prefix: "af-spool").mapError { failure in
+        fd = try FileIO.makeUnnamedFile(in: directory, prefix: "af-spool").mapError { failure in
             AFError.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory): \(failure.description); set TMPDIR to a writable directory"))
         }.get()
-        unlink(path)
-        self.fd = fd
     }
 
     deinit {

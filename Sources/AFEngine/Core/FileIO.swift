@@ -55,6 +55,19 @@ package enum FileIO {
         return stat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 
+    /// Creates a file in `directory` that has no name (mode 0600): only the descriptor
+    /// reaches it, and it goes when that is closed. Linux's `O_TMPFILE` where the file
+    /// system offers it; elsewhere a `makeTemporaryFile` unlinked at once.
+    package static func makeUnnamedFile(in directory: String, prefix: String) -> Result<Int32, POSIXFailure> {
+        // O_TMPFILE is __O_TMPFILE | O_DIRECTORY, a macro Swift does not import.
+        let fd = open(directory, O_RDWR | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
+        if fd >= 0 { return .success(fd) }
+        return makeTemporaryFile(in: directory, prefix: prefix).map { file in
+            unlink(file.path)
+            return file.fd
+        }
+    }
+
     /// Creates a new file with a unique name `directory/prefix-XXXXXX` (mode 0600) and
     /// returns its descriptor and path, or the `errno` of the failure.
     package static func makeTemporaryFile(in directory: String, prefix: String) -> Result<(fd: Int32, path: String), POSIXFailure> {
