@@ -262,6 +262,23 @@ package enum FuzzTargets {
             guard let base = buffer.baseAddress else { return false }
             return mkdtemp(base) != nil
         }
-        return made ? String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/tmp"
+        guard made else { return "/tmp" }
+        atexit { FuzzTargets.removeScratchDirectory() }
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }()
+
+    /// Empties and removes the scratch directory when the process exits (it holds only the
+    /// files `withFile` wrote).
+    private static func removeScratchDirectory() {
+        let directory = scratchDirectory
+        guard let stream = opendir(directory) else { return }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { unlink(directory + "/" + name) }
+        }
+        closedir(stream)
+        rmdir(directory)
+    }
 }
