@@ -55,7 +55,7 @@ import Testing
         let text = try file("hello.txt", "hello file\n")
         let binary = directory + "/blob.bin"
         let bytes = TestData.bytes(count: 70_000)
-        TemporaryDirectory.createFile(atPath: binary, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: binary, contents: Data(bytes))
         let result = InProcessAF.run([
             server.url("/echo"), "title=My \"doc\"", "doc@\(text)", "raw@\(binary);type=image/png", "blob@\(binary)",
         ])
@@ -100,7 +100,7 @@ import Testing
     @Test func wholeBodyFromFileIsStreamedWithItsType() throws {
         let path = directory + "/payload.json"
         let bytes = Array(#"{"x": [1, 2, 3]}"#.utf8) + TestData.bytes(count: 10).map { _ in UInt8(ascii: " ") }
-        TemporaryDirectory.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         #expect(InProcessAF.run(["put", server.url("/echo"), "@\(path)"]).status == 0)
         let request = try last()
         #expect(request.method == "PUT")
@@ -241,7 +241,7 @@ import Testing
     @Test func headerInjectionFromFileIsRefused() throws {
         let directory = try TemporaryDirectory.make()
         let path = directory + "/h"
-        try "a\r\nX-Injected: 1".write(toFile: path, atomically: false, encoding: .utf8)
+        try "a\r\nX-Injected: 1".write(toFile: path, atomically: true, encoding: .utf8)
         let result = InProcessAF.run([server.url("/echo"), "X-A:@\(path)"])
         #expect(result.status == 64)
         #expect(result.err == "af: error: header 'X-A' in 'X-A:@\(path)' contains a line break; header values must be one line\n")

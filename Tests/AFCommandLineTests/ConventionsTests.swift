@@ -63,14 +63,14 @@ import Testing
     @Test func bodyBytesIntoAPipeAreExact() throws {
         let path = directory + "/blob.bin"
         let bytes: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 13]
-        TemporaryDirectory.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         let result = InProcessAF.run(["--offline", "-p", "B", "--pretty=none", "--boundary=B", server.url("/post"), "f@\(path)"])
         #expect(result.status == 0)
         let expected = Array("--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"blob.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
             + bytes + Array("\r\n--B--\r\n".utf8)
         #expect(result.stdout == expected)
         let text = directory + "/note.txt"
-        try "hello part".write(toFile: text, atomically: false, encoding: .utf8)
+        try "hello part".write(toFile: text, atomically: true, encoding: .utf8)
         let shown = InProcessAF.run(["--offline", "-p", "B", "--pretty=all", "--boundary=B", server.url("/post"), "f@\(text)", "g@\(path)"])
         #expect(shown.out.contains("hello part"))
         #expect(shown.out.contains("of binary data]"))
@@ -222,7 +222,7 @@ import Testing
 
     @Test func requestBodiesShowInTheirCharset() throws {
         let path = directory + "/latin2.txt"
-        TemporaryDirectory.createFile(atPath: path, contents: Data([0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A]))
+        _ = FileManager.default.createFile(atPath: path, contents: Data([0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A]))
         let result = InProcessAF.run(["--offline", "-p", "B", "--pretty=all", "put", server.url("/put"), "Content-Type:text/plain; charset=windows-1250", "@\(path)"])
         #expect(result.out == "Příliš\n")
     }

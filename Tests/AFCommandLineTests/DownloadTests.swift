@@ -51,7 +51,7 @@ import Testing
     @Test func existingFilesAreNeverReplaced() throws {
         server.serveRangedFile(size: Self.size)
         let existing = directory + "/data.bin"
-        try "precious".write(toFile: existing, atomically: false, encoding: .utf8)
+        try "precious".write(toFile: existing, atomically: true, encoding: .utf8)
         #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/data.bin")]).status == 0)
         #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/data.bin")]).status == 0)
         #expect(files() == ["data-1.bin", "data-2.bin", "data.bin"])
@@ -121,7 +121,7 @@ import Testing
     @Test func serverIgnoringTheRangeRestartsWithANotice() throws {
         server.serveRangedFile(size: Self.size, ignoreRange: true)
         let part = directory + "/again.bin.part"
-        TemporaryDirectory.createFile(atPath: part, contents: Data(repeating: 7, count: 1000))
+        _ = FileManager.default.createFile(atPath: part, contents: Data(repeating: 7, count: 1000))
         let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/again.bin")])
         #expect(result.status == 0)
         #expect(result.err.contains("af: the server did not resume the download; starting '\(directory)/again.bin' from the beginning\n"))
@@ -132,7 +132,7 @@ import Testing
     @Test func completeFileAnswered416IsSuccess() throws {
         server.serveRangedFile(size: Self.size)
         let target = directory + "/done.bin"
-        TemporaryDirectory.createFile(atPath: target, contents: Data(TestData.bytes(count: Self.size)))
+        _ = FileManager.default.createFile(atPath: target, contents: Data(TestData.bytes(count: Self.size)))
         let result = InProcessAF.run(["-d", "-c", "-o", target, server.url("/file/done.bin")])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.err.contains("was already complete"))

@@ -59,7 +59,7 @@ import Testing
           lines
 
         default login anon password x
-        """.write(toFile: netrc, atomically: false, encoding: .utf8)
+        """.write(toFile: netrc, atomically: true, encoding: .utf8)
         let second = try TestServer()
         server.route("/hop") { _, _ in .response(status: 302, headers: [("Location", "http://b.test:\(second.port)/echo")]) }
         let resolve = ["--resolve=a.test:\(server.port):127.0.0.1", "--resolve=b.test:\(second.port):127.0.0.1"]
@@ -76,7 +76,7 @@ import Testing
         // A home of its own: the shared one would hand this login to every test running now.
         let home = directory + "/home-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        try "machine 127.0.0.1 login home password h\n".write(toFile: home + "/.netrc", atomically: false, encoding: .utf8)
+        try "machine 127.0.0.1 login home password h\n".write(toFile: home + "/.netrc", atomically: true, encoding: .utf8)
         #expect(InProcessAF.run([server.url("/echo")], environment: ["HOME": home]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic aG9tZTpo")
     }
@@ -90,7 +90,7 @@ import Testing
         n=$((n + 1))
         echo $n > '\(counter)'
         echo "token-$n"
-        """.write(toFile: script, atomically: false, encoding: .utf8)
+        """.write(toFile: script, atomically: true, encoding: .utf8)
         return ("sh '\(script)'", counter)
     }
 
@@ -193,7 +193,7 @@ import Testing
           {"name": "deep", "value": "4", "domain": "site.test", "path": "/elsewhere", "expires": 0},
           {"name": "tls", "value": "5", "domain": "site.test", "path": "/", "secure": true, "expires": 0}
         ]}
-        """.write(toFile: path, atomically: false, encoding: .utf8)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
         let result = run(["--session=\(path)", "--resolve=site.test:\(server.port):127.0.0.1", "http://site.test:\(server.port)/cookies"])
         #expect(result.out == #"{"cookie": "fresh=1"}"#)
         let saved = try String(contentsOfFile: path, encoding: .utf8)
@@ -203,7 +203,7 @@ import Testing
 
     @Test func corruptSessionIsAnErrorAndKept() throws {
         let path = config + "/broken.json"
-        try "{not json".write(toFile: path, atomically: false, encoding: .utf8)
+        try "{not json".write(toFile: path, atomically: true, encoding: .utf8)
         let result = run(["--session=\(path)", server.url("/echo")])
         #expect(result.status == 64)
         #expect(result.err.hasPrefix("af: error: the session file '\(path)' is not valid JSON"))
@@ -264,7 +264,7 @@ import Testing
     @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
     func cleartextHTTP2WithPriorKnowledge() throws {
         let directory = try TemporaryDirectory.make(prefix: "af-h2c")
-        try "plain h2\n".write(toFile: directory + "/x.txt", atomically: false, encoding: .utf8)
+        try "plain h2\n".write(toFile: directory + "/x.txt", atomically: true, encoding: .utf8)
         let h2c = try ExternalServer(nghttpdServing: directory, key: nil, certificate: nil)
         let result = InProcessAF.run(["--http-version=2-prior-knowledge", "-m", "http://127.0.0.1:\(h2c.port)/x.txt"])
         #expect(result.status == 0, "\(result.err)")
@@ -293,7 +293,7 @@ import Testing
     }
 
     private func write(_ text: String) throws {
-        try text.write(toFile: config + "/config.json", atomically: false, encoding: .utf8)
+        try text.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
     }
 
     @Test func defaultsApplyAndNoFormsUndoThem() throws {
@@ -312,7 +312,7 @@ import Testing
     @Test func xdgConfigHome() throws {
         let xdg = try TemporaryDirectory.make(prefix: "af-xdg")
         try FileManager.default.createDirectory(atPath: xdg + "/af", withIntermediateDirectories: true)
-        try #"{"default_options": ["--check-status"]}"#.write(toFile: xdg + "/af/config.json", atomically: false, encoding: .utf8)
+        try #"{"default_options": ["--check-status"]}"#.write(toFile: xdg + "/af/config.json", atomically: true, encoding: .utf8)
         let result = InProcessAF.run([server.url("/status/404")], environment: ["XDG_CONFIG_HOME": xdg], unsetting: ["AF_CONFIG_DIR"])
         #expect(result.status == 4, "\(result.err)")
     }

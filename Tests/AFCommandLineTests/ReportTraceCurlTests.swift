@@ -162,7 +162,7 @@ import Testing
 
     @Test func multipart() throws {
         let path = directory + "/it's here;x.txt"
-        try "file body\n".write(toFile: path, atomically: false, encoding: .utf8)
+        try "file body\n".write(toFile: path, atomically: true, encoding: .utf8)
         let (a, c) = try both([server.url("/echo"), "title=x;y @z", "doc@\(path);type=text/markdown"])
         #expect(a.method == c.method)
         #expect(comparable(a, dropping: ["content-type", "content-length"]) == comparable(c, dropping: ["content-type", "content-length"]))
@@ -181,7 +181,7 @@ import Testing
 
     @Test func wholeFileBody() throws {
         let path = directory + "/payload.bin"
-        TemporaryDirectory.createFile(atPath: path, contents: Data(TestData.bytes(count: 5000)))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(TestData.bytes(count: 5000)))
         let (a, c) = try both(["post", server.url("/echo"), "@\(path)", "X-Kind:raw"])
         #expect(comparable(a) == comparable(c))
         let same = a.body == c.body

@@ -241,7 +241,7 @@ import Testing
         {"all_hosts_must_be_evaluated": true,
          "hosts": {"a.test": ["default"],
                    "*.test": ["default", {"pins": ["sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]}]}}
-        """.write(toFile: policy, atomically: false, encoding: .utf8)
+        """.write(toFile: policy, atomically: true, encoding: .utf8)
         let result = InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
         #expect(result.status == 8, "\(result.err)")
         #expect(result.err.contains("no pinned public key in the chain of b.test"))
@@ -251,11 +251,11 @@ import Testing
         let pinB = try TestPKI.publicKeyPin(ofCertificate: issuedB.certificatePath)
         try """
         {"hosts": {"a.test": ["default"], "*.test": [{"pins": ["\(pinB)"]}, "default"]}}
-        """.write(toFile: policy, atomically: false, encoding: .utf8)
+        """.write(toFile: policy, atomically: true, encoding: .utf8)
         #expect(InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve).status == 0)
         #expect(serverB.hits("/get") == 1)
 
-        try #"{"hosts": {"a.test": ["default"]}}"#.write(toFile: policy, atomically: false, encoding: .utf8)
+        try #"{"hosts": {"a.test": ["default"]}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
         let unlisted = InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
         #expect(unlisted.status == 7)
         #expect(unlisted.err.contains("the trust policy has no entry for b.test"))
@@ -268,9 +268,9 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory + "/certs", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: issued.certificatePath, toPath: certificate)
         let policy = directory + "/policy.json"
-        try #"{"hosts": {"localhost": ["default", {"certificates": ["certs/api.pem"]}]}}"#.write(toFile: policy, atomically: false, encoding: .utf8)
+        try #"{"hosts": {"localhost": ["default", {"certificates": ["certs/api.pem"]}]}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
         #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
-        try #"{"hosts": {"localhost": ["disabled"]}, "all_hosts_must_be_evaluated": false}"#.write(toFile: policy, atomically: false, encoding: .utf8)
+        try #"{"hosts": {"localhost": ["disabled"]}, "all_hosts_must_be_evaluated": false}"#.write(toFile: policy, atomically: true, encoding: .utf8)
         #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
         #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://127.0.0.1:\(server.port)/get"]).status == 7)
     }
@@ -286,7 +286,7 @@ import Testing
     ])
     func trustPolicyErrors(text: String, status: Int32, message: String) throws {
         let policy = directory + "/bad-\(UUID().uuidString).json"
-        try text.write(toFile: policy, atomically: false, encoding: .utf8)
+        try text.write(toFile: policy, atomically: true, encoding: .utf8)
         let result = InProcessAF.run(["--trust-policy=\(policy)", "https://127.0.0.1:9/"])
         #expect(result.status == status)
         #expect(result.err.contains(message), "\(result.err)")
@@ -302,7 +302,7 @@ import Testing
     @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
     func http2IsNegotiatedOverTLS() throws {
         let issued = try pki.issue(name: "h2")
-        try "hello over h2\n".write(toFile: directory + "/hello.txt", atomically: false, encoding: .utf8)
+        try "hello over h2\n".write(toFile: directory + "/hello.txt", atomically: true, encoding: .utf8)
         let server = try ExternalServer(nghttpdServing: directory, key: issued.keyPath, certificate: issued.certificatePath)
         let result = InProcessAF.run([ca, "-m", "-h", "https://127.0.0.1:\(server.port)/hello.txt"])
         #expect(result.status == 0, "\(result.err)")

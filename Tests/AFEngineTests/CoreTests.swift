@@ -381,7 +381,7 @@ import Testing
     @Test func multipartLengthMatchesTheEncodedBytes() throws {
         let directory = try TemporaryDirectory.make()
         let path = directory + "/f.bin"
-        TemporaryDirectory.createFile(atPath: path, contents: Data(TestData.bytes(count: 12345)))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(TestData.bytes(count: 12345)))
         var form = MultipartFormData(boundary: "b")
         form.append(name: "a\"b", value: "v\r\n")
         form.append(fileAt: path, name: "file")

@@ -89,8 +89,8 @@ public enum AF {
         let scratch = (try? TemporaryDirectory.make(prefix: "af-run")) ?? "/tmp"
         let outPath = scratch + "/stdout"
         let errPath = scratch + "/stderr"
-        TemporaryDirectory.createFile(atPath: outPath, contents: nil)
-        TemporaryDirectory.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments

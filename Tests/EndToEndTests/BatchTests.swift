@@ -141,7 +141,7 @@ import Testing
         let pki = TestPKI.shared
         let issued = try pki.issue(name: "h2batch")
         let served = try TemporaryDirectory.make(prefix: "af-h2batch")
-        try "h2\n".write(toFile: served + "/x.txt", atomically: false, encoding: .utf8)
+        try "h2\n".write(toFile: served + "/x.txt", atomically: true, encoding: .utf8)
         let h2 = try ExternalServer(nghttpdServing: served, key: issued.keyPath, certificate: issued.certificatePath)
         let path = try file((1...50).map { "https://127.0.0.1:\(h2.port)/x.txt?n=\($0)" })
         let result = AF.run(["batch", "--parallel=10", "--verify=\(pki.caCertificatePath)", "--report=json", path])

@@ -91,7 +91,7 @@ import Glibc
 
     @Test func resumeNeverWritesThroughAPlantedSymlink() throws {
         let outside = directory + "/outside.txt"
-        try "precious".write(toFile: outside, atomically: false, encoding: .utf8)
+        try "precious".write(toFile: outside, atomically: true, encoding: .utf8)
         let downloads = try TemporaryDirectory.make(prefix: "af-dl")
         #expect(symlink(outside, downloads + "/big.bin.part") == 0)
         let result = AF.run(["-d", "-c", "-o", "big.bin", server.url("/bytes/100")], directory: downloads)
@@ -133,7 +133,7 @@ import Glibc
     @Test func aRangeRefusalWithALongerResourceIsNotCompletion() throws {
         let downloads = try TemporaryDirectory.make(prefix: "af-dl")
         let part = downloads + "/file.bin.part"
-        TemporaryDirectory.createFile(atPath: part, contents: Data(TestData.bytes(count: 1000)))
+        _ = FileManager.default.createFile(atPath: part, contents: Data(TestData.bytes(count: 1000)))
         let result = AF.run(["-d", "-c", "-o", "file.bin", server.url("/hostile/short-416?size=16384")], directory: downloads)
         expectOneError(result, status: 9, containing: "the resource has 16384 bytes")
         #expect(!FileManager.default.fileExists(atPath: downloads + "/file.bin"))
@@ -142,7 +142,7 @@ import Glibc
 
     @Test func aMatchingRangeRefusalIsCompletion() throws {
         let downloads = try TemporaryDirectory.make(prefix: "af-dl")
-        TemporaryDirectory.createFile(atPath: downloads + "/file.bin.part", contents: Data(TestData.bytes(count: 1000)))
+        _ = FileManager.default.createFile(atPath: downloads + "/file.bin.part", contents: Data(TestData.bytes(count: 1000)))
         let result = AF.run(["-d", "-c", "-o", "file.bin", server.url("/hostile/short-416?size=1000")], directory: downloads)
         #expect(result.status == 0, "\(result.err)")
         #expect(FileManager.default.fileExists(atPath: downloads + "/file.bin"))
@@ -291,7 +291,7 @@ final class LockedBytes: @unchecked Sendable {
         let server = try TestServer()
         let directory = try TemporaryDirectory.make(prefix: "af-deflate")
         let body = directory + "/body.txt"
-        try String(repeating: "compressible ", count: 4096).write(toFile: body, atomically: false, encoding: .utf8)
+        try String(repeating: "compressible ", count: 4096).write(toFile: body, atomically: true, encoding: .utf8)
         let result = AF.run(["-xx", "post", server.url("/post"), "@\(body)"], environment: ["TMPDIR": "/nonexistent-af-tmp"])
         #expect(result.status == 9, "\(result.err)")
         #expect(result.err.hasPrefix("af: error: cannot create a temporary file in /nonexistent-af-tmp to compress the body: "), "\(result.err)")
