@@ -154,7 +154,7 @@ package enum FuzzTargets {
             case .beginObject, .beginArray: previous.append(nil)
             case .endObject, .endArray: _ = previous.popLast()
             case .string where token.isKey:
-                let text = token.bytes.dropFirst().dropLast().withUnsafeBytes { SortedKeys.orderingBytes($0) }
+                let text = token.bytes.dropFirst().dropLast().withUnsafeBytes { JSONStringText.unescaped($0) }
                 if let last = previous.last, let earlier = last {
                     precondition(!text.lexicographicallyPrecedes(earlier), "keys out of order")
                 }

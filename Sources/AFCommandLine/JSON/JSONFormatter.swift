@@ -665,8 +665,10 @@ struct CompactTokens: JSONTokenSink {
         }
     }
 
-    private static var comma: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(",").utf8Start, count: 1) }
-    private static var colon: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(":").utf8Start, count: 1) }
+    /// The separators a kept document does not hold, as bytes that need no reference
+    /// counting (for `replay` and `SortedKeys`).
+    static var comma: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(",").utf8Start, count: 1) }
+    static var colon: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(":").utf8Start, count: 1) }
 
     /// A kept token's kind, from its first byte (the scanner has checked every token).
     @inline(__always)
@@ -746,17 +748,6 @@ enum SortedKeys {
                 position = emitter.value(at: position, &sink)
             }
         }
-    }
-
-    /// The separators the document does not keep, as bytes that need no reference counting.
-    private static var comma: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(",").utf8Start, count: 1) }
-    private static var colon: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: StaticString(":").utf8Start, count: 1) }
-
-    /// What orders a key: its text (between the quotes) with each escape replaced by the
-    /// character it names in UTF-8, and every other byte as it is. For valid UTF-8 that
-    /// orders keys by Unicode scalars; invalid bytes still get one consistent place.
-    static func orderingBytes(_ text: UnsafeRawBufferPointer) -> [UInt8] {
-        JSONStringText.unescaped(text)
     }
 
     /// A token's index and where its bytes start.
@@ -859,10 +850,10 @@ enum SortedKeys {
                 sink.sorted(.beginObject, bytes(position), isKey: false)
                 var member = base
                 while member < members.count {
-                    if member > base { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
+                    if member > base { sink.sorted(.comma, CompactTokens.comma, isKey: false) }
                     let entry = members[member]
                     sink.sorted(.string, entry.keyBytes, isKey: true)
-                    sink.sorted(.colon, SortedKeys.colon, isKey: false)
+                    sink.sorted(.colon, CompactTokens.colon, isKey: false)
                     _ = value(at: entry.value, &sink)
                     member += 1
                 }
@@ -875,7 +866,7 @@ enum SortedKeys {
                 var cursor = after(position)
                 var first = true
                 while cursor.index < lengths.count, self.first(cursor) != UInt8(ascii: "]") {
-                    if !first { sink.sorted(.comma, SortedKeys.comma, isKey: false) }
+                    if !first { sink.sorted(.comma, CompactTokens.comma, isKey: false) }
                     cursor = value(at: cursor, &sink)
                     first = false
                 }
@@ -912,20 +903,17 @@ enum SortedKeys {
         }
 
         /// Whether `a`'s key comes before `b`'s: by their texts' Unicode scalars, as jq and
-        /// HTTPie order keys (so `"a"` comes before `"a!"`, and `"\u0041"` with the `A`s;
-        /// `orderingBytes`). UTF-8 orders as its scalars do, so unescaped texts compare as
-        /// they are.
+        /// HTTPie order keys (so `"a"` comes before `"a!"`, and `"\u0041"` with the `A`s).
+        /// UTF-8 orders as its scalars do, so texts without escapes compare as they are; the
+        /// rare escaped ones are compared resolved (`JSONStringText.unescaped`, which keeps
+        /// invalid bytes as they are, so they still get one consistent place).
         @inline(__always)
         private static func precedes(_ a: Member, _ b: Member) -> Bool {
-            if a.escaped || b.escaped { return unescaped(a.text).lexicographicallyPrecedes(unescaped(b.text)) }
+            if a.escaped || b.escaped {
+                return JSONStringText.unescaped(a.text).lexicographicallyPrecedes(JSONStringText.unescaped(b.text))
+            }
             if a.prefix != b.prefix { return a.prefix < b.prefix }
             return compare(a.text, b.text) < 0
-        }
-
-        /// A key's text with its escapes resolved (rare: most keys have none).
-        @inline(never)
-        private static func unescaped(_ text: UnsafeRawBufferPointer) -> [UInt8] {
-            SortedKeys.orderingBytes(text)
         }
 
         /// A text's first eight bytes, most significant first, zero-filled when it is

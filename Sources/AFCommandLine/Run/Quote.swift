@@ -39,7 +39,9 @@ enum Quote {
         return escaped
     }
 
+    /// What the terminal would obey (`TerminalText.isUnsafe`), and the tab and line break it
+    /// lets through, which would break a message's one line.
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        scalar == "\t" || scalar == "\n" || TerminalText.isUnsafe(scalar)
     }
 }
