@@ -8,9 +8,6 @@ struct BodyStyle: Sendable {
     var theme: Theme?
     var indent: Int
     var sortKeys: Bool
-    /// The most of a JSON body `sortKeys` holds in memory (`JSONFormatter.Style.sortLimit`;
-    /// nil: the default, worked out only when sorting).
-    var sortLimit: Int?
     /// Writing to a terminal: decode text, escape control characters, keep binary off it.
     var terminal: Bool
     /// `--stream`: write every chunk at once.
@@ -82,7 +79,7 @@ final class BodyPrinter {
         formatterStyle = JSONFormatter.Style(
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
             multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal,
-            expectedSize: head.headers.value(for: .contentLength).flatMap { Int($0) }, sortLimit: style.sortLimit
+            expectedSize: head.headers.value(for: .contentLength).flatMap { Int($0) }
         )
         // --response-charset (checked when parsed), else the declared charset, else UTF-8 when
         // the body is valid UTF-8 and windows-1252 when not.

@@ -42,7 +42,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
     private let state = Locked(State())
 
     init(plan: OutputPlan, built: BuiltRequest, stdout: OutputChannel, stderr: OutputChannel, target: BodyTarget,
-         temporaryDirectory: String, quiet: Bool = false) {
+         temporaryDirectory: String, quiet: Bool) {
         self.plan = plan
         self.built = built
         out = stdout
@@ -148,7 +148,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
                     try printer.finish(to: out)
                     if printer.byteCount > 0 { state.needsSeparator = true }
                     if printer.gaveUpSorting {
-                        warnings?.writeNotice("warning: the JSON body outgrew the \(Format.bytes(Int64(plan.body.sortLimit ?? JSONFormatter.defaultSortLimit))) that --sort-keys may hold in memory, so it is shown with its keys in their own order")
+                        warnings?.writeNotice("warning: the JSON body outgrew the \(Format.bytes(Int64(JSONFormatter.defaultSortLimit))) that --sort-keys may hold in memory, so it is shown with its keys in their own order")
                     }
                 }
             }
