@@ -81,6 +81,12 @@ package enum FuzzTargets {
         if let parsed = try? HTTPURL(parsing: text), let rendered = HTTPURL.libcurlRendering(of: text) {
             precondition(parsed.string == rendered, "put together \(parsed.string), rendered \(rendered)")
         }
+        // A URL read without libcurl's parser is the URL libcurl's parser reads, part by part.
+        for candidate in [text, "http://" + text, "http://h/" + text, "https://127.0.0.1:8080/?" + text] {
+            guard let simple = try? HTTPURL(parsing: candidate) else { continue }
+            let full = try? HTTPURL.parsedByLibcurl(candidate)
+            precondition(simple == full, "read simply as \(simple), by libcurl as \(String(describing: full))")
+        }
     }
 
     /// The formatter keeps every token: the tokens of its output are the tokens of its input,

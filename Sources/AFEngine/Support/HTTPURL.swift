@@ -21,7 +21,29 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses an absolute URL. Dot segments are removed unless `pathAsIs`.
     public init(parsing text: String, pathAsIs: Bool = false) throws(AFError) {
-        try self.init(base: nil, reference: text, pathAsIs: pathAsIs)
+        if let simple = SimpleURL.parse(text) {
+            self = simple
+        } else {
+            try self.init(base: nil, reference: text, pathAsIs: pathAsIs)
+        }
+    }
+
+    /// For tests and fuzzing: `text` parsed by libcurl's parser alone, to compare with what
+    /// `init(parsing:)` reads without it.
+    package static func parsedByLibcurl(_ text: String, pathAsIs: Bool = false) throws(AFError) -> HTTPURL {
+        try HTTPURL(base: nil, reference: text, pathAsIs: pathAsIs)
+    }
+
+    /// A URL whose parts are already known (`SimpleURL`).
+    init(scheme: String, host: String, port: Int?, path: String, query: String?, string: String) {
+        self.scheme = scheme
+        user = nil
+        password = nil
+        self.host = host
+        self.port = port
+        self.path = path
+        self.query = query
+        self.string = string
     }
 
     private init(base: String?, reference: String, pathAsIs: Bool) throws(AFError) {

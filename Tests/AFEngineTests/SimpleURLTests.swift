@@ -1,0 +1,68 @@
+@testable import AFEngine
+import Testing
+
+/// `HTTPURL(parsing:)` reads simple URLs itself and leaves the rest to libcurl; both readings
+/// must agree, part by part, wherever the first one answers.
+@Suite struct SimpleURLTests {
+    static let hosts = [
+        "example.org", "h", "a-b.c-d", "127.0.0.1", "10.20.30.40", "255.255.255.255", "0.0.0.0", "x1.2", "-a.b",
+        // libcurl rewrites or refuses these: they must go to it.
+        "127.1", "0x7f.0.0.1", "017.0.0.1", "2130706433", "256.1.1.1", "1.2.3.4.5", "01.2.3.4", "1.2.3.", "a..b",
+        "Example.org", "h.", ".h", "", "1a.b", "[::1]", "u@h", "u:p@h", "%61b", "h_x", "b\u{FC}cher",
+    ]
+    static let ports = ["", ":1", ":80", ":443", ":8282", ":65535", ":65536", ":0", ":080", ":", ":99999", ":8a"]
+    static let paths = [
+        "", "/", "/a", "/a/b/", "/bytes/1024", "//x", "/a%20b", "/a%2fb", "/%7E", "/a%2", "/a%zz", "/~u/x-y_z.t",
+        "/!$&'()*+,;=:@", "/./a", "/a/../b", "/a/.", "/.well-known", "/a.b/c..d", "/a b", "/a\\b", "/a\"b", "/a<b>",
+        "/a{b}", "/a|b", "/a^b", "/a`b", "/ü", "/a#f",
+    ]
+    static let queries = [
+        "", "?", "?a=1", "?n=0&m=x", "?a=1?b=2/c", "?q=%20", "?q=%2", "?a b", "?a#f", "?a[1]=2", "?ü", "?#",
+    ]
+
+    /// Every host and port with a few paths, and every path and query with a few hosts.
+    @Test func bothReadingsAgree() throws {
+        var texts: [String] = []
+        for scheme in ["http://", "https://", "HTTP://"] {
+            for host in Self.hosts {
+                for port in Self.ports {
+                    for rest in ["", "/", "/a", "?a=1", "/a?b"] { texts.append(scheme + host + port + rest) }
+                }
+            }
+        }
+        for scheme in ["http://", "https://"] {
+            for authority in ["h", "h:80", "127.0.0.1", "127.0.0.1:8282"] {
+                for path in Self.paths {
+                    for query in Self.queries { texts.append(scheme + authority + path + query) }
+                }
+            }
+        }
+        var answered = 0
+        for text in texts {
+            guard let simple = SimpleURL.parse(text) else { continue }
+            answered += 1
+            let full = try #require(try? HTTPURL.parsedByLibcurl(text), "\(text) read simply, refused by libcurl")
+            #expect(simple == full, "\(text): \(simple) vs \(full)")
+            #expect(simple.port == full.port && simple.path == full.path && simple.query == full.query, "\(text)")
+            #expect(simple.string == HTTPURL.libcurlRendering(of: text), "\(text)")
+        }
+        // The common forms are read simply (else this test would pass by reading nothing).
+        #expect(answered > texts.count / 10, "\(answered) of \(texts.count)")
+    }
+
+    @Test(arguments: [
+        "http://127.0.0.1:8282/bytes/1024?n=0", "https://example.org", "http://example.org?x=1", "http://h:1/a%20b",
+    ])
+    func commonURLsAreReadSimply(text: String) throws {
+        let simple = try #require(SimpleURL.parse(text))
+        #expect(simple == (try HTTPURL.parsedByLibcurl(text)))
+    }
+
+    @Test(arguments: [
+        "http://127.1/", "http://u@h/", "http://h/a/../b", "http://h/#f", "HTTP://h/", "http://[::1]/", "http://h/?",
+        "http://H/", "http://h:080/", "http://h/a b", "ftp://h/", "http:/h/", "http://h:0/",
+    ])
+    func othersGoToLibcurl(text: String) {
+        #expect(SimpleURL.parse(text) == nil)
+    }
+}
