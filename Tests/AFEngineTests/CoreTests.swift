@@ -295,6 +295,33 @@ import Testing
         _ = session.request(RequestDescription(url: server.url("/get"))).run()
         #expect(events.value == ["created", "resumed", "adapted", "started", "resolved", "connected", "sent", "head", "attemptFinished", "finished"])
     }
+
+    /// A monitor hears only the kinds of event it names; one that names none hears all.
+    @Test func monitorsHearOnlyWhatTheyAskFor() throws {
+        struct Picky: EventMonitor {
+            let interests: RequestEvent.Interests
+            let heard: Protected<[RequestEvent.Interests]>
+            func request(_ request: Request, didEmit event: RequestEvent) {
+                heard.write { $0.append(event.kind.interest) }
+            }
+        }
+        let server = try TestServer()
+        let few = Picky(interests: [.responseHead, .finished], heard: Protected([]))
+        let none = Picky(interests: [], heard: Protected([]))
+        let every = Protected<[RequestEvent.Interests]>([])
+        let all = ClosureEventMonitor { _, event in every.write { $0.append(event.kind.interest) } }
+        let session = Session(configuration: .init(eventMonitors: [few, none, all]))
+        #expect(session.monitor.interests == .all)
+        _ = session.request(RequestDescription(url: server.url("/get"))).run()
+        #expect(few.heard.value == [.responseHead, .finished])
+        #expect(none.heard.value.isEmpty)
+        #expect(every.value.count > 8 && every.value.contains(.progress) && every.value.last == .finished)
+        // What a session's monitors want together: the events none of them wants are not
+        // built (TLSTests.minimumVersionAndCiphers checks that the metrics' TLS details,
+        // read when a tlsEstablished event is due, are read all the same).
+        #expect(CompositeEventMonitor([few, none]).interests == [.responseHead, .finished])
+        #expect(CompositeEventMonitor([]).interests.isEmpty)
+    }
 }
 
 @Suite struct PolicyTests {

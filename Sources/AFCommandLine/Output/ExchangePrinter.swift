@@ -59,6 +59,12 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
 
     // MARK: EventMonitor
 
+    /// The heads sent, and with `--all` the exchanges before the last (redirects, answered
+    /// challenges).
+    var interests: RequestEvent.Interests {
+        plan.all ? [.requestSent, .attemptFinished, .challengeAnswered, .redirected] : .requestSent
+    }
+
     func request(_ request: Request, didEmit event: RequestEvent) {
         switch event.kind {
         case .requestSent(let attempt, let head):

@@ -24,6 +24,8 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
         self.width = max(40, width)
     }
 
+    var interests: RequestEvent.Interests { [.progress, .finished, .cancelled] }
+
     func request(_ request: Request, didEmit event: RequestEvent) {
         switch event.kind {
         case .progress:

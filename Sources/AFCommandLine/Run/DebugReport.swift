@@ -45,6 +45,8 @@ enum DebugReport {
 struct TransportLogMonitor: EventMonitor {
     let output: OutputChannel
 
+    var interests: RequestEvent.Interests { .transportLog }
+
     func request(_ request: Request, didEmit event: RequestEvent) {
         guard case .transportLog(let kind, let text) = event.kind else { return }
         let marker: String

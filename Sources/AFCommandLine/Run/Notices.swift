@@ -5,6 +5,8 @@ struct RetryNotice: EventMonitor {
     let stderr: OutputChannel
     let limit: Int
 
+    var interests: RequestEvent.Interests { .retryScheduled }
+
     func request(_ request: Request, didEmit event: RequestEvent) {
         guard case .retryScheduled(let attempt, let reason, let delay) = event.kind else { return }
         stderr.writeNotice("retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(reason)")
@@ -14,6 +16,8 @@ struct RetryNotice: EventMonitor {
 /// Says on standard error which credentials a cross-origin redirect dropped.
 struct RedirectNotice: EventMonitor {
     let stderr: OutputChannel
+
+    var interests: RequestEvent.Interests { .redirected }
 
     func request(_ request: Request, didEmit event: RequestEvent) {
         guard case .redirected(let record) = event.kind, !record.dropped.isEmpty else { return }

@@ -22,6 +22,8 @@ private final class ChainProbe: TransferDelegate {
     private let latch = Latch()
     private let outcome = Protected<TransferOutcome?>(nil)
 
+    var eventInterests: RequestEvent.Interests { [] }
+
     func transfer(_ transfer: any AttemptHandle, emit event: RequestEvent.Kind) {}
 
     func transfer(_ transfer: any AttemptHandle, routeFor head: ResponseHead) -> BodyRoute { .preview }

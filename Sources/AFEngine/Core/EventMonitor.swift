@@ -64,6 +64,66 @@ public struct RequestEvent: Sendable {
     }
 }
 
+extension RequestEvent {
+    /// A set of kinds of event: what a monitor wants (`EventMonitor.interests`). A session
+    /// builds only the events some monitor of it wants.
+    public struct Interests: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+
+        /// Creates a set from its bits.
+        public init(rawValue: UInt32) {
+            self.rawValue = rawValue
+        }
+
+        public static let created = Interests(rawValue: 1 << 0)
+        public static let resumed = Interests(rawValue: 1 << 1)
+        public static let suspended = Interests(rawValue: 1 << 2)
+        public static let adapted = Interests(rawValue: 1 << 3)
+        public static let attemptStarted = Interests(rawValue: 1 << 4)
+        public static let resolved = Interests(rawValue: 1 << 5)
+        public static let connected = Interests(rawValue: 1 << 6)
+        public static let tlsEstablished = Interests(rawValue: 1 << 7)
+        public static let requestSent = Interests(rawValue: 1 << 8)
+        public static let responseHead = Interests(rawValue: 1 << 9)
+        public static let challengeAnswered = Interests(rawValue: 1 << 10)
+        public static let progress = Interests(rawValue: 1 << 11)
+        public static let attemptFinished = Interests(rawValue: 1 << 12)
+        public static let retryScheduled = Interests(rawValue: 1 << 13)
+        public static let redirected = Interests(rawValue: 1 << 14)
+        public static let finished = Interests(rawValue: 1 << 15)
+        public static let cancelled = Interests(rawValue: 1 << 16)
+        public static let transportLog = Interests(rawValue: 1 << 17)
+        /// Every kind of event.
+        public static let all = Interests(rawValue: (1 << 18) - 1)
+    }
+}
+
+extension RequestEvent.Kind {
+    /// The one kind of event this is, as a set.
+    public var interest: RequestEvent.Interests {
+        switch self {
+        case .created: .created
+        case .resumed: .resumed
+        case .suspended: .suspended
+        case .adapted: .adapted
+        case .attemptStarted: .attemptStarted
+        case .resolved: .resolved
+        case .connected: .connected
+        case .tlsEstablished: .tlsEstablished
+        case .requestSent: .requestSent
+        case .responseHead: .responseHead
+        case .challengeAnswered: .challengeAnswered
+        case .progress: .progress
+        case .attemptFinished: .attemptFinished
+        case .retryScheduled: .retryScheduled
+        case .redirected: .redirected
+        case .finished: .finished
+        case .cancelled: .cancelled
+        case .transportLog: .transportLog
+        }
+    }
+}
+
 /// Bytes moved by the current attempt so far.
 public struct TransferProgress: Sendable, Equatable {
     /// Response body bytes received (before content decoding).
@@ -92,23 +152,43 @@ public struct TransferProgress: Sendable, Equatable {
 /// Monitors are called synchronously on the thread where the event happens (the transfer
 /// thread, or the thread that resumed or cancelled the request), in order for any one request; they must be quick and
 /// thread-safe. Traces, metrics and progress bars are monitors.
+///
+/// A monitor that names its `interests` is called only for those kinds of event, and a
+/// session builds no event that none of its monitors wants (a batch of small requests spent
+/// a twentieth of its time building events nobody read).
 public protocol EventMonitor: Sendable {
-    /// Called once for each event of `request`, in order.
+    /// The kinds of event this monitor wants; asked once, when a session is made. All of
+    /// them unless a monitor says otherwise.
+    var interests: RequestEvent.Interests { get }
+
+    /// Called once for each event of `request` that the monitor is interested in, in order.
     func request(_ request: Request, didEmit event: RequestEvent)
 }
 
-/// Forwards events to several monitors in order.
+extension EventMonitor {
+    public var interests: RequestEvent.Interests { .all }
+}
+
+/// Forwards events to several monitors in order, each only the kinds it wants.
 public struct CompositeEventMonitor: EventMonitor {
     /// The monitors, called in this order.
     public let monitors: [any EventMonitor]
+    /// What any of the monitors wants.
+    public let interests: RequestEvent.Interests
+    private let wants: [RequestEvent.Interests]
 
     /// Forwards to `monitors`.
     public init(_ monitors: [any EventMonitor]) {
         self.monitors = monitors
+        wants = monitors.map(\.interests)
+        interests = wants.reduce(into: []) { $0.formUnion($1) }
     }
 
     public func request(_ request: Request, didEmit event: RequestEvent) {
-        for monitor in monitors { monitor.request(request, didEmit: event) }
+        let interest = event.kind.interest
+        for (monitor, wanted) in zip(monitors, wants) where wanted.contains(interest) {
+            monitor.request(request, didEmit: event)
+        }
     }
 }
 

@@ -64,7 +64,7 @@ public final class Request: Sendable, TransferDelegate {
         self.validation = validation
         originalDescription = description
         mutable = Protected(MutableState(description: description))
-        emit(.created(description))
+        emit(.created, .created(description))
     }
 
     // MARK: Observing
@@ -150,14 +150,14 @@ public final class Request: Sendable, TransferDelegate {
         switch action {
         case .none: return self
         case .start:
-            emit(.resumed)
+            emit(.resumed, .resumed)
             session.async { self.startAttempt() }
         case .add(let transfer):
-            emit(.resumed)
-            emit(.attemptStarted(attempt: transfer.attempt, hop: transfer.hop, method: transfer.description.method, url: transfer.description.url))
+            emit(.resumed, .resumed)
+            emit(.attemptStarted, .attemptStarted(attempt: transfer.attempt, hop: transfer.hop, method: transfer.description.method, url: transfer.description.url))
             transfer.start()
         case .unpause(let transfer):
-            emit(.resumed)
+            emit(.resumed, .resumed)
             transfer.unpause()
         }
         return self
@@ -172,7 +172,7 @@ public final class Request: Sendable, TransferDelegate {
             return .some(state.transferHeld ? nil : state.transfer)
         }
         guard let transfer else { return self }
-        emit(.suspended)
+        emit(.suspended, .suspended)
         if let transfer { transfer.pause() }
         return self
     }
@@ -194,7 +194,7 @@ public final class Request: Sendable, TransferDelegate {
             return .some(state.transfer)
         }
         guard let transfer else { return self }
-        emit(.cancelled(reason))
+        emit(.cancelled, .cancelled(reason))
         if let transfer {
             transfer.cancel(reason)
         } else {
@@ -239,7 +239,7 @@ public final class Request: Sendable, TransferDelegate {
 
     private func launch(_ description: RequestDescription, attempt number: Int, hop: Int) {
         assertOnTransferThread()
-        emit(.adapted(attempt: number, description))
+        emit(.adapted, .adapted(attempt: number, description))
         let transfer: any AttemptHandle
         do {
             let url = try description.parsedURL()
@@ -264,7 +264,7 @@ public final class Request: Sendable, TransferDelegate {
             }
         }
         guard next == .add else { return }
-        emit(.attemptStarted(attempt: number, hop: hop, method: description.method, url: description.url))
+        emit(.attemptStarted, .attemptStarted(attempt: number, hop: hop, method: description.method, url: description.url))
         transfer.start()
     }
 
@@ -279,8 +279,10 @@ public final class Request: Sendable, TransferDelegate {
 
     // MARK: TransferDelegate
 
+    var eventInterests: RequestEvent.Interests { session.monitor.interests }
+
     func transfer(_ transfer: any AttemptHandle, emit event: RequestEvent.Kind) {
-        emit(event)
+        emit(event.interest, event)
     }
 
     func transfer(_ transfer: any AttemptHandle, routeFor head: ResponseHead) -> BodyRoute {
@@ -320,7 +322,7 @@ public final class Request: Sendable, TransferDelegate {
                         state.description = next
                         state.hop += 1
                     }
-                    emit(.redirected(redirect))
+                    emit(.redirected, .redirected(redirect))
                     return startAttempt()
                 } catch let failure {
                     error = failure
@@ -345,7 +347,7 @@ public final class Request: Sendable, TransferDelegate {
 
     private func record(_ attempt: Attempt) {
         mutable.write { $0.attempts.append(attempt) }
-        emit(.attemptFinished(attempt))
+        emit(.attemptFinished, .attemptFinished(attempt))
     }
 
     /// The one place where every failure meets the retrier.
@@ -381,7 +383,7 @@ public final class Request: Sendable, TransferDelegate {
             }
             guard let (generation, next) = scheduled else { return }
             sink.rollback()
-            emit(.retryScheduled(attempt: next, reason: error.description, delay: delay))
+            emit(.retryScheduled, .retryScheduled(attempt: next, reason: error.description, delay: delay))
             session.asyncAfter(delay) {
                 guard self.mutable.read({ $0.generation == generation }) else { return }
                 self.startAttempt()
@@ -414,7 +416,7 @@ public final class Request: Sendable, TransferDelegate {
             defer { state.completionHandlers.removeAll() }
             return (response, state.completionHandlers)
         }
-        emit(.finished(response))
+        emit(.finished, .finished(response))
         for handler in handlers { handler(response) }
         session.requestEnded(id)
     }
@@ -434,15 +436,18 @@ public final class Request: Sendable, TransferDelegate {
             return (response, state.completionHandlers)
         }
         guard let (response, handlers) = ended else { return }
-        emit(.finished(response))
+        emit(.finished, .finished(response))
         for handler in handlers { handler(response) }
         session.requestEnded(id)
     }
 
     // MARK: Events
 
-    func emit(_ kind: RequestEvent.Kind) {
-        guard !session.configuration.eventMonitors.isEmpty else { return }
+    /// Tells the monitors that want `interest`; `kind` is built only then.
+    func emit(_ interest: RequestEvent.Interests, _ kind: @autoclosure () -> RequestEvent.Kind) {
+        guard session.monitor.interests.contains(interest) else { return }
+        let kind = kind()
+        assert(kind.interest == interest, "\(interest) announced for another kind of event")
         session.monitor.request(self, didEmit: RequestEvent(time: elapsed, kind: kind))
     }
 }

@@ -5,6 +5,8 @@ import Glibc
 
 /// How a transfer reports to the request that started it.
 protocol TransferDelegate: AnyObject, Sendable {
+    /// The kinds of event the request's monitors want: the transfer builds no other.
+    var eventInterests: RequestEvent.Interests { get }
     func transfer(_ transfer: any AttemptHandle, emit event: RequestEvent.Kind)
     /// Decides where the body of a response goes once its head is known.
     func transfer(_ transfer: any AttemptHandle, routeFor head: ResponseHead) -> BodyRoute
@@ -70,6 +72,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// Set only for `af pin`: connect, shake hands, stop.
     let connectOnly: Bool
     private let delegate: any TransferDelegate
+    /// What the request's monitors want to hear (`emit`).
+    let interests: RequestEvent.Interests
     private let reader: BodyReader?
     private let uploadSize: Int64?
 
@@ -124,6 +128,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         self.resumedFrom = resumedFrom
         self.connectOnly = connectOnly
         self.delegate = delegate
+        interests = delegate.eventInterests
         // The caller may have parsed the description's URL already (parsing costs libcurl a
         // dozen allocations).
         if let parsedURL {
@@ -350,8 +355,10 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
 
     // MARK: Events from callbacks
 
-    func emit(_ kind: RequestEvent.Kind) {
-        delegate.transfer(self, emit: kind)
+    /// Tells the request's monitors, when they want `interest`; `kind` is built only then.
+    func emit(_ interest: RequestEvent.Interests, _ kind: @autoclosure () -> RequestEvent.Kind) {
+        guard interests.contains(interest) else { return }
+        delegate.transfer(self, emit: kind())
     }
 
     /// Records the first failure raised inside a callback; libcurl is then told to stop.
@@ -389,7 +396,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     func headDidComplete(_ received: ResponseHead) {
         head = received
         takeOverGzipDecoding(received)
-        emit(.responseHead(attempt: attempt, received))
+        emit(.responseHead, .responseHead(attempt: attempt, received))
         route = delegate.transfer(self, routeFor: received)
         if case .refuse(let error) = route { fail(error) }
         if case .sink(let sink) = route {
@@ -497,7 +504,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         let now = elapsed
         guard now - lastProgress >= 0.05 else { return }
         lastProgress = now
-        emit(.progress(TransferProgress(
+        emit(.progress, .progress(TransferProgress(
             received: received,
             expectedToReceive: expectedReceive > 0 ? expectedReceive : nil,
             sent: sent,
@@ -527,7 +534,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         } else if head == nil, !connectOnly {
             error = .transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent no response head"))
         }
-        if head != nil { emit(.progress(finalProgress())) }
+        if head != nil { emit(.progress, .progress(finalProgress())) }
         let outcome = TransferOutcome(
             head: head,
             sentHead: sentHead,

@@ -20,7 +20,7 @@ enum TransferCallbacks {
         case .needMore: break
         case .complete(let head):
             if transfer.isAnsweredChallenge(head) {
-                transfer.emit(.challengeAnswered(attempt: transfer.attempt, head))
+                transfer.emit(.challengeAnswered, .challengeAnswered(attempt: transfer.attempt, head))
             } else {
                 transfer.headDidComplete(head)
             }
@@ -58,9 +58,9 @@ enum TransferCallbacks {
         if transfer.description.options.logsTransport {
             let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
             switch type {
-            case CURLINFO_TEXT: transfer.emit(.transportLog(.text, text))
-            case CURLINFO_HEADER_OUT: transfer.emit(.transportLog(.sentHead, text))
-            case CURLINFO_HEADER_IN: transfer.emit(.transportLog(.receivedHead, text))
+            case CURLINFO_TEXT: transfer.emit(.transportLog, .transportLog(.text, text))
+            case CURLINFO_HEADER_OUT: transfer.emit(.transportLog, .transportLog(.sentHead, text))
+            case CURLINFO_HEADER_IN: transfer.emit(.transportLog, .transportLog(.receivedHead, text))
             default: break
             }
         }
@@ -73,7 +73,7 @@ enum TransferCallbacks {
         transfer.sentHead? += text
         if transfer.sentHead?.hasSuffix("\r\n\r\n") == true {
             transfer.sentHeadComplete = true
-            transfer.emit(.requestSent(attempt: transfer.attempt, head: transfer.sentHead ?? ""))
+            transfer.emit(.requestSent, .requestSent(attempt: transfer.attempt, head: transfer.sentHead ?? ""))
         }
         return 0
     }
@@ -86,9 +86,13 @@ enum TransferCallbacks {
         guard transfer.socketsAnnounced != transfer.socketsOpened else { return 0 }
         let opened = transfer.socketsOpened > max(transfer.socketsAnnounced, 0)
         transfer.socketsAnnounced = transfer.socketsOpened
-        let address = primaryIP.map { String(cString: $0) } ?? ""
-        transfer.emit(.connected(address: address, port: Int(primaryPort), reused: !opened))
-        if opened, transfer.handshakeSeen || transfer.detectResumedTLSSession() { transfer.emit(.tlsEstablished(transfer.tlsReport())) }
+        transfer.emit(.connected, .connected(address: primaryIP.map { String(cString: $0) } ?? "", port: Int(primaryPort), reused: !opened))
+        if opened, transfer.handshakeSeen || transfer.detectResumedTLSSession() {
+            // Read now, whether or not a monitor wants it: the TLS details are gone once the
+            // transfer ends, and its metrics report them.
+            let report = transfer.tlsReport()
+            transfer.emit(.tlsEstablished, .tlsEstablished(report))
+        }
         return 0
     }
 
@@ -97,8 +101,7 @@ enum TransferCallbacks {
         let descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
         if let transfer = transfer(userdata) {
             transfer.socketsOpened += 1
-            let text = SocketAddress.describe(address)
-            transfer.emit(.resolved(host: transfer.url.host, address: text))
+            transfer.emit(.resolved, .resolved(host: transfer.url.host, address: SocketAddress.describe(address)))
         }
         return descriptor
     }
