@@ -377,3 +377,14 @@ import Testing
         #expect(same)
     }
 }
+
+@Suite struct MediaTypeCharsetTests {
+    @Test func charsetParameter() {
+        #expect(MediaType.charset("text/html; charset=ISO-8859-2") == "ISO-8859-2")
+        #expect(MediaType.charset("text/html;CHARSET=\"big5\"") == "big5")
+        #expect(MediaType.charset("text/html; q=1; charset = utf-8") == "utf-8")
+        #expect(MediaType.charset("text/html") == nil)
+        #expect(MediaType.charset("text/html; q=1") == nil)
+        #expect(MediaType.charset(nil) == nil)
+    }
+}

@@ -66,3 +66,16 @@ import Testing
         #expect(SimpleURL.parse(text) == nil)
     }
 }
+
+/// Content types: the essence of a value (returned as it is when it already is one), and
+/// the charset parameter.
+@Suite struct MediaTypeTests {
+    @Test(arguments: [
+        ("application/json", "application/json"), ("Text/HTML; x=y", "text/html"), (" text/plain ", "text/plain"),
+        ("application/ld+json;charset=utf-8", "application/ld+json"), ("", ""), ("TEXT/PLAIN", "text/plain"),
+        ("text/plain\t;a=b", "text/plain"), ("t\u{C4}xt/x", "t\u{E4}xt/x"), ("a/b;", "a/b"),
+    ])
+    func essence(value: String, expected: String) {
+        #expect(MIMEType.essence(of: value) == expected)
+    }
+}

@@ -15,7 +15,12 @@ package enum MIMEType {
     /// The media type without parameters, trimmed and lower-cased (`Text/HTML; x=y` is
     /// `text/html`).
     package static func essence(of mediaType: String) -> String {
-        mediaType.split(byte: UInt8(ascii: ";")).first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
+        // Most values are already an essence (`application/json`): returned as they are.
+        let plain = mediaType.utf8.allSatisfy { byte in
+            byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: ";") && !(byte >= 0x41 && byte <= 0x5A)
+        }
+        if plain { return mediaType }
+        return mediaType.split(byte: UInt8(ascii: ";")).first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
     }
 
     private static let byExtension: [String: String] = [
