@@ -5,24 +5,54 @@
 /// description refers to a live resource except a `.stream` body's file descriptor.
 public struct RequestDescription: Sendable {
     /// The method, sent exactly as spelled.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { storage.method }
+        _modify { unique(); yield &storage.method }
+    }
     /// The absolute URL, already encoded.
-    public var url: String
+    public var url: String {
+        get { storage.url }
+        _modify { unique(); yield &storage.url }
+    }
     /// The headers to send, in order. An empty value sends an empty header.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.headers }
+        _modify { unique(); yield &storage.headers }
+    }
     /// Headers that libcurl would add on its own (`Accept`, `Content-Type`, …) and that must
     /// not be sent.
-    public var suppressedHeaders: [HTTPHeaders.Name]
+    public var suppressedHeaders: [HTTPHeaders.Name] {
+        get { storage.suppressedHeaders }
+        _modify { unique(); yield &storage.suppressedHeaders }
+    }
     /// The body.
-    public var body: RequestBody
+    public var body: RequestBody {
+        get { storage.body }
+        _modify { unique(); yield &storage.body }
+    }
     /// Credentials for a challenge-response scheme (digest) that only the transport can
     /// answer. Basic and bearer credentials are plain `Authorization` headers.
-    public var challengeCredentials: Credentials?
+    public var challengeCredentials: Credentials? {
+        get { storage.challengeCredentials }
+        _modify { unique(); yield &storage.challengeCredentials }
+    }
     /// Transfer settings: timeouts, limits, TLS files, network routing.
-    public var options: TransferOptions
+    public var options: TransferOptions {
+        get { storage.options }
+        _modify { unique(); yield &storage.options }
+    }
     /// `url` as its builder already parsed it, with the `pathAsIs` it was parsed with, so
     /// that the engine need not parse it again (`parsedURL()`); ignored once either changes.
-    package var parsed: (url: HTTPURL, pathAsIs: Bool)?
+    package var parsed: (url: HTTPURL, pathAsIs: Bool)? {
+        get { storage.parsed }
+        _modify { unique(); yield &storage.parsed }
+    }
+
+    /// The fields, shared by copies until one of them changes (copy on write). A description
+    /// is copied a dozen times on its way to libcurl (into the request's state, each attempt,
+    /// the transfer, the response); as a plain struct each copy retained some forty strings
+    /// and arrays, and a batch spent a tenth of its instructions on such reference counts.
+    private var storage: Storage
 
     /// Describes a request; only `url` is required.
     public init(
@@ -34,13 +64,47 @@ public struct RequestDescription: Sendable {
         challengeCredentials: Credentials? = nil,
         options: TransferOptions = TransferOptions()
     ) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.suppressedHeaders = suppressedHeaders
-        self.body = body
-        self.challengeCredentials = challengeCredentials
-        self.options = options
+        storage = Storage(
+            method: method, url: url, headers: headers, suppressedHeaders: suppressedHeaders, body: body,
+            challengeCredentials: challengeCredentials, options: options, parsed: nil
+        )
+    }
+
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
+    /// Mutated only while uniquely referenced (`unique()`), so sharing it is safe.
+    private final class Storage: @unchecked Sendable {
+        var method: HTTPMethod
+        var url: String
+        var headers: HTTPHeaders
+        var suppressedHeaders: [HTTPHeaders.Name]
+        var body: RequestBody
+        var challengeCredentials: Credentials?
+        var options: TransferOptions
+        var parsed: (url: HTTPURL, pathAsIs: Bool)?
+
+        init(
+            method: HTTPMethod, url: String, headers: HTTPHeaders, suppressedHeaders: [HTTPHeaders.Name], body: RequestBody,
+            challengeCredentials: Credentials?, options: TransferOptions, parsed: (url: HTTPURL, pathAsIs: Bool)?
+        ) {
+            self.method = method
+            self.url = url
+            self.headers = headers
+            self.suppressedHeaders = suppressedHeaders
+            self.body = body
+            self.challengeCredentials = challengeCredentials
+            self.options = options
+            self.parsed = parsed
+        }
+
+        func copy() -> Storage {
+            Storage(
+                method: method, url: url, headers: headers, suppressedHeaders: suppressedHeaders, body: body,
+                challengeCredentials: challengeCredentials, options: options, parsed: parsed
+            )
+        }
     }
 }
 
