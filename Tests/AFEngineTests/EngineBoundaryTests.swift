@@ -36,6 +36,33 @@ import Testing
         #expect(failure.cause == .tooManyHeaderLines(limit: 1))
         #expect(failure.message == "the response has more than 1 header lines")
     }
+
+    /// Status lines, read as bytes: version, three digits, and the reason without the
+    /// blanks around it.
+    @Test(arguments: [
+        ("HTTP/1.1 200 OK", "HTTP/1.1 200 OK"), ("HTTP/2 204", "HTTP/2 204 "), ("HTTP/1.0 404  Not  Found \t", "HTTP/1.0 404 Not  Found"),
+        ("HTTP/1.1  999 x", "HTTP/1.1 999 x"), ("HTTP/1.1 100 Continue", nil), ("HTTP/1.1 20 OK", "malformed"),
+        ("HTTP/1.1 2000 OK", "malformed"), ("HTTP/1.1 +200 OK", "malformed"), ("HTTP/1.1 099 x", "malformed"),
+        ("HTTP/1.1", "malformed"), ("HTTP/1.1\t200 OK", "malformed"), ("HTTP/1.1 2x0 OK", "malformed"),
+    ] as [(String, String?)])
+    func statusLines(line: String, expected: String?) {
+        var parser = ResponseHeadParser()
+        var steps: [ResponseHeadParser.Step] = []
+        for part in [line + "\r\n", "A: 1\r\n", "\r\n"] {
+            steps.append(Array(part.utf8).withUnsafeBytes { parser.consume($0) })
+        }
+        switch (steps[0], steps[2]) {
+        case (.failure(.transport(let failure)), _):
+            #expect(expected == "malformed" && failure.message.hasPrefix("malformed status line 'HTTP/"), "\(line)")
+        case (.needMore, .complete(let head)):
+            #expect("\(head.httpVersion) \(head.status) \(head.reason)" == expected, "\(line)")
+            #expect(head.headers.value(for: "A") == "1")
+        case (.needMore, .needMore):
+            #expect(expected == nil, "\(line): an interim response is skipped")
+        default:
+            Issue.record("\(line): \(steps)")
+        }
+    }
 }
 
 /// A retrier that gives up with its own error keeps the failure it was asked about.

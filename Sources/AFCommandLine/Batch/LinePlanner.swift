@@ -20,7 +20,7 @@ struct LinePlanner: Sendable {
     /// The words of a line, or nil for a blank line or a comment.
     static func words(_ text: String) throws(CommandFailure) -> [String]? {
         // A shell's command line cannot hold a NUL; libcurl would cut a URL or header at one.
-        if text.utf8.contains(0) { throw .usage("the line has a NUL byte, which no command line can hold") }
+        if text.containsByte(0) { throw .usage("the line has a NUL byte, which no command line can hold") }
         do {
             let words = try ShellWords.split(text)
             return words.isEmpty ? nil : words

@@ -9,7 +9,7 @@ enum MediaType {
 
     /// The `charset` parameter, if any.
     static func charset(_ value: String?) -> String? {
-        guard let value, value.utf8.contains(UInt8(ascii: ";")) else { return nil }
+        guard let value, value.containsByte(UInt8(ascii: ";")) else { return nil }
         for parameter in value.split(byte: UInt8(ascii: ";")).dropFirst() {
             let parts = parameter.split(byte: UInt8(ascii: "="), maxSplits: 1)
             if parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "charset" {

@@ -25,6 +25,12 @@ extension StringProtocol {
         return nil
     }
 
+    /// Whether the UTF-8 bytes contain `byte`, looked for in place where the bytes are
+    /// contiguous (the generic `utf8.contains` steps through an iterator byte by byte).
+    package func containsByte(_ byte: UInt8) -> Bool {
+        utf8.withContiguousStorageIfAvailable { bytes in bytes.contains(byte) } ?? utf8.contains(byte)
+    }
+
     /// Whether the UTF-8 bytes contain `needle`'s bytes (see `utf8Offset(of:)`).
     package func containsBytes(of needle: String) -> Bool {
         utf8Offset(of: needle) != nil

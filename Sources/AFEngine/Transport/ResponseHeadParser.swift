@@ -37,7 +37,7 @@ struct ResponseHeadParser {
         }
         if bytes.starts(with: "HTTP/".utf8) {
             reset()
-            return parseStatusLine(String(decoding: bytes, as: UTF8.self))
+            return parseStatusLine(bytes)
         }
         guard status != nil else { return .needMore }
         if bytes[0] == 32 || bytes[0] == 9 {
@@ -81,15 +81,33 @@ struct ResponseHeadParser {
         return String(decoding: UnsafeRawBufferPointer(rebasing: raw[low..<high]), as: UTF8.self)
     }
 
-    private mutating func parseStatusLine(_ line: String) -> Step {
-        let parts = line.split(byte: UInt8(ascii: " "), maxSplits: 2)
-        guard parts.count >= 2, let code = Int(parts[1]), (100...999).contains(code) else {
-            return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed status line '\(line.prefix(80))'")))
+    /// `VERSION SP STATUS [SP REASON]`, read as bytes (it comes with every response).
+    private mutating func parseStatusLine(_ bytes: UnsafeRawBufferPointer) -> Step {
+        let count = bytes.count
+        var versionEnd = 0
+        while versionEnd < count, bytes[versionEnd] != 32 { versionEnd += 1 }
+        var codeStart = versionEnd
+        while codeStart < count, bytes[codeStart] == 32 { codeStart += 1 }
+        var codeEnd = codeStart
+        var code = 0
+        while codeEnd < count, bytes[codeEnd] != 32, codeEnd - codeStart < 4 {
+            let digit = bytes[codeEnd] &- 48
+            guard digit < 10 else { return malformedStatusLine(bytes) }
+            code = code * 10 + Int(digit)
+            codeEnd += 1
         }
-        version = String(parts[0])
+        guard codeEnd - codeStart == 3, codeEnd == count || bytes[codeEnd] == 32, (100...999).contains(code) else {
+            return malformedStatusLine(bytes)
+        }
+        version = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<versionEnd]), as: UTF8.self)
         status = code
-        reason = parts.count > 2 ? String(parts[2]).trimmingCharacters(in: " \t") : ""
+        reason = codeEnd < count ? Self.trimmedText(bytes, from: codeEnd + 1, to: count) : ""
         return .needMore
+    }
+
+    private func malformedStatusLine(_ bytes: UnsafeRawBufferPointer) -> Step {
+        let line = String(decoding: bytes, as: UTF8.self)
+        return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed status line '\(line.prefix(80))'")))
     }
 
     private mutating func reset() {
