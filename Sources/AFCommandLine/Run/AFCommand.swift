@@ -67,11 +67,13 @@ public enum AFCommand {
     /// Refuses options that contradict each other (`OptionTable.conflicts`) or miss the
     /// option they need (`OptionTable.requirements`), before anything is read or sent.
     static func checkCombinations(_ settings: Settings) throws(CommandFailure) {
-        for conflict in OptionTable.conflicts where settings.given.contains(conflict.first) && settings.given.contains(conflict.second) {
+        let given = settings.given
+        // A conflict takes two options (most command lines, and batch lines, give fewer).
+        for conflict in OptionTable.conflicts where given.count >= 2 && given.contains(conflict.first) && given.contains(conflict.second) {
             throw .usage(conflict.message)
         }
         for requirement in OptionTable.requirements
-        where settings.given.contains(requirement.option) && !requirement.anyOf.contains(where: settings.given.contains) {
+        where !given.isEmpty && given.contains(requirement.option) && !requirement.anyOf.contains(where: given.contains) {
             throw .usage(requirement.message)
         }
     }
