@@ -9,6 +9,7 @@ import Testing
         // libcurl rewrites or refuses these: they must go to it.
         "127.1", "0x7f.0.0.1", "017.0.0.1", "2130706433", "256.1.1.1", "1.2.3.4.5", "01.2.3.4", "1.2.3.", "a..b",
         "Example.org", "h.", ".h", "", "1a.b", "[::1]", "u@h", "u:p@h", "%61b", "h_x", "b\u{FC}cher",
+        String(repeating: "a", count: 64) + ".example", String(repeating: "abcdefghi.", count: 30) + "x",
     ]
     static let ports = ["", ":1", ":80", ":443", ":8282", ":65535", ":65536", ":0", ":080", ":", ":99999", ":8a"]
     static let paths = [
