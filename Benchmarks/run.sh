@@ -8,13 +8,23 @@ cd "$here"
 scenario=${1:-startup}
 [ $# -gt 0 ] && shift
 command -v curl >/dev/null || { echo "run.sh: curl is needed (./install.sh --dev)"; exit 1; }
+# Builds quietly, but shows the build's output when it fails (set -e alone would end the
+# script with nothing said).
+build() {
+    local output
+    if ! output=$("$@" 2>&1); then
+        printf '%s\n' "$output" >&2
+        echo "run.sh: the build failed: $*" >&2
+        exit 1
+    fi
+}
 mapfile -t link_flags < <("$here/Build/link-flags" "$(command -v swift)")
-swift build -c release --static-swift-stdlib --disable-local-rpath --product af "${link_flags[@]}" >/dev/null
-swift build -c release --product af-test-server >/dev/null
+build swift build -c release --static-swift-stdlib --disable-local-rpath --product af "${link_flags[@]}"
+build swift build -c release --product af-test-server
 extra=()
 if [ "$scenario" = batch ] || [ "$scenario" = all ]; then
     # The batch scenario's "AFEngine alone" row (Benchmarks/EngineBatch, a separate package).
-    swift build -c release --package-path "$here/Benchmarks/EngineBatch" >/dev/null
+    build swift build -c release --package-path "$here/Benchmarks/EngineBatch"
     extra=(--engine-batch "$here/Benchmarks/EngineBatch/.build/release/EngineBatch")
 fi
 log=$(mktemp)
