@@ -49,7 +49,9 @@ enum URLBuilder {
     /// Percent-encodes spaces, controls, non-ASCII and the few printable characters that are
     /// never valid in a URL; existing `%XX` escapes are kept.
     static func encodeInvalidCharacters(_ text: String) -> String {
-        guard text.utf8.contains(where: needsEncoding) else { return text }
+        // Looked for in place (the generic search steps through an iterator byte by byte).
+        let needed = text.utf8.withContiguousStorageIfAvailable { $0.contains(where: needsEncoding) } ?? text.utf8.contains(where: needsEncoding)
+        guard needed else { return text }
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 16)
         for byte in text.utf8 {

@@ -3,7 +3,7 @@ import AFEngine
 /// What a run prints and how, decided once from the settings and the terminal.
 struct OutputPlan: Sendable {
     /// Letters from `HBhbm`.
-    var sections: Set<Character>
+    var sections: Sections
     /// Print every hop of a followed redirect chain.
     var all: Bool
     var head: HeadRenderer
@@ -15,29 +15,60 @@ struct OutputPlan: Sendable {
 
     func shows(_ section: Character) -> Bool { sections.contains(section) }
 
+    /// A set of the letters `HBhbm`, as bits: it is asked about several times for every
+    /// response, and a `Set<Character>` hashed the letter each time.
+    struct Sections: Equatable, Sendable, ExpressibleByArrayLiteral {
+        private var bits: UInt8 = 0
+
+        /// The letters of `letters` (`--print` accepts no others).
+        init(_ letters: String) {
+            for letter in letters { insert(letter) }
+        }
+
+        init(arrayLiteral letters: Character...) {
+            for letter in letters { insert(letter) }
+        }
+
+        private static func bit(_ letter: Character) -> UInt8 {
+            switch letter {
+            case "H": 1
+            case "B": 2
+            case "h": 4
+            case "b": 8
+            case "m": 16
+            default: 0
+            }
+        }
+
+        func contains(_ letter: Character) -> Bool { bits & Self.bit(letter) != 0 }
+        mutating func insert(_ letter: Character) { bits |= Self.bit(letter) }
+        mutating func remove(_ letter: Character) { bits &= ~Self.bit(letter) }
+        var isEmpty: Bool { bits == 0 }
+    }
+
     static func make(settings: Settings, environment: Environment) -> OutputPlan {
         // A download keeps standard output clean, so its heads go to standard error; offline
         // there is no download, and the request is the output.
         let headsToStandardError = settings.download && !settings.offline
         let terminal = headsToStandardError ? environment.stderrIsTerminal : environment.stdoutIsTerminal
-        var sections: Set<Character>
+        var sections: Sections
         if let print = settings.print {
-            sections = Set(print)
+            sections = Sections(print)
         } else if settings.verbose >= 2 {
-            sections = Set("HBhbm")
+            sections = Sections("HBhbm")
         } else if settings.verbose == 1 {
-            sections = Set("HBhb")
+            sections = Sections("HBhb")
         } else if settings.headersOnly || settings.bodyOnly {
-            sections = Set((settings.headersOnly ? "h" : "") + (settings.bodyOnly ? "b" : ""))
+            sections = Sections((settings.headersOnly ? "h" : "") + (settings.bodyOnly ? "b" : ""))
         } else if settings.offline {
-            sections = Set("HB")
+            sections = Sections("HB")
         } else if settings.download {
-            sections = Set("h")
+            sections = Sections("h")
         } else if settings.output != nil {
             // The body goes to the file (or, with `-o -`, is standard output's only content).
             sections = []
         } else {
-            sections = environment.stdoutIsTerminal ? Set("hb") : Set("b")
+            sections = environment.stdoutIsTerminal ? Sections("hb") : Sections("b")
         }
         if settings.meta { sections.insert("m") }
         if settings.quiet && !settings.download { sections = [] }
