@@ -87,6 +87,7 @@ import Testing
         }
         #expect(checked == 13 * 13 * 13 * 4)
         #expect(CurlRuntime.decodesEveryCoding(in: "gzip, deflate;q=0.5 ,*"))
+        #expect(CurlRuntime.decodesEveryCoding(in: CurlRuntime.acceptEncodingValue))
         #expect(!CurlRuntime.decodesEveryCoding(in: "gzip,;"))
         #expect(!CurlRuntime.decodesEveryCoding(in: "gzip, compress"))
     }
