@@ -977,22 +977,11 @@ enum UnicodeEscapes {
                 index += 1
                 continue
             }
-            guard token[index + 1] == UInt8(ascii: "u"), let unit = hexUnit(token, at: index + 2) else {
+            guard let (scalarValue, length) = JSONStringText.unicodeEscape(in: token, at: index) else {
                 index += 2
                 continue
             }
-            var scalarValue = UInt32(unit)
-            var length = 6
-            if (0xD800...0xDBFF).contains(unit) {
-                guard index + 12 <= count, token[index + 6] == UInt8(ascii: "\\"), token[index + 7] == UInt8(ascii: "u"),
-                      let low = hexUnit(token, at: index + 8), (0xDC00...0xDFFF).contains(low)
-                else {
-                    index += 6
-                    continue
-                }
-                scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
-                length = 12
-            }
+            // A lone surrogate is no scalar, and stays escaped.
             guard let scalar = Unicode.Scalar(scalarValue), shows(scalar) else {
                 index += length
                 continue
@@ -1011,7 +1000,4 @@ enum UnicodeEscapes {
         return scalar.properties.generalCategory != .format && scalar.properties.generalCategory != .surrogate
     }
 
-    private static func hexUnit(_ token: UnsafeRawBufferPointer, at start: Int) -> UInt16? {
-        JSONStringText.hexUnit(token, at: start).map { UInt16(truncatingIfNeeded: $0) }
-    }
 }

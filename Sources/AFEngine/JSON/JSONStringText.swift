@@ -24,22 +24,31 @@ package enum JSONStringText {
             case UInt8(ascii: "b"): out.append(0x08)
             case UInt8(ascii: "f"): out.append(0x0C)
             case UInt8(ascii: "u"):
-                guard var value = hexUnit(text, at: index) else { continue }
-                index += 4
-                if (0xD800...0xDBFF).contains(value), index + 6 <= text.count, text[index] == UInt8(ascii: "\\"),
-                   text[index + 1] == UInt8(ascii: "u"), let low = hexUnit(text, at: index + 2), (0xDC00...0xDFFF).contains(low) {
-                    value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
-                    index += 6
-                }
-                appendUTF8(value, to: &out)
+                guard let escape = unicodeEscape(in: text, at: index - 2) else { continue }
+                index += escape.length - 2
+                appendUTF8(escape.value, to: &out)
             default: out.append(code)
             }
         }
         return out
     }
 
+    /// The `\uXXXX` escape whose backslash is at `start`, joined with the low-surrogate
+    /// escape right after it when it is a high surrogate: the code point it names (a lone
+    /// surrogate as it is) and the escape's length, 6 or 12. Nil when there is no `\u` with
+    /// four hexadecimal digits there.
+    package static func unicodeEscape(in text: UnsafeRawBufferPointer, at start: Int) -> (value: UInt32, length: Int)? {
+        guard start >= 0, start + 1 < text.count, text[start] == UInt8(ascii: "\\"), text[start + 1] == UInt8(ascii: "u"),
+              let unit = hexUnit(text, at: start + 2)
+        else { return nil }
+        guard (0xD800...0xDBFF).contains(unit), start + 12 <= text.count, text[start + 6] == UInt8(ascii: "\\"),
+              text[start + 7] == UInt8(ascii: "u"), let low = hexUnit(text, at: start + 8), (0xDC00...0xDFFF).contains(low)
+        else { return (unit, 6) }
+        return (0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), 12)
+    }
+
     /// The four hexadecimal digits at `start` (of a `\uXXXX` escape), or nil.
-    package static func hexUnit(_ text: UnsafeRawBufferPointer, at start: Int) -> UInt32? {
+    private static func hexUnit(_ text: UnsafeRawBufferPointer, at start: Int) -> UInt32? {
         guard start >= 0, start + 4 <= text.count else { return nil }
         var value: UInt32 = 0
         for position in start..<(start + 4) {

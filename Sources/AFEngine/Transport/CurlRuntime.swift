@@ -63,10 +63,10 @@ package enum CurlRuntime {
         return codings
     }()
 
-    /// What may appear in an `Accept-Encoding` that libcurl is asked to decode.
     /// `supportedContentEncodings` as an `Accept-Encoding` value (made once, not per request).
     package static let acceptEncodingValue = supportedContentEncodings.joined(separator: ", ")
 
+    /// What may appear in an `Accept-Encoding` that libcurl is asked to decode.
     static let decodableEncodings: [[UInt8]] = (supportedContentEncodings + ["identity", "*"]).map { Array($0.utf8) }
 
     /// Whether libcurl can decode every coding an `Accept-Encoding` value names: each
