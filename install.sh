@@ -136,9 +136,9 @@ else
     commit=$(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
     if [ "$commit" != unknown ] && [ -n "$(git -C "$here" status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit-modified"; fi
     build_date=$(git -C "$here" log -1 --format=%cd --date=format:%Y-%m-%d 2>/dev/null || date -u +%Y-%m-%d)
-    # Static Swift runtime; generic metadata through accessors, static libstdc++, no exported
-    # symbols and packed relocations (Build/link-flags): each takes a share of a millisecond
-    # off every start (see Benchmarks/README.md). Source paths are mapped to "." so the
+    # Static Swift runtime; generic metadata through accessors, no concurrency or Regex
+    # modules, function sections, static libstdc++ and libgcc, no exported symbols and packed
+    # relocations (Build/link-flags): each takes a share of a millisecond off every start (see Benchmarks/README.md). Source paths are mapped to "." so the
     # binary names no directory of the build machine. AF_BUILD_FLAGS adds flags (CI passes
     # -Xswiftc -warnings-as-errors).
     mapfile -t link_flags < <("$here/Build/link-flags" "$swift_bin")

@@ -70,6 +70,36 @@ import Testing
         }
     }
 
+    /// The byte-wise replacement and last-occurrence search that stand in for the Regex
+    /// module's string algorithms in the release build agree with them wherever characters
+    /// and bytes agree (every string of up to five characters from an alphabet with a
+    /// two-byte character), and keep going where they do not (a combining mark after the
+    /// target, which the character-wise `replacing` skips).
+    @Test func byteReplacementAndLastSearchMatchTheStringAlgorithms() {
+        let alphabet: [Character] = ["'", "[", "a", "é"]
+        var inputs = ["", "it's", "a[b]c", "''"]
+        var layer = [""]
+        for _ in 0..<5 {
+            layer = layer.flatMap { prefix in alphabet.map { prefix + String($0) } }
+            inputs += layer
+        }
+        for input in inputs {
+            for (target, replacement) in [("'", "'\\''"), ("[", "\\["), ("aa", "b"), ("é", "e"), ("a'", "")] {
+                #expect(input.replacingBytes(of: target, with: replacement) == input.replacing(target, with: replacement),
+                        "'\(target)' in '\(input)'")
+            }
+            for needle in ["'", "a[", "é'", "aa"] {
+                let expected = input.ranges(of: needle).last.map { input.utf8.distance(from: input.startIndex, to: $0.lowerBound) }
+                let actual = input.lastRange(ofBytes: needle).map { input.utf8.distance(from: input.startIndex, to: $0.lowerBound) }
+                #expect(actual == expected, "'\(needle)' in '\(input)'")
+            }
+            #expect(input.lastRange(ofBytes: "") == nil)
+        }
+        #expect("a\r\nb\r\n".replacingBytes(of: "\r\n", with: "\n") == "a\nb\n")
+        #expect("x'\u{301}y".replacingBytes(of: "'", with: "'\\''") == "x'\\''\u{301}y")
+        #expect("x".replacingBytes(of: "", with: "y") == "x")
+    }
+
     /// A parse puts the URL as sent together from its parts instead of having libcurl print
     /// it: on URLs with every kind of authority, port, path, query and fragment, the result
     /// must be exactly libcurl's rendering (and hosts it rewrites are left to it).

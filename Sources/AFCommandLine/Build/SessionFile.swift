@@ -20,7 +20,7 @@ struct SessionFile: Sendable {
         guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }), !name.hasPrefix(".") else {
             throw .usage("invalid session name '\(name)': use letters, digits, '-', '_' and '.', or give a path containing '/'")
         }
-        let host = url.host.replacing(":", with: "_")
+        let host = url.host.replacingBytes(of: ":", with: "_")
         return "\(environment.configDirectory)/sessions/\(host)_\(url.effectivePort)/\(name).json"
     }
 

@@ -103,7 +103,7 @@ enum URLBuilder {
     /// Form encoding (`application/x-www-form-urlencoded`): like `percentEncode`, with `+`
     /// for spaces.
     static func formEncode(_ text: String) -> String {
-        percentEncode(text).replacing("%20", with: "+")
+        percentEncode(text).replacingBytes(of: "%20", with: "+")
     }
 
     private static func hex(_ byte: UInt8) -> String {

@@ -104,7 +104,7 @@ public enum Completions {
             case .file: action = "_files"
             case .directory: action = "_files -/"
             }
-            let valueName = { (name: String) in name.lowercased().replacing(":", with: " ") }
+            let valueName = { (name: String) in name.lowercased().replacingBytes(of: ":", with: " ") }
             switch spec.value {
             case .flag:
                 if let short = spec.short {
@@ -178,10 +178,10 @@ public enum Completions {
     }
 
     private static func zshEscape(_ text: String) -> String {
-        text.replacing("'", with: "'\\''").replacing("[", with: "\\[").replacing("]", with: "\\]")
+        text.replacingBytes(of: "'", with: "'\\''").replacingBytes(of: "[", with: "\\[").replacingBytes(of: "]", with: "\\]")
     }
 
     private static func fishEscape(_ text: String) -> String {
-        text.replacing("\\", with: "\\\\").replacing("'", with: "\\'")
+        text.replacingBytes(of: "\\", with: "\\\\").replacingBytes(of: "'", with: "\\'")
     }
 }

@@ -136,7 +136,7 @@ enum RequestItemParser {
             if key.isEmpty { return .bodyFile(path: try requirePath()) }
             var path = value
             var type: String?
-            if let range = path.lastRange(of: ";type=") {
+            if let range = path.lastRange(ofBytes: ";type=") {
                 type = String(path[range.upperBound...])
                 path = String(path[..<range.lowerBound])
                 guard let given = type, !given.isEmpty else { throw .usage("request item '\(argument)' has an empty ;type=") }
@@ -147,12 +147,5 @@ enum RequestItemParser {
             guard !path.isEmpty else { throw .usage("request item '\(argument)' names no file after '@'") }
             return .file(name: NestedPath.literal(key), path: path, contentType: type)
         }
-    }
-}
-
-extension String {
-    /// The range of the last occurrence of `needle`.
-    func lastRange(of needle: String) -> Range<String.Index>? {
-        needle.isEmpty ? nil : ranges(of: needle).last
     }
 }

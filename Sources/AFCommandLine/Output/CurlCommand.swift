@@ -133,12 +133,12 @@ enum CurlCommand {
     static func quote(_ word: String) -> String {
         let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@%+=")
         if !word.isEmpty, word.allSatisfy({ safe.contains($0) }) { return word }
-        return "'" + word.replacing("'", with: "'\\''") + "'"
+        return "'" + word.replacingBytes(of: "'", with: "'\\''") + "'"
     }
 
     /// Quotes a value inside a curl `-F` specification when it holds `;`, `,` or `"`.
     private static func formQuoted(_ value: String) -> String {
         guard value.contains(where: { ";,\"".contains($0) }) else { return value }
-        return "\"" + value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
+        return "\"" + value.replacingBytes(of: "\\", with: "\\\\").replacingBytes(of: "\"", with: "\\\"") + "\""
     }
 }

@@ -189,7 +189,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         if plan.shows("B"), let sentHead,
            let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: built.body.contentType)
         {
-            let deflated = sentHead.lowercased().contains("\ncontent-encoding: deflate") && !built.description.headers.contains(.contentEncoding)
+            let deflated = sentHead.lowercased().containsBytes(of: "\ncontent-encoding: deflate") && !built.description.headers.contains(.contentEncoding)
             try bodySection(body, deflated: deflated, state)
         }
     }

@@ -37,7 +37,7 @@ struct RequestBodyRenderer: Sendable {
             }
             out += form.tail
             guard style.escapes else { return out }
-            let text = String(decoding: out, as: UTF8.self).replacing("\r\n", with: "\n")
+            let text = String(decoding: out, as: UTF8.self).replacingBytes(of: "\r\n", with: "\n")
             return Array(TerminalText.escaped(text).utf8)
         }
     }

@@ -66,7 +66,7 @@ enum ExitMapping {
         switch error {
         case .responseValidationFailed(let status, let reason):
             let hint = (300..<400).contains(status) ? "; add --follow to follow redirects" : ""
-            return "server answered \(status) \(reason)\(after)\(hint)".replacing("  ", with: " ")
+            return "server answered \(status) \(reason)\(after)\(hint)".replacingBytes(of: "  ", with: " ")
         case .tooManyRedirects(let limit):
             return "more than \(limit) redirects; raise --max-redirects or check for a redirect loop"
         case .transport(let failure):

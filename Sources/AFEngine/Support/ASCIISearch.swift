@@ -36,6 +36,31 @@ extension StringProtocol {
         utf8Offset(of: needle) != nil
     }
 
+    /// The string with each occurrence of `target`'s UTF-8 bytes, left to right and not
+    /// overlapping, replaced by `replacement`. Compared byte for byte: a match of whole UTF-8
+    /// sequences starts and ends on scalar boundaries, so the result is valid text. (The
+    /// standard library's `replacing(_:with:)` compares characters and lives in the
+    /// `_StringProcessing` module, which the release build leaves out: Build/link-flags.)
+    package func replacingBytes(of target: String, with replacement: String) -> String {
+        let pattern = Array(target.utf8)
+        guard let first = pattern.first, containsByte(first) else { return String(self) }
+        let bytes = Array(utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == first, bytes.count - index >= pattern.count,
+               bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
+                result.append(contentsOf: replacement.utf8)
+                index += pattern.count
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
     /// `split(separator:maxSplits:omittingEmptySubsequences:)` for an ASCII separator,
     /// found as a byte: a `Character` split walks grapheme clusters, which is most of the
     /// cost of taking a header value apart. An ASCII byte is a whole scalar and a whole
@@ -81,5 +106,28 @@ extension StringProtocol {
         while let first = view.first, scalars.contains(first) { view = view.dropFirst() }
         while let last = view.last, scalars.contains(last) { view = view.dropLast() }
         return String(String.UnicodeScalarView(view))
+    }
+}
+
+extension String {
+    /// The range of the last occurrence of `needle`'s UTF-8 bytes, occurrences counted left
+    /// to right without overlaps as `ranges(of:)` counts them (see `replacingBytes`).
+    package func lastRange(ofBytes needle: String) -> Range<String.Index>? {
+        let pattern = Array(needle.utf8)
+        let bytes = Array(utf8)
+        guard !pattern.isEmpty else { return nil }
+        var last: Int?
+        var start = 0
+        while bytes.count - start >= pattern.count {
+            if bytes[start..<(start + pattern.count)].elementsEqual(pattern) {
+                last = start
+                start += pattern.count
+            } else {
+                start += 1
+            }
+        }
+        guard let last else { return nil }
+        let lower = utf8.index(startIndex, offsetBy: last)
+        return lower..<utf8.index(lower, offsetBy: pattern.count)
     }
 }

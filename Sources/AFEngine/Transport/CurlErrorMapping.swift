@@ -44,7 +44,7 @@ enum CurlErrorMapping {
             if code == CURLE_SSL_INVALIDCERTSTATUS {
                 return failure(.tls, "revocation check failed for \(url.host): \(detail)")
             }
-            if detail.contains("subject name") {
+            if detail.containsBytes(of: "subject name") {
                 return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names other hosts (see 'af pin \(authority)')")
             }
             return failure(.tls, "TLS with \(authority) failed: \(detail)", .handshakeFailed)
@@ -52,9 +52,9 @@ enum CurlErrorMapping {
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:
             return failure(.connectionReset, "\(authority) closed the connection without answering")
-        case CURLE_RECV_ERROR where detail.lowercased().contains("chunk"):
+        case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "chunk"):
             return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
-        case CURLE_RECV_ERROR where detail.lowercased().contains("too large response headers"):
+        case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "too large response headers"):
             return failure(.limitExceeded, "the response head from \(authority) is too large: \(detail) (libcurl's limit)")
         case CURLE_OUT_OF_MEMORY where transfer.head == nil:
             // libcurl refuses a single header line over its 100 kB limit this way.
