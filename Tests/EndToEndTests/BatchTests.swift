@@ -290,7 +290,11 @@ import Testing
         let result = AF.run(["batch", "--parallel=2", "--check-status", "--fail-fast", path])
         #expect(result.status == 5)
         #expect(Date().timeIntervalSince(started) < 2.5)
-        #expect(server.requests.count == 2, "\(server.requests.map(\.path))")
+        // Only lines 1 and 2 were started. (Line 1's request may be cancelled before the
+        // server has read it, on a loaded machine, so it is not required to arrive.)
+        let paths = server.requests.map(\.path)
+        #expect(paths.contains { $0.hasPrefix("/status/500") }, "\(paths)")
+        #expect(paths.allSatisfy { $0.hasPrefix("/status/500") || $0.hasPrefix("/answer/1") }, "\(paths)")
         #expect(result.err == """
         af: line 2: error: server answered 500 Internal Server Error
         af: error: 1 of 2 requests failed (line 2); --fail-fast started no more and cancelled 1
