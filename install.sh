@@ -149,6 +149,8 @@ else
         -Xcc "-DAF_BUILD_COMMIT=\"$commit\"" -Xcc "-DAF_BUILD_DATE=\"$build_date\"" \
         -Xcc "-DAF_BUILD_SWIFT=\"${swift_version:-unknown}\"" ${AF_BUILD_FLAGS:-})
     binary="$here/.build/release/af"
+    # The libraries af names, in the order that spares the loader most lookups.
+    "$here/Build/order-needed" "$binary" "$swift_bin"
 fi
 
 if [ $package -eq 1 ]; then

@@ -20,6 +20,7 @@ build() {
 }
 mapfile -t link_flags < <("$here/Build/link-flags" "$(command -v swift)")
 build swift build -c release --static-swift-stdlib --disable-local-rpath --product af "${link_flags[@]}"
+"$here/Build/order-needed" "$here/.build/release/af" "$(command -v swift)"
 build swift build -c release --product af-test-server
 extra=()
 if [ "$scenario" = batch ] || [ "$scenario" = all ]; then
