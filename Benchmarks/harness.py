@@ -124,7 +124,8 @@ def download(args):
                     os.remove(path)
             os.sync()
 
-        medians, memory = compare(f"Download of {size >> 20} MiB to a file", commands, max(3, args.runs // 100), before_each=fresh)
+        # At least 7 runs: single runs of a 1 GiB write range over 2x on this kind of machine.
+        medians, memory = compare(f"Download of {size >> 20} MiB to a file", commands, max(7, args.runs // 40), before_each=fresh)
         for name, _ in commands:
             print(f"  {name:<28} {size / medians[name] / (1 << 20):>8.0f} MiB/s")
         ratio = medians[commands[1][0]] / medians[commands[0][0]]
@@ -177,7 +178,7 @@ def upload(args, multipart):
         path = os.path.join(directory, "payload.bin")
         make_file(path, size)
         kind = "Multipart" if multipart else "Raw body"
-        runs = max(3, args.runs // 100)
+        runs = max(5, args.runs // 60)
         commands = upload_commands(args.af, f"{args.server}/discard", path, multipart)
         medians, memory = compare(f"{kind} upload of a {size >> 20} MiB file to the test server", commands, runs)
         ratio = medians[commands[0][0]] / medians[commands[1][0]]
@@ -190,19 +191,26 @@ def upload(args, multipart):
         process, base, log = started
         try:
             commands = upload_commands(args.af, f"{base}/upload?t=bench", path, multipart)
+            if not multipart:
+                # Issue 14's target for a raw body: no slower than curl -F's multipart upload
+                # of the same file to the same sink (the fastest way curl sends it).
+                commands += upload_commands(args.af, f"{base}/upload?t=bench", path, True)[1:]
             medians, memory = compare(f"{kind} upload of a {size >> 20} MiB file to upload-sink.py (1 MiB recv)", commands, runs)
             ratio = medians[commands[0][0]] / medians[commands[1][0]]
             print(f"  => af time / curl time = {ratio:.2f} (target <= 1.00); af peak RSS {memory[commands[0][0]] / 1024:.1f} MiB (target < 40)")
+            if not multipart:
+                print(f"  => af time / curl -F time = {medians[commands[0][0]] / medians[commands[2][0]]:.2f} (issue 14: <= 1.00)")
         finally:
             process.kill()
             process.wait()
         with open(log) as handle:
             verdicts = [line.split("verdict=")[1].split()[0] for line in handle if "verdict=" in line]
-        wanted = "multipart-match" if multipart else "raw-match"
-        bad = [verdict for verdict in verdicts if verdict != wanted]
-        print(f"  sink verdicts: {len(verdicts)} bodies, {len(bad)} not {wanted}")
-        if bad:
-            sys.exit(f"upload: the sink did not receive the whole file every time: {bad}")
+        # Every body whole: one verdict a run of each command, multipart for curl -F.
+        expected = {"multipart-match": runs * len(commands)} if multipart else {"raw-match": runs * 2, "multipart-match": runs}
+        counted = {verdict: verdicts.count(verdict) for verdict in set(verdicts)}
+        print(f"  sink verdicts: {len(verdicts)} bodies: " + ", ".join(f"{count} {verdict}" for verdict, count in sorted(counted.items())))
+        if counted != expected:
+            sys.exit(f"upload: the sink did not receive the whole file every time: {counted}, expected {expected}")
 
 
 def format_json(args):
