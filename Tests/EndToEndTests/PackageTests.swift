@@ -54,6 +54,15 @@ struct PackageTests {
         let sections = try run("readelf", ["-S", path])
         #expect(!sections.output.contains(".debug_"), "debug sections are stripped")
         #expect(!sections.output.contains(".symtab"), "the symbol table is stripped")
+        // Start-up (Build/link-flags, Build/order-needed): no libgcc_s or libstdc++ to load,
+        // and libcurl's tree named in the binary in lookup order, which puts the C library
+        // (thousands of lookups) ahead of libcurl itself (a few dozen).
+        let needed = try run("readelf", ["-d", path]).output.split(separator: "\n")
+            .filter { $0.contains("(NEEDED)") }.compactMap { $0.split(separator: "[").last?.dropLast() }.map(String.init)
+        #expect(!needed.contains { $0.hasPrefix("libgcc_s") || $0.hasPrefix("libstdc++") }, "\(needed)")
+        let libc = try #require(needed.firstIndex(of: "libc.so.6"), "\(needed)")
+        let libcurl = try #require(needed.firstIndex(of: "libcurl.so.4"), "\(needed)")
+        #expect(libc < libcurl, "\(needed)")
     }
 
     @Test func debianPackage() throws {
