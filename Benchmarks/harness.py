@@ -53,10 +53,11 @@ def compare(title, commands, runs, shell=False, before_each=None):
     base_name = commands[1][0]
     base = statistics.median(times[base_name])
     print(f"\n{title} ({runs} interleaved runs each)")
-    print(f"  {'tool':<28} {'median':>10} {'ratio':>8} {'peak RSS':>12}")
+    print(f"  {'tool':<28} {'median':>10} {'ratio':>8} {'peak RSS':>12}   range")
     for name, _ in commands:
         median = statistics.median(times[name])
-        print(f"  {name:<28} {median * 1000:>8.2f}ms {median / base:>7.2f}x {memory[name] / 1024:>9.1f} MiB")
+        spread = f"{min(times[name]) * 1000:.2f}-{max(times[name]) * 1000:.2f} ms"
+        print(f"  {name:<28} {median * 1000:>8.2f}ms {median / base:>7.2f}x {memory[name] / 1024:>9.1f} MiB   {spread}")
     return {name: statistics.median(values) for name, values in times.items()}, memory
 
 
