@@ -163,6 +163,23 @@ import Testing
         #expect(String(decoding: c.body, as: UTF8.self).contains("$(echo pwned)"))
     }
 
+    /// The same in a multipart field and a file name, which curl -F quotes its own way.
+    @Test func quoteBeforeACombiningMarkInMultipart() throws {
+        let path = directory + "/a\"\u{301}b.txt"
+        try "file body\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let (fa, fc) = try both(["--multipart", "post", server.url("/echo"), "title=a\"\u{301};type=x", "doc@\(path)"])
+        func parts(_ request: ServerRequest) throws -> [MultipartPart] {
+            let type = try #require(request.header("Content-Type"))
+            let boundary = String(try #require(type.split(separator: "=", maxSplits: 1).last))
+            return try #require(MultipartParser.parse(request.body, boundary: boundary))
+        }
+        let afParts = try parts(fa), curlParts = try parts(fc)
+        let title = "a\"\u{301};type=x"
+        #expect(afParts.map(\.body) == curlParts.map(\.body))
+        #expect(afParts.first?.text == title)
+        #expect(afParts.map(\.filename) == curlParts.map(\.filename))
+    }
+
     @Test func form() throws {
         let (a, c) = try both(["-f", "put", server.url("/echo"), "a=1", "b=é & ü"])
         #expect(a.method == c.method)

@@ -138,7 +138,8 @@ enum CurlCommand {
 
     /// Quotes a value inside a curl `-F` specification when it holds `;`, `,` or `"`.
     private static func formQuoted(_ value: String) -> String {
-        guard value.contains(where: { ";,\"".contains($0) }) else { return value }
+        // Bytes, not characters: a quote followed by a combining mark is still a quote to curl.
+        guard value.utf8.contains(where: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") }) else { return value }
         return "\"" + value.replacingBytes(of: "\\", with: "\\\\").replacingBytes(of: "\"", with: "\\\"") + "\""
     }
 }
