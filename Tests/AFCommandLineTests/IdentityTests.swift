@@ -122,6 +122,13 @@ import Testing
         #expect(server.requests.isEmpty)
         let empty = InProcessAF.run(["--auth-cmd", "true", server.url("/bearer")])
         #expect(empty.err == "af: error: --auth-cmd 'true' printed no token\n")
+        // Two lines, however they are broken (a CRLF is one Swift character).
+        for command in [#"printf 'a\r\nX-Injected: 1'"#, #"printf 'a\nb'"#, #"printf 'a\rb'"#] {
+            let twoLines = InProcessAF.run(["--auth-cmd", command, server.url("/bearer")])
+            #expect(twoLines.status == 1, "\(command)")
+            #expect(twoLines.err == "af: error: --auth-cmd '\(command)' printed more than one line\n")
+        }
+        #expect(server.requests.isEmpty)
     }
 
     @Test func authCommandTokenStaysWithItsOrigin() throws {

@@ -97,7 +97,8 @@ struct CommandTokenProvider: TokenProvider {
             let detail = String(decoding: outcome.stderr, as: UTF8.self).split(separator: "\n").first.map { ": \($0)" } ?? ""
             return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' exited with status \(outcome.status)\(detail); run it yourself to see why"))
         }
-        guard !token.isEmpty, !token.contains("\n"), !token.contains("\r") else {
+        // Bytes, not characters: "\r\n" is one character, which contains neither "\r" nor "\n".
+        guard !token.isEmpty, !token.containsByte(10), !token.containsByte(13) else {
             return .failure(.adaptationFailed(reason: token.isEmpty ? "--auth-cmd '\(command)' printed no token" : "--auth-cmd '\(command)' printed more than one line"))
         }
         return .success(token)
