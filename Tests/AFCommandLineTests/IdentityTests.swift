@@ -81,6 +81,17 @@ import Testing
         #expect(server.requests.last?.header("Authorization") == "Basic aG9tZTpo")
     }
 
+    /// A netrc saved with Windows line ends reads like any other (as curl reads it).
+    @Test func netrcWithCRLFLineEnds() throws {
+        let netrc = directory + "/netrc-crlf-\(UUID().uuidString)"
+        try "machine 127.0.0.1\r\nlogin alice\r\npassword s3cret\r\n\r\nmacdef init\r\ncd /\r\n\r\ndefault login anon password x\r\n"
+            .write(toFile: netrc, atomically: true, encoding: .utf8)
+        #expect(InProcessAF.run([server.url("/echo")], environment: ["NETRC": netrc]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Basic YWxpY2U6czNjcmV0")
+        #expect(InProcessAF.run(["http://localhost:\(server.port)/echo"], environment: ["NETRC": netrc]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Basic YW5vbjp4")
+    }
+
     private func counterScript() throws -> (command: String, counter: String) {
         let counter = directory + "/count-\(UUID().uuidString)"
         let script = directory + "/token-\(UUID().uuidString).sh"

@@ -21,7 +21,10 @@ struct Netrc: Sendable {
     init(text: String) {
         var tokens: [String] = []
         var skippingMacro = false
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Lines split on the LF byte: a CRLF is one Swift character, which a split on "\n"
+        // does not see, and Windows-edited files end every line with one. (The CR left at a
+        // line's end is whitespace to `words`.)
+        for line in text.split(byte: 10, omittingEmptySubsequences: false) {
             if skippingMacro {
                 if line.trimmingCharacters(in: " \t\r").isEmpty { skippingMacro = false }
                 continue
