@@ -131,6 +131,8 @@ import Testing
         #expect(result.status == 1)
         #expect(result.err == "af: error: --auth-cmd 'echo 'no vault' >&2; exit 3' exited with status 3: no vault; run it yourself to see why\n")
         #expect(server.requests.isEmpty)
+        let crlf = InProcessAF.run(["--auth-cmd", #"printf 'locked\r\nmore\r\n' >&2; exit 2"#, server.url("/bearer")])
+        #expect(crlf.err == #"af: error: --auth-cmd 'printf 'locked\r\nmore\r\n' >&2; exit 2' exited with status 2: locked; run it yourself to see why"# + "\n")
         let empty = InProcessAF.run(["--auth-cmd", "true", server.url("/bearer")])
         #expect(empty.err == "af: error: --auth-cmd 'true' printed no token\n")
         // Two lines, however they are broken (a CRLF is one Swift character).

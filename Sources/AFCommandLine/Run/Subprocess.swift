@@ -94,7 +94,9 @@ struct CommandTokenProvider: TokenProvider {
         }
         let token = String(decoding: outcome.stdout, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
         guard outcome.status == 0 else {
-            let detail = String(decoding: outcome.stderr, as: UTF8.self).split(separator: "\n").first.map { ": \($0)" } ?? ""
+            // The first line, split on the LF byte (a CRLF is one character) and without a CR.
+            let detail = String(decoding: outcome.stderr, as: UTF8.self).split(byte: 10).first
+                .map { ": " + $0.trimmingCharacters(in: "\r") } ?? ""
             return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' exited with status \(outcome.status)\(detail); run it yourself to see why"))
         }
         // Bytes, not characters: "\r\n" is one character, which contains neither "\r" nor "\n".
