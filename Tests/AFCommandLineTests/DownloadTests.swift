@@ -32,6 +32,10 @@ import Testing
         ("attachment; filename=\"dir\\\\sub\\\\name.txt\"", "name.txt"),
         ("attachment; filename*=UTF-8''..%2F..%2Fcaf%C3%A9.txt; filename=\"plain.txt\"", "café.txt"),
         ("inline; filename=report.pdf", "report.pdf"),
+        // A combining mark after the slash or the dot makes one Swift character of the two.
+        ("attachment; filename*=UTF-8''sub%2F%CC%81x.txt", "x.txt"),
+        ("attachment; filename*=UTF-8''..%2F%CC%81..%2F%CC%81up.txt", "up.txt"),
+        ("attachment; filename*=UTF-8''.%CC%81hidden", "hidden"),
     ])
     func hostileNamesLandInsideTheDirectory(disposition: String, expected: String) throws {
         server.serveRangedFile(size: Self.size, disposition: disposition)

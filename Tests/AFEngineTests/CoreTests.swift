@@ -465,6 +465,21 @@ import Testing
         #expect(DownloadNaming.sanitize("-rf") == "_-rf")
         #expect(DownloadNaming.sanitize("../../-x") == "_-x")
         #expect(DownloadNaming.sanitize("\u{202E}") == "")
+        // A combining mark after a slash, dot or dash makes one character of the two; the
+        // slash still separates directories to the file system, the dot still hides a file
+        // and the dash still looks like an option.
+        #expect(DownloadNaming.sanitize("a/\u{301}b.txt") == "b.txt")
+        #expect(DownloadNaming.sanitize("../\u{301}../\u{301}etc/\u{301}passwd") == "passwd")
+        #expect(DownloadNaming.sanitize("subdir\\\u{301}x") == "x")
+        #expect(DownloadNaming.sanitize(".\u{301}hidden") == "hidden")
+        #expect(DownloadNaming.sanitize(".\u{301}.\u{301}x") == "x")
+        #expect(DownloadNaming.sanitize("-\u{301}rf") == "_-\u{301}rf")
+        #expect(DownloadNaming.sanitize("cafe\u{301}.txt") == "cafe\u{301}.txt")
+        for name in ["a/\u{301}b", "../\u{301}x", "x\\\u{301}y", ".\u{301}z", "/\u{301}"] {
+            let safe = DownloadNaming.sanitize(name)
+            #expect(!safe.utf8.contains(UInt8(ascii: "/")) && !safe.utf8.contains(UInt8(ascii: "\\")), "\(name)")
+            #expect(safe.utf8.first != UInt8(ascii: "."), "\(name)")
+        }
     }
 
     @Test func aStreamedBodyIsNeverSentEmptyOnARedirect() throws {

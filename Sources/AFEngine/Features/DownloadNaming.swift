@@ -58,21 +58,35 @@ public enum DownloadNaming {
     /// format characters (the right-to-left override that makes `evil\u{202E}txt.exe` look
     /// like `evilexe.txt`), no leading `-` (which a shell command would take for an option;
     /// such a name gets a `_` in front), at most 200 bytes. Empty when nothing usable is left.
+    ///
+    /// Every test is on Unicode scalars, not characters: a combining mark after `/` or `.`
+    /// makes one character of the two, which compares equal to neither, so a character test
+    /// would miss the slash in `a/\u{301}b` (and write into the directory `a`) or the dot in
+    /// `.\u{301}x`.
     public static func sanitize(_ name: String) -> String {
-        var base = name
-        if let slash = base.lastIndex(where: { $0 == "/" || $0 == "\\" }) {
-            base = String(base[base.index(after: slash)...])
+        var scalars = Substring(name).unicodeScalars
+        if let slash = scalars.lastIndex(where: { $0 == "/" || $0 == "\\" }) {
+            scalars = scalars[scalars.index(after: slash)...]
         }
-        var cleaned = String(String.UnicodeScalarView(base.unicodeScalars.filter { scalar in
+        var cleaned = String(String.UnicodeScalarView(scalars.filter { scalar in
             !(scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
                 || scalar.properties.generalCategory == .format)
         }))
         cleaned = cleaned.trimmingCharacters(in: " \t")
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
-        if cleaned == ".." || cleaned == "." { return "" }
-        if cleaned.hasPrefix("-") { cleaned = "_" + cleaned }
+        // No leading dot, nor a combining mark left leading once a dot before it is gone.
+        while let first = cleaned.unicodeScalars.first, first == "." || Self.isMark(first) {
+            cleaned.unicodeScalars.removeFirst()
+        }
+        if cleaned.unicodeScalars.first == "-" { cleaned = "_" + cleaned }
         while cleaned.utf8.count > 200 { cleaned.removeLast() }
         return cleaned
+    }
+
+    private static func isMark(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
+        }
     }
 
     /// `name-1.ext`, `name-2.ext`, … for the `attempt`-th alternative.
