@@ -98,6 +98,13 @@ import Testing
         #expect("a\r\nb\r\n".replacingBytes(of: "\r\n", with: "\n") == "a\nb\n")
         #expect("x'\u{301}y".replacingBytes(of: "'", with: "'\\''") == "x'\\''\u{301}y")
         #expect("x".replacingBytes(of: "", with: "y") == "x")
+        // A path's base name, split on the byte: a combining mark after a slash hides it
+        // from a split on characters, not from the file system.
+        #expect("dir/sub/file.txt".pathBaseName == "file.txt")
+        #expect("dir/\u{301}x.txt".pathBaseName == "\u{301}x.txt")
+        #expect("dir/sub/".pathBaseName == "sub")
+        #expect("file".pathBaseName == "file")
+        #expect("/".pathBaseName == "/")
     }
 
     /// A parse puts the URL as sent together from its parts instead of having libcurl print

@@ -227,7 +227,7 @@ enum BodyBuilder {
                 form.append(MultipartFormData.Part(name: NestedPath.literal(key), content: .bytes(bytes)))
             case .file(let name, let path, let type):
                 try FileReading.checkReadable(path, item: item.argument)
-                let base = String(path.split(separator: "/").last ?? Substring(path))
+                let base = path.pathBaseName
                 form.append(fileAt: try spooler.replayable(path, item: item.argument), name: name, filename: base,
                             contentType: type ?? MIMEType.guess(forPath: base))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):

@@ -58,7 +58,7 @@ public struct MultipartFormData: Sendable {
     /// Appends a file part read from `path`. The file name defaults to the path's last
     /// component; the type to one guessed from its extension.
     public mutating func append(fileAt path: String, name: String, filename: String? = nil, contentType: String? = nil) {
-        let base = filename ?? String(path.split(separator: "/").last ?? Substring(path))
+        let base = filename ?? path.pathBaseName
         let type = contentType ?? MIMEType.guess(forPath: base) ?? "application/octet-stream"
         parts.append(Part(name: name, filename: base, contentType: type, content: .file(path: path)))
     }

@@ -110,6 +110,14 @@ extension StringProtocol {
 }
 
 extension String {
+    /// The path's last non-empty component, split on the `/` byte as the file system splits
+    /// it (a `/` followed by a combining mark is one character, but still a separator); the
+    /// whole text when it has none.
+    package var pathBaseName: String {
+        guard let last = utf8.split(separator: UInt8(ascii: "/")).last else { return self }
+        return String(Substring(last))
+    }
+
     /// The range of the last occurrence of `needle`'s UTF-8 bytes, occurrences counted left
     /// to right without overlaps as `ranges(of:)` counts them (see `replacingBytes`).
     package func lastRange(ofBytes needle: String) -> Range<String.Index>? {
