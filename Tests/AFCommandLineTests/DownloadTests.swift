@@ -78,6 +78,12 @@ import Testing
         #expect(server.requests.isEmpty)
         #expect(InProcessAF.run(["-d", "--create-dirs", "--output-dir", nested, server.url("/file/x")]).status == 0)
         #expect(FileManager.default.fileExists(atPath: nested + "/x"))
+        // -o with a file name that starts with a combining mark: the slash before it still
+        // ends the directory that --create-dirs makes.
+        let marked = directory + "/c/d/\u{301}e.bin"
+        let created = InProcessAF.run(["-d", "--create-dirs", "-o", marked, server.url("/file/x")])
+        #expect(created.status == 0, "\(created.err)")
+        #expect(FileManager.default.fileExists(atPath: marked))
     }
 
     @Test func interruptedDownloadResumesByteIdentical() throws {

@@ -122,7 +122,9 @@ public final class DownloadSink: ResponseBodySink {
         try Self.prepareDirectory(configuration.directory, create: configuration.options.contains(.createIntermediateDirectories))
         if let fixed = configuration.fixedName {
             let path = fixed.hasPrefix("/") ? fixed : Self.join(configuration.directory, fixed)
-            if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            // The last `/` byte: a `/` followed by a combining mark is one character, but
+            // still a separator to the file system.
+            if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.startIndex {
                 try Self.prepareDirectory(String(path[..<slash]), create: configuration.options.contains(.createIntermediateDirectories))
             }
             if FileIO.isDirectory(path) {
