@@ -712,6 +712,19 @@ final class Column<Element: BitwiseCopyable> {
         storage[count - 1] = value
     }
 
+    /// The value at `index` (below `count`).
+    @inline(__always)
+    subscript(index: Int) -> Element {
+        get { storage[index] }
+        set { storage[index] = newValue }
+    }
+
+    /// Keeps the first `total` values (no more than there are).
+    @inline(__always)
+    func truncate(to total: Int) {
+        count = min(count, total)
+    }
+
     /// Makes room for `total` values in all.
     func reserveCapacity(_ total: Int) {
         if total > capacity { grow(to: total) }
@@ -742,7 +755,7 @@ enum SortedKeys {
     static func emit<Sink: SortedTokenSink>(_ document: CompactTokens, into sink: inout Sink) {
         guard let raw = document.bytes.written.baseAddress else { return }
         document.lengths.withUnsafeBufferPointer { lengths in
-            var emitter = Emitter(lengths: lengths, longLengths: document.longLengths, raw: raw)
+            var emitter = Emitter(lengths: lengths, longLengths: document.longLengths, raw: raw, byteCount: document.bytes.written.count)
             var position = Position(index: 0, offset: 0)
             while position.index < lengths.count {
                 position = emitter.value(at: position, &sink)
@@ -756,13 +769,15 @@ enum SortedKeys {
         var offset: Int
     }
 
-    /// Walks the tokens; `members` is one scratch array reused by every object (an object's
-    /// members are sorted and emitted from a slice at its end, then the slice is dropped).
+    /// Walks the tokens; `members` is one scratch column reused by every object (an object's
+    /// members are sorted and emitted from a stretch at its end, then the stretch is dropped).
     private struct Emitter {
-        /// The document's token lengths (`CompactTokens`), and where its bytes start.
+        /// The document's token lengths (`CompactTokens`), where its bytes start, and how many
+        /// there are.
         let lengths: UnsafeBufferPointer<UInt8>
         let longLengths: [Int: Int]
         let raw: UnsafeRawPointer
+        let byteCount: Int
 
         /// An object member: its key's token (found once, not once per comparison), what
         /// orders it (below), and where its value starts.
@@ -775,12 +790,25 @@ enum SortedKeys {
             /// Whether the text holds an escape, so its bytes alone do not order it.
             let escaped: Bool
 
-            init(key: UnsafeRawBufferPointer, value: Position) {
+            /// `readable` is how many bytes of the document follow the key's opening quote.
+            @inline(__always)
+            init(key: UnsafeRawBufferPointer, value: Position, readable: Int) {
                 keyBytes = key
                 self.value = value
                 let text = Self.text(key)
-                prefix = Emitter.prefix(of: text)
-                escaped = Self.holdsBackslash(text)
+                if text.count <= 8, readable >= 8, let start = text.baseAddress {
+                    // Most keys are short: one load of eight bytes (the document goes on
+                    // past the key), the bytes past the key masked off.
+                    let keep: UInt64 = text.count == 8 ? ~0 : (1 << (8 * UInt64(text.count))) &- 1
+                    let word = UInt64(littleEndian: start.loadUnaligned(as: UInt64.self)) & keep
+                    prefix = word.byteSwapped
+                    // A byte equal to `\` becomes zero; the masked-off ones do not.
+                    let probe = word ^ 0x5C5C_5C5C_5C5C_5C5C
+                    escaped = (probe &- 0x0101_0101_0101_0101) & ~probe & 0x8080_8080_8080_8080 != 0
+                } else {
+                    prefix = Emitter.prefix(of: text)
+                    escaped = Self.holdsBackslash(text)
+                }
             }
 
             /// The key's text, between its quotes.
@@ -810,7 +838,7 @@ enum SortedKeys {
             }
         }
 
-        var members: [Member] = []
+        let members = Column<Member>()
 
         @inline(__always)
         func length(_ index: Int) -> Int {
@@ -843,7 +871,7 @@ enum SortedKeys {
                 var cursor = after(position)
                 while cursor.index < lengths.count, first(cursor) != UInt8(ascii: "}") {
                     let value = after(cursor)
-                    members.append(Member(key: bytes(cursor), value: value))
+                    members.append(Member(key: bytes(cursor), value: value, readable: byteCount - cursor.offset - 1))
                     cursor = skip(from: value)
                 }
                 sortMembers(from: base)
@@ -857,7 +885,7 @@ enum SortedKeys {
                     _ = value(at: entry.value, &sink)
                     member += 1
                 }
-                while members.count > base { members.removeLast() }
+                members.truncate(to: base)
                 guard cursor.index < lengths.count else { return cursor }
                 sink.sorted(.endObject, bytes(cursor), isKey: false)
                 return after(cursor)
@@ -895,7 +923,7 @@ enum SortedKeys {
                     members[slot] = member
                 }
             } else {
-                let sorted = members[base...].enumerated().sorted { lhs, rhs in
+                let sorted = (base..<members.count).map { members[$0] }.enumerated().sorted { lhs, rhs in
                     Self.precedes(lhs.element, rhs.element) || (!Self.precedes(rhs.element, lhs.element) && lhs.offset < rhs.offset)
                 }
                 for (offset, entry) in sorted.enumerated() { members[base + offset] = entry.element }
