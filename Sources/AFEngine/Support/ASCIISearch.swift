@@ -36,6 +36,24 @@ extension StringProtocol {
         utf8Offset(of: needle) != nil
     }
 
+    /// The byte offsets of `pattern`'s occurrences in the UTF-8 bytes, found left to right and
+    /// not overlapping (as `ranges(of:)` counts them). None for an empty pattern.
+    fileprivate func byteOccurrences(of pattern: [UInt8]) -> [Int] {
+        guard let first = pattern.first, containsByte(first) else { return [] }
+        let bytes = Array(utf8)
+        var found: [Int] = []
+        var index = 0
+        while bytes.count - index >= pattern.count {
+            if bytes[index] == first, bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
+                found.append(index)
+                index += pattern.count
+            } else {
+                index += 1
+            }
+        }
+        return found
+    }
+
     /// The string with each occurrence of `target`'s UTF-8 bytes, left to right and not
     /// overlapping, replaced by `replacement`. Compared byte for byte: a match of whole UTF-8
     /// sequences starts and ends on scalar boundaries, so the result is valid text. (The
@@ -43,21 +61,18 @@ extension StringProtocol {
     /// `_StringProcessing` module, which the release build leaves out: Build/link-flags.)
     package func replacingBytes(of target: String, with replacement: String) -> String {
         let pattern = Array(target.utf8)
-        guard let first = pattern.first, containsByte(first) else { return String(self) }
+        let found = byteOccurrences(of: pattern)
+        guard !found.isEmpty else { return String(self) }
         let bytes = Array(utf8)
         var result: [UInt8] = []
-        result.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == first, bytes.count - index >= pattern.count,
-               bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
-                result.append(contentsOf: replacement.utf8)
-                index += pattern.count
-            } else {
-                result.append(bytes[index])
-                index += 1
-            }
+        result.reserveCapacity(bytes.count + found.count * Swift.max(0, replacement.utf8.count - pattern.count))
+        var copied = 0
+        for start in found {
+            result.append(contentsOf: bytes[copied..<start])
+            result.append(contentsOf: replacement.utf8)
+            copied = start + pattern.count
         }
+        result.append(contentsOf: bytes[copied...])
         return String(decoding: result, as: UTF8.self)
     }
 
@@ -121,21 +136,8 @@ extension String {
     /// The range of the last occurrence of `needle`'s UTF-8 bytes, occurrences counted left
     /// to right without overlaps as `ranges(of:)` counts them (see `replacingBytes`).
     package func lastRange(ofBytes needle: String) -> Range<String.Index>? {
-        let pattern = Array(needle.utf8)
-        let bytes = Array(utf8)
-        guard !pattern.isEmpty else { return nil }
-        var last: Int?
-        var start = 0
-        while bytes.count - start >= pattern.count {
-            if bytes[start..<(start + pattern.count)].elementsEqual(pattern) {
-                last = start
-                start += pattern.count
-            } else {
-                start += 1
-            }
-        }
-        guard let last else { return nil }
+        guard let last = byteOccurrences(of: Array(needle.utf8)).last else { return nil }
         let lower = utf8.index(startIndex, offsetBy: last)
-        return lower..<utf8.index(lower, offsetBy: pattern.count)
+        return lower..<utf8.index(lower, offsetBy: needle.utf8.count)
     }
 }
