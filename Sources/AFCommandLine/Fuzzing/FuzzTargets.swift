@@ -43,9 +43,7 @@ package enum FuzzTargets {
             precondition(!words.contains { $0.utf8.contains(0) }, "a word holds a NUL")
             // Quotes are replaced as bytes: a quote followed by a combining mark is one
             // Character, which a Character-level replace would not see.
-            let requoted = words.map { word in
-                "'" + String(decoding: word.utf8.flatMap { $0 == UInt8(ascii: "'") ? Array("'\\''".utf8) : [$0] }, as: UTF8.self) + "'"
-            }.joined(separator: " ")
+            let requoted = words.map { "'" + $0.replacingBytes(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
             precondition((try? ShellWords.split(requoted)) == words, "batch words do not survive requoting: \(words.prefix(4))")
             _ = try? planner.plan(words)
         }
@@ -202,8 +200,10 @@ package enum FuzzTargets {
         let text = String(decoding: data.prefix(8192), as: UTF8.self)
         let suggested = DownloadNaming.filename(fromContentDisposition: text) ?? text
         for name in [DownloadNaming.sanitize(suggested), DownloadNaming.sanitize(text)] {
-            precondition(!name.contains("/") && !name.contains("\\"), "a name with a directory: \(name)")
-            precondition(!name.hasPrefix(".") && !name.hasPrefix("-"), "a hidden or option-like name: \(name)")
+            // Bytes, as the file system and a shell see them: a combining mark after `/`, `.`
+            // or `-` makes one Character that compares equal to none of them.
+            precondition(!name.containsByte(UInt8(ascii: "/")) && !name.containsByte(UInt8(ascii: "\\")), "a name with a directory: \(name)")
+            precondition(name.utf8.first != UInt8(ascii: ".") && name.utf8.first != UInt8(ascii: "-"), "a hidden or option-like name: \(name)")
             precondition(name.utf8.count <= 200, "a name over 200 bytes")
             precondition(!name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || $0.properties.generalCategory == .format },
                          "a control or format character in \(name.debugDescription)")
@@ -246,9 +246,16 @@ package enum FuzzTargets {
         }
     }
 
+    /// Never traps, and a file reads the same with CRLF line ends as with LF ones (where no
+    /// quote or backslash can make a CR part of a token).
     static func netrc(_ data: [UInt8]) {
-        let parsed = Netrc(text: String(decoding: data, as: UTF8.self))
-        _ = parsed.credentials(for: "example.org")
+        let text = String(decoding: data, as: UTF8.self)
+        let parsed = Netrc(text: text)
+        guard !text.containsByte(UInt8(ascii: "\"")), !text.containsByte(UInt8(ascii: "\\")) else { return }
+        let unix = Netrc(text: text.replacingBytes(of: "\r\n", with: "\n"))
+        for host in ["example.org", "a.test"] {
+            precondition(parsed.credentials(for: host) == unix.credentials(for: host), "CRLF line ends read differently")
+        }
     }
 
     /// Writes `data` to a scratch file (one directory per process) and runs `body` with it.
