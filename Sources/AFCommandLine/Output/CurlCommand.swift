@@ -139,7 +139,7 @@ enum CurlCommand {
     /// Quotes a value inside a curl `-F` specification when it holds `;`, `,` or `"`.
     private static func formQuoted(_ value: String) -> String {
         // Bytes, not characters: a quote followed by a combining mark is still a quote to curl.
-        guard value.utf8.contains(where: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") }) else { return value }
+        guard ";,\"".utf8.contains(where: value.containsByte) else { return value }
         return "\"" + value.replacingBytes(of: "\\", with: "\\\\").replacingBytes(of: "\"", with: "\\\"") + "\""
     }
 }
