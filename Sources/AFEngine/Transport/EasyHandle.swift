@@ -76,16 +76,22 @@ final class EasyHandle {
 
     /// Builds a `curl_slist` from `lines`, keeps it alive for the handle's lifetime, and sets it.
     func set(_ option: CURLoption, list lines: [String]) throws(AFError) {
-        guard !lines.isEmpty else { return }
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines {
-            guard let appended = curl_slist_append(list, line) else {
-                if let list { curl_slist_free_all(list) }
-                throw .invalidRequest(reason: "out of memory building a header list")
-            }
-            list = appended
+        try set(option) { (list: inout CurlLines) throws(AFError) in
+            for line in lines { try list.append(line) }
         }
-        guard let list else { return }
+    }
+
+    /// Builds a `curl_slist` with `build`, keeps it alive for the handle's lifetime, and sets
+    /// it (nothing is set when `build` adds no line).
+    func set(_ option: CURLoption, build: (inout CurlLines) throws(AFError) -> Void) throws(AFError) {
+        var lines = CurlLines()
+        do {
+            try build(&lines)
+        } catch {
+            if let list = lines.list { curl_slist_free_all(list) }
+            throw error
+        }
+        guard let list = lines.list else { return }
         lists.append(list)
         try check(afcurl_easy_setopt_slist(raw, option, list), option)
     }
@@ -119,5 +125,34 @@ final class EasyHandle {
     /// Seconds from a `*_TIME_T` info (libcurl reports microseconds).
     func seconds(_ info: CURLINFO) -> Double {
         Double(offset(info)) / 1_000_000
+    }
+}
+
+/// The lines of a `curl_slist` being built: each is put together in one reused buffer from
+/// its pieces (libcurl copies it), so no string is made per line.
+struct CurlLines {
+    private(set) var list: UnsafeMutablePointer<curl_slist>?
+    private var line: [UInt8] = []
+
+    /// Appends `text` as a line.
+    mutating func append(_ text: String) throws(AFError) {
+        try append(text, "", "")
+    }
+
+    /// Appends the line `first` + `separator` + `second`.
+    mutating func append(_ first: String, _ separator: StaticString, _ second: String) throws(AFError) {
+        line.removeAll(keepingCapacity: true)
+        line.append(contentsOf: first.utf8)
+        separator.withUTF8Buffer { line.append(contentsOf: $0) }
+        line.append(contentsOf: second.utf8)
+        line.append(0)
+        let appended = line.withUnsafeBufferPointer { bytes -> UnsafeMutablePointer<curl_slist>? in
+            guard let base = bytes.baseAddress else { return nil }
+            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: bytes.count) { curl_slist_append(list, $0) }
+        }
+        guard let appended else {
+            throw .invalidRequest(reason: "out of memory building a header list")
+        }
+        list = appended
     }
 }

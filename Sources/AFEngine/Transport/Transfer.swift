@@ -242,30 +242,32 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// The header lines for libcurl: the description's headers in order, then removals of
     /// headers libcurl would otherwise add by itself.
     private func configureHeaders() throws(AFError) {
-        var lines: [String] = []
-        lines.reserveCapacity(description.headers.count + description.suppressedHeaders.count + 3)
-        // libcurl adds Expect, Content-Type (for a body) and Accept of its own unless they are
-        // given; each header is looked at once for them (this runs for every request).
-        var given = (expect: false, contentType: false, accept: false)
-        for header in description.headers {
-            try Self.checkHeader(header)
-            let name = header.name
-            if name == .expect { given.expect = true } else if name == .contentType { given.contentType = true } else if name == .accept { given.accept = true }
-            lines.append(header.value.isEmpty ? name.rawValue + ";" : name.rawValue + ": " + header.value)
-        }
-        var removed = description.suppressedHeaders
-        if !given.expect { removed.append(.expect) }
-        if reader != nil, !given.contentType { removed.append(.contentType) }
-        if !given.accept { removed.append(.accept) }
-        for name in removed where !description.headers.contains(name) {
-            lines.append(name.rawValue + ":")
+        try easy.set(CURLOPT_HTTPHEADER) { (lines: inout CurlLines) throws(AFError) in
+            // libcurl adds Expect, Content-Type (for a body) and Accept of its own unless they
+            // are given; each header is looked at once for them (this runs for every request).
+            var given = (expect: false, contentType: false, accept: false)
+            for header in description.headers {
+                try Self.checkHeader(header)
+                let name = header.name
+                if name == .expect { given.expect = true } else if name == .contentType { given.contentType = true } else if name == .accept { given.accept = true }
+                if header.value.isEmpty {
+                    try lines.append(name.rawValue, ";", "")
+                } else {
+                    try lines.append(name.rawValue, ": ", header.value)
+                }
+            }
+            for name in description.suppressedHeaders where !description.headers.contains(name) {
+                try lines.append(name.rawValue, ":", "")
+            }
+            if !given.expect, !description.suppressedHeaders.contains(.expect) { try lines.append("Expect:") }
+            if reader != nil, !given.contentType, !description.suppressedHeaders.contains(.contentType) { try lines.append("Content-Type:") }
+            if !given.accept, !description.suppressedHeaders.contains(.accept) { try lines.append("Accept:") }
         }
         if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent,
            CurlRuntime.decodesEveryCoding(in: encodings) {
             try easy.set(CURLOPT_ACCEPT_ENCODING, copying: encodings)
         }
         try easy.set(CURLOPT_HTTP_CONTENT_DECODING, description.options.decodeContent)
-        try easy.set(CURLOPT_HTTPHEADER, list: lines)
         if let credentials = description.challengeCredentials, credentials.scheme == .digest {
             try easy.set(CURLOPT_HTTPAUTH, Int(afcurl_auth_digest()))
             try easy.set(CURLOPT_USERNAME, copying: credentials.user)
