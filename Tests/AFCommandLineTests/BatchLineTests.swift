@@ -1,4 +1,5 @@
 @testable import AFCommandLine
+import AFTestSupport
 import Testing
 
 /// How `af batch` splits and plans its lines (SPEC §11), without a process.
@@ -63,6 +64,29 @@ import Testing
     func refusesWhatALineCannotDo(words: [String], message: String) {
         let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
         #expect(throws: CommandFailure.usage(message)) { try planner.plan(words) }
+    }
+
+    /// The check before a run keeps what it built for the first lines, and the run sends that
+    /// instead of planning them again, unless building read a file (which may change before
+    /// the line runs) or made a temporary one.
+    @Test func onlyLinesBuiltFromTheCommandLineAloneAreKeptFromTheCheck() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-batch-plan")
+        let file = try TemporaryDirectory.write("{}", named: "body.json", in: directory)
+        let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
+        let kept = try planner.prepare(["post", "127.0.0.1:8080/x", "a=1", "n:=2", "X-A:b", "q==1"])
+        #expect(kept.isReusable)
+        #expect(kept.built.description.method == .post)
+        for words in [
+            ["post", "127.0.0.1:8080/x", "@" + file],
+            ["post", "127.0.0.1:8080/x", "a=@" + file],
+            ["post", "127.0.0.1:8080/x", "a:=@" + file],
+            ["get", "127.0.0.1:8080/x", "q==@" + file],
+            ["get", "127.0.0.1:8080/x", "X-A:@" + file],
+            ["--form", "post", "127.0.0.1:8080/x", "f@" + file],
+            ["--session=" + directory + "/s.json", "get", "127.0.0.1:8080/x"],
+        ] {
+            #expect(try !planner.prepare(words).isReusable, "\(words)")
+        }
     }
 
     @Test func theRetryBudgetIsAPercentageOfStartedRequestsPlusTen() {

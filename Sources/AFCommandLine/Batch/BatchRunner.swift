@@ -9,16 +9,16 @@ final class LineRun: @unchecked Sendable {
     let line: Int
     let sequence: Int
     let execution: Execution
-    let built: BuiltRequest
+    let planned: PlannedLine
     let flight: Execution.InFlight
     /// The connection settings of a line that runs apart from the batch's own connections.
     let apart: LinePlanner.ConnectionKey?
 
-    init(line: Int, sequence: Int, execution: Execution, built: BuiltRequest, flight: Execution.InFlight, apart: LinePlanner.ConnectionKey?) {
+    init(line: Int, sequence: Int, execution: Execution, planned: PlannedLine, flight: Execution.InFlight, apart: LinePlanner.ConnectionKey?) {
         self.line = line
         self.sequence = sequence
         self.execution = execution
-        self.built = built
+        self.planned = planned
         self.flight = flight
         self.apart = apart
     }
@@ -28,6 +28,8 @@ final class LineRun: @unchecked Sendable {
 struct BatchLine: Sendable {
     let number: Int
     let words: Result<[String], CommandFailure>
+    /// The line as the check before the run planned it, when that can be sent as it is.
+    var planned: PlannedLine? = nil
 }
 
 /// Where the runner takes its lines from, on the driving thread.
@@ -188,26 +190,30 @@ final class BatchRunner: Sendable {
     private func start(_ line: BatchLine, sequence: Int) {
         let messages = lineErrors(line.number)
         do throws(CommandFailure) {
-            let (settings, positionals) = try planner.plan(try line.words.get())
+            let planned: PlannedLine
+            if let kept = line.planned {
+                planned = kept
+            } else {
+                planned = try planner.prepare(try line.words.get())
+            }
             let channel = output.channel(for: sequence)
-            let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: planner.environment)
             let execution: Execution
             do {
-                execution = try Execution(settings: settings, built: built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number, loadedNetrc: .some(netrc))
+                execution = try Execution(settings: planned.settings, built: planned.built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number, loadedNetrc: .some(netrc))
             } catch {
-                for file in built.body.temporaryFiles { FileSystem.remove(file) }
+                for file in planned.built.body.temporaryFiles { FileSystem.remove(file) }
                 throw error
             }
-            let (connections, apart) = connectionOwner(for: settings)
+            let (connections, apart) = connectionOwner(for: planned.settings)
             let context = Execution.BatchContext(connections: connections, budget: budget)
             switch execution.start(batch: context) {
             case .finished(let status):
                 releaseOwner(apart)
-                for file in built.body.temporaryFiles { FileSystem.remove(file) }
+                for file in planned.built.body.temporaryFiles { FileSystem.remove(file) }
                 output.finish(sequence)
                 record(line: line.number, sequence: sequence, status: status)
             case .inFlight(let flight):
-                let run = LineRun(line: line.number, sequence: sequence, execution: execution, built: built, flight: flight, apart: apart)
+                let run = LineRun(line: line.number, sequence: sequence, execution: execution, planned: planned, flight: flight, apart: apart)
                 state.write { $0.inFlight[sequence] = run }
                 flight.request.onCompletion { [self] response in
                     primary.async { self.completed(sequence, response: response) }
@@ -273,7 +279,7 @@ final class BatchRunner: Sendable {
     private func completed(_ sequence: Int, response: Response) {
         guard let run = state.write({ $0.inFlight.removeValue(forKey: sequence) }) else { return }
         defer {
-            for file in run.built.body.temporaryFiles { FileSystem.remove(file) }
+            for file in run.planned.built.body.temporaryFiles { FileSystem.remove(file) }
             releaseOwner(run.apart)
         }
         let stopping = state.read { $0.stop != nil }

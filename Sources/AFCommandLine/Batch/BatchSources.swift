@@ -9,6 +9,12 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     // Confined to the driving thread after `init`.
     private let reader: LineReader
     let total: Int?
+    /// What the check planned for the first lines, which the run sends without planning them
+    /// again; each is dropped as its line starts.
+    private var kept: [Int: PlannedLine]
+    /// How many lines' plans are kept: a bound on memory (a few KiB each) that still covers a
+    /// short batch whole. Later lines are planned again when they start.
+    static let keptLimit = 1_000
 
     /// Opens `path` (copying it to an unlinked temporary file when it is not a regular file,
     /// so that it can be read twice), checks every line with `planner`, and rewinds.
@@ -30,12 +36,18 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         let name = Quote.argument(path)
         let checker = LineReader(fd: fd, name: name)
         var count = 0
+        var kept: [Int: PlannedLine] = [:]
         do throws(CommandFailure) {
             while let text = try checker.next() {
                 do throws(CommandFailure) {
                     guard let words = try LinePlanner.words(text) else { continue }
                     count += 1
-                    try planner.check(words)
+                    let planned = try planner.prepare(words)
+                    if planned.isReusable, kept.count < Self.keptLimit {
+                        kept[checker.lineNumber] = planned
+                    } else {
+                        for file in planned.built.body.temporaryFiles { FileSystem.remove(file) }
+                    }
                 } catch {
                     throw CommandFailure("\(name):\(checker.lineNumber): \(error.message)", exitCode: error.exitCode)
                 }
@@ -50,6 +62,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         reader = LineReader(fd: fd, name: name)
         total = count
+        self.kept = kept
     }
 
     deinit { close(reader.fd) }
@@ -58,8 +71,10 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         do {
             while let text = try reader.next() {
                 guard let words = try LinePlanner.words(text) else { continue }
-                return (BatchLine(number: reader.lineNumber, words: .success(words)), false)
+                let number = reader.lineNumber
+                return (BatchLine(number: number, words: .success(words), planned: kept.removeValue(forKey: number)), false)
             }
+            kept = [:]
             return (nil, true)
         } catch {
             return (BatchLine(number: reader.lineNumber, words: .failure(error)), false)

@@ -1,5 +1,21 @@
 import AFEngine
 
+/// A line's request as the check before the run planned and built it (a class: it is handed
+/// on, not copied).
+final class PlannedLine: Sendable {
+    let settings: Settings
+    let built: BuiltRequest
+
+    init(settings: Settings, built: BuiltRequest) {
+        self.settings = settings
+        self.built = built
+    }
+
+    /// Whether the run may send it as it is instead of planning the line again: nothing of it
+    /// was read from a file (which may change before the line runs) or left in a temporary one.
+    var isReusable: Bool { !built.readFiles && built.body.temporaryFiles.isEmpty }
+}
+
 /// Turns one line of a batch into the settings and positionals of its request: the batch's
 /// settings, then the line's own options on top (`--no-X` included).
 struct LinePlanner: Sendable {
@@ -61,11 +77,12 @@ struct LinePlanner: Sendable {
         return (settings, parsed.positionals)
     }
 
-    /// Checks a line completely — options, items, URL, files — without sending anything.
-    func check(_ words: [String]) throws(CommandFailure) {
+    /// Checks a line completely — options, items, URL, files — without sending anything, and
+    /// returns what it planned and built.
+    func prepare(_ words: [String]) throws(CommandFailure) -> PlannedLine {
         let (settings, positionals) = try plan(words)
         let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment)
-        for file in built.body.temporaryFiles { FileSystem.remove(file) }
+        return PlannedLine(settings: settings, built: built)
     }
 
     /// What decides whether two lines' connections (and DNS cache) may be shared: every trust

@@ -12,6 +12,9 @@ struct BuiltRequest: Sendable {
     var givenCredentials: Credentials?
     /// Header items given on this command line, for the session to keep.
     var givenHeaders: [HTTPHeader]
+    /// Whether building it read a file (an item's or the session's): built again later, it
+    /// could come out otherwise.
+    var readFiles: Bool
 }
 
 /// Turns positionals and settings into a `RequestDescription` (SPEC §1–§3).
@@ -103,7 +106,8 @@ enum RequestBuilder {
             }
             return BuiltRequest(
                 description: description, url: url, body: body, methodWasExplicit: explicitMethod != nil,
-                session: session, givenCredentials: given, givenHeaders: givenHeaders
+                session: session, givenCredentials: given, givenHeaders: givenHeaders,
+                readFiles: session != nil || items.contains { $0.item.readsFile }
             )
         } catch {
             for file in body.temporaryFiles { FileSystem.remove(file) }

@@ -24,6 +24,14 @@ enum RequestItem: Sendable, Equatable {
     case file(name: String, path: String, contentType: String?)
     /// `@file` — the whole body.
     case bodyFile(path: String)
+
+    /// Whether building the request reads a file for this item.
+    var readsFile: Bool {
+        switch self {
+        case .headerFromFile, .queryFromFile, .fieldFromFile, .jsonFieldFromFile, .file, .bodyFile: true
+        case .header, .unsetHeader, .emptyHeader, .query, .field, .jsonField: false
+        }
+    }
 }
 
 /// A request item with the argument it came from, for messages.
