@@ -45,72 +45,72 @@ struct OptionBinding: Sendable {
     }
 
     /// A flag: on, or off with `--no-NAME`.
-    static func flag(_ path: WritableKeyPath<Settings, Bool> & Sendable) -> OptionBinding {
-        OptionBinding(kind: .flag, defaultValue: nil, sample: nil) { settings, option throws(CommandFailure) in settings[keyPath: path] = !option.negated }
+    static func flag(_ path: WritableKeyPath<Settings.Values, Bool> & Sendable) -> OptionBinding {
+        OptionBinding(kind: .flag, defaultValue: nil, sample: nil) { settings, option throws(CommandFailure) in settings[dynamicMember: path] = !option.negated }
     }
 
     /// A whole number in `range`.
-    static func count(_ path: WritableKeyPath<Settings, Int> & Sendable, _ range: ClosedRange<Int> = 0...Settings.maximumCount) -> OptionBinding {
-        OptionBinding(kind: .count(range), defaultValue: { "\($0[keyPath: path])" }, sample: "\(range.lowerBound)") { settings, option throws(CommandFailure) in
-            settings[keyPath: path] = try Settings.count(option.value ?? "", option.spelling, range: range)
+    static func count(_ path: WritableKeyPath<Settings.Values, Int> & Sendable, _ range: ClosedRange<Int> = 0...Settings.maximumCount) -> OptionBinding {
+        OptionBinding(kind: .count(range), defaultValue: { "\($0[dynamicMember: path])" }, sample: "\(range.lowerBound)") { settings, option throws(CommandFailure) in
+            settings[dynamicMember: path] = try Settings.count(option.value ?? "", option.spelling, range: range)
         }
     }
 
     /// A duration with a default.
-    static func seconds(_ path: WritableKeyPath<Settings, Double> & Sendable) -> OptionBinding {
+    static func seconds(_ path: WritableKeyPath<Settings.Values, Double> & Sendable) -> OptionBinding {
         OptionBinding(kind: .seconds(positive: false), defaultValue: { settings in
-            let seconds = settings[keyPath: path]
+            let seconds = settings[dynamicMember: path]
             return seconds == seconds.rounded() ? "\(Int(seconds))" : Format.decimal(seconds, places: 1)
         }, sample: "1") {
-            settings, option throws(CommandFailure) in settings[keyPath: path] = try Settings.seconds(option.value ?? "", option.spelling)
+            settings, option throws(CommandFailure) in settings[dynamicMember: path] = try Settings.seconds(option.value ?? "", option.spelling)
         }
     }
 
     /// A duration that is off unless given; `positive` refuses 0.
-    static func seconds(_ path: WritableKeyPath<Settings, Double?> & Sendable, positive: Bool) -> OptionBinding {
+    static func seconds(_ path: WritableKeyPath<Settings.Values, Double?> & Sendable, positive: Bool) -> OptionBinding {
         OptionBinding(kind: .seconds(positive: positive), defaultValue: nil, sample: "1") { settings, option throws(CommandFailure) in
             let value = option.value ?? ""
-            settings[keyPath: path] = positive ? try Settings.positiveSeconds(value, option.spelling) : try Settings.seconds(value, option.spelling)
+            settings[dynamicMember: path] = positive ? try Settings.positiveSeconds(value, option.spelling) : try Settings.seconds(value, option.spelling)
         }
     }
 
     /// A size in bytes.
-    static func size(_ path: WritableKeyPath<Settings, Int64?> & Sendable) -> OptionBinding {
+    static func size(_ path: WritableKeyPath<Settings.Values, Int64?> & Sendable) -> OptionBinding {
         OptionBinding(kind: .size, defaultValue: nil, sample: "1K") { settings, option throws(CommandFailure) in
-            settings[keyPath: path] = try Settings.size(option.value ?? "", option.spelling)
+            settings[dynamicMember: path] = try Settings.size(option.value ?? "", option.spelling)
         }
     }
 
     /// Text, kept as given; `nonEmpty` refuses "".
-    static func text(_ path: WritableKeyPath<Settings, String?> & Sendable, nonEmpty: Bool = true, sample: String = "x") -> OptionBinding {
+    static func text(_ path: WritableKeyPath<Settings.Values, String?> & Sendable, nonEmpty: Bool = true, sample: String = "x") -> OptionBinding {
         OptionBinding(kind: .text(nonEmpty: nonEmpty), defaultValue: nil, sample: sample) { settings, option throws(CommandFailure) in
             let value = option.value ?? ""
-            settings[keyPath: path] = nonEmpty ? try Settings.nonEmpty(value, option.spelling) : value
+            settings[dynamicMember: path] = nonEmpty ? try Settings.nonEmpty(value, option.spelling) : value
         }
     }
 
     /// Repeatable non-empty text, each occurrence added.
-    static func texts(_ path: WritableKeyPath<Settings, [String]> & Sendable, sample: String = "x") -> OptionBinding {
+    static func texts(_ path: WritableKeyPath<Settings.Values, [String]> & Sendable, sample: String = "x") -> OptionBinding {
         OptionBinding(kind: .text(nonEmpty: true), defaultValue: nil, sample: sample) { settings, option throws(CommandFailure) in
-            settings[keyPath: path].append(try Settings.nonEmpty(option.value ?? "", option.spelling))
+            settings[dynamicMember: path].append(try Settings.nonEmpty(option.value ?? "", option.spelling))
         }
     }
 
     /// One of an enumeration's raw values.
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
-        _ path: WritableKeyPath<Settings, T> & Sendable, _ type: T.Type
+        _ path: WritableKeyPath<Settings.Values, T> & Sendable, _ type: T.Type
     ) -> OptionBinding where T.RawValue == String {
         OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
-            settings[keyPath: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
+            settings[dynamicMember: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
         }
     }
 
     /// One of an enumeration's raw values, for an option that is off unless given.
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
-        _ path: WritableKeyPath<Settings, T?> & Sendable, _ type: T.Type
+        _ path: WritableKeyPath<Settings.Values, T?> & Sendable, _ type: T.Type
     ) -> OptionBinding where T.RawValue == String {
         OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
-            settings[keyPath: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
+            settings[dynamicMember: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
         }
     }
 

@@ -1,118 +1,150 @@
 import AFEngine
 
 /// Every option's value after the config file and the command line are applied, in order.
+///
+/// The values are read and written as if they were the struct's own properties
+/// (`settings.quiet`); copies share one storage until one of them changes (copy on write),
+/// because a request's settings are handed on several times (a line of `af batch` is planned,
+/// checked and run) and a field-by-field copy of some ninety values, a third of them
+/// reference-counted, costs more than the request's own header list.
+@dynamicMemberLookup
 struct Settings: Sendable {
     enum Pretty: String, Sendable, CaseIterable { case all, colors, format, none }
     enum Style: String, Sendable { case auto, solarized, monokai }
     enum TraceFormat: String, Sendable, CaseIterable { case text, json }
 
-    // Body
-    var json = false
-    var form = false
-    var multipart = false
-    var boundary: String?
-    var raw: String?
-    var compress = 0
-    var chunked = false
-    var ignoreStdin = false
-    // Output
-    var print: String?
-    var headersOnly = false
-    var bodyOnly = false
-    var verbose = 0
-    var meta = false
-    var quiet = false
-    var all = false
-    var pretty: Pretty?
-    var style: Style = .auto
-    var sortKeys = false
-    var sortHeaders = false
-    /// `json.format:false` turns JSON re-indenting off (colours stay).
-    var formatJSON = true
-    var indent = 4
-    var formatXML = true
-    var xmlIndent = 2
-    var responseCharset: String?
-    var responseMime: String?
-    var stream = false
-    var offline = false
-    var curl = false
-    var report = false
-    var trace: TraceFormat?
-    // Downloads
-    var download = false
-    var output: String?
-    var outputDir: String?
-    var createDirs = false
-    var overwrite = false
-    var resume = false
-    var checksum: String?
-    // Retries and status
-    var retry = 0
-    var retryDelay = 0.5
-    var retryBackoff = 2.0
-    var retryMaxDelay = 30.0
-    var retryJitter = false
-    var retryMaxTime: Double?
-    var retryOn: Set<Int>?
-    var retryAllMethods = false
-    var timeout: Double?
-    var connectTimeout: Double?
-    var checkStatus = false
-    var acceptStatus: [ClosedRange<Int>] = []
-    // Redirects and auth
-    var follow = false
-    /// `--follow` or `--no-follow` was given (a download follows unless told not to).
-    var followGiven = false
-    var maxRedirects = 30
-    var secretHeaders: [String] = []
-    var locationTrusted = false
-    var auth: String?
-    var authType: Credentials.Scheme?
-    var authCmd: String?
-    var ignoreNetrc = false
-    var session: String?
-    var sessionReadOnly = false
-    // TLS
-    var verify: String?
-    var cert: String?
-    var certKey: String?
-    var certKeyPass: String?
-    var ssl: TLSOptions.Version?
-    var ciphers: String?
-    var pins: [String] = []
-    var pinCerts: [String] = []
-    var checkRevocation = false
-    var crl: String?
-    var trustPolicy: String?
-    // Network
-    var proxies: [String] = []
-    var httpVersion: TransferOptions.HTTPVersion = .automatic
-    var resolve: [String] = []
-    var unixSocket: String?
-    var interface: String?
-    var ipVersion: TransferOptions.IPVersion = .any
-    var https = false
-    var pathAsIs = false
-    var maxHeaders = 100
-    var maxFilesize: Int64?
-    // `af pin --file`
-    var pinFile: String?
-    // Many requests (`af batch`)
-    var parallel = 1
-    /// `--rate`: at most `count` starts per `period` seconds.
-    var rate: (count: Int, period: Double)?
-    var failFast = false
-    var retryBudget = 20
-    /// The first option of a subcommand (`af batch`, `af pin`) and how it was spelled, to
-    /// refuse it anywhere else.
-    var subcommandOption: (spelling: String, subcommand: String)?
-    /// Options in effect as given (a later `--no-X` takes X out), for the declared conflicts.
-    var given: Set<OptionID> = []
-    // Help
-    var help = false
-    var version = false
-    var debug = false
+    /// The storage copies share: changed in place only while one copy holds it.
+    private final class Storage: @unchecked Sendable {
+        var values: Values
+
+        init(_ values: Values) {
+            self.values = values
+        }
+    }
+
+    private var storage = Storage(Values())
+
+    /// Every value at once (for `--debug`, which lists those that differ from the defaults).
+    var values: Values { storage.values }
+
+    subscript<T>(dynamicMember path: WritableKeyPath<Values, T>) -> T {
+        get { storage.values[keyPath: path] }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
+            yield &storage.values[keyPath: path]
+        }
+    }
+
+    /// The values, one per option (and a few derived while applying them).
+    struct Values: Sendable {
+        // Body
+        var json = false
+        var form = false
+        var multipart = false
+        var boundary: String?
+        var raw: String?
+        var compress = 0
+        var chunked = false
+        var ignoreStdin = false
+        // Output
+        var print: String?
+        var headersOnly = false
+        var bodyOnly = false
+        var verbose = 0
+        var meta = false
+        var quiet = false
+        var all = false
+        var pretty: Pretty?
+        var style: Style = .auto
+        var sortKeys = false
+        var sortHeaders = false
+        /// `json.format:false` turns JSON re-indenting off (colours stay).
+        var formatJSON = true
+        var indent = 4
+        var formatXML = true
+        var xmlIndent = 2
+        var responseCharset: String?
+        var responseMime: String?
+        var stream = false
+        var offline = false
+        var curl = false
+        var report = false
+        var trace: TraceFormat?
+        // Downloads
+        var download = false
+        var output: String?
+        var outputDir: String?
+        var createDirs = false
+        var overwrite = false
+        var resume = false
+        var checksum: String?
+        // Retries and status
+        var retry = 0
+        var retryDelay = 0.5
+        var retryBackoff = 2.0
+        var retryMaxDelay = 30.0
+        var retryJitter = false
+        var retryMaxTime: Double?
+        var retryOn: Set<Int>?
+        var retryAllMethods = false
+        var timeout: Double?
+        var connectTimeout: Double?
+        var checkStatus = false
+        var acceptStatus: [ClosedRange<Int>] = []
+        // Redirects and auth
+        var follow = false
+        /// `--follow` or `--no-follow` was given (a download follows unless told not to).
+        var followGiven = false
+        var maxRedirects = 30
+        var secretHeaders: [String] = []
+        var locationTrusted = false
+        var auth: String?
+        var authType: Credentials.Scheme?
+        var authCmd: String?
+        var ignoreNetrc = false
+        var session: String?
+        var sessionReadOnly = false
+        // TLS
+        var verify: String?
+        var cert: String?
+        var certKey: String?
+        var certKeyPass: String?
+        var ssl: TLSOptions.Version?
+        var ciphers: String?
+        var pins: [String] = []
+        var pinCerts: [String] = []
+        var checkRevocation = false
+        var crl: String?
+        var trustPolicy: String?
+        // Network
+        var proxies: [String] = []
+        var httpVersion: TransferOptions.HTTPVersion = .automatic
+        var resolve: [String] = []
+        var unixSocket: String?
+        var interface: String?
+        var ipVersion: TransferOptions.IPVersion = .any
+        var https = false
+        var pathAsIs = false
+        var maxHeaders = 100
+        var maxFilesize: Int64?
+        // `af pin --file`
+        var pinFile: String?
+        // Many requests (`af batch`)
+        var parallel = 1
+        /// `--rate`: at most `count` starts per `period` seconds.
+        var rate: (count: Int, period: Double)?
+        var failFast = false
+        var retryBudget = 20
+        /// The first option of a subcommand (`af batch`, `af pin`) and how it was spelled, to
+        /// refuse it anywhere else.
+        var subcommandOption: (spelling: String, subcommand: String)?
+        /// Options in effect as given (a later `--no-X` takes X out), for the declared conflicts.
+        var given: Set<OptionID> = []
+        // Help
+        var help = false
+        var version = false
+        var debug = false
+    }
 
     /// `--style` names: af's own, and HTTPie's and Pygments' mapped to the nearest of them.
     static let styleNames: [(String, Style)] = [
@@ -125,8 +157,8 @@ struct Settings: Sendable {
     /// Applies one option through its declared binding; later options override earlier
     /// ones, repeatable ones accumulate.
     mutating func apply(_ option: ParsedOption) throws(CommandFailure) {
-        if let subcommand = option.spec.group.subcommand, subcommandOption == nil { subcommandOption = (option.spelling, subcommand) }
-        if option.negated { given.remove(option.spec.id) } else { given.insert(option.spec.id) }
+        if let subcommand = option.spec.group.subcommand, self.subcommandOption == nil { self.subcommandOption = (option.spelling, subcommand) }
+        if option.negated { self.given.remove(option.spec.id) } else { self.given.insert(option.spec.id) }
         try option.spec.binding.apply(option, to: &self)
     }
 
@@ -151,12 +183,12 @@ struct Settings: Sendable {
                 return count
             }
             switch parts[0] {
-            case "json.indent": indent = try number()
-            case "json.sort_keys": sortKeys = try flag()
-            case "json.format": formatJSON = try flag()
-            case "headers.sort": sortHeaders = try flag()
-            case "xml.format": formatXML = try flag()
-            case "xml.indent": xmlIndent = try number()
+            case "json.indent": self.indent = try number()
+            case "json.sort_keys": self.sortKeys = try flag()
+            case "json.format": self.formatJSON = try flag()
+            case "headers.sort": self.sortHeaders = try flag()
+            case "xml.format": self.formatXML = try flag()
+            case "xml.indent": self.xmlIndent = try number()
             default:
                 throw .usage("unknown format option '\(Quote.argument(parts[0]))' for \(name): use json.indent, json.sort_keys, json.format, headers.sort, xml.format or xml.indent")
             }

@@ -8,8 +8,8 @@ enum DebugReport {
         var text = HelpText.version.split(separator: "\n").map { "af: debug: \($0)\n" }.joined()
         text += "af: debug: arguments: \(redacted(environment.arguments).map { Quote.argument($0).debugDescription }.joined(separator: " "))\n"
         text += "af: debug: positionals: \(positionals.map { Quote.argument($0.text).debugDescription }.joined(separator: " "))\n"
-        let defaults = Mirror(reflecting: Settings()).children.map { String(describing: $0.value) }
-        for (index, child) in Mirror(reflecting: settings).children.enumerated() {
+        let defaults = Mirror(reflecting: Settings().values).children.map { String(describing: $0.value) }
+        for (index, child) in Mirror(reflecting: settings.values).children.enumerated() {
             guard let label = child.label, label != "debug" else { continue }
             let value = String(describing: child.value)
             if index < defaults.count, defaults[index] == value { continue }
