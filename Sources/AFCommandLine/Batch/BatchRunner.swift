@@ -232,6 +232,8 @@ final class BatchRunner: Sendable {
     /// Returns the session and, for one apart from the batch's, its key (give it back with
     /// `releaseOwner` when the line ends).
     private func connectionOwner(for settings: Settings) -> (Session, LinePlanner.ConnectionKey?) {
+        // A line without options of its own has the batch's settings themselves.
+        if settings.isUnchangedCopy(of: planner.base) { return (primary, nil) }
         let key = LinePlanner.ConnectionKey(settings)
         if key == baseConnections { return (primary, nil) }
         let session = state.write { state -> Session in

@@ -25,6 +25,8 @@ struct LinePlanner: Sendable {
     let environment: Environment
 
     init(base: Settings, environment: Environment) {
+        var base = base
+        base.ignoreStdin = true
         self.base = base
         var lineEnvironment = environment
         lineEnvironment.stdin = -1
@@ -62,7 +64,9 @@ struct LinePlanner: Sendable {
             try settings.apply(option)
         }
         if settings.download, !settings.followGiven { settings.follow = true }
-        settings.ignoreStdin = true
+        // Set in the base already: a line without options of its own shares its settings'
+        // storage with the base (and every such line) instead of copying it.
+        if !settings.ignoreStdin { settings.ignoreStdin = true }
         guard let first = parsed.positionals.first else { throw .usage("the line has no URL") }
         if first.text == "pin" || first.text == "batch" {
             throw .usage("af \(first.text) cannot run on a line of a batch")

@@ -27,6 +27,12 @@ struct Settings: Sendable {
     /// Every value at once (for `--debug`, which lists those that differ from the defaults).
     var values: Values { storage.values }
 
+    /// Whether the two are copies of one another that neither has changed since (then every
+    /// value is equal; otherwise they may still be equal).
+    func isUnchangedCopy(of other: Settings) -> Bool {
+        storage === other.storage
+    }
+
     subscript<T>(dynamicMember path: WritableKeyPath<Values, T>) -> T {
         get { storage.values[keyPath: path] }
         _modify {
