@@ -6,10 +6,11 @@ import Glibc
 ///
 /// Every stateful engine object keeps all of its mutable state in one struct behind one
 /// `Protected`, rather than a lock per field: a reader always sees a consistent snapshot and
-/// a writer changes several fields atomically. The lock is a pthread mutex, which
-/// ThreadSanitizer understands (Synchronization's `Mutex` waits on a futex it cannot see, so
-/// every use was reported as a race).
-package final class Protected<Value: Sendable>: Sendable {
+/// a writer changes several fields atomically. A copy of a `Protected` is the same box (it
+/// holds the one `Locked`), so it costs no allocation of its own. The lock is a pthread
+/// mutex, which ThreadSanitizer understands (Synchronization's `Mutex` waits on a futex it
+/// cannot see, so every use was reported as a race).
+package struct Protected<Value: Sendable>: Sendable {
     private let locked: Locked<Value>
 
     /// Creates a protected box holding `value`.

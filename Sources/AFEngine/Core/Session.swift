@@ -38,7 +38,6 @@ public final class Session: Sendable {
     /// This session's cookies, and its DNS cache unless it shares another session's thread.
     let share: ShareHandle
     let monitor: CompositeEventMonitor
-    private let counter = Protected(0)
 
     /// A request the session made and that has not ended, held weakly.
     private struct LiveRequest: Sendable {
@@ -46,6 +45,8 @@ public final class Session: Sendable {
     }
 
     private struct Lifecycle: Sendable {
+        /// The last request number given out.
+        var lastID = 0
         var live: [Int: LiveRequest] = [:]
         var shuttingDown = false
         /// The session no longer uses its driver.
@@ -139,9 +140,9 @@ public final class Session: Sendable {
         sink: any ResponseBodySink = MemorySink(),
         validation: StatusValidation? = nil
     ) -> Request {
-        let id = counter.write { value -> Int in
-            value += 1
-            return value
+        let id = lifecycle.write { state -> Int in
+            state.lastID += 1
+            return state.lastID
         }
         let request = Request(id: id, description: description, session: self, sink: sink, validation: validation)
         lifecycle.write { $0.live[id] = LiveRequest(request: request) }
