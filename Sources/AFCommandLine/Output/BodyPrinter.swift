@@ -54,7 +54,10 @@ final class BodyPrinter {
     private let style: BodyStyle
     private let contentType: String?
     private var mode: Mode
-    private var decoder: CharsetDecoder
+    /// --response-charset (checked when parsed), else the declared charset, else UTF-8 when
+    /// the body is valid UTF-8 and windows-1252 when not. Made when a body is first decoded
+    /// (text on a terminal, markup): a body passed on as it came needs none.
+    private lazy var decoder: CharsetDecoder = (style.responseCharset ?? MediaType.charset(contentType)).flatMap { CharsetDecoder(label: $0) } ?? .sniffing()
     /// How JSON is laid out; the formatter (and its buffers) is made only for a JSON body.
     private let formatterStyle: JSONFormatter.Style
     /// Used in place through optional chaining: a `lazy` property would hand each mutating
@@ -73,7 +76,15 @@ final class BodyPrinter {
 
     init(head: ResponseHead, style: BodyStyle) {
         self.style = style
+        streaming = style.stream
         contentType = style.responseMime ?? head.headers.value(for: .contentType)
+        // Nothing to format, colour or decode (a body piped on, the common case in a
+        // script and on every line of a batch): the exact bytes, whatever the type says.
+        guard style.format || style.theme != nil || style.escapes else {
+            mode = .raw
+            formatterStyle = JSONFormatter.Style()
+            return
+        }
         let essence = MediaType.essence(contentType)
         let ndjson = essence.containsBytes(of: "ndjson") || essence == "application/jsonl"
         formatterStyle = JSONFormatter.Style(
@@ -81,9 +92,6 @@ final class BodyPrinter {
             multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal,
             expectedSize: head.headers.value(for: .contentLength).flatMap { Int($0) }
         )
-        // --response-charset (checked when parsed), else the declared charset, else UTF-8 when
-        // the body is valid UTF-8 and windows-1252 when not.
-        decoder = (style.responseCharset ?? MediaType.charset(contentType)).flatMap { CharsetDecoder(label: $0) } ?? .sniffing()
         let styling = style.format || style.theme != nil
         if style.escapes, MediaType.isBinary(essence) {
             mode = .binary
@@ -98,7 +106,6 @@ final class BodyPrinter {
         } else {
             mode = style.escapes ? .text : .raw
         }
-        streaming = style.stream
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
