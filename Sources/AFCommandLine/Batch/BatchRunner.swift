@@ -26,10 +26,18 @@ final class LineRun: @unchecked Sendable {
 
 /// A line of a batch, with its number in the input.
 struct BatchLine: Sendable {
+    /// What a line holds for the run.
+    enum Content: Sendable {
+        /// Its words, to be planned when it starts.
+        case words([String])
+        /// The request the check before the run planned and built, sent as it is.
+        case planned(PlannedLine)
+        /// Why it could not be read or split.
+        case failure(CommandFailure)
+    }
+
     let number: Int
-    let words: Result<[String], CommandFailure>
-    /// The line as the check before the run planned it, when that can be sent as it is.
-    var planned: PlannedLine? = nil
+    let content: Content
 }
 
 /// Where the runner takes its lines from, on the driving thread.
@@ -191,10 +199,10 @@ final class BatchRunner: Sendable {
         let messages = lineErrors(line.number)
         do throws(CommandFailure) {
             let planned: PlannedLine
-            if let kept = line.planned {
-                planned = kept
-            } else {
-                planned = try planner.prepare(try line.words.get())
+            switch line.content {
+            case .planned(let kept): planned = kept
+            case .words(let words): planned = try planner.prepare(words)
+            case .failure(let failure): throw failure
             }
             let channel = output.channel(for: sequence)
             let execution: Execution

@@ -70,14 +70,17 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     func next() -> (line: BatchLine?, ended: Bool) {
         do {
             while let text = try reader.next() {
+                // A line the check kept is neither split nor planned again.
+                if let planned = kept.removeValue(forKey: reader.lineNumber) {
+                    return (BatchLine(number: reader.lineNumber, content: .planned(planned)), false)
+                }
                 guard let words = try LinePlanner.words(text) else { continue }
-                let number = reader.lineNumber
-                return (BatchLine(number: number, words: .success(words), planned: kept.removeValue(forKey: number)), false)
+                return (BatchLine(number: reader.lineNumber, content: .words(words)), false)
             }
             kept = [:]
             return (nil, true)
         } catch {
-            return (BatchLine(number: reader.lineNumber, words: .failure(error)), false)
+            return (BatchLine(number: reader.lineNumber, content: .failure(error)), false)
         }
     }
 
@@ -123,13 +126,13 @@ final class StreamedLines: BatchLineSource, Sendable {
                 do throws(CommandFailure) {
                     guard let text = try reader.next() else { break }
                     guard let words = try LinePlanner.words(text) else { continue }
-                    line = BatchLine(number: reader.lineNumber, words: .success(words))
+                    line = BatchLine(number: reader.lineNumber, content: .words(words))
                 } catch {
                     // A read error ends the input; a bad line fails that line only.
                     if error.exitCode == ExitStatus.noInput || error.exitCode >= 128 {
                         break
                     }
-                    line = BatchLine(number: reader.lineNumber, words: .failure(error))
+                    line = BatchLine(number: reader.lineNumber, content: .failure(error))
                 }
                 space.wait()
                 if let line { state.write { $0.waiting.append(line) } }
