@@ -52,7 +52,9 @@ public enum ManPage {
         override them (\\fB\\-\\-no\\-\\fR\\fIX\\fR included). Standard input is never a request body.
         .PP
         \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
-        \\fIFILE\\fR:\\fILINE\\fR. With \\fB\\-\\fR a bad line fails alone. Requests to one origin reuse
+        \\fIFILE\\fR:\\fILINE\\fR. The first 1000 lines are sent as the check built them; files
+        their items name (\\fB@\\fR\\fIFILE\\fR) and session files are read when the line runs.
+        With \\fB\\-\\fR a bad line fails alone. Requests to one origin reuse
         connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2
         (over TLS). A connection serves only lines with the same trust and routing settings
         (\\fB\\-\\-verify\\fR, pins, \\fB\\-\\-resolve\\fR, \\fB\\-\\-proxy\\fR, ...).
