@@ -13,9 +13,10 @@ struct Settings: Sendable {
     enum Style: String, Sendable { case auto, solarized, monokai }
     enum TraceFormat: String, Sendable, CaseIterable { case text, json }
 
-    /// The storage copies share: changed in place only while one copy holds it.
+    /// The storage copies share: changed in place only while one copy holds it, so no two
+    /// accesses to it overlap and the runtime's dynamic exclusivity check is left out.
     private final class Storage: @unchecked Sendable {
-        var values: Values
+        @exclusivity(unchecked) var values: Values
 
         init(_ values: Values) {
             self.values = values

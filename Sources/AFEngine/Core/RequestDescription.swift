@@ -74,16 +74,18 @@ public struct RequestDescription: Sendable {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     }
 
-    /// Mutated only while uniquely referenced (`unique()`), so sharing it is safe.
+    /// Mutated only while uniquely referenced (`unique()`), so sharing it is safe. For the
+    /// same reason no two accesses to a field can overlap, and the runtime's dynamic
+    /// exclusivity check (a call per field read, ten per copy) is left out.
     private final class Storage: @unchecked Sendable {
-        var method: HTTPMethod
-        var url: String
-        var headers: HTTPHeaders
-        var suppressedHeaders: [HTTPHeaders.Name]
-        var body: RequestBody
-        var challengeCredentials: Credentials?
-        var options: TransferOptions
-        var parsed: (url: HTTPURL, pathAsIs: Bool)?
+        @exclusivity(unchecked) var method: HTTPMethod
+        @exclusivity(unchecked) var url: String
+        @exclusivity(unchecked) var headers: HTTPHeaders
+        @exclusivity(unchecked) var suppressedHeaders: [HTTPHeaders.Name]
+        @exclusivity(unchecked) var body: RequestBody
+        @exclusivity(unchecked) var challengeCredentials: Credentials?
+        @exclusivity(unchecked) var options: TransferOptions
+        @exclusivity(unchecked) var parsed: (url: HTTPURL, pathAsIs: Bool)?
 
         init(
             method: HTTPMethod, url: String, headers: HTTPHeaders, suppressedHeaders: [HTTPHeaders.Name], body: RequestBody,

@@ -77,13 +77,15 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     private let reader: BodyReader?
     private let uploadSize: Int64?
 
-    // State touched only by callbacks on the driver thread.
-    var parser = ResponseHeadParser()
+    // State touched only by callbacks on the driver thread. Those read and written for every
+    // header line and body chunk skip the runtime's dynamic exclusivity check: one thread,
+    // one callback at a time, so no two accesses overlap.
+    @exclusivity(unchecked) var parser = ResponseHeadParser()
     var head: ResponseHead?
-    var route: BodyRoute = .preview
+    @exclusivity(unchecked) var route: BodyRoute = .preview
     var preview: [UInt8] = []
     var decodedBytes: Int64 = 0
-    var failure: AFError?
+    @exclusivity(unchecked) var failure: AFError?
     /// af's own decoder for a gzip body (see `GzipDecoder`); nil when libcurl decodes, or
     /// nothing does.
     private var gzip: GzipDecoder?
