@@ -37,6 +37,42 @@ import Testing
         #expect(failure.message == "the response has more than 1 header lines")
     }
 
+    /// Header names read from the wire keep their spelling and compare as the ones made from
+    /// strings do: lower-cased byte by byte when ASCII, by `lowercased()` otherwise.
+    @Test(arguments: [
+        Array("Content-Type".utf8), Array("content-type".utf8), Array("X-A".utf8), Array("".utf8),
+        Array("ÄÖ-Ü".utf8), Array("x-\u{130}".utf8), [0x58, 0xFF, 0x59], [0x5B, 0x40, 0x5A, 0x7B],
+    ])
+    func headerNamesFromBytes(bytes: [UInt8]) {
+        let made = bytes.withUnsafeBytes { HTTPHeaders.Name(bytes: $0) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(made.rawValue == text)
+        #expect(made.canonical == text.lowercased())
+        #expect(made == HTTPHeaders.Name(text))
+    }
+
+    @Test func headerLinesKeepTheirNamesAndTrimmedValues() {
+        var parser = ResponseHeadParser()
+        var step = ResponseHeadParser.Step.needMore
+        for line in ["HTTP/1.1 200 OK\r\n", "Content-TYPE : \t text/plain \r\n", "x-lower:1\r\n", "Empty:\r\n", "\r\n"] {
+            step = Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        guard case .complete(let head) = step else {
+            Issue.record("expected a head, got \(step)")
+            return
+        }
+        #expect(head.headers.map(\.name.rawValue) == ["Content-TYPE", "x-lower", "Empty"])
+        #expect(head.headers.map(\.value) == ["text/plain", "1", ""])
+        #expect(head.headers.value(for: .contentType) == "text/plain")
+        let noColon = Array("HTTP/1.1 200 OK\r\n".utf8).withUnsafeBytes { parser.consume($0) }
+        #expect({ if case .needMore = noColon { true } else { false } }())
+        guard case .failure(.transport(let failure)) = Array("no colon here\r\n".utf8).withUnsafeBytes({ parser.consume($0) }) else {
+            Issue.record("a line without a colon must fail")
+            return
+        }
+        #expect(failure.message == "malformed header line 'no colon here'")
+    }
+
     /// Status lines, read as bytes: version, three digits, and the reason without the
     /// blanks around it.
     @Test(arguments: [

@@ -43,6 +43,31 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, Expressib
             self.init(value)
         }
 
+        /// A name read from the wire. An ASCII name (every valid one) is lower-cased byte by
+        /// byte, and shares its text when it is lower case already (HTTP/2 names are);
+        /// anything else goes through `lowercased()` as the other initialiser does.
+        init(bytes: UnsafeRawBufferPointer) {
+            rawValue = String(decoding: bytes, as: UTF8.self)
+            var ascii = true
+            var upper = false
+            for byte in bytes {
+                if byte >= 0x80 { ascii = false }
+                if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { upper = true }
+            }
+            if !ascii {
+                canonical = rawValue.lowercased()
+            } else if !upper {
+                canonical = rawValue
+            } else {
+                canonical = String(unsafeUninitializedCapacity: bytes.count) { target in
+                    for (index, byte) in bytes.enumerated() {
+                        target[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                    }
+                    return bytes.count
+                }
+            }
+        }
+
         public var description: String { rawValue }
 
         public static func == (lhs: Name, rhs: Name) -> Bool { lhs.canonical == rhs.canonical }

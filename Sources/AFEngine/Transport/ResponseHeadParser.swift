@@ -35,7 +35,7 @@ struct ResponseHeadParser {
             reset()
             return .complete(head)
         }
-        if bytes.starts(with: "HTTP/".utf8) {
+        if Self.isStatusLine(bytes) {
             reset()
             return parseStatusLine(bytes)
         }
@@ -55,13 +55,15 @@ struct ResponseHeadParser {
                 cause: .tooManyHeaderLines(limit: maxHeaders)
             )))
         }
-        guard let colon = raw[0..<end].firstIndex(of: UInt8(ascii: ":")) else {
+        var colon = 0
+        while colon < end, raw[colon] != UInt8(ascii: ":") { colon += 1 }
+        guard colon < end else {
             let line = String(decoding: bytes, as: UTF8.self)
             return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed header line '\(line.prefix(80))'")))
         }
-        let name = Self.trimmedText(raw, from: 0, to: colon)
+        let (nameStart, nameEnd) = Self.trimmed(raw, from: 0, to: colon)
+        let header = HTTPHeaders.Name(bytes: UnsafeRawBufferPointer(rebasing: raw[nameStart..<nameEnd]))
         let value = Self.trimmedText(raw, from: colon + 1, to: end)
-        let header = HTTPHeaders.Name(name)
         if header == .contentLength, let earlier = headers.value(for: .contentLength), earlier != value {
             // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
             return .failure(.transport(TransportFailure(
@@ -74,11 +76,23 @@ struct ResponseHeadParser {
 
     /// The bytes `start..<end` as text, without leading and trailing spaces and tabs.
     private static func trimmedText(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> String {
+        let (low, high) = trimmed(raw, from: start, to: end)
+        return String(decoding: UnsafeRawBufferPointer(rebasing: raw[low..<high]), as: UTF8.self)
+    }
+
+    /// The range `start..<end` without leading and trailing spaces and tabs.
+    private static func trimmed(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> (Int, Int) {
         var low = start
         var high = end
         while low < high, raw[low] == 32 || raw[low] == 9 { low += 1 }
         while high > low, raw[high - 1] == 32 || raw[high - 1] == 9 { high -= 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: raw[low..<high]), as: UTF8.self)
+        return (low, high)
+    }
+
+    /// Whether a line starts with `HTTP/` (a status line), compared in place.
+    private static func isStatusLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count >= 5 && bytes[0] == UInt8(ascii: "H") && bytes[1] == UInt8(ascii: "T") && bytes[2] == UInt8(ascii: "T")
+            && bytes[3] == UInt8(ascii: "P") && bytes[4] == UInt8(ascii: "/")
     }
 
     /// `VERSION SP STATUS [SP REASON]`, read as bytes (it comes with every response).
