@@ -48,20 +48,23 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, Expressib
         /// anything else goes through `lowercased()` as the other initialiser does.
         init(bytes: UnsafeRawBufferPointer) {
             rawValue = String(decoding: bytes, as: UTF8.self)
-            var ascii = true
+            var bits: UInt8 = 0
             var upper = false
             for byte in bytes {
-                if byte >= 0x80 { ascii = false }
-                if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { upper = true }
+                bits |= byte
+                upper = upper || byte &- UInt8(ascii: "A") < 26
             }
-            if !ascii {
+            if bits >= 0x80 {
                 canonical = rawValue.lowercased()
             } else if !upper {
                 canonical = rawValue
             } else {
                 canonical = String(unsafeUninitializedCapacity: bytes.count) { target in
-                    for (index, byte) in bytes.enumerated() {
-                        target[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                    var index = 0
+                    while index < bytes.count {
+                        let byte = bytes[index]
+                        target[index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+                        index += 1
                     }
                     return bytes.count
                 }
