@@ -281,6 +281,23 @@ import Testing
         #expect(!result.out.contains("answer 3"))
     }
 
+    /// The check builds every line before the run, but a line that reads a file reads it
+    /// when it runs: here line 1 rewrites the file whose text lines 2 (a field, read while
+    /// the request is built) and 3 (the whole body, streamed as it is sent) send.
+    @Test func aLineReadsItsFilesWhenItRunsNotWhenTheFileIsChecked() throws {
+        let body = try TemporaryDirectory.write("old\n", named: "body.txt", in: directory)
+        let path = try file([
+            "get \(server.url("/answer/7")) -o \(body) --overwrite",
+            "post \(server.url("/post")) text=@\(body)",
+            "post \(server.url("/post")) @\(body)",
+            "post \(server.url("/post")) name=ada",
+        ])
+        let result = AF.run(["batch", path])
+        #expect(result.status == 0, "\(result.err)")
+        let posted = server.requests.filter { $0.path == "/post" }.map { String(decoding: $0.body, as: UTF8.self) }
+        #expect(posted == [#"{"text": "answer 7\n"}"#, "answer 7\n", #"{"name": "ada"}"#])
+    }
+
     @Test func failFastStopsStartingAndCancelsWhatIsInFlight() throws {
         let path = try file([
             server.url("/answer/1?delay=3"),
