@@ -33,6 +33,9 @@ final class TransferDriver: Sendable {
 
     private struct State: Sendable {
         var commands: [Command] = []
+        /// An empty queue with room, swapped in when the loop takes the commands so that the
+        /// next ones are queued without growing a new array.
+        var spare: [Command] = []
         var threadStarted = false
         var thread: pthread_t?
         /// Sessions using the driver; when the last one lets go the driver stops.
@@ -210,11 +213,15 @@ final class TransferDriver: Sendable {
     /// Runs the commands queued so far. The batch is released before the loop waits, so
     /// that closures in it (and the requests they hold) do not outlive their turn.
     private func runQueuedCommands() {
-        let commands = state.write { state -> [Command] in
-            defer { state.commands.removeAll() }
-            return state.commands
+        var commands = state.write { state -> [Command] in
+            var taken: [Command] = []
+            swap(&taken, &state.spare)
+            swap(&taken, &state.commands)
+            return taken
         }
         for command in commands { execute(command, loop) }
+        commands.removeAll(keepingCapacity: true)
+        state.write { $0.spare = commands }
     }
 
     /// Sleeps in `curl_multi_poll` until a socket, a watched descriptor, a wakeup or the next
