@@ -76,6 +76,7 @@ final class EasyHandle {
 
     /// Builds a `curl_slist` from `lines`, keeps it alive for the handle's lifetime, and sets it.
     func set(_ option: CURLoption, list lines: [String]) throws(AFError) {
+        guard !lines.isEmpty else { return }
         try set(option) { (list: inout CurlLines) throws(AFError) in
             for line in lines { try list.append(line) }
         }
@@ -142,6 +143,8 @@ struct CurlLines {
     /// Appends the line `first` + `separator` + `second`.
     mutating func append(_ first: String, _ separator: StaticString, _ second: String) throws(AFError) {
         line.removeAll(keepingCapacity: true)
+        // Room for a typical header line at the first one, so the buffer is made once.
+        line.reserveCapacity(max(256, first.utf8.count + second.utf8.count + 4))
         line.append(contentsOf: first.utf8)
         separator.withUTF8Buffer { line.append(contentsOf: $0) }
         line.append(contentsOf: second.utf8)
