@@ -89,6 +89,29 @@ import Testing
         }
     }
 
+    /// Kept plans are bounded by count and by memory: past the budget, lines are planned
+    /// again when they run (and a line that reads a file always is).
+    @Test func keptPlansStayWithinTheirBudget() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-batch-kept")
+        let body = try TemporaryDirectory.write("{}", named: "body.json", in: directory)
+        let lines = ["127.0.0.1:1/a", "post 127.0.0.1:1/b @\(body)", "127.0.0.1:1/c", "127.0.0.1:1/d", "# a comment", "127.0.0.1:1/e"]
+        let path = try TemporaryDirectory.write(lines.joined(separator: "\n") + "\n", named: "lines.txt", in: directory)
+        let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
+        // Room for two plans of lines this long.
+        let budget = 2 * FileLines.keptCost(lineLength: 13)
+        let source = try FileLines(path: path, planner: planner, temporaryDirectory: directory, keptBudget: budget)
+        #expect(source.total == 5)
+        var contents: [String] = []
+        while case let (line?, _) = source.next() {
+            switch line.content {
+            case .planned(let plan): contents.append("\(line.number) kept \(plan.built.url.path)")
+            case .words(let words): contents.append("\(line.number) words \(words.count)")
+            case .failure(let failure): contents.append("\(line.number) failed \(failure.message)")
+            }
+        }
+        #expect(contents == ["1 kept /a", "2 words 3", "3 kept /c", "4 words 1", "6 words 1"])
+    }
+
     @Test func theRetryBudgetIsAPercentageOfStartedRequestsPlusTen() {
         let budget = RetryBudget(percent: 20)
         for _ in 0..<50 { budget.noteStarted() }

@@ -12,13 +12,20 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     /// What the check planned for the first lines, which the run sends without planning them
     /// again; each is dropped as its line starts.
     private var kept: [Int: PlannedLine]
-    /// How many lines' plans are kept: a bound on memory (a few KiB each) that still covers a
-    /// short batch whole. Later lines are planned again when they start.
+    /// How many lines' plans are kept at most: enough to cover a short batch whole. Later
+    /// lines are planned again when they start.
     static let keptLimit = 1_000
+    /// The memory kept plans may take, counted as a fixed 4 KiB a plan plus three times its
+    /// line's length (a line's text can end up in its settings, its body and what is printed
+    /// of it), so that memory stays bounded however long the lines are.
+    static let keptBudget = 8 << 20
+
+    /// What keeping a plan is counted as, for a line of `length` bytes.
+    static func keptCost(lineLength length: Int) -> Int { 4096 + 3 * length }
 
     /// Opens `path` (copying it to an unlinked temporary file when it is not a regular file,
     /// so that it can be read twice), checks every line with `planner`, and rewinds.
-    init(path: String, planner: LinePlanner, temporaryDirectory: String) throws(CommandFailure) {
+    init(path: String, planner: LinePlanner, temporaryDirectory: String, keptBudget: Int = FileLines.keptBudget) throws(CommandFailure) {
         var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.noInput)
@@ -37,14 +44,17 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         let checker = LineReader(fd: fd, name: name)
         var count = 0
         var kept: [Int: PlannedLine] = [:]
+        var keptBytes = 0
         do throws(CommandFailure) {
             while let text = try checker.next() {
                 do throws(CommandFailure) {
                     guard let words = try LinePlanner.words(text) else { continue }
                     count += 1
                     let planned = try planner.prepare(words)
-                    if planned.isReusable, kept.count < Self.keptLimit {
+                    let cost = Self.keptCost(lineLength: text.utf8.count)
+                    if planned.isReusable, kept.count < Self.keptLimit, keptBytes + cost <= keptBudget {
                         kept[checker.lineNumber] = planned
+                        keptBytes += cost
                     } else {
                         for file in planned.built.body.temporaryFiles { FileSystem.remove(file) }
                     }

@@ -52,7 +52,7 @@ public enum ManPage {
         override them (\\fB\\-\\-no\\-\\fR\\fIX\\fR included). Standard input is never a request body.
         .PP
         \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
-        \\fIFILE\\fR:\\fILINE\\fR. The first 1000 lines are sent as the check built them; files
+        \\fIFILE\\fR:\\fILINE\\fR. The first lines (up to 1000, or 8 MiB) are sent as the check built them; files
         their items name (\\fB@\\fR\\fIFILE\\fR) and session files are read when the line runs.
         With \\fB\\-\\fR a bad line fails alone. Requests to one origin reuse
         connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2
