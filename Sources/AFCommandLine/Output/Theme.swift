@@ -1,21 +1,60 @@
-/// ANSI colours for each kind of output element.
-struct Theme: Sendable {
-    var method: String
-    var url: String
-    var version: String
-    var statusSuccess: String
-    var statusRedirect: String
-    var statusError: String
-    var headerName: String
-    var headerValue: String
-    var key: String
-    var string: String
-    var number: String
-    var boolean: String
-    var null: String
-    var punctuation: String
-    var escape: String
-    var note: String
+/// ANSI colours for each kind of output element. A class: output plans, body styles and
+/// formatter styles each hold one, and sixteen strings inline made every one of them (and
+/// each per-request printer holding them) hundreds of bytes larger.
+final class Theme: Sendable {
+    let method: String
+    let url: String
+    let version: String
+    let statusSuccess: String
+    let statusRedirect: String
+    let statusError: String
+    let headerName: String
+    let headerValue: String
+    let key: String
+    let string: String
+    let number: String
+    let boolean: String
+    let null: String
+    let punctuation: String
+    let escape: String
+    let note: String
+
+    init(
+        method: String,
+        url: String,
+        version: String,
+        statusSuccess: String,
+        statusRedirect: String,
+        statusError: String,
+        headerName: String,
+        headerValue: String,
+        key: String,
+        string: String,
+        number: String,
+        boolean: String,
+        null: String,
+        punctuation: String,
+        escape: String,
+        note: String
+    ) {
+        self.method = method
+        self.url = url
+        self.version = version
+        self.statusSuccess = statusSuccess
+        self.statusRedirect = statusRedirect
+        self.statusError = statusError
+        self.headerName = headerName
+        self.headerValue = headerValue
+        self.key = key
+        self.string = string
+        self.number = number
+        self.boolean = boolean
+        self.null = null
+        self.punctuation = punctuation
+        self.escape = escape
+        self.note = note
+    }
+
     static let reset = "\u{1b}[0m"
 
     /// A theme for `--style`.
