@@ -239,7 +239,10 @@ def format_json(args):
         ("--pretty=format --sort-keys", ["--pretty=format", "--sort-keys"]),
     ]
     rows = [(name, [args.af] + flags + [url]) for name, flags in modes]
-    medians, memory = compare(f"The formatter alone on {args.json_mb} MB (af modes; ratios to the fetch)", rows, runs)
+    # The rates are differences of medians (a mode minus the fetch), so they move twice as
+    # much as either: sort-keys read 1.8x-2.3x unsorted in runs of 5 while side by side it
+    # held at 1.6x. At least 9 runs (15 with --runs 300); each takes a fraction of a second.
+    medians, memory = compare(f"The formatter alone on {args.json_mb} MB (af modes; ratios to the fetch)", rows, max(9, args.runs // 20))
     fetch = medians[modes[1][0]]
     megabytes = args.json_mb
     for name, _ in [modes[0]] + modes[2:]:
