@@ -36,37 +36,45 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, Expressib
         /// A name spelled as `rawValue`.
         public init(_ rawValue: String) {
             self.rawValue = rawValue
-            canonical = rawValue.lowercased()
+            canonical = Self.canonical(of: rawValue)
         }
 
         public init(stringLiteral value: String) {
             self.init(value)
         }
 
-        /// A name read from the wire. An ASCII name (every valid one) is lower-cased byte by
-        /// byte, and shares its text when it is lower case already (HTTP/2 names are);
-        /// anything else goes through `lowercased()` as the other initialiser does.
-        init(bytes: UnsafeRawBufferPointer) {
-            rawValue = String(decoding: bytes, as: UTF8.self)
-            var bits: UInt8 = 0
-            var upper = false
-            for byte in bytes {
-                bits |= byte
-                upper = upper || byte &- UInt8(ascii: "A") < 26
+        /// `text` lower-cased. An ASCII name (every valid one) is lower-cased byte by byte,
+        /// and shares its text when it is lower case already (HTTP/2 names are); anything
+        /// else goes through `lowercased()`. Names are made for every header of every request
+        /// and response.
+        private static func canonical(of text: String) -> String {
+            enum Case { case lower, upper, other }
+            var text = text
+            let found = text.withUTF8 { bytes -> Case in
+                var bits: UInt8 = 0
+                var upper = false
+                for byte in bytes {
+                    bits |= byte
+                    upper = upper || byte &- UInt8(ascii: "A") < 26
+                }
+                return bits >= 0x80 ? .other : upper ? .upper : .lower
             }
-            if bits >= 0x80 {
-                canonical = rawValue.lowercased()
-            } else if !upper {
-                canonical = rawValue
-            } else {
-                canonical = String(unsafeUninitializedCapacity: bytes.count) { target in
-                    var index = 0
-                    while index < bytes.count {
-                        let byte = bytes[index]
-                        target[index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
-                        index += 1
+            switch found {
+            case .lower:
+                return text
+            case .other:
+                return text.lowercased()
+            case .upper:
+                return text.withUTF8 { bytes in
+                    String(unsafeUninitializedCapacity: bytes.count) { target in
+                        var index = 0
+                        while index < bytes.count {
+                            let byte = bytes[index]
+                            target[index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+                            index += 1
+                        }
+                        return bytes.count
                     }
-                    return bytes.count
                 }
             }
         }

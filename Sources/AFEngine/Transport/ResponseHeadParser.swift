@@ -61,8 +61,7 @@ struct ResponseHeadParser {
             let line = String(decoding: bytes, as: UTF8.self)
             return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed header line '\(line.prefix(80))'")))
         }
-        let (nameStart, nameEnd) = Self.trimmed(raw, from: 0, to: colon)
-        let header = HTTPHeaders.Name(bytes: UnsafeRawBufferPointer(rebasing: raw[nameStart..<nameEnd]))
+        let header = HTTPHeaders.Name(Self.trimmedText(raw, from: 0, to: colon))
         let value = Self.trimmedText(raw, from: colon + 1, to: end)
         if header == .contentLength, let earlier = headers.value(for: .contentLength), earlier != value {
             // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
@@ -76,17 +75,11 @@ struct ResponseHeadParser {
 
     /// The bytes `start..<end` as text, without leading and trailing spaces and tabs.
     private static func trimmedText(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> String {
-        let (low, high) = trimmed(raw, from: start, to: end)
-        return String(decoding: UnsafeRawBufferPointer(rebasing: raw[low..<high]), as: UTF8.self)
-    }
-
-    /// The range `start..<end` without leading and trailing spaces and tabs.
-    private static func trimmed(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> (Int, Int) {
         var low = start
         var high = end
         while low < high, raw[low] == 32 || raw[low] == 9 { low += 1 }
         while high > low, raw[high - 1] == 32 || raw[high - 1] == 9 { high -= 1 }
-        return (low, high)
+        return String(decoding: UnsafeRawBufferPointer(rebasing: raw[low..<high]), as: UTF8.self)
     }
 
     /// Whether a line starts with `HTTP/` (a status line), compared in place.
