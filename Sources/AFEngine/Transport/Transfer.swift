@@ -246,24 +246,28 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     private func configureHeaders() throws(AFError) {
         try easy.set(CURLOPT_HTTPHEADER) { (lines: inout CurlLines) throws(AFError) in
             // libcurl adds Expect, Content-Type (for a body) and Accept of its own unless they
-            // are given; each header is looked at once for them (this runs for every request).
-            var given = (expect: false, contentType: false, accept: false)
+            // are given or removed; each line is looked at once for them (this runs for every
+            // request).
+            var handled = (expect: false, contentType: false, accept: false)
+            func note(_ name: HTTPHeaders.Name) {
+                if name == .expect { handled.expect = true } else if name == .contentType { handled.contentType = true } else if name == .accept { handled.accept = true }
+            }
             for header in description.headers {
                 try Self.checkHeader(header)
-                let name = header.name
-                if name == .expect { given.expect = true } else if name == .contentType { given.contentType = true } else if name == .accept { given.accept = true }
+                note(header.name)
                 if header.value.isEmpty {
-                    try lines.append(name.rawValue, ";", "")
+                    try lines.append(header.name.rawValue, ";", "")
                 } else {
-                    try lines.append(name.rawValue, ": ", header.value)
+                    try lines.append(header.name.rawValue, ": ", header.value)
                 }
             }
             for name in description.suppressedHeaders where !description.headers.contains(name) {
+                note(name)
                 try lines.append(name.rawValue, ":", "")
             }
-            if !given.expect, !description.suppressedHeaders.contains(.expect) { try lines.append("Expect:") }
-            if reader != nil, !given.contentType, !description.suppressedHeaders.contains(.contentType) { try lines.append("Content-Type:") }
-            if !given.accept, !description.suppressedHeaders.contains(.accept) { try lines.append("Accept:") }
+            if !handled.expect { try lines.append("Expect:") }
+            if reader != nil, !handled.contentType { try lines.append("Content-Type:") }
+            if !handled.accept { try lines.append("Accept:") }
         }
         if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent,
            CurlRuntime.decodesEveryCoding(in: encodings) {
