@@ -351,6 +351,54 @@ import Testing
         }
     }
 
+    /// Invalid JSON far past a token carried over from the previous chunk, or past a slice:
+    /// what is shown (formatted part, then the rest as it came) is the same in every chunking
+    /// as when the document comes at once.
+    @Test(arguments: [
+        "[" + String(repeating: "12345, ", count: 300) + "oops, " + String(repeating: "1, ", count: 300) + "1]",
+        "{" + String(repeating: #""key": "value", "#, count: 200) + #""k" "v", "# + String(repeating: #""a": 1, "#, count: 100) + "}",
+        "[" + String(repeating: "true, false, ", count: 200) + "nul, " + String(repeating: "null, ", count: 100) + "1]",
+    ])
+    func invalidFarIntoAChunkShowsTheSameInEveryChunking(input: String) throws {
+        let bytes = Array(input.utf8)
+        func shown(chunk: Int) -> [UInt8] {
+            var formatter = JSONFormatter(style: .init())
+            var out: [UInt8] = []
+            var index = 0
+            while index < bytes.count {
+                let end = min(bytes.count, index + chunk)
+                do {
+                    try formatter.feed(Array(bytes[index..<end]), into: &out)
+                } catch {
+                    return out + formatter.unformattedTail + bytes[end...]
+                }
+                index = end
+            }
+            return out
+        }
+        let whole = shown(chunk: 1 << 20)
+        #expect(whole.suffix(3) == Array(input.utf8.suffix(3)))
+        for chunk in [1, 3, 100, 255, 256, 257, 300, 1000, 1500] {
+            #expect(shown(chunk: chunk) == whole, "chunk size \(chunk)")
+        }
+    }
+
+    /// Runs of digits are found eight bytes at a time: every end position, next to every
+    /// byte value, matches a byte-by-byte count.
+    @Test func numberScanStopsAtTheFirstByteThatIsNotADigit() {
+        for length in 1...20 {
+            // A dot or an exponent letter continues the number: those are tested elsewhere.
+            for stop in 0...255 where stop != Int(UInt8(ascii: ".")) && stop | 0x20 != Int(UInt8(ascii: "e")) {
+                var bytes = Array(repeating: UInt8(ascii: "7"), count: length)
+                bytes.append(UInt8(stop))
+                bytes += Array(repeating: UInt8(ascii: "1"), count: 10)
+                let expected = UInt8(stop) &- 48 < 10 ? bytes.count : length
+                let (end, valid) = bytes.withUnsafeBytes { JSONScanner.scanNumber($0, from: 0) }
+                #expect(end == expected && valid, "length \(length), byte \(stop)")
+            }
+        }
+    }
+
     /// Without a size to reserve for, the sorted document's buffer grows from 64 KiB past
     /// the 4 MiB at which buffers are mapped from the kernel (huge pages) instead of taken
     /// from malloc: what was collected before must be copied across intact.

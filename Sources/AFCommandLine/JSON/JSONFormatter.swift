@@ -83,7 +83,15 @@ struct JSONFormatter {
         // Checked before the bytes are kept, so the kept document never outgrows the limit
         // (a chunk keeps at most its own size).
         if collecting, collector.bytes.count + bytes.count > style.sortLimit ?? Self.defaultSortLimit { giveUpSorting(flush) }
-        guard collecting else { return try scanner.feed(bytes, into: &writer) }
+        guard collecting else {
+            guard writer.plainStyle else {
+                // A scanning loop of its own, with the painted layout compiled in.
+                var painted = Writer.Painted(writer: writer)
+                defer { writer = painted.writer }
+                return try scanner.feed(bytes, into: &painted)
+            }
+            return try scanner.feed(bytes, into: &writer)
+        }
         try scanner.feed(bytes, into: &collector)
     }
 
@@ -152,7 +160,7 @@ struct JSONFormatter {
         private var flushHook: ((ByteBuffer) -> Void)?
         private let colors: Colors?
         /// Re-indenting only: no colours, escapes as written.
-        private let plainStyle: Bool
+        let plainStyle: Bool
         /// The colours and escapes otherwise.
         private let styled: Styled
 
@@ -164,7 +172,11 @@ struct JSONFormatter {
 
             init(_ theme: Theme) {
                 let parts = [theme.key, theme.string, theme.number, theme.boolean, theme.null, theme.punctuation, Theme.reset].map { Array($0.utf8) }
-                storage = .allocate(byteCount: max(1, parts.reduce(0) { $0 + $1.count }), alignment: 1)
+                // Zeros after the last one, so that `ByteBuffer.appendPadded` may read a whole
+                // run of words from the start of any of them.
+                let total = parts.reduce(0) { $0 + $1.count }
+                storage = .allocate(byteCount: total + ByteBuffer.padding, alignment: 8)
+                storage.initializeMemory(as: UInt8.self, repeating: 0)
                 var slices: [UnsafeRawBufferPointer] = []
                 var offset = 0
                 for part in parts {
@@ -202,10 +214,27 @@ struct JSONFormatter {
         /// Tokens kept in their layout, coloured or with escapes decoded.
         @inline(never)
         private mutating func otherToken(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+            paintedToken(kind, bytes, isKey: isKey, complete: complete)
+        }
+
+        @inline(__always)
+        private mutating func paintedToken(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
             if colorsOnly {
                 inPlace(kind, bytes, isKey: isKey, complete: complete)
             } else {
                 layout(kind, bytes, isKey: isKey, complete: complete, styled)
+            }
+        }
+
+        /// The writer as the sink of a scanning loop of its own when tokens are painted
+        /// (colours, decoded escapes), so that the painted layout is compiled into that loop
+        /// instead of being a call per token, while the plain loop stays small.
+        struct Painted: JSONTokenSink {
+            var writer: Writer
+
+            @inline(__always)
+            mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+                writer.paintedToken(kind, bytes, isKey: isKey, complete: complete)
             }
         }
 
@@ -351,10 +380,13 @@ struct JSONFormatter {
         private mutating func openOrSeparate() {
             if let open = pendingOpen {
                 pendingOpen = nil
-                let painter = styled
-                painter.open(.punctuation, out)
-                out.append(open)
-                painter.close(.punctuation, out)
+                if plainStyle {
+                    out.append(open)
+                } else {
+                    styled.open(.punctuation, out)
+                    out.append(open)
+                    styled.close(.punctuation, out)
+                }
                 newline()
             } else if depth == 0, valuesWritten > 0, !multipleValues {
                 out.append(10)
@@ -418,12 +450,12 @@ struct JSONFormatter {
         @inline(__always)
         func open(_ role: Role, _ out: ByteBuffer) {
             let color = color(role)
-            if !color.isEmpty { out.append(contentsOf: color) }
+            if !color.isEmpty { out.appendPadded(color) }
         }
 
         @inline(__always)
         func close(_ role: Role, _ out: ByteBuffer) {
-            if !color(role).isEmpty { out.append(contentsOf: reset) }
+            if !color(role).isEmpty { out.appendPadded(reset) }
         }
 
         @inline(__always)
@@ -439,25 +471,22 @@ final class ByteBuffer {
     private(set) var count = 0
     private var capacity = 64 * 1024
     private var storage: UnsafeMutablePointer<UInt8>
-    /// "\n" and enough spaces for most depths, copied as one run per new line.
-    private let newlineRun: UnsafeMutablePointer<UInt8>
-    private static let newlineRunLength = 257
+    /// Room every reservation keeps past the bytes it asks for, so that a short run (a new
+    /// line and its indentation, a token of up to 32 bytes) is written as whole words and
+    /// only `count` says where it ends.
+    private static let slack = 32
 
     init() {
         storage = LargeAllocation.allocate(UInt8.self, capacity: capacity)
-        newlineRun = .allocate(capacity: Self.newlineRunLength)
-        newlineRun.initialize(repeating: 32, count: Self.newlineRunLength)
-        newlineRun[0] = 10
     }
 
     deinit {
         LargeAllocation.deallocate(storage, capacity: capacity)
-        newlineRun.deallocate()
     }
 
     @inline(__always)
     private func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(extra) }
+        if count &+ extra &+ Self.slack > capacity { grow(extra + Self.slack) }
     }
 
     @inline(never)
@@ -475,6 +504,24 @@ final class ByteBuffer {
         count += 1
     }
 
+    /// How many bytes `appendPadded` may read from the start of what it is given.
+    static let padding = slack
+
+    /// Appends bytes from a source that can be read for at least `padding` bytes from its
+    /// start (the colours): a run that short is copied as four words, whatever its length.
+    @inline(__always)
+    func appendPadded(_ bytes: UnsafeRawBufferPointer) {
+        let length = bytes.count
+        guard length <= Self.padding, let source = bytes.baseAddress else { return append(contentsOf: bytes) }
+        reserve(length)
+        let target = UnsafeMutableRawPointer(storage + count)
+        target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+        (target + 8).storeBytes(of: (source + 8).loadUnaligned(as: UInt64.self), as: UInt64.self)
+        (target + 16).storeBytes(of: (source + 16).loadUnaligned(as: UInt64.self), as: UInt64.self)
+        (target + 24).storeBytes(of: (source + 24).loadUnaligned(as: UInt64.self), as: UInt64.self)
+        count &+= length
+    }
+
     @inline(__always)
     func append(contentsOf bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
@@ -484,13 +531,20 @@ final class ByteBuffer {
     }
 
     /// Copies to the end; most tokens are short, and a call to `memmove` for a few bytes
-    /// costs more than the copy, so up to 16 bytes move as two overlapping words.
+    /// costs more than the copy, so up to 32 bytes move as overlapping words.
     @inline(__always)
     private func copySmallOrLarge(from source: UnsafeRawPointer, count length: Int) {
         let target = UnsafeMutableRawPointer(storage + count)
         if length >= 8, length <= 16 {
             target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
             (target + length - 8).storeBytes(of: (source + length - 8).loadUnaligned(as: UInt64.self), as: UInt64.self)
+        } else if length > 16, length <= 32 {
+            let (a, b) = (source.loadUnaligned(as: UInt64.self), (source + 8).loadUnaligned(as: UInt64.self))
+            let (c, d) = ((source + length - 16).loadUnaligned(as: UInt64.self), (source + length - 8).loadUnaligned(as: UInt64.self))
+            target.storeBytes(of: a, as: UInt64.self)
+            (target + 8).storeBytes(of: b, as: UInt64.self)
+            (target + length - 16).storeBytes(of: c, as: UInt64.self)
+            (target + length - 8).storeBytes(of: d, as: UInt64.self)
         } else if length >= 4, length < 8 {
             target.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
             (target + length - 4).storeBytes(of: (source + length - 4).loadUnaligned(as: UInt32.self), as: UInt32.self)
@@ -502,16 +556,23 @@ final class ByteBuffer {
         count += length
     }
 
-    /// A line feed and `indent` spaces, copied from one prepared run.
+    /// A line feed and `indent` spaces: up to 31 spaces as four stored words (the slack
+    /// takes what lies past the run), more one run at a time.
     @inline(__always)
     func appendNewline(indent: Int) {
-        let length = indent + 1
-        if length > Self.newlineRunLength {
+        let length = indent &+ 1
+        guard length <= Self.slack else {
             append(10)
             return appendSpaces(indent)
         }
         reserve(length)
-        copySmallOrLarge(from: newlineRun, count: length)
+        let target = UnsafeMutableRawPointer(storage + count)
+        let spaces: UInt64 = 0x2020_2020_2020_2020
+        target.storeBytes(of: (spaces << 8 | 0x0A).littleEndian, as: UInt64.self)
+        (target + 8).storeBytes(of: spaces, as: UInt64.self)
+        (target + 16).storeBytes(of: spaces, as: UInt64.self)
+        (target + 24).storeBytes(of: spaces, as: UInt64.self)
+        count &+= length
     }
 
     func append(contentsOf bytes: [UInt8]) {

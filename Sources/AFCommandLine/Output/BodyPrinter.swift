@@ -32,6 +32,9 @@ final class BodyPrinter {
     /// exactly as it came; larger ones are formatted as they stream.
     static let validationWindow = 1 << 20
 
+    /// The most input the formatter is given at once.
+    static let formatSlice = 64 << 10
+
     private enum Mode: Equatable {
         /// Exact bytes.
         case raw
@@ -220,20 +223,29 @@ final class BodyPrinter {
         if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
         // A sorted document that outgrows memory is written here as it came, a megabyte at a time.
         var writeFailure: AFError?
-        do {
-            try formatter?.feed(input) { pending in
-                guard writeFailure == nil else { return }
-                do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
+        // A slice at a time (the first megabyte comes at once, after its validation), so the
+        // output waiting in the formatter's buffer stays small enough to stay in the cache
+        // and the buffer does not grow (and copy itself) to several times the slice.
+        var offset = 0
+        repeat {
+            let end = min(input.count, offset + Self.formatSlice)
+            do {
+                try formatter?.feed(UnsafeRawBufferPointer(rebasing: input[offset..<end])) { pending in
+                    guard writeFailure == nil else { return }
+                    do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
+                }
+            } catch {
+                failed = true
             }
-        } catch {
-            failed = true
-        }
-        if let writeFailure { throw writeFailure }
-        // Straight from the formatter's buffer: no copy of the output into an array first.
-        try formatter?.takeOutput { (formatted: UnsafeRawBufferPointer) throws(AFError) in try out.write(formatted) }
+            if let writeFailure { throw writeFailure }
+            // Straight from the formatter's buffer: no copy of the output into an array first.
+            try formatter?.takeOutput { (formatted: UnsafeRawBufferPointer) throws(AFError) in try out.write(formatted) }
+            offset = end
+        } while offset < input.count && !failed
         if failed {
             fellBack = true
-            try writeAsReceived(formatter?.unformattedTail ?? [], to: out)
+            // The failing token to the end of its slice, then the slices not given.
+            try writeAsReceived((formatter?.unformattedTail ?? []) + input[offset...], to: out)
         }
     }
 

@@ -112,19 +112,41 @@ public struct JSONScanner {
 
     /// Scans the next bytes, handing every complete token (and long strings' pieces) to
     /// `sink`; a token cut by the end of `chunk` waits for the next one.
+    ///
+    /// A carried token is finished from the start of the chunk alone: the carry and the
+    /// chunk's first bytes (more each round while the token goes on) are scanned together,
+    /// and once what is carried again lies wholly within those first bytes, scanning goes on
+    /// in the chunk itself from there, so a chunk is not copied whole.
     @inlinable public mutating func feed<Sink: JSONTokenSink>(_ chunk: UnsafeRawBufferPointer, into sink: inout Sink) throws(JSONSyntaxError) {
         defer { bytesFed += chunk.count }
-        guard !carry.isEmpty else {
-            try scan(chunk, dataOffset: bytesFed, atEnd: false, into: &sink)
-            return
+        var position = 0
+        while !carry.isEmpty, position < chunk.count {
+            let taken = min(chunk.count - position, max(256, carry.count))
+            var data = carry
+            data.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[position..<(position + taken)]))
+            let offset = bytesFed + position - carry.count
+            carry.removeAll(keepingCapacity: true)
+            do {
+                try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
+                    try scan(raw, dataOffset: offset, atEnd: false, into: &sink)
+                }
+            } catch {
+                // The tail to show as it came runs to the end of the chunk, not of `data`.
+                failedTail.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[(position + taken)...]))
+                throw error
+            }
+            position += taken
+            // What is carried now is always a suffix of `data`: when it fits in the bytes
+            // just taken, it is the same bytes of the chunk, and scanning from there (with
+            // the state the carry left, such as an open string's resume point) is the same.
+            if !carry.isEmpty, carry.count <= taken {
+                position -= carry.count
+                carry.removeAll(keepingCapacity: true)
+                break
+            }
         }
-        var data = carry
-        data.append(contentsOf: chunk)
-        carry.removeAll(keepingCapacity: true)
-        let offset = bytesFed - (data.count - chunk.count)
-        try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
-            try scan(raw, dataOffset: offset, atEnd: false, into: &sink)
-        }
+        guard position < chunk.count else { return }
+        try scan(UnsafeRawBufferPointer(rebasing: chunk[position...]), dataOffset: bytesFed + position, atEnd: false, into: &sink)
     }
 
     /// `feed(_:into:)` for an array of bytes.
@@ -254,6 +276,15 @@ public struct JSONScanner {
                 end = numberEnd
             case UInt8(ascii: "a")...UInt8(ascii: "z"):
                 if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
+                // `true`, `null` or `false` followed by something other than a letter: read
+                // as one word instead of letter by letter.
+                let known = Self.literalLength(data, at: index)
+                if known > 0, index + known < count, data[index + known] &- UInt8(ascii: "a") >= 26 {
+                    afterValue()
+                    kind = .literal
+                    end = index + known
+                    break
+                }
                 var last = index + 1
                 while last < count, data[last] >= UInt8(ascii: "a"), data[last] <= UInt8(ascii: "z") { last += 1 }
                 let word = data[index..<last]
@@ -429,6 +460,17 @@ public struct JSONScanner {
         /// The end of the run of digits from `position`.
         @inline(__always) func digits(from position: Int) -> Int {
             var end = position
+            // Eight bytes at a time: a byte is a digit when its high nibble is 3 and its low
+            // nibble below 10 (adding 6 carries into bit 4 otherwise); the lowest flagged
+            // byte is the first that is not a digit.
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            while end + 8 <= count {
+                let word = UInt64(littleEndian: data.loadUnaligned(fromByteOffset: end, as: UInt64.self))
+                let other = ((word & (ones &* 0xF0)) ^ (ones &* 0x30)) | (((word & (ones &* 0x0F)) &+ ones &* 0x06) & (ones &* 0x10))
+                let flagged = (((other & (ones &* 0x7F)) &+ ones &* 0x7F) | other) & (ones &* 0x80)
+                if flagged != 0 { return end + flagged.trailingZeroBitCount / 8 }
+                end += 8
+            }
             while end < count, data[end] &- 48 < 10 { end += 1 }
             return end
         }
@@ -451,6 +493,18 @@ public struct JSONScanner {
             index = exponentEnd
         }
         return (index, true)
+    }
+
+    /// 4 when `true` or `null` starts at `index`, 5 for `false`, otherwise 0 (also when the
+    /// data ends first; the letter-by-letter path then decides).
+    @inlinable @inline(__always)
+    static func literalLength(_ data: UnsafeRawBufferPointer, at index: Int) -> Int {
+        guard index + 4 <= data.count else { return 0 }
+        let word = UInt32(littleEndian: data.loadUnaligned(fromByteOffset: index, as: UInt32.self))
+        // "true", "null" and "fals" as little-endian words.
+        if word == 0x6575_7274 || word == 0x6C6C_756E { return 4 }
+        if word == 0x736C_6166, index + 5 <= data.count, data[index + 4] == UInt8(ascii: "e") { return 5 }
+        return 0
     }
 
     @usableFromInline static let literals: [[UInt8]] = [Array("true".utf8), Array("false".utf8), Array("null".utf8)]
