@@ -54,12 +54,22 @@ public struct ServerRequest: Sendable {
 
     /// The first value of a header, compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value of a header.
     public func headerValues(_ name: String) -> [String] {
-        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        headers.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// Whether two header names are the same apart from case: ASCII names byte by byte,
+    /// without making lower-cased copies; others as before.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.allSatisfy({ $0 < 0x80 }), b.utf8.allSatisfy({ $0 < 0x80 }) else { return a.lowercased() == b.lowercased() }
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) &- UInt8(ascii: "a") < 26)
+        }
     }
 
     /// The body as UTF-8 text.
