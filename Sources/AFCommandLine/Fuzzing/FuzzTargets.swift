@@ -99,16 +99,26 @@ package enum FuzzTargets {
     }
 
     private static func checkFormatting(_ data: [UInt8], sortKeys: Bool) {
+        let split = data.isEmpty ? 0 : Int(data[0]) % (data.count + 1)
         guard JSONScanner.validate(data) == nil else {
-            // Invalid input must still not trap, in any chunking.
+            // Invalid input must still not trap, and what is shown (the formatted part, then
+            // the rest as it came) is the same whether the input comes whole or in pieces.
+            if !sortKeys {
+                precondition(shownInvalid(data, pieces: [data.count]) == shownInvalid(data, pieces: [split, data.count - split]),
+                             "feeding in pieces changed what invalid JSON shows")
+            }
             var formatter = JSONFormatter(style: JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
             var out: [UInt8] = []
             try? formatter.feed(data, into: &out)
             try? formatter.finish(into: &out)
             return
         }
-        let split = data.isEmpty ? 0 : Int(data[0]) % (data.count + 1)
         let (out, _) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
+        if !sortKeys {
+            // Painted output (its own scanning loop) is the plain output with colours around tokens.
+            let (painted, _) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, theme: Theme.monokai))
+            precondition(withoutColours(painted) == out, "colours changed the layout")
+        }
         let before = tokens(data)
         let after = tokens(out)
         if sortKeys {
@@ -119,6 +129,46 @@ package enum FuzzTargets {
         } else {
             precondition(before == after, "formatting changed the tokens")
         }
+    }
+
+    /// What invalid JSON fed in pieces of the given sizes shows: the formatted part, the
+    /// failing token to the end of its piece, then the pieces not fed.
+    private static func shownInvalid(_ data: [UInt8], pieces: [Int]) -> [UInt8] {
+        var formatter = JSONFormatter(style: JSONFormatter.Style(indent: 2))
+        var out: [UInt8] = []
+        var start = 0
+        for size in pieces {
+            let end = start + size
+            do {
+                try formatter.feed(Array(data[start..<end]), into: &out)
+            } catch {
+                return out + formatter.unformattedTail + data[end...]
+            }
+            start = end
+        }
+        do {
+            try formatter.finish(into: &out)
+        } catch {
+            return out + formatter.unformattedTail
+        }
+        return out
+    }
+
+    /// The bytes without `ESC [ ... m` sequences.
+    private static func withoutColours(_ bytes: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == 0x1B, index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") {
+                index += 2
+                while index < bytes.count, bytes[index] != UInt8(ascii: "m") { index += 1 }
+                index += 1
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return result
     }
 
     /// Sorting that gives up at a limit (a byte count taken from the input) writes the
