@@ -218,6 +218,37 @@ import Testing
         #expect(String(decoding: output, as: UTF8.self) == "{\n  \"a\": 1\n}\n{\n  \"b\": [\n    2\n  ]\n}\n")
     }
 
+    /// Painted output has a scanning loop of its own: with its colour sequences removed it
+    /// is exactly the plain layout, for every document and chunking, and value tokens are
+    /// wrapped in their colours.
+    @Test(arguments: adversarial)
+    func paintedOutputIsThePlainLayoutWithColours(document: String) throws {
+        let text = document == "LONG-STRING" ? "\"" + String(repeating: "long string ", count: 20000) + "\"" : document
+        let input = Array(text.utf8)
+        let plain = try Self.format(input, chunk: 1 << 20)
+        for theme in [Theme.auto, Theme.monokai] {
+            for chunk in [1, 3, 64, 1 << 20] {
+                let painted = try Self.format(input, chunk: chunk, style: .init(theme: theme))
+                var stripped: [UInt8] = []
+                var index = 0
+                while index < painted.count {
+                    if painted[index] == 0x1B {
+                        while index < painted.count, painted[index] != UInt8(ascii: "m") { index += 1 }
+                        index += 1
+                    } else {
+                        stripped.append(painted[index])
+                        index += 1
+                    }
+                }
+                #expect(stripped == plain, "chunk size \(chunk)")
+            }
+        }
+        let keyed = String(decoding: try Self.format(Array(#"{"k":[1,"s",null]}"#.utf8), chunk: 2, style: .init(theme: .auto)), as: UTF8.self)
+        for painted in [Theme.auto.key + "\"k\"", Theme.auto.number + "1", Theme.auto.string + "\"s\"", Theme.auto.null + "null"] {
+            #expect(keyed.contains(painted + Theme.reset))
+        }
+    }
+
     @Test func colorsOnlyKeepsLayout() throws {
         let theme = Theme.auto
         let input = #"{ "a" : [1, true] }"#
