@@ -209,7 +209,7 @@ final class BatchRunner: Sendable {
             do {
                 execution = try Execution(settings: planned.settings, built: planned.built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number, loadedNetrc: .some(netrc))
             } catch {
-                for file in planned.built.body.temporaryFiles { FileSystem.remove(file) }
+                planned.built.body.removeTemporaryFiles()
                 throw error
             }
             let (connections, apart) = connectionOwner(for: planned.settings)
@@ -217,7 +217,7 @@ final class BatchRunner: Sendable {
             switch execution.start(batch: context) {
             case .finished(let status):
                 releaseOwner(apart)
-                for file in planned.built.body.temporaryFiles { FileSystem.remove(file) }
+                planned.built.body.removeTemporaryFiles()
                 output.finish(sequence)
                 record(line: line.number, sequence: sequence, status: status)
             case .inFlight(let flight):
@@ -289,7 +289,7 @@ final class BatchRunner: Sendable {
     private func completed(_ sequence: Int, response: Response) {
         guard let run = state.write({ $0.inFlight.removeValue(forKey: sequence) }) else { return }
         defer {
-            for file in run.planned.built.body.temporaryFiles { FileSystem.remove(file) }
+            run.planned.built.body.removeTemporaryFiles()
             releaseOwner(run.apart)
         }
         let stopping = state.read { $0.stop != nil }

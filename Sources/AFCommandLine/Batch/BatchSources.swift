@@ -56,7 +56,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
                         kept[checker.lineNumber] = planned
                         keptBytes += cost
                     } else {
-                        for file in planned.built.body.temporaryFiles { FileSystem.remove(file) }
+                        planned.built.body.removeTemporaryFiles()
                     }
                 } catch {
                     throw CommandFailure("\(name):\(checker.lineNumber): \(error.message)", exitCode: error.exitCode)

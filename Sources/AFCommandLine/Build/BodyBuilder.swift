@@ -24,6 +24,11 @@ struct BuiltBody: Sendable {
     var isJSON = false
     /// Temporary files to remove when the run ends.
     var temporaryFiles: [String] = []
+
+    /// Removes the temporary files (when the run ends, or when what was built is dropped).
+    func removeTemporaryFiles() {
+        for file in temporaryFiles { FileSystem.remove(file) }
+    }
 }
 
 /// Builds the body from data and file items, `--raw`, `@file` or standard input (SPEC §3).

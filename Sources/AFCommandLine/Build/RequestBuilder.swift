@@ -110,7 +110,7 @@ enum RequestBuilder {
                 readFiles: session != nil || items.contains { $0.item.readsFile }
             )
         } catch {
-            for file in body.temporaryFiles { FileSystem.remove(file) }
+            body.removeTemporaryFiles()
             throw error
         }
     }

@@ -32,7 +32,7 @@ public enum AFCommand {
             }
             try checkCombinations(settings)
             let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment)
-            defer { for file in built.body.temporaryFiles { FileSystem.remove(file) } }
+            defer { built.body.removeTemporaryFiles() }
             let execution = try Execution(settings: settings, built: built, environment: environment, stdout: stdout, stderr: stderr)
             return execution.perform()
         } catch {
