@@ -154,8 +154,8 @@ package enum FuzzTargets {
         return out
     }
 
-    /// The bytes without `ESC [ ... m` sequences.
-    private static func withoutColours(_ bytes: [UInt8]) -> [UInt8] {
+    /// The bytes without `ESC [ ... m` sequences (also for the formatter's tests).
+    static func withoutColours(_ bytes: [UInt8]) -> [UInt8] {
         var result: [UInt8] = []
         var index = 0
         while index < bytes.count {
