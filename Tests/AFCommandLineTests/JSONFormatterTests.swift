@@ -381,25 +381,55 @@ import Testing
     ])
     func invalidFarIntoAChunkShowsTheSameInEveryChunking(input: String) throws {
         let bytes = Array(input.utf8)
-        func shown(chunk: Int) -> [UInt8] {
-            var formatter = JSONFormatter(style: .init())
-            var out: [UInt8] = []
-            var index = 0
-            while index < bytes.count {
-                let end = min(bytes.count, index + chunk)
-                do {
-                    try formatter.feed(Array(bytes[index..<end]), into: &out)
-                } catch {
-                    return out + formatter.unformattedTail + bytes[end...]
-                }
-                index = end
-            }
-            return out
-        }
-        let whole = shown(chunk: 1 << 20)
+        let whole = Self.shown(bytes, chunk: 1 << 20)
         #expect(whole.suffix(3) == Array(input.utf8.suffix(3)))
         for chunk in [1, 3, 100, 255, 256, 257, 300, 1000, 1500] {
-            #expect(shown(chunk: chunk) == whole, "chunk size \(chunk)")
+            #expect(Self.shown(bytes, chunk: chunk) == whole, "chunk size \(chunk)")
+        }
+    }
+
+    /// What the body printer shows for input that may be invalid: the formatted part, then
+    /// the failing token to the end of its chunk and the chunks not fed, or (input cut short)
+    /// what the formatter could not finish.
+    static func shown(_ bytes: [UInt8], chunk: Int, style: JSONFormatter.Style = .init()) -> [UInt8] {
+        var formatter = JSONFormatter(style: style)
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let end = min(bytes.count, index + chunk)
+            do {
+                try formatter.feed(Array(bytes[index..<end]), into: &out)
+            } catch {
+                return out + formatter.unformattedTail + bytes[end...]
+            }
+            index = end
+        }
+        do {
+            try formatter.finish(into: &out)
+        } catch {
+            return out + formatter.unformattedTail
+        }
+        return out
+    }
+
+    /// `--sort-keys` on invalid JSON, or on a document cut short, loses nothing: what came
+    /// before the problem is shown formatted in its own order (an object cannot be sorted
+    /// before it ends), exactly as without sorting. (It once showed only the rest.)
+    @Test(arguments: [
+        "[" + String(repeating: "12345, ", count: 300) + "oops, " + String(repeating: "1, ", count: 300) + "1]",
+        "{" + String(repeating: #""key": "value", "#, count: 200) + #""k" "v", "# + String(repeating: #""a": 1, "#, count: 100) + "}",
+        #"{"b": {"d": 1, "c": 2}, "a": [1, 2, {"z": 1, "y": oops}]}"#,
+        "[" + String(repeating: "1, ", count: 500),
+        "{" + String(repeating: #""key": "value", "#, count: 200) + #""k": "unfinished"#,
+        #"{"b": 1, "a": 2"#,
+    ])
+    func sortKeysShowsInvalidJSONAsFormattingWithoutSortingDoes(input: String) {
+        let bytes = Array(input.utf8)
+        for chunk in [1, 7, 100, 256, 1 << 20] {
+            let unsorted = Self.shown(bytes, chunk: chunk, style: .init(indent: 2))
+            let sorted = Self.shown(bytes, chunk: chunk, style: .init(indent: 2, sortKeys: true))
+            #expect(sorted == unsorted, "chunk \(chunk): \(String(decoding: sorted, as: UTF8.self))")
+            #expect(sorted.count >= bytes.count, "chunk \(chunk): nothing lost")
         }
     }
 

@@ -40,12 +40,35 @@ import Glibc
         server.route(path) { _, _ in
             .response(status: 200, headers: [("Content-Type", "application/json")], body: Array(("[" + String(repeating: "1,", count: before) + rest).utf8))
         }
-        let result = AF.run(["--pretty=format", server.url(path)], timeout: 20)
-        #expect(result.status == 0, "\(result.err)")
         let expected = Array(("[\n    " + Array(repeating: "1", count: before).joined(separator: ",\n    ") + ",\n    " + rest).utf8)
-        // Compared first: a failed comparison of two megabyte arrays inside #expect takes minutes to describe.
-        let same = result.stdout == expected
-        #expect(same, "\(result.stdout.count) bytes shown, \(expected.count) expected; first difference at \(result.stdout.indices.first { $0 >= expected.count || result.stdout[$0] != expected[$0] } ?? result.stdout.count)")
+        // With --sort-keys too, which once showed only the rest.
+        for options in [["--pretty=format"], ["--pretty=format", "--sort-keys"]] {
+            let result = AF.run(options + [server.url(path)], timeout: 20)
+            #expect(result.status == 0, "\(result.err)")
+            // Compared first: a failed comparison of two megabyte arrays inside #expect takes minutes to describe.
+            let same = result.stdout == expected
+            #expect(same, "\(options): \(result.stdout.count) bytes shown, \(expected.count) expected; first difference at \(result.stdout.indices.first { $0 >= expected.count || result.stdout[$0] != expected[$0] } ?? result.stdout.count)")
+        }
+    }
+
+    /// A large document cut short (a server that stops early): what arrived is shown
+    /// formatted, with --sort-keys as without (which once showed nothing at all).
+    @Test func aLargeBodyCutShortIsShownFormattedWithSortKeysToo() {
+        let count = 400_000
+        server.route("/cut-short") { _, _ in
+            .response(status: 200, headers: [("Content-Type", "application/json")], body: Array(("[" + String(repeating: #"{"b": 1, "a": 2}, "#, count: count) + #"{"b": 1"#).utf8))
+        }
+        func expected(_ element: String) -> [UInt8] {
+            Array(("[\n" + Array(repeating: element, count: count).joined(separator: ",\n") + ",\n    {\n        \"b\": 1").utf8)
+        }
+        let unsorted = AF.run(["--pretty=format", server.url("/cut-short")], timeout: 20)
+        #expect(unsorted.status == 0, "\(unsorted.err)")
+        let inOwnOrder = unsorted.stdout == expected("    {\n        \"b\": 1,\n        \"a\": 2\n    }")
+        #expect(inOwnOrder, "\(unsorted.stdout.count) bytes shown")
+        let sorted = AF.run(["--pretty=format", "--sort-keys", server.url("/cut-short")], timeout: 20)
+        #expect(sorted.status == 0, "\(sorted.err)")
+        let same = sorted.stdout == unsorted.stdout
+        #expect(same, "\(sorted.stdout.count) bytes shown")
     }
 
     @Test func deeplyNestedSortKeysAndStreamAreBounded() {

@@ -92,13 +92,26 @@ struct JSONFormatter {
             }
             return try scanner.feed(bytes, into: &writer)
         }
-        try scanner.feed(bytes, into: &collector)
+        do {
+            try scanner.feed(bytes, into: &collector)
+        } catch {
+            // Invalid JSON: what came before the error is shown formatted, in its own order
+            // (it cannot be sorted whole), ahead of the rest as it came.
+            writeCollected(flush)
+            throw error
+        }
     }
 
     /// Writes the kept document in its own order and streams from here on.
     private mutating func giveUpSorting(_ flush: (UnsafeRawBufferPointer) -> Void) {
-        collecting = false
         gaveUpSorting = true
+        writeCollected(flush)
+    }
+
+    /// Stops collecting and writes what was kept in its own order, handing `flush` the
+    /// output a megabyte at a time.
+    private mutating func writeCollected(_ flush: (UnsafeRawBufferPointer) -> Void) {
+        collecting = false
         let kept = collector
         collector = CompactTokens()
         writer.replay(kept) { buffer in
@@ -125,7 +138,13 @@ struct JSONFormatter {
         }
         var collected: CompactTokens?
         if collecting {
-            try scanner.finish(into: &collector)
+            do {
+                try scanner.finish(into: &collector)
+            } catch {
+                // A document cut short: the kept part goes out as it came, formatted.
+                writeCollected { write($0) }
+                throw error
+            }
             collected = collector
             collector = CompactTokens()
         } else {
