@@ -413,8 +413,9 @@ import Testing
     }
 
     /// `--sort-keys` on invalid JSON, or on a document cut short, loses nothing: what came
-    /// before the problem is shown formatted in its own order (an object cannot be sorted
-    /// before it ends), exactly as without sorting. (It once showed only the rest.)
+    /// before the problem is shown formatted, in its own order when no object in it had
+    /// ended outside another (an object cannot be sorted before it ends), so exactly as
+    /// without sorting here. (It once showed only the rest.)
     @Test(arguments: [
         "[" + String(repeating: "12345, ", count: 300) + "oops, " + String(repeating: "1, ", count: 300) + "1]",
         "{" + String(repeating: #""key": "value", "#, count: 200) + #""k" "v", "# + String(repeating: #""a": 1, "#, count: 100) + "}",
@@ -430,6 +431,58 @@ import Testing
             let sorted = Self.shown(bytes, chunk: chunk, style: .init(indent: 2, sortKeys: true))
             #expect(sorted == unsorted, "chunk \(chunk): \(String(decoding: sorted, as: UTF8.self))")
             #expect(sorted.count >= bytes.count, "chunk \(chunk): nothing lost")
+        }
+    }
+
+    /// An array of records is sorted a record at a time: the same output in every chunking,
+    /// brackets and commas of nested arrays outside objects included, and what is kept
+    /// between chunks is one record, not the document.
+    @Test func sortKeysSortsAnArrayOfRecordsOneAtATime() throws {
+        let input = Array(#"[{"b":1,"a":2},[],[{"d":[{"z":1,"y":2}],"c":3},4,[[{"f":1,"e":2}]]],"s",{}]"#.utf8)
+        // The layout of the same document sorted by hand and formatted without sorting.
+        let expected = try Self.format(Array(#"[{"a":2,"b":1},[],[{"c":3,"d":[{"y":2,"z":1}]},4,[[{"e":2,"f":1}]]],"s",{}]"#.utf8), chunk: 1 << 20)
+        for chunk in 1...input.count {
+            let output = try Self.format(input, chunk: chunk, style: .init(sortKeys: true))
+            #expect(output == expected, "chunk \(chunk): \(String(decoding: output, as: UTF8.self))")
+        }
+        // NDJSON: each value sorted as it ends.
+        let lines = Array("{\"b\":1,\"a\":2}\n[{\"d\":1,\"c\":2}]\n".utf8)
+        let sortedLines = try Self.format(Array("{\"a\":2,\"b\":1}\n[{\"c\":2,\"d\":1}]\n".utf8), chunk: 1 << 20, style: .init(multipleValues: true))
+        for chunk in [1, 5, lines.count] {
+            let output = try Self.format(lines, chunk: chunk, style: .init(sortKeys: true, multipleValues: true))
+            #expect(output == sortedLines, "chunk \(chunk): \(String(decoding: output, as: UTF8.self))")
+        }
+        // 20,000 records in 64 KiB chunks: no more than a chunk and a record is kept.
+        let record = #"{"id":12345,"name":"item","tags":["a","b",{"deep":[true,false,null]}],"ok":true}"#
+        let large = Array(("[" + Array(repeating: record, count: 20_000).joined(separator: ",") + "]").utf8)
+        var formatter = JSONFormatter(style: .init(indent: 2, sortKeys: true))
+        var out: [UInt8] = []
+        var mostKept = 0
+        var index = 0
+        while index < large.count {
+            let end = min(large.count, index + 65_536)
+            try formatter.feed(Array(large[index..<end]), into: &out)
+            mostKept = max(mostKept, formatter.keptByteCount)
+            index = end
+        }
+        try formatter.finish(into: &out)
+        #expect(mostKept < 1_000, "\(mostKept) bytes kept")
+        let value = try JSONValue.parse(out)
+        let items = try #require(value.arrayValue)
+        #expect(items.count == 20_000)
+        #expect(try #require(items.last?.objectValue).map(\.0) == ["id", "name", "ok", "tags"])
+    }
+
+    /// Invalid JSON after records that ended: those show sorted, the unfinished one as it
+    /// came (formatted), then the rest exactly as it came, in every chunking.
+    @Test func sortKeysShowsRecordsBeforeAnErrorSorted() {
+        let input = Array(#"[{"b":1,"a":2},{"d":1,"c":oops}]"#.utf8)
+        // What formatting without sorting shows for the input with its first record sorted.
+        let bySorted = Array(#"[{"a":2,"b":1},{"d":1,"c":oops}]"#.utf8)
+        for chunk in 1...input.count {
+            let shown = Self.shown(input, chunk: chunk, style: .init(sortKeys: true))
+            let expected = Self.shown(bySorted, chunk: chunk)
+            #expect(shown == expected, "chunk \(chunk): \(String(decoding: shown, as: UTF8.self))")
         }
     }
 

@@ -104,14 +104,14 @@ package enum FuzzTargets {
             // Invalid input must still not trap, and what is shown (the formatted part, then
             // the rest as it came) is the same whether the input comes whole or in pieces.
             let pieces = [split, data.count - split]
+            let shown = shownInvalid(data, pieces: pieces, sortKeys: sortKeys)
+            precondition(shownInvalid(data, pieces: [data.count], sortKeys: sortKeys) == shown,
+                         "feeding in pieces changed what invalid JSON shows")
             if sortKeys {
-                // Nothing is lost: what came before the problem is shown as formatting
-                // without sorting shows it.
-                precondition(shownInvalid(data, pieces: pieces, sortKeys: true) == shownInvalid(data, pieces: pieces),
-                             "sorting changed what invalid JSON shows")
-            } else {
-                precondition(shownInvalid(data, pieces: [data.count]) == shownInvalid(data, pieces: pieces),
-                             "feeding in pieces changed what invalid JSON shows")
+                // Nothing is lost: the same bytes as without sorting (records that ended
+                // before the problem sorted, the rest in its own order).
+                let plain = shownInvalid(data, pieces: pieces)
+                precondition(shown.count == plain.count && shown.sorted() == plain.sorted(), "sorting lost or changed what invalid JSON shows")
             }
             return
         }
@@ -127,7 +127,7 @@ package enum FuzzTargets {
             precondition(before.sorted { $0.lexicographicallyPrecedes($1) } == after.sorted { $0.lexicographicallyPrecedes($1) },
                          "sorting changed the tokens")
             checkKeyOrder(out)
-            checkSortLimit(data, split: split)
+            checkSortLimit(data, split: split, sorted: out)
         } else {
             precondition(before == after, "formatting changed the tokens")
         }
@@ -173,13 +173,18 @@ package enum FuzzTargets {
         return result
     }
 
-    /// Sorting that gives up at a limit (a byte count taken from the input) writes the
-    /// document exactly as formatting without sorting does.
-    private static func checkSortLimit(_ data: [UInt8], split: Int) {
+    /// Sorting that gives up at a limit (a byte count taken from the input) loses nothing:
+    /// the bytes formatting without sorting writes (what was sorted before the limit was
+    /// reached stays sorted). A limit not reached changes nothing.
+    private static func checkSortLimit(_ data: [UInt8], split: Int, sorted: [UInt8]) {
         let limit = Int(data.last ?? 0) % (data.count + 1)
         let (limited, gaveUp) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, sortKeys: true, sortLimit: limit))
-        guard gaveUp else { return }
-        precondition(limited == formatValid(data, split: split, JSONFormatter.Style(indent: 2)).output, "giving up sorting changed the output")
+        guard gaveUp else {
+            precondition(limited == sorted, "a limit not reached changed the output")
+            return
+        }
+        let plain = formatValid(data, split: split, JSONFormatter.Style(indent: 2)).output
+        precondition(limited.count == plain.count && limited.sorted() == plain.sorted(), "giving up sorting lost or changed bytes")
     }
 
     /// Formats valid JSON fed in two pieces (split at `split`); returns the output and

@@ -1,4 +1,7 @@
 import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The tokens of a document kept compactly for `--sort-keys`: the bytes of every value
 /// token in one buffer and, per token, a byte for its length. Nothing else is kept: commas
@@ -19,6 +22,13 @@ struct CompactTokens: JSONTokenSink {
     /// A comma or colon that came after the last kept token (only `replay` needs it: the
     /// scanner has consumed it, so it will not come again).
     private var trailing: JSONTokenKind?
+    /// How many objects the kept tokens leave open (arrays do not count).
+    private var objectsOpen = 0
+    /// How many of the kept tokens, and of their bytes, end at the last point where no
+    /// object was open: those can be emitted sorted now (`SortedKeys.Stream`), whatever
+    /// follows.
+    private(set) var ready = 0
+    private var readyBytes = 0
 
     static let longLength: UInt8 = 255
     /// The most of a size hint that is reserved: a hint is the server's word, not a
@@ -60,6 +70,29 @@ struct CompactTokens: JSONTokenSink {
             pendingLength = bytes.count
         }
         pending = !complete
+        if kind == .beginObject {
+            objectsOpen += 1
+        } else if kind == .endObject {
+            objectsOpen -= 1
+        }
+        if objectsOpen == 0, complete {
+            ready = lengths.count
+            readyBytes = self.bytes.count
+        }
+    }
+
+    /// Forgets the tokens up to `ready` (they were emitted), moving the rest to the front.
+    mutating func dropReady() {
+        guard ready > 0 else { return }
+        bytes.removeFirst(readyBytes)
+        lengths.removeFirst(ready)
+        if !longLengths.isEmpty {
+            var kept: [Int: Int] = [:]
+            for (index, length) in longLengths where index >= ready { kept[index - ready] = length }
+            longLengths = kept
+        }
+        ready = 0
+        readyBytes = 0
     }
 
     /// The last token grew (a string arriving in pieces).
@@ -74,11 +107,16 @@ struct CompactTokens: JSONTokenSink {
 
     /// Hands the kept tokens to `sink` in their own order, as the scanner gave them: with
     /// the commas and colons the structure implies, keys marked, a string still arriving
-    /// given as unfinished, and a separator that came after the last token.
-    func replay<Sink: JSONTokenSink>(into sink: inout Sink) {
-        guard let raw = bytes.written.baseAddress else { return }
+    /// given as unfinished, and a separator that came after the last token. `arrays` are
+    /// the arrays already open where the kept tokens start, with how many values each has
+    /// had (`SortedKeys.Stream.arrays`, when tokens before these were emitted).
+    func replay<Sink: JSONTokenSink>(into sink: inout Sink, inside arrays: [Int] = []) {
         // Per open container: whether it is an object, and how many keys and values it holds.
-        var open: [(object: Bool, count: Int)] = []
+        var open: [(object: Bool, count: Int)] = arrays.map { (object: false, count: $0) }
+        guard let raw = bytes.written.baseAddress else {
+            if let trailing { sink.token(trailing, trailing == .colon ? Self.colon : Self.comma, isKey: false, complete: true) }
+            return
+        }
         var offset = 0
         lengths.withUnsafeBufferPointer { lengths in
             for index in 0..<lengths.count {
@@ -170,6 +208,14 @@ final class Column<Element: BitwiseCopyable> {
     @inline(__always)
     func truncate(to total: Int) {
         count = min(count, total)
+    }
+
+    /// Removes the first `total` values (no more than there are), moving the rest down.
+    func removeFirst(_ total: Int) {
+        let removed = min(total, count)
+        guard removed > 0 else { return }
+        if removed < count { memmove(storage, storage + removed, (count - removed) * MemoryLayout<Element>.stride) }
+        count -= removed
     }
 
     /// Makes room for `total` values in all.

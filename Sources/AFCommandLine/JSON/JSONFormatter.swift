@@ -7,8 +7,9 @@ import Glibc
 /// value: numbers, escapes, key order and duplicate keys come out exactly as they went in.
 ///
 /// It streams: memory holds the scanner's carry buffer, one byte per open container and the
-/// output not yet flushed. With `sortKeys`, objects must be seen whole, so the document is
-/// collected first.
+/// output not yet flushed. With `sortKeys`, objects must be seen whole: each is kept until
+/// it ends, then written sorted (`SortedKeys.Stream`), so an array of records is sorted a
+/// record at a time.
 struct JSONFormatter {
     struct Style: Sendable {
         var indent = 4
@@ -41,11 +42,13 @@ struct JSONFormatter {
     let style: Style
     private var scanner = JSONScanner()
     private var writer: Writer
-    /// With `sortKeys`: the document so far, until `finish` emits it sorted. The scanner
-    /// feeds it directly (not through the writer), so each sink is inlined into its own
-    /// copy of the scanning loop.
+    /// With `sortKeys`: the tokens not yet emitted (those of an object that has not ended).
+    /// The scanner feeds it directly (not through the writer), so each sink is inlined
+    /// into its own copy of the scanning loop.
     private var collector: CompactTokens
     private var collecting: Bool
+    /// With `sortKeys`: where the emitted part of the document stands.
+    private var sorted = SortedKeys.Stream()
     /// The document outgrew `sortLimit`, so its keys were not sorted.
     private(set) var gaveUpSorting = false
 
@@ -60,6 +63,9 @@ struct JSONFormatter {
 
     /// Bytes consumed so far.
     var consumed: Int { scanner.consumed }
+
+    /// With `sortKeys`: the bytes of the tokens kept until their object ends.
+    var keptByteCount: Int { collector.bytes.count }
 
     /// After a syntax error: the input from the failing token on, to show as it came.
     var unformattedTail: [UInt8] { scanner.unformattedTail }
@@ -95,11 +101,24 @@ struct JSONFormatter {
         do {
             try scanner.feed(bytes, into: &collector)
         } catch {
-            // Invalid JSON: what came before the error is shown formatted, in its own order
-            // (it cannot be sorted whole), ahead of the rest as it came.
+            // Invalid JSON: what came before the error is shown formatted (sorted as far as
+            // no object was open, the rest in its own order: an object cannot be sorted
+            // before it ends), ahead of the rest as it came.
+            emitReady(flush)
             writeCollected(flush)
             throw error
         }
+        emitReady(flush)
+    }
+
+    /// Emits the kept tokens that no open object holds, sorted, and forgets them.
+    private mutating func emitReady(_ flush: (UnsafeRawBufferPointer) -> Void) {
+        guard collector.ready > 0 else { return }
+        writer.emitSorted(collector, upTo: collector.ready, &sorted) { buffer in
+            flush(buffer.written)
+            buffer.removeAll()
+        }
+        collector.dropReady()
     }
 
     /// Writes the kept document in its own order and streams from here on.
@@ -114,7 +133,7 @@ struct JSONFormatter {
         collecting = false
         let kept = collector
         collector = CompactTokens()
-        writer.replay(kept) { buffer in
+        writer.replay(kept, inside: sorted.arrays) { buffer in
             flush(buffer.written)
             buffer.removeAll()
         }
@@ -129,31 +148,31 @@ struct JSONFormatter {
     }
 
     /// Ends the input and hands what is left of the output to `write` (the bytes are valid
-    /// during the call), with a final newline. With `sortKeys` the whole document is written
-    /// here, a megabyte at a time, so it never has to be held whole.
+    /// during the call), with a final newline. With `sortKeys` what was kept (a whole
+    /// document that is an object) is written here, a megabyte at a time.
     mutating func finish(write: (UnsafeRawBufferPointer) -> Void) throws(JSONSyntaxError) {
         defer {
             write(writer.out.written)
             writer.out.removeAll()
         }
-        var collected: CompactTokens?
         if collecting {
             do {
                 try scanner.finish(into: &collector)
             } catch {
-                // A document cut short: the kept part goes out as it came, formatted.
+                // A document cut short: what is kept goes out formatted, sorted as far as no
+                // object was open and then in its own order.
+                emitReady { write($0) }
                 writeCollected { write($0) }
                 throw error
             }
-            collected = collector
-            collector = CompactTokens()
+            emitReady { write($0) }
+            // A complete document leaves nothing open; anything left would be shown as it
+            // came rather than lost.
+            if collector.count > 0 { writeCollected { write($0) } }
         } else {
             try scanner.finish(into: &writer)
         }
-        writer.finish(sorting: collected) { buffer in
-            write(buffer.written)
-            buffer.removeAll()
-        }
+        writer.finish()
     }
 
     /// Ends the input and appends what is left of the output to `out` (see above).
@@ -341,17 +360,19 @@ struct JSONFormatter {
             painter.close(role, out)
         }
 
-        /// Ends the output: emits a collected document sorted (handing `out` to `flush`
-        /// whenever it holds a megabyte or more), then the final new line.
-        mutating func finish(sorting collected: CompactTokens?, _ flush: (ByteBuffer) -> Void = { _ in }) {
-            if let collected {
-                withoutActuallyEscaping(flush) { flush in
-                    flushHook = flush
-                    SortedKeys.emit(collected, into: &self)
-                    flushHook = nil
-                }
-            }
+        /// Ends the output with its final new line.
+        mutating func finish() {
             if valuesWritten > 0, !colorsOnly, !multipleValues { out.append(10) }
+        }
+
+        /// Emits the first `count` kept tokens sorted (`SortedKeys.Stream`), handing `out`
+        /// to `flush` whenever it holds a megabyte or more.
+        mutating func emitSorted(_ kept: CompactTokens, upTo count: Int, _ stream: inout SortedKeys.Stream, _ flush: (ByteBuffer) -> Void) {
+            withoutActuallyEscaping(flush) { flush in
+                flushHook = flush
+                stream.emit(kept, upTo: count, into: &self)
+                flushHook = nil
+            }
         }
 
         /// Writes one token of a sorted document, and hands the output on every megabyte.
@@ -362,11 +383,11 @@ struct JSONFormatter {
 
         /// Writes a kept document's tokens as they came (`CompactTokens.replay`), handing
         /// `flush` the output every megabyte.
-        mutating func replay(_ kept: CompactTokens, _ flush: (ByteBuffer) -> Void) {
+        mutating func replay(_ kept: CompactTokens, inside arrays: [Int], _ flush: (ByteBuffer) -> Void) {
             withoutActuallyEscaping(flush) { flush in
                 flushHook = flush
                 var sink = Replaying(writer: self)
-                kept.replay(into: &sink)
+                kept.replay(into: &sink, inside: arrays)
                 self = sink.writer
                 flushHook = nil
             }
@@ -610,6 +631,14 @@ final class ByteBuffer {
         var decoded: [UInt8] = []
         UnicodeEscapes.decodeForDisplay(token, into: &decoded)
         append(contentsOf: decoded)
+    }
+
+    /// Removes the first `total` bytes (no more than there are), moving the rest down.
+    func removeFirst(_ total: Int) {
+        let removed = min(total, count)
+        guard removed > 0 else { return }
+        if removed < count { memmove(storage, storage + removed, (count - removed) * MemoryLayout<UInt8>.stride) }
+        count -= removed
     }
 
     /// Makes room for `total` bytes in all, so appends up to it never copy what is there.

@@ -3,23 +3,58 @@ import AFEngine
 import Glibc
 #endif
 
-/// Receives a sorted document's tokens (`SortedKeys.emit`), each whole.
+/// Receives a sorted document's tokens (`SortedKeys.Stream.emit`), each whole.
 protocol SortedTokenSink {
     mutating func sorted(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool)
 }
 
 /// `--sort-keys`: object members reordered by key (stably, so duplicate keys keep their
 /// order), everything else untouched. Works on token indices, so memory stays near the
-/// document's size; recursion follows nesting, which the scanner bounds at 512 levels.
+/// size of what is kept; recursion follows nesting, which the scanner bounds at 512 levels.
 enum SortedKeys {
-    /// Emits the document's tokens into `sink` with every object's members sorted by key.
-    static func emit<Sink: SortedTokenSink>(_ document: CompactTokens, into sink: inout Sink) {
-        guard let raw = document.bytes.written.baseAddress else { return }
-        document.lengths.withUnsafeBufferPointer { lengths in
-            var emitter = Emitter(lengths: lengths, longLengths: document.longLengths, raw: raw, byteCount: document.bytes.written.count)
-            var position = Position(index: 0, offset: 0)
-            while position.index < lengths.count {
-                position = emitter.value(at: position, &sink)
+    /// Emits a document as its tokens arrive (`CompactTokens`): each time the kept tokens
+    /// reach a point where no object is open (`CompactTokens.ready`), what came before it
+    /// goes out sorted and can be dropped. A document that is an array of objects (most
+    /// large ones: a list of records) is thus sorted one element at a time, holding one
+    /// element; an object is held whole until it ends.
+    struct Stream {
+        /// The open arrays outside every object, outermost first: how many values each has
+        /// had so far (the next one after a first is preceded by a comma).
+        private(set) var arrays: [Int] = []
+        /// The emitter's scratch column for object members, made at the first use.
+        private var members: Column<Emitter.Member>?
+
+        /// Emits the first `count` tokens of `document`, which must end where no object is
+        /// open (`CompactTokens.ready`), with every object's members sorted by key.
+        mutating func emit<Sink: SortedTokenSink>(_ document: CompactTokens, upTo count: Int, into sink: inout Sink) {
+            guard count > 0, let raw = document.bytes.written.baseAddress else { return }
+            let members = self.members ?? Column<Emitter.Member>()
+            self.members = members
+            document.lengths.withUnsafeBufferPointer { lengths in
+                var emitter = Emitter(lengths: lengths, longLengths: document.longLengths, raw: raw, byteCount: document.bytes.written.count, members: members)
+                var position = Position(index: 0, offset: 0)
+                while position.index < min(count, lengths.count) {
+                    // Outside objects only arrays are open; their brackets go out one by one,
+                    // since an array's end may not have arrived yet.
+                    let byte = emitter.first(position)
+                    if byte == UInt8(ascii: "]") {
+                        sink.sorted(.endArray, emitter.bytes(position), isKey: false)
+                        _ = arrays.popLast()
+                        position = emitter.after(position)
+                        continue
+                    }
+                    if let last = arrays.indices.last {
+                        if arrays[last] > 0 { sink.sorted(.comma, CompactTokens.comma, isKey: false) }
+                        arrays[last] += 1
+                    }
+                    if byte == UInt8(ascii: "[") {
+                        sink.sorted(.beginArray, emitter.bytes(position), isKey: false)
+                        arrays.append(0)
+                        position = emitter.after(position)
+                    } else {
+                        position = emitter.value(at: position, &sink)
+                    }
+                }
             }
         }
     }
@@ -99,7 +134,8 @@ enum SortedKeys {
             }
         }
 
-        let members = Column<Member>()
+        /// Scratch for object members, shared by every object (and every piece of a stream).
+        let members: Column<Member>
 
         @inline(__always)
         func length(_ index: Int) -> Int {
