@@ -159,7 +159,11 @@ final class BodyPrinter {
         case .binary:
             guard byteCount > 0 else { return }
             let type = MediaType.essence(contentType)
-            let note = "[binary data not shown on the terminal: \(Format.bytes(Int64(byteCount))) of \(type.isEmpty ? "unknown type" : type); use -o FILE or redirect the output]"
+            let what = "\(Format.bytes(Int64(byteCount))) of \(type.isEmpty ? "unknown type" : type)"
+            // Into a pipe it is the colours that keep it out: say so, and what shows it.
+            let note = style.terminal
+                ? "[binary data not shown on the terminal: \(what); use -o FILE or redirect the output]"
+                : "[binary data not shown in coloured output: \(what); use --pretty=format or -o FILE]"
             try out.write(Theme.paint(note, style.theme?.note ?? "") + "\n")
         case .text:
             try writeText(decoder.decode([UInt8](), final: true), to: out)
