@@ -434,6 +434,21 @@ import Testing
         }
     }
 
+    /// Invalid JSON loses no byte, with or without sorting and colours, in every chunking:
+    /// only whitespace outside strings differs from the input. (An opening bracket held back
+    /// so that `{}` stays on one line was once dropped when an error followed it.)
+    @Test(arguments: ["[,1]", "{]", "[[x", #"{"a":[}"#, #"[{"b":1,"a":[,"#, "[ \n ]]", #"{"k": {"#, "[1, [", "{"])
+    func invalidJSONLosesNoByte(input: String) {
+        let bytes = Array(input.utf8)
+        let isSpace: (UInt8) -> Bool = { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 }
+        for chunk in 1...bytes.count {
+            for style in [JSONFormatter.Style(), .init(sortKeys: true), .init(theme: .monokai)] {
+                let shown = FuzzTargets.withoutColours(Self.shown(bytes, chunk: chunk, style: style))
+                #expect(shown.filter { !isSpace($0) } == bytes.filter { !isSpace($0) }, "chunk \(chunk): \(String(decoding: shown, as: UTF8.self))")
+            }
+        }
+    }
+
     /// An array of records is sorted a record at a time: the same output in every chunking,
     /// brackets and commas of nested arrays outside objects included, and what is kept
     /// between chunks is one record, not the document.

@@ -107,6 +107,10 @@ package enum FuzzTargets {
             let shown = shownInvalid(data, pieces: pieces, sortKeys: sortKeys)
             precondition(shownInvalid(data, pieces: [data.count], sortKeys: sortKeys) == shown,
                          "feeding in pieces changed what invalid JSON shows")
+            // Every byte of the input is shown: only whitespace outside strings differs.
+            let isSpace: (UInt8) -> Bool = { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 }
+            let given = data.filter { !isSpace($0) }, kept = shown.filter { !isSpace($0) }
+            precondition(sortKeys ? given.sorted() == kept.sorted() : given == kept, "invalid JSON lost or gained bytes")
             if sortKeys {
                 // Nothing is lost: the same bytes as without sorting (records that ended
                 // before the problem sorted, the rest in its own order).

@@ -90,13 +90,20 @@ struct JSONFormatter {
         // (a chunk keeps at most its own size).
         if collecting, collector.bytes.count + bytes.count > style.sortLimit ?? Self.defaultSortLimit { giveUpSorting(flush) }
         guard collecting else {
-            guard writer.plainStyle else {
-                // A scanning loop of its own, with the painted layout compiled in.
-                var painted = Writer.Painted(writer: writer)
-                defer { writer = painted.writer }
-                return try scanner.feed(bytes, into: &painted)
+            do {
+                if writer.plainStyle {
+                    try scanner.feed(bytes, into: &writer)
+                } else {
+                    // A scanning loop of its own, with the painted layout compiled in.
+                    var painted = Writer.Painted(writer: writer)
+                    defer { writer = painted.writer }
+                    try scanner.feed(bytes, into: &painted)
+                }
+            } catch {
+                writer.writePendingOpen()
+                throw error
             }
-            return try scanner.feed(bytes, into: &writer)
+            return
         }
         do {
             try scanner.feed(bytes, into: &collector)
@@ -106,6 +113,7 @@ struct JSONFormatter {
             // before it ends), ahead of the rest as it came.
             emitReady(flush)
             writeCollected(flush)
+            writer.writePendingOpen()
             throw error
         }
         emitReady(flush)
@@ -163,6 +171,7 @@ struct JSONFormatter {
                 // object was open and then in its own order.
                 emitReady { write($0) }
                 writeCollected { write($0) }
+                writer.writePendingOpen()
                 throw error
             }
             emitReady { write($0) }
@@ -170,7 +179,12 @@ struct JSONFormatter {
             // came rather than lost.
             if collector.count > 0 { writeCollected { write($0) } }
         } else {
-            try scanner.finish(into: &writer)
+            do {
+                try scanner.finish(into: &writer)
+            } catch {
+                writer.writePendingOpen()
+                throw error
+            }
         }
         writer.finish()
     }
@@ -430,6 +444,21 @@ struct JSONFormatter {
                 newline()
             } else if depth == 0, valuesWritten > 0, !multipleValues {
                 out.append(10)
+            }
+        }
+
+        /// After a syntax error: writes an opening bracket held back (so that `{}` stays on
+        /// one line), so that the formatted part holds every token it took before the rest
+        /// follows as it came.
+        mutating func writePendingOpen() {
+            guard let open = pendingOpen else { return }
+            pendingOpen = nil
+            if plainStyle {
+                out.append(open)
+            } else {
+                styled.open(.punctuation, out)
+                out.append(open)
+                styled.close(.punctuation, out)
             }
         }
 
