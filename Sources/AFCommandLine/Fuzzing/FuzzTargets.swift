@@ -245,7 +245,18 @@ package enum FuzzTargets {
             precondition(indented.unicodeScalars.filter { !$0.properties.isWhitespace }.elementsEqual(text.unicodeScalars.filter { !$0.properties.isWhitespace }),
                          "indenting changed a token")
         }
-        _ = MarkupFormatter.colour(text, colors: MarkupFormatter.Colors(Theme.auto), escape: { $0 })
+        // Colouring adds colour sequences and nothing else; indenting with colours is the
+        // plain indentation with colours. (Text with an escape byte of its own is left out:
+        // removing colour sequences would remove its sequences too.)
+        let colors = MarkupFormatter.Colors(Theme.auto)
+        guard !data.prefix(1 << 16).contains(0x1B) else { return }
+        if let coloured = MarkupFormatter.colour(text, colors: colors, escape: { $0 }) {
+            precondition(withoutColours(Array(coloured.utf8)) == Array(text.utf8), "colouring changed the text")
+        }
+        if let plain = MarkupFormatter.indent(text, by: 2, colors: nil, escape: { $0 }),
+           let painted = MarkupFormatter.indent(text, by: 2, colors: colors, escape: { $0 }) {
+            precondition(withoutColours(Array(painted.utf8)) == Array(plain.utf8), "colours changed the indentation")
+        }
     }
 
     // MARK: Engine parsers
