@@ -21,6 +21,7 @@ package enum FuzzTargets {
         ("trust-policy", trustPolicy),
         ("netrc", netrc),
         ("markup", markup),
+        ("charset", charset),
         ("batch-line", batchLine),
     ]
 
@@ -256,6 +257,24 @@ package enum FuzzTargets {
         if let plain = MarkupFormatter.indent(text, by: 2, colors: nil, escape: { $0 }),
            let painted = MarkupFormatter.indent(text, by: 2, colors: colors, escape: { $0 }) {
             precondition(withoutColours(Array(painted.utf8)) == Array(plain.utf8), "colours changed the indentation")
+        }
+    }
+
+    /// Text decoded for a terminal: the same text whether the body comes whole or in two
+    /// pieces, in every charset af decodes (the first byte picks one, the second the split).
+    static func charset(_ data: [UInt8]) {
+        guard data.count >= 2 else { return }
+        let labels = ["utf-8", "", "windows-1252", "shift_jis", "utf-16", "iso-2022-jp", "big5", "euc-jp", "gb18030", "utf-32le"]
+        let label = labels[Int(data[0]) % labels.count]
+        let body = Array(data[2...])
+        let split = Int(data[1]) % (body.count + 1)
+        func decoder() -> CharsetDecoder? { label.isEmpty ? .sniffing() : CharsetDecoder(label: label) }
+        guard let whole = decoder(), let pieces = decoder() else { return }
+        let once = whole.decode(body, final: true)
+        let twice = pieces.decode(body[..<split]) + pieces.decode(body[split...], final: true)
+        // Sniffing decides on the first piece, so only a declared charset must agree.
+        if !label.isEmpty {
+            precondition(once == twice, "decoding \(label) in two pieces changed the text")
         }
     }
 
