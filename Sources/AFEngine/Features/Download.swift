@@ -219,7 +219,8 @@ public final class DownloadSink: ResponseBodySink {
                 state.partPath = path + ".part"
             }
             guard let part = state.partPath else { return }
-            if let validator = head.headers.value(for: .etag), !validator.hasPrefix("W/") {
+            // Bytes: a combining mark after `W/` would make `hasPrefix` miss a weak validator.
+            if let validator = head.headers.value(for: .etag), !validator.utf8.starts(with: "W/".utf8) {
                 state.validator = validator
             } else if let modified = head.headers.value(for: .lastModified) {
                 state.validator = modified

@@ -138,7 +138,9 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
             text += port
         }
         if let path {
-            if !path.hasPrefix("/") { text += "/" }
+            // A byte, not a Character: a combining mark after the slash makes one Character
+            // that is not "/", and the path would gain a second slash.
+            if path.utf8.first != UInt8(ascii: "/") { text += "/" }
             text += path
         } else {
             text += "/"
