@@ -388,28 +388,11 @@ import Testing
         }
     }
 
-    /// What the body printer shows for input that may be invalid: the formatted part, then
-    /// the failing token to the end of its chunk and the chunks not fed, or (input cut short)
-    /// what the formatter could not finish.
+    /// What the body printer shows for input that may be invalid, fed `chunk` bytes at a
+    /// time (`FuzzTargets.shown`).
     static func shown(_ bytes: [UInt8], chunk: Int, style: JSONFormatter.Style = .init()) -> [UInt8] {
-        var formatter = JSONFormatter(style: style)
-        var out: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            let end = min(bytes.count, index + chunk)
-            do {
-                try formatter.feed(Array(bytes[index..<end]), into: &out)
-            } catch {
-                return out + formatter.unformattedTail + bytes[end...]
-            }
-            index = end
-        }
-        do {
-            try formatter.finish(into: &out)
-        } catch {
-            return out + formatter.unformattedTail
-        }
-        return out
+        let pieces = stride(from: 0, to: bytes.count, by: chunk).map { min(chunk, bytes.count - $0) }
+        return FuzzTargets.shown(bytes, pieces: pieces, style: style)
     }
 
     /// `--sort-keys` on invalid JSON, or on a document cut short, loses nothing: what came

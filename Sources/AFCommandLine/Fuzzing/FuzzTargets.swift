@@ -138,10 +138,16 @@ package enum FuzzTargets {
         }
     }
 
-    /// What invalid JSON fed in pieces of the given sizes shows: the formatted part, the
-    /// failing token to the end of its piece, then the pieces not fed.
-    private static func shownInvalid(_ data: [UInt8], pieces: [Int], sortKeys: Bool = false) -> [UInt8] {
-        var formatter = JSONFormatter(style: JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
+    /// What the body printer shows for JSON (valid or not) fed in pieces of the given sizes:
+    /// the formatted part, then the failing token to the end of its piece and the pieces not
+    /// fed, or, for input cut short, what the formatter could not finish (also for the
+    /// formatter's tests).
+    static func shownInvalid(_ data: [UInt8], pieces: [Int], sortKeys: Bool = false) -> [UInt8] {
+        shown(data, pieces: pieces, style: JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
+    }
+
+    static func shown(_ data: [UInt8], pieces: [Int], style: JSONFormatter.Style) -> [UInt8] {
+        var formatter = JSONFormatter(style: style)
         var out: [UInt8] = []
         var start = 0
         for size in pieces {

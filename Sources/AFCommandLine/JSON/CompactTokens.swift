@@ -1,7 +1,4 @@
 import AFEngine
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The tokens of a document kept compactly for `--sort-keys`: the bytes of every value
 /// token in one buffer and, per token, a byte for its length. Nothing else is kept: commas
@@ -212,10 +209,7 @@ final class Column<Element: BitwiseCopyable> {
 
     /// Removes the first `total` values (no more than there are), moving the rest down.
     func removeFirst(_ total: Int) {
-        let removed = min(total, count)
-        guard removed > 0 else { return }
-        if removed < count { memmove(storage, storage + removed, (count - removed) * MemoryLayout<Element>.stride) }
-        count -= removed
+        count = LargeAllocation.removeFirst(total, of: count, at: storage)
     }
 
     /// Makes room for `total` values in all.

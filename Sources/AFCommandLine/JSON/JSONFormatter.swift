@@ -432,15 +432,8 @@ struct JSONFormatter {
 
         @inline(never)
         private mutating func openOrSeparate() {
-            if let open = pendingOpen {
-                pendingOpen = nil
-                if plainStyle {
-                    out.append(open)
-                } else {
-                    styled.open(.punctuation, out)
-                    out.append(open)
-                    styled.close(.punctuation, out)
-                }
+            if pendingOpen != nil {
+                writePendingOpen()
                 newline()
             } else if depth == 0, valuesWritten > 0, !multipleValues {
                 out.append(10)
@@ -664,10 +657,7 @@ final class ByteBuffer {
 
     /// Removes the first `total` bytes (no more than there are), moving the rest down.
     func removeFirst(_ total: Int) {
-        let removed = min(total, count)
-        guard removed > 0 else { return }
-        if removed < count { memmove(storage, storage + removed, (count - removed) * MemoryLayout<UInt8>.stride) }
-        count -= removed
+        count = LargeAllocation.removeFirst(total, of: count, at: storage)
     }
 
     /// Makes room for `total` bytes in all, so appends up to it never copy what is there.

@@ -31,6 +31,14 @@ enum LargeAllocation {
         return bigger
     }
 
+    /// Drops the first `total` of the `count` plain values at `pointer` (no more than there
+    /// are), moving the rest to the front; returns how many are left.
+    static func removeFirst<T: BitwiseCopyable>(_ total: Int, of count: Int, at pointer: UnsafeMutablePointer<T>) -> Int {
+        let removed = min(max(total, 0), count)
+        if removed > 0, removed < count { memmove(pointer, pointer + removed, (count - removed) * MemoryLayout<T>.stride) }
+        return count - removed
+    }
+
     /// Frees what `allocate` returned for the same `capacity`.
     static func deallocate<T>(_ pointer: UnsafeMutablePointer<T>, capacity count: Int) {
         let bytes = count * MemoryLayout<T>.stride
