@@ -442,7 +442,8 @@ struct JSONFormatter {
 
         /// After a syntax error: writes an opening bracket held back (so that `{}` stays on
         /// one line), so that the formatted part holds every token it took before the rest
-        /// follows as it came.
+        /// follows as it came. (Inlined: `openOrSeparate` writes every held bracket with it.)
+        @inline(__always)
         mutating func writePendingOpen() {
             guard let open = pendingOpen else { return }
             pendingOpen = nil
