@@ -151,6 +151,21 @@ import Testing
         #expect(server.requests.last?.header("Authorization") == "Bearer t")
         #expect(other.requests.last?.header("Authorization") == nil)
     }
+
+    /// A redirect to a same-origin URL with credentials whose path starts with a combining
+    /// mark and holds an `@` (what an open redirect lets anyone write): the credentials are
+    /// taken out of the URL, not the host. Taking them out once scanned Characters, missed
+    /// the slash (one Character with the mark) and cut at the later `@`, so the next request
+    /// went to the host after it, Authorization and all.
+    @Test func takingCredentialsOutOfARedirectKeepsItsHost() throws {
+        let other = try TestServer()
+        let location = "http://u:p@127.0.0.1:\(server.port)/\u{301}@localhost:\(other.port)/echo"
+        server.route("/open") { _, _ in .response(status: 302, headers: [("Location", location)]) }
+        let result = InProcessAF.run(["-F", "-a", "ada:pw", server.url("/open")])
+        #expect(other.requests.isEmpty, "\(other.requests.map { $0.header("Authorization") ?? "-" })")
+        #expect(server.requests.count == 2, "\(result.err)")
+        #expect(server.requests.last?.header("Authorization") == "Basic YWRhOnB3")
+    }
 }
 
 @Suite struct SessionTests {

@@ -129,6 +129,21 @@ import Testing
         #expect(parsed.string == rendered, "\(text)")
     }
 
+    /// Taking the user name and password out of a URL keeps its scheme, host, port, path and
+    /// query, whatever the path holds: a combining mark after its slash and a later `@` once
+    /// moved the host to what followed the `@`.
+    @Test(arguments: [
+        "http://u:p@good.example/\u{301}@evil.example/x", "http://u@good.example:81/\u{301}@evil.example:82/x?q=@",
+        "https://u:p@good.example/a@b/c", "http://u:p@[::1]:8/\u{301}@h/", "http://u:p@h/?\u{301}@evil/",
+    ])
+    func removingCredentialsKeepsTheOrigin(text: String) throws {
+        let url = try HTTPURL(parsing: text)
+        let stripped = url.removingCredentials()
+        #expect(stripped.user == nil && stripped.password == nil, "\(stripped.string)")
+        #expect(stripped.scheme == url.scheme && stripped.host == url.host && stripped.port == url.port, "\(stripped.string)")
+        #expect(stripped.path == url.path && stripped.query == url.query, "\(stripped.string)")
+    }
+
     /// The URLs above that are put together from their parts, not printed by libcurl: every
     /// one but the IPv6, percent-encoded and non-ASCII hosts.
     @Test func mostURLsArePutTogetherFromTheirParts() throws {

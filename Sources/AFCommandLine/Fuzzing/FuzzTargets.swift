@@ -80,6 +80,13 @@ package enum FuzzTargets {
         if let parsed = try? HTTPURL(parsing: text), let rendered = HTTPURL.libcurlRendering(of: text) {
             precondition(parsed.string == rendered, "put together \(parsed.string), rendered \(rendered)")
         }
+        // Taking the credentials out keeps the origin, the path and the query.
+        for candidate in [text, "http://u:p@h/" + text] {
+            guard let parsed = try? HTTPURL(parsing: candidate), parsed.user != nil || parsed.password != nil else { continue }
+            let stripped = parsed.removingCredentials()
+            precondition(stripped.scheme == parsed.scheme && stripped.host == parsed.host && stripped.port == parsed.port
+                         && stripped.path == parsed.path && stripped.query == parsed.query, "taking credentials out of \(parsed.string) gave \(stripped.string)")
+        }
         // A URL read without libcurl's parser is the URL libcurl's parser reads, part by part.
         for candidate in [text, "http://" + text, "http://h/" + text, "https://127.0.0.1:8080/?" + text] {
             guard let simple = try? HTTPURL(parsing: candidate) else { continue }

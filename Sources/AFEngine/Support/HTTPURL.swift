@@ -182,16 +182,30 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         scheme == other.scheme && host.lowercased() == other.host.lowercased() && effectivePort == other.effectivePort
     }
 
-    /// The URL without user name and password.
+    /// The URL without user name and password, and otherwise the same: same scheme, host,
+    /// port, path and query.
+    ///
+    /// libcurl's parser removes the two parts; the URL is not cut as text. (Cutting it once
+    /// scanned Characters for the end of the authority: a slash followed by a combining mark
+    /// is one Character, so the cut went on to an `@` in the path and made what followed it
+    /// the host — a redirect could send a request, and its credentials, to another host.)
+    /// Should the result not be the same origin, the URL is returned as it is: its
+    /// credentials then stay with the host they were given for.
     public func removingCredentials() -> HTTPURL {
         guard user != nil || password != nil else { return self }
-        let prefix = "\(scheme)://"
-        guard string.hasPrefix(prefix) else { return self }
-        let rest = string.dropFirst(prefix.count)
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return self }
-        let text = prefix + rest[rest.index(after: at)...]
-        return (try? HTTPURL(parsing: text, pathAsIs: true)) ?? self
+        CurlRuntime.ensureInitialized()
+        guard let handle = curl_url() else { return self }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, string, UInt32(CURLU_PATH_AS_IS)) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_USER, nil, 0) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_PASSWORD, nil, 0) == CURLUE_OK,
+              let text = Self.rendered(handle),
+              let stripped = try? HTTPURL(parsing: text, pathAsIs: true),
+              stripped.user == nil, stripped.password == nil,
+              stripped.scheme == scheme, stripped.host == host, stripped.port == port,
+              stripped.path == path, stripped.query == query
+        else { return self }
+        return stripped
     }
 
     /// `host:port` for messages.
