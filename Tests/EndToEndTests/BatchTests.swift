@@ -418,6 +418,23 @@ import Testing
         #expect(server.requests.count == 2)
     }
 
+    /// A streamed line over 1 MiB fails that line once and the lines after it run. (The
+    /// reader once reported the same line again and again, without end.)
+    @Test func aStreamedLineTooLongFailsOnlyItself() throws {
+        var input = Array((server.url("/answer/1") + "\n").utf8)
+        input += Array(repeating: UInt8(ascii: "a"), count: 2 << 20) + [10]
+        input += Array((server.url("/answer/3") + "\n").utf8)
+        let result = AF.run(["batch", "-"], stdin: .bytes(input), timeout: 20)
+        #expect(!result.timedOut)
+        #expect(result.status == 64)
+        #expect(result.out == "answer 1\nanswer 3\n")
+        #expect(result.err == """
+        af: line 2: error: standard input:2: the line is longer than 1 MiB; one line holds one af command line
+        af: error: 1 of 3 requests failed (line 2)
+
+        """)
+    }
+
     @Test func progressLineOnATerminal() throws {
         let path = try file((1...3).map { server.url("/answer/\($0)") })
         let outcome = PTYRunner.run(["batch", path])

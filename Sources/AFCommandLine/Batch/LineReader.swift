@@ -15,6 +15,8 @@ final class LineReader {
     private let block = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     private var start = 0
     private var ended = false
+    /// Dropping what is left of a line that was too long, up to its line break.
+    private var skipping = false
     /// The number of the line `next()` returned last (1-based).
     private(set) var lineNumber = 0
 
@@ -25,22 +27,36 @@ final class LineReader {
 
     deinit { block.deallocate() }
 
-    /// The next line without its line break, or nil at the end of the input.
+    /// The next line without its line break, or nil at the end of the input. A line longer
+    /// than `maximumLength` is an error for that line; the next call goes on after it, so
+    /// a reader that reports it and carries on (`af batch -`) does not see it again.
     func next() throws(CommandFailure) -> String? {
         while true {
             if let newline = buffer[start...].firstIndex(of: 10) {
                 defer { start = newline + 1 }
+                if skipping {
+                    skipping = false
+                    continue
+                }
                 lineNumber += 1
                 return String(decoding: buffer[start..<newline], as: UTF8.self)
+            }
+            if skipping {
+                // The rest of a line too long to keep: dropped as it arrives.
+                buffer.removeAll(keepingCapacity: true)
+                start = 0
+            } else if buffer.count - start > Self.maximumLength {
+                lineNumber += 1
+                skipping = true
+                buffer.removeAll(keepingCapacity: true)
+                start = 0
+                throw .usage("\(name):\(lineNumber): the line is longer than 1 MiB; one line holds one af command line")
             }
             if ended {
                 guard start < buffer.count else { return nil }
                 defer { start = buffer.count }
                 lineNumber += 1
                 return String(decoding: buffer[start...], as: UTF8.self)
-            }
-            if buffer.count - start > Self.maximumLength {
-                throw .usage("\(name):\(lineNumber + 1): the line is longer than 1 MiB; one line holds one af command line")
             }
             try fill()
         }
