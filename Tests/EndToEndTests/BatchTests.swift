@@ -435,6 +435,49 @@ import Testing
         """)
     }
 
+    /// FILE that cannot be read twice (a FIFO, `<(…)`, a device) is copied as it is checked,
+    /// so a bad line ends the copy: `/dev/zero` is one line over 1 MiB, not a copy that
+    /// grows until the disk is full (it did, without end). Nothing is sent, nothing is left.
+    @Test func aDeviceThatNeverEndsFailsAtItsFirstLine() throws {
+        let temporary = try TemporaryDirectory.make(prefix: "af-batch-tmp")
+        let result = AF.run(["batch", "/dev/zero"], environment: ["TMPDIR": temporary], timeout: 20)
+        #expect(!result.timedOut)
+        #expect(result.status == 64)
+        #expect(result.out.isEmpty)
+        #expect(result.err == "af: error: /dev/zero:1: the line is longer than 1 MiB; one line holds one af command line\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+    }
+
+    /// A FIFO is checked whole before anything is sent, like a file: its bad line is named,
+    /// and its good lines run in order when every line is good.
+    @Test func aFIFOIsCheckedWholeThenRun() throws {
+        let temporary = try TemporaryDirectory.make(prefix: "af-batch-tmp")
+        for (lines, bad) in [([server.url("/answer/1"), server.url("/answer/2")], false), ([server.url("/answer/1"), "get --no-such-option " + server.url("/answer/2")], true)] {
+            let fifo = directory + "/lines-\(bad).fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let text = lines.joined(separator: "\n") + "\n"
+            let writer = Thread {
+                guard let handle = FileHandle(forWritingAtPath: fifo) else { return }
+                handle.write(Data(text.utf8))
+                try? handle.close()
+            }
+            writer.start()
+            let before = server.requests.count
+            let result = AF.run(["batch", fifo], environment: ["TMPDIR": temporary], timeout: 20)
+            #expect(!result.timedOut)
+            if bad {
+                #expect(result.status == 64)
+                #expect(result.out.isEmpty)
+                #expect(result.err.hasPrefix("af: error: \(fifo):2: "), "\(result.err)")
+                #expect(server.requests.count == before)
+            } else {
+                #expect(result.status == 0, "\(result.err)")
+                #expect(result.out == "answer 1\nanswer 2\n")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+        }
+    }
+
     @Test func progressLineOnATerminal() throws {
         let path = try file((1...3).map { server.url("/answer/\($0)") })
         let outcome = PTYRunner.run(["batch", path])

@@ -23,8 +23,10 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     /// What keeping a plan is counted as, for a line of `length` bytes.
     static func keptCost(lineLength length: Int) -> Int { 4096 + 3 * length }
 
-    /// Opens `path` (copying it to an unlinked temporary file when it is not a regular file,
-    /// so that it can be read twice), checks every line with `planner`, and rewinds.
+    /// Opens `path`, checks every line with `planner`, and rewinds. Input that is not a
+    /// regular file (a FIFO, `<(…)`, a device) is copied to an unlinked temporary file as it
+    /// is checked, so that it can be read twice; a bad line — such as the first "line" of
+    /// `/dev/zero`, over 1 MiB — ends the copy there.
     init(path: String, planner: LinePlanner, temporaryDirectory: String, keptBudget: Int = FileLines.keptBudget) throws(CommandFailure) {
         var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
@@ -37,11 +39,17 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
-        if (info.st_mode & S_IFMT) != S_IFREG {
-            fd = try Self.spool(fd, name: path, temporaryDirectory: temporaryDirectory)
-        }
         let name = Quote.argument(path)
-        let checker = LineReader(fd: fd, name: name)
+        var spool: Spool?
+        if (info.st_mode & S_IFMT) != S_IFREG {
+            do throws(CommandFailure) {
+                spool = try Spool(name: name, temporaryDirectory: temporaryDirectory)
+            } catch {
+                close(fd)
+                throw error
+            }
+        }
+        let checker = LineReader(fd: fd, name: name, copy: spool.map { ($0.writer, $0.failure) })
         var count = 0
         var kept: [Int: PlannedLine] = [:]
         var keptBytes = 0
@@ -64,7 +72,14 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
             }
         } catch {
             close(fd)
+            spool?.close()
             throw error
+        }
+        if let spool {
+            // The input was read to its end and every byte of it copied: from here on the
+            // copy is the file.
+            close(fd)
+            fd = spool.finish()
         }
         guard lseek(fd, 0, SEEK_SET) == 0 else {
             close(fd)
@@ -94,18 +109,42 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
     }
 
-    /// A copy of a FIFO or device on disk, unlinked at once, so that it can be read twice.
-    private static func spool(_ fd: Int32, name: String, temporaryDirectory: String) throws(CommandFailure) -> Int32 {
-        defer { close(fd) }
-        guard let (path, _) = try StandardInput.spool(fd, temporaryDirectory: temporaryDirectory, source: "the batch file '\(Quote.argument(name))'") else {
-            return Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+    /// A copy on disk of a batch file that cannot be read twice, unlinked at once: written
+    /// through one descriptor while the check reads, read back through another.
+    private struct Spool {
+        let writer: Int32
+        let reader: Int32
+        let failure: @Sendable (POSIXFailure) -> CommandFailure
+
+        init(name: String, temporaryDirectory: String) throws(CommandFailure) {
+            let (writer, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-batch").mapError { failure in
+                CommandFailure("cannot create a temporary file in \(temporaryDirectory) to keep a copy of '\(name)': \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
+            }.get()
+            defer { unlink(path) }
+            let reader = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            guard reader >= 0 else {
+                let code = errno
+                Glibc.close(writer)
+                throw CommandFailure("cannot read back the copy of '\(name)' in \(temporaryDirectory): \(POSIXFailure(code: code).description)", exitCode: ExitStatus.output)
+            }
+            self.writer = writer
+            self.reader = reader
+            let directory = temporaryDirectory
+            failure = { failure in
+                CommandFailure("cannot keep a copy of '\(name)' in \(directory): \(failure.description); set TMPDIR to a roomier directory, or stream endless input with 'af batch -'", exitCode: ExitStatus.output)
+            }
         }
-        defer { unlink(path) }
-        let copy = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard copy >= 0 else {
-            throw CommandFailure("cannot read back the copy of '\(Quote.argument(name))': \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.output)
+
+        /// The copy, for reading from its start.
+        func finish() -> Int32 {
+            Glibc.close(writer)
+            return reader
         }
-        return copy
+
+        func close() {
+            Glibc.close(writer)
+            Glibc.close(reader)
+        }
     }
 }
 

@@ -19,10 +19,16 @@ final class LineReader {
     private var skipping = false
     /// The number of the line `next()` returned last (1-based).
     private(set) var lineNumber = 0
+    /// Where every block read is also written, with what to say when that fails.
+    private let copy: (fd: Int32, failure: @Sendable (POSIXFailure) -> CommandFailure)?
 
-    init(fd: Int32, name: String) {
+    /// A reader of `fd`. With `copy`, every byte read is also written to `copy.fd` as it is
+    /// read, so that input that cannot be read twice (a pipe) is kept only as far as it was
+    /// checked: a bad line stops the copy there.
+    init(fd: Int32, name: String, copy: (fd: Int32, failure: @Sendable (POSIXFailure) -> CommandFailure)? = nil) {
         self.fd = fd
         self.name = name
+        self.copy = copy
     }
 
     deinit { block.deallocate() }
@@ -73,6 +79,10 @@ final class LineReader {
         while true {
             let count = read(fd, block.baseAddress, block.count)
             if count >= 0 {
+                if let copy, count > 0 {
+                    let code = FileIO.writeAll(copy.fd, UnsafeRawBufferPointer(rebasing: block[..<count]))
+                    if code != 0 { throw copy.failure(POSIXFailure(code: code)) }
+                }
                 buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: block[..<count]))
                 if count == 0 { ended = true }
                 return

@@ -54,7 +54,9 @@ public enum ManPage {
         \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
         \\fIFILE\\fR:\\fILINE\\fR. The first lines (up to 1000, or 8 MiB) are sent as the check built them; files
         their items name (\\fB@\\fR\\fIFILE\\fR) and session files are read when the line runs.
-        With \\fB\\-\\fR a bad line fails alone. Requests to one origin reuse
+        A \\fIFILE\\fR that can be read only once (a FIFO, \\fB<(\\fR\\fIcommand\\fR\\fB)\\fR) is copied to
+        \\fBTMPDIR\\fR as it is checked, up to its first bad line.
+        With \\fB\\-\\fR a bad line fails alone; use it for input that never ends. Requests to one origin reuse
         connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2
         (over TLS). A connection serves only lines with the same trust and routing settings
         (\\fB\\-\\-verify\\fR, pins, \\fB\\-\\-resolve\\fR, \\fB\\-\\-proxy\\fR, ...).
