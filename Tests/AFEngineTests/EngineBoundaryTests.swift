@@ -37,6 +37,42 @@ import Testing
         #expect(failure.message == "the response has more than 1 header lines")
     }
 
+    /// Trailers (lines after the final head) are ignored but counted: libcurl keeps each one,
+    /// so a server sending them without end grew memory without end (1.6 GB in 20 s).
+    @Test func trailerLinesAreLimitedLikeHeaderLines() {
+        for (trailers, fails) in [(2, false), (3, true)] {
+            var parser = ResponseHeadParser()
+            parser.maxHeaders = 2
+            var steps: [ResponseHeadParser.Step] = []
+            for line in ["HTTP/1.1 200 OK\r\n", "A: 1\r\n", "\r\n"] + Array(repeating: "T: 1\r\n", count: trailers) {
+                steps.append(Array(line.utf8).withUnsafeBytes { parser.consume($0) })
+            }
+            guard case .complete(let head) = steps[2] else {
+                Issue.record("expected the head, got \(steps[2])")
+                continue
+            }
+            #expect(head.headers.value(for: "A") == "1")
+            guard case .failure(.transport(let failure)) = steps.last, fails else {
+                if fails { Issue.record("expected a failure, got \(String(describing: steps.last))") }
+                continue
+            }
+            #expect(failure.cause == .tooManyHeaderLines(limit: 2))
+            #expect(failure.message == "the response has more than 2 trailer lines")
+        }
+        // A new head (an authentication round trip) starts the count again.
+        var parser = ResponseHeadParser()
+        parser.maxHeaders = 2
+        var last = ResponseHeadParser.Step.needMore
+        for line in ["HTTP/1.1 401 No\r\n", "\r\n", "T: 1\r\n", "T: 2\r\n", "HTTP/1.1 200 OK\r\n", "\r\n", "T: 1\r\n", "T: 2\r\n"] {
+            last = Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+            if case .failure = last { break }
+        }
+        guard case .needMore = last else {
+            Issue.record("expected no failure, got \(last)")
+            return
+        }
+    }
+
     /// Header names keep their spelling and compare by their `lowercased()` form, which an
     /// ASCII name gets byte by byte.
     @Test(arguments: [

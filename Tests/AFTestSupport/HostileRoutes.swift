@@ -23,6 +23,7 @@ import Foundation
 /// | `lying-charset` | Latin-1 bytes labelled UTF-16 |
 /// | `two-members` | a gzip body of two members (valid: RFC 1952) |
 /// | `header-flood` | 100,000 header lines |
+/// | `trailer-flood` | a chunked body, then up to 1,000,000 trailer lines |
 /// | `loop` | a redirect to itself |
 enum HostileRoutes {
     static func reply(_ name: String, _ request: ServerRequest) -> Reply {
@@ -100,6 +101,15 @@ enum HostileRoutes {
                     }
                 }
                 connection.write(block + "Content-Length: 3\r\n\r\nok\n")
+            }
+        case "trailer-flood":
+            return .custom { connection in
+                guard connection.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nok\n\r\n0\r\n") else { return }
+                let block = String(repeating: "X-T: v\r\n", count: 8_000)
+                for _ in 0..<125 {
+                    guard connection.write(block) else { return }
+                }
+                connection.write("\r\n")
             }
         case "loop":
             return .response(status: 302, headers: [("Location", "/hostile/loop")])

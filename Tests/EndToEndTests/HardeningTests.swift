@@ -252,6 +252,7 @@ import Glibc
         ("/bomb?mb=64", "decompression"),
         ("/hostile/short-gzip", "the gzip body"),
         ("/hostile/header-flood", "header lines"),
+        ("/hostile/trailer-flood", "more than 100 trailer lines"),
     ])
     func brokenResponsesExitOneInEveryMode(path: String, message: String) throws {
         for mode in [[], ["--pretty=all"], ["-d"], ["--stream"], ["--report=json"]] {

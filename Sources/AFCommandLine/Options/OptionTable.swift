@@ -388,7 +388,7 @@ public enum OptionTable {
                    }),
         OptionSpec(.pathAsIs, "path-as-is", group: .network, help: "Send the path as given, without removing ./ and ../ segments",
                    binding: .flag(\.pathAsIs)),
-        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines; 0: no limit",
+        OptionSpec(.maxHeaders, "max-headers", value: .required("N"), group: .network, help: "Refuse responses with more than N header lines (or N trailer lines); 0: no limit",
                    binding: .count(\.maxHeaders)),
         OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,
                    help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)",

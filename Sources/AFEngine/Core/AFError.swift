@@ -106,7 +106,7 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case connectTimedOut(limit: Double?)
         /// No complete response within the total timeout.
         case responseTimedOut(limit: Double?)
-        /// More header lines than `TransferOptions.maxHeaders`.
+        /// More header lines (or trailer lines) than `TransferOptions.maxHeaders`.
         case tooManyHeaderLines(limit: Int)
         /// A body larger than `TransferOptions.maxFileSize`.
         case bodyTooLarge(limit: Int64?)

@@ -167,7 +167,7 @@ public struct TransferOptions: Sendable {
     public var chunked = false
     /// Refuse response bodies larger than this many bytes.
     public var maxFileSize: Int64?
-    /// Refuse responses with more header lines than this.
+    /// Refuse responses with more header lines than this, or more trailer lines; 0: no limit.
     public var maxHeaders = 100
     /// Refuse compressed responses that inflate to more than this many times their size
     /// once past `decompressionAllowance` bytes.

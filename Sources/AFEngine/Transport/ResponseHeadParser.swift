@@ -2,7 +2,9 @@
 ///
 /// Interim (1xx) heads are skipped; a status line after a complete head starts a new one
 /// (an authentication round trip inside one transfer); lines after the final head are
-/// trailers and are ignored.
+/// trailers and are ignored, but counted against the same limit as header lines: libcurl
+/// keeps every trailer it reads, so a server sending trailers without end would otherwise
+/// grow memory without end.
 struct ResponseHeadParser {
     enum Step {
         case needMore
@@ -16,6 +18,8 @@ struct ResponseHeadParser {
     private var reason = ""
     private var headers = HTTPHeaders()
     private var lineCount = 0
+    /// Lines after a complete head (trailers), until the next status line.
+    private var trailerCount = 0
     /// Room reserved for a head's headers: most responses carry fewer.
     static let typicalHeaders = 16
 
@@ -37,9 +41,20 @@ struct ResponseHeadParser {
         }
         if Self.isStatusLine(bytes) {
             reset()
+            trailerCount = 0
             return parseStatusLine(bytes)
         }
-        guard status != nil else { return .needMore }
+        guard status != nil else {
+            trailerCount += 1
+            if maxHeaders > 0, trailerCount > maxHeaders {
+                return .failure(.transport(TransportFailure(
+                    kind: .limitExceeded,
+                    message: "the response has more than \(maxHeaders) trailer lines",
+                    cause: .tooManyHeaderLines(limit: maxHeaders)
+                )))
+            }
+            return .needMore
+        }
         if bytes[0] == 32 || bytes[0] == 9 {
             headers.continueLastValue(with: Self.trimmedText(raw, from: 0, to: end))
             return .needMore
