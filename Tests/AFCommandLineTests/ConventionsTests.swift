@@ -198,6 +198,11 @@ import Testing
         ("koi8-r", [0xF0, 0xD2, 0xC9, 0xD7, 0xC5, 0xD4], "Привет"),
         ("shift_jis", [0x82, 0xB1, 0x82, 0xF1, 0x82, 0xC9, 0x82, 0xBF, 0x82, 0xCD], "こんにちは"),
         ("big5", [0xA4, 0xA4, 0xA4, 0xE5], "中文"),
+        // Text whose charset writes NUL bytes is text, not binary (it was shown as a
+        // "binary data not shown" note).
+        ("utf-16", [0xFF, 0xFE, 0x68, 0x00, 0xE9, 0x00, 0x0A, 0x00], "hé\n"),
+        ("utf-16be", [0x00, 0x68, 0x00, 0xE9], "hé"),
+        ("UTF-32LE", [0x68, 0x00, 0x00, 0x00, 0xE9, 0x00, 0x00, 0x00], "hé"),
     ])
     func charsetsAreDecodedForDisplay(charset: String, bytes: [UInt8], text: String) {
         server.route("/charset") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain; charset=\(charset)")], body: bytes) }

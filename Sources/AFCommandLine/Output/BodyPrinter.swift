@@ -117,7 +117,8 @@ final class BodyPrinter {
                 let first = bytes.first { $0 != 32 && $0 != 10 && $0 != 13 && $0 != 9 }
                 mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : (style.escapes ? .text : .raw)
             }
-            if style.escapes, mode == .text, bytes.prefix(1024).contains(0) { mode = .binary }
+            // A NUL makes a body binary, unless its charset writes text with NULs (UTF-16).
+            if style.escapes, mode == .text, bytes.prefix(1024).contains(0), !decoder.encodesWithNULs { mode = .binary }
         }
         byteCount += bytes.count
         switch mode {

@@ -19,9 +19,13 @@ final class CharsetDecoder {
 
     private var engine: Engine
     private var pending: [UInt8] = []
+    /// The charset encodes text with NUL bytes (UTF-16, UTF-32 and their kin), so a NUL in
+    /// the body does not make it binary.
+    let encodesWithNULs: Bool
 
-    private init(_ engine: Engine) {
+    private init(_ engine: Engine, encodesWithNULs: Bool = false) {
         self.engine = engine
+        self.encodesWithNULs = encodesWithNULs
     }
 
     deinit {
@@ -44,7 +48,8 @@ final class CharsetDecoder {
             return
         }
         guard let handle = Self.open(name) else { return nil }
-        self.init(.iconv(handle))
+        let wide = ["utf-16", "utf16", "utf-32", "utf32", "ucs-2", "ucs2", "ucs-4", "ucs4", "unicode"].contains { name.utf8.starts(with: $0.utf8) }
+        self.init(.iconv(handle), encodesWithNULs: wide)
     }
 
     /// Whether iconv (or af itself) can decode `label`.
