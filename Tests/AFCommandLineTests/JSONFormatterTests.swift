@@ -432,6 +432,33 @@ import Testing
         }
     }
 
+    /// A long number arriving in many pieces is carried without being scanned again for each
+    /// piece (a 200 MB number took minutes), and a number over 1 MiB is shown as it came, in
+    /// every chunking and mode, losing no byte.
+    @Test(.timeLimit(.minutes(1))) func longNumbersAreLinearAndBounded() throws {
+        // Under the limit: formatted the same whole and in pieces (sizes that end a piece on
+        // a digit, on the `.`, on the `e` and on its sign).
+        let digits = String(repeating: "7", count: 100_000)
+        let number = Array("[-1\(digits).5\(digits)e+1\(digits), 0, 2]".utf8)
+        let whole = try Self.format(number, chunk: number.count)
+        for chunk in [1, 2, 3, 4096, 65_536] {
+            #expect(try Self.format(number, chunk: chunk) == whole, "chunk \(chunk)")
+        }
+        // A lone zero followed by a digit is still two values, an error, in pieces too.
+        for chunk in [1, 2, 3] {
+            #expect(throws: JSONSyntaxError.self) { try Self.format(Array("[0\(digits)]".utf8), chunk: chunk) }
+        }
+        // Over the limit: shown as it came, every byte, whole and in pieces.
+        let huge = Array("{\"a\": [1, 2\(String(repeating: "0", count: JSONScanner.maxNumberLength + 10))]}".utf8)
+        let isSpace: (UInt8) -> Bool = { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 }
+        for chunk in [7, 65_536, huge.count] {
+            for style in [JSONFormatter.Style(), .init(sortKeys: true), .init(theme: .monokai)] {
+                let shown = FuzzTargets.withoutColours(Self.shown(huge, chunk: chunk, style: style))
+                #expect(shown.filter { !isSpace($0) } == huge.filter { !isSpace($0) }, "chunk \(chunk)")
+            }
+        }
+    }
+
     /// An array of records is sorted a record at a time: the same output in every chunking,
     /// brackets and commas of nested arrays outside objects included, and what is kept
     /// between chunks is one record, not the document.

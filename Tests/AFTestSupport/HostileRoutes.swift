@@ -24,6 +24,7 @@ import Foundation
 /// | `two-members` | a gzip body of two members (valid: RFC 1952) |
 /// | `header-flood` | 100,000 header lines |
 /// | `trailer-flood` | a chunked body, then up to 1,000,000 trailer lines |
+/// | `long-number?mb=N` | a JSON body that is one number of N MB |
 /// | `loop` | a redirect to itself |
 enum HostileRoutes {
     static func reply(_ name: String, _ request: ServerRequest) -> Reply {
@@ -101,6 +102,17 @@ enum HostileRoutes {
                     }
                 }
                 connection.write(block + "Content-Length: 3\r\n\r\nok\n")
+            }
+        case "long-number":
+            let size = (request.queryValue("mb").flatMap(Int.init) ?? 1) << 20
+            return .custom { connection in
+                guard connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(size)\r\n\r\n1") else { return }
+                let block = String(repeating: "0", count: 1 << 16)
+                var left = size - 1
+                while left > 0 {
+                    guard connection.write(String(block.prefix(left))) else { return }
+                    left -= min(left, block.utf8.count)
+                }
             }
         case "trailer-flood":
             return .custom { connection in

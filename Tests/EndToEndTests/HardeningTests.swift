@@ -29,6 +29,18 @@ import Glibc
         #expect(result.stdout.count < 4_000_000)
     }
 
+    /// A body that is one endless number (a 40 MB one here took about a minute; the time grew
+    /// with the square of its length) is shown as it came, every byte, at network speed.
+    @Test func aHugeNumberIsShownAsItCameInBoundedTime() {
+        for options in [["--pretty=format"], ["--pretty=all"], ["--pretty=format", "--sort-keys"], ["--pretty=format", "--stream"]] {
+            let result = AF.run(options + [server.url("/hostile/long-number?mb=40")], timeout: 20)
+            #expect(!result.timedOut, "\(options)")
+            #expect(result.status == 0, "\(result.err)")
+            let shown = options.contains("--pretty=all") ? result.stdout.filter { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "1") } : result.stdout
+            #expect(shown.count == 40 << 20, "\(options): \(shown.count) bytes")
+        }
+    }
+
     /// Larger than the validation window, so formatted as it streams: when it turns out
     /// invalid (after a comma, 1.2 MB in; or 0.5 MB in, inside the first megabyte, which is
     /// formatted a slice at a time, with 0.8 MB after it), what was formatted stays and the

@@ -86,6 +86,8 @@ public struct JSONScanner {
     @usableFromInline var containers = ContainerStack()
     /// Bytes of a token cut by the end of the previous chunk.
     @usableFromInline var carry: [UInt8] = []
+    /// The carry is a number so far (which is carried whole, not in pieces).
+    @usableFromInline var carriesNumber = false
     /// The carry is an open string: where scanning resumes in it, whether it is a key, and
     /// whether its beginning was already handed out as a piece.
     @usableFromInline var openString: (resumeAt: Int, isKey: Bool, continued: Bool)?
@@ -105,6 +107,11 @@ public struct JSONScanner {
     /// Strings longer than this are handed out in pieces.
     public static let fragmentThreshold = 64 * 1024
 
+    /// The longest number accepted. A number is carried whole across chunks and scanned
+    /// again as it grows, so without a bound a hostile body of one endless number took time
+    /// growing with the square of its length (8 MB: 1.4 s; 200 MB: minutes).
+    public static let maxNumberLength = 1 << 20
+
     /// Open containers right now.
     @inlinable public var depth: Int { containers.depth }
 
@@ -121,11 +128,29 @@ public struct JSONScanner {
         defer { bytesFed += chunk.count }
         var position = 0
         while !carry.isEmpty, position < chunk.count {
+            // Digits after a carried number's digit go on the carry without scanning it again:
+            // a long number arriving in many chunks costs its length, not its length squared.
+            // (Not after a lone `0` or `-0`, which a digit may not follow.)
+            if carriesNumber, let last = carry.last, last &- UInt8(ascii: "0") < 10, carry != [0x30], carry != [0x2D, 0x30] {
+                var run = position
+                while run < chunk.count, chunk[run] &- UInt8(ascii: "0") < 10 { run += 1 }
+                if run > position {
+                    if carry.count + (run - position) > Self.maxNumberLength {
+                        let start = bytesFed + position - carry.count
+                        failedTail = carry + Array(UnsafeRawBufferPointer(rebasing: chunk[position...]))
+                        throw JSONSyntaxError(message: "a number is longer than 1 MiB", offset: start)
+                    }
+                    carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[position..<run]))
+                    position = run
+                    continue
+                }
+            }
             let taken = min(chunk.count - position, max(256, carry.count))
             var data = carry
             data.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[position..<(position + taken)]))
             let offset = bytesFed + position - carry.count
             carry.removeAll(keepingCapacity: true)
+            carriesNumber = false
             do {
                 try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
                     try scan(raw, dataOffset: offset, atEnd: false, into: &sink)
@@ -142,6 +167,7 @@ public struct JSONScanner {
             if !carry.isEmpty, carry.count <= taken {
                 position -= carry.count
                 carry.removeAll(keepingCapacity: true)
+                carriesNumber = false
                 break
             }
         }
@@ -167,6 +193,7 @@ public struct JSONScanner {
         if !carry.isEmpty {
             let data = carry
             carry.removeAll()
+            carriesNumber = false
             let offset = bytesFed - data.count
             try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
                 try scan(raw, dataOffset: offset, atEnd: true, into: &sink)
@@ -263,8 +290,12 @@ public struct JSONScanner {
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 let (numberEnd, valid) = Self.scanNumber(data, from: index)
+                if numberEnd - index > Self.maxNumberLength {
+                    throw fail("a number is longer than 1 MiB", at: index, tokenStart: index)
+                }
                 if numberEnd == count, !atEnd {
                     carry.append(contentsOf: data[index..<count])
+                    carriesNumber = true
                     return
                 }
                 guard valid else {
