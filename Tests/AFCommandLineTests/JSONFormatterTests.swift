@@ -564,3 +564,21 @@ import Testing
         #expect(MediaType.charset(nil) == nil)
     }
 }
+
+@Suite struct TerminalTextTests {
+    /// Control characters, DEL and C1 controls become visible escapes; everything else —
+    /// including characters whose UTF-8 starts like a C1 control's (U+00A0) — is kept, both
+    /// on the quick path for clean text and the scalar-by-scalar one.
+    @Test(arguments: [
+        ("plain text", "plain text"),
+        ("tab\tand\nline", "tab\tand\nline"),
+        ("\u{1B}[31mred", "\\x1B[31mred"),
+        ("del\u{7F}", "del\\x7F"),
+        ("nel\u{85}csi\u{9B}", "nel\\x85csi\\x9B"),
+        ("nbsp\u{A0}é€", "nbsp\u{A0}é€"),
+        ("cr\r\n", "cr\\x0D\n"),
+    ])
+    func escapesWhatATerminalWouldObey(text: String, shown: String) {
+        #expect(TerminalText.escaped(text) == shown)
+    }
+}

@@ -3,6 +3,12 @@ enum TerminalText {
     /// The text with control characters (except tab and newline), DEL and C1 controls
     /// replaced by visible escapes such as `\x1B`, so a server cannot drive the terminal.
     static func escaped(_ text: String, highlight: String = "") -> String {
+        // Most text has nothing to escape: found over the bytes, without building a copy
+        // scalar by scalar. A C1 control is 0xC2 then 0x80–0x9F in UTF-8.
+        let clean = text.utf8.withContiguousStorageIfAvailable { bytes in
+            !bytes.contains { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0x7F || $0 == 0xC2 }
+        }
+        if clean == true { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
