@@ -244,9 +244,19 @@ import Testing
 
     @Test func suspendPausesAndResumeContinues() throws {
         let server = try TestServer()
+        // Half the body, a pause, then the rest: the transfer cannot end between `resume()`
+        // and `suspend()` (with the whole body at once it sometimes did, under load).
+        let body = TestData.bytes(count: 100_000)
+        server.route("/halves") { _, _ in
+            .custom { connection in
+                guard connection.write(Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body[..<50_000]) else { return }
+                Thread.sleep(forTimeInterval: 0.5)
+                connection.write(Array(body[50_000...]))
+            }
+        }
         let session = Session()
         let sink = MemorySink()
-        let request = session.request(RequestDescription(url: server.url("/bytes/100000")), sink: sink)
+        let request = session.request(RequestDescription(url: server.url("/halves")), sink: sink)
         request.resume()
         request.suspend()
         #expect(request.state == .suspended)
