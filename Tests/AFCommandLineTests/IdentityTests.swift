@@ -13,6 +13,21 @@ import Testing
         directory = try TemporaryDirectory.make(prefix: "af-auth")
     }
 
+    /// The colon of `-a USER:PASSWORD`, and the `=` of `--option=VALUE`, are found as bytes:
+    /// followed by a combining mark each is one `Character` with it, which a character search
+    /// missed (the whole value became the user name, or the option was unknown).
+    @Test func separatorsBeforeACombiningMark() throws {
+        let password = "\u{301}pw"
+        for arguments in [["-a", "ada:" + password], ["--auth=ada:" + password], ["--auth", "ada:" + password]] {
+            let result = InProcessAF.run(arguments + [server.url("/get")])
+            #expect(result.status == 0, "\(result.err)")
+            #expect(server.requests.last?.header("Authorization") == "Basic " + Data("ada:\(password)".utf8).base64EncodedString())
+        }
+        let raw = InProcessAF.run(["--raw=\u{301}é", server.url("/post")])
+        #expect(raw.status == 0, "\(raw.err)")
+        #expect(server.requests.last?.body == Array("\u{301}é".utf8))
+    }
+
     @Test func basicBearerAndDigest() throws {
         let basic = InProcessAF.run(["-a", "ada:s3cret", server.url("/basic-auth/ada/s3cret")])
         #expect(basic.out == #"{"authenticated": true, "user": "ada"}"#)

@@ -13,8 +13,8 @@ enum Authentication {
                 guard !auth.isEmpty else { throw .usage("-a needs the token for --auth-type=bearer") }
                 return Credentials(user: "", password: auth, scheme: .bearer)
             }
-            if let colon = auth.firstIndex(of: ":") {
-                return Credentials(user: String(auth[..<colon]), password: String(auth[auth.index(after: colon)...]), scheme: scheme)
+            if let (user, password) = auth.splitOnce(byte: UInt8(ascii: ":")) {
+                return Credentials(user: String(user), password: String(password), scheme: scheme)
             }
             let password = try prompt(for: auth, host: url.host, environment: environment, allowed: !settings.ignoreStdin)
             return Credentials(user: auth, password: password, scheme: scheme)

@@ -240,8 +240,8 @@ enum RequestBuilder {
         options.interface = settings.interface
         options.ipVersion = settings.ipVersion
         for proxy in settings.proxies {
-            guard let colon = proxy.firstIndex(of: ":") else { continue }
-            options.proxy.explicit[String(proxy[..<colon]).lowercased()] = String(proxy[proxy.index(after: colon)...])
+            guard let (scheme, url) = proxy.splitOnce(byte: UInt8(ascii: ":")) else { continue }
+            options.proxy.explicit[String(scheme).lowercased()] = String(url)
         }
         // The proxy variables of the injected environment, not whatever this process has.
         options.proxy = options.proxy.resolvingEnvironment(environment.derived.proxies)

@@ -39,8 +39,9 @@ struct ParsedArguments: Sendable {
             }
             if argument.hasPrefix("--") {
                 let body = argument.dropFirst(2)
-                let name = body.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-                let inlineValue = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
+                let split = body.splitOnce(byte: UInt8(ascii: "="))
+                let name = String(split?.before ?? body)
+                let inlineValue = split.map { String($0.after) }
                 var negated = false
                 var spec = OptionTable.option(long: name)
                 if spec == nil, name.hasPrefix("no-"), let base = OptionTable.option(long: String(name.dropFirst(3))), base.negatable {

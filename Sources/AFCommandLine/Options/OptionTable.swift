@@ -349,7 +349,7 @@ public enum OptionTable {
                    help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)",
                    binding: .custom(sample: "http:http://proxy:3128") { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
-                       guard let colon = value.firstIndex(of: ":"), !value[..<colon].isEmpty, value.index(after: colon) < value.endIndex else {
+                       guard let (scheme, url) = value.splitOnce(byte: UInt8(ascii: ":")), !scheme.isEmpty, !url.isEmpty else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected SCHEME:URL, such as http:http://proxy:3128")
                        }
                        settings.proxies.append(value)
@@ -361,7 +361,7 @@ public enum OptionTable {
         OptionSpec(.resolve, "resolve", value: .required("HOST:PORT:ADDR"), group: .network, help: "Connect to ADDR for HOST:PORT (repeatable)",
                    binding: .custom(sample: "example.org:443:127.0.0.1") { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
-                       guard value.split(separator: ":", omittingEmptySubsequences: false).count >= 3 else {
+                       guard value.split(byte: UInt8(ascii: ":"), omittingEmptySubsequences: false).count >= 3 else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected HOST:PORT:ADDRESS")
                        }
                        settings.resolve.append(value)

@@ -172,7 +172,7 @@ struct Settings: Sendable {
     /// `json.indent:2,json.sort_keys:true,headers.sort:false,...` (HTTPie's `--format-options`).
     mutating func applyFormatOptions(_ value: String, _ name: String) throws(CommandFailure) {
         for entry in value.split(separator: ",", omittingEmptySubsequences: true) {
-            let parts = entry.split(separator: ":", maxSplits: 1).map { String($0).trimmingCharacters(in: " ") }
+            let parts = entry.split(byte: UInt8(ascii: ":"), maxSplits: 1).map { String($0).trimmingCharacters(in: " ") }
             guard parts.count == 2 else {
                 throw .usage("invalid value '\(Quote.argument(String(entry)))' for \(name): expected KEY:VALUE such as json.indent:2")
             }

@@ -80,9 +80,9 @@ struct HeadRenderer: Sendable {
     }
 
     private func headerLine(_ line: String) -> String {
-        guard let colon = line.firstIndex(of: ":") else { return clean(line) }
-        let name = clean(String(line[..<colon]))
-        var value = String(line[line.index(after: colon)...])
+        guard let (rawName, rawValue) = line.splitOnce(byte: UInt8(ascii: ":")) else { return clean(line) }
+        let name = clean(String(rawName))
+        var value = String(rawValue)
         if value.hasPrefix(" ") { value.removeFirst() }
         let cleanValue = clean(value)
         guard let theme else { return "\(name): \(cleanValue)" }

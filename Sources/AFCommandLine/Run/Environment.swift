@@ -69,8 +69,8 @@ public struct Environment: Sendable {
         var pointer = environ
         while let entry = pointer.pointee {
             let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            if let (name, value) = text.splitOnce(byte: UInt8(ascii: "=")) {
+                variables[String(name)] = String(value)
             }
             pointer += 1
         }

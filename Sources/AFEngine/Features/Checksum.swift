@@ -7,7 +7,7 @@ public struct Checksum: Sendable, Equatable {
 
     /// Parses `ALGO:HEX`, or explains what is wrong with it.
     public init(parsing text: String) throws(AFError) {
-        let parts = text.split(separator: ":", maxSplits: 1)
+        let parts = text.split(byte: UInt8(ascii: ":"), maxSplits: 1)
         let names = Digest.Algorithm.allCases.map(\.rawValue).joined(separator: ", ")
         guard parts.count == 2, let algorithm = Digest.Algorithm(rawValue: parts[0].lowercased()) else {
             throw .invalidRequest(reason: "invalid checksum '\(text)': expected ALGO:HEX with ALGO one of \(names)")

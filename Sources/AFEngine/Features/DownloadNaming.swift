@@ -21,12 +21,12 @@ public enum DownloadNaming {
         var plain: String?
         var extended: String?
         for parameter in splitParameters(value).dropFirst() {
-            guard let equals = parameter.firstIndex(of: "=") else { continue }
-            let key = parameter[..<equals].trimmingCharacters(in: " \t").lowercased()
-            var raw = parameter[parameter.index(after: equals)...].trimmingCharacters(in: " \t")
+            guard let (name, content) = parameter.splitOnce(byte: UInt8(ascii: "=")) else { continue }
+            let key = name.trimmingCharacters(in: " \t").lowercased()
+            var raw = content.trimmingCharacters(in: " \t")
             if key == "filename*" {
                 // charset'language'percent-encoded
-                let pieces = raw.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                let pieces = raw.split(byte: UInt8(ascii: "'"), maxSplits: 2, omittingEmptySubsequences: false)
                 if pieces.count == 3 {
                     let charset = pieces[0].lowercased()
                     let bytes = percentDecode(String(pieces[2]))
@@ -34,19 +34,19 @@ public enum DownloadNaming {
                         : String(decoding: bytes, as: UTF8.self)
                 }
             } else if key == "filename" {
-                if raw.hasPrefix("\""), raw.hasSuffix("\""), raw.count >= 2 {
-                    raw = String(raw.dropFirst().dropLast())
-                    var unescaped = ""
+                let scalars = raw.unicodeScalars
+                if scalars.count >= 2, scalars.first == "\"", scalars.last == "\"" {
+                    var unescaped = String.UnicodeScalarView()
                     var escaping = false
-                    for character in raw {
-                        if escaping || character != "\\" {
-                            unescaped.append(character)
+                    for scalar in scalars.dropFirst().dropLast() {
+                        if escaping || scalar != "\\" {
+                            unescaped.append(scalar)
                             escaping = false
                         } else {
                             escaping = true
                         }
                     }
-                    raw = unescaped
+                    raw = String(unescaped)
                 }
                 plain = raw
             }
@@ -111,33 +111,34 @@ public enum DownloadNaming {
         return decoded.isEmpty ? nil : decoded
     }
 
-    /// Splits on `;` outside double quotes.
+    /// Splits on `;` outside double quotes, scalar by scalar: a `;` or `"` followed by a
+    /// combining mark is one `Character` with it, but still a separator or a quote.
     private static func splitParameters(_ value: String) -> [String] {
         var parts: [String] = []
-        var current = ""
+        var current = String.UnicodeScalarView()
         var quoted = false
         var escaping = false
-        for character in value {
+        for scalar in value.unicodeScalars {
             if escaping {
-                current.append(character)
+                current.append(scalar)
                 escaping = false
                 continue
             }
-            switch character {
+            switch scalar {
             case "\\" where quoted:
-                current.append(character)
+                current.append(scalar)
                 escaping = true
             case "\"":
                 quoted.toggle()
-                current.append(character)
+                current.append(scalar)
             case ";" where !quoted:
-                parts.append(current)
-                current = ""
+                parts.append(String(current))
+                current = String.UnicodeScalarView()
             default:
-                current.append(character)
+                current.append(scalar)
             }
         }
-        parts.append(current)
+        parts.append(String(current))
         return parts
     }
 

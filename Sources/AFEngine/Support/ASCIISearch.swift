@@ -97,6 +97,15 @@ extension StringProtocol {
         return pieces
     }
 
+    /// The text before and after the first `separator` byte (ASCII), or nil when there is
+    /// none. Found as a byte, not a `Character`: a separator followed by a combining mark is
+    /// one character with it, which a character search would not find.
+    package func splitOnce(byte separator: UInt8) -> (before: Substring, after: Substring)? {
+        let whole = Substring(self)
+        guard let index = whole.utf8.firstIndex(of: separator) else { return nil }
+        return (whole[..<index], whole[whole.utf8.index(after: index)...])
+    }
+
     /// The string without leading and trailing characters from `set`, compared as Unicode
     /// scalars (so "\r\n" in `set` means both characters, not the one grapheme).
     package func trimmingCharacters(in set: String) -> String {
