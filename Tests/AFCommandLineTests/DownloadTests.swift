@@ -84,6 +84,12 @@ import Testing
         let created = InProcessAF.run(["-d", "--create-dirs", "-o", marked, server.url("/file/x")])
         #expect(created.status == 0, "\(created.err)")
         #expect(FileManager.default.fileExists(atPath: marked))
+        // A directory whose name starts with a combining mark, in the middle of the path: each
+        // slash still separates a directory to create.
+        let markedDirectory = directory + "/f/\u{301}g/h"
+        let made = InProcessAF.run(["-d", "--create-dirs", "--output-dir", markedDirectory, server.url("/file/x")])
+        #expect(made.status == 0, "\(made.err)")
+        #expect(FileManager.default.fileExists(atPath: markedDirectory + "/x"))
     }
 
     @Test func interruptedDownloadResumesByteIdentical() throws {

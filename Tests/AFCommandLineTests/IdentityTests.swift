@@ -232,6 +232,16 @@ import Testing
         #expect(other.requests.last?.header("X-Secret") == nil)
     }
 
+    /// A session path whose directories start with a combining mark: the directories are
+    /// made at each slash, and the file lands where the path says (it was not saved).
+    @Test func sessionPathsSplitAtEverySlash() throws {
+        let path = config + "/s/\u{301}t/\u{301}session.json"
+        #expect(run(["--session=\(path)", server.url("/echo"), "X-Kept:1"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(run(["--session=\(path)", server.url("/echo")]).status == 0)
+        #expect(server.requests.last?.header("X-Kept") == "1")
+    }
+
     @Test func expiredAndForeignCookiesAreNotSent() throws {
         let path = config + "/cookies.json"
         // A name other than localhost: libcurl treats localhost as a secure context.

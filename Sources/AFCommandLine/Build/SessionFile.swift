@@ -84,8 +84,8 @@ struct SessionFile: Sendable {
     static func cookies(fromHeaders headers: [HTTPHeader], host: String) -> [Cookie] {
         var cookies: [Cookie] = []
         for header in headers where header.name == .cookie {
-            for pair in header.value.split(separator: ";") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " \t") }
+            for pair in header.value.split(byte: UInt8(ascii: ";")) {
+                let parts = pair.split(byte: UInt8(ascii: "="), maxSplits: 1).map { $0.trimmingCharacters(in: " \t") }
                 guard parts.count == 2, !parts[0].isEmpty else { continue }
                 cookies.removeAll { $0.name == parts[0] }
                 cookies.append(Cookie(name: parts[0], value: parts[1], domain: host))
@@ -145,9 +145,10 @@ struct SessionFile: Sendable {
     /// Writes the file atomically (a temporary file renamed over it) with mode 0600,
     /// creating its directory (0700) when needed.
     func save() throws(CommandFailure) {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        var built = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
+        // Bytes: a `/` followed by a combining mark is one Character, but still a separator.
+        let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+        var built = directory.utf8.first == UInt8(ascii: "/") ? "" : "."
+        for component in directory.split(byte: UInt8(ascii: "/")) {
             built += "/" + component
             if mkdir(built, 0o700) != 0, errno != EEXIST {
                 throw CommandFailure("cannot create '\(built)' for the session: \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.output)

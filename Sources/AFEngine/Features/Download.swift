@@ -380,8 +380,8 @@ public final class DownloadSink: ResponseBodySink {
         guard create else {
             throw .output(OutputFailure(kind: .directoryMissing, message: "directory '\(path)' does not exist"))
         }
-        var built = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
+        var built = path.utf8.first == UInt8(ascii: "/") ? "" : "."
+        for component in path.split(byte: UInt8(ascii: "/")) {
             built += "/" + component
             if mkdir(built, 0o755) != 0, errno != EEXIST {
                 throw .output(OutputFailure(kind: .writeFailed, message: "cannot create directory '\(built)': \(POSIXFailure(code: errno).description)"))
@@ -414,8 +414,8 @@ public final class DownloadSink: ResponseBodySink {
     static func contentRange(_ value: String?) -> (start: Int64, total: Int64?)? {
         guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = value.dropFirst(6)
-        let parts = spec.split(separator: "/", maxSplits: 1)
-        guard let range = parts.first, let start = range.split(separator: "-").first.flatMap({ Int64($0) }) else { return nil }
+        let parts = spec.split(byte: UInt8(ascii: "/"), maxSplits: 1)
+        guard let range = parts.first, let start = range.split(byte: UInt8(ascii: "-")).first.flatMap({ Int64($0) }) else { return nil }
         let total = parts.count > 1 ? Int64(parts[1]) : nil
         return (start, total)
     }

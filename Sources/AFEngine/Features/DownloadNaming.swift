@@ -106,7 +106,7 @@ public enum DownloadNaming {
 
     static func lastPathSegment(of url: String) -> String? {
         guard let parsed = try? HTTPURL(parsing: url) else { return nil }
-        guard let segment = parsed.path.split(separator: "/").last else { return nil }
+        guard let segment = parsed.path.split(byte: UInt8(ascii: "/")).last else { return nil }
         let decoded = String(decoding: percentDecode(String(segment)), as: UTF8.self)
         return decoded.isEmpty ? nil : decoded
     }

@@ -2,7 +2,7 @@
 package enum MIMEType {
     /// The media type for the extension of `path`, or nil when it is not known.
     package static func guess(forPath path: String) -> String? {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = path.split(byte: UInt8(ascii: "/")).last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
         return byExtension[name[name.index(after: dot)...].lowercased()]
     }
