@@ -465,6 +465,9 @@ import Testing
         #expect(try manager.evaluator(forHost: "API.example.com") is DisabledTrustEvaluator)
         #expect(try manager.evaluator(forHost: "www.example.com") is PublicKeysTrustEvaluator)
         #expect(throws: AFError.self) { try manager.evaluator(forHost: "a.b.example.com") }
+        // A dot followed by a combining mark still ends the first label: one label below
+        // the wildcard's, not two.
+        #expect(throws: AFError.self) { try manager.evaluator(forHost: "a.\u{301}b.example.com") }
         #expect(throws: AFError.self) { try manager.evaluator(forHost: "example.com") }
         let lenient = ServerTrustManager(allHostsMustBeEvaluated: false, evaluators: [:])
         #expect(try lenient.evaluator(forHost: "other.org") == nil)

@@ -209,7 +209,9 @@ public struct ServerTrustManager: Sendable {
     public func evaluator(forHost host: String) throws(AFError) -> (any ServerTrustEvaluating)? {
         let name = host.lowercased()
         if let exact = evaluators.first(where: { $0.key.lowercased() == name }) { return exact.value }
-        if let dot = name.firstIndex(of: ".") {
+        // The first `.` byte: a dot followed by a combining mark is one Character, which a
+        // character search would skip, matching a wildcard one label too far up.
+        if let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) {
             let wildcard = "*" + name[dot...]
             if let match = evaluators.first(where: { $0.key.lowercased() == wildcard }) { return match.value }
         }
