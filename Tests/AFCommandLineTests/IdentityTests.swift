@@ -1,3 +1,5 @@
+@testable import AFCommandLine
+import AFEngine
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -230,6 +232,44 @@ import Testing
         #expect(run(["--session=\(path)", server.url("/echo"), "X-Secret:1"]).status == 0)
         #expect(run(["--session=\(path)", other.url("/echo")]).status == 0)
         #expect(other.requests.last?.header("X-Secret") == nil)
+    }
+
+    /// A server that sets new cookies on every response cannot grow a session without end
+    /// (until it is too large to read back): the 1,000 newest are kept, the oldest dropped,
+    /// and a line on standard error says so.
+    @Test func sessionsKeepTheNewestThousandCookies() throws {
+        // libcurl takes at most 50 cookies from one response: 21 responses of 50 new ones.
+        server.route("/many-cookies/*") { request, _ in
+            let round = request.path.split(separator: "/").last.map(String.init) ?? "?"
+            let cookies = (0..<50).map { ("Set-Cookie", "r\(round)_\($0)=v; Path=/") }
+            return .response(status: 200, headers: cookies + [("Content-Type", "text/plain")], body: Array("ok\n".utf8))
+        }
+        let path = config + "/many.json"
+        for round in 1...20 {
+            let result = run(["--session=\(path)", server.url("/many-cookies/\(round)")])
+            #expect(result.status == 0 && result.err.isEmpty, "\(round): \(result.err)")
+        }
+        let last = run(["--session=\(path)", server.url("/many-cookies/21")])
+        #expect(last.status == 0)
+        #expect(last.err == "af: the session '\(path)' keeps at most 1000 cookies; 50 of the oldest were dropped\n")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let cookies = JSONHelpers.object(text)?["cookies"] as? [[String: Any]] ?? []
+        let names = Set(cookies.compactMap { $0["name"] as? String })
+        #expect(cookies.count == 1000)
+        #expect(names.isSuperset(of: (0..<50).map { "r21_\($0)" }), "the newest are all kept")
+        #expect(!names.contains { $0.hasPrefix("r1_") }, "the first response's are the oldest")
+    }
+
+    /// Oldest first: unchanged cookies in the order the file had them, then new and changed
+    /// ones; the oldest go past the limit.
+    @Test func keptCookiesDropTheOldestFirst() {
+        let earlier = ["a", "b", "c"].map { Cookie(name: $0, value: "1", domain: "h") }
+        let now = [Cookie(name: "c", value: "1", domain: "h"), Cookie(name: "a", value: "2", domain: "h"),
+                   Cookie(name: "d", value: "1", domain: "h"), Cookie(name: "b", value: "1", domain: "h")]
+        let (kept, dropped) = SessionFile.keptCookies(now, earlier: earlier, limit: 3)
+        #expect(kept.map { "\($0.name)=\($0.value)" } == ["c=1", "a=2", "d=1"])
+        #expect(dropped == 1)
+        #expect(SessionFile.keptCookies(now, earlier: earlier).dropped == 0)
     }
 
     /// A session path whose directories start with a combining mark: the directories are

@@ -80,6 +80,38 @@ struct SessionFile: Sendable {
         return !lower.hasPrefix("content-") && !lower.hasPrefix("if-") && lower != "cookie" && lower != "host"
     }
 
+    /// The most cookies a session keeps. Past it, those unchanged longest go first, so a server
+    /// that sets new cookies on every response cannot grow the file until it is too large to
+    /// read back (16 MiB), which would make the session unusable.
+    static let cookieLimit = 1000
+
+    /// `cookies` ordered oldest first — those unchanged since `earlier` in the order they had
+    /// there, then new and changed ones in their own order — and at most `limit` of them, the
+    /// oldest dropped; with how many were dropped.
+    static func keptCookies(_ cookies: [Cookie], earlier: [Cookie], limit: Int = cookieLimit) -> (cookies: [Cookie], dropped: Int) {
+        struct Key: Hashable {
+            let name: String
+            let domain: String
+            let path: String
+        }
+        var position: [Key: (index: Int, value: String)] = [:]
+        for (index, cookie) in earlier.enumerated() {
+            position[Key(name: cookie.name, domain: cookie.domain, path: cookie.path)] = (index, cookie.value)
+        }
+        var unchanged: [(index: Int, cookie: Cookie)] = []
+        var fresh: [Cookie] = []
+        for cookie in cookies {
+            if let earlier = position[Key(name: cookie.name, domain: cookie.domain, path: cookie.path)], earlier.value == cookie.value {
+                unchanged.append((earlier.index, cookie))
+            } else {
+                fresh.append(cookie)
+            }
+        }
+        let ordered = unchanged.sorted { $0.index < $1.index }.map(\.cookie) + fresh
+        let dropped = max(0, ordered.count - limit)
+        return (Array(ordered.dropFirst(dropped)), dropped)
+    }
+
     /// The cookies of `Cookie:` headers (`a=1; b=2`), as session cookies of `host`.
     static func cookies(fromHeaders headers: [HTTPHeader], host: String) -> [Cookie] {
         var cookies: [Cookie] = []

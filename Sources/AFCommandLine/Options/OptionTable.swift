@@ -280,7 +280,7 @@ public enum OptionTable {
                    binding: .flag(\.ignoreNetrc)),
         OptionSpec(.session, "session", value: .required("NAME|PATH"), group: .redirectsAndAuth,
                    help: "Keep headers, auth and cookies between runs in a session file",
-                   details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600.",
+                   details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600. A session keeps at most 1000 cookies; past that the oldest are dropped, with a note on standard error.",
                    completion: .file,
                    binding: .text(\.session, sample: "work")),
         OptionSpec(.sessionReadOnly, "session-read-only", value: .optional("NAME|PATH"), group: .redirectsAndAuth,

@@ -220,7 +220,11 @@ final class Execution {
         where !cookies.contains(where: { $0.name == given.name && $0.domain == given.domain && $0.path == given.path }) {
             cookies.append(given)
         }
-        stored.cookies = cookies
+        let (kept, dropped) = SessionFile.keptCookies(cookies, earlier: stored.cookies)
+        stored.cookies = kept
+        if dropped > 0, !settings.quiet {
+            stderr.writeNotice("the session '\(stored.path)' keeps at most \(SessionFile.cookieLimit) cookies; \(dropped) of the oldest were dropped")
+        }
         do {
             try stored.save()
         } catch {
