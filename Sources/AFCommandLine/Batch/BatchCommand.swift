@@ -27,8 +27,9 @@ enum BatchCommand {
         if name == "-" {
             let lines = StreamedLines(capacity: settings.parallel * 2 + 16)
             let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
-            lines.start(fd: environment.stdin, name: "standard input", delivery: runner.primary) { [runner] in runner.linesArrived() }
-            return runner.run()
+            return runner.run {
+                lines.start(fd: environment.stdin, name: "standard input", delivery: runner.primary) { [runner] in runner.linesArrived() }
+            }
         }
         let lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory)
         let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
