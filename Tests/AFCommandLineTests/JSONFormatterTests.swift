@@ -448,7 +448,8 @@ import Testing
         for chunk in [1, 2, 3] {
             #expect(throws: JSONSyntaxError.self) { try Self.format(Array("[0\(digits)]".utf8), chunk: chunk) }
         }
-        // Over the limit: shown as it came, every byte, whole and in pieces.
+        // Over the limit: in pieces shown as it came (whole, formatted: a number within one
+        // chunk is not measured); every byte either way.
         let huge = Array("{\"a\": [1, 2\(String(repeating: "0", count: JSONScanner.maxNumberLength + 10))]}".utf8)
         let isSpace: (UInt8) -> Bool = { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 }
         for chunk in [7, 65_536, huge.count] {

@@ -107,9 +107,12 @@ public struct JSONScanner {
     /// Strings longer than this are handed out in pieces.
     public static let fragmentThreshold = 64 * 1024
 
-    /// The longest number accepted. A number is carried whole across chunks and scanned
-    /// again as it grows, so without a bound a hostile body of one endless number took time
-    /// growing with the square of its length (8 MB: 1.4 s; 200 MB: minutes).
+    /// The longest number carried from one chunk to the next: a number still open at the end
+    /// of a chunk past this length is a syntax error. A carried number is kept whole, so
+    /// without a bound a hostile body of one endless number held it all (and, before digits
+    /// were carried without a rescan, took time growing with the square of its length: 8 MB
+    /// 1.4 s, 200 MB minutes). A number within one chunk is not measured: that would cost a
+    /// compare per number in the scanning loop, and its length is bounded by the chunk.
     public static let maxNumberLength = 1 << 20
 
     /// Open containers right now.
@@ -225,6 +228,13 @@ public struct JSONScanner {
 
     // MARK: Scanning
 
+    /// The error for a number over `maxNumberLength` starting at `index`, kept out of the
+    /// scanning loop (which it made 4 % dearer inline).
+    @inline(never) @usableFromInline mutating func numberTooLong(_ data: UnsafeRawBufferPointer, at index: Int, dataOffset: Int) -> JSONSyntaxError {
+        failedTail = Array(data[index...])
+        return JSONSyntaxError(message: "a number is longer than 1 MiB", offset: dataOffset + index)
+    }
+
     @usableFromInline enum StringEnd {
         case complete(Int)
         /// Not closed; bytes up to `safe` are valid string content.
@@ -290,10 +300,10 @@ public struct JSONScanner {
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 if !canStartValue, let problem = valueProblem() { throw fail(problem, at: index, tokenStart: index) }
                 let (numberEnd, valid) = Self.scanNumber(data, from: index)
-                if numberEnd - index > Self.maxNumberLength {
-                    throw fail("a number is longer than 1 MiB", at: index, tokenStart: index)
-                }
                 if numberEnd == count, !atEnd {
+                    if _slowPath(numberEnd - index > Self.maxNumberLength) {
+                        throw numberTooLong(data, at: index, dataOffset: dataOffset)
+                    }
                     carry.append(contentsOf: data[index..<count])
                     carriesNumber = true
                     return
@@ -577,16 +587,26 @@ struct ContainerStack {
     /// Whether the innermost container is an object (only when `depth > 0`).
     @inlinable var top: Bool { window & 1 == 1 }
 
-    @inlinable mutating func push(_ isObject: Bool) {
-        if depth >= 64 { spilled.append(window >> 63 == 1) }
+    // Inlined whole into the scanning loop; the spill past 64 levels is a call of its own, so
+    // the loop's code does not depend on how the compiler weighs the array operations.
+    @inlinable @inline(__always) mutating func push(_ isObject: Bool) {
+        if _slowPath(depth >= 64) { spill() }
         window = window << 1 | (isObject ? 1 : 0)
         depth += 1
     }
 
-    @inlinable mutating func pop() {
+    @inlinable @inline(__always) mutating func pop() {
         window >>= 1
         depth -= 1
-        if depth >= 64, let outer = spilled.popLast() { window |= (outer ? 1 : 0) << 63 }
+        if _slowPath(depth >= 64) { unspill() }
+    }
+
+    @usableFromInline @inline(never) mutating func spill() {
+        spilled.append(window >> 63 == 1)
+    }
+
+    @usableFromInline @inline(never) mutating func unspill() {
+        if let outer = spilled.popLast() { window |= (outer ? 1 : 0) << 63 }
     }
 }
 
