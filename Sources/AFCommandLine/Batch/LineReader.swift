@@ -20,12 +20,13 @@ final class LineReader {
     /// The number of the line `next()` returned last (1-based).
     private(set) var lineNumber = 0
     /// Where every block read is also written, with what to say when that fails.
-    private let copy: (fd: Int32, failure: @Sendable (POSIXFailure) -> CommandFailure)?
+    typealias Copy = (fd: Int32, failure: @Sendable (POSIXFailure) -> CommandFailure)
+    private let copy: Copy?
 
     /// A reader of `fd`. With `copy`, every byte read is also written to `copy.fd` as it is
     /// read, so that input that cannot be read twice (a pipe) is kept only as far as it was
     /// checked: a bad line stops the copy there.
-    init(fd: Int32, name: String, copy: (fd: Int32, failure: @Sendable (POSIXFailure) -> CommandFailure)? = nil) {
+    init(fd: Int32, name: String, copy: Copy? = nil) {
         self.fd = fd
         self.name = name
         self.copy = copy

@@ -86,8 +86,6 @@ public struct JSONScanner {
     @usableFromInline var containers = ContainerStack()
     /// Bytes of a token cut by the end of the previous chunk.
     @usableFromInline var carry: [UInt8] = []
-    /// The carry is a number so far (which is carried whole, not in pieces).
-    @usableFromInline var carriesNumber = false
     /// The carry is an open string: where scanning resumes in it, whether it is a key, and
     /// whether its beginning was already handed out as a piece.
     @usableFromInline var openString: (resumeAt: Int, isKey: Bool, continued: Bool)?
@@ -115,6 +113,13 @@ public struct JSONScanner {
     /// compare per number in the scanning loop, and its length is bounded by the chunk.
     public static let maxNumberLength = 1 << 20
 
+    /// The carry is a number so far (carried whole, not in pieces). A string's carry may start
+    /// with a digit too, but then `openString` is set; a literal's starts with a letter.
+    @inlinable var carriesNumber: Bool {
+        guard openString == nil, let first = carry.first else { return false }
+        return first == UInt8(ascii: "-") || first &- UInt8(ascii: "0") < 10
+    }
+
     /// Open containers right now.
     @inlinable public var depth: Int { containers.depth }
 
@@ -139,9 +144,7 @@ public struct JSONScanner {
                 while run < chunk.count, chunk[run] &- UInt8(ascii: "0") < 10 { run += 1 }
                 if run > position {
                     if carry.count + (run - position) > Self.maxNumberLength {
-                        let start = bytesFed + position - carry.count
-                        failedTail = carry + Array(UnsafeRawBufferPointer(rebasing: chunk[position...]))
-                        throw JSONSyntaxError(message: "a number is longer than 1 MiB", offset: start)
+                        throw numberTooLong(carry + Array(UnsafeRawBufferPointer(rebasing: chunk[position...])), offset: bytesFed + position - carry.count)
                     }
                     carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[position..<run]))
                     position = run
@@ -153,7 +156,6 @@ public struct JSONScanner {
             data.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[position..<(position + taken)]))
             let offset = bytesFed + position - carry.count
             carry.removeAll(keepingCapacity: true)
-            carriesNumber = false
             do {
                 try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
                     try scan(raw, dataOffset: offset, atEnd: false, into: &sink)
@@ -170,7 +172,6 @@ public struct JSONScanner {
             if !carry.isEmpty, carry.count <= taken {
                 position -= carry.count
                 carry.removeAll(keepingCapacity: true)
-                carriesNumber = false
                 break
             }
         }
@@ -196,7 +197,6 @@ public struct JSONScanner {
         if !carry.isEmpty {
             let data = carry
             carry.removeAll()
-            carriesNumber = false
             let offset = bytesFed - data.count
             try data.withBytes { (raw: UnsafeRawBufferPointer) throws(JSONSyntaxError) in
                 try scan(raw, dataOffset: offset, atEnd: true, into: &sink)
@@ -228,11 +228,12 @@ public struct JSONScanner {
 
     // MARK: Scanning
 
-    /// The error for a number over `maxNumberLength` starting at `index`, kept out of the
-    /// scanning loop (which it made 4 % dearer inline).
-    @inline(never) @usableFromInline mutating func numberTooLong(_ data: UnsafeRawBufferPointer, at index: Int, dataOffset: Int) -> JSONSyntaxError {
-        failedTail = Array(data[index...])
-        return JSONSyntaxError(message: "a number is longer than 1 MiB", offset: dataOffset + index)
+    /// The error for a carried number over `maxNumberLength`: `tail` is the input from the
+    /// number's start, to show as it came, and `offset` where the number starts. Kept out of
+    /// the scanning loop (which it made 4 % dearer inline).
+    @inline(never) @usableFromInline mutating func numberTooLong(_ tail: [UInt8], offset: Int) -> JSONSyntaxError {
+        failedTail = tail
+        return JSONSyntaxError(message: "a number is longer than 1 MiB", offset: offset)
     }
 
     @usableFromInline enum StringEnd {
@@ -302,10 +303,9 @@ public struct JSONScanner {
                 let (numberEnd, valid) = Self.scanNumber(data, from: index)
                 if numberEnd == count, !atEnd {
                     if _slowPath(numberEnd - index > Self.maxNumberLength) {
-                        throw numberTooLong(data, at: index, dataOffset: dataOffset)
+                        throw numberTooLong(Array(data[index...]), offset: dataOffset + index)
                     }
                     carry.append(contentsOf: data[index..<count])
-                    carriesNumber = true
                     return
                 }
                 guard valid else {

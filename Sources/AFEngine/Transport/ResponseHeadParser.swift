@@ -41,19 +41,11 @@ struct ResponseHeadParser {
         }
         if Self.isStatusLine(bytes) {
             reset()
-            trailerCount = 0
             return parseStatusLine(bytes)
         }
         guard status != nil else {
             trailerCount += 1
-            if maxHeaders > 0, trailerCount > maxHeaders {
-                return .failure(.transport(TransportFailure(
-                    kind: .limitExceeded,
-                    message: "the response has more than \(maxHeaders) trailer lines",
-                    cause: .tooManyHeaderLines(limit: maxHeaders)
-                )))
-            }
-            return .needMore
+            return maxHeaders > 0 && trailerCount > maxHeaders ? tooManyLines("trailer") : .needMore
         }
         if bytes[0] == 32 || bytes[0] == 9 {
             headers.continueLastValue(with: Self.trimmedText(raw, from: 0, to: end))
@@ -63,13 +55,7 @@ struct ResponseHeadParser {
         // Room for a typical head at its first header, not before: a head without headers,
         // and the one after the last, allocate nothing.
         if lineCount == 1 { headers.reserveCapacity(Self.typicalHeaders) }
-        if maxHeaders > 0, lineCount > maxHeaders {
-            return .failure(.transport(TransportFailure(
-                kind: .limitExceeded,
-                message: "the response has more than \(maxHeaders) header lines",
-                cause: .tooManyHeaderLines(limit: maxHeaders)
-            )))
-        }
+        if maxHeaders > 0, lineCount > maxHeaders { return tooManyLines("header") }
         var colon = 0
         while colon < end, raw[colon] != UInt8(ascii: ":") { colon += 1 }
         guard colon < end else {
@@ -132,11 +118,23 @@ struct ResponseHeadParser {
         return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed status line '\(line.prefix(80))'")))
     }
 
+    /// Past `maxHeaders` lines of a kind ("header" or "trailer").
+    private func tooManyLines(_ kind: String) -> Step {
+        .failure(.transport(TransportFailure(
+            kind: .limitExceeded,
+            message: "the response has more than \(maxHeaders) \(kind) lines",
+            cause: .tooManyHeaderLines(limit: maxHeaders)
+        )))
+    }
+
+    /// Forgets the head so far; also what counts trailers, since a new head (an interim or
+    /// an authentication round trip) or the end of one comes before any trailer line.
     private mutating func reset() {
         version = ""
         status = nil
         reason = ""
         headers = HTTPHeaders()
         lineCount = 0
+        trailerCount = 0
     }
 }
