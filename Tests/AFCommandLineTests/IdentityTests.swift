@@ -109,6 +109,18 @@ import Testing
         #expect(server.requests.last?.header("Authorization") == "Basic YW5vbjp4")
     }
 
+    /// Netrc words are split on blanks and quotes read as scalars: a password that starts
+    /// with a combining mark, after a blank or inside quotes, is still a word of its own.
+    @Test func netrcWordsBeforeACombiningMark() throws {
+        let netrc = directory + "/netrc-marks-\(UUID().uuidString)"
+        try "machine 127.0.0.1 login ada password \u{301}pw\nmachine localhost login bob password \"\u{301}q r\"\n"
+            .write(toFile: netrc, atomically: true, encoding: .utf8)
+        #expect(InProcessAF.run([server.url("/echo")], environment: ["NETRC": netrc]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Basic " + Data("ada:\u{301}pw".utf8).base64EncodedString())
+        #expect(InProcessAF.run(["http://localhost:\(server.port)/echo"], environment: ["NETRC": netrc]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Basic " + Data("bob:\u{301}q r".utf8).base64EncodedString())
+    }
+
     private func counterScript() throws -> (command: String, counter: String) {
         let counter = directory + "/count-\(UUID().uuidString)"
         let script = directory + "/token-\(UUID().uuidString).sh"

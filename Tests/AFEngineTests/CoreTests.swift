@@ -508,6 +508,15 @@ import Testing
         #expect(DownloadNaming.filename(fromContentDisposition: "attachment; filename*=UTF-8'\u{301}'x%C3%A9.txt") == "xé.txt")
     }
 
+    /// The extension starts at the last dot byte, also when a combining mark follows it (one
+    /// `Character` with the dot, which a character search passed over).
+    @Test func extensionsAfterADotBeforeACombiningMark() {
+        #expect(DownloadNaming.numbered("a.b.\u{301}txt", 1) == "a.b-1.\u{301}txt")
+        #expect(DownloadNaming.numbered("report.tar.gz", 2) == "report-2.tar.gz")
+        #expect(DownloadNaming.numbered(".hidden", 1) == ".hidden-1")
+        #expect(MIMEType.guess(forPath: "d\u{301}.x/page.HTML") == "text/html")
+    }
+
     @Test func serverFileNamesLoseBidiControlsAndLeadingDashes() {
         #expect(DownloadNaming.sanitize("evil\u{202E}txt.exe") == "eviltxt.exe")
         #expect(DownloadNaming.sanitize("a\u{2066}b\u{200F}c\u{FEFF}.txt") == "abc.txt")

@@ -251,6 +251,7 @@ import Glibc
         ("/hostile/long-header", "too long"),
         ("/hostile/empty-location", "empty"),
         ("/hostile/two-lengths", "two different Content-Length"),
+        ("/hostile/two-lengths", "malformed response from 127.0.0.1:"),
         ("/hostile/short-gzip-length", "before the body was complete"),
         ("/hostile/bad-status", "malformed response"),
         ("/hostile/ftp-redirect", "unsupported URL scheme 'ftp'"),

@@ -80,21 +80,23 @@ struct Netrc: Sendable {
         var current = ""
         var quoted = false
         var escaping = false
-        for character in line {
+        // Scalars, not Characters: a quote or a blank followed by a combining mark is one
+        // Character with it, and would not be seen as a quote or a separator.
+        for scalar in line.unicodeScalars {
             if escaping {
-                current.append(character)
+                current.unicodeScalars.append(scalar)
                 escaping = false
-            } else if character == "\\" {
+            } else if scalar == "\\" {
                 escaping = true
-            } else if character == "\"" {
+            } else if scalar == "\"" {
                 quoted.toggle()
-            } else if !quoted, character == "#", current.isEmpty {
+            } else if !quoted, scalar == "#", current.isEmpty {
                 break
-            } else if !quoted, character == " " || character == "\t" || character == "\r" {
+            } else if !quoted, scalar == " " || scalar == "\t" || scalar == "\r" {
                 if !current.isEmpty { words.append(current) }
                 current = ""
             } else {
-                current.append(character)
+                current.unicodeScalars.append(scalar)
             }
         }
         if !current.isEmpty { words.append(current) }

@@ -38,7 +38,7 @@ enum PinCommand {
     static func hostURL(_ target: String) throws(CommandFailure) -> String {
         var text = target
         if text.hasPrefix("https://") { text.removeFirst(8) } else if text.hasPrefix("http://") { text.removeFirst(7) }
-        if let slash = text.firstIndex(of: "/") { text = String(text[..<slash]) }
+        if let slash = text.utf8.firstIndex(of: UInt8(ascii: "/")) { text = String(text[..<slash]) }
         guard !text.isEmpty else { throw .usage("af pin needs a host, such as af pin example.org:443") }
         do {
             return try HTTPURL(parsing: "https://\(text)/").string

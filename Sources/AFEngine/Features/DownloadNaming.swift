@@ -92,7 +92,7 @@ public enum DownloadNaming {
     /// `name-1.ext`, `name-2.ext`, … for the `attempt`-th alternative.
     public static func numbered(_ name: String, _ attempt: Int) -> String {
         guard attempt > 0 else { return name }
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+        if let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex {
             var stem = String(name[..<dot])
             let ext = String(name[dot...])
             if stem.hasSuffix(".tar") {

@@ -3,8 +3,9 @@ package enum MIMEType {
     /// The media type for the extension of `path`, or nil when it is not known.
     package static func guess(forPath path: String) -> String? {
         let name = path.split(byte: UInt8(ascii: "/")).last.map(String.init) ?? path
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
-        return byExtension[name[name.index(after: dot)...].lowercased()]
+        // The last dot byte: a dot before a combining mark is one Character with it.
+        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return nil }
+        return byExtension[name[name.utf8.index(after: dot)...].lowercased()]
     }
 
     /// The usual extension for a media type (without parameters), or nil.

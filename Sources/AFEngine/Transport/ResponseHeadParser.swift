@@ -13,6 +13,8 @@ struct ResponseHeadParser {
     }
 
     var maxHeaders = 100
+    /// The server's `host:port`, which failures name.
+    var origin = ""
     private var version = ""
     private var status: Int?
     private var reason = ""
@@ -59,16 +61,13 @@ struct ResponseHeadParser {
         var colon = 0
         while colon < end, raw[colon] != UInt8(ascii: ":") { colon += 1 }
         guard colon < end else {
-            let line = String(decoding: bytes, as: UTF8.self)
-            return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed header line '\(line.prefix(80))'")))
+            return malformed("the header line '\(Self.quoted(bytes))' has no colon")
         }
         let header = HTTPHeaders.Name(Self.trimmedText(raw, from: 0, to: colon))
         let value = Self.trimmedText(raw, from: colon + 1, to: end)
         if header == .contentLength, let earlier = headers.value(for: .contentLength), earlier != value {
             // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
-            return .failure(.transport(TransportFailure(
-                kind: .malformedResponse, message: "malformed response: two different Content-Length values ('\(earlier.prefix(40))' and '\(value.prefix(40))')"
-            )))
+            return malformed("two different Content-Length values ('\(earlier.prefix(40))' and '\(value.prefix(40))')")
         }
         headers.add(name: header, value: value)
         return .needMore
@@ -114,8 +113,20 @@ struct ResponseHeadParser {
     }
 
     private func malformedStatusLine(_ bytes: UnsafeRawBufferPointer) -> Step {
-        let line = String(decoding: bytes, as: UTF8.self)
-        return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed status line '\(line.prefix(80))'")))
+        malformed("the status line '\(Self.quoted(bytes))' has no status code from 100 to 999")
+    }
+
+    /// A response af cannot read, with what is wrong (`origin` names the server).
+    private func malformed(_ problem: String) -> Step {
+        let from = origin.isEmpty ? "" : " from \(origin)"
+        return .failure(.transport(TransportFailure(kind: .malformedResponse, message: "malformed response\(from): \(problem)")))
+    }
+
+    /// A line to quote in a failure: its first 80 characters, without trailing blanks.
+    private static func quoted(_ bytes: UnsafeRawBufferPointer) -> String {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 32 || bytes[end - 1] == 9 { end -= 1 }
+        return String(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self).prefix(80))
     }
 
     /// Past `maxHeaders` lines of a kind ("header" or "trailer").

@@ -138,6 +138,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         } else {
             url = try HTTPURL(parsing: description.url, pathAsIs: description.options.pathAsIs)
         }
+        parser.maxHeaders = description.options.maxHeaders
+        parser.origin = url.authority
         var settings = TrustSettings()
         trust?.prepare(&settings)
         trustSettings = settings

@@ -15,7 +15,6 @@ enum TransferCallbacks {
     static let header: afcurl_data_cb = { buffer, size, count, userdata in
         guard let buffer, let transfer = transfer(userdata) else { return 0 }
         let length = size * count
-        transfer.parser.maxHeaders = transfer.description.options.maxHeaders
         switch transfer.parser.consume(UnsafeRawBufferPointer(start: buffer, count: length)) {
         case .needMore: break
         case .complete(let head):
