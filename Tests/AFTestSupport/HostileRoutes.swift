@@ -26,8 +26,9 @@ import Foundation
 /// | `trailer-flood` | a chunked body, then up to 1,000,000 trailer lines |
 /// | `long-number?mb=N` | a JSON body that is one number of N MB |
 /// | `loop` | a redirect to itself |
-enum HostileRoutes {
-    static func reply(_ name: String, _ request: ServerRequest) -> Reply {
+/// | `h2-continuation-flood` | HTTP/2 with prior knowledge (a client's `PRI *` preface, which a test routes here with a catch-all route): a HEADERS frame, then CONTINUATION frames without end |
+public enum HostileRoutes {
+    public static func reply(_ name: String, _ request: ServerRequest) -> Reply {
         let json = Array(BuiltinRoutes.sampleJSON.utf8)
         switch name {
         case "short-gzip":
@@ -122,6 +123,24 @@ enum HostileRoutes {
                     guard connection.write(block) else { return }
                 }
                 connection.write("\r\n")
+            }
+        case "h2-continuation-flood":
+            return .custom { connection in
+                // Frames: 3-byte length, type, flags, 4-byte stream id, payload.
+                func frame(_ type: UInt8, stream: UInt8, _ payload: [UInt8]) -> [UInt8] {
+                    [0, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF), type, 0, 0, 0, 0, stream] + payload
+                }
+                // An empty SETTINGS, then stream 1's HEADERS (0x88: ":status: 200" from the
+                // static table) without END_HEADERS, then CONTINUATION frames of literal headers.
+                guard connection.write(frame(4, stream: 0, []) + frame(1, stream: 1, [0x88])) else { return }
+                var block: [UInt8] = []
+                for index in 0..<100 {
+                    let name = Array("x-\(index)".utf8)
+                    block += [0x00, UInt8(name.count)] + name + [0x01, UInt8(ascii: "v")]
+                }
+                for _ in 0..<100_000 {
+                    guard connection.write(frame(9, stream: 1, block)) else { return }
+                }
             }
         case "loop":
             return .response(status: 302, headers: [("Location", "/hostile/loop")])

@@ -281,6 +281,18 @@ import Glibc
         }
     }
 
+    /// An HTTP/2 server that follows a HEADERS frame with CONTINUATION frames without end:
+    /// nghttp2 stops it, and af names the server and the broken framing (libcurl calls it a
+    /// receive error, which af had shown as a reset connection, and retried).
+    @Test func anHTTP2ContinuationFloodIsAMalformedResponse() throws {
+        let flood = try TestServer()
+        flood.route("*") { request, _ in HostileRoutes.reply("h2-continuation-flood", request) }
+        let result = AF.run(["--http-version=2-prior-knowledge", "--retry=2", flood.url("/")], timeout: 20)
+        expectOneError(result, status: 1, containing: "malformed response from 127.0.0.1:\(flood.port): broken HTTP/2 framing (")
+        #expect(!result.err.contains("nghttp2_session_mem_recv"), "\(result.err)")
+        #expect(flood.connections == 1, "a malformed response is not retried")
+    }
+
     @Test func aTrickleMeetsTheTimeout() throws {
         for mode in [[], ["-d"], ["--stream"], ["--report=json"]] {
             let downloads = try TemporaryDirectory.make(prefix: "af-dl")

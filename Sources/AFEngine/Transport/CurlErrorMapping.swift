@@ -54,6 +54,10 @@ enum CurlErrorMapping {
             return failure(.connectionReset, "\(authority) closed the connection without answering")
         case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "chunk"):
             return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
+        case CURLE_RECV_ERROR where detail.containsBytes(of: "nghttp2"):
+            // nghttp2 refused what the server framed (a CONTINUATION flood, a bad header
+            // block): the server's fault, not a reset connection, so not worth a retry.
+            return failure(.malformedResponse, "malformed response from \(authority): broken HTTP/2 framing (\(nghttp2Reason(detail)))")
         case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "too large response headers"):
             return failure(.limitExceeded, "the response head from \(authority) is too large: \(detail) (libcurl's limit)")
         case CURLE_OUT_OF_MEMORY where transfer.head == nil:
@@ -94,5 +98,14 @@ enum CurlErrorMapping {
         default:
             return failure(.other, "request to \(authority) failed: \(detail) (libcurl error \(code.rawValue))")
         }
+    }
+
+    /// nghttp2's own words from libcurl's message, without the function names around them
+    /// ("h2_process_pending_input: nghttp2_session_mem_recv() returned -905:Too many …").
+    static func nghttp2Reason(_ detail: String) -> String {
+        guard let (_, afterReturned) = detail.splitOnce(byte: UInt8(ascii: ")")),
+              let (_, reason) = afterReturned.splitOnce(byte: UInt8(ascii: ":")) else { return detail }
+        let trimmed = reason.trimmingCharacters(in: " ")
+        return trimmed.isEmpty ? detail : trimmed
     }
 }
