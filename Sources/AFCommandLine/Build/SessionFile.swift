@@ -89,19 +89,14 @@ struct SessionFile: Sendable {
     /// there, then new and changed ones in their own order — and at most `limit` of them, the
     /// oldest dropped; with how many were dropped.
     static func keptCookies(_ cookies: [Cookie], earlier: [Cookie], limit: Int = cookieLimit) -> (cookies: [Cookie], dropped: Int) {
-        struct Key: Hashable {
-            let name: String
-            let domain: String
-            let path: String
-        }
-        var position: [Key: (index: Int, value: String)] = [:]
+        var position: [Cookie.Identity: (index: Int, value: String)] = [:]
         for (index, cookie) in earlier.enumerated() {
-            position[Key(name: cookie.name, domain: cookie.domain, path: cookie.path)] = (index, cookie.value)
+            position[cookie.identity] = (index, cookie.value)
         }
         var unchanged: [(index: Int, cookie: Cookie)] = []
         var fresh: [Cookie] = []
         for cookie in cookies {
-            if let earlier = position[Key(name: cookie.name, domain: cookie.domain, path: cookie.path)], earlier.value == cookie.value {
+            if let earlier = position[cookie.identity], earlier.value == cookie.value {
                 unchanged.append((earlier.index, cookie))
             } else {
                 fresh.append(cookie)

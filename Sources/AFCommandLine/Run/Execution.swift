@@ -216,10 +216,8 @@ final class Execution {
         var cookies = session.exportCookies().filter { !$0.isExpired(at: now) }
         // A Cookie header given with --session is kept as cookies for this host (HTTPie),
         // unless the server set the same cookie itself.
-        for given in SessionFile.cookies(fromHeaders: built.givenHeaders, host: built.url.host)
-        where !cookies.contains(where: { $0.name == given.name && $0.domain == given.domain && $0.path == given.path }) {
-            cookies.append(given)
-        }
+        let set = Set(cookies.map(\.identity))
+        cookies += SessionFile.cookies(fromHeaders: built.givenHeaders, host: built.url.host).filter { !set.contains($0.identity) }
         let (kept, dropped) = SessionFile.keptCookies(cookies, earlier: stored.cookies)
         stored.cookies = kept
         if dropped > 0, !settings.quiet {

@@ -53,6 +53,17 @@ public struct Cookie: Sendable, Equatable {
         return "\(httpOnly ? "#HttpOnly_" : "")\(host)\t\(includeSubdomains ? "TRUE" : "FALSE")\t\(path)\t\(secure ? "TRUE" : "FALSE")\t\(expires)\t\(name)\t\(value)"
     }
 
+    /// What makes two cookies the same cookie (RFC 6265 §5.3): a newer one with the same
+    /// name, domain and path replaces the older.
+    public struct Identity: Hashable, Sendable {
+        public let name: String
+        public let domain: String
+        public let path: String
+    }
+
+    /// This cookie's name, domain and path.
+    public var identity: Identity { Identity(name: name, domain: domain, path: path) }
+
     /// Whether it has expired at `now` (seconds since the epoch).
     public func isExpired(at now: Int) -> Bool {
         expires != 0 && expires <= now
