@@ -185,6 +185,13 @@ import Testing
         (["--follow=yes"], "option '--follow' takes no value"),
         (["-Z"], "unknown option '-Z'"),
         (["--no-timeout"], "unknown option '--no-timeout'"),
+        // curl's spellings say what af does instead (--header is not '--headers'?).
+        (["--header", "X:1"], "unknown option '--header'; af sends a header given as a request item: af URL 'X-Name:value'"),
+        (["-H", "X:1"], "unknown option '-H'; af sends a header given as a request item"),
+        (["-sSL"], "unknown option '-s'; af shows no progress when standard error is not a terminal"),
+        (["-X", "POST"], "unknown option '-X'; the method goes before the URL: af POST URL"),
+        (["--data=a"], "unknown option '--data'; af sends a body from data items"),
+        (["--location"], "unknown option '--location'; -F (--follow) follows redirects"),
     ])
     func errors(arguments: [String], message: String) {
         #expect {

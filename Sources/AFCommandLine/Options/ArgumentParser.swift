@@ -118,8 +118,12 @@ extension ParsedArguments {
 
 /// "Did you mean" suggestions for mistyped options.
 enum Suggestions {
-    /// `; did you mean '--retry'?` for the closest long option, or an empty string.
+    /// `; did you mean '--retry'?` for the closest long option, what af does instead of a
+    /// curl option it does not have, or where to look.
     static func hint(for name: String) -> String {
+        // Before the nearest spelling: curl's --header is one letter from --headers, which
+        // prints the response headers instead of sending one.
+        if let instead = curlLong[name] { return "; \(instead)" }
         let candidates = OptionTable.all.map(\.long)
         var best: (String, Int)?
         for candidate in candidates {
@@ -136,8 +140,54 @@ enum Suggestions {
     }
 
     static func shortHint(for letter: Character) -> String {
-        "; see 'af --help' for the options"
+        if let instead = curlShort[letter] { return "; \(instead)" }
+        return "; see 'af --help' for the options"
     }
+
+    private static let headerItem = "af sends a header given as a request item: af URL 'X-Name:value'"
+    private static let bodyItems = "af sends a body from data items (name=value, name:=json), @FILE or --raw=TEXT"
+    private static let methodFirst = "the method goes before the URL: af POST URL"
+
+    /// What af does instead of curl's short options that af does not have (letters af uses
+    /// for other things, such as -d, -F, -I, -o and -x, are af's own and never reach here).
+    static let curlShort: [Character: String] = [
+        "H": headerItem,
+        "X": methodFirst,
+        "u": "credentials are -a USER:PASSWORD",
+        "L": "-F (--follow) follows redirects",
+        "s": "af shows no progress when standard error is not a terminal; -q prints nothing at all",
+        "i": "-p hb prints the response head and body",
+        "T": "af sends a file as the body with @FILE: af PUT URL @FILE",
+        "O": "-d (--download) saves the body under the server's name",
+        "C": "-c (--continue) resumes a download",
+        "e": "af sends a Referer header given as a request item: af URL 'Referer:URL'",
+        "w": "-m (--meta) prints timings and sizes; --report=json writes them for scripts",
+    ]
+
+    /// What af does instead of curl's long options that af does not have.
+    static let curlLong: [String: String] = [
+        "header": headerItem,
+        "data": bodyItems, "data-raw": bodyItems, "data-binary": bodyItems, "data-ascii": bodyItems,
+        "data-urlencode": "af sends data items as a form with -f (--form): af -f POST URL name=value",
+        "request": methodFirst,
+        "user": "credentials are -a USER:PASSWORD",
+        "location": "-F (--follow) follows redirects",
+        "silent": "af shows no progress when standard error is not a terminal; -q prints nothing at all",
+        "include": "-p hb prints the response head and body",
+        "upload-file": "af sends a file as the body with @FILE: af PUT URL @FILE",
+        "remote-name": "-d (--download) saves the body under the server's name",
+        "fail": "--check-status exits 3, 4 or 5 for a 3xx, 4xx or 5xx status",
+        "max-time": "--timeout=SECONDS limits each attempt",
+        "cacert": "--verify=PATH trusts the CA bundle at PATH",
+        "user-agent": "af sends a User-Agent header given as a request item: af URL 'User-Agent:value'",
+        "referer": "af sends a Referer header given as a request item: af URL 'Referer:URL'",
+        "cookie": "af sends cookies given as a request item (af URL 'Cookie:name=value') and keeps them with --session",
+        "compressed": "af asks for compressed responses and decodes them without being told",
+        "write-out": "-m (--meta) prints timings and sizes; --report=json writes them for scripts",
+        "head": "the method goes before the URL: af HEAD URL",
+        "http2": "--http-version=2 asks for HTTP/2",
+        "http1.1": "--http-version=1.1 keeps to HTTP/1.1",
+    ]
 
     /// Levenshtein distance.
     static func editDistance(_ a: String, _ b: String) -> Int {
