@@ -199,7 +199,7 @@ public enum OptionTable {
                    binding: .flag(\.resume)),
         OptionSpec(.checksum, "checksum", value: .required("ALGO:HEX"), group: .downloads,
                    help: "Verify the download (sha256, sha1, sha512 or md5) before it gets its name",
-                   details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9.",
+                   details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9. Needs --download or -o FILE; with -o - the body goes to standard output and a mismatch still exits 9.",
                    binding: .text(\.checksum, sample: "sha256:00")),
     ]
 
@@ -463,6 +463,9 @@ public enum OptionTable {
     /// Every option that needs another.
     public static let requirements: [Requirement] = [
         Requirement(option: .resume, anyOf: [.download, .output], message: "--continue resumes a file; use it with --download or -o FILE"),
+        // Without a file the body was printed unchecked and af exited 0 whatever its digest.
+        Requirement(option: .checksum, anyOf: [.download, .output],
+                    message: "--checksum verifies what af saves; use it with --download or -o FILE (-o - checks what goes to standard output)"),
     ]
 
     /// Looks up an option by its long name.
