@@ -48,6 +48,13 @@ import Testing
         #expect(Self.failure(["-f", "--raw=a=1&b=2"]) == nil, "a raw urlencoded body with --form is HTTPie's way to send one")
     }
 
+    /// A checksum with the body printed was not checked at all (exit 0 whatever the digest).
+    @Test func aChecksumNeedsTheBodySaved() {
+        #expect(Self.failure(["--checksum=sha256:00"])?.message.hasPrefix("--checksum verifies what af saves; use it with --download or -o FILE") == true)
+        #expect(Self.failure(["--checksum=sha256:00", "-o", "-"]) == nil)
+        #expect(Self.failure(["--checksum=sha256:00", "-d"]) == nil)
+    }
+
     @Test(arguments: OptionTable.requirements.map(\.option))
     func everyRequirementIsChecked(option: OptionID) throws {
         let requirement = try #require(OptionTable.requirements.first { $0.option == option })
