@@ -109,6 +109,27 @@ import Testing
         #expect(failure.message == "malformed response: the header line 'no colon here' has no colon")
     }
 
+    /// A Content-Length past what 64 bits hold is refused (libcurl would ignore it and read
+    /// to the close); the largest that fits, and leading zeros, are a length like any other.
+    @Test(arguments: [
+        ("9223372036854775807", true), ("9223372036854775808", false), ("99999999999999999999999", false),
+        ("0000000000000000000000000001", true), ("12", true),
+    ])
+    func contentLengthsPast64Bits(value: String, accepted: Bool) {
+        var parser = ResponseHeadParser()
+        var steps: [ResponseHeadParser.Step] = []
+        for part in ["HTTP/1.1 200 OK\r\n", "Content-Length: \(value)\r\n", "\r\n"] {
+            steps.append(Array(part.utf8).withUnsafeBytes { parser.consume($0) })
+            if case .failure = steps.last { break }
+        }
+        switch steps.last {
+        case .complete(let head): #expect(accepted && head.headers.value(for: .contentLength) == value, "\(value)")
+        case .failure(.transport(let failure)):
+            #expect(!accepted && failure.message == "malformed response: the Content-Length '\(value)' is larger than any body can be", "\(value)")
+        default: Issue.record("\(value): \(steps)")
+        }
+    }
+
     /// Status lines, read as bytes: version, three digits, and the reason without the
     /// blanks around it.
     @Test(arguments: [

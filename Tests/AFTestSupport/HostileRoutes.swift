@@ -14,6 +14,7 @@ import Foundation
 /// | `deep-json?n=N` | N nested arrays, balanced |
 /// | `bad-status` | an invalid status line |
 /// | `two-lengths` | two different Content-Length headers |
+/// | `huge-length` | a Content-Length past 2^63, two bytes of body, connection closed |
 /// | `ftp-redirect`, `file-redirect` | redirects to ftp:// and file:// |
 /// | `short-416?size=N` | 416 with Content-Range bytes */N |
 /// | `invalid-utf8-json` | JSON with invalid UTF-8 in a string |
@@ -64,6 +65,8 @@ public enum HostileRoutes {
             return .raw(Array("HTTP/1.1 twohundred OK\r\nContent-Length: 2\r\n\r\nhi".utf8), close: true)
         case "two-lengths":
             return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\nhello".utf8), close: true)
+        case "huge-length":
+            return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nok".utf8), close: true)
         case "ftp-redirect":
             return .response(status: 302, headers: [("Location", "ftp://127.0.0.1/x")])
         case "file-redirect":

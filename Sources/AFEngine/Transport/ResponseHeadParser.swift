@@ -65,9 +65,16 @@ struct ResponseHeadParser {
         }
         let header = HTTPHeaders.Name(Self.trimmedText(raw, from: 0, to: colon))
         let value = Self.trimmedText(raw, from: colon + 1, to: end)
-        if header == .contentLength, let earlier = headers.value(for: .contentLength), earlier != value {
-            // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
-            return malformed("two different Content-Length values ('\(earlier.prefix(40))' and '\(value.prefix(40))')")
+        if header == .contentLength {
+            if let earlier = headers.value(for: .contentLength), earlier != value {
+                // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
+                return malformed("two different Content-Length values ('\(earlier.prefix(40))' and '\(value.prefix(40))')")
+            }
+            if Self.overflows(value) {
+                // libcurl ignores a length past 2^63 and reads to the close, so a body cut
+                // short would pass as complete.
+                return malformed("the Content-Length '\(value.prefix(40))' is larger than any body can be")
+            }
         }
         headers.add(name: header, value: value)
         return .needMore
@@ -80,6 +87,11 @@ struct ResponseHeadParser {
         while low < high, raw[low] == 32 || raw[low] == 9 { low += 1 }
         while high > low, raw[high - 1] == 32 || raw[high - 1] == 9 { high -= 1 }
         return String(decoding: UnsafeRawBufferPointer(rebasing: raw[low..<high]), as: UTF8.self)
+    }
+
+    /// Digits only, and more than a 64-bit length holds.
+    private static func overflows(_ value: String) -> Bool {
+        value.utf8.count > 18 && value.utf8.allSatisfy { $0 &- UInt8(ascii: "0") < 10 } && Int64(value) == nil
     }
 
     /// Whether a line starts with `HTTP/` (a status line), compared in place.
