@@ -517,6 +517,18 @@ import Testing
         #expect(MIMEType.guess(forPath: "d\u{301}.x/page.HTML") == "text/html")
     }
 
+    /// A name past 200 bytes is cut before its extension, not through it.
+    @Test func longServerFileNamesKeepTheirExtension() {
+        let long = String(repeating: "x", count: 5000)
+        #expect(DownloadNaming.sanitize(long + ".pdf") == String(repeating: "x", count: 196) + ".pdf")
+        #expect(DownloadNaming.sanitize(long + ".tar.gz") == String(repeating: "x", count: 193) + ".tar.gz")
+        #expect(DownloadNaming.sanitize(long) == String(repeating: "x", count: 200))
+        #expect(DownloadNaming.sanitize("a." + long) == "a." + String(repeating: "x", count: 198), "an 'extension' that long is part of the name")
+        let accented = DownloadNaming.sanitize(String(repeating: "é", count: 300) + ".txt")
+        #expect(accented.utf8.count == 200 && accented.hasSuffix("é.txt"))
+        #expect(DownloadNaming.sanitize("short.txt") == "short.txt")
+    }
+
     @Test func serverFileNamesLoseBidiControlsAndLeadingDashes() {
         #expect(DownloadNaming.sanitize("evil\u{202E}txt.exe") == "eviltxt.exe")
         #expect(DownloadNaming.sanitize("a\u{2066}b\u{200F}c\u{FEFF}.txt") == "abc.txt")

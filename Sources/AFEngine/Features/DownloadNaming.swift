@@ -78,8 +78,26 @@ public enum DownloadNaming {
             cleaned.unicodeScalars.removeFirst()
         }
         if cleaned.unicodeScalars.first == "-" { cleaned = "_" + cleaned }
-        while cleaned.utf8.count > 200 { cleaned.removeLast() }
-        return cleaned
+        return shortened(cleaned, to: 200)
+    }
+
+    /// `name` cut to at most `limit` bytes of UTF-8 at its end, but before its extension (up
+    /// to 16 bytes, `.tar` kept with the one after it), so a long name still opens with the
+    /// right program.
+    static func shortened(_ name: String, to limit: Int) -> String {
+        guard name.utf8.count > limit else { return name }
+        var stem = name
+        var ext = ""
+        if let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex, name.utf8[dot...].count <= 16 {
+            stem = String(name[..<dot])
+            ext = String(name[dot...])
+            if stem.hasSuffix(".tar") {
+                stem.removeLast(4)
+                ext = ".tar" + ext
+            }
+        }
+        while !stem.isEmpty, stem.utf8.count + ext.utf8.count > limit { stem.removeLast() }
+        return stem.isEmpty ? String(ext.dropFirst()) : stem + ext
     }
 
     private static func isMark(_ scalar: Unicode.Scalar) -> Bool {
