@@ -349,6 +349,24 @@ import Testing
         #expect(server.requests.last?.target == "/echo")
     }
 
+    /// A proxy that will not open a tunnel (407, 403) is named with its answer, not called a
+    /// reset connection, and the request is not sent again (it was retried as a reset).
+    @Test func aProxyRefusingTheTunnelIsNamedWithItsAnswer() throws {
+        let proxy = try TestServer()
+        proxy.route("*") { request, _ in
+            request.target.hasPrefix("forbidden.test")
+                ? .response(status: 403, headers: [], body: Array("no\n".utf8))
+                : .response(status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"p\"")], body: Array("who?\n".utf8))
+        }
+        let refused = InProcessAF.run(["--proxy=https:\(proxy.baseURL)", "--retry=2", "https://example.test/x"])
+        #expect(refused.status == 1)
+        #expect(refused.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 407; give the proxy's credentials in its URL (http://USER:PASSWORD@HOST:PORT)\n")
+        #expect(proxy.requests.map(\.method) == ["CONNECT"], "not retried")
+        let forbidden = InProcessAF.run(["--proxy=https:\(proxy.baseURL)", "https://forbidden.test/x"])
+        #expect(forbidden.status == 1)
+        #expect(forbidden.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to forbidden.test:443: it answered 403; check --proxy and the proxy's rules\n")
+    }
+
     @Test func resolvePinsANameToAnAddress() {
         let result = InProcessAF.run(["--resolve=api.example.invalid:\(server.port):127.0.0.1", "http://api.example.invalid:\(server.port)/echo"])
         #expect(result.status == 0)

@@ -54,6 +54,18 @@ enum CurlErrorMapping {
             return failure(.connectionReset, "\(authority) closed the connection without answering")
         case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "chunk"):
             return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
+        case CURLE_RECV_ERROR where detail.containsBytes(of: "CONNECT tunnel failed"):
+            // The proxy answered the CONNECT with a status of its own (407 wants credentials,
+            // 403 forbids the host, 502 could not reach it): its answer, not a reset, and not
+            // worth a retry.
+            let proxy = easy.string(CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }.map { ip in
+                let port = easy.long(CURLINFO_PRIMARY_PORT)
+                return " \(ip.containsByte(UInt8(ascii: ":")) ? "[\(ip)]" : ip)\(port > 0 ? ":\(port)" : "")"
+            } ?? ""
+            let status = easy.long(CURLINFO_HTTP_CONNECTCODE)
+            let answer = status > 0 ? "it answered \(status)" : detail
+            let hint = status == 407 ? "; give the proxy's credentials in its URL (http://USER:PASSWORD@HOST:PORT)" : "; check --proxy and the proxy's rules"
+            return failure(.proxy, "the proxy\(proxy) did not open a tunnel to \(authority): \(answer)\(hint)")
         case CURLE_RECV_ERROR where detail.containsBytes(of: "nghttp2"):
             // nghttp2 refused what the server framed (a CONTINUATION flood, a bad header
             // block): the server's fault, not a reset connection, so not worth a retry.
