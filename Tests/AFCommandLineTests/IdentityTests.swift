@@ -284,6 +284,20 @@ import Testing
         #expect(SessionFile.keptCookies(now, earlier: earlier).dropped == 0)
     }
 
+    /// An exchange's cookie changes (set, changed, removed) land on the file as it is now;
+    /// what the exchange did not touch stays as the file has it.
+    @Test func cookieChangesApplyToTheSessionAsItIsNow() {
+        func jar(_ pairs: [(String, String)]) -> [Cookie] { pairs.map { Cookie(name: $0.0, value: $0.1, domain: "h") } }
+        let before = jar([("a", "1"), ("b", "1"), ("c", "1")])
+        // The exchange changed a, removed b, kept c and set d; meanwhile another line
+        // changed c and set e in the file.
+        let after = jar([("a", "2"), ("c", "1"), ("d", "1")])
+        let current = jar([("a", "1"), ("b", "1"), ("c", "9"), ("e", "1")])
+        let merged = SessionFile.applying(changesFrom: before, to: after, onto: current)
+        #expect(merged.map { "\($0.name)=\($0.value)" } == ["c=9", "e=1", "a=2", "d=1"])
+        #expect(SessionFile.applying(changesFrom: [], to: after, onto: []) == after, "a new session is the exchange's cookies")
+    }
+
     /// A session path whose directories start with a combining mark: the directories are
     /// made at each slash, and the file lands where the path says (it was not saved).
     @Test func sessionPathsSplitAtEverySlash() throws {
@@ -360,7 +374,7 @@ import Testing
         }
         let refused = InProcessAF.run(["--proxy=https:\(proxy.baseURL)", "--retry=2", "https://example.test/x"])
         #expect(refused.status == 1)
-        #expect(refused.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 407; give the proxy's credentials in its URL (http://USER:PASSWORD@HOST:PORT)\n")
+        #expect(refused.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 407; give the proxy's credentials in its URL (--proxy=https:http://USER:PASSWORD@HOST:PORT)\n")
         #expect(proxy.requests.map(\.method) == ["CONNECT"], "not retried")
         let forbidden = InProcessAF.run(["--proxy=https:\(proxy.baseURL)", "https://forbidden.test/x"])
         #expect(forbidden.status == 1)

@@ -110,6 +110,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case tooManyHeaderLines(limit: Int)
         /// A body larger than `TransferOptions.maxFileSize`.
         case bodyTooLarge(limit: Int64?)
+        /// The proxy answered the CONNECT for a tunnel with `status` (407: it wants
+        /// credentials; 0 when libcurl did not say).
+        case tunnelRefused(status: Int)
     }
 
     /// Why a certificate chain did not verify, in classes that call for different actions.

@@ -64,8 +64,7 @@ enum CurlErrorMapping {
             } ?? ""
             let status = easy.long(CURLINFO_HTTP_CONNECTCODE)
             let answer = status > 0 ? "it answered \(status)" : detail
-            let hint = status == 407 ? "; give the proxy's credentials in its URL (http://USER:PASSWORD@HOST:PORT)" : "; check --proxy and the proxy's rules"
-            return failure(.proxy, "the proxy\(proxy) did not open a tunnel to \(authority): \(answer)\(hint)")
+            return failure(.proxy, "the proxy\(proxy) did not open a tunnel to \(authority): \(answer)", .tunnelRefused(status: status))
         case CURLE_RECV_ERROR where detail.containsBytes(of: "nghttp2"):
             // nghttp2 refused what the server framed (a CONTINUATION flood, a bad header
             // block): the server's fault, not a reset connection, so not worth a retry.
