@@ -298,6 +298,26 @@ import Testing
         #expect(posted == [#"{"text": "answer 7\n"}"#, "answer 7\n", #"{"name": "ada"}"#])
     }
 
+    /// Lines in flight together that save one session keep each other's cookies: each line
+    /// applies what its exchange set or removed to the file as it is when it saves. (Each
+    /// wrote back the session as it had read it, plus its own cookie: 2 of 20 cookies were
+    /// left, one per wave of ten.) A cookie one line removes stays removed.
+    @Test func linesSavingOneSessionKeepEachOthersCookies() throws {
+        server.route("/forget") { _, _ in
+            .response(status: 200, headers: [("Set-Cookie", "gone=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT")], body: Array("{}".utf8))
+        }
+        let session = directory + "/shared-session.json"
+        let seeded = AF.run(["--session=\(session)", server.url("/cookies/set?gone=1&kept=1")])
+        #expect(seeded.status == 0, "\(seeded.err)")
+        let lines = (1...20).map { "--session=\(session) \(server.url("/cookies/set?k\($0)=v\($0)"))" } + ["--session=\(session) \(server.url("/forget"))"]
+        let result = AF.run(["batch", "--parallel=10", try file(lines)])
+        #expect(result.status == 0, "\(result.err)")
+        let text = try String(contentsOfFile: session, encoding: .utf8)
+        let cookies = JSONHelpers.object(text)?["cookies"] as? [[String: Any]] ?? []
+        let names = Set(cookies.compactMap { $0["name"] as? String })
+        #expect(names == Set((1...20).map { "k\($0)" } + ["kept"]), "\(names.sorted())")
+    }
+
     @Test func failFastStopsStartingAndCancelsWhatIsInFlight() throws {
         let path = try file([
             server.url("/answer/1?delay=3"),

@@ -107,6 +107,19 @@ struct SessionFile: Sendable {
         return (Array(ordered.dropFirst(dropped)), dropped)
     }
 
+    /// What an exchange did to the cookies it started with (`before` → `after`: set, changed,
+    /// removed) done to `current`, the session file's cookies as they are now. A cookie the
+    /// exchange did not touch stays as `current` has it, so another line's change to the file
+    /// in the meantime is kept.
+    static func applying(changesFrom before: [Cookie], to after: [Cookie], onto current: [Cookie]) -> [Cookie] {
+        var earlier: [Cookie.Identity: Cookie] = [:]
+        for cookie in before { earlier[cookie.identity] = cookie }
+        let set = after.filter { earlier[$0.identity] != $0 }
+        let remaining = Set(after.map(\.identity))
+        let replaced = Set(set.map(\.identity)).union(earlier.keys.filter { !remaining.contains($0) })
+        return current.filter { !replaced.contains($0.identity) } + set
+    }
+
     /// The cookies of `Cookie:` headers (`a=1; b=2`), as session cookies of `host`.
     static func cookies(fromHeaders headers: [HTTPHeader], host: String) -> [Cookie] {
         var cookies: [Cookie] = []

@@ -201,9 +201,17 @@ final class Execution {
     }
 
     /// Keeps the session up to date after an exchange: this command line's headers and
-    /// credentials, and the cookie engine's cookies.
+    /// credentials, and the cookies the exchange set, changed or removed, applied to the file
+    /// as it is now — not as it was read — so that lines of a batch (and runs side by side)
+    /// saving one session in turn keep each other's changes.
     private func saveSession(_ session: Session, response: Response) -> CommandFailure? {
-        guard var stored = built.session, !settings.sessionReadOnly, response.head != nil else { return nil }
+        guard let read = built.session, !settings.sessionReadOnly, response.head != nil else { return nil }
+        var stored: SessionFile
+        do {
+            stored = try SessionFile.load(path: read.path, url: built.url)
+        } catch {
+            return error
+        }
         if stored.applies(to: built.url) {
             // Every header given this time replaces those of its name, repeats included.
             let kept = built.givenHeaders.filter { SessionFile.keeps($0.name) }
@@ -218,7 +226,8 @@ final class Execution {
         // unless the server set the same cookie itself.
         let set = Set(cookies.map(\.identity))
         cookies += SessionFile.cookies(fromHeaders: built.givenHeaders, host: built.url.host).filter { !set.contains($0.identity) }
-        let (kept, dropped) = SessionFile.keptCookies(cookies, earlier: stored.cookies)
+        let merged = SessionFile.applying(changesFrom: read.cookies, to: cookies, onto: stored.cookies).filter { !$0.isExpired(at: now) }
+        let (kept, dropped) = SessionFile.keptCookies(merged, earlier: stored.cookies)
         stored.cookies = kept
         if dropped > 0, !settings.quiet {
             stderr.writeNotice("the session '\(stored.path)' keeps at most \(SessionFile.cookieLimit) cookies; \(dropped) of the oldest were dropped")
