@@ -29,6 +29,22 @@ import Glibc
         #expect(result.stdout.count < 4_000_000)
     }
 
+    /// Runs side by side saving one session take turns (a lock on its directory) and apply
+    /// their own changes to the file as it is then: 12 runs each setting a cookie keep all 12
+    /// (each wrote back what it had read plus its own cookie: of 24, 2 were left).
+    @Test func runsSideBySideSavingOneSessionKeepEachOthersCookies() throws {
+        let session = directory + "/side-by-side/session.json"
+        let runs = (1...12).map { AF.start(["--session=\(session)", server.url("/cookies/set?p\($0)=v")]) }
+        for run in runs {
+            let result = run.wait(timeout: 120)
+            #expect(result.status == 0, "\(result.err)")
+        }
+        let text = try String(contentsOfFile: session, encoding: .utf8)
+        let cookies = JSONHelpers.object(text)?["cookies"] as? [[String: Any]] ?? []
+        #expect(Set(cookies.compactMap { $0["name"] as? String }) == Set((1...12).map { "p\($0)" }))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/side-by-side") == ["session.json"], "no temporary file is left")
+    }
+
     /// A body that is one endless number (a 40 MB one here took about a minute; the time grew
     /// with the square of its length) is shown as it came, every byte, at network speed.
     @Test func aHugeNumberIsShownAsItCameInBoundedTime() {

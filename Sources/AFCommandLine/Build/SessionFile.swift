@@ -182,9 +182,25 @@ struct SessionFile: Sendable {
         return json.text + "\n"
     }
 
-    /// Writes the file atomically (a temporary file renamed over it) with mode 0600,
-    /// creating its directory (0700) when needed.
-    func save() throws(CommandFailure) {
+    /// Reads the session at `path` as it is now, lets `change` update it, and writes it back,
+    /// holding a lock on its directory meanwhile: runs that save one session side by side take
+    /// turns, and none writes back a file another changed after it was read.
+    static func update(path: String, url: HTTPURL, _ change: (inout SessionFile) throws(CommandFailure) -> Void) throws(CommandFailure) {
+        let directory = try makeDirectory(for: path)
+        // Best effort: without the lock (a directory af may not lock) the file is still
+        // written atomically, only not in turn.
+        let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if lock >= 0 {
+            while flock(lock, LOCK_EX) != 0, errno == EINTR {}
+        }
+        defer { if lock >= 0 { close(lock) } }
+        var session = try load(path: path, url: url)
+        try change(&session)
+        try session.save()
+    }
+
+    /// The directory of `path`, created (0700) where missing.
+    private static func makeDirectory(for path: String) throws(CommandFailure) -> String {
         // Bytes: a `/` followed by a combining mark is one Character, but still a separator.
         let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
         var built = directory.utf8.first == UInt8(ascii: "/") ? "" : "."
@@ -194,6 +210,13 @@ struct SessionFile: Sendable {
                 throw CommandFailure("cannot create '\(built)' for the session: \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.output)
             }
         }
+        return directory.isEmpty ? "/" : directory
+    }
+
+    /// Writes the file atomically (a temporary file renamed over it) with mode 0600,
+    /// creating its directory (0700) when needed.
+    private func save() throws(CommandFailure) {
+        let directory = try Self.makeDirectory(for: path)
         let (fd, temporary) = try FileIO.makeTemporaryFile(in: directory, prefix: ".af-session").mapError { failure in
             CommandFailure("cannot write the session in '\(directory)': \(failure.description)", exitCode: ExitStatus.output)
         }.get()

@@ -206,36 +206,31 @@ final class Execution {
     /// saving one session in turn keep each other's changes.
     private func saveSession(_ session: Session, response: Response) -> CommandFailure? {
         guard let read = built.session, !settings.sessionReadOnly, response.head != nil else { return nil }
-        var stored: SessionFile
-        do {
-            stored = try SessionFile.load(path: read.path, url: built.url)
-        } catch {
-            return error
-        }
-        if stored.applies(to: built.url) {
-            // Every header given this time replaces those of its name, repeats included.
-            let kept = built.givenHeaders.filter { SessionFile.keeps($0.name) }
-            let names = Set(kept.map(\.name))
-            stored.headers.removeAll { names.contains($0.name) }
-            stored.headers.append(contentsOf: kept)
-            if let credentials = built.givenCredentials { stored.auth = credentials }
-        }
         let now = HTTPDate.now()
         var cookies = session.exportCookies().filter { !$0.isExpired(at: now) }
         // A Cookie header given with --session is kept as cookies for this host (HTTPie),
         // unless the server set the same cookie itself.
         let set = Set(cookies.map(\.identity))
         cookies += SessionFile.cookies(fromHeaders: built.givenHeaders, host: built.url.host).filter { !set.contains($0.identity) }
-        let merged = SessionFile.applying(changesFrom: read.cookies, to: cookies, onto: stored.cookies).filter { !$0.isExpired(at: now) }
-        let (kept, dropped) = SessionFile.keptCookies(merged, earlier: stored.cookies)
-        stored.cookies = kept
-        if dropped > 0, !settings.quiet {
-            stderr.writeNotice("the session '\(stored.path)' keeps at most \(SessionFile.cookieLimit) cookies; \(dropped) of the oldest were dropped")
-        }
+        var dropped = 0
         do {
-            try stored.save()
+            try SessionFile.update(path: read.path, url: built.url) { stored in
+                if stored.applies(to: built.url) {
+                    // Every header given this time replaces those of its name, repeats included.
+                    let kept = built.givenHeaders.filter { SessionFile.keeps($0.name) }
+                    let names = Set(kept.map(\.name))
+                    stored.headers.removeAll { names.contains($0.name) }
+                    stored.headers.append(contentsOf: kept)
+                    if let credentials = built.givenCredentials { stored.auth = credentials }
+                }
+                let merged = SessionFile.applying(changesFrom: read.cookies, to: cookies, onto: stored.cookies).filter { !$0.isExpired(at: now) }
+                (stored.cookies, dropped) = SessionFile.keptCookies(merged, earlier: stored.cookies)
+            }
         } catch {
             return error
+        }
+        if dropped > 0, !settings.quiet {
+            stderr.writeNotice("the session '\(read.path)' keeps at most \(SessionFile.cookieLimit) cookies; \(dropped) of the oldest were dropped")
         }
         return nil
     }
