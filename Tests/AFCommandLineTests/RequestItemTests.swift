@@ -209,6 +209,14 @@ import Testing
         ("--accept-status=200-199", "expected statuses and ranges"),
         ("--pin=sha256//short", "invalid pin"),
         ("--max-filesize=ten", "expected a size"),
+        // --resolve is checked as libcurl reads it (a bad entry had been a libcurl failure,
+        // exit 1, after the request started).
+        ("--resolve=a.test:80:notanip", "invalid value 'a.test:80:notanip' for --resolve: 'notanip' is not an IP address; expected HOST:PORT:ADDRESS"),
+        ("--resolve=a.test:99999:127.0.0.1", "'99999' is not a port from 1 to 65535"),
+        ("--resolve=a.test:80:127.0.0.1,", "'' is not an IP address"),
+        ("--resolve=a.test:80", "no address"),
+        ("--resolve=:80:127.0.0.1", "no host"),
+        ("--resolve=[::1]:80:127.0.0.1", "the host is an IP address, which is never looked up"),
     ])
     func badValues(argument: String, message: String) throws {
         let parsed = try ParsedArguments.parse([argument])
@@ -218,6 +226,16 @@ import Testing
         } throws: { error in
             (error as? CommandFailure)?.message.contains(message) == true
         }
+    }
+
+    /// Entries libcurl takes: IPv4 and IPv6 (bare or bracketed), several addresses, `+` to
+    /// time an entry out, `-HOST:PORT` to drop one, `*` for every host.
+    @Test(arguments: ["a.test:80:127.0.0.1", "a.test:443:[::1]", "a.test:443:::1", "a.test:80:127.0.0.1,::1",
+                      "+a.test:80:127.0.0.1", "-a.test:80", "*:80:127.0.0.1"])
+    func resolveEntriesLibcurlTakes(entry: String) throws {
+        var settings = Settings()
+        for option in try ParsedArguments.parse(["--resolve=" + entry]).options { try settings.apply(option) }
+        #expect(settings.resolve == [entry])
     }
 
     @Test func sizesAndStatusLists() throws {

@@ -360,11 +360,7 @@ public enum OptionTable {
                    binding: .choice(\.httpVersion, TransferOptions.HTTPVersion.self)),
         OptionSpec(.resolve, "resolve", value: .required("HOST:PORT:ADDR"), group: .network, help: "Connect to ADDR for HOST:PORT (repeatable)",
                    binding: .custom(sample: "example.org:443:127.0.0.1") { settings, option throws(CommandFailure) in
-                       let value = option.value ?? ""
-                       guard value.split(byte: UInt8(ascii: ":"), omittingEmptySubsequences: false).count >= 3 else {
-                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected HOST:PORT:ADDRESS")
-                       }
-                       settings.resolve.append(value)
+                       settings.resolve.append(try Settings.resolveEntry(option.value ?? "", option.spelling))
                    }),
         OptionSpec(.unixSocket, "unix-socket", value: .required("PATH"), group: .network, help: "Connect through a Unix domain socket", completion: .file,
                    binding: .text(\.unixSocket, sample: "/run/app.sock")),

@@ -1,4 +1,7 @@
 import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Every option's value after the config file and the command line are applied, in order.
 ///
@@ -242,6 +245,43 @@ struct Settings: Sendable {
         let number = try seconds(value, name)
         guard number > 0 else { throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected more than 0 seconds") }
         return number
+    }
+
+    /// A `--resolve` entry as libcurl reads it: `[+]HOST:PORT:ADDRESS[,ADDRESS…]` (an IPv6
+    /// address bare or in brackets), or `-HOST:PORT` to drop one. Checked here, so that a typo
+    /// is a usage error before anything is sent rather than a libcurl failure after.
+    static func resolveEntry(_ value: String, _ name: String) throws(CommandFailure) -> String {
+        func invalid(_ problem: String) -> CommandFailure {
+            .usage("invalid value '\(Quote.argument(value))' for \(name): \(problem); expected HOST:PORT:ADDRESS, such as example.org:443:127.0.0.1")
+        }
+        var rest = Substring(value)
+        let removes = rest.hasPrefix("-")
+        if removes || rest.hasPrefix("+") { rest = rest.dropFirst() }
+        // libcurl takes a host name (or `*`) here; an IPv6 address is never looked up anyway.
+        guard !rest.hasPrefix("[") else { throw invalid("the host is an IP address, which is never looked up") }
+        guard let (host, afterHost) = String(rest).splitOnce(byte: UInt8(ascii: ":")) else { throw invalid("no port") }
+        rest = afterHost
+        guard !host.isEmpty else { throw invalid("no host") }
+        let portText: Substring
+        let addresses: Substring
+        if let (before, after) = String(rest).splitOnce(byte: UInt8(ascii: ":")) {
+            (portText, addresses) = (before, after)
+        } else {
+            (portText, addresses) = (rest, "")
+        }
+        guard let port = Int(portText), (1...65535).contains(port) else { throw invalid("'\(Quote.argument(String(portText)))' is not a port from 1 to 65535") }
+        if removes { return value }
+        guard !addresses.isEmpty else { throw invalid("no address") }
+        for address in addresses.split(byte: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            var text = address
+            if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
+            var storage = in6_addr()
+            let parsed = String(text).withCString { pointer in
+                inet_pton(AF_INET, pointer, &storage) == 1 || inet_pton(AF_INET6, pointer, &storage) == 1
+            }
+            guard parsed else { throw invalid("'\(Quote.argument(String(address)))' is not an IP address") }
+        }
+        return value
     }
 
     /// `10/s`, `100/m`, `5/h`: a count of starts per period.
