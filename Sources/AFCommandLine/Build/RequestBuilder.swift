@@ -227,6 +227,9 @@ enum RequestBuilder {
 
     static func transferOptions(_ settings: Settings, environment: Environment) throws(CommandFailure) -> TransferOptions {
         var options = TransferOptions()
+        // Off until the output plan asks for the request's head (Execution turns it on), so
+        // that a description built for a line of `af batch` is sent without a copy.
+        options.recordsSentHead = false
         options.timeout = settings.timeout
         options.connectTimeout = settings.connectTimeout
         options.httpVersion = settings.httpVersion

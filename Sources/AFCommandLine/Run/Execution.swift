@@ -147,12 +147,19 @@ final class Execution {
         if let stored = built.session { session.importCookies(stored.cookies) }
         var description = built.description
         // The request body (B) is printed with the head that carried it, so both need it.
-        description.options.recordsSentHead = plan.shows("H") || plan.shows("B") || settings.trace != nil
-        description.options.logsTransport = settings.debug
+        let recordsSentHead = plan.shows("H") || plan.shows("B") || settings.trace != nil
         // Many requests to one origin wait for its first connection when it may turn out to
         // be HTTP/2 (then they share it); with HTTP/1 waiting would only serialise them.
-        description.options.waitsForMultiplexing = batch != nil && (settings.httpVersion == .http2PriorKnowledge
+        let waitsForMultiplexing = batch != nil && (settings.httpVersion == .http2PriorKnowledge
             || (built.url.scheme == "https" && (settings.httpVersion == .automatic || settings.httpVersion == .http2)))
+        // Set only what differs: the description shares its storage with the plan of a batch
+        // line, and a write copies all of it (the request's every header and option).
+        let options = description.options
+        if options.recordsSentHead != recordsSentHead || options.logsTransport != settings.debug || options.waitsForMultiplexing != waitsForMultiplexing {
+            description.options.recordsSentHead = recordsSentHead
+            description.options.logsTransport = settings.debug
+            description.options.waitsForMultiplexing = waitsForMultiplexing
+        }
         let request = session.request(description, sink: printer, validation: validation)
         if batch != nil { request.resume() }
         return .inFlight(InFlight(session: session, request: request, printer: printer, memory: memory))
