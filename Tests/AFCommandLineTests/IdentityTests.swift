@@ -453,6 +453,20 @@ import Testing
         #expect(unchecked.out.hasPrefix("HTTP/1.1 302 Found\n"))
     }
 
+    /// A byte order mark that an editor put at the start of af's own files is not part of
+    /// them: a config file (it was "not valid JSON: unexpected byte 0xef") and a netrc (the
+    /// mark made the first word something other than "machine").
+    @Test func aByteOrderMarkIsTheEditorsNotTheFiles() throws {
+        try write("\u{FEFF}" + #"{"default_options": ["--check-status"]}"#)
+        let checked = InProcessAF.run([server.url("/status/404")], environment: ["AF_CONFIG_DIR": config])
+        #expect(checked.status == 4, "\(checked.err)")
+        let netrc = config + "/netrc-bom"
+        try "\u{FEFF}machine 127.0.0.1 login ada password pw\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        let result = InProcessAF.run([server.url("/echo")], environment: ["NETRC": netrc, "AF_CONFIG_DIR": config + "/none"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(server.requests.last?.header("Authorization") == "Basic YWRhOnB3")
+    }
+
     @Test func xdgConfigHome() throws {
         let xdg = try TemporaryDirectory.make(prefix: "af-xdg")
         try FileManager.default.createDirectory(atPath: xdg + "/af", withIntermediateDirectories: true)

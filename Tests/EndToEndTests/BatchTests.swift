@@ -284,6 +284,18 @@ import Testing
     /// The check builds every line before the run, but a line that reads a file reads it
     /// when it runs: here line 1 rewrites the file whose text lines 2 (a field, read while
     /// the request is built) and 3 (the whole body, streamed as it is sent) send.
+    /// A batch file saved with a byte order mark and CRLF line ends (a Windows editor's) runs
+    /// as written: the mark had become part of the first URL (exit 64).
+    @Test func aByteOrderMarkAndCRLFLineEndsAreTheEditors() throws {
+        let path = try TemporaryDirectory.write("\u{FEFF}\(server.url("/answer/1"))\r\n# note\r\n\(server.url("/answer/2"))\r\n", named: "bom.txt", in: directory)
+        let result = AF.run(["batch", path])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "answer 1\nanswer 2\n")
+        let streamed = AF.run(["batch", "-"], stdin: .bytes(Array("\u{FEFF}\(server.url("/answer/3"))\n".utf8)))
+        #expect(streamed.status == 0, "\(streamed.err)")
+        #expect(streamed.out == "answer 3\n")
+    }
+
     @Test func aLineReadsItsFilesWhenItRunsNotWhenTheFileIsChecked() throws {
         let body = try TemporaryDirectory.write("old\n", named: "body.txt", in: directory)
         let path = try file([

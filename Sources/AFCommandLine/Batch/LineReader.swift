@@ -46,7 +46,7 @@ final class LineReader {
                     continue
                 }
                 lineNumber += 1
-                return String(decoding: buffer[start..<newline], as: UTF8.self)
+                return text(buffer[start..<newline])
             }
             if skipping {
                 // The rest of a line too long to keep: dropped as it arrives.
@@ -63,10 +63,19 @@ final class LineReader {
                 guard start < buffer.count else { return nil }
                 defer { start = buffer.count }
                 lineNumber += 1
-                return String(decoding: buffer[start...], as: UTF8.self)
+                return text(buffer[start...])
             }
             try fill()
         }
+    }
+
+    /// A line's text; the first without the UTF-8 byte order mark some editors put at the
+    /// start of a file (it would be part of the first word, a URL no server has).
+    private func text(_ bytes: ArraySlice<UInt8>) -> String {
+        if lineNumber == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            return String(decoding: bytes.dropFirst(3), as: UTF8.self)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private func fill() throws(CommandFailure) {

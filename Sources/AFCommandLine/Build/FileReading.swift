@@ -39,9 +39,12 @@ enum FileReading {
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             throw .unreadable("cannot read '\(path)' (from '\(what)'): it is not a regular file; name a file")
         }
-        return try readCapped(fd, path: path, item: what, limit: documentLimit) { limit in
+        let bytes = try readCapped(fd, path: path, item: what, limit: documentLimit) { limit in
             "it is larger than \(Format.bytes(Int64(limit))), more than such a file ever needs"
         }
+        // A UTF-8 byte order mark is the editor's, not the document's (JSON lets a reader
+        // ignore it, and in a netrc it would be part of the first word).
+        return bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
     }
 
     private static func readCapped(
