@@ -120,6 +120,11 @@ import Testing
         ("https://example.org/a/../b/./c", false, "https://example.org/b/c"),
         ("http://example.org/a b", false, "http://example.org/a%20b"),
         ("http://example.org/?q=1", false, "http://example.org/?q=1"),
+        // A slash short or over after the scheme is read as curl reads it (it had been a host
+        // named "https" with an empty port).
+        ("https:/example.org/a", false, "https://example.org/a"),
+        ("http:///example.org", true, "http://example.org/"),
+        ("HTTPS:/example.org", false, "https://example.org/"),
     ])
     func shorthands(argument: String, https: Bool, expected: String) throws {
         #expect(try URLBuilder.build(argument, https: https, query: [], pathAsIs: false).string == expected)

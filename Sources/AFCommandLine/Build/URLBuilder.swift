@@ -39,6 +39,15 @@ enum URLBuilder {
             if rest.first == "/" { return scheme + "localhost" + rest }
             if rest.first?.isASCIIDigit == true { return scheme + "localhost:" + rest }
         }
+        // `http:/host` and `https:///host`, one slash short or over: what curl reads them as,
+        // rather than a host named "http" with an empty port.
+        for name in ["http", "https"] {
+            guard argument.utf8.count > name.utf8.count + 2, argument.lowercased().hasPrefix(name + ":/") else { continue }
+            var rest = argument.dropFirst(name.utf8.count + 1)
+            while rest.hasPrefix("/") { rest = rest.dropFirst() }
+            guard !rest.isEmpty else { break }
+            return argument.prefix(name.utf8.count) + "://" + rest
+        }
         if let offset = argument.utf8Offset(of: "://") {
             let candidate = argument.utf8.prefix(offset)
             if !candidate.isEmpty, candidate.allSatisfy({ Self.isSchemeByte($0) }) { return argument }
