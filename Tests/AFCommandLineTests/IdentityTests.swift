@@ -381,6 +381,32 @@ import Testing
         #expect(forbidden.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to forbidden.test:443: it answered 403; check --proxy and the proxy's rules\n")
     }
 
+    /// A proxy that is down is named (without its credentials), not the host behind it: the
+    /// message had blamed example.test for refusing the connection.
+    @Test func aProxyThatIsDownIsNamed() throws {
+        let gone = try TestServer()
+        let port = gone.port
+        gone.stop()
+        let result = InProcessAF.run(["--proxy=http:http://ada:secret@127.0.0.1:\(port)", "http://example.test/x"])
+        #expect(result.status == 1)
+        #expect(result.err == "af: error: cannot connect to the proxy http://127.0.0.1:\(port) for example.test:80: connection refused; is the proxy running?\n")
+        let direct = InProcessAF.run(["http://127.0.0.1:\(port)/x"])
+        #expect(direct.err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n")
+    }
+
+    /// -4 with an IPv6 address, or -6 with an IPv4 one, can only fail to connect, which read
+    /// as a server that is down; it is a usage error, and nothing is sent.
+    @Test func anAddressOfTheOtherFamilyIsAUsageError() {
+        let v4 = InProcessAF.run(["-6", server.url("/get")])
+        #expect(v4.status == 64)
+        #expect(v4.err == "af: error: -6 (--ipv6) cannot reach the IPv4 address 127.0.0.1; drop -6\n")
+        let v6 = InProcessAF.run(["-4", "http://[::1]:\(server.port)/get"])
+        #expect(v6.status == 64)
+        #expect(v6.err == "af: error: -4 (--ipv4) cannot reach the IPv6 address [::1]; drop -4\n")
+        #expect(server.requests.isEmpty)
+        #expect(InProcessAF.run(["-4", server.url("/get")]).status == 0)
+    }
+
     @Test func resolvePinsANameToAnAddress() {
         let result = InProcessAF.run(["--resolve=api.example.invalid:\(server.port):127.0.0.1", "http://api.example.invalid:\(server.port)/echo"])
         #expect(result.status == 0)

@@ -61,6 +61,15 @@ enum RequestBuilder {
         }
         let parsed = try URLBuilder.build(urlArgument, https: settings.https, query: query, pathAsIs: settings.pathAsIs)
         let url = parsed.removingCredentials()
+        if settings.ipVersion != .any, settings.proxies.isEmpty, settings.unixSocket == nil, let family = URLBuilder.addressFamily(of: url.host) {
+            // libcurl would only fail to connect, which reads as a server that is down.
+            if family == .v6, settings.ipVersion == .v4 {
+                throw .usage("-4 (--ipv4) cannot reach the IPv6 address \(url.host); drop -4")
+            }
+            if family == .v4, settings.ipVersion == .v6 {
+                throw .usage("-6 (--ipv6) cannot reach the IPv4 address \(url.host); drop -6")
+            }
+        }
         if settings.authCmd != nil, settings.auth != nil || parsed.user != nil {
             throw .usage("--auth-cmd supplies the credentials; drop -a (or the user in the URL), or drop --auth-cmd")
         }

@@ -1,4 +1,7 @@
 import AFEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Turns the URL argument into an absolute URL (SPEC §1 shorthands).
 enum URLBuilder {
@@ -53,6 +56,18 @@ enum URLBuilder {
             if !candidate.isEmpty, candidate.allSatisfy({ Self.isSchemeByte($0) }) { return argument }
         }
         return scheme + argument
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address (bare or in brackets), or nil for a name.
+    static func addressFamily(of host: String) -> TransferOptions.IPVersion? {
+        var text = Substring(host)
+        if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
+        var storage = in6_addr()
+        return String(text).withCString { pointer -> TransferOptions.IPVersion? in
+            if inet_pton(AF_INET, pointer, &storage) == 1 { return .v4 }
+            if inet_pton(AF_INET6, pointer, &storage) == 1 { return .v6 }
+            return nil
+        }
     }
 
     /// Percent-encodes spaces, controls, non-ASCII and the few printable characters that are

@@ -23,6 +23,13 @@ enum CurlErrorMapping {
             if let socket = transfer.description.options.unixSocketPath {
                 return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': \(osError != 0 ? POSIXFailure(code: osError).description : detail)")
             }
+            // Through a proxy it is the proxy that did not answer (libcurl does not say which
+            // address it tried); with no_proxy the host may have been tried directly instead.
+            let options = transfer.description.options
+            if let proxy = options.proxy.explicitProxy(forScheme: url.scheme), options.proxy.noProxy?.isEmpty ?? true, options.unixSocketPath == nil {
+                let reason = osError == ECONNREFUSED || osError == 0 ? "connection refused" : POSIXFailure(code: osError).description
+                return failure(.connectionRefused, "cannot connect to the proxy \(withoutCredentials(proxy)) for \(authority): \(reason); is the proxy running?")
+            }
             if osError == ECONNREFUSED || osError == 0 {
                 return failure(.connectionRefused, "connection refused by \(authority); is the server running?")
             }
@@ -109,6 +116,15 @@ enum CurlErrorMapping {
         default:
             return failure(.other, "request to \(authority) failed: \(detail) (libcurl error \(code.rawValue))")
         }
+    }
+
+    /// A proxy URL as it may be shown: without `USER:PASSWORD@`.
+    static func withoutCredentials(_ proxy: String) -> String {
+        let start = proxy.utf8Offset(of: "://").map { $0 + 3 } ?? 0
+        let rest = proxy.utf8.dropFirst(start)
+        let hostEnd = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
+        guard let at = rest[..<hostEnd].lastIndex(of: UInt8(ascii: "@")) else { return proxy }
+        return String(proxy[..<rest.startIndex]) + String(proxy[proxy.utf8.index(after: at)...])
     }
 
     /// nghttp2's own words from libcurl's message, without the function names around them
