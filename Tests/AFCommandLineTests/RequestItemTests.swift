@@ -222,6 +222,11 @@ import Testing
         ("--resolve=a.test:80", "no address"),
         ("--resolve=:80:127.0.0.1", "no host"),
         ("--resolve=[::1]:80:127.0.0.1", "the host is an IP address, which is never looked up"),
+        // curl's spelling of --proxy, and HOST:PORT, had gone quietly direct or reached
+        // libcurl as '//proxy:3128'.
+        ("--proxy=http://proxy:3128", "'http://proxy:3128' for --proxy names no SCHEME for it: give all:http://proxy:3128 for every URL, or http: or https: before it"),
+        ("--proxy=127.0.0.1:3128", "SCHEME is http, https or all (the URLs that go through the proxy), such as all:http://127.0.0.1:3128"),
+        ("--proxy=ftp:http://proxy:3128", "SCHEME is http, https or all"),
     ])
     func badValues(argument: String, message: String) throws {
         let parsed = try ParsedArguments.parse([argument])

@@ -352,6 +352,14 @@ public enum OptionTable {
                        guard let (scheme, url) = value.splitOnce(byte: UInt8(ascii: ":")), !scheme.isEmpty, !url.isEmpty else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected SCHEME:URL, such as http:http://proxy:3128")
                        }
+                       // curl's --proxy takes the URL alone: say how af spells it rather than
+                       // pass "//proxy:3128" on (or, for HOST:PORT, quietly go direct).
+                       if url.hasPrefix("//") {
+                           throw .usage("'\(Quote.argument(value))' for \(option.spelling) names no SCHEME for it: give all:\(Quote.argument(value)) for every URL, or http: or https: before it")
+                       }
+                       guard ["http", "https", "all"].contains(scheme.lowercased()) else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): SCHEME is http, https or all (the URLs that go through the proxy), such as all:http://\(Quote.argument(value))")
+                       }
                        settings.proxies.append(value)
                    }),
         OptionSpec(.httpVersion, "http-version", value: .required("VERSION"), group: .network,
