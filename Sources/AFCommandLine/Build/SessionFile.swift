@@ -196,7 +196,7 @@ struct SessionFile: Sendable {
         defer { if lock >= 0 { close(lock) } }
         var session = try load(path: path, url: url)
         try change(&session)
-        try session.save()
+        try session.save(in: directory)
     }
 
     /// The directory of `path`, created (0700) where missing.
@@ -213,10 +213,9 @@ struct SessionFile: Sendable {
         return directory.isEmpty ? "/" : directory
     }
 
-    /// Writes the file atomically (a temporary file renamed over it) with mode 0600,
-    /// creating its directory (0700) when needed.
-    private func save() throws(CommandFailure) {
-        let directory = try Self.makeDirectory(for: path)
+    /// Writes the file atomically (a temporary file in `directory`, its own, renamed over it)
+    /// with mode 0600.
+    private func save(in directory: String) throws(CommandFailure) {
         let (fd, temporary) = try FileIO.makeTemporaryFile(in: directory, prefix: ".af-session").mapError { failure in
             CommandFailure("cannot write the session in '\(directory)': \(failure.description)", exitCode: ExitStatus.output)
         }.get()
