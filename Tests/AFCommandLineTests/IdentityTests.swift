@@ -146,6 +146,29 @@ import Testing
         #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
     }
 
+    /// The lines of a batch share one --auth-cmd token: the command runs once for all of
+    /// them, and once more when the token is refused, however many lines the 401 reached (it
+    /// ran once per line, and again per refused line).
+    @Test func batchLinesShareOneAuthCommandToken() throws {
+        server.route("/rotated/*") { request, _ in
+            request.header("Authorization") == "Bearer token-2" ? .json("{\"ok\": true}") : .response(status: 401, headers: [("WWW-Authenticate", "Bearer")])
+        }
+        let (command, counter) = try counterScript()
+        let lines = (1...12).map { server.url("/rotated/\($0)") }.joined(separator: "\n") + "\n"
+        let path = try TemporaryDirectory.write(lines, named: "rotated-\(UUID().uuidString).txt", in: directory)
+        let result = InProcessAF.run(["batch", "--parallel=4", "--auth-cmd", command, path])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == String(repeating: "{\"ok\": true}", count: 12))
+        #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
+        let accepted = try counterScript()
+        server.route("/plain-token/*") { request, _ in
+            request.header("Authorization") == "Bearer token-1" ? .json("{}") : .response(status: 401)
+        }
+        let plain = try TemporaryDirectory.write((1...8).map { server.url("/plain-token/\($0)") }.joined(separator: "\n"), named: "plain-\(UUID().uuidString).txt", in: directory)
+        #expect(InProcessAF.run(["batch", "--parallel=3", "--auth-cmd", accepted.command, plain]).status == 0)
+        #expect(try String(contentsOfFile: accepted.counter, encoding: .utf8) == "1\n")
+    }
+
     @Test func authCommandDoesNotLoopOnRepeated401() throws {
         server.route("/never") { _, _ in .response(status: 401) }
         let (command, counter) = try counterScript()

@@ -86,6 +86,8 @@ final class BatchRunner: Sendable {
         var connectionOwners: [LinePlanner.ConnectionKey: Owner] = [:]
         /// Counts line starts, to tell which owner was used least recently.
         var ownerClock = 0
+        /// `--auth-cmd` tokens by command, shared by the lines that run it.
+        var tokens: [String: SharedCommandToken] = [:]
     }
 
     /// A session that owns the connections (and thread) of one set of connection settings.
@@ -211,7 +213,8 @@ final class BatchRunner: Sendable {
             let channel = output.channel(for: sequence)
             let execution: Execution
             do {
-                execution = try Execution(settings: planned.settings, built: planned.built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number, loadedNetrc: .some(netrc))
+                execution = try Execution(settings: planned.settings, built: planned.built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number, loadedNetrc: .some(netrc),
+                                          tokens: { command in self.sharedToken(for: command).provider() })
             } catch {
                 planned.built.body.removeTemporaryFiles()
                 throw error
@@ -235,6 +238,16 @@ final class BatchRunner: Sendable {
             messages.writeError(error.message)
             output.skip(sequence)
             record(line: line.number, sequence: sequence, status: error.exitCode)
+        }
+    }
+
+    /// The `--auth-cmd` token the lines running `command` share.
+    private func sharedToken(for command: String) -> SharedCommandToken {
+        state.write { state in
+            if let shared = state.tokens[command] { return shared }
+            let shared = SharedCommandToken(command: command, environment: planner.environment.variables)
+            state.tokens[command] = shared
+            return shared
         }
     }
 

@@ -22,7 +22,10 @@ final class Execution {
     /// The line of `af batch` this request comes from, for `--report=json`.
     let batchLine: Int?
 
-    init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil, loadedNetrc: Netrc?? = nil) throws(CommandFailure) {
+    /// `tokens` gives the `--auth-cmd` token source for a command: `af batch` shares one per
+    /// command among its lines (`SharedCommandToken`); alone, each run has its own.
+    init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil, loadedNetrc: Netrc?? = nil,
+         tokens: ((String) -> TokenProvider)? = nil) throws(CommandFailure) {
         self.settings = settings
         self.batchLine = batchLine
         self.built = built
@@ -41,7 +44,7 @@ final class Execution {
             netrc = try Netrc.load(environment: environment)
         }
         authenticator = settings.authCmd.map { command in
-            AuthenticationInterceptor(provider: CommandTokenProvider(command: command, environment: environment.variables), origin: built.url)
+            AuthenticationInterceptor(provider: tokens?(command) ?? CommandTokenProvider(command: command, environment: environment.variables), origin: built.url)
         }
     }
 
