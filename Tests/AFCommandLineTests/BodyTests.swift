@@ -1,3 +1,5 @@
+@testable import AFCommandLine
+import AFEngine
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -253,5 +255,33 @@ import Testing
         #expect(result.status == 64)
         #expect(result.err == "af: error: the body comes from both items 'a=1' and standard input; give only one (use -I to ignore standard input)\n")
         #expect(server.requests.isEmpty)
+    }
+}
+
+/// A pipe on standard input that gives nothing for a while gets one line saying what af waits
+/// for (a CI step whose standard input is an open pipe held af without a word).
+@Suite struct StandardInputWaitTests {
+    @Test func aSilentPipeGetsOneNoticeThenIsReadToItsEnd() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-stdin-wait")
+        for (delay, noticed) in [(0.6, true), (0.0, false)] {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            let writer = ends[1]
+            let thread = Thread {
+                if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+                _ = "body".withCString { write(writer, $0, 4) }
+                close(writer)
+            }
+            thread.start()
+            let notices = Locked([String]())
+            let notice = StandardInput.WaitNotice(seconds: 0.2) { text in notices.withLock { $0.append(text) } }
+            let spooled = try StandardInput.spool(ends[0], temporaryDirectory: directory, notice: notice)
+            close(ends[0])
+            let path = try #require(spooled?.path)
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "body")
+            unlink(path)
+            let seen = notices.withLock { $0 }
+            #expect(seen == (noticed ? ["nothing has come on standard input in 200ms; af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)"] : []), "delay \(delay)")
+        }
     }
 }

@@ -98,7 +98,8 @@ enum BodyBuilder {
                 return BuiltBody(body: .stream(fileDescriptor: environment.stdin), origin: .standardInput(path: nil),
                                  contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
             }
-            guard let (path, _) = try StandardInput.spool(environment.stdin, temporaryDirectory: environment.temporaryDirectory) else {
+            let notice = settings.quiet ? nil : StandardInput.waitNotice(stderr: environment.stderr)
+            guard let (path, _) = try StandardInput.spool(environment.stdin, temporaryDirectory: environment.temporaryDirectory, notice: notice) else {
                 return BuiltBody()
             }
             return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json",

@@ -35,9 +35,36 @@ enum StandardInput {
         }
     }
 
+    /// How long a pipe may stay silent before af says what it is waiting for, and how.
+    struct WaitNotice {
+        var seconds: Double
+        var write: (String) -> Void
+    }
+
+    /// The notice for standard input in a script: a pipe nobody writes to or closes (a CI
+    /// step's open stdin) would hold af without a word, as HTTPie would be held.
+    static func waitNotice(stderr: Int32) -> WaitNotice {
+        WaitNotice(seconds: 10) { text in
+            let line = "af: \(text)\n"
+            _ = Array(line.utf8).withUnsafeBytes { FileIO.writeAll(stderr, $0) }
+        }
+    }
+
     /// Copies a pipe to a temporary file (memory stays flat) so the body has a length and
-    /// can be sent again; nil when the pipe gave no bytes.
-    static func spool(_ fd: Int32, temporaryDirectory: String, source: String = "standard input") throws(CommandFailure) -> (path: String, size: Int64)? {
+    /// can be sent again; nil when the pipe gave no bytes. With `notice`, a pipe that gives
+    /// nothing, not even its end, for `notice.seconds` gets one line saying af waits for it.
+    static func spool(_ fd: Int32, temporaryDirectory: String, source: String = "standard input", notice: WaitNotice? = nil) throws(CommandFailure) -> (path: String, size: Int64)? {
+        if let notice {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var ready = poll(&descriptor, 1, Int32(notice.seconds * 1000))
+            while ready < 0, errno == EINTR {
+                if let interrupted = CommandFailure.interrupted(whileReading: source) { throw interrupted }
+                ready = poll(&descriptor, 1, Int32(notice.seconds * 1000))
+            }
+            if ready == 0 {
+                notice.write("nothing has come on \(source) in \(Format.seconds(notice.seconds)); af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)")
+            }
+        }
         let (out, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-stdin").mapError { failure in
             CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
         }.get()
