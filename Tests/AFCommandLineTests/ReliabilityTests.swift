@@ -144,6 +144,14 @@ import Testing
         #expect(again.status == 0)
         #expect(server.hits("/submit-again") == 2)
         #expect(server.requests(to: "/submit-again").map(\.bodyText) == [#"{"a": "1"}"#, #"{"a": "1"}"#])
+        // When the failure is the run's error, it says why --retry did not retry it.
+        script("/submit-checked", [503, 200])
+        let checked = InProcessAF.run(["--retry=2", "--retry-delay=0.1", "--check-status", "post", server.url("/submit-checked"), "a=1"])
+        #expect(checked.status == 5)
+        #expect(checked.err == "af: error: server answered 503 Service Unavailable (POST is not retried without --retry-all-methods)\n")
+        script("/submit-404", [404])
+        let notRetryable = InProcessAF.run(["--retry=2", "--check-status", "post", server.url("/submit-404"), "a=1"])
+        #expect(notRetryable.err == "af: error: server answered 404 Not Found\n", "a 404 is not retried for any method")
     }
 
     @Test func retryOnReplacesTheStatusList() {

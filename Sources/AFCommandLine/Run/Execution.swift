@@ -301,9 +301,19 @@ final class Execution {
         }
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
-            stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : ""))
+            stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.attempts.count))
         }
         return status
+    }
+
+    /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a
+    /// user who asked for retries would otherwise not know they were skipped.
+    private func notRetriedHint(_ error: AFError, attempts: Int) -> String {
+        let method = built.description.method
+        guard settings.retry > 0, !settings.retryAllMethods, attempts == 1, !HTTPMethod.idempotent.contains(method) else { return "" }
+        let policy = RetryPolicy(retryLimit: settings.retry, retryableStatuses: settings.retryOn ?? RetryPolicy.defaultRetryableStatuses)
+        guard policy.isRetryable(error.underlyingError) else { return "" }
+        return " (\(method.rawValue) is not retried without --retry-all-methods)"
     }
 
     /// Whether running again with `-c` can finish what `error` stopped.
