@@ -296,6 +296,18 @@ import Testing
         #expect(streamed.out == "answer 3\n")
     }
 
+    /// A batch with nothing to send (an empty or comment-only file, empty standard input)
+    /// succeeds, but says so: a CI step whose endpoints file came out empty passed in silence.
+    @Test func aBatchWithNoRequestsSaysSo() throws {
+        let notice = "af: the batch had no requests to send (its input holds only blank lines and comments)\n"
+        for result in [AF.run(["batch", try file(["# nothing yet", ""], name: "empty.txt")]), AF.run(["batch", "-"], stdin: .bytes([]))] {
+            #expect(result.status == 0)
+            #expect(result.out.isEmpty)
+            #expect(result.err == notice)
+        }
+        #expect(AF.run(["batch", "-q", try file([], name: "quiet.txt")]).err.isEmpty)
+    }
+
     @Test func aLineReadsItsFilesWhenItRunsNotWhenTheFileIsChecked() throws {
         let body = try TemporaryDirectory.write("old\n", named: "body.txt", in: directory)
         let path = try file([

@@ -373,6 +373,11 @@ final class BatchRunner: Sendable {
         }
         let usage = budget.usage
         guard final.failed > 0 else {
+            // An empty endpoints file is more often a broken step before af than a batch
+            // meant to do nothing: exit 0, but not without a word.
+            if final.started == 0, !options.quiet {
+                stderr.writeNotice("the batch had no requests to send (its input holds only blank lines and comments)")
+            }
             if usage.refused > 0, !options.quiet {
                 stderr.writeNotice("the retry budget (\(budget.percent) % of requests + \(RetryBudget.floor)) ran out after \(usage.spent) retries; \(usage.refused) response\(usage.refused == 1 ? " was" : "s were") not retried")
             }
