@@ -203,12 +203,8 @@ struct SessionFile: Sendable {
     private static func makeDirectory(for path: String) throws(CommandFailure) -> String {
         // Bytes: a `/` followed by a combining mark is one Character, but still a separator.
         let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
-        var built = directory.utf8.first == UInt8(ascii: "/") ? "" : "."
-        for component in directory.split(byte: UInt8(ascii: "/")) {
-            built += "/" + component
-            if mkdir(built, 0o700) != 0, errno != EEXIST {
-                throw CommandFailure("cannot create '\(built)' for the session: \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.output)
-            }
+        if case .failure(let failure) = FileIO.makeDirectories(directory, mode: 0o700) {
+            throw CommandFailure("cannot create '\(failure.path)' for the session: \(failure.reason.description)", exitCode: ExitStatus.output)
         }
         return directory.isEmpty ? "/" : directory
     }

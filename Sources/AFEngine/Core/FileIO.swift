@@ -26,6 +26,26 @@ package enum FileIO {
         return lstat(path, &info) == 0
     }
 
+    /// Creates `path` and the directories above it that are missing, each with `mode`;
+    /// on failure, the directory that could not be made and why. Split at `/` bytes: a slash
+    /// followed by a combining mark is one Character with it, but still a separator.
+    package static func makeDirectories(_ path: String, mode: mode_t) -> Result<Void, MakeDirectoryFailure> {
+        var built = path.utf8.first == UInt8(ascii: "/") ? "" : "."
+        for component in path.split(byte: UInt8(ascii: "/")) {
+            built += "/" + component
+            if mkdir(built, mode) != 0, errno != EEXIST {
+                return .failure(MakeDirectoryFailure(path: built, reason: POSIXFailure(code: errno)))
+            }
+        }
+        return .success(())
+    }
+
+    /// A directory `makeDirectories` could not make.
+    package struct MakeDirectoryFailure: Error {
+        package let path: String
+        package let reason: POSIXFailure
+    }
+
     /// Whether `path` is a directory (following symbolic links).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()

@@ -380,12 +380,8 @@ public final class DownloadSink: ResponseBodySink {
         guard create else {
             throw .output(OutputFailure(kind: .directoryMissing, message: "directory '\(path)' does not exist"))
         }
-        var built = path.utf8.first == UInt8(ascii: "/") ? "" : "."
-        for component in path.split(byte: UInt8(ascii: "/")) {
-            built += "/" + component
-            if mkdir(built, 0o755) != 0, errno != EEXIST {
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot create directory '\(built)': \(POSIXFailure(code: errno).description)"))
-            }
+        if case .failure(let failure) = FileIO.makeDirectories(path, mode: 0o755) {
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot create directory '\(failure.path)': \(failure.reason.description)"))
         }
     }
 
