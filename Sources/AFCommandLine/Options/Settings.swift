@@ -1,7 +1,4 @@
 import AFEngine
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Every option's value after the config file and the command line are applied, in order.
 ///
@@ -272,14 +269,9 @@ struct Settings: Sendable {
         guard let port = Int(portText), (1...65535).contains(port) else { throw invalid("'\(Quote.argument(String(portText)))' is not a port from 1 to 65535") }
         if removes { return value }
         guard !addresses.isEmpty else { throw invalid("no address") }
-        for address in addresses.split(byte: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-            var text = address
-            if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
-            var storage = in6_addr()
-            let parsed = String(text).withCString { pointer in
-                inet_pton(AF_INET, pointer, &storage) == 1 || inet_pton(AF_INET6, pointer, &storage) == 1
-            }
-            guard parsed else { throw invalid("'\(Quote.argument(String(address)))' is not an IP address") }
+        for address in addresses.split(byte: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        where URLBuilder.addressFamily(of: String(address)) == nil {
+            throw invalid("'\(Quote.argument(String(address)))' is not an IP address")
         }
         return value
     }
