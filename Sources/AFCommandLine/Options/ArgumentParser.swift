@@ -140,42 +140,34 @@ enum Suggestions {
     }
 
     static func shortHint(for letter: Character) -> String {
-        if let instead = curlShort[letter] { return "; \(instead)" }
+        if let name = curlShort[letter], let instead = curlLong[name] { return "; \(instead)" }
         return "; see 'af --help' for the options"
     }
 
+    /// curl's short options that af does not have, by the long name `curlLong` explains
+    /// (letters af uses for other things, such as -d, -F, -I, -o and -x, are af's own and
+    /// never reach here).
+    static let curlShort: [Character: String] = [
+        "H": "header", "X": "request", "u": "user", "L": "location", "s": "silent", "i": "include",
+        "T": "upload-file", "O": "remote-name", "C": "continue-at", "e": "referer", "w": "write-out",
+    ]
+
     private static let headerItem = "af sends a header given as a request item: af URL 'X-Name:value'"
     private static let bodyItems = "af sends a body from data items (name=value, name:=json), @FILE or --raw=TEXT"
-    private static let methodFirst = "the method goes before the URL: af POST URL"
-
-    /// What af does instead of curl's short options that af does not have (letters af uses
-    /// for other things, such as -d, -F, -I, -o and -x, are af's own and never reach here).
-    static let curlShort: [Character: String] = [
-        "H": headerItem,
-        "X": methodFirst,
-        "u": "credentials are -a USER:PASSWORD",
-        "L": "-F (--follow) follows redirects",
-        "s": "af shows no progress when standard error is not a terminal; -q prints nothing at all",
-        "i": "-p hb prints the response head and body",
-        "T": "af sends a file as the body with @FILE: af PUT URL @FILE",
-        "O": "-d (--download) saves the body under the server's name",
-        "C": "-c (--continue) resumes a download",
-        "e": "af sends a Referer header given as a request item: af URL 'Referer:URL'",
-        "w": "-m (--meta) prints timings and sizes; --report=json writes them for scripts",
-    ]
 
     /// What af does instead of curl's long options that af does not have.
     static let curlLong: [String: String] = [
         "header": headerItem,
         "data": bodyItems, "data-raw": bodyItems, "data-binary": bodyItems, "data-ascii": bodyItems,
         "data-urlencode": "af sends data items as a form with -f (--form): af -f POST URL name=value",
-        "request": methodFirst,
+        "request": "the method goes before the URL: af POST URL",
         "user": "credentials are -a USER:PASSWORD",
         "location": "-F (--follow) follows redirects",
         "silent": "af shows no progress when standard error is not a terminal; -q prints nothing at all",
         "include": "-p hb prints the response head and body",
         "upload-file": "af sends a file as the body with @FILE: af PUT URL @FILE",
         "remote-name": "-d (--download) saves the body under the server's name",
+        "continue-at": "-c (--continue) resumes a download",
         "fail": "--check-status exits 3, 4 or 5 for a 3xx, 4xx or 5xx status",
         "max-time": "--timeout=SECONDS limits each attempt",
         "cacert": "--verify=PATH trusts the CA bundle at PATH",
