@@ -69,13 +69,9 @@ final class LineReader {
         }
     }
 
-    /// A line's text; the first without the UTF-8 byte order mark some editors put at the
-    /// start of a file (it would be part of the first word, a URL no server has).
+    /// A line's text; the first without a byte order mark.
     private func text(_ bytes: ArraySlice<UInt8>) -> String {
-        if lineNumber == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            return String(decoding: bytes.dropFirst(3), as: UTF8.self)
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        String(decoding: lineNumber == 1 ? FileReading.withoutByteOrderMark(bytes) : bytes, as: UTF8.self)
     }
 
     private func fill() throws(CommandFailure) {

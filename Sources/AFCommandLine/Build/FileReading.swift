@@ -42,9 +42,14 @@ enum FileReading {
         let bytes = try readCapped(fd, path: path, item: what, limit: documentLimit) { limit in
             "it is larger than \(Format.bytes(Int64(limit))), more than such a file ever needs"
         }
-        // A UTF-8 byte order mark is the editor's, not the document's (JSON lets a reader
-        // ignore it, and in a netrc it would be part of the first word).
-        return bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        return Array(withoutByteOrderMark(bytes[...]))
+    }
+
+    /// `bytes` without the UTF-8 byte order mark an editor may put at the start of a text
+    /// file: the editor's, not the text's (JSON lets a reader ignore it; in a netrc or a batch
+    /// line it would be part of the first word).
+    static func withoutByteOrderMark(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes
     }
 
     private static func readCapped(
