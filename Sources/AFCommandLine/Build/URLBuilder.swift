@@ -42,20 +42,30 @@ enum URLBuilder {
             if rest.first == "/" { return scheme + "localhost" + rest }
             if rest.first?.isASCIIDigit == true { return scheme + "localhost:" + rest }
         }
-        // `http:/host` and `https:///host`, one slash short or over: what curl reads them as,
-        // rather than a host named "http" with an empty port.
-        for name in ["http", "https"] {
-            guard argument.utf8.count > name.utf8.count + 2, argument.lowercased().hasPrefix(name + ":/") else { continue }
-            var rest = argument.dropFirst(name.utf8.count + 1)
-            while rest.hasPrefix("/") { rest = rest.dropFirst() }
-            guard !rest.isEmpty else { break }
-            return argument.prefix(name.utf8.count) + "://" + rest
-        }
+        if let fixed = slashesMended(argument) { return fixed }
         if let offset = argument.utf8Offset(of: "://") {
             let candidate = argument.utf8.prefix(offset)
             if !candidate.isEmpty, candidate.allSatisfy({ Self.isSchemeByte($0) }) { return argument }
         }
         return scheme + argument
+    }
+
+    /// `http:/host` and `https:///host`, a slash short or over, as curl reads them
+    /// (`http://host`), rather than a host named "http" with an empty port; nil otherwise.
+    /// Compared as bytes: this runs for every URL of a batch.
+    static func slashesMended(_ argument: String) -> String? {
+        let bytes = argument.utf8
+        // The scheme's letters, lower-cased, up to the first ':'.
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let scheme = bytes[..<colon].map { $0 | 0x20 }
+        guard scheme == Array("http".utf8) || scheme == Array("https".utf8) else { return nil }
+        var rest = bytes[bytes.index(after: colon)...]
+        guard rest.first == UInt8(ascii: "/") else { return nil }
+        let slashes = rest.prefix { $0 == UInt8(ascii: "/") }.count
+        guard slashes != 2 else { return nil }
+        rest = rest.dropFirst(slashes)
+        guard !rest.isEmpty else { return nil }
+        return String(argument[..<colon]) + "://" + String(Substring(rest))
     }
 
     /// Whether `host` is an IPv4 or IPv6 address (bare or in brackets), or nil for a name.
