@@ -86,16 +86,9 @@ public enum DownloadNaming {
     /// right program.
     static func shortened(_ name: String, to limit: Int) -> String {
         guard name.utf8.count > limit else { return name }
-        var stem = name
-        var ext = ""
-        if let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex, name.utf8[dot...].count <= 16 {
-            stem = String(name[..<dot])
-            ext = String(name[dot...])
-            if stem.hasSuffix(".tar") {
-                stem.removeLast(4)
-                ext = ".tar" + ext
-            }
-        }
+        var (stem, ext) = splitExtension(name)
+        // The 16 bytes are the last extension's; `.tar` before it comes along.
+        if ext.utf8.count - (ext.hasPrefix(".tar.") ? 4 : 0) > 16 { (stem, ext) = (name, "") }
         while !stem.isEmpty, stem.utf8.count + ext.utf8.count > limit { stem.removeLast() }
         return stem.isEmpty ? String(ext.dropFirst()) : stem + ext
     }
@@ -110,16 +103,21 @@ public enum DownloadNaming {
     /// `name-1.ext`, `name-2.ext`, … for the `attempt`-th alternative.
     public static func numbered(_ name: String, _ attempt: Int) -> String {
         guard attempt > 0 else { return name }
-        if let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex {
-            var stem = String(name[..<dot])
-            let ext = String(name[dot...])
-            if stem.hasSuffix(".tar") {
-                stem.removeLast(4)
-                return "\(stem)-\(attempt).tar\(ext)"
-            }
-            return "\(stem)-\(attempt)\(ext)"
+        let (stem, ext) = splitExtension(name)
+        return "\(stem)-\(attempt)\(ext)"
+    }
+
+    /// `name` as stem and extension: from its last dot (not a leading one), with `.tar` kept
+    /// with the extension after it (`.tar.gz`); the extension is empty when there is no dot.
+    static func splitExtension(_ name: String) -> (stem: String, ext: String) {
+        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return (name, "") }
+        var stem = String(name[..<dot])
+        var ext = String(name[dot...])
+        if stem.hasSuffix(".tar") {
+            stem.removeLast(4)
+            ext = ".tar" + ext
         }
-        return "\(name)-\(attempt)"
+        return (stem, ext)
     }
 
     static func lastPathSegment(of url: String) -> String? {
