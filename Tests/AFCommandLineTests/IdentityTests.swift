@@ -428,6 +428,10 @@ import Testing
         #expect(v6.err == "af: error: -4 (--ipv4) cannot reach the IPv6 address [::1]; drop -4\n")
         #expect(server.requests.isEmpty)
         #expect(InProcessAF.run(["-4", server.url("/get")]).status == 0)
+        // Through a proxy (here from the environment) the proxy connects, not af.
+        let proxied = InProcessAF.run(["-6", "http://127.0.0.1:1/x"], environment: ["http_proxy": "http://[::1]:1"])
+        #expect(proxied.status != 64, "\(proxied.err)")
+        #expect(!proxied.err.contains("cannot reach the IPv4 address"))
     }
 
     @Test func resolvePinsANameToAnAddress() {

@@ -61,8 +61,11 @@ enum RequestBuilder {
         }
         let parsed = try URLBuilder.build(urlArgument, https: settings.https, query: query, pathAsIs: settings.pathAsIs)
         let url = parsed.removingCredentials()
-        if settings.ipVersion != .any, settings.proxies.isEmpty, settings.unixSocket == nil, let family = URLBuilder.addressFamily(of: url.host) {
-            // libcurl would only fail to connect, which reads as a server that is down.
+        if settings.ipVersion != .any, settings.unixSocket == nil, let family = URLBuilder.addressFamily(of: url.host),
+           proxySettings(settings, environment: environment).explicitProxy(forScheme: url.scheme) == nil {
+            // Connecting straight to an address of the other family: libcurl would only fail to
+            // connect, which reads as a server that is down. (A proxy, from --proxy or the
+            // environment, connects for it instead.)
             if family == .v6, settings.ipVersion == .v4 {
                 throw .usage("-4 (--ipv4) cannot reach the IPv6 address \(url.host); drop -4")
             }
@@ -234,6 +237,17 @@ enum RequestBuilder {
         }
     }
 
+    /// The proxies of `--proxy`, then those of the environment's variables.
+    static func proxySettings(_ settings: Settings, environment: Environment) -> ProxySettings {
+        var proxy = ProxySettings()
+        for entry in settings.proxies {
+            guard let (scheme, url) = entry.splitOnce(byte: UInt8(ascii: ":")) else { continue }
+            proxy.explicit[String(scheme).lowercased()] = String(url)
+        }
+        // The proxy variables of the injected environment, not whatever this process has.
+        return proxy.resolvingEnvironment(environment.derived.proxies)
+    }
+
     static func transferOptions(_ settings: Settings, environment: Environment) throws(CommandFailure) -> TransferOptions {
         var options = TransferOptions()
         // Off until the output plan asks for the request's head (Execution turns it on), so
@@ -251,12 +265,7 @@ enum RequestBuilder {
         options.unixSocketPath = settings.unixSocket
         options.interface = settings.interface
         options.ipVersion = settings.ipVersion
-        for proxy in settings.proxies {
-            guard let (scheme, url) = proxy.splitOnce(byte: UInt8(ascii: ":")) else { continue }
-            options.proxy.explicit[String(scheme).lowercased()] = String(url)
-        }
-        // The proxy variables of the injected environment, not whatever this process has.
-        options.proxy = options.proxy.resolvingEnvironment(environment.derived.proxies)
+        options.proxy = proxySettings(settings, environment: environment)
         options.tls.clientCertificate = settings.cert
         options.tls.clientKey = settings.certKey
         options.tls.clientKeyPassword = settings.certKeyPass
