@@ -117,7 +117,7 @@ import Testing
         "http://u@h/", "http://u:p@h:1/x", "http://:p@h/", "http://u:@h/", "http://u%40x:p%3Aq@h/",
         "http://u:p@[::1]:8/", "http://[::1]", "http://[::1]:8080/p?q#f",
         "http://[fe80::1%25eth0]:81/x", "http://[0:0::1]/", "http://1.2.3.4:5/", "http://0x7f.1/",
-        "http://%61%62.example/", "http://b\u{FC}cher.example/p", "http://h./", "http://h/p;x=1",
+        "http://%61%62.example/", "http://h./", "http://h/p;x=1",
         "http://h/?a=[1]", "http://h//double//slash", "http://h/#", "https://h/?#?", "http://h/ü?ü#ü",
         // A combining mark right after the path's slash (the url fuzz target's find: it once
         // gained a second slash, the check for one seeing a single Character).
@@ -145,12 +145,13 @@ import Testing
     }
 
     /// The URLs above that are put together from their parts, not printed by libcurl: every
-    /// one but the IPv6, percent-encoded and non-ASCII hosts.
+    /// one but the IPv6 and percent-encoded hosts.
     @Test func mostURLsArePutTogetherFromTheirParts() throws {
-        for text in ["http://example.org", "https://u:p@h:1/x?q", "http://1.2.3.4:5/", "http://0x7f.1/"] {
+        // A name in Unicode is in its ASCII form (IDNA) by then.
+        for text in ["http://example.org", "https://u:p@h:1/x?q", "http://1.2.3.4:5/", "http://0x7f.1/", "http://b\u{FC}cher.example/p"] {
             #expect(!HTTPURL.libcurlRewrites(host: try HTTPURL(parsing: text).host), "\(text)")
         }
-        for text in ["http://[::1]/", "http://b\u{FC}cher.example/p"] {
+        for text in ["http://[::1]/"] {
             #expect(HTTPURL.libcurlRewrites(host: try HTTPURL(parsing: text).host), "\(text)")
         }
     }

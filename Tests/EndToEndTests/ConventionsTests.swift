@@ -21,6 +21,24 @@ import Testing
         #expect(unfollowed.status == 3)
     }
 
+    /// A host name in Unicode is sent in its ASCII form, as curl and HTTPie send it: left to
+    /// libcurl, whose conversion depends on a locale af never sets, every such URL failed
+    /// ("URL using bad/illegal format"). The printed head shows the name that was sent.
+    @Test func unicodeHostNamesAreSentInTheirASCIIForm() {
+        let result = AF.run(["-p", "H", "--resolve", "xn--bcher-kva.example:\(server.port):127.0.0.1", "http://Bücher.example:\(server.port)/get"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(server.requests(to: "/get").last?.header("Host") == "xn--bcher-kva.example:\(server.port)")
+        #expect(result.out.contains("Host: xn--bcher-kva.example:\(server.port)\n"), "\(result.out)")
+    }
+
+    /// An IPv6 address comes from the URL parser with its brackets; the printed Host header
+    /// once added a second pair (`[[::1]]:8282`).
+    @Test func anIPv6HostIsBracketedOnceInThePrintedHead() {
+        let result = AF.run(["--offline", "--pretty=none", "http://[::1]:8282/x"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("\nHost: [::1]:8282\n"), "\(result.out)")
+    }
+
     @Test func outputFileOnATerminalPrintsNothing() throws {
         let file = directory + "/out.bin"
         let (output, status) = PTYRunner.run(["-o", file, server.url("/bytes/100")])

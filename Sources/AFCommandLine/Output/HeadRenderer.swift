@@ -32,7 +32,8 @@ struct HeadRenderer: Sendable {
         var out = requestLine("\(description.method.rawValue) \(url.target) HTTP/1.1") + "\n"
         if !description.headers.contains(.host), !description.suppressedHeaders.contains(.host) {
             let defaultPort = url.scheme == "https" ? 443 : 80
-            let host = url.host.contains(":") ? "[\(url.host)]" : url.host
+            // An IPv6 address comes with its brackets from the URL parser.
+            let host = url.host
             out += headerLine("Host: " + (url.port.map { $0 == defaultPort ? host : "\(host):\($0)" } ?? host)) + "\n"
         }
         for header in description.headers {

@@ -8,7 +8,8 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
     public let user: String?
     /// The password from the authority, still percent-encoded.
     public let password: String?
-    /// The host name or address as libcurl's parser returns it.
+    /// The host name or address as libcurl's parser returns it (an IPv6 address in
+    /// brackets), a name in Unicode in its ASCII form (`xn--` labels, `IDNA`).
     public let host: String
     /// The explicit port, nil when the URL has none.
     public let port: Int?
@@ -86,8 +87,14 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         }) else {
             throw .invalidRequest(reason: "invalid URL '\(reference.prefix(200))': the host has characters no host name has")
         }
+        switch IDNA.asciiHost(host) {
+        case .success(let ascii):
+            self.host = ascii
+        case .failure(.labelTooLong(let label, let length)):
+            let size = length == Int.max ? "far more than that" : "\(length)"
+            throw .invalidRequest(reason: "invalid host name: the label '\(label.prefix(80))' takes \(size) bytes in its ASCII form (IDNA), and DNS allows \(IDNA.maximumLabelLength)")
+        }
         self.scheme = scheme
-        self.host = host
         let rawUser = part(CURLUPART_USER)
         let rawPassword = part(CURLUPART_PASSWORD)
         user = rawUser == nil ? nil : part(CURLUPART_USER, UInt32(CURLU_URLDECODE))
@@ -97,7 +104,8 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         let rawPath = part(CURLUPART_PATH)
         path = rawPath ?? "/"
         query = part(CURLUPART_QUERY)
-        string = Self.compose(scheme: rawScheme, user: rawUser, password: rawPassword, host: host, port: rawPort, path: rawPath, query: query)
+        if self.host != host { _ = curl_url_set(handle, CURLUPART_HOST, self.host, 0) }
+        string = Self.compose(scheme: rawScheme, user: rawUser, password: rawPassword, host: self.host, port: rawPort, path: rawPath, query: query)
             ?? Self.rendered(handle) ?? reference
     }
 

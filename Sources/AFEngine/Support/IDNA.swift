@@ -1,0 +1,60 @@
+/// Host names written in Unicode (`bücher.example`) turned into the ASCII form that DNS, TLS
+/// certificates and the `Host` header use (`xn--bcher-kva.example`), as browsers, curl (with
+/// libidn2) and HTTPie do.
+///
+/// The mapping is the part of UTS #46 (non-transitional) that host names typed or pasted by
+/// people need: full-width ASCII and the ideographic full stops become their ASCII forms,
+/// letters are lower-cased, the result is put in Unicode normalisation form C, and every
+/// label that is not ASCII becomes `xn--` and its Punycode. Labels that are ASCII already are
+/// left as they are. It does not refuse the characters IDNA 2008 disallows (symbols such as
+/// `☃` are encoded, as browsers do); the name server decides whether such a name exists.
+///
+/// libcurl would convert the name itself, but through libidn2's locale-dependent entry point:
+/// in a process that never called `setlocale` (af does not) every non-ASCII name failed as
+/// "URL using bad/illegal format".
+enum IDNA {
+    /// The longest label DNS carries, in bytes.
+    static let maximumLabelLength = 63
+
+    enum Failure: Error, Equatable {
+        /// A label longer than DNS allows once encoded: the label as given, and its encoded length.
+        case labelTooLong(String, Int)
+    }
+
+    /// `host` in its ASCII form; an ASCII host comes back unchanged.
+    static func asciiHost(_ host: String) -> Result<String, Failure> {
+        guard !host.utf8.allSatisfy({ $0 < 0x80 }) else { return .success(host) }
+        var labels: [String] = []
+        for label in mapped(host).split(separator: ".", omittingEmptySubsequences: false) {
+            let scalars = Array(label.unicodeScalars)
+            guard !scalars.allSatisfy(\.isASCII) else {
+                labels.append(String(label))
+                continue
+            }
+            let encoded = Punycode.encode(scalars).map { "xn--" + $0 }
+            guard let encoded, encoded.utf8.count <= maximumLabelLength else {
+                return .failure(.labelTooLong(String(label), encoded?.utf8.count ?? Int.max))
+            }
+            labels.append(encoded)
+        }
+        return .success(labels.joined(separator: "."))
+    }
+
+    /// Full-width ASCII and the ideographic full stops as ASCII, then lower case, then NFC.
+    private static func mapped(_ host: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in host.unicodeScalars {
+            switch scalar.value {
+            case 0x3002, 0xFF0E, 0xFF61:  // 。 ． ｡
+                scalars.append(".")
+            case 0xFF01...0xFF5E:  // ！ to ～
+                scalars.append(Unicode.Scalar(scalar.value - 0xFEE0) ?? scalar)
+            default:
+                scalars.append(scalar)
+            }
+        }
+        // `_nfcCodeUnits` is the standard library's public (if underscored) NFC normaliser;
+        // nothing else in the toolchain normalises without Foundation.
+        return String(decoding: String(scalars).lowercased()._nfcCodeUnits, as: UTF8.self)
+    }
+}

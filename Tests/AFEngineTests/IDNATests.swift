@@ -1,0 +1,50 @@
+@testable import AFEngine
+import Testing
+
+/// Host names in Unicode go out in their ASCII form (`xn--` labels), as curl with libidn2,
+/// HTTPie and browsers send them.
+@Suite struct IDNATests {
+    /// RFC 3492's samples and common names; each expected value is what Python's `punycode`
+    /// codec gives for the same text.
+    @Test(arguments: [
+        ("bücher", "bcher-kva"), ("münchen", "mnchen-3ya"), ("☃", "n3h"), ("日本語", "wgv71a119e"),
+        ("3年B組金八先生", "3B-ww4c5e180e575a65lsy2b"), ("他们为什么不说中文", "ihqwcrb4cv8a8dqg056pqjye"),
+        ("ü", "tda"), ("a-b-ü", "a-b--3ra"), ("ß", "zca"), ("faß", "fa-hia"), ("ÿ", "wda"),
+    ])
+    func punycodeMatchesTheRFC(text: String, expected: String) {
+        #expect(Punycode.encode(Array(text.unicodeScalars)) == expected)
+    }
+
+    @Test(arguments: [
+        ("example.org", "example.org"), ("Example.ORG", "Example.ORG"), ("[::1]", "[::1]"),
+        ("bücher.example", "xn--bcher-kva.example"), ("Bücher.Example", "xn--bcher-kva.example"),
+        // Decomposed (u and a combining diaeresis): normalised to NFC first.
+        ("bu\u{308}cher.example", "xn--bcher-kva.example"),
+        // The ideographic full stops and full-width letters typed with an input method.
+        ("日本語。ｊｐ", "xn--wgv71a119e.jp"), ("日本語．JP", "xn--wgv71a119e.jp"), ("日本語｡jp", "xn--wgv71a119e.jp"),
+        ("faß.de", "xn--fa-hia.de"), ("bücher.example.", "xn--bcher-kva.example."), ("☃.net", "xn--n3h.net"),
+    ])
+    func hostsBecomeASCII(host: String, expected: String) {
+        #expect(IDNA.asciiHost(host) == .success(expected))
+    }
+
+    @Test func aLabelLongerThanDNSAllowsIsRefused() throws {
+        let label = String(repeating: "ü", count: 70)
+        #expect(IDNA.asciiHost(label + ".example") == .failure(.labelTooLong(label, 76)))
+        // 63 bytes exactly is allowed: "xn--", 55 ASCII letters, "-" and three for the ü.
+        let fits = "a" + String(repeating: "b", count: 54) + "ü"
+        #expect(try IDNA.asciiHost(fits).get().utf8.count == 63)
+    }
+
+    @Test func urlsCarryTheASCIIHost() throws {
+        let url = try HTTPURL(parsing: "http://Bücher.example:8080/p?q=1")
+        #expect(url.host == "xn--bcher-kva.example")
+        #expect(url.string == "http://xn--bcher-kva.example:8080/p?q=1")
+        // Percent-encoded UTF-8 in the host is the same name.
+        #expect(try HTTPURL(parsing: "https://b%C3%BCcher.example/").string == "https://xn--bcher-kva.example/")
+        // A redirect to a Unicode host.
+        let resolved = try HTTPURL(parsing: "http://example.org/a").resolving("//straße.de/x")
+        #expect(resolved.string == "http://xn--strae-oqa.de/x")
+        #expect(throws: AFError.self) { try HTTPURL(parsing: "http://" + String(repeating: "ü", count: 70) + ".example/") }
+    }
+}
