@@ -63,6 +63,19 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
     }
 
+    /// A netrc machine written in Unicode matches the URL's host, which is in its ASCII form
+    /// by then, whichever form the URL and the netrc use.
+    @Test func netrcMachinesInUnicodeMatchTheirASCIIForm() throws {
+        let netrc = directory + "/netrc-idn"
+        try "machine Bücher.example login ada password pw\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        let resolve = "--resolve=xn--bcher-kva.example:\(server.port):127.0.0.1"
+        for url in ["http://bücher.example:\(server.port)/echo", "http://xn--bcher-kva.example:\(server.port)/echo"] {
+            let result = InProcessAF.run([url, resolve], environment: ["NETRC": netrc])
+            #expect(result.status == 0, "\(result.err)")
+            #expect(server.requests.last?.header("Authorization") == "Basic YWRhOnB3", "\(url)")
+        }
+    }
+
     @Test func netrcIsUsedUnlessIgnoredAndLookedUpPerHost() throws {
         let netrc = directory + "/netrc"
         try """

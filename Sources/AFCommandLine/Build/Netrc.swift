@@ -11,7 +11,8 @@ struct Netrc: Sendable {
     private(set) var machines: [String: Entry] = [:]
     private(set) var fallback: Entry?
 
-    /// The entry for `host` (no port), or the `default` entry.
+    /// The entry for `host` (no port, in its ASCII form as `HTTPURL` has it), or the
+    /// `default` entry.
     func credentials(for host: String) -> Entry? {
         machines[host.lowercased()] ?? fallback
     }
@@ -49,7 +50,8 @@ struct Netrc: Sendable {
             switch token {
             case "machine":
                 if current != nil || isDefault { commit() }
-                current = value.lowercased()
+                // A name in Unicode is kept in the ASCII form URLs carry (IDNA).
+                current = ((try? IDNA.asciiHost(value).get()) ?? value).lowercased()
                 isDefault = false
                 entry = Entry(login: "", password: "")
                 index += 2

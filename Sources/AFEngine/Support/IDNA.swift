@@ -12,17 +12,17 @@
 /// libcurl would convert the name itself, but through libidn2's locale-dependent entry point:
 /// in a process that never called `setlocale` (af does not) every non-ASCII name failed as
 /// "URL using bad/illegal format".
-enum IDNA {
+package enum IDNA {
     /// The longest label DNS carries, in bytes.
-    static let maximumLabelLength = 63
+    package static let maximumLabelLength = 63
 
-    enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         /// A label longer than DNS allows once encoded: the label as given, and its encoded length.
         case labelTooLong(String, Int)
     }
 
     /// `host` in its ASCII form; an ASCII host comes back unchanged.
-    static func asciiHost(_ host: String) -> Result<String, Failure> {
+    package static func asciiHost(_ host: String) -> Result<String, Failure> {
         guard !host.utf8.allSatisfy({ $0 < 0x80 }) else { return .success(host) }
         var labels: [String] = []
         for label in mapped(host).split(separator: ".", omittingEmptySubsequences: false) {
