@@ -29,6 +29,9 @@ import Testing
         #expect(result.status == 0, "\(result.err)")
         #expect(server.requests(to: "/get").last?.header("Host") == "xn--bcher-kva.example:\(server.port)")
         #expect(result.out.contains("Host: xn--bcher-kva.example:\(server.port)\n"), "\(result.out)")
+        // --resolve may name the host either way.
+        let unicode = AF.run(["--resolve", "bücher.example:\(server.port):127.0.0.1", "http://xn--bcher-kva.example:\(server.port)/get"])
+        #expect(unicode.status == 0, "\(unicode.err)")
     }
 
     /// An IPv6 address comes from the URL parser with its brackets; the printed Host header

@@ -253,12 +253,15 @@ struct Settings: Sendable {
         }
         var rest = Substring(value)
         let removes = rest.hasPrefix("-")
-        if removes || rest.hasPrefix("+") { rest = rest.dropFirst() }
+        let sign = removes || rest.hasPrefix("+") ? String(rest.prefix(1)) : ""
+        rest = rest.dropFirst(sign.count)
         // libcurl takes a host name (or `*`) here; an IPv6 address is never looked up anyway.
         guard !rest.hasPrefix("[") else { throw invalid("the host is an IP address, which is never looked up") }
         guard let (host, afterHost) = String(rest).splitOnce(byte: UInt8(ascii: ":")) else { throw invalid("no port") }
         rest = afterHost
         guard !host.isEmpty else { throw invalid("no host") }
+        // libcurl compares the entry with the URL's host, which is in its ASCII form (IDNA).
+        let entry = host.utf8.allSatisfy({ $0 < 0x80 }) ? value : sign + ((try? IDNA.asciiHost(String(host)).get()) ?? String(host)) + ":" + afterHost
         let portText: Substring
         let addresses: Substring
         if let (before, after) = String(rest).splitOnce(byte: UInt8(ascii: ":")) {
@@ -267,13 +270,13 @@ struct Settings: Sendable {
             (portText, addresses) = (rest, "")
         }
         guard let port = Int(portText), (1...65535).contains(port) else { throw invalid("'\(Quote.argument(String(portText)))' is not a port from 1 to 65535") }
-        if removes { return value }
+        if removes { return entry }
         guard !addresses.isEmpty else { throw invalid("no address") }
         for address in addresses.split(byte: UInt8(ascii: ","), omittingEmptySubsequences: false)
         where URLBuilder.addressFamily(of: String(address)) == nil {
             throw invalid("'\(Quote.argument(String(address)))' is not an IP address")
         }
-        return value
+        return entry
     }
 
     /// `10/s`, `100/m`, `5/h`: a count of starts per period.
