@@ -572,6 +572,9 @@ import Testing
         #expect(Saturating.milliseconds(1e30) == Int(Int32.max))
         #expect(Saturating.milliseconds(0.0004, minimum: 1) == 1)
         #expect(Format.seconds(1e30) == "1e+30s")
+        // The limit applied to --timeout=0.0001, not "0ms".
+        #expect(Format.seconds(0.0001) == "1ms")
+        #expect(Format.seconds(0.25) == "250ms")
         #expect(RetryPolicy(retryLimit: 5, delayScale: 1e300, backoffBase: 1e300, maxDelay: 30).delay(forRetry: 5) == 30)
     }
 }

@@ -2,7 +2,8 @@
 package enum Format {
     /// `1.5s`, `2s`, `250ms`.
     package static func seconds(_ value: Double) -> String {
-        if value < 1, value > 0 { return "\(Saturating.int((value * 1000).rounded()))ms" }
+        // A positive time never reads "0ms" (a limit under half a millisecond is applied as 1 ms).
+        if value < 1, value > 0 { return "\(max(1, Saturating.int((value * 1000).rounded())))ms" }
         guard value.isFinite, abs(value) < 1e15 else { return "\(value)s" }
         if value == value.rounded() { return "\(Int(value))s" }
         return "\(decimal(value, places: 1))s"
