@@ -37,6 +37,27 @@ import Testing
         #expect(failure.message == "the response has more than 1 header lines")
     }
 
+    /// Header bytes that are not UTF-8 are read as ISO-8859-1 (they were U+FFFD, and the byte
+    /// was lost); in a `Location`, which is followed, they are percent-encoded instead.
+    @Test func headerBytesThatAreNotUTF8AreKept() {
+        var parser = ResponseHeadParser()
+        var step = ResponseHeadParser.Step.needMore
+        let lines: [[UInt8]] = [
+            Array("HTTP/1.1 302 Found\r\n".utf8), Array("X-Latin: caf".utf8) + [0xE9, 13, 10],
+            Array("X-UTF8: caf\u{E9}\r\n".utf8), Array("Location: /caf".utf8) + [0xE9] + Array(" x?q=".utf8) + [0xFF, 13, 10],
+            Array("Location-Like: /caf\u{E9}\r\n".utf8), [13, 10],
+        ]
+        for line in lines { step = line.withUnsafeBytes { parser.consume($0) } }
+        guard case .complete(let head) = step else {
+            Issue.record("expected the head, got \(step)")
+            return
+        }
+        #expect(head.headers.value(for: "X-Latin") == "caf\u{E9}")
+        #expect(head.headers.value(for: "X-UTF8") == "caf\u{E9}")
+        #expect(head.headers.value(for: .location) == "/caf%E9 x?q=%FF")
+        #expect(head.headers.value(for: "Location-Like") == "/caf\u{E9}")
+    }
+
     /// Trailers (lines after the final head) are ignored but counted: libcurl keeps each one,
     /// so a server sending them without end grew memory without end (1.6 GB in 20 s).
     @Test func trailerLinesAreLimitedLikeHeaderLines() {

@@ -34,6 +34,21 @@ import Testing
         #expect(unicode.status == 0, "\(unicode.err)")
     }
 
+    /// A redirect whose `Location` has bytes that are not UTF-8 is followed to those bytes,
+    /// percent-encoded, as curl follows it (they were U+FFFD, and the request went to
+    /// `/caf%EF%BF%BD`); other such header values print as ISO-8859-1 (`café`).
+    @Test func headerBytesThatAreNotUTF8AreFollowedAndShown() {
+        server.route("/latin") { _, _ in
+            .raw(Array("HTTP/1.1 302 Found\r\nLocation: /caf".utf8) + [0xE9] + Array(" x\r\nX-Latin: caf".utf8) + [0xE9]
+                + Array("\r\nContent-Length: 0\r\n\r\n".utf8), close: true)
+        }
+        let result = AF.run(["-F", "-p", "h", "--all", server.url("/latin")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(server.requests.last?.rawHead.hasPrefix("GET /caf%E9%20x HTTP/1.1") == true, "\(server.requests.last?.rawHead ?? "")")
+        #expect(result.out.contains("X-Latin: caf\u{E9}\n"), "\(result.out)")
+        #expect(result.out.contains("Location: /caf%E9 x\n"), "\(result.out)")
+    }
+
     /// An IPv6 address comes from the URL parser with its brackets; the printed Host header
     /// once added a second pair (`[[::1]]:8282`).
     @Test func anIPv6HostIsBracketedOnceInThePrintedHead() {

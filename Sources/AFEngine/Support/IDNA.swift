@@ -1,6 +1,6 @@
 /// Host names written in Unicode (`bücher.example`) turned into the ASCII form that DNS, TLS
-/// certificates and the `Host` header use (`xn--bcher-kva.example`), as browsers, curl (with
-/// libidn2) and HTTPie do.
+/// certificates and the `Host` header use (`bcher-kva` after the `xn--` prefix), as
+/// browsers, curl (with libidn2) and HTTPie do.
 ///
 /// The mapping is the part of UTS #46 (non-transitional) that host names typed or pasted by
 /// people need: full-width ASCII and the ideographic full stops become their ASCII forms,

@@ -64,7 +64,7 @@ struct ResponseHeadParser {
             return malformed("the header line '\(Self.quoted(bytes))' has no colon")
         }
         let header = HTTPHeaders.Name(Self.trimmedText(raw, from: 0, to: colon))
-        let value = Self.trimmedText(raw, from: colon + 1, to: end)
+        let value = Self.trimmedText(raw, from: colon + 1, to: end, percentEncodingOtherBytes: header == .location)
         if header == .contentLength {
             if let earlier = headers.value(for: .contentLength), earlier != value {
                 // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
@@ -81,12 +81,29 @@ struct ResponseHeadParser {
     }
 
     /// The bytes `start..<end` as text, without leading and trailing spaces and tabs.
-    private static func trimmedText(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int) -> String {
+    ///
+    /// Bytes that are not UTF-8 are read as ISO-8859-1, as HTTP/1.1 once defined header text
+    /// (HTTPie shows them so too): `caf\xE9` is `café`, where decoding as UTF-8 alone made
+    /// it `caf\u{FFFD}` and lost the byte. With `percentEncodingOtherBytes` (a `Location`,
+    /// which is followed) they become `%XX` instead, so the redirect asks for the bytes the
+    /// server named, as curl does.
+    private static func trimmedText(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int, percentEncodingOtherBytes: Bool = false) -> String {
         var low = start
         var high = end
         while low < high, raw[low] == 32 || raw[low] == 9 { low += 1 }
         while high > low, raw[high - 1] == 32 || raw[high - 1] == 9 { high -= 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: raw[low..<high]), as: UTF8.self)
+        let bytes = UnsafeRawBufferPointer(rebasing: raw[low..<high])
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var scalars = String.UnicodeScalarView()
+        for byte in bytes {
+            if byte < 0x80 || !percentEncodingOtherBytes {
+                scalars.append(Unicode.Scalar(byte))
+            } else {
+                scalars.append(contentsOf: "%\(Hex.encode([byte], uppercase: true))".unicodeScalars)
+            }
+        }
+        return String(scalars)
     }
 
     /// Digits only, and more than a 64-bit length holds.
