@@ -225,6 +225,34 @@ import Testing
         #expect(unknown.err.contains("unknown charset 'nonsense'"))
     }
 
+    /// Without a charset in `Content-Type`, what the body says of itself decides, as in
+    /// browsers and HTTPie: an XML declaration, an HTML `<meta>` (either form), a byte order
+    /// mark, UTF-16 XML without one. All of these were windows-1252 mojibake.
+    static func declared(_ type: String, _ start: String, _ rest: [UInt8], _ text: String) -> (String, [UInt8], String) {
+        (type, Array(start.utf8) + rest, text)
+    }
+
+    static let selfDeclared: [(String, [UInt8], String)] = [
+        declared("text/xml", #"<?xml version="1.0" encoding="KOI8-R"?><c>"#, [0xF0, 0xD2, 0xC9, 0xD7, 0xC5, 0xD4], "Привет"),
+        declared("text/plain", #"<?xml version='1.0' encoding = 'windows-1250' ?>"#, [0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A], "Příliš"),
+        declared("text/html", #"<html><head><META CHARSET="shift_jis"></head>"#, [0x82, 0xB1, 0x82, 0xF1], "こん"),
+        declared("text/html", #"<meta name="x"><meta http-equiv="Content-Type" content="text/html; charset=big5">"#, [0xA4, 0xA4, 0xA4, 0xE5], "中文"),
+        declared("text/plain", "", [0xFF, 0xFE, 0x68, 0x00, 0xE9, 0x00], "hé"),
+        declared("text/plain", "", [0xFE, 0xFF, 0x00, 0x68, 0x00, 0xE9], "hé"),
+        declared("text/xml", "", #"<?xml version="1.0"?><c>é"#.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }, "é"),
+        // A declaration that UTF-8 contradicts is not believed: the body is UTF-8.
+        declared("text/html", #"<meta charset="iso-8859-1">café"#, [], "café"),
+        // An unknown declared charset falls back to windows-1252.
+        declared("text/html", #"<meta charset="x-nonsense">caf"#, [0xE9, 0x21], "café!"),
+    ]
+
+    @Test(arguments: selfDeclared)
+    func bodiesNameTheirOwnCharset(type: String, bytes: [UInt8], text: String) {
+        server.route("/self-declared") { _, _ in .response(status: 200, headers: [("Content-Type", type)], body: bytes) }
+        let shown = InProcessAF.run(["--pretty=all", "--response-mime=text/plain", server.url("/self-declared")])
+        #expect(shown.out.hasSuffix(text), "\(shown.out)")
+    }
+
     @Test func requestBodiesShowInTheirCharset() throws {
         let path = directory + "/latin2.txt"
         _ = FileManager.default.createFile(atPath: path, contents: Data([0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A]))

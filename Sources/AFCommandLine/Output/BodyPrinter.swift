@@ -57,8 +57,8 @@ final class BodyPrinter {
     private let style: BodyStyle
     private let contentType: String?
     private var mode: Mode
-    /// --response-charset (checked when parsed), else the declared charset, else UTF-8 when
-    /// the body is valid UTF-8 and windows-1252 when not. Made when a body is first decoded
+    /// --response-charset (checked when parsed), else the declared charset, else what the
+    /// body's start says (`CharsetDecoder.sniffing`). Made when a body is first decoded
     /// (text on a terminal, markup): a body passed on as it came needs none.
     private lazy var decoder: CharsetDecoder = (style.responseCharset ?? MediaType.charset(contentType)).flatMap { CharsetDecoder(label: $0) } ?? .sniffing()
     /// How JSON is laid out; the formatter (and its buffers) is made only for a JSON body.
@@ -118,7 +118,7 @@ final class BodyPrinter {
                 mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : (style.escapes ? .text : .raw)
             }
             // A NUL makes a body binary, unless its charset writes text with NULs (UTF-16).
-            if style.escapes, mode == .text, bytes.prefix(1024).contains(0), !decoder.encodesWithNULs { mode = .binary }
+            if style.escapes, mode == .text, bytes.prefix(1024).contains(0), !decoder.settle(on: bytes) { mode = .binary }
         }
         byteCount += bytes.count
         switch mode {

@@ -5,8 +5,10 @@ import Glibc
 /// Decodes a byte stream in a charset, chunk by chunk, for display: UTF-8 in Swift, any other
 /// charset glibc's `iconv` knows (windows-1250, big5, shift_jis, koi8-r, utf-16…) through
 /// iconv. Bytes the charset cannot decode become U+FFFD; a sequence cut by the end of a chunk
-/// waits for the next one. Without a declared charset (`sniffing()`), a body whose first
-/// chunk is valid UTF-8 is UTF-8 and anything else is windows-1252.
+/// waits for the next one. Without a declared charset (`sniffing()`), the first chunk
+/// decides: a byte order mark (or UTF-16 `<?xml`), else UTF-8 when it is valid UTF-8, else
+/// the charset its XML declaration or HTML `<meta>` names (`CharsetSniffer`), else
+/// windows-1252.
 ///
 /// Not thread-safe: its owner serialises calls.
 final class CharsetDecoder {
@@ -20,8 +22,8 @@ final class CharsetDecoder {
     private var engine: Engine
     private var pending: [UInt8] = []
     /// The charset encodes text with NUL bytes (UTF-16, UTF-32 and their kin), so a NUL in
-    /// the body does not make it binary.
-    let encodesWithNULs: Bool
+    /// the body does not make it binary. A sniffing decoder knows once it has settled.
+    private(set) var encodesWithNULs: Bool
 
     private init(_ engine: Engine, encodesWithNULs: Bool = false) {
         self.engine = engine
@@ -35,7 +37,7 @@ final class CharsetDecoder {
     /// UTF-8.
     static func utf8() -> CharsetDecoder { CharsetDecoder(.utf8) }
 
-    /// UTF-8 when the first chunk is valid UTF-8, windows-1252 otherwise.
+    /// A decoder that settles its charset on the first chunk (see the type's description).
     static func sniffing() -> CharsetDecoder { CharsetDecoder(.sniffing) }
 
     /// A decoder for a charset label (`utf-8`, `ISO-8859-2`, `"big5"`), or nil when iconv
@@ -48,8 +50,11 @@ final class CharsetDecoder {
             return
         }
         guard let handle = Self.open(name) else { return nil }
-        let wide = ["utf-16", "utf16", "utf-32", "utf32", "ucs-2", "ucs2", "ucs-4", "ucs4", "unicode"].contains { name.utf8.starts(with: $0.utf8) }
-        self.init(.iconv(handle), encodesWithNULs: wide)
+        self.init(.iconv(handle), encodesWithNULs: Self.isWide(name))
+    }
+
+    private static func isWide(_ name: String) -> Bool {
+        ["utf-16", "utf16", "utf-32", "utf32", "ucs-2", "ucs2", "ucs-4", "ucs4", "unicode"].contains { name.utf8.starts(with: $0.utf8) }
     }
 
     /// Whether iconv (or af itself) can decode `label`.
@@ -63,20 +68,40 @@ final class CharsetDecoder {
         return handle
     }
 
+    /// Settles a sniffing decoder's charset on the body's first bytes, as the first `decode`
+    /// would; returns `encodesWithNULs`.
+    func settle(on first: some Collection<UInt8>) -> Bool {
+        if case .sniffing = engine { settle(Array(first)) }
+        return encodesWithNULs
+    }
+
+    private func settle(_ first: [UInt8]) {
+        let label: String
+        if let marked = CharsetSniffer.markedCharset(first) {
+            label = marked
+        } else if Self.isValidUTF8Prefix(first) {
+            engine = .utf8
+            return
+        } else {
+            // A declaration in the document counts only where UTF-8 does not fit: a page that
+            // says iso-8859-1 but is valid UTF-8 (common) shows as UTF-8.
+            let declared = CharsetSniffer.declaredCharset(first)?.lowercased()
+            label = declared.flatMap { $0.hasPrefix("utf") || Self.isWide($0) || !Self.knows($0) ? nil : $0 } ?? "windows-1252"
+        }
+        guard let handle = Self.open(label) else {
+            engine = .utf8
+            return
+        }
+        engine = .iconv(handle)
+        encodesWithNULs = Self.isWide(label)
+    }
+
     /// Decodes `bytes`; `final` flushes what waited for more.
     func decode(_ bytes: some Collection<UInt8>, final: Bool = false) -> String {
         var input = pending
         input.append(contentsOf: bytes)
         pending = []
-        if case .sniffing = engine {
-            if Self.isValidUTF8Prefix(input) {
-                engine = .utf8
-            } else if let handle = Self.open("windows-1252") {
-                engine = .iconv(handle)
-            } else {
-                engine = .utf8
-            }
-        }
+        if case .sniffing = engine { settle(input) }
         switch engine {
         case .utf8, .sniffing:
             let cut = final ? input.count : Self.completeUTF8Prefix(input)
