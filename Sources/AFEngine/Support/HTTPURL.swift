@@ -162,12 +162,15 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// For tests and fuzzing: `text` as libcurl itself renders it (without the fragment),
     /// to compare with `string`, which is put together from the parts; nil when it does not
-    /// parse.
+    /// parse. A host in Unicode is given to libcurl in its ASCII form first, as `init` does.
     package static func libcurlRendering(of text: String) -> String? {
         CurlRuntime.ensureInitialized()
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
         guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else { return nil }
+        if let host = part(handle, CURLUPART_HOST), case .success(let ascii) = IDNA.asciiHost(host), ascii != host {
+            _ = curl_url_set(handle, CURLUPART_HOST, ascii, 0)
+        }
         return rendered(handle)
     }
 
