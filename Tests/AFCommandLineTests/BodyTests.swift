@@ -227,8 +227,8 @@ import Testing
         (["@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from '@/nonexistent/file'): no such file or directory; check the path and its permissions\n", 66),
         (["X-Bad Name:1"], "af: error: invalid header name 'X-Bad Name' in 'X-Bad Name:1': use letters, digits and !#$%&'*+-.^_`|~\n", 64),
         (["-f", "n:=[1]"], "af: error: 'n:=[1]' is a JSON array, which a form field cannot carry; use a string, number or boolean, or drop --form\n", 64),
-        (["a=1", "@/etc/hostname"], "af: error: the body comes from both items 'a=1' and '@/etc/hostname'; give only one (use -I to ignore standard input)\n", 64),
-        (["--raw", "x", "a=1"], "af: error: the body comes from both items 'a=1' and --raw; give only one (use -I to ignore standard input)\n", 64),
+        (["a=1", "@/etc/hostname"], "af: error: the body comes from both items 'a=1' and '@/etc/hostname'; give only one\n", 64),
+        (["--raw", "x", "a=1"], "af: error: the body comes from both items 'a=1' and --raw; give only one\n", 64),
     ])
     func rejected(items: [String], message: String, status: Int32) {
         var arguments = items
@@ -248,6 +248,26 @@ import Testing
         #expect(result.status == 64)
         #expect(result.err == "af: error: header 'X-A' in 'X-A:@\(path)' contains a line break; header values must be one line\n")
         #expect(server.requests.isEmpty)
+    }
+
+    /// `@-` is standard input as the body, as curl's `-d @-`: it was read as a file called
+    /// "-" (exit 66), or, with a pipe, refused as a second body.
+    @Test func atDashIsStandardInput() {
+        let piped = InProcessAF.run(["post", server.url("/echo"), "@-"], stdin: .bytes(Array("data\n".utf8)))
+        #expect(piped.status == 0, "\(piped.err)")
+        #expect(server.requests.last?.body == Array("data\n".utf8))
+        #expect(server.requests.last?.header("Content-Type") == "application/json")
+        let empty = InProcessAF.run(["post", server.url("/echo"), "@-"])
+        #expect(empty.status == 0, "\(empty.err)")
+        #expect(server.requests.last?.header("Content-Length") == "0")
+        let count = server.requests.count
+        let ignored = InProcessAF.run(["-I", "post", server.url("/echo"), "@-"], stdin: .bytes(Array("data".utf8)))
+        #expect(ignored.status == 64)
+        #expect(ignored.err == "af: error: '@-' reads the body from standard input, which -I (--ignore-stdin) ignores; give one of them\n")
+        let both = InProcessAF.run(["post", server.url("/echo"), "@-", "a=1"], stdin: .bytes(Array("data".utf8)))
+        #expect(both.status == 64)
+        #expect(both.err == "af: error: the body comes from both items 'a=1' and '@-'; give only one\n")
+        #expect(server.requests.count == count)
     }
 
     @Test func bodyItemsWithStdinDataAreRefused() {

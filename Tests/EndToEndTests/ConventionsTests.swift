@@ -57,6 +57,13 @@ import Testing
         #expect(result.out.contains("\nHost: [::1]:8282\n"), "\(result.out)")
     }
 
+    /// `@-` on a terminal would wait for typing; af never waits on a terminal in a script.
+    @Test func atDashOnATerminalIsRefused() {
+        let (output, status) = PTYRunner.run(["post", server.url("/echo"), "@-"])
+        #expect(status == 64)
+        #expect(output.contains("'@-' reads the body from standard input, which is a terminal here"), "\(output)")
+    }
+
     @Test func outputFileOnATerminalPrintsNothing() throws {
         let file = directory + "/out.bin"
         let (output, status) = PTYRunner.run(["-o", file, server.url("/bytes/100")])

@@ -55,12 +55,24 @@ enum BodyBuilder {
         }
         if let file = bodyFiles.first { sources.append("'\(file.argument)'") }
         if settings.raw != nil { sources.append("--raw") }
+        // `@-` names standard input as the body, as curl's `-d @-` does: the same body a pipe
+        // gives, asked for explicitly (it was read as a file called "-").
+        let namesStandardInput = bodyFiles.first.map { if case .bodyFile("-") = $0.item { true } else { false } } ?? false
+        if namesStandardInput {
+            if settings.ignoreStdin {
+                throw .usage("'@-' reads the body from standard input, which -I (--ignore-stdin) ignores; give one of them")
+            }
+            if environment.stdinIsTerminal {
+                throw .usage("'@-' reads the body from standard input, which is a terminal here; pipe or redirect the body in (af post URL @- < FILE)")
+            }
+        }
         let stdinKind = settings.ignoreStdin ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
-        if !sources.isEmpty, StandardInput.hasPendingData(environment.stdin, kind: stdinKind) {
+        if !sources.isEmpty, !namesStandardInput, StandardInput.hasPendingData(environment.stdin, kind: stdinKind) {
             sources.append("standard input")
         }
         if sources.count > 1 {
-            throw .usage("the body comes from both \(sources.joined(separator: " and ")); give only one (use -I to ignore standard input)")
+            let hint = sources.last == "standard input" ? " (use -I to ignore standard input)" : ""
+            throw .usage("the body comes from both \(sources.joined(separator: " and ")); give only one\(hint)")
         }
 
         let spooler = Spooler(needed: mayResend(settings), temporaryDirectory: environment.temporaryDirectory)
@@ -74,7 +86,11 @@ enum BodyBuilder {
         if settings.multipart {
             return try multipart([], boundary: settings.boundary, spooler: spooler)
         }
-        if let file = bodyFiles.first, case .bodyFile(let given) = file.item {
+        if namesStandardInput, case .none = stdinKind {
+            // /dev/null or an empty file: an empty body, asked for.
+            return BuiltBody(body: .bytes([]), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
+        }
+        if !namesStandardInput, let file = bodyFiles.first, case .bodyFile(let given) = file.item {
             try FileReading.checkReadable(given, item: file.argument)
             let path = try spooler.replayable(given, item: file.argument)
             let type = MIMEType.guess(forPath: given) ?? "application/octet-stream"

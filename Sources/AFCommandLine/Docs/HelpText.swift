@@ -18,7 +18,7 @@ public enum HelpText {
         ("name=value", "Body field: JSON string (form field with --form); name=@file uses the file's text"),
         ("name:=json", "Raw JSON field, validated and sent as written: n:=1 ok:=true tags:='[\"a\"]'; name:=@file"),
         ("name@file", "File upload, makes the body multipart/form-data; name@file;type=MIME sets its type"),
-        ("@file", "The whole request body, streamed from the file"),
+        ("@file", "The whole request body, streamed from the file; @- reads it from standard input"),
     ]
 
     static let nestedJSON = "Nested JSON: user[name]=x user[tags][]=a list[0]=x []:=1 (escape separators and brackets with \\)"
