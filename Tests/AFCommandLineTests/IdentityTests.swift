@@ -482,6 +482,15 @@ import Testing
         #expect(result.out.contains("200 OK  HTTP/2  127.0.0.1"))
     }
 
+    /// HTTP/2 forced on a server that speaks only HTTP/1.1 (the test server closes on the
+    /// preface) says what to try, beside the bare reset.
+    @Test func priorKnowledgeToAnHTTP1ServerSaysWhatToTry() {
+        let result = InProcessAF.run(["--http-version=2-prior-knowledge", server.url("/echo")])
+        #expect(result.status == 1)
+        #expect(result.err.hasSuffix("; the server may not speak HTTP/2 without TLS: try without --http-version=2-prior-knowledge\n"), "\(result.err)")
+        #expect(!InProcessAF.run(["--http-version=2", "http://127.0.0.1:1/"]).err.contains("prior-knowledge"))
+    }
+
     @Test func addressFamiliesAndInterfaces() {
         #expect(InProcessAF.run(["-4", "http://localhost:\(server.port)/echo"]).status == 0)
         let six = InProcessAF.run(["-6", "http://localhost:\(server.port)/echo"])

@@ -301,9 +301,21 @@ final class Execution {
         }
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
-            stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.attempts.count))
+            stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.attempts.count)
+                              + priorKnowledgeHint(error))
         }
         return status
+    }
+
+    /// HTTP/2 forced on a cleartext connection to a server that speaks only HTTP/1.1 ends in a
+    /// reset or an empty reply (the server closes on the preface), which alone do not say why.
+    /// Broken framing from a server that does speak HTTP/2 gets no such hint.
+    private func priorKnowledgeHint(_ error: AFError) -> String {
+        guard settings.httpVersion == .http2PriorKnowledge, case .transport(let failure) = error.underlyingError,
+              [.connectionReset, .sendFailed].contains(failure.kind),
+              built.url.scheme == "http"
+        else { return "" }
+        return "; the server may not speak HTTP/2 without TLS: try without --http-version=2-prior-knowledge"
     }
 
     /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a
