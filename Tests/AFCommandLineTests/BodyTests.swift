@@ -229,6 +229,11 @@ import Testing
         (["-f", "n:=[1]"], "af: error: 'n:=[1]' is a JSON array, which a form field cannot carry; use a string, number or boolean, or drop --form\n", 64),
         (["a=1", "@/etc/hostname"], "af: error: the body comes from both items 'a=1' and '@/etc/hostname'; give only one\n", 64),
         (["--raw", "x", "a=1"], "af: error: the body comes from both items 'a=1' and --raw; give only one\n", 64),
+        // What was probably meant, where the item parser alone said "not a request item" or
+        // "invalid header name '{"a"'".
+        (["name", "=", "value"], "af: error: '=' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json\n", 64),
+        (["{\"a\": 1}"], "af: error: '{\"a\": 1}' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\n", 64),
+        (["-d", "[1, 2]"], "af: error: '[1, 2]' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json; -d means --download in af, as in HTTPie\n", 64),
     ])
     func rejected(items: [String], message: String, status: Int32) {
         var arguments = items

@@ -49,6 +49,7 @@ enum RequestBuilder {
     static func build(positionals: [Positional], settings: Settings, environment: Environment) throws(CommandFailure) -> BuiltRequest {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
+        for argument in itemArguments { try refuseNonItems(argument, settings: settings) }
         for argument in itemArguments { items.append(try RequestItemParser.parse(argument)) }
 
         var query: [(String, String)] = []
@@ -223,6 +224,23 @@ enum RequestBuilder {
         guard Int64(given) == actual else {
             throw .usage("Content-Length: \(Quote.argument(given)) does not match the body, which has \(actual) bytes; drop the header (af sets it)")
         }
+    }
+
+    /// Arguments that are plainly not items, refused with what was probably meant: a
+    /// separator typed apart from its name and value (`name = value`), and a JSON document
+    /// typed where curl takes one (`-d '{…}'`, `--json '{…}'`), which read as a header with a
+    /// strange name.
+    static func refuseNonItems(_ argument: String, settings: Settings) throws(CommandFailure) {
+        if RequestItemParser.separators.contains(argument) {
+            throw .usage("'\(argument)' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json")
+        }
+        let bytes = Array(argument.utf8)
+        guard let first = bytes.first(where: { $0 != 32 && $0 != 9 && $0 != 10 && $0 != 13 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
+              JSONScanner.validate(bytes) == nil
+        else { return }
+        let shown = argument.count > 40 ? Quote.argument(String(argument.prefix(37))) + "..." : Quote.argument(argument)
+        let download = settings.download ? "; -d means --download in af, as in HTTPie" : ""
+        throw .usage("'\(shown)' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\(download)")
     }
 
     /// Refuses header names that are not tokens and values with line breaks.
