@@ -198,6 +198,10 @@ import Testing
         ("koi8-r", [0xF0, 0xD2, 0xC9, 0xD7, 0xC5, 0xD4], "Привет"),
         ("shift_jis", [0x82, 0xB1, 0x82, 0xF1, 0x82, 0xC9, 0x82, 0xBF, 0x82, 0xCD], "こんにちは"),
         ("big5", [0xA4, 0xA4, 0xA4, 0xE5], "中文"),
+        // Latin-1 and ASCII labels read as windows-1252, as browsers read them: curly quotes
+        // and €, not C1 controls (shown escaped, as \x93).
+        ("iso-8859-1", [0x93, 0x61, 0x94, 0x20, 0x80, 0xE9], "\u{201C}a\u{201D} \u{20AC}\u{E9}"),
+        ("us-ascii", [0x96, 0x61], "\u{2013}a"),
         // Text whose charset writes NUL bytes is text, not binary (it was shown as a
         // "binary data not shown" note).
         ("utf-16", [0xFF, 0xFE, 0x68, 0x00, 0xE9, 0x00, 0x0A, 0x00], "hé\n"),

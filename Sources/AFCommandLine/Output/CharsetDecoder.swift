@@ -43,7 +43,11 @@ final class CharsetDecoder {
     /// A decoder for a charset label (`utf-8`, `ISO-8859-2`, `"big5"`), or nil when iconv
     /// does not know it.
     convenience init?(label: String) {
-        let name = label.trimmingCharacters(in: " \"'").lowercased()
+        var name = label.trimmingCharacters(in: " \"'").lowercased()
+        // As browsers read them (the WHATWG Encoding Standard): pages labelled Latin-1 or
+        // ASCII are windows-1252 in practice, and their 0x80–0x9F bytes are curly quotes, dashes
+        // and €, not C1 control characters.
+        if Self.windows1252Labels.contains(name) { name = "windows-1252" }
         guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else { return nil }
         if name == "utf-8" || name == "utf8" {
             self.init(.utf8)
@@ -52,6 +56,11 @@ final class CharsetDecoder {
         guard let handle = Self.open(name) else { return nil }
         self.init(.iconv(handle), encodesWithNULs: Self.isWide(name))
     }
+
+    private static let windows1252Labels: Set<String> = [
+        "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1", "iso-ir-100", "iso8859-1",
+        "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1", "us-ascii", "x-cp1252",
+    ]
 
     private static func isWide(_ name: String) -> Bool {
         ["utf-16", "utf16", "utf-32", "utf32", "ucs-2", "ucs2", "ucs-4", "ucs4", "unicode"].contains { name.utf8.starts(with: $0.utf8) }
