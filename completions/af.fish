@@ -72,7 +72,7 @@ complete -c af -l retry-on -x -d 'Statuses to retry, replacing 408,429,500,502,5
 complete -c af -l retry-all-methods -d 'Also retry POST, PATCH and other non-idempotent methods'
 complete -c af -l no-retry-all-methods -d 'Undo --retry-all-methods'
 complete -c af -l timeout -x -d 'Give up on an attempt after SECONDS (exit 2)'
-complete -c af -l connect-timeout -x -d 'Give up connecting (TCP and TLS) after SECONDS (exit 2)'
+complete -c af -l connect-timeout -x -d 'Give up connecting (TCP and TLS) after SECONDS (exit 2); 30 unless --timeout is given'
 complete -c af -l check-status -d 'Exit 3, 4 or 5 when the final status is 3xx, 4xx or 5xx'
 complete -c af -l no-check-status -d 'Undo --check-status'
 complete -c af -l accept-status -x -d 'Statuses --check-status accepts besides 2xx, such as 200-299,404'

@@ -222,6 +222,14 @@ import Testing
         #expect(same)
     }
 
+    /// The connection phase gets 30 s when neither limit is given (libcurl alone waits 300 s);
+    /// --timeout alone bounds it with the rest of the attempt.
+    @Test func connectingHasADefaultLimit() {
+        #expect(InProcessAF.run(["--curl", server.url("/get")]).out.contains(" --connect-timeout 30"))
+        #expect(!InProcessAF.run(["--curl", "--timeout=60", server.url("/get")]).out.contains("--connect-timeout"))
+        #expect(InProcessAF.run(["--curl", "--connect-timeout=90", server.url("/get")]).out.contains(" --connect-timeout 90"))
+    }
+
     @Test func optionsAreCarriedOver() {
         let printed = InProcessAF.run(["--curl", "--timeout=5", "--connect-timeout=2", "--retry=3", "-F", "--max-redirects=4", "--http-version=1.1",
                               "--verify=no", "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "--proxy=http:http://proxy:3128",

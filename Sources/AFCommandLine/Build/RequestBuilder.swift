@@ -266,13 +266,21 @@ enum RequestBuilder {
         return proxy.resolvingEnvironment(environment.derived.proxies)
     }
 
+    /// Seconds the connection phase (DNS, TCP, TLS, a proxy's tunnel) may take when neither
+    /// --connect-timeout nor --timeout is given.
+    static let defaultConnectTimeout = 30.0
+
     static func transferOptions(_ settings: Settings, environment: Environment) throws(CommandFailure) -> TransferOptions {
         var options = TransferOptions()
         // Off until the output plan asks for the request's head (Execution turns it on), so
         // that a description built for a line of `af batch` is sent without a copy.
         options.recordsSentHead = false
         options.timeout = settings.timeout
-        options.connectTimeout = settings.connectTimeout
+        // libcurl alone waits 300 s to connect: a port that accepts TCP but never answers the
+        // TLS handshake (a plain HTTP port behind an https:// URL or redirect) held a script for
+        // five minutes. Without either limit given, the connection phase gets 30 s, as Go's
+        // HTTP client gives its dial; --timeout alone bounds the whole attempt, connecting too.
+        options.connectTimeout = settings.connectTimeout ?? (settings.timeout == nil ? Self.defaultConnectTimeout : nil)
         options.httpVersion = settings.httpVersion
         options.pathAsIs = settings.pathAsIs
         options.chunked = settings.chunked

@@ -238,7 +238,7 @@ public enum OptionTable {
                    details: "Give up on an attempt after SECONDS (exit 2). Every duration option takes 0 to 2000000 seconds; a larger value is a usage error.",
                    binding: .seconds(\.timeout, positive: true)),
         OptionSpec(.connectTimeout, "connect-timeout", value: .required("SECONDS"), group: .retries,
-                   help: "Give up connecting (TCP and TLS) after SECONDS (exit 2)",
+                   help: "Give up connecting (TCP and TLS) after SECONDS (exit 2); 30 unless --timeout is given",
                    binding: .seconds(\.connectTimeout, positive: true)),
         OptionSpec(.checkStatus, "check-status", group: .retries,
                    help: "Exit 3, 4 or 5 when the final status is 3xx, 4xx or 5xx",
