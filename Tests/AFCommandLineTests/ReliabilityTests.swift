@@ -35,6 +35,22 @@ import Testing
         """)
     }
 
+    /// Redirect hops are not tries: after a redirect, the retry of the hop that failed was
+    /// "attempt 3 of 2", and one failure after a redirect ended "(after 2 attempts)".
+    @Test func triesAreCountedWithoutRedirectHops() {
+        script("/hop-target", [500])
+        server.route("/hop") { _, _ in .response(status: 302, headers: [("Location", "/hop-target")]) }
+        let retried = InProcessAF.run(["-F", "--check-status", "--retry=1", "--retry-delay=0.01", server.url("/hop")])
+        #expect(retried.status == 5)
+        #expect(retried.err == """
+        af: retrying in 10ms (attempt 2 of 2): server answered 500 Internal Server Error
+        af: error: server answered 500 Internal Server Error (after 2 attempts)
+
+        """)
+        let once = InProcessAF.run(["-F", "--check-status", server.url("/hop")])
+        #expect(once.err == "af: error: server answered 500 Internal Server Error\n")
+    }
+
     @Test func aRunThatExitsZeroReportsNoErrorAfterStatusRetries() throws {
         script("/busy", [503])
         let result = InProcessAF.run(["--retry=1", "--retry-delay=0.01", "--report=json", server.url("/busy")])

@@ -32,7 +32,7 @@ enum Report {
             json.member("redirects") { $0.array(response.redirects) { redirect($1, into: &$0) } }
             json.key("error")
             if let error = response.error, exitCode != 0 || !isStatusOnly(error) {
-                let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
+                let message = ExitMapping.message(for: error, attempts: response.tries)
                 json.object { json in
                     json.member("kind") { $0.string(kind(of: error)) }
                     json.member("message") { $0.string(message) }

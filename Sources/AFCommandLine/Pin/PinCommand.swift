@@ -28,7 +28,7 @@ enum PinCommand {
         if let error {
             let status = ExitMapping.status(for: error, checkStatus: false)
             let hint = chain.isEmpty ? "" : " (the chain above is what the server presented)"
-            stderr.writeError(ExitMapping.message(for: error, retries: 0, attempts: 1) + hint)
+            stderr.writeError(ExitMapping.message(for: error, attempts: 1) + hint)
             return status
         }
         return ExitStatus.success

@@ -71,7 +71,7 @@ final class Execution {
             }
         } catch {
             if case .invalidRequest(let reason) = error { throw .usage(reason) }
-            throw CommandFailure(ExitMapping.message(for: error, retries: 0, attempts: 0), exitCode: ExitMapping.status(for: error, checkStatus: true))
+            throw CommandFailure(ExitMapping.message(for: error, attempts: 0), exitCode: ExitMapping.status(for: error, checkStatus: true))
         }
     }
 
@@ -300,8 +300,8 @@ final class Execution {
             try? printer.printTrailer(MetadataRenderer(theme: plan.head.theme).render(response))
         }
         if let error = response.error, status != ExitStatus.success {
-            let message = ExitMapping.message(for: error, retries: settings.retry, attempts: response.attempts.count)
-            stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.attempts.count)
+            let message = ExitMapping.message(for: error, attempts: response.tries)
+            stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
                               + priorKnowledgeHint(error))
         }
         return status

@@ -62,7 +62,7 @@ enum ExitMapping {
     }
 
     /// The text after `af: error: `, with what to do where there is something to do.
-    static func message(for error: AFError, retries: Int, attempts: Int) -> String {
+    static func message(for error: AFError, attempts: Int) -> String {
         let error = error.underlyingError
         let after = attempts > 1 ? " (after \(attempts) attempts)" : ""
         switch error {
@@ -89,4 +89,10 @@ enum ExitMapping {
             return error.description + after
         }
     }
+}
+
+extension Response {
+    /// How many times the request was tried: one, and one more for each retry. Redirect hops
+    /// are not tries: "(after 2 attempts)" once followed a redirect and a single failure.
+    var tries: Int { 1 + attempts.reduce(0) { $0 + ($1.retryDelay == nil ? 0 : 1) } }
 }

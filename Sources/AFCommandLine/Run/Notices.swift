@@ -8,8 +8,10 @@ struct RetryNotice: EventMonitor {
     var interests: RequestEvent.Interests { .retryScheduled }
 
     func request(_ request: Request, didEmit event: RequestEvent) {
-        guard case .retryScheduled(let attempt, let reason, let delay) = event.kind else { return }
-        stderr.writeNotice("retrying in \(Format.seconds(delay)) (attempt \(attempt) of \(limit + 1)): \(reason)")
+        guard case .retryScheduled(_, let reason, let delay) = event.kind else { return }
+        // The try about to start among the limit + 1 the policy allows (retries count across
+        // redirect hops); the event's number counts the hops too ("attempt 3 of 2").
+        stderr.writeNotice("retrying in \(Format.seconds(delay)) (attempt \(request.retryCount + 1) of \(limit + 1)): \(reason)")
     }
 }
 
