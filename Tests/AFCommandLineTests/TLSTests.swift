@@ -283,6 +283,10 @@ import Testing
         ("{\"hosts\": {}, \"extra\": 1}", 64, "unknown key \"extra\" in the trust policy"),
         ("{\"hosts\": {\"a\": [\"default\"]},\n \"oops\"}", 64, "is not valid JSON: expected ':' after the key at line 2, column 8"),
         ("{\"hosts\": {\"a*b\": [\"default\"]}}", 64, "host pattern \"a*b\""),
+        // One host twice (case, or Unicode and its xn-- form): which evaluator applied was the
+        // order of a dictionary.
+        ("{\"hosts\": {\"A.test\": [\"default\"], \"a.test\": [\"disabled\"]}}", 64, "host patterns \"A.test\" and \"a.test\" in"),
+        ("{\"hosts\": {\"b\u{FC}cher.test\": [\"default\"], \"xn--bcher-kva.test\": [\"disabled\"]}}", 64, "name the same host; keep one"),
     ])
     func trustPolicyErrors(text: String, status: Int32, message: String) throws {
         let policy = directory + "/bad-\(UUID().uuidString).json"

@@ -474,6 +474,19 @@ import Testing
         #expect(try lenient.evaluator(forHost: "other.org") == nil)
     }
 
+    /// A policy written for a host name in Unicode applies to the request, whose URL carries
+    /// the name in its ASCII form: it matched nothing, and the pin was silently not checked.
+    @Test func trustManagerMatchesHostNamesInEitherForm() throws {
+        let manager = ServerTrustManager(allHostsMustBeEvaluated: false, evaluators: [
+            "Straße.de": DisabledTrustEvaluator(),
+            "*.bücher.example": PublicKeysTrustEvaluator(pins: ["sha256//x"]),
+        ])
+        #expect(try manager.evaluator(forHost: "xn--strae-oqa.de") is DisabledTrustEvaluator)
+        #expect(try manager.evaluator(forHost: "straße.de") is DisabledTrustEvaluator)
+        #expect(try manager.evaluator(forHost: "www.xn--bcher-kva.example") is PublicKeysTrustEvaluator)
+        #expect(try manager.evaluator(forHost: "xn--bcher-kva.example") == nil)
+    }
+
     @Test func multipartLengthMatchesTheEncodedBytes() throws {
         let directory = try TemporaryDirectory.make()
         let path = directory + "/f.bin"

@@ -34,6 +34,17 @@ enum TrustPolicyFile {
                     throw .usage("\"hosts\" in '\(path)' must be an object mapping host names to evaluator lists")
                 }
                 sawHosts = true
+                // Patterns are matched lower-cased and in their ASCII form: two that name one host
+                // would leave the choice between their evaluators to the order of a dictionary.
+                var named: [String: String] = [:]
+                for (host, _) in hosts {
+                    let key = ((try? IDNA.asciiHost(host).get()) ?? host).lowercased()
+                    if let earlier = named[key] {
+                        let pair = [earlier, host].sorted()
+                        throw .usage("host patterns \"\(pair[0])\" and \"\(pair[1])\" in '\(path)' name the same host; keep one")
+                    }
+                    named[key] = host
+                }
                 for (host, list) in hosts {
                     try checkPattern(host, path: path)
                     evaluators[host] = try evaluator(for: host, list: list, path: path, directory: directory, caBundle: caBundle, extras: extras)
