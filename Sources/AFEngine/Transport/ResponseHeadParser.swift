@@ -66,14 +66,21 @@ struct ResponseHeadParser {
         let header = HTTPHeaders.Name(Self.trimmedText(raw, from: 0, to: colon))
         let value = Self.trimmedText(raw, from: colon + 1, to: end, percentEncodingOtherBytes: header == .location)
         if header == .contentLength {
-            if let earlier = headers.value(for: .contentLength), earlier != value {
-                // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
-                return malformed("two different Content-Length values ('\(earlier.prefix(40))' and '\(value.prefix(40))')")
-            }
-            if Self.overflows(value) {
+            switch Self.contentLength(value) {
+            case .valid(let length):
+                if let earlier = headers.value(for: .contentLength), case .valid(let before) = Self.contentLength(earlier), before != length {
+                    // Two lengths leave the body's end to whoever reads it: a response-splitting hazard.
+                    return malformed("two different Content-Length values ('\(earlier.prefix(40))' and '\(value.prefix(40))')")
+                }
+            case .tooLarge:
                 // libcurl ignores a length past 2^63 and reads to the close, so a body cut
                 // short would pass as complete.
                 return malformed("the Content-Length '\(value.prefix(40))' is larger than any body can be")
+            case .invalid:
+                // libcurl reads the digits it can ('0x2' is 0, '+2' and '2 2' are 2) and takes the
+                // rest of the bytes for the next response or drops them; RFC 9112 (6.3) makes an
+                // invalid length an unrecoverable error.
+                return malformed("the Content-Length '\(value.prefix(40))' is not a number of bytes")
             }
         }
         headers.add(name: header, value: value)
@@ -108,9 +115,33 @@ struct ResponseHeadParser {
         return String(scalars)
     }
 
-    /// Digits only, and more than a 64-bit length holds.
-    private static func overflows(_ value: String) -> Bool {
-        value.utf8.count > 18 && value.utf8.allSatisfy { $0 &- UInt8(ascii: "0") < 10 } && Int64(value) == nil
+    enum ContentLength: Equatable {
+        case valid(Int64)
+        case tooLarge
+        case invalid
+    }
+
+    /// A `Content-Length` value: digits, or a comma-separated list of one number repeated
+    /// (which RFC 9112 lets a recipient read as that number, as a proxy may join two
+    /// headers); anything else is invalid.
+    static func contentLength(_ value: String) -> ContentLength {
+        var result: Int64?
+        for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            var digits = element[...]
+            while let first = digits.first, first == 32 || first == 9 { digits = digits.dropFirst() }
+            while let last = digits.last, last == 32 || last == 9 { digits = digits.dropLast() }
+            guard !digits.isEmpty, digits.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }) else { return .invalid }
+            var number: Int64 = 0
+            for digit in digits {
+                let (times, overflow) = number.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = times.addingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
+                guard !overflow, !carry else { return .tooLarge }
+                number = sum
+            }
+            if let result, result != number { return .invalid }
+            result = number
+        }
+        return result.map { .valid($0) } ?? .invalid
     }
 
     /// Whether a line starts with `HTTP/` (a status line), compared in place.
