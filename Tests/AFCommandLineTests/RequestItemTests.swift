@@ -197,6 +197,9 @@ import Testing
         (["-X", "POST"], "unknown option '-X'; the method goes before the URL: af POST URL"),
         (["--data=a"], "unknown option '--data'; af sends a body from data items"),
         (["--location"], "unknown option '--location'; -F (--follow) follows redirects"),
+        (["-G"], "unknown option '-G'; query items go into the URL: af URL name==value"),
+        (["--tlsv1.2"], "unknown option '--tlsv1.2'; --ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"),
+        (["--oauth2-bearer", "t"], "unknown option '--oauth2-bearer'; -A bearer -a TOKEN sends a bearer token"),
     ])
     func errors(arguments: [String], message: String) {
         #expect {
@@ -204,6 +207,18 @@ import Testing
         } throws: { error in
             (error as? CommandFailure)?.message.contains(message) == true
         }
+    }
+
+    /// curl's options that af explains are options af does not have (af's own letters, such
+    /// as -d, -F and -o, mean what af says), and every curl letter has its explanation.
+    @Test func curlHintsCoverOnlyOptionsAfLacks() {
+        let shorts = Set(OptionTable.all.compactMap(\.short))
+        let longs = Set(OptionTable.all.map(\.long))
+        for (letter, name) in Suggestions.curlShort {
+            #expect(!shorts.contains(letter), "-\(letter) is af's own")
+            #expect(Suggestions.curlLong[name] != nil, "-\(letter) (--\(name)) has no hint")
+        }
+        for name in Suggestions.curlLong.keys { #expect(!longs.contains(name), "--\(name) is af's own") }
     }
 
     @Test(arguments: [

@@ -150,6 +150,8 @@ enum Suggestions {
     static let curlShort: [Character: String] = [
         "H": "header", "X": "request", "u": "user", "L": "location", "s": "silent", "i": "include",
         "T": "upload-file", "O": "remote-name", "C": "continue-at", "e": "referer", "w": "write-out",
+        "G": "get", "0": "http1.0", "1": "tlsv1", "N": "no-buffer", "r": "range", "z": "time-cond", "n": "netrc",
+        "K": "config", "J": "remote-header-name", "U": "proxy-user",
     ]
 
     private static let headerItem = "af sends a header given as a request item: af URL 'X-Name:value'"
@@ -179,7 +181,27 @@ enum Suggestions {
         "head": "the method goes before the URL: af HEAD URL",
         "http2": "--http-version=2 asks for HTTP/2",
         "http1.1": "--http-version=1.1 keeps to HTTP/1.1",
+        "http1.0": "--http-version=1.0 speaks HTTP/1.0",
+        "get": "query items go into the URL: af URL name==value",
+        "oauth2-bearer": "-A bearer -a TOKEN sends a bearer token",
+        "tlsv1": tlsVersion, "tlsv1.2": tlsVersion, "tlsv1.3": tlsVersion, "tls-max": tlsVersion,
+        "form-string": "-f (--form) sends name=value items as a form, and name@FILE as a file part",
+        "no-buffer": "--stream prints the body as it arrives",
+        "range": "af sends a Range header given as a request item: af URL 'Range:bytes=0-99'",
+        "time-cond": "af sends an If-Modified-Since header given as a request item: af URL 'If-Modified-Since:DATE'",
+        "netrc": "af reads ~/.netrc without being asked (--ignore-netrc turns it off)",
+        "config": "af reads its defaults from ~/.config/af/config.json (see 'man af')",
+        "remote-header-name": "-d (--download) names the file from Content-Disposition",
+        "proxy-user": "give the proxy's credentials in its URL: --proxy=https:http://USER:PASSWORD@HOST:PORT",
+        "show-error": "af always shows errors; -q leaves out everything else",
+        "url": "the URL is an argument of its own: af [METHOD] URL",
+        "connect-to": "--resolve=HOST:PORT:ADDRESS sends a host's requests to another address",
+        "ca-native": "af trusts the system's CA certificates unless --verify=PATH names others",
+        "fail-with-body": "--check-status exits 3, 4 or 5 for a 3xx, 4xx or 5xx status and still prints the body",
+        "retry-connrefused": "--retry retries refused connections",
     ]
+
+    private static let tlsVersion = "--ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"
 
     /// Levenshtein distance.
     static func editDistance(_ a: String, _ b: String) -> Int {
