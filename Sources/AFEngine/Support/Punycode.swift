@@ -50,7 +50,8 @@ enum Punycode {
                 delta = 0
                 handled += 1
             }
-            delta += 1
+            guard case (let advanced, false) = delta.addingReportingOverflow(1) else { return nil }
+            delta = advanced
             n += 1
         }
         return String(decoding: output, as: UTF8.self)
