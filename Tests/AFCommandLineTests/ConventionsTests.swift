@@ -246,6 +246,8 @@ import Testing
         declared("text/xml", "", #"<?xml version="1.0"?><c>é"#.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }, "é"),
         // A declaration that UTF-8 contradicts is not believed: the body is UTF-8.
         declared("text/html", #"<meta charset="iso-8859-1">café"#, [], "café"),
+        // A Latin-1 declaration means windows-1252 here too, as in a Content-Type.
+        declared("text/html", #"<meta charset="ISO-8859-1">"#, [0x93, 0x61, 0x94], "\u{201C}a\u{201D}"),
         // An unknown declared charset falls back to windows-1252.
         declared("text/html", #"<meta charset="x-nonsense">caf"#, [0xE9, 0x21], "café!"),
     ]

@@ -51,7 +51,7 @@ struct Netrc: Sendable {
             case "machine":
                 if current != nil || isDefault { commit() }
                 // A name in Unicode is kept in the ASCII form URLs carry (IDNA).
-                current = ((try? IDNA.asciiHost(value).get()) ?? value).lowercased()
+                current = IDNA.comparable(value)
                 isDefault = false
                 entry = Entry(login: "", password: "")
                 index += 2

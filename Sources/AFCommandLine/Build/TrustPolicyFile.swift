@@ -38,7 +38,7 @@ enum TrustPolicyFile {
                 // would leave the choice between their evaluators to the order of a dictionary.
                 var named: [String: String] = [:]
                 for (host, _) in hosts {
-                    let key = ((try? IDNA.asciiHost(host).get()) ?? host).lowercased()
+                    let key = IDNA.comparable(host)
                     if let earlier = named[key] {
                         let pair = [earlier, host].sorted()
                         throw .usage("host patterns \"\(pair[0])\" and \"\(pair[1])\" in '\(path)' name the same host; keep one")

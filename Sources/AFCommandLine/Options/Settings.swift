@@ -261,7 +261,7 @@ struct Settings: Sendable {
         rest = afterHost
         guard !host.isEmpty else { throw invalid("no host") }
         // libcurl compares the entry with the URL's host, which is in its ASCII form (IDNA).
-        let entry = host.utf8.allSatisfy({ $0 < 0x80 }) ? value : sign + ((try? IDNA.asciiHost(String(host)).get()) ?? String(host)) + ":" + afterHost
+        let entry = host.utf8.allSatisfy({ $0 < 0x80 }) ? value : sign + IDNA.comparable(String(host)) + ":" + afterHost
         let portText: Substring
         let addresses: Substring
         if let (before, after) = String(rest).splitOnce(byte: UInt8(ascii: ":")) {

@@ -43,18 +43,24 @@ final class CharsetDecoder {
     /// A decoder for a charset label (`utf-8`, `ISO-8859-2`, `"big5"`), or nil when iconv
     /// does not know it.
     convenience init?(label: String) {
-        var name = label.trimmingCharacters(in: " \"'").lowercased()
-        // As browsers read them (the WHATWG Encoding Standard): pages labelled Latin-1 or
-        // ASCII are windows-1252 in practice, and their 0x80–0x9F bytes are curly quotes, dashes
-        // and €, not C1 control characters.
-        if Self.windows1252Labels.contains(name) { name = "windows-1252" }
-        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else { return nil }
+        guard let name = Self.charsetName(label) else { return nil }
         if name == "utf-8" || name == "utf8" {
             self.init(.utf8)
             return
         }
         guard let handle = Self.open(name) else { return nil }
         self.init(.iconv(handle), encodesWithNULs: Self.isWide(name))
+    }
+
+    /// The name iconv is asked for, for a label from a header, an option or a document:
+    /// trimmed of blanks and quotes, lower case, nil when it cannot be a charset name. The
+    /// Latin-1 and ASCII labels mean windows-1252, as browsers read them (the WHATWG Encoding
+    /// Standard): such pages are windows-1252 in practice, and their 0x80–0x9F bytes are curly
+    /// quotes, dashes and €, not C1 control characters.
+    private static func charsetName(_ label: String) -> String? {
+        let name = label.trimmingCharacters(in: " \"'").lowercased()
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else { return nil }
+        return windows1252Labels.contains(name) ? "windows-1252" : name
     }
 
     private static let windows1252Labels: Set<String> = [
@@ -85,24 +91,24 @@ final class CharsetDecoder {
     }
 
     private func settle(_ first: [UInt8]) {
-        let label: String
-        if let marked = CharsetSniffer.markedCharset(first) {
-            label = marked
-        } else if Self.isValidUTF8Prefix(first) {
-            engine = .utf8
+        if let marked = CharsetSniffer.markedCharset(first), let handle = Self.open(marked) {
+            engine = .iconv(handle)
+            encodesWithNULs = true
             return
-        } else {
-            // A declaration in the document counts only where UTF-8 does not fit: a page that
-            // says iso-8859-1 but is valid UTF-8 (common) shows as UTF-8.
-            let declared = CharsetSniffer.declaredCharset(first)?.lowercased()
-            label = declared.flatMap { $0.hasPrefix("utf") || Self.isWide($0) || !Self.knows($0) ? nil : $0 } ?? "windows-1252"
         }
-        guard let handle = Self.open(label) else {
+        if Self.isValidUTF8Prefix(first) {
             engine = .utf8
             return
         }
-        engine = .iconv(handle)
-        encodesWithNULs = Self.isWide(label)
+        // A declaration in the document counts only where UTF-8 does not fit: a page that says
+        // iso-8859-1 but is valid UTF-8 (common) shows as UTF-8. One naming UTF-8 or UTF-16
+        // is wrong about these bytes, and one iconv does not know is no help.
+        if let declared = CharsetSniffer.declaredCharset(first).flatMap(Self.charsetName), !declared.hasPrefix("utf"), !Self.isWide(declared),
+           let handle = Self.open(declared) {
+            engine = .iconv(handle)
+            return
+        }
+        engine = Self.open("windows-1252").map { .iconv($0) } ?? .utf8
     }
 
     /// Decodes `bytes`; `final` flushes what waited for more.

@@ -198,13 +198,6 @@ public struct ServerTrustManager: Sendable {
     /// Evaluators by host pattern.
     public var evaluators: [String: any ServerTrustEvaluating]
 
-    /// A host or pattern as URLs carry hosts: lower case, a name in Unicode in its ASCII
-    /// form (IDNA), so that a policy written for `bücher.example` applies to the request,
-    /// which goes to that name's `xn--` form, rather than leaving it to default evaluation.
-    private static func asciiForm(_ host: String) -> String {
-        ((try? IDNA.asciiHost(host).get()) ?? host).lowercased()
-    }
-
     /// Maps host patterns to evaluators. Patterns may name hosts in Unicode or in their ASCII
     /// (`xn--`) form.
     public init(allHostsMustBeEvaluated: Bool = true, evaluators: [String: any ServerTrustEvaluating]) {
@@ -215,13 +208,15 @@ public struct ServerTrustManager: Sendable {
     /// The evaluator for `host`, nil for default evaluation, or an error when the host must
     /// be evaluated but no pattern matches it.
     public func evaluator(forHost host: String) throws(AFError) -> (any ServerTrustEvaluating)? {
-        let name = Self.asciiForm(host)
-        if let exact = evaluators.first(where: { Self.asciiForm($0.key) == name }) { return exact.value }
+        // Compared in their ASCII form (IDNA): a policy written for `bücher.example` applies
+        // to the request, which goes to that name's `xn--` form.
+        let name = IDNA.comparable(host)
+        if let exact = evaluators.first(where: { IDNA.comparable($0.key) == name }) { return exact.value }
         // The first `.` byte: a dot followed by a combining mark is one Character, which a
         // character search would skip, matching a wildcard one label too far up.
         if let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) {
             let wildcard = "*" + name[dot...]
-            if let match = evaluators.first(where: { Self.asciiForm($0.key) == wildcard }) { return match.value }
+            if let match = evaluators.first(where: { IDNA.comparable($0.key) == wildcard }) { return match.value }
         }
         if allHostsMustBeEvaluated {
             throw .transport(TransportFailure(

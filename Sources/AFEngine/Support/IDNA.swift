@@ -40,6 +40,13 @@ package enum IDNA {
         return .success(labels.joined(separator: "."))
     }
 
+    /// The form host names are compared in (netrc machines, trust policy patterns, resolve
+    /// entries against a URL's host): the ASCII form, lower-cased. A name that cannot be
+    /// converted (a label too long for DNS) is compared as given, lower-cased.
+    package static func comparable(_ host: String) -> String {
+        ((try? asciiHost(host).get()) ?? host).lowercased()
+    }
+
     /// Full-width ASCII and the ideographic full stops as ASCII, then lower case, then NFC.
     private static func mapped(_ host: String) -> String {
         var scalars = String.UnicodeScalarView()
