@@ -266,6 +266,22 @@ import Testing
         #expect(result.out == "Příliš\n")
     }
 
+    /// A cookie set in bytes that are not UTF-8 goes back to the server as those bytes, from
+    /// the session file too: it went back as U+FFFD's bytes, which is another cookie.
+    @Test func sessionCookiesKeepBytesThatAreNotUTF8() throws {
+        server.route("/latin-cookie") { _, _ in
+            .raw(Array("HTTP/1.1 200 OK\r\nSet-Cookie: k=caf".utf8) + [0xE9] + Array("; Path=/\r\nContent-Length: 0\r\n\r\n".utf8), close: true)
+        }
+        let session = directory + "/latin-session.json"
+        #expect(InProcessAF.run(["--session=\(session)", server.url("/latin-cookie")]).status == 0)
+        let stored = try String(contentsOfFile: session, encoding: .utf8)
+        #expect(stored.contains(#""value": "caf\#u{E9}""#) && stored.contains(#""latin1": true"#), "\(stored)")
+        #expect(InProcessAF.run(["--session=\(session)", server.url("/get")]).status == 0)
+        let sent = try #require(server.requests(to: "/get").last).rawHeadBytes
+        let cookie = Array("Cookie: k=caf".utf8) + [0xE9, 13, 10]
+        #expect(sent.indices.contains { sent[$0...].starts(with: cookie) }, "\(String(decoding: sent, as: UTF8.self))")
+    }
+
     @Test func sessionsKeepCookieHeadersRepeatsAndReadOnlyNames() throws {
         let session = directory + "/session.json"
         let first = InProcessAF.run(["--session=\(session)", server.url("/get"), "Foo:bar", "Foo:baz", "Cookie:a=1; b=2"])

@@ -476,6 +476,18 @@ import Testing
 
     /// A policy written for a host name in Unicode applies to the request, whose URL carries
     /// the name in its ASCII form: it matched nothing, and the pin was silently not checked.
+    /// libcurl's cookie lines are bytes: UTF-8, or one byte per character when not, given
+    /// back as the same bytes.
+    @Test func cookieLinesKeepTheirBytes() throws {
+        let latin = Array("example.org\tFALSE\t/\tFALSE\t0\tk\tcaf".utf8) + [0xE9]
+        let cookie = try #require(Cookie(netscapeBytes: latin))
+        #expect(cookie.isLatin1 && cookie.value == "caf\u{E9}")
+        #expect(cookie.netscapeBytes == latin)
+        let utf8 = Array("example.org\tFALSE\t/\tFALSE\t0\tk\tcaf\u{E9}".utf8)
+        let plain = try #require(Cookie(netscapeBytes: utf8))
+        #expect(!plain.isLatin1 && plain.value == "caf\u{E9}" && plain.netscapeBytes == utf8)
+    }
+
     @Test func trustManagerMatchesHostNamesInEitherForm() throws {
         let manager = ServerTrustManager(allHostsMustBeEvaluated: false, evaluators: [
             "Straße.de": DisabledTrustEvaluator(),

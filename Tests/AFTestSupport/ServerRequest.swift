@@ -14,6 +14,8 @@ public struct ServerRequest: Sendable {
     public var chunked: Bool
     /// The request line and headers as received.
     public var rawHead: String
+    /// The same as bytes (`rawHead` shows bytes that are not UTF-8 as U+FFFD).
+    public var rawHeadBytes: [UInt8] = []
     /// Which connection it came on (1-based, in accept order).
     public var connection: Int
     /// Body bytes read and dropped without keeping them (`/discard`).

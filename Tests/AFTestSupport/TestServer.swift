@@ -412,6 +412,7 @@ final class RequestReader {
             method: requestLine[0], target: requestLine[1], httpVersion: requestLine[2],
             headers: headers, body: [], chunked: false, rawHead: rawHead, connection: 0
         )
+        request.rawHeadBytes = head
         if request.header("Expect")?.lowercased() == "100-continue" {
             _ = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8).withUnsafeBytes { channel.write($0) }
         }

@@ -63,7 +63,8 @@ struct SessionFile: Sendable {
                 path: item["path"]?.stringValue ?? "/",
                 secure: item["secure"]?.boolValue ?? false,
                 httpOnly: item["http_only"]?.boolValue ?? false,
-                expires: item["expires"]?.numberText.flatMap { Int($0) } ?? 0
+                expires: item["expires"]?.numberText.flatMap { Int($0) } ?? 0,
+                isLatin1: item["latin1"]?.boolValue ?? false
             ))
         }
         return session
@@ -174,6 +175,8 @@ struct SessionFile: Sendable {
                             json.member("secure") { $0.bool(cookie.secure) }
                             json.member("http_only") { $0.bool(cookie.httpOnly) }
                             json.member("expires") { $0.number(cookie.expires) }
+                            // Only for a cookie the server set in bytes that are not UTF-8.
+                            if cookie.isLatin1 { json.member("latin1") { $0.bool(true) } }
                         }
                     }
                 }

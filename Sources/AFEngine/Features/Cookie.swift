@@ -16,10 +16,14 @@ public struct Cookie: Sendable, Equatable {
     public var httpOnly: Bool
     /// Expiry in seconds since the epoch; 0 for a session cookie.
     public var expires: Int
+    /// The server set bytes that are not UTF-8: `name` and `value` hold them one byte per
+    /// character (ISO-8859-1), and they go back to servers as those bytes. (Read as UTF-8
+    /// alone they became U+FFFD, and the cookie sent back was another cookie.)
+    public var isLatin1: Bool
 
     /// Creates a cookie; by default a host-only session cookie for `/`.
     public init(name: String, value: String, domain: String, includeSubdomains: Bool = false, path: String = "/",
-                secure: Bool = false, httpOnly: Bool = false, expires: Int = 0)
+                secure: Bool = false, httpOnly: Bool = false, expires: Int = 0, isLatin1: Bool = false)
     {
         self.name = name
         self.value = value
@@ -29,6 +33,32 @@ public struct Cookie: Sendable, Equatable {
         self.secure = secure
         self.httpOnly = httpOnly
         self.expires = expires
+        self.isLatin1 = isLatin1
+    }
+
+    /// Parses one line of libcurl's cookie list (Netscape format) as its bytes: UTF-8, or
+    /// ISO-8859-1 (`isLatin1`) when they are not UTF-8.
+    public init?(netscapeBytes bytes: some Collection<UInt8>) {
+        if let text = String(validating: bytes, as: UTF8.self) {
+            self.init(netscapeLine: text)
+        } else {
+            var scalars = String.UnicodeScalarView()
+            for byte in bytes { scalars.append(Unicode.Scalar(byte)) }
+            self.init(netscapeLine: String(scalars))
+            isLatin1 = true
+        }
+    }
+
+    /// The Netscape line as the bytes libcurl reads back: UTF-8, or one byte per character
+    /// for a cookie whose bytes were not UTF-8 (a character past U+00FF, which such a
+    /// cookie only has if edited, goes as UTF-8).
+    public var netscapeBytes: [UInt8] {
+        guard isLatin1 else { return Array(netscapeLine.utf8) }
+        var bytes: [UInt8] = []
+        for scalar in netscapeLine.unicodeScalars {
+            if scalar.value <= 0xFF { bytes.append(UInt8(scalar.value)) } else { bytes.append(contentsOf: String(scalar).utf8) }
+        }
+        return bytes
     }
 
     /// Parses one line of libcurl's cookie list (Netscape format).

@@ -1,10 +1,13 @@
 internal import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Session {
     /// Adds cookies to the session's cookie engine; later requests send them where their
     /// domain, path and `secure` flag allow.
     public func importCookies(_ cookies: [Cookie]) {
-        let lines = cookies.map(\.netscapeLine)
+        let lines = cookies.map(\.netscapeBytes)
         let share = self.share
         driver.runExclusively {
             guard let easy = curl_easy_init() else { return }
@@ -12,7 +15,10 @@ extension Session {
             _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share.raw)
             _ = "".withCString { afcurl_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }
             for line in lines {
-                _ = line.withCString { afcurl_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0) }
+                // A C string: a NUL inside (only in an edited session) would cut the line.
+                _ = (line.filter { $0 != 0 } + [0]).withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { afcurl_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0.baseAddress) }
+                }
             }
             _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, nil)
         }
@@ -31,7 +37,8 @@ extension Session {
                 var cookies: [Cookie] = []
                 var node = list
                 while let current = node {
-                    if let data = current.pointee.data, let cookie = Cookie(netscapeLine: String(cString: data)) {
+                    if let data = current.pointee.data,
+                       let cookie = Cookie(netscapeBytes: UnsafeRawBufferPointer(start: data, count: strlen(data))) {
                         cookies.append(cookie)
                     }
                     node = current.pointee.next
