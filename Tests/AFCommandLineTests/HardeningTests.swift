@@ -79,6 +79,18 @@ import Testing
         #expect(plain.out.contains("\u{1b}]0;pwned"), "piped output without colours stays exact")
     }
 
+    /// `-m` prints each attempt's reason phrase: a server's escape sequence in it reached the
+    /// terminal as sent (it set the window title); it is escaped like a head's text.
+    @Test func metadataEscapesTheReasonPhrase() {
+        server.route("/reason") { _, _ in
+            .raw(Array("HTTP/1.1 200 O\u{1B}]0;t\u{07}K\r\nContent-Length: 2\r\n\r\nok".utf8), close: true)
+        }
+        let result = InProcessAF.run(["-m", server.url("/reason")])
+        #expect(result.status == 0)
+        #expect(result.out.contains("Attempt 1: 200 O\\x1B]0;t\\x07K  HTTP/1.1"), "\(result.out)")
+        #expect(!result.stdout.contains(0x1B) && !result.stdout.contains(0x07))
+    }
+
     @Test func procFilesThatSayTheyAreEmptyAreSentWhole() throws {
         let expected = try String(contentsOfFile: "/proc/version", encoding: .utf8)
         #expect(!expected.isEmpty)

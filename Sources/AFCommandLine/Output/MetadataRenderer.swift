@@ -33,7 +33,11 @@ struct MetadataRenderer: Sendable {
                 summary += address.contains(":") ? "  [\(address)]\(port)" : "  \(address)\(port)"
             }
         }
-        var out = paint(title + ":", theme?.headerName) + " \(summary)  \(attempt.method.rawValue) \(attempt.url)\n"
+        // The reason phrase and an error's text come from the server: escaped like a head's
+        // text, so that a reason carrying an escape sequence cannot drive the terminal (`-m`
+        // printed it as sent).
+        let line = TerminalText.escaped("\(summary)  \(attempt.method.rawValue) \(attempt.url)", highlight: theme?.escape ?? "")
+        var out = paint(title + ":", theme?.headerName) + " \(line)\n"
         guard let metrics = attempt.metrics else { return out }
         let tls = metrics.tlsDone > 0 ? milliseconds(metrics.tlsDuration) : "-"
         out += "  DNS \(milliseconds(metrics.dnsDuration))  connect \(milliseconds(metrics.connectDuration))  TLS \(tls)"
