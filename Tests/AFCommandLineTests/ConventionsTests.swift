@@ -297,6 +297,16 @@ import Testing
         let after = InProcessAF.run(["--session-read-only=\(session)", server.url("/get"), "Foo:changed"])
         #expect(after.status == 0)
         #expect(try String(contentsOfFile: session, encoding: .utf8) == stored, "read-only sessions are never written")
+        // Two names: which session was used (and whether it was written) depended on the
+        // options' order.
+        let count = server.requests.count
+        for arguments in [["--session=other", "--session-read-only=\(session)"], ["--session-read-only=\(session)", "--session=other"]] {
+            let both = InProcessAF.run(arguments + [server.url("/get")])
+            #expect(both.status == 64)
+            #expect(both.err.contains("name two sessions; give one"), "\(both.err)")
+        }
+        #expect(server.requests.count == count)
+        #expect(InProcessAF.run(["--session=\(session)", "--session-read-only=\(session)", server.url("/get")]).status == 0)
     }
 
     @Test(arguments: [

@@ -282,14 +282,21 @@ public enum OptionTable {
                    help: "Keep headers, auth and cookies between runs in a session file",
                    details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600. A session keeps at most 1000 cookies; past that the oldest are dropped, with a note on standard error.",
                    completion: .file,
-                   binding: .text(\.session, sample: "work")),
+                   binding: .custom(.text(nonEmpty: true), sample: "work") { settings, option throws(CommandFailure) in
+                       guard let name = option.value else { return }
+                       settings.session = try Settings.nonEmpty(name, "--session")
+                       settings.sessionName = name
+                   }),
         OptionSpec(.sessionReadOnly, "session-read-only", value: .optional("NAME|PATH"), group: .redirectsAndAuth,
                    help: "Use a session but never write it back (--session-read-only=NAME, or beside --session)",
                    details: "Use a session without updating it: --session-read-only=NAME|PATH names the session, as HTTPie's option does; given alone, it makes the --session given with it read-only.",
                    completion: .file,
                    binding: .custom(.text(nonEmpty: true), sample: "work") { settings, option throws(CommandFailure) in
                        settings.sessionReadOnly = !option.negated
-                       if let name = option.value { settings.session = try Settings.nonEmpty(name, "--session-read-only") }
+                       if let name = option.value {
+                           settings.session = try Settings.nonEmpty(name, "--session-read-only")
+                           settings.sessionReadOnlyName = name
+                       }
                    }),
     ]
 

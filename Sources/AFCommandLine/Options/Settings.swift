@@ -111,6 +111,10 @@ struct Settings: Sendable {
         var ignoreNetrc = false
         var session: String?
         var sessionReadOnly = false
+        /// The sessions `--session=NAME` and `--session-read-only=NAME` named, to refuse the
+        /// two naming different sessions.
+        var sessionName: String?
+        var sessionReadOnlyName: String?
         // TLS
         var verify: String?
         var cert: String?
