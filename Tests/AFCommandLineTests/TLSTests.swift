@@ -261,6 +261,19 @@ import Testing
         #expect(unlisted.err.contains("the trust policy has no entry for b.test"))
     }
 
+    /// `--verify=DIR` trusts a directory of hashed CA certificates (as requests and curl's
+    /// --capath do), and only those: it was refused as "a directory; name a file".
+    @Test func verifyTakesAHashedCADirectory() throws {
+        let server = try server(try pki.issue(name: "capath"))
+        let hashed = try pki.hashedCADirectory()
+        let trusted = InProcessAF.run(["--verify=\(hashed)", "https://localhost:\(server.port)/get"])
+        #expect(trusted.status == 0, "\(trusted.err)")
+        let empty = try TemporaryDirectory.make(prefix: "af-capath")
+        let untrusted = InProcessAF.run(["--verify=\(empty)", "https://localhost:\(server.port)/get"])
+        #expect(untrusted.status == 7, "\(untrusted.err)")
+        #expect(InProcessAF.run(["--verify=/nonexistent/dir", "https://localhost:\(server.port)/get"]).status == 66)
+    }
+
     @Test func trustPolicyCertificatesAreRelativeToTheFile() throws {
         let issued = try pki.selfSigned(name: "policy-anchor", hosts: ["localhost"])
         let server = try server(issued)

@@ -106,6 +106,16 @@ public final class TestPKI: @unchecked Sendable {
         return path
     }
 
+    /// A new directory holding the CA certificate under its subject-hash name, as
+    /// `openssl rehash` names it, for `--verify=DIR`.
+    public func hashedCADirectory() throws -> String {
+        let path = directory + "/hashed-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let hash = try Self.openssl(["x509", "-in", caCertificatePath, "-noout", "-subject_hash"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try FileManager.default.copyItem(atPath: caCertificatePath, toPath: "\(path)/\(hash).0")
+        return path
+    }
+
     /// Revokes a certificate the CA issued.
     public func revoke(_ issued: Issued) throws {
         _ = try lock.withLock { try Self.openssl(["ca", "-config", directory + "/ca.cnf", "-revoke", issued.certificatePath]) }

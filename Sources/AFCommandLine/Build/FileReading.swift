@@ -88,12 +88,13 @@ enum FileReading {
     }
 
     /// Checks that a file exists and is readable, without reading it.
-    static func checkReadable(_ path: String, item: String) throws(CommandFailure) {
+    static func checkReadable(_ path: String, item: String, directoryAllowed: Bool = false) throws(CommandFailure) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
+        let directory = (info.st_mode & S_IFMT) == S_IFDIR
+        if directory, !directoryAllowed {
             throw .unreadable("cannot read '\(path)' (from '\(item)'): it is a directory; name a file")
         }
-        guard access(path, R_OK) == 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
+        guard access(path, directory ? R_OK | X_OK : R_OK) == 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
     }
 }

@@ -41,7 +41,9 @@ struct TrustConfiguration: Sendable {
                 ? "warning: certificate verification is off (--verify=no); anyone on the path can read and change this exchange"
                 : "warning: certificate verification is off (--verify=no); only the pins are checked"
         case let path?:
-            try FileReading.checkReadable(path, item: "--verify")
+            // A PEM bundle, or a directory of hashed certificates (as requests and curl's
+            // --capath take one); a directory was refused as "not a file".
+            try FileReading.checkReadable(path, item: "--verify", directoryAllowed: true)
             base = DefaultTrustEvaluator(caBundle: path)
             caBundle = path
         }

@@ -302,7 +302,7 @@ public enum OptionTable {
 
     static let tls: [OptionSpec] = [
         OptionSpec(.verify, "verify", value: .required("yes|no|PATH"), group: .tls,
-                   help: "Certificate verification: yes (default), no, or a CA bundle PATH",
+                   help: "Certificate verification: yes (default), no, or a CA bundle PATH (a PEM file or a hashed directory)",
                    completion: .file,
                    binding: .custom(sample: "yes") { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""

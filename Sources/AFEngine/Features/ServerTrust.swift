@@ -4,7 +4,8 @@ public struct TrustSettings: Sendable, Equatable {
     public var verifyPeer = true
     /// Check that the certificate names the host.
     public var verifyHost = true
-    /// A CA bundle to use instead of the system's.
+    /// A CA bundle to use instead of the system's: a PEM file, or a directory of certificates
+    /// named by their subject hashes (`openssl rehash`).
     public var caBundle: String?
     /// A CRL file to check certificates against.
     public var crlFile: String?
@@ -69,7 +70,8 @@ extension ServerTrustEvaluating {
 /// Standard verification: a chain to a trusted root (the system's or `caBundle`) and a
 /// certificate that names the host.
 public struct DefaultTrustEvaluator: ServerTrustEvaluating {
-    /// A CA bundle to trust instead of the system roots.
+    /// A CA bundle to trust instead of the system roots: a PEM file, or a directory of
+    /// hashed certificates (`openssl rehash`).
     public var caBundle: String?
 
     /// Standard checks, against `caBundle` when given.

@@ -189,6 +189,11 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         try installCallbacks()
     }
 
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
     private static func milliseconds(_ seconds: Double) -> Int {
         Saturating.milliseconds(seconds, minimum: 1)
     }
@@ -303,7 +308,16 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         let tls = description.options.tls
         try easy.set(CURLOPT_SSL_VERIFYPEER, trustSettings.verifyPeer)
         try easy.set(CURLOPT_SSL_VERIFYHOST, trustSettings.verifyHost ? 2 : 0)
-        if let bundle = trustSettings.caBundle { try easy.set(CURLOPT_CAINFO, copying: bundle) }
+        if let bundle = trustSettings.caBundle {
+            if Self.isDirectory(bundle) {
+                // A directory of hashed certificates (openssl rehash), and those CAs alone:
+                // a CA path and no CA file.
+                try easy.set(CURLOPT_CAPATH, copying: bundle)
+                try easy.set(CURLOPT_CAINFO, copying: nil)
+            } else {
+                try easy.set(CURLOPT_CAINFO, copying: bundle)
+            }
+        }
         if let crl = trustSettings.crlFile { try easy.set(CURLOPT_CRLFILE, copying: crl) }
         if trustSettings.requireStapledOCSP { try easy.set(CURLOPT_SSL_VERIFYSTATUS, true) }
         if let version = tls.minimumVersion {
