@@ -259,6 +259,22 @@ import Testing
         #expect(shown.out.hasSuffix(text), "\(shown.out)")
     }
 
+    /// JSON declared in another charset is formatted from its text: a `charset=iso-8859-1`
+    /// body put its 0xE9 byte out as it came (not UTF-8), and UTF-16 JSON was not formatted.
+    /// Bytes that are valid UTF-8 stay UTF-8 whatever the label says.
+    @Test(arguments: [
+        ("iso-8859-1", Array(#"{"name":"caf"#.utf8) + [0xE9] + Array(#"","n":1}"#.utf8)),
+        ("utf-16", [0xFF, 0xFE] + #"{"name":"café","n":1}"#.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }),
+        ("iso-8859-1", Array(#"{"name":"café","n":1}"#.utf8)),
+    ] as [(String, [UInt8])])
+    func jsonInAnotherCharsetIsFormattedFromItsText(charset: String, body: [UInt8]) {
+        server.route("/json-charset") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json; charset=\(charset)")], body: body) }
+        let result = InProcessAF.run(["--pretty=format", server.url("/json-charset")])
+        #expect(result.status == 0)
+        #expect(result.out == "{\n    \"name\": \"caf\u{E9}\",\n    \"n\": 1\n}\n", "\(charset): \(result.out)")
+        #expect(InProcessAF.run([server.url("/json-charset")]).stdout == body, "piped without formatting: the exact bytes")
+    }
+
     @Test func requestBodiesShowInTheirCharset() throws {
         let path = directory + "/latin2.txt"
         _ = FileManager.default.createFile(atPath: path, contents: Data([0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A]))

@@ -71,6 +71,8 @@ final class BodyPrinter {
     private var streaming: Bool
     private var fellBack = false
     private var prefixChecked = false
+    private var jsonCharsetChecked = false
+    private var jsonTranscoding: CharsetDecoder?
     private(set) var byteCount = 0
 
     /// With `--sort-keys`: the JSON body outgrew the memory sorting may use, so it was shown
@@ -137,6 +139,33 @@ final class BodyPrinter {
                 if style.escapes { try writeText(decoder.decode(pending), to: out) } else { try out.write(pending) }
             }
         case .json:
+            if let transcoder = jsonTranscoder(for: bytes) {
+                try Array(transcoder.decode(bytes).utf8).withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) }
+            } else {
+                try writeJSON(bytes, to: out)
+            }
+        }
+    }
+
+    /// A JSON body declared in a charset other than UTF-8 is turned into UTF-8 before it is
+    /// formatted (the formatter reads UTF-8; HTTPie decodes by the declared charset too): a
+    /// `charset=iso-8859-1` body put its 0xE9 bytes on the terminal as they came. Decided on
+    /// the first chunk, and only where the declaration fits: bytes that are valid UTF-8 stay
+    /// UTF-8 (JSON is UTF-8, and mislabelled bodies are common), unless the charset writes
+    /// with NULs (UTF-16, UTF-32).
+    private func jsonTranscoder(for first: UnsafeRawBufferPointer) -> CharsetDecoder? {
+        if jsonCharsetChecked { return jsonTranscoding }
+        jsonCharsetChecked = true
+        guard let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label),
+              !transcoder.isUTF8, transcoder.encodesWithNULs || !CharsetDecoder.isValidUTF8Prefix(Array(first))
+        else { return nil }
+        jsonTranscoding = transcoder
+        return transcoder
+    }
+
+    private func writeJSON(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
+        switch mode {
+        case .json:
             if fellBack {
                 try writeAsReceived(Array(bytes), to: out)
             } else if streaming {
@@ -150,6 +179,8 @@ final class BodyPrinter {
                     try pending.withBytes { raw throws(AFError) in try format(raw, to: out) }
                 }
             }
+        default:
+            return
         }
     }
 
@@ -186,6 +217,10 @@ final class BodyPrinter {
                 if style.terminal, lastByte != 10, !text.isEmpty { try out.write("\n") }
             }
         case .json:
+            if let transcoder = jsonTranscoding {
+                let rest = Array(transcoder.decode([UInt8](), final: true).utf8)
+                if !rest.isEmpty { try rest.withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) } }
+            }
             if fellBack { return }
             if !streaming {
                 let body = buffered

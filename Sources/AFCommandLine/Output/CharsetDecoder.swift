@@ -37,6 +37,12 @@ final class CharsetDecoder {
     /// UTF-8.
     static func utf8() -> CharsetDecoder { CharsetDecoder(.utf8) }
 
+    /// Whether this decoder reads UTF-8 (and so leaves UTF-8 bytes as they are).
+    var isUTF8: Bool {
+        if case .utf8 = engine { return true }
+        return false
+    }
+
     /// A decoder that settles its charset on the first chunk (see the type's description).
     static func sniffing() -> CharsetDecoder { CharsetDecoder(.sniffing) }
 
@@ -179,7 +185,7 @@ final class CharsetDecoder {
     }
 
     /// Whether `bytes` is valid UTF-8 up to a sequence the end may have cut.
-    private static func isValidUTF8Prefix(_ bytes: [UInt8]) -> Bool {
+    static func isValidUTF8Prefix(_ bytes: [UInt8]) -> Bool {
         String(validating: bytes[..<completeUTF8Prefix(bytes)], as: UTF8.self) != nil
     }
 }
