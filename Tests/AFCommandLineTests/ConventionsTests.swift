@@ -275,6 +275,18 @@ import Testing
         #expect(InProcessAF.run([server.url("/json-charset")]).stdout == body, "piped without formatting: the exact bytes")
     }
 
+    /// JSON is formatted under every type HTTPie formats it under: any type naming JSON, and
+    /// text or JavaScript types whose body starts like JSON (PHP sends JSON as text/html);
+    /// these were shown as they came, or coloured as HTML.
+    @Test(arguments: ["application/x-json", "text/x-json", "application/json-patch", "application/javascript", "text/html", "text/csv"])
+    func jsonUnderOtherTypesIsFormatted(type: String) {
+        server.route("/typed-json") { _, _ in .response(status: 200, headers: [("Content-Type", type)], body: Array(#"{"a":[1]}"#.utf8)) }
+        let result = InProcessAF.run(["--pretty=format", server.url("/typed-json")])
+        #expect(result.out == "{\n    \"a\": [\n        1\n    ]\n}\n", "\(type): \(result.out)")
+        server.route("/typed-html") { _, _ in .response(status: 200, headers: [("Content-Type", "text/html")], body: Array("<p>[not json]</p>".utf8)) }
+        #expect(InProcessAF.run(["--pretty=format", server.url("/typed-html")]).out == "<p>[not json]</p>")
+    }
+
     @Test func requestBodiesShowInTheirCharset() throws {
         let path = directory + "/latin2.txt"
         _ = FileManager.default.createFile(atPath: path, contents: Data([0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A]))

@@ -44,7 +44,8 @@ final class BodyPrinter {
         case json
         /// Kept off the terminal.
         case binary
-        /// Not decided until the first bytes arrive (untyped or text/plain bodies).
+        /// Not decided until the first bytes arrive: JSON if they start with `{` or `[`,
+        /// else `sniffFallback` (untyped, text and JavaScript bodies).
         case sniff
         /// XML (indented and coloured) or HTML (coloured), held until the end (up to
         /// `markupLimit`, past which it is shown as text).
@@ -71,6 +72,8 @@ final class BodyPrinter {
     private var streaming: Bool
     private var fellBack = false
     private var prefixChecked = false
+    /// What a `.sniff` body becomes when it does not start like JSON.
+    private var sniffFallback: Mode
     private var jsonCharsetChecked = false
     private var jsonTranscoding: CharsetDecoder?
     private(set) var byteCount = 0
@@ -82,6 +85,7 @@ final class BodyPrinter {
     init(head: ResponseHead, style: BodyStyle) {
         self.style = style
         streaming = style.stream
+        sniffFallback = style.escapes ? .text : .raw
         contentType = style.responseMime ?? head.headers.value(for: .contentType)
         // Nothing to format, colour or decode (a body piped on, the common case in a
         // script and on every line of a batch): the exact bytes, whatever the type says.
@@ -106,7 +110,12 @@ final class BodyPrinter {
             mode = .markup(xml: true)
         } else if style.theme != nil, essence == "text/html" || essence == "application/xhtml+xml" {
             mode = .markup(xml: false)
-        } else if styling, essence.isEmpty || essence == "text/plain" || essence == "text/javascript" {
+            // JSON sent as text/html (a PHP default) is formatted as JSON, as HTTPie does.
+            if style.format {
+                sniffFallback = mode
+                mode = .sniff
+            }
+        } else if styling, MediaType.mayBeJSON(essence) {
             mode = .sniff
         } else {
             mode = style.escapes ? .text : .raw
@@ -117,7 +126,7 @@ final class BodyPrinter {
         if byteCount == 0 {
             if mode == .sniff {
                 let first = bytes.first { $0 != 32 && $0 != 10 && $0 != 13 && $0 != 9 }
-                mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : (style.escapes ? .text : .raw)
+                mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : sniffFallback
             }
             // A NUL makes a body binary, unless its charset writes text with NULs (UTF-16).
             if style.escapes, mode == .text, bytes.prefix(1024).contains(0), !decoder.settle(on: bytes) { mode = .binary }

@@ -21,9 +21,17 @@ enum MediaType {
 
     /// Whether a media type is JSON (`application/json`, `*+json`, `text/json`, NDJSON).
     static func isJSON(_ essence: String) -> Bool {
-        essence == "application/json" || essence == "text/json" || essence.hasSuffix("+json")
-            || essence == "application/x-ndjson" || essence == "application/ndjson" || essence == "application/jsonl"
-            || essence == "application/json-seq"
+        // Any type naming JSON, as HTTPie formats them: application/json, text/json, *+json,
+        // the ndjson and jsonl kin, and also application/x-json, text/x-json or
+        // application/json-patch (a body that is not JSON is shown as it came).
+        essence.containsBytes(of: "json")
+    }
+
+    /// Whether a body of this type may be JSON its type does not name, which its first
+    /// byte decides (`{` or `[`): untyped bodies, text (PHP's default `text/html` often carries
+    /// JSON), and JavaScript types.
+    static func mayBeJSON(_ essence: String) -> Bool {
+        essence.isEmpty || essence.hasPrefix("text/") || essence.containsBytes(of: "javascript")
     }
 
     /// Whether a media type is XML (`application/xml`, `text/xml`, `*+xml`).
