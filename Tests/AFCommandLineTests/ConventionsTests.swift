@@ -287,6 +287,16 @@ import Testing
         #expect(InProcessAF.run(["--pretty=format", server.url("/typed-html")]).out == "<p>[not json]</p>")
     }
 
+    /// `--offline` prints a Host item where libcurl sends it, first; it came after the
+    /// default headers, so the printed head was not the one sent.
+    @Test func offlinePrintsAHostItemWhereItIsSent() throws {
+        let offline = InProcessAF.run(["--offline", server.url("/get"), "X-A:1", "Host:example.com"])
+        #expect(offline.out.hasPrefix("GET /get HTTP/1.1\nHost: example.com\nUser-Agent: "), "\(offline.out)")
+        #expect(InProcessAF.run([server.url("/get"), "X-A:1", "Host:example.com"]).status == 0)
+        let sent = try last("/get")
+        #expect(sent.headers.first?.name == "Host" && sent.headers.first?.value == "example.com", "\(sent.rawHead)")
+    }
+
     @Test func requestBodiesShowInTheirCharset() throws {
         let path = directory + "/latin2.txt"
         _ = FileManager.default.createFile(atPath: path, contents: Data([0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A]))

@@ -36,7 +36,12 @@ struct HeadRenderer: Sendable {
             let host = url.host
             out += headerLine("Host: " + (url.port.map { $0 == defaultPort ? host : "\(host):\($0)" } ?? host)) + "\n"
         }
-        for header in description.headers {
+        // A Host given as an item goes where libcurl sends it, first (it was printed after
+        // the default headers).
+        for header in description.headers where header.name == .host {
+            out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
+        }
+        for header in description.headers where header.name != .host {
             out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
         }
         if !description.body.isEmpty, description.method != .head {
