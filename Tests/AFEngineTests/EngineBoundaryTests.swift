@@ -5,6 +5,16 @@ import Testing
 
 /// The engine states facts; advice about command-line options is the command line's.
 @Suite struct EngineBoundaryTests {
+    /// What a fresh parser answers to each line, fed one `consume` per line.
+    static func steps(_ lines: [[UInt8]]) -> [ResponseHeadParser.Step] {
+        var parser = ResponseHeadParser()
+        return lines.map { line in line.withUnsafeBytes { parser.consume($0) } }
+    }
+
+    static func steps(_ lines: [String]) -> [ResponseHeadParser.Step] {
+        steps(lines.map { Array($0.utf8) })
+    }
+
     @Test func noEngineSourceNamesACommandLineOption() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let engine = root.appendingPathComponent("Sources/AFEngine").path
@@ -40,16 +50,14 @@ import Testing
     /// Header bytes that are not UTF-8 are read as ISO-8859-1 (they were U+FFFD, and the byte
     /// was lost); in a `Location`, which is followed, they are percent-encoded instead.
     @Test func headerBytesThatAreNotUTF8AreKept() {
-        var parser = ResponseHeadParser()
-        var step = ResponseHeadParser.Step.needMore
         let lines: [[UInt8]] = [
             Array("HTTP/1.1 302 Found\r\n".utf8), Array("X-Latin: caf".utf8) + [0xE9, 13, 10],
             Array("X-UTF8: caf\u{E9}\r\n".utf8), Array("Location: /caf".utf8) + [0xE9] + Array(" x?q=".utf8) + [0xFF, 13, 10],
             Array("Location-Like: /caf\u{E9}\r\n".utf8), [13, 10],
         ]
-        for line in lines { step = line.withUnsafeBytes { parser.consume($0) } }
+        let step = Self.steps(lines).last
         guard case .complete(let head) = step else {
-            Issue.record("expected the head, got \(step)")
+            Issue.record("expected the head, got \(String(describing: step))")
             return
         }
         #expect(head.headers.value(for: "X-Latin") == "caf\u{E9}")
@@ -142,13 +150,10 @@ import Testing
         ("-1", "is not a number of bytes"), ("1.0", "is not a number of bytes"), ("\u{661}", "is not a number of bytes"),
     ] as [(String, String?)])
     func contentLengthsAreNumbers(value: String, refusal: String?) {
-        var parser = ResponseHeadParser()
-        var steps: [ResponseHeadParser.Step] = []
-        for part in ["HTTP/1.1 200 OK\r\n", "Content-Length: \(value)\r\n", "\r\n"] {
-            steps.append(Array(part.utf8).withUnsafeBytes { parser.consume($0) })
-            if case .failure = steps.last { break }
-        }
-        switch steps.last {
+        let steps = Self.steps(["HTTP/1.1 200 OK\r\n", "Content-Length: \(value)\r\n", "\r\n"])
+        // The first failure, or else the last answer.
+        let outcome = steps.first { if case .failure = $0 { true } else { false } } ?? steps.last
+        switch outcome {
         case .complete(let head): #expect(refusal == nil && head.headers.value(for: .contentLength) == value, "\(value)")
         case .failure(.transport(let failure)):
             #expect(refusal.map { failure.message == "malformed response: the Content-Length '\(value)' \($0)" } ?? false, "\(value): \(failure.message)")
@@ -165,11 +170,7 @@ import Testing
         ("HTTP/1.1", "malformed"), ("HTTP/1.1\t200 OK", "malformed"), ("HTTP/1.1 2x0 OK", "malformed"),
     ] as [(String, String?)])
     func statusLines(line: String, expected: String?) {
-        var parser = ResponseHeadParser()
-        var steps: [ResponseHeadParser.Step] = []
-        for part in [line + "\r\n", "A: 1\r\n", "\r\n"] {
-            steps.append(Array(part.utf8).withUnsafeBytes { parser.consume($0) })
-        }
+        let steps = Self.steps([line + "\r\n", "A: 1\r\n", "\r\n"])
         switch (steps[0], steps[2]) {
         case (.failure(.transport(let failure)), _):
             #expect(expected == "malformed" && failure.message.hasPrefix("malformed response: the status line 'HTTP/") && failure.message.hasSuffix("' has no status code from 100 to 999"), "\(line)")
