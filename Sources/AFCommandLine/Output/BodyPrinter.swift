@@ -172,24 +172,21 @@ final class BodyPrinter {
         return transcoder
     }
 
+    /// A JSON body's next (UTF-8) bytes: validated while they fit the window, then formatted
+    /// as they come; after a syntax error, as received.
     private func writeJSON(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
-        switch mode {
-        case .json:
-            if fellBack {
-                try writeAsReceived(Array(bytes), to: out)
-            } else if streaming {
-                try format(bytes, to: out)
-            } else {
-                buffered.append(contentsOf: bytes)
-                if buffered.count > Self.validationWindow {
-                    streaming = true
-                    let pending = buffered
-                    buffered = []
-                    try pending.withBytes { raw throws(AFError) in try format(raw, to: out) }
-                }
+        if fellBack {
+            try writeAsReceived(Array(bytes), to: out)
+        } else if streaming {
+            try format(bytes, to: out)
+        } else {
+            buffered.append(contentsOf: bytes)
+            if buffered.count > Self.validationWindow {
+                streaming = true
+                let pending = buffered
+                buffered = []
+                try pending.withBytes { raw throws(AFError) in try format(raw, to: out) }
             }
-        default:
-            return
         }
     }
 

@@ -189,11 +189,6 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         try installCallbacks()
     }
 
-    private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
-
     private static func milliseconds(_ seconds: Double) -> Int {
         Saturating.milliseconds(seconds, minimum: 1)
     }
@@ -309,7 +304,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         try easy.set(CURLOPT_SSL_VERIFYPEER, trustSettings.verifyPeer)
         try easy.set(CURLOPT_SSL_VERIFYHOST, trustSettings.verifyHost ? 2 : 0)
         if let bundle = trustSettings.caBundle {
-            if Self.isDirectory(bundle) {
+            if FileIO.isDirectory(bundle) {
                 // A directory of hashed certificates (openssl rehash), and those CAs alone:
                 // a CA path and no CA file.
                 try easy.set(CURLOPT_CAPATH, copying: bundle)
