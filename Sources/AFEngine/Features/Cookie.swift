@@ -39,26 +39,16 @@ public struct Cookie: Sendable, Equatable {
     /// Parses one line of libcurl's cookie list (Netscape format) as its bytes: UTF-8, or
     /// ISO-8859-1 (`isLatin1`) when they are not UTF-8.
     public init?(netscapeBytes bytes: some Collection<UInt8>) {
-        if let text = String(validating: bytes, as: UTF8.self) {
-            self.init(netscapeLine: text)
-        } else {
-            var scalars = String.UnicodeScalarView()
-            for byte in bytes { scalars.append(Unicode.Scalar(byte)) }
-            self.init(netscapeLine: String(scalars))
-            isLatin1 = true
-        }
+        let (line, isLatin1) = String.utf8OrLatin1(bytes)
+        self.init(netscapeLine: line)
+        self.isLatin1 = isLatin1
     }
 
     /// The Netscape line as the bytes libcurl reads back: UTF-8, or one byte per character
     /// for a cookie whose bytes were not UTF-8 (a character past U+00FF, which such a
     /// cookie only has if edited, goes as UTF-8).
     public var netscapeBytes: [UInt8] {
-        guard isLatin1 else { return Array(netscapeLine.utf8) }
-        var bytes: [UInt8] = []
-        for scalar in netscapeLine.unicodeScalars {
-            if scalar.value <= 0xFF { bytes.append(UInt8(scalar.value)) } else { bytes.append(contentsOf: String(scalar).utf8) }
-        }
-        return bytes
+        isLatin1 ? netscapeLine.latin1Bytes : Array(netscapeLine.utf8)
     }
 
     /// Parses one line of libcurl's cookie list (Netscape format).

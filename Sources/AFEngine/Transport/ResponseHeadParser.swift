@@ -103,16 +103,13 @@ struct ResponseHeadParser {
         // ASCII, the common case, without `String(validating:)`, which is not specialised and
         // looks up generic metadata on every call (3.6 % more instructions for a batch).
         if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        guard percentEncodingOtherBytes else { return String.utf8OrLatin1(bytes).text }
         if let text = String(validating: bytes, as: UTF8.self) { return text }
-        var scalars = String.UnicodeScalarView()
+        var text = ""
         for byte in bytes {
-            if byte < 0x80 || !percentEncodingOtherBytes {
-                scalars.append(Unicode.Scalar(byte))
-            } else {
-                scalars.append(contentsOf: "%\(Hex.encode([byte], uppercase: true))".unicodeScalars)
-            }
+            if byte < 0x80 { text.unicodeScalars.append(Unicode.Scalar(byte)) } else { text += "%" + Hex.encode([byte], uppercase: true) }
         }
-        return String(scalars)
+        return text
     }
 
     enum ContentLength: Equatable {
