@@ -37,16 +37,14 @@ enum TrustPolicyFile {
                 // Patterns are matched lower-cased and in their ASCII form: two that name one host
                 // would leave the choice between their evaluators to the order of a dictionary.
                 var named: [String: String] = [:]
-                for (host, _) in hosts {
+                for (host, list) in hosts {
+                    try checkPattern(host, path: path)
                     let key = IDNA.comparable(host)
                     if let earlier = named[key] {
                         let pair = [earlier, host].sorted()
                         throw .usage("host patterns \"\(pair[0])\" and \"\(pair[1])\" in '\(path)' name the same host; keep one")
                     }
                     named[key] = host
-                }
-                for (host, list) in hosts {
-                    try checkPattern(host, path: path)
                     evaluators[host] = try evaluator(for: host, list: list, path: path, directory: directory, caBundle: caBundle, extras: extras)
                 }
             default:
