@@ -122,22 +122,33 @@ struct ResponseHeadParser {
     /// (which RFC 9112 lets a recipient read as that number, as a proxy may join two
     /// headers); anything else is invalid.
     static func contentLength(_ value: String) -> ContentLength {
+        // In place, without splitting into arrays: it runs for nearly every response.
+        value.utf8.withContiguousStorageIfAvailable(contentLength) ?? Array(value.utf8).withUnsafeBufferPointer(contentLength)
+    }
+
+    private static func contentLength(_ bytes: UnsafeBufferPointer<UInt8>) -> ContentLength {
         var result: Int64?
-        for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-            var digits = element[...]
-            while let first = digits.first, first == 32 || first == 9 { digits = digits.dropFirst() }
-            while let last = digits.last, last == 32 || last == 9 { digits = digits.dropLast() }
-            guard !digits.isEmpty, digits.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }) else { return .invalid }
+        var index = 0
+        repeat {
+            // One element: blanks, digits, blanks, then a comma or the end.
+            while index < bytes.count, bytes[index] == 32 || bytes[index] == 9 { index += 1 }
+            let start = index
             var number: Int64 = 0
-            for digit in digits {
+            var tooLarge = false
+            while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 {
                 let (times, overflow) = number.multipliedReportingOverflow(by: 10)
-                let (sum, carry) = times.addingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
-                guard !overflow, !carry else { return .tooLarge }
-                number = sum
+                let (sum, carry) = times.addingReportingOverflow(Int64(bytes[index] - UInt8(ascii: "0")))
+                if overflow || carry { tooLarge = true } else { number = sum }
+                index += 1
             }
+            guard index > start else { return .invalid }
+            while index < bytes.count, bytes[index] == 32 || bytes[index] == 9 { index += 1 }
+            guard index == bytes.count || bytes[index] == UInt8(ascii: ",") else { return .invalid }
+            if tooLarge { return .tooLarge }
             if let result, result != number { return .invalid }
             result = number
-        }
+            index += 1
+        } while index <= bytes.count
         return result.map { .valid($0) } ?? .invalid
     }
 
