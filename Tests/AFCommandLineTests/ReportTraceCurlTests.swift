@@ -240,3 +240,49 @@ import Testing
         }
     }
 }
+
+/// Informational (1xx) responses, as `curl -i` and HTTPie 4 show them: `103 Early Hints`
+/// is a block of its own before the final head, in the heads, the report and the trace.
+@Suite struct InformationalResponseTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    @Test func earlyHintsComeBeforeTheFinalHead() throws {
+        let url = server.url("/hostile/early-hints")
+        let heads = InProcessAF.run(["-h", url])
+        #expect(heads.status == 0, "\(heads.err)")
+        #expect(heads.out == "HTTP/1.1 103 Early Hints\nLink: </style.css>; rel=preload; as=style\n\nHTTP/1.1 200 OK\nContent-Type: application/json\nContent-Length: 8\n")
+        // Into a pipe the body alone, as before.
+        #expect(InProcessAF.run([url]).out == "{\"a\": 1}")
+
+        let report = InProcessAF.run(["--report=json", url])
+        let document = try #require(JSONHelpers.object(report.out), "not JSON: \(report.out)")
+        let response = try #require(document["response"] as? [String: Any])
+        #expect(response["status"] as? Int == 200)
+        let informational = try #require(response["informational"] as? [[String: Any]])
+        #expect(informational.count == 1)
+        #expect(informational.first?["status"] as? Int == 103)
+        #expect(informational.first?["reason"] as? String == "Early Hints")
+        #expect(informational.first?["headers"] as? [[String]] == [["Link", "</style.css>; rel=preload; as=style"]])
+        // A response without any has no such member.
+        let plain = try #require(JSONHelpers.object(InProcessAF.run(["--report=json", server.url("/get")]).out))
+        #expect((plain["response"] as? [String: Any])?.keys.contains("informational") == false)
+
+        let trace = InProcessAF.run(["--trace=json", url])
+        let names = trace.err.split(separator: "\n").compactMap { JSONHelpers.object(String($0))?["event"] as? String }
+        #expect(names.suffix(4) == ["informational_response", "response_head", "attempt_finished", "finished"])
+    }
+
+    /// A server may send interim heads without end; the first 16 are kept and shown.
+    @Test func aStormOfInterimHeadsKeepsSixteen() {
+        let result = InProcessAF.run(["-h", server.url("/hostile/continue-storm?n=500")])
+        #expect(result.status == 0, "\(result.err)")
+        let blocks = result.out.components(separatedBy: "\n\n")
+        #expect(blocks.count == 17)
+        #expect(blocks.dropLast().allSatisfy { $0 == "HTTP/1.1 100 Continue" })
+        #expect(blocks.last == "HTTP/1.1 200 OK\nContent-Length: 3\n")
+    }
+}

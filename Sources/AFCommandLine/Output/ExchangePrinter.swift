@@ -79,7 +79,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             guard plan.all else { return }
             state.withLock { state in
                 try? printRequest(sentHead: state.sentHeads[attempt], state)
-                if plan.shows("h") { try? section(plan.head.response(head), state) }
+                if plan.shows("h") { try? responseSections(head, state) }
             }
         case .redirected:
             guard plan.all else { return }
@@ -173,7 +173,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         let attempt = state.openHead == nil ? state.lastSent : state.openAttempt
         try printRequest(sentHead: attempt.flatMap { state.sentHeads[$0] }, state)
         if let head = state.openHead, plan.shows("h") {
-            try section(plan.head.response(head), state)
+            try responseSections(head, state)
         }
         if printsBody, state.openHead != nil, state.needsSeparator {
             try heads.write("\n")
@@ -197,7 +197,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
     private func printIntermediate(_ attempt: Attempt, _ state: State) {
         try? printRequest(sentHead: attempt.sentHead, state)
         if plan.shows("h"), let head = attempt.response {
-            try? section(plan.head.response(head), state)
+            try? responseSections(head, state)
         }
         if plan.shows("b"), !attempt.bodyPreview.isEmpty, let head = attempt.response {
             let printer = BodyPrinter(head: head, style: plan.body)
@@ -205,6 +205,13 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             try? printer.finish(to: heads)
             state.needsSeparator = true
         }
+    }
+
+    /// A response head, after the informational (1xx) heads that came before it, each a
+    /// block of its own as on the wire (`103 Early Hints`, then `200 OK`).
+    private func responseSections(_ head: ResponseHead, _ state: State) throws(AFError) {
+        for interim in head.informational { try section(plan.head.response(interim), state) }
+        try section(plan.head.response(head), state)
     }
 
     /// Writes a head or body block, separated from what came before by a blank line.

@@ -23,6 +23,9 @@ enum Report {
                     json.member("reason") { $0.string(head.displayReason) }
                     json.member("http_version") { $0.string(head.httpVersion) }
                     json.member("headers") { headers(head.headers, into: &$0) }
+                    if !head.informational.isEmpty {
+                        json.member("informational") { $0.array(head.informational) { informational($1, into: &$0) } }
+                    }
                     json.member("body") { bodyValue(body, contentType: head.headers.value(for: .contentType), into: &$0) }
                 }
             } else {
@@ -48,6 +51,16 @@ enum Report {
     private static func isStatusOnly(_ error: AFError) -> Bool {
         if case .responseValidationFailed = error { return true }
         return false
+    }
+
+    /// An informational (1xx) response: `{"status", "reason", "http_version", "headers"}`.
+    private static func informational(_ head: ResponseHead, into json: inout JSONWriter) {
+        json.object { json in
+            json.member("status") { $0.number(head.status) }
+            json.member("reason") { $0.string(head.displayReason) }
+            json.member("http_version") { $0.string(head.httpVersion) }
+            json.member("headers") { headers(head.headers, into: &$0) }
+        }
     }
 
     /// Headers as `[[name, value], …]`, in order, repeats kept.

@@ -63,6 +63,9 @@ struct TraceMonitor: EventMonitor {
             let line = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
             return ("request_sent", [("attempt", integer(attempt)), ("request_line", string(line)), ("head_bytes", integer(head.utf8.count))],
                     "attempt \(attempt) sent: \(line)")
+        case .informational(let attempt, let head):
+            return ("informational_response", [("attempt", integer(attempt)), ("status", integer(head.status)), ("http_version", string(head.httpVersion))],
+                    "attempt \(attempt) informational response: \(head.httpVersion) \(head.status) \(head.displayReason)")
         case .responseHead(let attempt, let head):
             return ("response_head", [("attempt", integer(attempt)), ("status", integer(head.status)), ("http_version", string(head.httpVersion))],
                     "attempt \(attempt) response: \(head.httpVersion) \(head.status) \(head.displayReason)")

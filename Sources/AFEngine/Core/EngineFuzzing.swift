@@ -13,7 +13,15 @@ package enum EngineFuzzing {
                 let end = min(index + 1, data.count)
                 let line = Array(data[start..<end])
                 let step = line.withUnsafeBytes { parser.consume($0) }
-                if case .failure = step { return }
+                switch step {
+                case .failure: return
+                case .complete(let head):
+                    precondition(head.informational.count <= ResponseHead.keptInformational, "at most keptInformational interim heads")
+                    precondition(head.informational.allSatisfy { (100..<200).contains($0.status) && $0.status != 101 }, "only 1xx heads are informational")
+                case .informational(let head):
+                    precondition((100..<200).contains(head.status) && head.status != 101, "only 1xx heads are informational")
+                case .needMore: break
+                }
                 start = end
             }
             index += 1

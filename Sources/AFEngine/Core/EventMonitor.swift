@@ -33,6 +33,8 @@ public struct RequestEvent: Sendable {
         case requestSent(attempt: Int, head: String)
         /// A response head arrived.
         indirect case responseHead(attempt: Int, ResponseHead)
+        /// An informational (1xx) response arrived, ahead of the final one (`103 Early Hints`).
+        indirect case informational(attempt: Int, ResponseHead)
         /// libcurl answered an authentication challenge (digest) inside the attempt: this
         /// head is an intermediate exchange, and the request goes out again with credentials.
         indirect case challengeAnswered(attempt: Int, ResponseHead)
@@ -93,8 +95,9 @@ extension RequestEvent {
         public static let finished = Interests(rawValue: 1 << 15)
         public static let cancelled = Interests(rawValue: 1 << 16)
         public static let transportLog = Interests(rawValue: 1 << 17)
+        public static let informational = Interests(rawValue: 1 << 18)
         /// Every kind of event.
-        public static let all = Interests(rawValue: (1 << 18) - 1)
+        public static let all = Interests(rawValue: (1 << 19) - 1)
     }
 }
 
@@ -120,6 +123,7 @@ extension RequestEvent.Kind {
         case .finished: .finished
         case .cancelled: .cancelled
         case .transportLog: .transportLog
+        case .informational: .informational
         }
     }
 }

@@ -8,13 +8,21 @@ public struct ResponseHead: Sendable, Equatable {
     public var httpVersion: String
     /// The headers in the order received.
     public var headers: HTTPHeaders
+    /// The informational (1xx) responses the server sent before this one, in order:
+    /// `103 Early Hints`, `102 Processing`, a `100 Continue` the request asked for. At most
+    /// `ResponseHead.keptInformational` are kept; any more are read and dropped.
+    public var informational: [ResponseHead]
+
+    /// How many informational responses a head keeps (a server may send them without end).
+    public static let keptInformational = 16
 
     /// Creates a head from its parts.
-    public init(status: Int, reason: String, httpVersion: String, headers: HTTPHeaders) {
+    public init(status: Int, reason: String, httpVersion: String, headers: HTTPHeaders, informational: [ResponseHead] = []) {
         self.status = status
         self.reason = reason
         self.httpVersion = httpVersion
         self.headers = headers
+        self.informational = informational
     }
 
     /// `reason`, or the standard phrase when the server sent none.

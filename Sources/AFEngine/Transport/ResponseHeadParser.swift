@@ -1,6 +1,7 @@
 /// Assembles response heads from the header lines libcurl delivers one at a time.
 ///
-/// Interim (1xx) heads are skipped; a status line after a complete head starts a new one
+/// Interim (1xx) heads are kept with the head they precede (`informational`, up to
+/// `ResponseHead.keptInformational`); a status line after a complete head starts a new one
 /// (an authentication round trip inside one transfer); lines after the final head are
 /// trailers and are ignored, but counted against the same limit as header lines: libcurl
 /// keeps every trailer it reads, so a server sending trailers without end would otherwise
@@ -9,6 +10,8 @@ struct ResponseHeadParser {
     enum Step {
         case needMore
         case complete(ResponseHead)
+        /// An informational (1xx) head; the final head will carry it too.
+        case informational(ResponseHead)
         case failure(AFError)
     }
 
@@ -20,6 +23,8 @@ struct ResponseHeadParser {
     private var reason = ""
     private var headers = HTTPHeaders()
     private var lineCount = 0
+    /// Interim heads received before the head being read.
+    private var informational: [ResponseHead] = []
     /// Lines after a complete head (trailers), until the next status line.
     private var trailerCount = 0
     /// Room reserved for a head's headers: most responses carry fewer.
@@ -34,10 +39,13 @@ struct ResponseHeadParser {
         if bytes.isEmpty {
             guard let code = status else { return .needMore }
             if (100..<200).contains(code) && code != 101 {
+                let head = ResponseHead(status: code, reason: reason, httpVersion: version, headers: headers)
+                if informational.count < ResponseHead.keptInformational { informational.append(head) }
                 reset()
-                return .needMore
+                return .informational(head)
             }
-            let head = ResponseHead(status: code, reason: reason, httpVersion: version, headers: headers)
+            let head = ResponseHead(status: code, reason: reason, httpVersion: version, headers: headers, informational: informational)
+            if !informational.isEmpty { informational = [] }
             reset()
             return .complete(head)
         }

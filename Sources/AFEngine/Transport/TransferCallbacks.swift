@@ -17,6 +17,8 @@ enum TransferCallbacks {
         let length = size * count
         switch transfer.parser.consume(UnsafeRawBufferPointer(start: buffer, count: length)) {
         case .needMore: break
+        case .informational(let head):
+            transfer.emit(.informational, .informational(attempt: transfer.attempt, head))
         case .complete(let head):
             if transfer.isAnsweredChallenge(head) {
                 transfer.emit(.challengeAnswered, .challengeAnswered(attempt: transfer.attempt, head))
