@@ -200,6 +200,8 @@ import Testing
         (["-G"], "unknown option '-G'; query items go into the URL: af URL name==value"),
         (["--tlsv1.2"], "unknown option '--tlsv1.2'; --ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"),
         (["--oauth2-bearer", "t"], "unknown option '--oauth2-bearer'; -A bearer -a TOKEN sends a bearer token"),
+        (["--disable-http2"], "unknown option '--disable-http2'; --http-version=1.1 keeps to HTTP/1.1"),
+        (["--http3"], "unknown option '--http3'; af speaks HTTP/1.1 and HTTP/2 (--http-version=2), never HTTP/3"),
     ])
     func errors(arguments: [String], message: String) {
         #expect {

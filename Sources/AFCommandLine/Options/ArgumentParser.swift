@@ -157,7 +157,8 @@ enum Suggestions {
     private static let headerItem = "af sends a header given as a request item: af URL 'X-Name:value'"
     private static let bodyItems = "af sends a body from data items (name=value, name:=json), @FILE or --raw=TEXT"
 
-    /// What af does instead of curl's long options that af does not have.
+    /// What af does instead of curl's long options that af does not have (and HTTPie 4's
+    /// protocol switches, which HTTPie users type).
     static let curlLong: [String: String] = [
         "header": headerItem,
         "data": bodyItems, "data-raw": bodyItems, "data-binary": bodyItems, "data-ascii": bodyItems,
@@ -199,7 +200,13 @@ enum Suggestions {
         "ca-native": "af trusts the system's CA certificates unless --verify=PATH names others",
         "fail-with-body": "--check-status exits 3, 4 or 5 for a 3xx, 4xx or 5xx status and still prints the body",
         "retry-connrefused": "--retry retries refused connections",
+        "disable-http2": "--http-version=1.1 keeps to HTTP/1.1",
+        "http3": noHTTP3, "http3-only": noHTTP3, "disable-http3": noHTTP3,
+        "resolver": "af asks the system's resolver; --resolve=HOST:PORT:ADDRESS sends a host's requests to an address",
     ]
+
+    private static let noHTTP3 = "af speaks HTTP/1.1 and HTTP/2 (--http-version=2), never HTTP/3"
+
 
     private static let tlsVersion = "--ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"
 
