@@ -1,4 +1,5 @@
 @testable import AFCommandLine
+import AFEngine
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -18,6 +19,28 @@ import Testing
 
     private func write(_ name: String, _ contents: String) throws -> String {
         try TemporaryDirectory.write(contents, named: name, in: directory)
+    }
+
+    /// A `Content-Encoding` naming no compression libcurl decodes (servers send `utf-8` or
+    /// `binary`) lost the body: libcurl failed at its first byte, "Unrecognized content
+    /// encoding type" (exit 1). Where libcurl lets af switch decoding off (7.x), the body now
+    /// comes as it was sent, as HTTPie and browsers show it; `x-gzip` is gzip.
+    @Test func bodiesLabelledWithCodingsAfCannotDecodeComeAsSent() throws {
+        for coding in ["utf-8", "binary", "gzip, utf-8"] {
+            let url = server.url("/hostile/not-an-encoding?coding=\(coding.replacingOccurrences(of: " ", with: "%20"))")
+            let result = InProcessAF.run([url])
+            guard AFEngine.CurlRuntime.decodingSwitchIsLive else {
+                expectOneError(result, status: 1, containing: "Unrecognized content encoding")
+                continue
+            }
+            #expect(result.status == 0, "\(coding): \(result.err)")
+            #expect(result.out == "{\"a\":1}", "\(coding)")
+            #expect(result.err.isEmpty, "\(coding)")
+            #expect(InProcessAF.run(["--pretty=format", url]).out == "{\n    \"a\": 1\n}\n", "\(coding)")
+        }
+        let labelled = InProcessAF.run([server.url("/gzip?as=x-gzip")])
+        #expect(labelled.status == 0, "\(labelled.err)")
+        #expect(labelled.out == BuiltinRoutes.sampleJSON)
     }
 
     @Test func hugeNumbersInTheConfigFileNameTheFile() throws {

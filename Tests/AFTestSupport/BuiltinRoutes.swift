@@ -12,7 +12,7 @@ import Foundation
 /// | `/bytes/N` | N pattern bytes; honours `Range` and `If-Range`, ETag `"bytes-N"` |
 /// | `/redirect/N`, `/redirect-to?url=U&status=S` | redirect chains |
 /// | `/headers?count=N` | N extra headers |
-/// | `/json`, `/gzip`, `/deflate`, `/bomb?mb=N` | JSON, compressed JSON, a gzip bomb |
+/// | `/json`, `/gzip[?as=CODING]`, `/deflate`, `/bomb?mb=N` | JSON, compressed JSON (labelled CODING), a gzip bomb |
 /// | `/stream/N`, `/sse` | chunked NDJSON lines and server-sent events, paced |
 /// | `/drop`, `/stall`, `/wrong-length`, `/bad-chunk`, `/no-response`, `/garbage` | faults |
 /// | `/cookies/set?k=v`, `/cookies` | set and show cookies |
@@ -36,7 +36,7 @@ public enum BuiltinRoutes {
         case "json": return .json(sampleJSON)
         case "discard": return .json("{\"received\": \(request.discardedBytes + request.body.count)}")
         case "large-json": return largeJSON(megabytes: Int(request.queryValue("mb") ?? "25") ?? 25)
-        case "gzip": return compressed(Array(sampleJSON.utf8), gzip: true)
+        case "gzip": return compressed(Array(sampleJSON.utf8), gzip: true, coding: request.queryValue("as"))
         case "deflate": return compressed(Array(sampleJSON.utf8), gzip: false)
         case "bomb": return compressed([UInt8](repeating: 0, count: (Int(request.queryValue("mb") ?? "64") ?? 64) << 20), gzip: true)
         case "stream": return ndjson(Int(parts.dropFirst().first ?? "") ?? 3, interval: Double(request.queryValue("interval") ?? "0.05") ?? 0.05)
@@ -165,8 +165,8 @@ public enum BuiltinRoutes {
         .response(status: 200, headers: (0..<count).map { ("X-Header-\($0)", "value \($0)") } + [("Content-Type", "text/plain")], body: Array("ok\n".utf8))
     }
 
-    static func compressed(_ body: [UInt8], gzip: Bool) -> Reply {
-        .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", gzip ? "gzip" : "deflate")], body: Deflate.compress(body, gzip: gzip))
+    static func compressed(_ body: [UInt8], gzip: Bool, coding: String? = nil) -> Reply {
+        .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", coding ?? (gzip ? "gzip" : "deflate"))], body: Deflate.compress(body, gzip: gzip))
     }
 
     static func ndjson(_ count: Int, interval: Double) -> Reply {

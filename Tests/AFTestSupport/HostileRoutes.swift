@@ -21,6 +21,7 @@ import Foundation
 /// | `invalid-utf8-json` | JSON with invalid UTF-8 in a string |
 /// | `bad-gzip`, `bad-br`, `bad-zstd` | a body that is not what its Content-Encoding says |
 /// | `continue-storm?n=N` | N interim `100 Continue` heads, then 200 |
+/// | `not-an-encoding?coding=C` | a JSON body, not encoded, labelled `Content-Encoding: C` |
 /// | `early-hints` | `103 Early Hints` with a `Link`, then 200 with a JSON body |
 /// | `trickle` | 100 promised bytes, one every 0.5 s |
 /// | `lying-charset` | Latin-1 bytes labelled UTF-16 |
@@ -87,6 +88,8 @@ public enum HostileRoutes {
             let count = Int(request.queryValue("n") ?? "1000") ?? 1000
             let interim = String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: count)
             return .raw(Array((interim + "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n").utf8), close: true)
+        case "not-an-encoding":
+            return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", request.queryValue("coding") ?? "utf-8")], body: Array("{\"a\":1}".utf8))
         case "early-hints":
             let hints = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n"
             return .raw(Array((hints + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n{\"a\": 1}").utf8), close: true)

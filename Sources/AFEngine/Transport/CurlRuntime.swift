@@ -45,7 +45,7 @@ package enum CurlRuntime {
     /// does; the client-writer rework of 8.x sets decoding up with the head), so that af can
     /// take a gzip body over once the head is complete. Where it cannot be sure, af still
     /// tries, but passes through bytes that libcurl already decoded.
-    static let decodingSwitchIsLive: Bool = {
+    package static let decodingSwitchIsLive: Bool = {
         ensureInitialized()
         guard let info = afcurl_version_info() else { return false }
         return info.pointee.version_num < 0x080000
@@ -66,14 +66,21 @@ package enum CurlRuntime {
     /// `supportedContentEncodings` as an `Accept-Encoding` value (made once, not per request).
     package static let acceptEncodingValue = supportedContentEncodings.joined(separator: ", ")
 
-    /// What may appear in an `Accept-Encoding` that libcurl is asked to decode.
-    static let decodableEncodings: [[UInt8]] = (supportedContentEncodings + ["identity", "*"]).map { Array($0.utf8) }
+    /// What may appear in an `Accept-Encoding` that libcurl is asked to decode, or in a
+    /// `Content-Encoding` it decodes: its codings with the aliases it knows (`x-gzip`, and
+    /// `none` for identity).
+    static let decodableEncodings: [[UInt8]] = {
+        var names = supportedContentEncodings + ["identity", "none", "*"]
+        if supportedContentEncodings.contains("gzip") { names.append("x-gzip") }
+        return names.map { Array($0.utf8) }
+    }()
 
-    /// Whether libcurl can decode every coding an `Accept-Encoding` value names: each
-    /// comma-separated piece up to its parameters (`;q=…`), without surrounding spaces and
-    /// tabs, compared without regard to case. Empty pieces (`gzip,,br`) are skipped; a piece
-    /// with nothing before `;` names no coding and fails. Reads the bytes in place: it runs
-    /// for every request that sends the header.
+    /// Whether libcurl can decode every coding an `Accept-Encoding` (or `Content-Encoding`)
+    /// value names: each comma-separated piece up to its parameters (`;q=…`), without
+    /// surrounding spaces and tabs, compared without regard to case. Empty pieces
+    /// (`gzip,,br`) are skipped; a piece with nothing before `;` names no coding and fails.
+    /// Reads the bytes in place: it runs for every request that sends the header, and for
+    /// every response with a `Content-Encoding`.
     package static func decodesEveryCoding(in value: String) -> Bool {
         // af's own default value, sent with nearly every request, is known to pass.
         if value == acceptEncodingValue { return true }

@@ -418,7 +418,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// Called when the blank line ends a final (non-1xx) response head.
     func headDidComplete(_ received: ResponseHead) {
         head = received
-        takeOverGzipDecoding(received)
+        settleDecoding(received)
         emit(.responseHead, .responseHead(attempt: attempt, received))
         route = delegate.transfer(self, routeFor: received)
         if case .refuse(let error) = route { fail(error) }
@@ -432,19 +432,27 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         }
     }
 
-    /// For a gzip body, decodes in af instead of libcurl so that a stream that stops short is
-    /// noticed. libcurl reads its decoding switch as each body chunk arrives, so turning it
-    /// off once the head is complete hands af the raw bytes; should a libcurl decode anyway,
-    /// the first bytes are no gzip member and af passes them on as they are.
-    private func takeOverGzipDecoding(_ received: ResponseHead) {
+    /// Decides who decodes the body, once its head is complete. libcurl reads its decoding
+    /// switch as each body chunk arrives (7.x), so turning it off here hands af the raw bytes:
+    ///
+    /// - A coding libcurl cannot decode (servers send `Content-Encoding: utf-8` or `binary`)
+    ///   would fail the transfer at the first body byte and lose the body; it passes as it
+    ///   came instead, as HTTPie and browsers show it.
+    /// - A gzip body is decoded in af instead of libcurl, so that a stream that stops short
+    ///   is noticed; should a libcurl decode anyway, the first bytes are no gzip member and
+    ///   af passes them on as they are.
+    private func settleDecoding(_ received: ResponseHead) {
         gzip = nil
         gzipStarted = false
+        guard description.options.decodeContent, let encoding = received.headers.value(for: .contentEncoding) else { return }
+        if !CurlRuntime.decodesEveryCoding(in: encoding) {
+            if CurlRuntime.decodingSwitchIsLive { _ = try? easy.set(CURLOPT_HTTP_CONTENT_DECODING, false) }
+            return
+        }
         // HTTP/1 only: there a body can end by the connection closing, which is where a cut
         // gzip stream went unnoticed; an HTTP/2 stream that is cut short fails its framing.
-        guard description.options.decodeContent, received.httpVersion.hasPrefix("HTTP/1"),
-              let encoding = received.headers.value(for: .contentEncoding)?.trimmingCharacters(in: " \t").lowercased(),
-              encoding == "gzip" || encoding == "x-gzip"
-        else { return }
+        let coding = encoding.trimmingCharacters(in: " \t").lowercased()
+        guard received.httpVersion.hasPrefix("HTTP/1"), coding == "gzip" || coding == "x-gzip" else { return }
         guard (try? easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)) != nil else { return }
         gzip = GzipDecoder()
     }
