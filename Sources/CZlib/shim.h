@@ -8,5 +8,7 @@ static inline int afz_deflate_init(z_streamp s, int level) { return deflateInit(
 static inline int afz_inflate_init(z_streamp s) { return inflateInit(s); }
 /* 15 + 16: a gzip stream (header and trailer checked). */
 static inline int afz_inflate_init_gzip(z_streamp s) { return inflateInit2(s, 15 + 16); }
+/* -15: raw deflate, without the zlib header and trailer. */
+static inline int afz_inflate_init_raw(z_streamp s) { return inflateInit2(s, -15); }
 
 #endif

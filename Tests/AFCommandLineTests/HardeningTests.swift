@@ -43,6 +43,16 @@ import Testing
         #expect(labelled.out == BuiltinRoutes.sampleJSON)
     }
 
+    /// af decodes deflate itself (to see a stream cut short), in both forms libcurl takes:
+    /// zlib-wrapped as the standard says, and raw as some servers send it.
+    @Test func deflateBodiesDecodeInBothForms() {
+        for path in ["/deflate", "/hostile/raw-deflate"] {
+            let result = InProcessAF.run([server.url(path)])
+            #expect(result.status == 0, "\(path): \(result.err)")
+            #expect(result.out == BuiltinRoutes.sampleJSON, "\(path)")
+        }
+    }
+
     @Test func hugeNumbersInTheConfigFileNameTheFile() throws {
         let config = try TemporaryDirectory.make(prefix: "af-config")
         try #"{"default_options": ["--timeout=1e30"]}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)

@@ -253,10 +253,11 @@ public enum BuiltinRoutes {
 
 /// zlib compression for compressed replies.
 public enum Deflate {
-    /// Compresses `bytes` as gzip or zlib-wrapped deflate.
-    public static func compress(_ bytes: [UInt8], gzip: Bool) -> [UInt8] {
+    /// Compresses `bytes` as gzip, zlib-wrapped deflate, or (`raw`) deflate without the zlib
+    /// wrapper, as some servers send it.
+    public static func compress(_ bytes: [UInt8], gzip: Bool, raw: Bool = false) -> [UInt8] {
         var stream = z_stream()
-        let windowBits: Int32 = gzip ? 31 : 15
+        let windowBits: Int32 = gzip ? 31 : raw ? -15 : 15
         guard deflateInit2_(&stream, 9, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return [] }
         defer { deflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(bytes.count))) + 64)

@@ -7,6 +7,10 @@ import Foundation
 /// | `short-gzip` | gzip body cut in half, no Content-Length, connection closed |
 /// | `short-gzip-length` | gzip body cut in half, Content-Length of the whole |
 /// | `gzip-garbage` | a whole gzip body followed by garbage bytes |
+/// | `short-deflate` | zlib deflate cut in half, in chunks that end properly |
+/// | `short-raw-deflate` | raw deflate cut in half, with a Content-Length of what is sent |
+/// | `raw-deflate` | a whole JSON body in raw deflate (no zlib wrapper) |
+/// | `deflate-garbage` | a whole deflate body followed by garbage bytes |
 /// | `long-header` | one header line of 1 MB |
 /// | `huge-head` | 2,000 headers of 200 bytes (400 kB of head) |
 /// | `empty-location` | 302 with an empty Location |
@@ -41,6 +45,20 @@ public enum HostileRoutes {
         case "short-gzip-length":
             let body = Deflate.compress(json, gzip: true)
             return .raw(Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body.prefix(body.count / 2), close: true)
+        case "short-deflate":
+            let body = Deflate.compress(json, gzip: false)
+            let cut = body.prefix(body.count / 2)
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: deflate\r\nTransfer-Encoding: chunked\r\n\r\n\(String(cut.count, radix: 16))\r\n"
+            return .raw(Array(head.utf8) + cut + Array("\r\n0\r\n\r\n".utf8), close: true)
+        case "short-raw-deflate":
+            let body = Deflate.compress(json, gzip: false, raw: true)
+            let cut = body.prefix(body.count / 2)
+            return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "deflate")], body: Array(cut))
+        case "raw-deflate":
+            return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "deflate")], body: Deflate.compress(json, gzip: false, raw: true))
+        case "deflate-garbage":
+            let body = Deflate.compress(json, gzip: false) + Array("GARBAGE-AFTER-THE-STREAM".utf8)
+            return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "deflate")], body: body)
         case "gzip-garbage":
             let body = Deflate.compress(json, gzip: true) + Array("GARBAGE-AFTER-THE-STREAM".utf8)
             return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: body)

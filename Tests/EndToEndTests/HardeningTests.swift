@@ -282,6 +282,9 @@ import Glibc
         ("/bad-chunk", "malformed response"),
         ("/bomb?mb=64", "decompression"),
         ("/hostile/short-gzip", "the gzip body"),
+        ("/hostile/short-deflate", "the deflate body from 127.0.0.1:"),
+        ("/hostile/short-raw-deflate", "ends before the deflate data does"),
+        ("/hostile/deflate-garbage", "after the end of the deflate data"),
         ("/hostile/header-flood", "header lines"),
         ("/hostile/trailer-flood", "more than 100 trailer lines"),
     ])
@@ -289,7 +292,8 @@ import Glibc
         for mode in [[], ["--pretty=all"], ["-d"], ["--stream"], ["--report=json"]] {
             // A download saves the bytes as sent (it asks for identity and decodes nothing),
             // so garbage after a gzip stream is the server's file, not a broken response.
-            let encoded = ["/hostile/gzip-garbage", "/hostile/bad-gzip", "/hostile/bad-br", "/hostile/bad-zstd", "/bomb?mb=64", "/hostile/short-gzip"]
+            let encoded = ["/hostile/gzip-garbage", "/hostile/bad-gzip", "/hostile/bad-br", "/hostile/bad-zstd", "/bomb?mb=64", "/hostile/short-gzip",
+                           "/hostile/short-deflate", "/hostile/short-raw-deflate", "/hostile/deflate-garbage"]
             if encoded.contains(path), mode == ["-d"] { continue }
             let downloads = try TemporaryDirectory.make(prefix: "af-dl")
             let result = AF.run(mode + ["-F", server.url(path)], directory: downloads, timeout: 20)

@@ -86,11 +86,11 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     var preview: [UInt8] = []
     var decodedBytes: Int64 = 0
     @exclusivity(unchecked) var failure: AFError?
-    /// af's own decoder for a gzip body (see `GzipDecoder`); nil when libcurl decodes, or
-    /// nothing does.
-    private var gzip: GzipDecoder?
-    /// Whether body bytes went through `gzip`.
-    private var gzipStarted = false
+    /// af's own decoder for a gzip or deflate body (see `InflateDecoder`); nil when libcurl
+    /// decodes, or nothing does.
+    private var inflater: InflateDecoder?
+    /// Whether body bytes went through `inflater`.
+    private var inflaterStarted = false
     /// libcurl already answered a digest challenge in this transfer.
     private var challengeAnswered = false
     var sentHead: String?
@@ -438,23 +438,29 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// - A coding libcurl cannot decode (servers send `Content-Encoding: utf-8` or `binary`)
     ///   would fail the transfer at the first body byte and lose the body; it passes as it
     ///   came instead, as HTTPie and browsers show it.
-    /// - A gzip body is decoded in af instead of libcurl, so that a stream that stops short
-    ///   is noticed; should a libcurl decode anyway, the first bytes are no gzip member and
-    ///   af passes them on as they are.
+    /// - A gzip or deflate body is decoded in af instead of libcurl, so that a stream that
+    ///   stops short is noticed. Should a libcurl decode gzip anyway, the first bytes are no
+    ///   gzip member and af passes them on as they are; deflate, whose raw form has no
+    ///   marks to tell, is taken over only where the switch is known to work.
     private func settleDecoding(_ received: ResponseHead) {
-        gzip = nil
-        gzipStarted = false
+        inflater = nil
+        inflaterStarted = false
         guard description.options.decodeContent, let encoding = received.headers.value(for: .contentEncoding) else { return }
         if !CurlRuntime.decodesEveryCoding(in: encoding) {
             if CurlRuntime.decodingSwitchIsLive { _ = try? easy.set(CURLOPT_HTTP_CONTENT_DECODING, false) }
             return
         }
         // HTTP/1 only: there a body can end by the connection closing, which is where a cut
-        // gzip stream went unnoticed; an HTTP/2 stream that is cut short fails its framing.
-        let coding = encoding.trimmingCharacters(in: " \t").lowercased()
-        guard received.httpVersion.hasPrefix("HTTP/1"), coding == "gzip" || coding == "x-gzip" else { return }
+        // stream went unnoticed; an HTTP/2 stream that is cut short fails its framing.
+        guard received.httpVersion.hasPrefix("HTTP/1") else { return }
+        let coding: InflateDecoder.Coding
+        switch encoding.trimmingCharacters(in: " \t").lowercased() {
+        case "gzip", "x-gzip": coding = .gzip
+        case "deflate" where CurlRuntime.decodingSwitchIsLive: coding = .deflate
+        default: return
+        }
         guard (try? easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)) != nil else { return }
-        gzip = GzipDecoder()
+        inflater = InflateDecoder(coding)
     }
 
     /// Receives body bytes as libcurl delivers them; false stops the transfer.
@@ -463,34 +469,34 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             fail(.transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent a body without a response head")))
         }
         guard failure == nil else { return false }
-        guard let decoder = gzip, !bytes.isEmpty else { return deliverBody(bytes) }
-        if !gzipStarted {
-            gzipStarted = true
-            if !CurlRuntime.decodingSwitchIsLive, !GzipDecoder.startsMember(bytes) {
+        guard let decoder = inflater, !bytes.isEmpty else { return deliverBody(bytes) }
+        if !inflaterStarted {
+            inflaterStarted = true
+            if !CurlRuntime.decodingSwitchIsLive, !InflateDecoder.startsMember(bytes) {
                 // This libcurl decoded the body already.
-                gzip = nil
-                gzipStarted = false
+                inflater = nil
+                inflaterStarted = false
                 return deliverBody(bytes)
             }
         }
-        do throws(GzipDecoder.Failure) {
+        do throws(InflateDecoder.Failure) {
             return try decoder.decode(bytes) { deliverBody($0) }
         } catch {
             let reason: String
             switch error {
-            case .corrupt(let detail): reason = "the body is not valid gzip data (\(detail))"
-            case .garbageAfterEnd: reason = "there are bytes after the end of the gzip data"
+            case .corrupt(let detail): reason = "the body is not valid \(decoder.coding.name) data (\(detail))"
+            case .garbageAfterEnd: reason = "there are bytes after the end of the \(decoder.coding.name) data"
             }
             fail(.transport(TransportFailure(kind: .malformedResponse, message: "malformed response from \(url.authority): \(reason)")))
             return false
         }
     }
 
-    /// The gzip body ended early, when af decoded it: the connection closed (or the
-    /// `Content-Length` ran out) inside the gzip stream.
-    private var gzipTruncated: Bool {
-        guard let gzip, gzipStarted else { return false }
-        return !gzip.atMemberBoundary
+    /// The coding of a compressed body that ended early, when af decoded it: the connection
+    /// closed (or the `Content-Length` or the chunks ran out) inside the compressed data.
+    private var truncatedCoding: String? {
+        guard let inflater, inflaterStarted, !inflater.ended else { return nil }
+        return inflater.coding.name
     }
 
     /// Delivers decoded body bytes to the route; false stops the transfer.
@@ -558,9 +564,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             error = failure
         } else if code != CURLE_OK {
             error = CurlErrorMapping.error(for: code, transfer: self)
-        } else if gzipTruncated {
+        } else if let coding = truncatedCoding {
             error = .transport(TransportFailure(
-                kind: .truncatedBody, message: "the gzip body from \(url.authority) ends before the gzip data does (the response was cut short)"
+                kind: .truncatedBody, message: "the \(coding) body from \(url.authority) ends before the \(coding) data does (the response was cut short)"
             ))
         } else if head == nil, !connectOnly {
             error = .transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent no response head"))
