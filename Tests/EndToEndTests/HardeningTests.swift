@@ -375,4 +375,23 @@ final class LockedBytes: @unchecked Sendable {
         #expect(result.err.hasPrefix("af: error: cannot create a temporary file in /nonexistent-af-tmp to compress the body: "), "\(result.err)")
         #expect(server.requests.isEmpty)
     }
+
+    /// Standard output on a full disk is exit 9 whatever af writes there: the report and
+    /// metadata, written after the exchange, failed quietly with exit 0.
+    @Test(arguments: [["--report=json"], ["-p", "m"], [], ["-v"]])
+    func aFullDiskOnStandardOutputIsAWriteFailure(options: [String]) throws {
+        let server = try TestServer()
+        let arguments = (options + [server.url("/json")]).map { "'\($0)'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exec '\(AF.binary)' \(arguments) > /dev/full"]
+        process.environment = AF.environment()
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 9, "\(options): \(text)")
+        #expect(text == "af: error: cannot write the output: no space left on device\n", "\(options)")
+    }
 }

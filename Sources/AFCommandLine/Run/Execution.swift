@@ -294,10 +294,20 @@ final class Execution {
         if settings.download, !settings.quiet, let report = download?.report {
             stderr.writeNotice(summary(of: report, response: response))
         }
-        if let memory {
-            stdout.writeQuietly(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings, line: batchLine))
-        } else if plan.shows("m") {
-            try? printer.printTrailer(MetadataRenderer(theme: plan.head.theme).render(response))
+        // What is written after the exchange (the report, metadata) fails like the body
+        // would: a reader that went away ends quietly, a full disk is exit 9.
+        do throws(AFError) {
+            if let memory {
+                try stdout.write(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings, line: batchLine))
+            } else if plan.shows("m") {
+                try printer.printTrailer(MetadataRenderer(theme: plan.head.theme).render(response))
+            }
+        } catch {
+            if let quiet = finishQuietlyIfClosed() { return quiet }
+            if status == ExitStatus.success {
+                stderr.writeError(ExitMapping.message(for: error, attempts: response.tries))
+                return ExitMapping.status(for: error, checkStatus: false)
+            }
         }
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, attempts: response.tries)
