@@ -394,4 +394,40 @@ final class LockedBytes: @unchecked Sendable {
         #expect(process.terminationStatus == 9, "\(options): \(text)")
         #expect(text == "af: error: cannot write the output: no space left on device\n", "\(options)")
     }
+
+    /// What prints no exchange fails the same way: help, a curl command line, pins.
+    @Test(arguments: [["--help"], ["--version"], ["--curl", "example.org"], ["pin", "--file", "/etc/ssl/certs/ca-certificates.crt"]])
+    func aFullDiskFailsPrintedResultsToo(arguments: [String]) throws {
+        let (status, errors) = try Self.run(arguments.map { "'\($0)'" }.joined(separator: " ") + " > /dev/full")
+        #expect(status == 9, "\(arguments): \(errors)")
+        #expect(errors == "af: error: cannot write the output: no space left on device\n", "\(arguments)")
+    }
+
+    /// A batch whose later outputs could not be written (they wait, then are copied out)
+    /// ended with exit 0 once the first line's output was out: a file size limit lets the
+    /// first line through and no other.
+    @Test func aBatchWhoseOutputsCannotBeWrittenFails() throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-full")
+        let lines = (0..<20).map { "\(server.url("/bytes/1024"))?n=\($0)" }.joined(separator: "\n") + "\n"
+        let file = try TemporaryDirectory.write(lines, named: "lines.txt", in: directory)
+        let (status, errors) = try Self.run("ulimit -f 3; exec '\(AF.binary)' batch --parallel=20 '\(file)' > '\(directory)/out'")
+        #expect(status == 9, "\(errors)")
+        // How many requests had finished when it stopped depends on timing.
+        let last = try #require(errors.split(separator: "\n").last.map(String.init))
+        #expect(last.wholeMatch(of: /af: error: cannot write the output: file too large; \d+ of 20 requests had finished, \d+ cancelled/) != nil, "\(errors)")
+    }
+
+    /// Runs `script` (af named as AF.binary by the caller) with /bin/sh; exit status and stderr.
+    private static func run(_ script: String) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script.hasPrefix("ulimit") ? script : "exec '\(AF.binary)' " + script]
+        process.environment = AF.environment()
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
 }

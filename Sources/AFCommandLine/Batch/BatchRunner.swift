@@ -64,6 +64,8 @@ final class BatchRunner: Sendable {
         case failure
         case signal(Int32)
         case outputClosed
+        /// Standard output failed (a full disk): what would be printed next is lost too.
+        case outputFailed
     }
 
     private struct State: Sendable {
@@ -227,6 +229,7 @@ final class BatchRunner: Sendable {
                 planned.built.body.removeTemporaryFiles()
                 output.finish(sequence)
                 record(line: line.number, sequence: sequence, status: status)
+                checkOutput()
             case .inFlight(let flight):
                 let run = LineRun(line: line.number, sequence: sequence, execution: execution, planned: planned, flight: flight, apart: apart)
                 state.write { $0.inFlight[sequence] = run }
@@ -319,8 +322,18 @@ final class BatchRunner: Sendable {
             output.finish(sequence)
             record(line: run.line, sequence: sequence, status: status)
         }
-        if output.stdout.isClosed { stop(.outputClosed) }
+        checkOutput()
         pump()
+    }
+
+    /// Stops the batch when standard output cannot take more: its reader went away, or
+    /// writing failed.
+    private func checkOutput() {
+        if output.stdout.isClosed {
+            stop(.outputClosed)
+        } else if output.stdout.writeFailure != nil {
+            stop(.outputFailed)
+        }
     }
 
     private func record(line: Int, sequence: Int, status: Int32) {
@@ -370,6 +383,11 @@ final class BatchRunner: Sendable {
             let what = status == ExitStatus.terminated ? "terminated" : "interrupted"
             stderr.writeError("\(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled")
             return status
+        }
+        if let failure = output.stdout.writeFailure {
+            // Whatever the requests did, outputs from the failure on are lost: the run failed.
+            stderr.writeError("\(ExitMapping.message(for: failure, attempts: 1)); \(final.finished) of \(final.started) requests had finished, \(final.cancelled) cancelled")
+            return ExitMapping.status(for: failure, checkStatus: false)
         }
         let usage = budget.usage
         guard final.failed > 0 else {

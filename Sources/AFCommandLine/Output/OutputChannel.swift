@@ -12,8 +12,16 @@ import Glibc
 /// remembered so the run can end at once and quietly.
 final class OutputChannel: Sendable {
     private struct State: Sendable {
+        /// Keeps `error` as the first failure, and returns it.
+        mutating func remember(_ error: AFError) -> AFError {
+            if failure == nil { failure = error }
+            return error
+        }
+
         /// The reader has gone away.
         var closed = false
+        /// The descriptor's first other write failure (a full disk).
+        var failure: AFError?
         /// A held channel's output.
         var held: HeldOutput?
     }
@@ -50,6 +58,10 @@ final class OutputChannel: Sendable {
     /// Whether the reader has gone away.
     var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// The first failure writing to the descriptor other than a reader gone away (a full
+    /// disk): what was written after it may be lost.
+    var writeFailure: AFError? { state.withLock { $0.failure } }
+
     /// Writes all bytes; throws `.output` when the descriptor fails (a closed pipe included).
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         guard !bytes.isEmpty else { return }
@@ -62,7 +74,7 @@ final class OutputChannel: Sendable {
                 state.closed = true
                 return Self.closedError
             }
-            return Self.writeError(code)
+            return state.remember(Self.writeError(code))
         }
         if let failure { throw failure }
     }
@@ -121,7 +133,7 @@ final class OutputChannel: Sendable {
                         state.closed = true
                         return Self.closedError
                     }
-                    return Self.writeError(code)
+                    return state.remember(Self.writeError(code))
                 }
                 if moved == 0 { break }
             }
@@ -136,6 +148,20 @@ final class OutputChannel: Sendable {
 
     func write(_ text: String) throws(AFError) {
         try write(Array((rewrite?(text) ?? text).utf8))
+    }
+
+    /// Writes `text` as what the run prints (help, a curl command line, pins) and returns
+    /// the exit status: 0, also when the reader has gone away (`af --help | head`); on any
+    /// other failure (a full disk) 9, with the error line on `errors`.
+    func writeResult(_ text: String, errors: OutputChannel) -> Int32 {
+        do throws(AFError) {
+            try write(text)
+            return ExitStatus.success
+        } catch {
+            if isClosed { return ExitStatus.success }
+            errors.writeError(ExitMapping.message(for: error, attempts: 1))
+            return ExitMapping.status(for: error, checkStatus: false)
+        }
     }
 
     /// Writes, ignoring failures (for standard error messages).

@@ -13,8 +13,7 @@ enum PinCommand {
             } catch {
                 throw .unreadable("cannot read certificates from '\(file)': \(error.description)")
             }
-            stdout.writeQuietly(render(certificates, theme: theme, served: false))
-            return ExitStatus.success
+            return stdout.writeResult(render(certificates, theme: theme, served: false), errors: stderr)
         }
         guard positionals.count == 1, let target = positionals.first?.text else {
             throw .usage("usage: af pin HOST[:PORT] or af pin --file CERT.pem")
@@ -24,14 +23,16 @@ enum PinCommand {
         if let warning = trust.warning { stderr.writeNotice(warning) }
         let session = Session(configuration: Session.Configuration(trustManager: trust.manager, defaultTrust: trust.defaultTrust))
         let (chain, error) = session.fetchCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings, environment: environment))
-        if !chain.isEmpty { stdout.writeQuietly(render(chain.map(\.der), theme: theme, served: true)) }
+        let rendered = chain.isEmpty ? nil : render(chain.map(\.der), theme: theme, served: true)
         if let error {
+            // The server's failure is the run's error line, not the output's.
+            if let rendered { stdout.writeQuietly(rendered) }
             let status = ExitMapping.status(for: error, checkStatus: false)
             let hint = chain.isEmpty ? "" : " (the chain above is what the server presented)"
             stderr.writeError(ExitMapping.message(for: error, attempts: 1) + hint)
             return status
         }
-        return ExitStatus.success
+        return rendered.map { stdout.writeResult($0, errors: stderr) } ?? ExitStatus.success
     }
 
     /// `https://HOST:PORT/` from `HOST`, `HOST:PORT` or a URL.

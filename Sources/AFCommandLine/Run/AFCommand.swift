@@ -10,14 +10,8 @@ public enum AFCommand {
         do throws(CommandFailure) {
             let (settings, positionals) = try parse(environment)
             if settings.debug { DebugReport.write(settings: settings, positionals: positionals, environment: environment, to: stderr) }
-            if settings.help {
-                try? stdout.write(HelpText.help(width: environment.terminalWidth))
-                return ExitStatus.success
-            }
-            if settings.version {
-                try? stdout.write(HelpText.version)
-                return ExitStatus.success
-            }
+            if settings.help { return stdout.writeResult(HelpText.help(width: environment.terminalWidth), errors: stderr) }
+            if settings.version { return stdout.writeResult(HelpText.version, errors: stderr) }
             let subcommand = positionals.first.flatMap { first in OptionGroup.allCases.contains { $0.subcommand == first.text } ? first.text : nil }
             if let (spelling, owner) = settings.subcommandOption, owner != subcommand {
                 throw CommandFailure.usage(owner == "batch"

@@ -113,8 +113,7 @@ final class Execution {
     func start(batch: BatchContext?) -> Started {
         if settings.curl {
             defer { cleanUp() }
-            stdout.writeQuietly(CurlCommand.render(built: built, settings: settings) + "\n")
-            return .finished(ExitStatus.success)
+            return .finished(stdout.writeResult(CurlCommand.render(built: built, settings: settings) + "\n", errors: stderr))
         }
         let memory = settings.report ? MemorySink() : nil
         let target: ExchangePrinter.BodyTarget
