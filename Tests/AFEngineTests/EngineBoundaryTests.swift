@@ -161,6 +161,23 @@ import Testing
         }
     }
 
+    /// libcurl takes a status line in any case (`http/1.1 200`); af said the server "sent a
+    /// body without a response head". Such a response now names its first line; after a
+    /// final head, lines without a status line are trailers as before.
+    @Test func aResponseMustStartWithAStatusLine() {
+        let steps = Self.steps(["http/1.1 200 OK\r\n", "A: 1\r\n", "\r\n"])
+        if case .failure(.transport(let failure)) = steps.first {
+            #expect(failure.message == "malformed response: it does not start with a status line: 'http/1.1 200 OK'")
+        } else {
+            Issue.record("\(steps)")
+        }
+        let trailers = Self.steps(["HTTP/1.1 200 OK\r\n", "\r\n", "X-Trailer: 1\r\n", "\r\n"])
+        #expect(trailers.count == 4)
+        for step in trailers.dropFirst(2) {
+            guard case .needMore = step else { Issue.record("a trailer is not a failure: \(trailers)"); break }
+        }
+    }
+
     /// Status lines, read as bytes: version, three digits, and the reason without the
     /// blanks around it.
     @Test(arguments: [

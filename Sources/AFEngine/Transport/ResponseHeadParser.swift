@@ -27,6 +27,8 @@ struct ResponseHeadParser {
     private var informational: [ResponseHead] = []
     /// Lines after a complete head (trailers), until the next status line.
     private var trailerCount = 0
+    /// A final head was complete: lines without a status line before them are trailers.
+    private var finalHeadSeen = false
     /// Room reserved for a head's headers: most responses carry fewer.
     static let typicalHeaders = 16
 
@@ -44,6 +46,7 @@ struct ResponseHeadParser {
                 reset()
                 return .informational(head)
             }
+            finalHeadSeen = true
             let head = ResponseHead(status: code, reason: reason, httpVersion: version, headers: headers, informational: informational)
             if !informational.isEmpty { informational = [] }
             reset()
@@ -54,6 +57,9 @@ struct ResponseHeadParser {
             return parseStatusLine(bytes)
         }
         guard status != nil else {
+            // libcurl takes a status line in any case (`http/1.1 200`); HTTP's name is
+            // case-sensitive, and af reads such a response as having no head at all.
+            guard finalHeadSeen else { return malformed("it does not start with a status line: '\(Self.quoted(bytes))'") }
             trailerCount += 1
             return maxHeaders > 0 && trailerCount > maxHeaders ? tooManyLines("trailer") : .needMore
         }
