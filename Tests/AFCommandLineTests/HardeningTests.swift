@@ -53,6 +53,28 @@ import Testing
         }
     }
 
+    /// A batch line that is not UTF-8 is refused naming FILE:LINE, with its bytes shown,
+    /// before anything is sent: it was sent with U+FFFD in place of the byte.
+    @Test func aBatchLineThatIsNotUTF8IsRefused() throws {
+        let path = directory + "/latin1.txt"
+        let bytes = Array("\(server.url("/get"))\n\(server.url("/caf"))".utf8) + [0xE9, 0x0A]
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        let result = InProcessAF.run(["batch", path])
+        expectOneError(result, status: 64, containing: "\(path):2: the line '\(server.url("/caf"))\\xE9' is not UTF-8 text; af reads its lines as UTF-8")
+        #expect(server.requests.isEmpty)
+    }
+
+    /// Bytes that are not UTF-8 are shown one by one; valid text (ASCII, two to four bytes) is
+    /// not reported. Overlong forms, surrogates and cut sequences are not UTF-8.
+    @Test(arguments: [
+        ([0x61, 0x62], nil), ([0x63, 0x61, 0x66, 0xC3, 0xA9], nil), ([0xF0, 0x9F, 0x98, 0x80], nil),
+        ([0x63, 0xE9], "c\\xE9"), ([0xC0, 0x80], "\\xC0\\x80"), ([0xED, 0xA0, 0x80], "\\xED\\xA0\\x80"),
+        ([0x61, 0xE2, 0x82], "a\\xE2\\x82"), ([0xFF, 0xC3, 0xA9], "\\xFFé"),
+    ] as [([UInt8], String?)])
+    func bytesThatAreNotUTF8AreShown(bytes: [UInt8], shown: String?) {
+        #expect(Quote.invalidUTF8(bytes) == shown)
+    }
+
     @Test func hugeNumbersInTheConfigFileNameTheFile() throws {
         let config = try TemporaryDirectory.make(prefix: "af-config")
         try #"{"default_options": ["--timeout=1e30"]}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)

@@ -431,3 +431,27 @@ final class LockedBytes: @unchecked Sendable {
         return (process.terminationStatus, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
     }
 }
+
+/// Arguments and batch lines are read as UTF-8. A byte in another encoding turned into
+/// U+FFFD unseen (`example.org/caf\xE9` asked for `/caf%EF%BF%BD`); it is refused, shown.
+@Suite struct ArgumentEncodingTests {
+    @Test func anArgumentThatIsNotUTF8IsRefusedShowingItsBytes() throws {
+        let server = try TestServer()
+        for (argument, shown) in [("\(server.url("/caf"))\\351", "\(server.url("/caf"))\\xE9"), ("X-A:\\351\\377", "X-A:\\xE9\\xFF")] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            // printf turns the octal escapes into the bytes; Swift strings cannot hold them.
+            process.arguments = ["-c", "exec '\(AF.binary)' \"$(printf '%b' '\(argument)')\" '\(server.url("/get"))'"]
+            process.environment = AF.environment()
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 64, "\(text)")
+            #expect(text == "af: error: the argument '\(shown)' is not UTF-8 text; af reads its arguments as UTF-8\n")
+        }
+        #expect(server.requests.isEmpty)
+    }
+}

@@ -46,7 +46,7 @@ final class LineReader {
                     continue
                 }
                 lineNumber += 1
-                return text(buffer[start..<newline])
+                return try text(buffer[start..<newline])
             }
             if skipping {
                 // The rest of a line too long to keep: dropped as it arrives.
@@ -63,15 +63,20 @@ final class LineReader {
                 guard start < buffer.count else { return nil }
                 defer { start = buffer.count }
                 lineNumber += 1
-                return text(buffer[start...])
+                return try text(buffer[start...])
             }
             try fill()
         }
     }
 
-    /// A line's text; the first without a byte order mark.
-    private func text(_ bytes: ArraySlice<UInt8>) -> String {
-        String(decoding: lineNumber == 1 ? FileReading.withoutByteOrderMark(bytes) : bytes, as: UTF8.self)
+    /// A line's text; the first without a byte order mark. A line that is not UTF-8 is an
+    /// error for that line, as an argument would be.
+    private func text(_ bytes: ArraySlice<UInt8>) throws(CommandFailure) -> String {
+        let content = lineNumber == 1 ? FileReading.withoutByteOrderMark(bytes) : bytes
+        if let shown = Quote.invalidUTF8(content) {
+            throw .usage("\(name):\(lineNumber): the line '\(Quote.argument(shown))' is not UTF-8 text; af reads its lines as UTF-8")
+        }
+        return String(decoding: content, as: UTF8.self)
     }
 
     private func fill() throws(CommandFailure) {

@@ -8,6 +8,9 @@ public enum AFCommand {
         let stderr = OutputChannel(fd: environment.stderr, isTerminal: environment.stderrIsTerminal)
         SignalWatcher.arm()
         do throws(CommandFailure) {
+            if let argument = environment.undecodableArgument {
+                throw .usage("the argument '\(Quote.argument(argument))' is not UTF-8 text; af reads its arguments as UTF-8")
+            }
             let (settings, positionals) = try parse(environment)
             if settings.debug { DebugReport.write(settings: settings, positionals: positionals, environment: environment, to: stderr) }
             if settings.help { return stdout.writeResult(HelpText.help(width: environment.terminalWidth), errors: stderr) }

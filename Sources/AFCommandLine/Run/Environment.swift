@@ -38,6 +38,9 @@ public struct Environment: Sendable {
     public var stderrIsTerminal: Bool
     /// Terminal width in columns, when stderr or stdout is a terminal.
     public var terminalWidth: Int
+    /// The first argument that is not UTF-8 text, its other bytes shown as `\xNN`: af
+    /// refuses it rather than send U+FFFD where the user gave a byte.
+    public var undecodableArgument: String?
 
     /// Collects the surroundings; defaults suit a test that reads nothing and is not on a terminal.
     public init(
@@ -49,7 +52,8 @@ public struct Environment: Sendable {
         stdinIsTerminal: Bool = false,
         stdoutIsTerminal: Bool = false,
         stderrIsTerminal: Bool = false,
-        terminalWidth: Int = 80
+        terminalWidth: Int = 80,
+        undecodableArgument: String? = nil
     ) {
         self.arguments = arguments
         self.variables = variables
@@ -61,6 +65,7 @@ public struct Environment: Sendable {
         self.stdoutIsTerminal = stdoutIsTerminal
         self.stderrIsTerminal = stderrIsTerminal
         self.terminalWidth = terminalWidth
+        self.undecodableArgument = undecodableArgument
     }
 
     /// The real process environment.
@@ -77,13 +82,24 @@ public struct Environment: Sendable {
         var size = winsize()
         let width = ioctl(2, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col)
             : (ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80)
+        // `arguments` were decoded with U+FFFD for what is not UTF-8; the bytes say which.
+        var undecodable: String?
+        for index in 1..<max(1, Int(CommandLine.argc)) {
+            guard let raw = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+            if let shown = Quote.invalidUTF8(bytes) {
+                undecodable = shown
+                break
+            }
+        }
         return Environment(
             arguments: Array(arguments.dropFirst()),
             variables: variables,
             stdinIsTerminal: isatty(0) == 1,
             stdoutIsTerminal: isatty(1) == 1,
             stderrIsTerminal: isatty(2) == 1,
-            terminalWidth: width
+            terminalWidth: width,
+            undecodableArgument: undecodable
         )
     }
 

@@ -39,6 +39,32 @@ enum Quote {
         return escaped
     }
 
+    /// `bytes` as text with each byte that is not part of valid UTF-8 written `\xNN`; nil
+    /// when they are UTF-8 text. For arguments and batch lines, which af reads as UTF-8: a
+    /// byte in another encoding would otherwise turn into U+FFFD unseen and be sent as such.
+    static func invalidUTF8<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String? {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return nil }
+        let bytes = Array(bytes)
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var text = ""
+        var offset = 0
+        var invalid = false
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                text.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                offset += encoded.count
+            case .error(let length):
+                invalid = true
+                for byte in bytes[offset..<(offset + length)] { text += "\\x" + String(byte, radix: 16, uppercase: true) }
+                offset += length
+            case .emptyInput:
+                return invalid ? text : nil
+            }
+        }
+    }
+
     /// What the terminal would obey (`TerminalText.isUnsafe`), and the tab and line break it
     /// lets through, which would break a message's one line.
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
