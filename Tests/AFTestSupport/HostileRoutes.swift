@@ -34,6 +34,7 @@ import Foundation
 /// | `trailer-flood` | a chunked body, then up to 1,000,000 trailer lines |
 /// | `long-number?mb=N` | a JSON body that is one number of N MB |
 /// | `loop` | a redirect to itself |
+/// | `h2-short-gzip` | HTTP/2 with prior knowledge (routed like the next): a gzip body cut in half, in a stream that ends properly |
 /// | `h2-continuation-flood` | HTTP/2 with prior knowledge (a client's `PRI *` preface, which a test routes here with a catch-all route): a HEADERS frame, then CONTINUATION frames without end |
 public enum HostileRoutes {
     public static func reply(_ name: String, _ request: ServerRequest) -> Reply {
@@ -172,6 +173,21 @@ public enum HostileRoutes {
                 for _ in 0..<100_000 {
                     guard connection.write(frame(9, stream: 1, block)) else { return }
                 }
+            }
+        case "h2-short-gzip":
+            return .custom { connection in
+                func frame(_ type: UInt8, flags: UInt8, stream: UInt8, _ payload: [UInt8]) -> [UInt8] {
+                    [0, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF), type, flags, 0, 0, 0, stream] + payload
+                }
+                // SETTINGS; HEADERS (END_HEADERS) of ":status: 200" and a literal
+                // content-encoding: gzip; then half the gzip data in a DATA frame that ends the
+                // stream, as a compressing proxy that failed would send it.
+                let coding = Array("content-encoding".utf8), gzip = Array("gzip".utf8)
+                let head: [UInt8] = [0x88, 0x00, UInt8(coding.count)] + coding + [UInt8(gzip.count)] + gzip
+                let body = Deflate.compress(json, gzip: true)
+                _ = connection.write(frame(4, flags: 0, stream: 0, []) + frame(1, flags: 4, stream: 1, head)
+                                     + frame(0, flags: 1, stream: 1, Array(body.prefix(body.count / 2))))
+                Thread.sleep(forTimeInterval: 0.3)
             }
         case "loop":
             return .response(status: 302, headers: [("Location", "/hostile/loop")])

@@ -315,6 +315,16 @@ import Glibc
         #expect(flood.connections == 1, "a malformed response is not retried")
     }
 
+    /// Over HTTP/2 a stream that ends properly can still carry gzip data cut short (a
+    /// compressing proxy that failed): af decoded only HTTP/1 bodies itself, and printed half
+    /// the body with exit 0.
+    @Test func cutGzipDataOverHTTP2IsATruncatedBody() throws {
+        let h2 = try TestServer()
+        h2.route("*") { request, _ in HostileRoutes.reply("h2-short-gzip", request) }
+        let result = AF.run(["--http-version=2-prior-knowledge", h2.url("/")], timeout: 20)
+        expectOneError(result, status: 1, containing: "the gzip body from 127.0.0.1:\(h2.port) ends before the gzip data does")
+    }
+
     @Test func aTrickleMeetsTheTimeout() throws {
         for mode in [[], ["-d"], ["--stream"], ["--report=json"]] {
             let downloads = try TemporaryDirectory.make(prefix: "af-dl")

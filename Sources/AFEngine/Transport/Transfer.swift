@@ -438,8 +438,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// - A coding libcurl cannot decode (servers send `Content-Encoding: utf-8` or `binary`)
     ///   would fail the transfer at the first body byte and lose the body; it passes as it
     ///   came instead, as HTTPie and browsers show it.
-    /// - A gzip or deflate body is decoded in af instead of libcurl, so that a stream that
-    ///   stops short is noticed. Should a libcurl decode gzip anyway, the first bytes are no
+    /// - A gzip or deflate body is decoded in af instead of libcurl, so that data that stops
+    ///   short is noticed, over HTTP/1 or HTTP/2: a message or stream that ends properly can
+    ///   still carry compressed data cut short. Should a libcurl decode gzip anyway, the first bytes are no
     ///   gzip member and af passes them on as they are; deflate, whose raw form has no
     ///   marks to tell, is taken over only where the switch is known to work.
     private func settleDecoding(_ received: ResponseHead) {
@@ -450,9 +451,6 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             if CurlRuntime.decodingSwitchIsLive { _ = try? easy.set(CURLOPT_HTTP_CONTENT_DECODING, false) }
             return
         }
-        // HTTP/1 only: there a body can end by the connection closing, which is where a cut
-        // stream went unnoticed; an HTTP/2 stream that is cut short fails its framing.
-        guard received.httpVersion.hasPrefix("HTTP/1") else { return }
         let coding: InflateDecoder.Coding
         switch encoding.trimmingCharacters(in: " \t").lowercased() {
         case "gzip", "x-gzip": coding = .gzip
