@@ -275,6 +275,31 @@ import Testing
         #expect(server.requests.count == count)
     }
 
+    /// `-` as an item's file is standard input, as curl's `-F f=@-`: a file part named `-`, a
+    /// field's text or JSON, a header's value. With a pipe it was refused as a second body;
+    /// otherwise it was read as a file called "-" (exit 66).
+    @Test func itemsReadStandardInputThroughDash() throws {
+        let part = InProcessAF.run(["-f", "post", server.url("/echo"), "f@-", "a=1"], stdin: .bytes(Array("hi\n".utf8)))
+        #expect(part.status == 0, "\(part.err)")
+        let body = String(decoding: server.requests.last?.body ?? [], as: UTF8.self)
+        #expect(body.contains("Content-Disposition: form-data; name=\"f\"; filename=\"-\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\n\r\n"), "\(body)")
+        let json = InProcessAF.run(["post", server.url("/echo"), "a:=@-", "b=2"], stdin: .bytes(Array("{\"x\": 1}".utf8)))
+        #expect(json.status == 0, "\(json.err)")
+        #expect(server.requests.last?.body == Array("{\"a\": {\"x\": 1}, \"b\": \"2\"}".utf8))
+        let header = InProcessAF.run([server.url("/echo"), "X-Token:@-"], stdin: .bytes(Array("secret\n".utf8)))
+        #expect(header.status == 0, "\(header.err)")
+        #expect(server.requests.last?.header("X-Token") == "secret")
+        // Read once, by one item, and never a standard input that is ignored.
+        let count = server.requests.count
+        let twice = InProcessAF.run([server.url("/echo"), "X-Token:@-", "q==@-"], stdin: .bytes(Array("x".utf8)))
+        #expect(twice.status == 64)
+        #expect(twice.err == "af: error: standard input can be read once, by one item; 'X-Token:@-' and 'q==@-' both read it\n")
+        let ignored = InProcessAF.run(["-I", "-f", "post", server.url("/echo"), "f@-"], stdin: .bytes(Array("x".utf8)))
+        #expect(ignored.status == 64)
+        #expect(ignored.err == "af: error: 'f@-' reads standard input, which -I (--ignore-stdin) ignores; give one of them\n")
+        #expect(server.requests.count == count)
+    }
+
     @Test func bodyItemsWithStdinDataAreRefused() {
         let result = InProcessAF.run([server.url("/echo"), "a=1"], stdin: .bytes(Array("data".utf8)))
         #expect(result.status == 64)

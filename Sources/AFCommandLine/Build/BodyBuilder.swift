@@ -37,7 +37,9 @@ enum BodyBuilder {
 
     static let formType = "application/x-www-form-urlencoded; charset=utf-8"
 
-    static func build(items: [SourcedItem], settings: Settings, environment: Environment) throws(CommandFailure) -> BuiltBody {
+    /// `standardInputItem`: the path through which an item reads standard input
+    /// (`StandardInputItems`); standard input is then not a body of its own.
+    static func build(items: [SourcedItem], settings: Settings, environment: Environment, standardInputItem: String? = nil) throws(CommandFailure) -> BuiltBody {
         let dataItems = items.filter { item in
             switch item.item {
             case .field, .fieldFromFile, .jsonField, .jsonFieldFromFile, .file: return true
@@ -66,7 +68,7 @@ enum BodyBuilder {
                 throw .usage("'@-' reads the body from standard input, which is a terminal here; pipe or redirect the body in (af post URL @- < FILE)")
             }
         }
-        let stdinKind = settings.ignoreStdin ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
+        let stdinKind = settings.ignoreStdin || standardInputItem != nil ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
         if !sources.isEmpty, !namesStandardInput, StandardInput.hasPendingData(environment.stdin, kind: stdinKind) {
             sources.append("standard input")
         }
@@ -80,7 +82,7 @@ enum BodyBuilder {
             switch mode {
             case .json: return try json(dataItems)
             case .form: return try form(dataItems)
-            case .multipart: return try multipart(dataItems, boundary: settings.boundary, spooler: spooler)
+            case .multipart: return try multipart(dataItems, boundary: settings.boundary, spooler: spooler, standardInput: standardInputItem)
             }
         }
         if settings.multipart {
@@ -238,7 +240,7 @@ enum BodyBuilder {
         }
     }
 
-    private static func multipart(_ items: [SourcedItem], boundary: String?, spooler: Spooler) throws(CommandFailure) -> BuiltBody {
+    private static func multipart(_ items: [SourcedItem], boundary: String?, spooler: Spooler, standardInput: String? = nil) throws(CommandFailure) -> BuiltBody {
         var form = MultipartFormData(boundary: boundary)
         for item in items {
             switch item.item {
@@ -249,7 +251,8 @@ enum BodyBuilder {
                 form.append(MultipartFormData.Part(name: NestedPath.literal(key), content: .bytes(bytes)))
             case .file(let name, let path, let type):
                 try FileReading.checkReadable(path, item: item.argument)
-                let base = path.pathBaseName
+                // Standard input's part is called `-`, as curl calls it.
+                let base = path == standardInput ? "-" : path.pathBaseName
                 form.append(fileAt: try spooler.replayable(path, item: item.argument), name: name, filename: base,
                             contentType: type ?? MIMEType.guess(forPath: base))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):

@@ -51,6 +51,8 @@ enum RequestBuilder {
         var items: [SourcedItem] = []
         for argument in itemArguments { try refuseNonItems(argument, settings: settings) }
         for argument in itemArguments { items.append(try RequestItemParser.parse(argument)) }
+        let standardInput: String?
+        (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)
 
         var query: [(String, String)] = []
         for item in items {
@@ -82,7 +84,7 @@ enum RequestBuilder {
             session = try SessionFile.load(path: try SessionFile.path(for: name, url: url, environment: environment), url: url)
         }
         let applicable = session.flatMap { $0.applies(to: url) ? $0 : nil }
-        let body = try BodyBuilder.build(items: items, settings: settings, environment: environment)
+        let body = try BodyBuilder.build(items: items, settings: settings, environment: environment, standardInputItem: standardInput)
         // Standard input may already be spooled to a temporary file: a failure from here on
         // removes it rather than leaving the user's data behind.
         do throws(CommandFailure) {

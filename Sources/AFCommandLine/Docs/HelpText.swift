@@ -19,6 +19,7 @@ public enum HelpText {
         ("name:=json", "Raw JSON field, validated and sent as written: n:=1 ok:=true tags:='[\"a\"]'; name:=@file"),
         ("name@file", "File upload, makes the body multipart/form-data; name@file;type=MIME sets its type"),
         ("@file", "The whole request body, streamed from the file; @- reads it from standard input"),
+        ("ITEM@-", "Any item's file may be - for standard input, read by that one item: f@- a:=@- 'Token:@-'"),
     ]
 
     static let nestedJSON = "Nested JSON: user[name]=x user[tags][]=a list[0]=x []:=1 (escape separators and brackets with \\)"

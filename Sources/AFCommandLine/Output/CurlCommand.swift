@@ -55,7 +55,9 @@ enum CurlCommand {
                 case .bytes(let bytes):
                     words += ["--form-string", quote("\(part.name)=\(String(decoding: bytes, as: UTF8.self))")]
                 case .file(let path):
-                    var spec = "\(part.name)=@\(formQuoted(path))"
+                    // Standard input is curl's `@-` too: the command reads what af was given.
+                    let source = StandardInputItems.isStandardInput(part, path: path) ? "-" : formQuoted(path)
+                    var spec = "\(part.name)=@\(source)"
                     if let type = part.contentType { spec += ";type=\(type)" }
                     if let filename = part.filename { spec += ";filename=\(formQuoted(filename))" }
                     words += ["--form", quote(spec)]

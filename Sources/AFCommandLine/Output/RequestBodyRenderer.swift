@@ -32,7 +32,8 @@ struct RequestBodyRenderer: Sendable {
                 case .bytes(let bytes):
                     out += style.escapes && !Self.isText(bytes) ? note("[\(Format.bytes(Int64(bytes.count))) of binary data]") : bytes
                 case .file(let path):
-                    out += file(path, label: "'\(path)'", contentType: part.contentType, formatting: false)
+                    let label = StandardInputItems.isStandardInput(part, path: path) ? "standard input" : "'\(path)'"
+                    out += file(path, label: label, contentType: part.contentType, formatting: false)
                 }
             }
             out += form.tail

@@ -1,0 +1,62 @@
+import AFEngine
+
+/// Request items that read standard input, as curl's `-F name=@-` and `-F name=<-` do: `-`
+/// as the file of `name@-`, `name=@-`, `name:=@-`, `Name:@-` or `name==@-` (or standard
+/// input named by its path, `/dev/stdin`). Standard input is then that item's, not a second
+/// body competing with the items; one item may read it, and never a terminal's.
+enum StandardInputItems {
+    /// Whether a multipart part is standard input's (`name@-`): it is named `-`, and read
+    /// through af's descriptor for it.
+    static func isStandardInput(_ part: MultipartFormData.Part, path: String) -> Bool {
+        part.filename == "-" && path.hasPrefix("/proc/self/fd/")
+    }
+
+    /// Names of standard input as a file.
+    static let names: Set<String> = ["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]
+
+    /// The file an item reads. `@file` bodies are left out: `@-` is the body itself, which
+    /// `BodyBuilder` reads as it reads a piped body.
+    static func path(of item: RequestItem) -> String? {
+        switch item {
+        case .headerFromFile(_, let path), .queryFromFile(_, let path), .fieldFromFile(_, let path),
+             .jsonFieldFromFile(_, let path), .file(_, let path, _):
+            path
+        case .header, .unsetHeader, .emptyHeader, .query, .field, .jsonField, .bodyFile:
+            nil
+        }
+    }
+
+    /// `items` with `-` turned into the path of af's standard input, and that path when an
+    /// item reads standard input (nil when none does).
+    static func resolve(_ items: [SourcedItem], settings: Settings, environment: Environment) throws(CommandFailure) -> ([SourcedItem], String?) {
+        let readers = items.filter { item in
+            if case .bodyFile("-") = item.item { return true }
+            return path(of: item.item).map(names.contains) ?? false
+        }
+        guard let reader = readers.first, !(readers.count == 1 && reader.item == .bodyFile(path: "-")) else { return (items, nil) }
+        if readers.count > 1 {
+            throw .usage("standard input can be read once, by one item; '\(readers[0].argument)' and '\(readers[1].argument)' both read it")
+        }
+        if settings.ignoreStdin {
+            throw .usage("'\(reader.argument)' reads standard input, which -I (--ignore-stdin) ignores; give one of them")
+        }
+        if environment.stdinIsTerminal {
+            throw .usage("'\(reader.argument)' reads standard input, which is a terminal here; pipe or redirect it in (af URL '\(reader.argument)' < FILE)")
+        }
+        let input = "/proc/self/fd/\(environment.stdin)"
+        let resolved = items.map { item -> SourcedItem in
+            guard item == reader else { return item }
+            var item = item
+            switch item.item {
+            case .headerFromFile(let name, _): item.item = .headerFromFile(name: name, path: input)
+            case .queryFromFile(let name, _): item.item = .queryFromFile(name: name, path: input)
+            case .fieldFromFile(let key, _): item.item = .fieldFromFile(key: key, path: input)
+            case .jsonFieldFromFile(let key, _): item.item = .jsonFieldFromFile(key: key, path: input)
+            case .file(let name, _, let type): item.item = .file(name: name, path: input, contentType: type)
+            case .header, .unsetHeader, .emptyHeader, .query, .field, .jsonField, .bodyFile: break
+            }
+            return item
+        }
+        return (resolved, input)
+    }
+}
