@@ -66,6 +66,24 @@ public enum AF {
         return environment
     }
 
+    /// Runs `script` with /bin/sh, for what only a shell sets up around af (a redirect to
+    /// /dev/full, `ulimit`, bytes from `printf`); the script names af as `AF.binary` and runs
+    /// in `AF.environment()`. Standard output goes to /dev/null unless the script redirects
+    /// it. Returns the exit status and what was written to standard error.
+    public static func shell(_ script: String) throws -> (status: Int32, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        process.environment = environment()
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: text, as: UTF8.self))
+    }
+
     /// Runs af to completion (or `timeout` seconds, then kills it).
     @discardableResult
     public static func run(

@@ -392,23 +392,15 @@ final class LockedBytes: @unchecked Sendable {
     func aFullDiskOnStandardOutputIsAWriteFailure(options: [String]) throws {
         let server = try TestServer()
         let arguments = (options + [server.url("/json")]).map { "'\($0)'" }.joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec '\(AF.binary)' \(arguments) > /dev/full"]
-        process.environment = AF.environment()
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 9, "\(options): \(text)")
-        #expect(text == "af: error: cannot write the output: no space left on device\n", "\(options)")
+        let (status, errors) = try AF.shell("exec '\(AF.binary)' \(arguments) > /dev/full")
+        #expect(status == 9, "\(options): \(errors)")
+        #expect(errors == "af: error: cannot write the output: no space left on device\n", "\(options)")
     }
 
     /// What prints no exchange fails the same way: help, a curl command line, pins.
     @Test(arguments: [["--help"], ["--version"], ["--curl", "example.org"], ["pin", "--file", "/etc/ssl/certs/ca-certificates.crt"]])
     func aFullDiskFailsPrintedResultsToo(arguments: [String]) throws {
-        let (status, errors) = try Self.run(arguments.map { "'\($0)'" }.joined(separator: " ") + " > /dev/full")
+        let (status, errors) = try AF.shell("exec '\(AF.binary)' " + arguments.map { "'\($0)'" }.joined(separator: " ") + " > /dev/full")
         #expect(status == 9, "\(arguments): \(errors)")
         #expect(errors == "af: error: cannot write the output: no space left on device\n", "\(arguments)")
     }
@@ -421,25 +413,13 @@ final class LockedBytes: @unchecked Sendable {
         let directory = try TemporaryDirectory.make(prefix: "af-full")
         let lines = (0..<20).map { "\(server.url("/bytes/1024"))?n=\($0)" }.joined(separator: "\n") + "\n"
         let file = try TemporaryDirectory.write(lines, named: "lines.txt", in: directory)
-        let (status, errors) = try Self.run("ulimit -f 3; exec '\(AF.binary)' batch --parallel=20 '\(file)' > '\(directory)/out'")
+        let (status, errors) = try AF.shell("ulimit -f 3; exec '\(AF.binary)' batch --parallel=20 '\(file)' > '\(directory)/out'")
         #expect(status == 9, "\(errors)")
         // How many requests had finished when it stopped depends on timing.
         let last = try #require(errors.split(separator: "\n").last.map(String.init))
         #expect(last.wholeMatch(of: /af: error: cannot write the output: file too large; \d+ of 20 requests had finished, \d+ cancelled/) != nil, "\(errors)")
     }
 
-    /// Runs `script` (af named as AF.binary by the caller) with /bin/sh; exit status and stderr.
-    private static func run(_ script: String) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script.hasPrefix("ulimit") ? script : "exec '\(AF.binary)' " + script]
-        process.environment = AF.environment()
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-    }
 }
 
 /// Arguments and batch lines are read as UTF-8. A byte in another encoding turned into
@@ -448,19 +428,10 @@ final class LockedBytes: @unchecked Sendable {
     @Test func anArgumentThatIsNotUTF8IsRefusedShowingItsBytes() throws {
         let server = try TestServer()
         for (argument, shown) in [("\(server.url("/caf"))\\351", "\(server.url("/caf"))\\xE9"), ("X-A:\\351\\377", "X-A:\\xE9\\xFF")] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
             // printf turns the octal escapes into the bytes; Swift strings cannot hold them.
-            process.arguments = ["-c", "exec '\(AF.binary)' \"$(printf '%b' '\(argument)')\" '\(server.url("/get"))'"]
-            process.environment = AF.environment()
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 64, "\(text)")
-            #expect(text == "af: error: the argument '\(shown)' is not UTF-8 text; af reads its arguments as UTF-8\n")
+            let (status, errors) = try AF.shell("exec '\(AF.binary)' \"$(printf '%b' '\(argument)')\" '\(server.url("/get"))'")
+            #expect(status == 64, "\(errors)")
+            #expect(errors == "af: error: the argument '\(shown)' is not UTF-8 text; af reads its arguments as UTF-8\n")
         }
         #expect(server.requests.isEmpty)
     }
