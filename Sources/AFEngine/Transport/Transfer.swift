@@ -440,9 +440,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     ///   came instead, as HTTPie and browsers show it.
     /// - A gzip or deflate body is decoded in af instead of libcurl, so that data that stops
     ///   short is noticed, over HTTP/1 or HTTP/2: a message or stream that ends properly can
-    ///   still carry compressed data cut short. Should a libcurl decode gzip anyway, the first bytes are no
-    ///   gzip member and af passes them on as they are; deflate, whose raw form has no
-    ///   marks to tell, is taken over only where the switch is known to work.
+    ///   still carry compressed data cut short. Should a libcurl decode gzip anyway, the
+    ///   first bytes are no gzip member and af passes them on as they are; deflate, whose
+    ///   raw form has no marks to tell, is taken over only where the switch is known to work.
     private func settleDecoding(_ received: ResponseHead) {
         inflater = nil
         inflaterStarted = false
