@@ -115,6 +115,18 @@ import Testing
         #expect(result.err.contains("retrying in 2s"))
     }
 
+    /// A `Retry-After` past what an integer holds was ignored: the retry came after the
+    /// default 0.5 s instead of the longest wait allowed.
+    @Test func anEndlessRetryAfterIsCapped() throws {
+        script("/forever", [503, 200], headers: [("Retry-After", "99999999999999999999")])
+        let result = InProcessAF.run(["--retry=1", "--retry-max-delay=1", server.url("/forever")])
+        #expect(result.status == 0)
+        #expect(result.err.contains("retrying in 1s"), "\(result.err)")
+        let requests = server.requests(to: "/forever")
+        #expect(requests.count == 2)
+        #expect(requests[1].receivedAt - requests[0].receivedAt >= 1.0)
+    }
+
     @Test func retryAfterDateIsHonouredAndCapped() throws {
         server.route("/date") { _, hit in
             let when = Date().addingTimeInterval(60)

@@ -430,6 +430,7 @@ import Testing
         let future = RetryPolicy.retryAfterSeconds(HTTPDate.format(HTTPDate.now() + 100)) ?? -1
         #expect((98...100).contains(future))
         #expect(RetryPolicy.retryAfterSeconds("soon") == nil)
+        #expect(RetryPolicy.retryAfterSeconds("99999999999999999999") == Double(Int.max))
     }
 
     @Test func redirectsChangeMethodAndDropCredentialsAcrossOrigins() throws {

@@ -108,9 +108,15 @@ public struct RetryPolicy: RequestRetrier {
         return value
     }
 
-    /// Seconds from a `Retry-After` value: delta-seconds or an HTTP date.
+    /// Seconds from a `Retry-After` value: delta-seconds or an HTTP date. Digits past what
+    /// an `Int` holds are a very long wait (capped by the caller like any other), not a
+    /// value to ignore: ignored, the server's "not for a long while" became the next retry
+    /// at the default delay.
     public static func retryAfterSeconds(_ value: String) -> Double? {
         let trimmed = value.trimmingCharacters(in: " \t")
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return Double(Int(trimmed) ?? Int.max)
+        }
         if let seconds = Int(trimmed), seconds >= 0 { return Double(seconds) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         return Double(max(0, date - HTTPDate.now()))
