@@ -34,9 +34,15 @@ import Foundation
 /// | `trailer-flood` | a chunked body, then up to 1,000,000 trailer lines |
 /// | `long-number?mb=N` | a JSON body that is one number of N MB |
 /// | `loop` | a redirect to itself |
+/// | `h2-early-hints` | HTTP/2 with prior knowledge: `103` with a `link`, then `200` |
 /// | `h2-short-gzip` | HTTP/2 with prior knowledge (routed like the next): a gzip body cut in half, in a stream that ends properly |
 /// | `h2-continuation-flood` | HTTP/2 with prior knowledge (a client's `PRI *` preface, which a test routes here with a catch-all route): a HEADERS frame, then CONTINUATION frames without end |
 public enum HostileRoutes {
+    /// An HTTP/2 frame: 3-byte length, type, flags, 4-byte stream id (up to 255 here), payload.
+    static func h2Frame(_ type: UInt8, flags: UInt8, stream: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        [UInt8(payload.count >> 16), UInt8((payload.count >> 8) & 0xFF), UInt8(payload.count & 0xFF), type, flags, 0, 0, 0, stream] + payload
+    }
+
     public static func reply(_ name: String, _ request: ServerRequest) -> Reply {
         let json = Array(BuiltinRoutes.sampleJSON.utf8)
         switch name {
@@ -158,35 +164,39 @@ public enum HostileRoutes {
             }
         case "h2-continuation-flood":
             return .custom { connection in
-                // Frames: 3-byte length, type, flags, 4-byte stream id, payload.
-                func frame(_ type: UInt8, stream: UInt8, _ payload: [UInt8]) -> [UInt8] {
-                    [0, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF), type, 0, 0, 0, 0, stream] + payload
-                }
                 // An empty SETTINGS, then stream 1's HEADERS (0x88: ":status: 200" from the
                 // static table) without END_HEADERS, then CONTINUATION frames of literal headers.
-                guard connection.write(frame(4, stream: 0, []) + frame(1, stream: 1, [0x88])) else { return }
+                guard connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(1, flags: 0, stream: 1, [0x88])) else { return }
                 var block: [UInt8] = []
                 for index in 0..<100 {
                     let name = Array("x-\(index)".utf8)
                     block += [0x00, UInt8(name.count)] + name + [0x01, UInt8(ascii: "v")]
                 }
                 for _ in 0..<100_000 {
-                    guard connection.write(frame(9, stream: 1, block)) else { return }
+                    guard connection.write(h2Frame(9, flags: 0, stream: 1, block)) else { return }
                 }
+            }
+        case "h2-early-hints":
+            return .custom { connection in
+                // SETTINGS; a HEADERS frame of ":status: 103" (a literal with the static
+                // table's name 8) and a literal link header; then ":status: 200" (0x88) and a
+                // DATA frame that ends the stream.
+                let link = Array("link".utf8), value = Array("</style.css>; rel=preload".utf8)
+                let hints: [UInt8] = [0x08, 3] + Array("103".utf8) + [0x00, UInt8(link.count)] + link + [UInt8(value.count)] + value
+                _ = connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(1, flags: 4, stream: 1, hints)
+                                     + h2Frame(1, flags: 4, stream: 1, [0x88]) + h2Frame(0, flags: 1, stream: 1, Array("ok\n".utf8)))
+                Thread.sleep(forTimeInterval: 0.3)
             }
         case "h2-short-gzip":
             return .custom { connection in
-                func frame(_ type: UInt8, flags: UInt8, stream: UInt8, _ payload: [UInt8]) -> [UInt8] {
-                    [0, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF), type, flags, 0, 0, 0, stream] + payload
-                }
                 // SETTINGS; HEADERS (END_HEADERS) of ":status: 200" and a literal
                 // content-encoding: gzip; then half the gzip data in a DATA frame that ends the
                 // stream, as a compressing proxy that failed would send it.
                 let coding = Array("content-encoding".utf8), gzip = Array("gzip".utf8)
                 let head: [UInt8] = [0x88, 0x00, UInt8(coding.count)] + coding + [UInt8(gzip.count)] + gzip
                 let body = Deflate.compress(json, gzip: true)
-                _ = connection.write(frame(4, flags: 0, stream: 0, []) + frame(1, flags: 4, stream: 1, head)
-                                     + frame(0, flags: 1, stream: 1, Array(body.prefix(body.count / 2))))
+                _ = connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(1, flags: 4, stream: 1, head)
+                                     + h2Frame(0, flags: 1, stream: 1, Array(body.prefix(body.count / 2))))
                 Thread.sleep(forTimeInterval: 0.3)
             }
         case "loop":

@@ -325,6 +325,16 @@ import Glibc
         expectOneError(result, status: 1, containing: "the gzip body from 127.0.0.1:\(h2.port) ends before the gzip data does")
     }
 
+    /// Over HTTP/2 an informational response has no reason phrase; af names 103 as on
+    /// HTTP/1.1 (it printed `HTTP/2 103` bare).
+    @Test func earlyHintsOverHTTP2AreShown() throws {
+        let h2 = try TestServer()
+        h2.route("*") { request, _ in HostileRoutes.reply("h2-early-hints", request) }
+        let result = AF.run(["-h", "--http-version=2-prior-knowledge", h2.url("/")], timeout: 20)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "HTTP/2 103 Early Hints\nlink: </style.css>; rel=preload\n\nHTTP/2 200 OK\n")
+    }
+
     @Test func aTrickleMeetsTheTimeout() throws {
         for mode in [[], ["-d"], ["--stream"], ["--report=json"]] {
             let downloads = try TemporaryDirectory.make(prefix: "af-dl")

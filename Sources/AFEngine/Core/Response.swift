@@ -99,6 +99,8 @@ public enum HTTPStatus {
         switch code {
         case 100: return "Continue"
         case 101: return "Switching Protocols"
+        case 102: return "Processing"
+        case 103: return "Early Hints"
         case 200: return "OK"
         case 201: return "Created"
         case 202: return "Accepted"
