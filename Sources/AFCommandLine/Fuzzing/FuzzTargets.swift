@@ -14,6 +14,7 @@ package enum FuzzTargets {
         ("json", json),
         ("json-sort", jsonSorted),
         ("response-head", responseHead),
+        ("inflate", EngineFuzzing.inflate),
         ("content-disposition", contentDisposition),
         ("retry-after", retryAfter),
         ("config", config),

@@ -1,3 +1,4 @@
+internal import CZlib
 /// Entry points into engine parsers that are not public, for the fuzz targets
 /// (`FuzzTargets` in the command line). Each must return without trapping for any input.
 package enum EngineFuzzing {
@@ -26,5 +27,58 @@ package enum EngineFuzzing {
             }
             index += 1
         }
+    }
+
+    /// af's own gzip and deflate decoder (`InflateDecoder`). The first byte picks the coding,
+    /// the form of deflate and the size of the pieces the rest arrives in. The rest is decoded
+    /// as it stands (never a trap); then zlib compresses it and the decoder must give it back
+    /// exactly, with the data ended, and not ended when the last compressed byte is missing.
+    package static func inflate(_ data: [UInt8]) {
+        guard let first = data.first else { return }
+        let coding: InflateDecoder.Coding = first & 1 == 0 ? .gzip : .deflate
+        let piece = Int(first >> 2) + 1
+        let payload = Array(data.dropFirst())
+        if let decoder = InflateDecoder(coding) { _ = decode(payload, with: decoder, in: piece) }
+        let windowBits: Int32 = coding == .gzip ? 31 : (first & 2 == 0 ? 15 : -15)
+        let compressed = compress(payload, windowBits: windowBits, level: Int32(first % 10))
+        guard !compressed.isEmpty, let decoder = InflateDecoder(coding), let cut = InflateDecoder(coding) else { return }
+        let output = decode(compressed, with: decoder, in: piece)
+        precondition(output == payload && decoder.ended, "\(coding.name) round trip of \(payload.count) bytes")
+        _ = decode(Array(compressed.dropLast()), with: cut, in: piece)
+        precondition(!cut.ended, "\(coding.name) data less its last byte passed as ended")
+    }
+
+    /// What `decoder` gives for `bytes` arriving `piece` bytes at a time; nil when it fails.
+    private static func decode(_ bytes: [UInt8], with decoder: InflateDecoder, in piece: Int) -> [UInt8]? {
+        var output: [UInt8] = []
+        var offset = 0
+        while offset < bytes.count {
+            let end = min(offset + piece, bytes.count)
+            let ok = bytes[offset..<end].withUnsafeBytes { chunk in
+                (try? decoder.decode(chunk) { output.append(contentsOf: $0); return true }) != nil
+            }
+            guard ok else { return nil }
+            offset = end
+        }
+        return output
+    }
+
+    /// `bytes` compressed by zlib with `windowBits` (15 zlib, 31 gzip, -15 raw deflate).
+    private static func compress(_ bytes: [UInt8], windowBits: Int32, level: Int32) -> [UInt8] {
+        var stream = z_stream()
+        guard afz_deflate_init2(&stream, level, windowBits) == Z_OK else { return [] }
+        defer { deflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(bytes.count))) + 64)
+        var input = bytes
+        let produced = input.withUnsafeMutableBufferPointer { source -> Int in
+            output.withUnsafeMutableBufferPointer { target -> Int in
+                stream.next_in = source.baseAddress
+                stream.avail_in = UInt32(source.count)
+                stream.next_out = target.baseAddress
+                stream.avail_out = UInt32(target.count)
+                return deflate(&stream, Z_FINISH) == Z_STREAM_END ? target.count - Int(stream.avail_out) : 0
+            }
+        }
+        return Array(output.prefix(produced))
     }
 }
