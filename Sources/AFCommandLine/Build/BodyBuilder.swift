@@ -60,13 +60,8 @@ enum BodyBuilder {
         // `@-` names standard input as the body, as curl's `-d @-` does: the same body a pipe
         // gives, asked for explicitly (it was read as a file called "-").
         let namesStandardInput = bodyFiles.first.map { if case .bodyFile("-") = $0.item { true } else { false } } ?? false
-        if namesStandardInput {
-            if settings.ignoreStdin {
-                throw .usage("'@-' reads the body from standard input, which -I (--ignore-stdin) ignores; give one of them")
-            }
-            if environment.stdinIsTerminal {
-                throw .usage("'@-' reads the body from standard input, which is a terminal here; pipe or redirect the body in (af post URL @- < FILE)")
-            }
+        if namesStandardInput, let file = bodyFiles.first {
+            try StandardInputItems.checkReadable(by: file, settings: settings, environment: environment)
         }
         let stdinKind = settings.ignoreStdin || standardInputItem != nil ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
         if !sources.isEmpty, !namesStandardInput, StandardInput.hasPendingData(environment.stdin, kind: stdinKind) {

@@ -26,6 +26,20 @@ enum StandardInputItems {
         }
     }
 
+    /// Refuses standard input for `reader` (an item with `-`, or the body `@-`) when it is
+    /// not there to read: ignored with -I, or a terminal, where reading would wait for typing.
+    static func checkReadable(by reader: SourcedItem, settings: Settings, environment: Environment) throws(CommandFailure) {
+        let isBody = reader.item == .bodyFile(path: "-")
+        let what = isBody ? "the body from standard input" : "standard input"
+        if settings.ignoreStdin {
+            throw .usage("'\(reader.argument)' reads \(what), which -I (--ignore-stdin) ignores; give one of them")
+        }
+        if environment.stdinIsTerminal {
+            let example = isBody ? "the body in (af post URL @- < FILE)" : "it in (af URL '\(reader.argument)' < FILE)"
+            throw .usage("'\(reader.argument)' reads \(what), which is a terminal here; pipe or redirect \(example)")
+        }
+    }
+
     /// `items` with `-` turned into the path of af's standard input, and that path when an
     /// item reads standard input (nil when none does).
     static func resolve(_ items: [SourcedItem], settings: Settings, environment: Environment) throws(CommandFailure) -> ([SourcedItem], String?) {
@@ -37,12 +51,7 @@ enum StandardInputItems {
         if readers.count > 1 {
             throw .usage("standard input can be read once, by one item; '\(readers[0].argument)' and '\(readers[1].argument)' both read it")
         }
-        if settings.ignoreStdin {
-            throw .usage("'\(reader.argument)' reads standard input, which -I (--ignore-stdin) ignores; give one of them")
-        }
-        if environment.stdinIsTerminal {
-            throw .usage("'\(reader.argument)' reads standard input, which is a terminal here; pipe or redirect it in (af URL '\(reader.argument)' < FILE)")
-        }
+        try checkReadable(by: reader, settings: settings, environment: environment)
         let input = "/proc/self/fd/\(environment.stdin)"
         let resolved = items.map { item -> SourcedItem in
             guard item == reader else { return item }
