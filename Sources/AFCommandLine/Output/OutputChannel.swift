@@ -158,10 +158,17 @@ final class OutputChannel: Sendable {
             try write(text)
             return ExitStatus.success
         } catch {
-            if isClosed { return ExitStatus.success }
-            errors.writeError(ExitMapping.message(for: error, attempts: 1))
-            return ExitMapping.status(for: error, checkStatus: false)
+            return status(after: error, errors: errors)
         }
+    }
+
+    /// The exit status after `error` writing here: 0 when the reader has gone away (the run
+    /// ends quietly), else the error's (9), with its line on `errors` (`attempts`: the
+    /// request's tries, when the output followed one).
+    func status(after error: AFError, errors: OutputChannel, attempts: Int = 1) -> Int32 {
+        if isClosed { return ExitStatus.success }
+        errors.writeError(ExitMapping.message(for: error, attempts: attempts))
+        return ExitMapping.status(for: error, checkStatus: false)
     }
 
     /// Writes, ignoring failures (for standard error messages).

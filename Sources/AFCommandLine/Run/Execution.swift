@@ -302,11 +302,8 @@ final class Execution {
                 try printer.printTrailer(MetadataRenderer(theme: plan.head.theme).render(response))
             }
         } catch {
-            if let quiet = finishQuietlyIfClosed() { return quiet }
-            if status == ExitStatus.success {
-                stderr.writeError(ExitMapping.message(for: error, attempts: response.tries))
-                return ExitMapping.status(for: error, checkStatus: false)
-            }
+            // A failed exchange keeps its own error line; a gone reader ends quietly either way.
+            if status == ExitStatus.success || stdout.isClosed { return stdout.status(after: error, errors: stderr, attempts: response.tries) }
         }
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, attempts: response.tries)
