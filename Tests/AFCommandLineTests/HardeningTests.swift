@@ -43,6 +43,14 @@ import Testing
         #expect(labelled.out == BuiltinRoutes.sampleJSON)
     }
 
+    /// Two `Content-Encoding: gzip` headers are two layers, as libcurl stacks them: af took
+    /// the first header alone for the whole coding, decoded one layer and printed gzip bytes.
+    @Test func twoEncodingHeadersAreTwoLayers() {
+        let result = InProcessAF.run([server.url("/hostile/gzip-twice")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == BuiltinRoutes.sampleJSON)
+    }
+
     /// af decodes deflate itself (to see a stream cut short), in both forms libcurl takes:
     /// zlib-wrapped as the standard says, and raw as some servers send it.
     @Test func deflateBodiesDecodeInBothForms() {

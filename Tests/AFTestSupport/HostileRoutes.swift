@@ -10,6 +10,7 @@ import Foundation
 /// | `short-deflate` | zlib deflate cut in half, in chunks that end properly |
 /// | `short-raw-deflate` | raw deflate cut in half, with a Content-Length of what is sent |
 /// | `raw-deflate` | a whole JSON body in raw deflate (no zlib wrapper) |
+/// | `gzip-twice` | a JSON body gzipped twice, with a `Content-Encoding: gzip` header for each |
 /// | `deflate-garbage` | a whole deflate body followed by garbage bytes |
 /// | `long-header` | one header line of 1 MB |
 /// | `huge-head` | 2,000 headers of 200 bytes (400 kB of head) |
@@ -63,6 +64,9 @@ public enum HostileRoutes {
             return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "deflate")], body: Array(cut))
         case "raw-deflate":
             return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "deflate")], body: Deflate.compress(json, gzip: false, raw: true))
+        case "gzip-twice":
+            return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip"), ("Content-Encoding", "gzip")],
+                             body: Deflate.compress(Deflate.compress(json, gzip: true), gzip: true))
         case "deflate-garbage":
             let body = Deflate.compress(json, gzip: false) + Array("GARBAGE-AFTER-THE-STREAM".utf8)
             return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "deflate")], body: body)

@@ -446,7 +446,12 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     private func settleDecoding(_ received: ResponseHead) {
         inflater = nil
         inflaterStarted = false
-        guard description.options.decodeContent, let encoding = received.headers.value(for: .contentEncoding) else { return }
+        // Every Content-Encoding header, as libcurl stacks its decoders over all of them: taking
+        // the first alone read `gzip` and `gzip` in two headers as one layer of gzip.
+        // (Most responses have none: looked for once before all are gathered.)
+        guard description.options.decodeContent, let first = received.headers.value(for: .contentEncoding) else { return }
+        let codings = received.headers.values(for: .contentEncoding)
+        let encoding = codings.count == 1 ? first : codings.joined(separator: ", ")
         if !CurlRuntime.decodesEveryCoding(in: encoding) {
             if CurlRuntime.decodingSwitchIsLive { _ = try? easy.set(CURLOPT_HTTP_CONTENT_DECODING, false) }
             return
