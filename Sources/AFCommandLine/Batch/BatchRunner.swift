@@ -329,9 +329,10 @@ final class BatchRunner: Sendable {
     /// Stops the batch when standard output cannot take more: its reader went away, or
     /// writing failed.
     private func checkOutput() {
-        if output.stdout.isClosed {
+        let health = output.stdout.writeHealth
+        if health.closed {
             stop(.outputClosed)
-        } else if output.stdout.writeFailure != nil {
+        } else if health.failure != nil {
             stop(.outputFailed)
         }
     }

@@ -62,6 +62,10 @@ final class OutputChannel: Sendable {
     /// disk): what was written after it may be lost.
     var writeFailure: AFError? { state.withLock { $0.failure } }
 
+    /// Whether the reader has gone away, and the first other write failure, read together
+    /// (a batch asks after every line).
+    var writeHealth: (closed: Bool, failure: AFError?) { state.withLock { ($0.closed, $0.failure) } }
+
     /// Writes all bytes; throws `.output` when the descriptor fails (a closed pipe included).
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         guard !bytes.isEmpty else { return }
