@@ -89,7 +89,7 @@ complete -c af -l ignore-netrc -d 'Do not read credentials from ~/.netrc (or $NE
 complete -c af -l no-ignore-netrc -d 'Undo --ignore-netrc'
 complete -c af -l session -r -F -d 'Keep headers, auth and cookies between runs in a session file'
 complete -c af -l session-read-only -r -F -d 'Use a session but never write it back (--session-read-only=NAME, or beside --session)'
-complete -c af -l verify -r -F -d 'Certificate verification: yes (default), no, or a CA bundle PATH (a PEM file or a hashed directory)'
+complete -c af -l verify -r -F -d 'Certificate verification: yes (default; a CA bundle named by $REQUESTS_CA_BUNDLE, $CURL_CA_BUNDLE, $SSL_CERT_FILE or $SSL_CERT_DIR counts), no, or a CA bundle PATH (PEM file or hashed directory)'
 complete -c af -s k -l insecure -d 'Same as --verify=no: do not verify certificates (prints a warning)'
 complete -c af -l no-insecure -d 'Undo --insecure'
 complete -c af -l cert -r -F -d 'Client certificate (PEM) for mutual TLS'

@@ -1,4 +1,5 @@
 import AFEngine
+@testable import AFCommandLine
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -272,6 +273,61 @@ import Testing
         let untrusted = InProcessAF.run(["--verify=\(empty)", "https://localhost:\(server.port)/get"])
         #expect(untrusted.status == 7, "\(untrusted.err)")
         #expect(InProcessAF.run(["--verify=/nonexistent/dir", "https://localhost:\(server.port)/get"]).status == 66)
+    }
+
+    /// Without `--verify=PATH` the CA bundle comes from `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`,
+    /// `SSL_CERT_FILE` or `SSL_CERT_DIR`, the first set and not empty, as HTTPie and curl take
+    /// it. af read none of them: a private CA set up for every other tool failed with exit 7.
+    @Test func theEnvironmentNamesTheCABundle() throws {
+        let server = try server(try pki.issue(name: "env-bundle"))
+        let url = "https://localhost:\(server.port)/get"
+        let missing = "/nonexistent/ca.pem"
+        for variable in TrustConfiguration.bundleVariables.dropLast() {
+            let result = InProcessAF.run([url], environment: [variable: pki.caCertificatePath])
+            #expect(result.status == 0, "\(variable): \(result.err)")
+        }
+        let hashed = try pki.hashedCADirectory()
+        #expect(InProcessAF.run([url], environment: ["SSL_CERT_DIR": hashed]).status == 0)
+        // The first that is set and not empty counts; the others are not looked at.
+        let first = InProcessAF.run([url], environment: ["REQUESTS_CA_BUNDLE": "", "CURL_CA_BUNDLE": pki.caCertificatePath, "SSL_CERT_FILE": missing])
+        #expect(first.status == 0, "\(first.err)")
+        #expect(InProcessAF.run([url], environment: ["SSL_CERT_FILE": ""]).status == 7)
+        // The command line comes first.
+        #expect(InProcessAF.run(["--verify=\(pki.caCertificatePath)", url], environment: ["REQUESTS_CA_BUNDLE": missing]).status == 0)
+        #expect(InProcessAF.run(["--verify=no", url], environment: ["REQUESTS_CA_BUNDLE": missing]).status == 0)
+        // A bundle that cannot be read stops an https request before it is sent, naming the
+        // variable; plain http does not use it.
+        let connections = server.connections
+        let unreadable = InProcessAF.run([url], environment: ["SSL_CERT_FILE": missing])
+        #expect(unreadable.status == 66)
+        #expect(unreadable.err == "af: error: cannot read the CA bundle '\(missing)' that SSL_CERT_FILE names: no such file or directory; correct SSL_CERT_FILE or unset it\n")
+        #expect(server.connections == connections)
+        let plain = try TestServer()
+        #expect(InProcessAF.run([plain.url("/get")], environment: ["SSL_CERT_FILE": missing]).status == 0)
+        // --curl names the bundle af trusts, as --cacert or (a directory) --capath.
+        let curl = InProcessAF.run(["--curl", url], environment: ["SSL_CERT_FILE": pki.caCertificatePath])
+        #expect(curl.out.hasSuffix(" --cacert \(pki.caCertificatePath)\n"), "\(curl.out)")
+        let curlDirectory = InProcessAF.run(["--curl", url], environment: ["SSL_CERT_DIR": hashed])
+        #expect(curlDirectory.out.hasSuffix(" --capath \(hashed)\n"), "\(curlDirectory.out)")
+        // --verify=true and --verify=false were printed as --cacert true and --cacert false.
+        #expect(!InProcessAF.run(["--curl", "--verify=true", url]).out.contains("--cacert"))
+        #expect(InProcessAF.run(["--curl", "--verify=false", url]).out.hasSuffix(" --insecure\n"))
+    }
+
+    /// A CA bundle or CRL that OpenSSL cannot load was reported with advice about --ssl,
+    /// --ciphers and --cert; the advice now names the file's kind and where it came from.
+    @Test func aFileThatIsNoBundleOrCRLIsNamedAsSuch() throws {
+        let server = try server(try pki.issue(name: "bad-bundle"))
+        let url = "https://localhost:\(server.port)/get"
+        let notPEM = directory + "/not-a-bundle.txt"
+        try "hello\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+        let bundle = InProcessAF.run(["--verify=\(notPEM)", url])
+        #expect(bundle.status == 7)
+        #expect(bundle.err == "af: error: TLS with localhost:\(server.port) failed: error setting certificate file: \(notPEM); a CA bundle is a file of PEM certificates (or a directory of hashed ones): check --verify, or the variable that names it (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE, SSL_CERT_DIR)\n")
+        #expect(InProcessAF.run([url], environment: ["CURL_CA_BUNDLE": notPEM]).err == bundle.err)
+        let crl = InProcessAF.run([ca, "--crl=\(notPEM)", url])
+        #expect(crl.status == 7)
+        #expect(crl.err == "af: error: TLS with localhost:\(server.port) failed: error loading CRL file: \(notPEM); --crl takes a PEM certificate revocation list\n")
     }
 
     @Test func trustPolicyCertificatesAreRelativeToTheFile() throws {

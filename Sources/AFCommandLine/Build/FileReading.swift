@@ -89,12 +89,27 @@ enum FileReading {
 
     /// Checks that a file exists and is readable, without reading it.
     static func checkReadable(_ path: String, item: String, directoryAllowed: Bool = false) throws(CommandFailure) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
-        let directory = (info.st_mode & S_IFMT) == S_IFDIR
-        if directory, !directoryAllowed {
-            throw .unreadable("cannot read '\(path)' (from '\(item)'): it is a directory; name a file")
+        switch readability(path) {
+        case .readable(let directory):
+            if directory, !directoryAllowed {
+                throw .unreadable("cannot read '\(path)' (from '\(item)'): it is a directory; name a file")
+            }
+        case .unreadable(let reason):
+            throw unreadable(path, item, reason)
         }
-        guard access(path, directory ? R_OK | X_OK : R_OK) == 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
+    }
+
+    enum Readability {
+        case readable(directory: Bool)
+        case unreadable(String)
+    }
+
+    /// Whether `path` can be read (a directory: listed and entered), and why not.
+    static func readability(_ path: String) -> Readability {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .unreadable(POSIXFailure(code: errno).description) }
+        let directory = (info.st_mode & S_IFMT) == S_IFDIR
+        guard access(path, directory ? R_OK | X_OK : R_OK) == 0 else { return .unreadable(POSIXFailure(code: errno).description) }
+        return .readable(directory: directory)
     }
 }

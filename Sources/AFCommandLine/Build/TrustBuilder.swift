@@ -7,8 +7,27 @@ struct TrustConfiguration: Sendable {
     var defaultTrust: (any ServerTrustEvaluating)?
     /// Printed once on standard error before anything is sent.
     var warning: String?
+    /// The CA bundle (a file, or a directory of hashed certificates) trusted instead of the
+    /// system's roots: `--verify=PATH`'s, or one an environment variable names.
+    var caBundle: String?
 
-    static func make(settings: Settings, environment: Environment) throws(CommandFailure) -> TrustConfiguration {
+    /// The variables that name a CA bundle when `--verify` names none, in the order they are
+    /// looked at (the first that is set and not empty counts): requests' (HTTPie's) own, then
+    /// those curl reads. `SSL_CERT_DIR` names a directory of hashed certificates.
+    static let bundleVariables = ["REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"]
+
+    /// The CA bundle the environment names, and the variable that names it.
+    static func environmentBundle(_ environment: Environment) -> (variable: String, path: String)? {
+        for name in bundleVariables {
+            if let path = environment.variables[name], !path.isEmpty { return (name, path) }
+        }
+        return nil
+    }
+
+    /// `usesTLS`: whether the request's URL is `https`. A CA bundle named by the environment
+    /// is checked only then, as curl does: a stale `SSL_CERT_FILE` left by some other tool does
+    /// not stop plain HTTP requests (if one is redirected to `https`, the handshake fails on it).
+    static func make(settings: Settings, environment: Environment, usesTLS: Bool) throws(CommandFailure) -> TrustConfiguration {
         var extras: [any ServerTrustEvaluating] = []
         if settings.checkRevocation || settings.crl != nil {
             if let crl = settings.crl { try FileReading.checkReadable(crl, item: "--crl") }
@@ -34,7 +53,13 @@ struct TrustConfiguration: Sendable {
         var caBundle: String?
         switch settings.verify {
         case nil, "yes"?, "true"?:
-            break
+            if let (variable, path) = environmentBundle(environment) {
+                if usesTLS, case .unreadable(let reason) = FileReading.readability(path) {
+                    throw .unreadable("cannot read the CA bundle '\(Quote.argument(path))' that \(variable) names: \(reason); correct \(variable) or unset it")
+                }
+                base = DefaultTrustEvaluator(caBundle: path)
+                caBundle = path
+            }
         case "no"?, "false"?:
             base = DisabledTrustEvaluator()
             warning = extras.isEmpty
@@ -47,9 +72,9 @@ struct TrustConfiguration: Sendable {
             base = DefaultTrustEvaluator(caBundle: path)
             caBundle = path
         }
-        let isPlainDefault = extras.isEmpty && settings.verify.map { $0 == "yes" || $0 == "true" } ?? true
+        let isPlainDefault = extras.isEmpty && caBundle == nil && settings.verify.map { $0 == "yes" || $0 == "true" } ?? true
         let defaultTrust: (any ServerTrustEvaluating)? = isPlainDefault ? nil : CompositeTrustEvaluator([base] + extras)
-        var configuration = TrustConfiguration(manager: nil, defaultTrust: defaultTrust, warning: warning)
+        var configuration = TrustConfiguration(manager: nil, defaultTrust: defaultTrust, warning: warning, caBundle: caBundle)
         if let path = settings.trustPolicy {
             configuration.manager = try TrustPolicyFile.load(path: path, caBundle: caBundle, extras: extras)
         }

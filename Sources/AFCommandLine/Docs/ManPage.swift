@@ -130,6 +130,11 @@ public enum ManPage {
         Proxies, as libcurl reads them (\\fBHTTPS_PROXY\\fR, \\fBALL_PROXY\\fR and \\fBNO_PROXY\\fR too;
         \\fBHTTP_PROXY\\fR is ignored).
         .TP
+        .B REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE, SSL_CERT_DIR
+        Without \\fB\\-\\-verify=\\fR\\fIPATH\\fR, the first of them that is set and not empty names the CA bundle
+        (\\fBSSL_CERT_DIR\\fR: a directory of hashed certificates) trusted instead of the system's roots.
+        One that cannot be read stops an https request with status 66; plain http ignores it.
+        .TP
         .B TMPDIR
         Where standard input and retried responses are spooled.
         .SH FILES

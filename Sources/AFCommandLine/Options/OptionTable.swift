@@ -302,7 +302,7 @@ public enum OptionTable {
 
     static let tls: [OptionSpec] = [
         OptionSpec(.verify, "verify", value: .required("yes|no|PATH"), group: .tls,
-                   help: "Certificate verification: yes (default), no, or a CA bundle PATH (a PEM file or a hashed directory)",
+                   help: "Certificate verification: yes (default; a CA bundle named by $REQUESTS_CA_BUNDLE, $CURL_CA_BUNDLE, $SSL_CERT_FILE or $SSL_CERT_DIR counts), no, or a CA bundle PATH (PEM file or hashed directory)",
                    completion: .file,
                    binding: .custom(sample: "yes") { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""

@@ -3,7 +3,9 @@ import AFEngine
 /// `--curl`: a curl command line that makes the same request, shell-quoted so it runs as
 /// printed.
 enum CurlCommand {
-    static func render(built: BuiltRequest, settings: Settings) -> String {
+    /// `caBundle`: the CA bundle af trusts instead of the system's roots (`--verify=PATH`'s, or
+    /// one an environment variable names), printed as `--cacert`, or `--capath` for a directory.
+    static func render(built: BuiltRequest, settings: Settings, caBundle: String?) -> String {
         let description = built.description
         var words = ["curl"]
         func add(_ items: String...) { words += items }
@@ -29,7 +31,7 @@ enum CurlCommand {
         if let credentials = description.challengeCredentials {
             add("--digest", "--user", quote("\(credentials.user):\(credentials.password)"))
         }
-        words += optionWords(settings, description: description)
+        words += optionWords(settings, description: description, caBundle: caBundle)
         return words.joined(separator: " ")
     }
 
@@ -67,7 +69,7 @@ enum CurlCommand {
         }
     }
 
-    private static func optionWords(_ settings: Settings, description: RequestDescription) -> [String] {
+    private static func optionWords(_ settings: Settings, description: RequestDescription, caBundle: String?) -> [String] {
         var words: [String] = []
         let options = description.options
         if let timeout = options.timeout { words += ["--max-time", number(timeout)] }
@@ -88,10 +90,14 @@ enum CurlCommand {
         case .http2: words.append("--http2")
         case .http2PriorKnowledge: words.append("--http2-prior-knowledge")
         }
-        if settings.verify == "no" {
+        if settings.verify == "no" || settings.verify == "false" {
             words.append("--insecure")
-        } else if let bundle = settings.verify, bundle != "yes" {
-            words += ["--cacert", quote(bundle)]
+        } else if let bundle = caBundle {
+            if case .readable(directory: true) = FileReading.readability(bundle) {
+                words += ["--capath", quote(bundle)]
+            } else {
+                words += ["--cacert", quote(bundle)]
+            }
         }
         if let cert = options.tls.clientCertificate { words += ["--cert", quote(cert)] }
         if let key = options.tls.clientKey { words += ["--key", quote(key)] }

@@ -19,7 +19,7 @@ enum PinCommand {
             throw .usage("usage: af pin HOST[:PORT] or af pin --file CERT.pem")
         }
         let url = try hostURL(target)
-        let trust = try TrustConfiguration.make(settings: settings, environment: environment)
+        let trust = try TrustConfiguration.make(settings: settings, environment: environment, usesTLS: true)
         if let warning = trust.warning { stderr.writeNotice(warning) }
         let session = Session(configuration: Session.Configuration(trustManager: trust.manager, defaultTrust: trust.defaultTrust))
         let (chain, error) = session.fetchCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings, environment: environment))

@@ -33,7 +33,7 @@ final class Execution {
         self.stdout = stdout
         self.stderr = stderr
         plan = OutputPlan.make(settings: settings, environment: environment)
-        trust = try TrustConfiguration.make(settings: settings, environment: environment)
+        trust = try TrustConfiguration.make(settings: settings, environment: environment, usesTLS: built.url.scheme == "https")
         download = try Self.makeDownload(settings: settings, built: built, stdout: environment.stdout, stderr: stderr)
         // `af batch` reads ~/.netrc once for all its lines.
         if settings.ignoreNetrc {
@@ -113,7 +113,7 @@ final class Execution {
     func start(batch: BatchContext?) -> Started {
         if settings.curl {
             defer { cleanUp() }
-            return .finished(stdout.writeResult(CurlCommand.render(built: built, settings: settings) + "\n", errors: stderr))
+            return .finished(stdout.writeResult(CurlCommand.render(built: built, settings: settings, caBundle: trust.caBundle) + "\n", errors: stderr))
         }
         let memory = settings.report ? MemorySink() : nil
         let target: ExchangePrinter.BodyTarget

@@ -48,6 +48,10 @@ enum ExitMapping {
             }
         case .handshakeFailed:
             return message + "; check --ssl, --ciphers, --cert and the server's TLS setup"
+        case .unusableTrustFile(.caBundle):
+            return message + "; a CA bundle is a file of PEM certificates (or a directory of hashed ones): check --verify, or the variable that names it (" + TrustConfiguration.bundleVariables.joined(separator: ", ") + ")"
+        case .unusableTrustFile(.crl):
+            return message + "; --crl takes a PEM certificate revocation list"
         case .connectTimedOut:
             return message + "; check the address, or raise --connect-timeout"
         case .responseTimedOut(let limit):

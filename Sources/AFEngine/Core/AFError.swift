@@ -102,6 +102,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case untrustedCertificate(code: Int32, problem: TrustProblem)
         /// The TLS handshake failed for another reason (versions, ciphers, client certificate).
         case handshakeFailed
+        /// A file of the trust configuration could not be used before the handshake: the CA
+        /// bundle, or the CRL, is not what OpenSSL can load.
+        case unusableTrustFile(TrustFile)
         /// No connection within the connect timeout (or the total timeout).
         case connectTimedOut(limit: Double?)
         /// No complete response within the total timeout.
@@ -113,6 +116,14 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// The proxy answered the CONNECT for a tunnel with `status` (407: it wants
         /// credentials; 0 when libcurl did not say).
         case tunnelRefused(status: Int)
+    }
+
+    /// The files of a trust configuration.
+    public enum TrustFile: Sendable, Equatable {
+        /// `DefaultTrustEvaluator.caBundle`: PEM certificates, or a directory of hashed ones.
+        case caBundle
+        /// `RevocationTrustEvaluator.crlFile`: a PEM certificate revocation list.
+        case crl
     }
 
     /// Why a certificate chain did not verify, in classes that call for different actions.

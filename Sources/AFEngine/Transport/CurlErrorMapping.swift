@@ -51,6 +51,9 @@ enum CurlErrorMapping {
             if code == CURLE_SSL_INVALIDCERTSTATUS {
                 return failure(.tls, "revocation check failed for \(url.host): \(detail)")
             }
+            if code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CRL_BADFILE {
+                return failure(.tls, "TLS with \(authority) failed: \(detail)", .unusableTrustFile(code == CURLE_SSL_CRL_BADFILE ? .crl : .caBundle))
+            }
             if detail.containsBytes(of: "subject name") {
                 return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names other hosts (see 'af pin \(authority)')")
             }
