@@ -19,6 +19,21 @@ import Testing
         #expect(result.err == "af: error: connecting to 127.0.0.1:\(silent.port) timed out after 500ms; check the address, or raise --connect-timeout\n")
     }
 
+    /// A proxy that does not answer timed out as "connecting to example.test:80", the host
+    /// it was asked for, which sent the user to check the wrong machine.
+    @Test func aProxyThatDoesNotAnswerIsNamedInTheTimeout() throws {
+        let proxy = try UnansweredPort()
+        let given = AF.run(["--connect-timeout=0.5", "--proxy=http:http://user:secret@127.0.0.1:\(proxy.port)", "http://example.test/"], timeout: 10)
+        #expect(given.status == 2)
+        #expect(given.err == "af: error: connecting to the proxy http://127.0.0.1:\(proxy.port) for example.test:80 timed out after 500ms; check the address, or raise --connect-timeout\n")
+        let fromEnvironment = AF.run(["--connect-timeout=0.5", "https://example.test/"], environment: ["https_proxy": "http://127.0.0.1:\(proxy.port)"], timeout: 10)
+        #expect(fromEnvironment.status == 2)
+        #expect(fromEnvironment.err == "af: error: connecting to the proxy http://127.0.0.1:\(proxy.port) for example.test:443 timed out after 500ms; check the address, or raise --connect-timeout\n")
+        // Without a proxy the host itself is named, as before.
+        let direct = AF.run(["--connect-timeout=0.5", "http://127.0.0.1:\(proxy.port)/"], timeout: 10)
+        #expect(direct.err == "af: error: connecting to 127.0.0.1:\(proxy.port) timed out after 500ms; check the address, or raise --connect-timeout\n")
+    }
+
     @Test func pinCommandHonoursConnectTimeout() throws {
         let silent = try silentServer()
         let stalled = AF.run(["pin", "--connect-timeout=0.4", "127.0.0.1:\(silent.port)"], timeout: 10)

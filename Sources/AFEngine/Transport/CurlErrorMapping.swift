@@ -23,10 +23,7 @@ enum CurlErrorMapping {
             if let socket = transfer.description.options.unixSocketPath {
                 return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': \(osError != 0 ? POSIXFailure(code: osError).description : detail)")
             }
-            // Through a proxy it is the proxy that did not answer (libcurl does not say which
-            // address it tried); with no_proxy the host may have been tried directly instead.
-            let options = transfer.description.options
-            if let proxy = options.proxy.explicitProxy(forScheme: url.scheme), options.proxy.noProxy?.isEmpty ?? true, options.unixSocketPath == nil {
+            if let proxy = proxyInUse(transfer) {
                 let reason = osError == ECONNREFUSED || osError == 0 ? "connection refused" : POSIXFailure(code: osError).description
                 return failure(.connectionRefused, "cannot connect to the proxy \(withoutCredentials(proxy)) for \(authority): \(reason); is the proxy running?")
             }
@@ -40,6 +37,10 @@ enum CurlErrorMapping {
             if !connected || tlsPending, transfer.head == nil, transfer.sentHead == nil {
                 let limit = transfer.description.options.connectTimeout ?? transfer.description.options.timeout
                 let after = limit.map { " after \(Format.seconds($0))" } ?? ""
+                // Not even the proxy answered: it was named as the host it was asked for.
+                if !connected, let proxy = proxyInUse(transfer) {
+                    return failure(.connectTimeout, "connecting to the proxy \(withoutCredentials(proxy)) for \(authority) timed out\(after)", .connectTimedOut(limit: limit))
+                }
                 return failure(.connectTimeout, "connecting to \(authority) timed out\(after)", .connectTimedOut(limit: limit))
             }
             let limit = transfer.description.options.timeout
@@ -122,6 +123,16 @@ enum CurlErrorMapping {
     }
 
     /// A proxy URL as it may be shown: without `USER:PASSWORD@`.
+    /// The proxy a failed connection went to: through a proxy it is the proxy that did not
+    /// answer (libcurl does not say which address it tried). Nil without one, and where a
+    /// `no_proxy` list may have sent the request to the host directly.
+    private static func proxyInUse(_ transfer: Transfer) -> String? {
+        let options = transfer.description.options
+        guard let proxy = options.proxy.explicitProxy(forScheme: transfer.url.scheme), options.proxy.noProxy?.isEmpty ?? true,
+              options.unixSocketPath == nil else { return nil }
+        return proxy
+    }
+
     static func withoutCredentials(_ proxy: String) -> String {
         let start = proxy.utf8Offset(of: "://").map { $0 + 3 } ?? 0
         let rest = proxy.utf8.dropFirst(start)
