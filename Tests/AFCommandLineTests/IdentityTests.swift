@@ -397,6 +397,12 @@ import Testing
                             environment: ["http_proxy": "http://127.0.0.1:9", "no_proxy": "skip.test"])
         #expect(bypass.status == 0, "\(bypass.err)")
         #expect(server.requests.last?.target == "/echo")
+        // A name in Unicode in no_proxy matches the host in its ASCII form, which is what af
+        // hands libcurl: it went to the proxy (here, to nothing listening on port 9).
+        let unicode = InProcessAF.run(["--resolve=bücher.test:\(server.port):127.0.0.1", "http://bücher.test:\(server.port)/echo?u"],
+                                      environment: ["http_proxy": "http://127.0.0.1:9", "no_proxy": "other.test, .Bücher.test"])
+        #expect(unicode.status == 0, "\(unicode.err)")
+        #expect(server.requests.last?.target == "/echo?u")
     }
 
     /// A proxy that will not open a tunnel (407, 403) is named with its answer, not called a

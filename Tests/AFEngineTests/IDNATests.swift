@@ -28,6 +28,18 @@ import Testing
         #expect(IDNA.asciiHost(host) == .success(expected))
     }
 
+    /// no_proxy lists: names in Unicode become ASCII, keeping the leading dot, the separators
+    /// and every other entry (patterns, addresses, `*`) as given.
+    @Test(arguments: [
+        ("localhost,.example.org", "localhost,.example.org"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("localhost, .Bücher.example ,10.0.0.0/8", "localhost, .xn--bcher-kva.example,10.0.0.0/8"),
+        ("*", "*"), ("日本語。ｊｐ,", "xn--wgv71a119e.jp,"),
+    ])
+    func noProxyListsBecomeASCII(list: String, expected: String) {
+        #expect(IDNA.asciiHostList(list) == expected)
+    }
+
     @Test func aLabelLongerThanDNSAllowsIsRefused() throws {
         let label = String(repeating: "ü", count: 70)
         #expect(IDNA.asciiHost(label + ".example") == .failure(.labelTooLong(label, 76)))

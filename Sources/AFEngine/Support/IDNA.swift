@@ -47,6 +47,22 @@ package enum IDNA {
         ((try? asciiHost(host).get()) ?? host).lowercased()
     }
 
+    /// A `no_proxy` list (names separated by commas, each may start with a dot) with every
+    /// name that is not ASCII in its ASCII form, so that libcurl, which compares the list with
+    /// the ASCII host af gives it, matches `bücher.example` to `xn--bcher-kva.example`. An ASCII
+    /// list comes back unchanged; a name that cannot be converted stays as given.
+    package static func asciiHostList(_ list: String) -> String {
+        guard !list.utf8.allSatisfy({ $0 < 0x80 }) else { return list }
+        return list.split(separator: ",", omittingEmptySubsequences: false).map { entry -> String in
+            guard !entry.utf8.allSatisfy({ $0 < 0x80 }) else { return String(entry) }
+            let name = entry.drop(while: { $0 == " " || $0 == "\t" || $0 == "." })
+            let prefix = entry[entry.startIndex..<name.startIndex]
+            let trimmed = name.reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed()
+            guard case .success(let ascii) = asciiHost(String(trimmed)) else { return String(entry) }
+            return prefix + ascii
+        }.joined(separator: ",")
+    }
+
     /// Full-width ASCII and the ideographic full stops as ASCII, then lower case, then NFC.
     private static func mapped(_ host: String) -> String {
         var scalars = String.UnicodeScalarView()

@@ -217,7 +217,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         } else if !options.proxy.useEnvironment {
             try easy.set(CURLOPT_PROXY, copying: "")
         }
-        if let noProxy = options.proxy.noProxy { try easy.set(CURLOPT_NOPROXY, copying: noProxy) }
+        if let noProxy = options.proxy.noProxy { try easy.set(CURLOPT_NOPROXY, copying: IDNA.asciiHostList(noProxy)) }
     }
 
     private func configureMethodAndBody() throws(AFError) {
