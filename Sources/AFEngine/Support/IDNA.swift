@@ -49,7 +49,7 @@ package enum IDNA {
 
     /// A `no_proxy` list (names separated by commas, each may start with a dot) with every
     /// name that is not ASCII in its ASCII form, so that libcurl, which compares the list with
-    /// the ASCII host af gives it, matches `bücher.example` to `xn--bcher-kva.example`. An ASCII
+    /// the ASCII host af gives it, matches `bücher.example` to its `xn--` form. An ASCII
     /// list comes back unchanged; a name that cannot be converted stays as given.
     package static func asciiHostList(_ list: String) -> String {
         guard !list.utf8.allSatisfy({ $0 < 0x80 }) else { return list }
