@@ -34,6 +34,28 @@ import Testing
         #expect(InProcessAF.run(["get", server.url("/echo"), "Content-Length:5"]).status == 64)
     }
 
+    /// A URL among the items was sent as a header named `http` with the value `//host/…`, with
+    /// exit 0: `curl URL1 URL2` fetches both, and curl's `-m 5` (af's -m is --meta) left `5`
+    /// as the URL, so af asked 0.0.0.5 with the intended URL in a header.
+    @Test func aSecondURLIsRefusedNotSentAsAHeader() throws {
+        let url = server.url("/get")
+        let cases: [([String], String)] = [
+            ([url, "http://example.test/x"], "'http://example.test/x' is a URL after the URL '\(url)': af makes one request per run; for many requests, list them in a file for af batch"),
+            (["post", url, "HTTPS://example.test/"], "'HTTPS://example.test/' is a URL after the URL '\(url)': af makes one request per run; for many requests, list them in a file for af batch"),
+            (["-m", "5", url], "'\(url)' is a URL after the URL '5': af makes one request per run; if '5' was meant as an option's value, that option takes none in af (see af --help)"),
+            (["-d", "a=1", url], "'\(url)' is a URL after the URL 'a=1': af makes one request per run; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"),
+        ]
+        for (arguments, message) in cases {
+            let result = InProcessAF.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        #expect(server.requests.isEmpty)
+        // A header whose value is a URL is still a header.
+        #expect(InProcessAF.run([server.url("/echo"), "Referer:http://example.test/"]).status == 0)
+        #expect(try last("/echo").header("Referer") == "http://example.test/")
+    }
+
     @Test func requestBodyAloneIsPrintedForASentRequest() throws {
         let result = InProcessAF.run(["-p", "B", "post", server.url("/echo"), "a=b"])
         #expect(result.status == 0)

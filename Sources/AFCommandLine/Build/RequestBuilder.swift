@@ -36,6 +36,12 @@ enum RequestBuilder {
         return (nil, first.text, positionals.dropFirst().map(\.text))
     }
 
+    /// Whether an argument starts as an absolute http or https URL does.
+    static func isURL(_ argument: String) -> Bool {
+        let head = argument.utf8.prefix(8).map { $0 | 0x20 }
+        return head.starts(with: "http://".utf8) || head.starts(with: "https://".utf8)
+    }
+
     /// Whether an argument parses as an item other than a header (headers look like
     /// `host:port`, so they cannot tell a URL from an item).
     static func isBodyOrQueryItem(_ argument: String) -> Bool {
@@ -49,7 +55,7 @@ enum RequestBuilder {
     static func build(positionals: [Positional], settings: Settings, environment: Environment) throws(CommandFailure) -> BuiltRequest {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
-        for argument in itemArguments { try refuseNonItems(argument, settings: settings) }
+        for argument in itemArguments { try refuseNonItems(argument, url: urlArgument, settings: settings) }
         for argument in itemArguments { items.append(try RequestItemParser.parse(argument)) }
         let standardInput: String?
         (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)
@@ -232,9 +238,22 @@ enum RequestBuilder {
     /// separator typed apart from its name and value (`name = value`), and a JSON document
     /// typed where curl takes one (`-d '{…}'`, `--json '{…}'`), which read as a header with a
     /// strange name.
-    static func refuseNonItems(_ argument: String, settings: Settings) throws(CommandFailure) {
+    static func refuseNonItems(_ argument: String, url: String, settings: Settings) throws(CommandFailure) {
         if RequestItemParser.separators.contains(argument) {
             throw .usage("'\(argument)' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json")
+        }
+        if isURL(argument) {
+            // It would be sent as a header named http or https: `curl URL1 URL2` fetches both,
+            // and an option af reads as a flag (curl's -m 5) leaves its value as the URL.
+            let hint: String
+            if settings.download, isBodyOrQueryItem(url) {
+                hint = "; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"
+            } else if !url.containsBytes(of: "."), !url.containsBytes(of: "://"), !url.hasPrefix(":"), url.lowercased() != "localhost" {
+                hint = "; if '\(Quote.argument(url))' was meant as an option's value, that option takes none in af (see af --help)"
+            } else {
+                hint = "; for many requests, list them in a file for af batch"
+            }
+            throw .usage("'\(Quote.argument(argument))' is a URL after the URL '\(Quote.argument(url))': af makes one request per run\(hint)")
         }
         let bytes = Array(argument.utf8)
         guard let first = bytes.first(where: { $0 != 32 && $0 != 9 && $0 != 10 && $0 != 13 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
