@@ -381,4 +381,21 @@ import Testing
         #expect(plain.out.components(separatedBy: "HTTP/1.1 302 Found\n").count == 1)
         #expect(plain.out.hasPrefix("GET /get HTTP/1.1\n"))
     }
+
+    /// HTTPie's `--history-print` (`-P`): what `--all` prints of the hops before the last,
+    /// in `--print`'s letters. af had no such option (exit 64).
+    @Test func historyPrintChoosesWhatTheHopsShow() {
+        let requestHeads = InProcessAF.run(["-F", "--all", "-P", "H", "-p", "h", first.url("/redirect/2")])
+        #expect(requestHeads.status == 0)
+        let host = "127.0.0.1:\(first.port)"
+        let sent = { (path: String) in "GET \(path) HTTP/1.1\nHost: \(host)\nUser-Agent: af/0.1.0\nAccept-Encoding: gzip, deflate, br, zstd\nAccept: */*\n\n" }
+        #expect(requestHeads.out.hasPrefix(sent("/redirect/2") + sent("/redirect/1") + "HTTP/1.1 200 OK\n"), "\(requestHeads.out)")
+        let responseHeads = InProcessAF.run(["-F", "--all", "--history-print=h", "-p", "b", first.url("/redirect/1")])
+        #expect(responseHeads.out.hasPrefix("HTTP/1.1 302 Found\nLocation: /get\nContent-Length: 0\n\n{"), "\(responseHeads.out)")
+        // Without --all it changes nothing; a letter outside HBhbm is a usage error.
+        #expect(InProcessAF.run(["-F", "-P", "H", "-p", "h", first.url("/redirect/1")]).out.hasPrefix("HTTP/1.1 200 OK\n"))
+        let bad = InProcessAF.run(["-F", "--all", "-P", "x", first.url("/redirect/1")])
+        #expect(bad.status == 64)
+        #expect(bad.err == "af: error: invalid value 'x' for -P: use the letters H, B, h, b and m\n")
+    }
 }

@@ -3,7 +3,7 @@ import AFEngine
 /// Identifies an option independently of its spelling.
 public enum OptionID: String, Sendable, CaseIterable {
     case json, form, multipart, boundary, raw, compress, chunked, ignoreStdin
-    case print, headers, body, verbose, meta, quiet, all, pretty, style, sortKeys, sorted, unsorted, indent, formatOptions
+    case print, historyPrint, headers, body, verbose, meta, quiet, all, pretty, style, sortKeys, sorted, unsorted, indent, formatOptions
     case responseCharset, responseMime
     case stream, offline, curl, report, trace
     case download, output, outputDir, createDirs, overwrite, resume, checksum
@@ -70,11 +70,14 @@ public enum OptionTable {
                    details: "Choose what to print with any of the letters H (request headers), B (request body), h (response headers), b (response body) and m (metadata: timings and sizes of every attempt). The default is hb on a terminal and b otherwise.",
                    completion: .choices(["H", "B", "h", "b", "m", "hb", "Hh", "HBhb", "HBhbm"]),
                    binding: .custom(sample: "hb") { settings, option throws(CommandFailure) in
-                       let value = option.value ?? ""
-                       guard !value.isEmpty, value.allSatisfy({ "HBhbm".contains($0) }) else {
-                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): use the letters H, B, h, b and m")
-                       }
-                       settings.print = value
+                       settings.print = try Settings.printLetters(option)
+                   }),
+        OptionSpec(.historyPrint, "history-print", short: "P", value: .required("WHAT"), group: .output,
+                   help: "With --all, the parts to print of the exchanges before the last (redirects, challenges), in --print's letters",
+                   details: "Like --print, but for the requests and responses that --all shows before the final one: redirects and answered authentication challenges. Without it they show the same parts as the final exchange. It changes nothing without --all, and m adds nothing here (the metadata covers every attempt at the end).",
+                   completion: .choices(["H", "h", "Hh", "HBhb"]),
+                   binding: .custom(sample: "Hh") { settings, option throws(CommandFailure) in
+                       settings.historyPrint = try Settings.printLetters(option)
                    }),
         OptionSpec(.headers, "headers", short: "h", group: .output, help: "Print only the response headers (-p h)",
                    binding: .flag(\.headersOnly)),

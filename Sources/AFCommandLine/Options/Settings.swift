@@ -55,6 +55,8 @@ struct Settings: Sendable {
         var ignoreStdin = false
         // Output
         var print: String?
+        /// `--history-print`: `--print` for the exchanges before the last, with `--all`.
+        var historyPrint: String?
         var headersOnly = false
         var bodyOnly = false
         var verbose = 0
@@ -207,6 +209,15 @@ struct Settings: Sendable {
     }
 
     // MARK: Value parsing
+
+    /// The value of `--print` or `--history-print`: letters from `HBhbm`.
+    static func printLetters(_ option: ParsedOption) throws(CommandFailure) -> String {
+        let value = option.value ?? ""
+        guard !value.isEmpty, value.allSatisfy({ "HBhbm".contains($0) }) else {
+            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): use the letters H, B, h, b and m")
+        }
+        return value
+    }
 
     static func nonEmpty(_ value: String, _ name: String) throws(CommandFailure) -> String {
         guard !value.isEmpty else { throw .usage("\(name) needs a non-empty value") }

@@ -78,8 +78,8 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             // With --all, the challenge is an exchange of its own, like a redirect hop.
             guard plan.all else { return }
             state.withLock { state in
-                try? printRequest(sentHead: state.sentHeads[attempt], state)
-                if plan.shows("h") { try? responseSections(head, state) }
+                try? printRequest(sentHead: state.sentHeads[attempt], plan.historySections, state)
+                if plan.historySections.contains("h") { try? responseSections(head, state) }
             }
         case .redirected:
             guard plan.all else { return }
@@ -171,7 +171,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         guard !state.printedFinalHeads else { return }
         state.printedFinalHeads = true
         let attempt = state.openHead == nil ? state.lastSent : state.openAttempt
-        try printRequest(sentHead: attempt.flatMap { state.sentHeads[$0] }, state)
+        try printRequest(sentHead: attempt.flatMap { state.sentHeads[$0] }, plan.sections, state)
         if let head = state.openHead, plan.shows("h") {
             try responseSections(head, state)
         }
@@ -181,12 +181,13 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         }
     }
 
-    private func printRequest(sentHead: String?, _ state: State) throws(AFError) {
-        if plan.shows("H"), let sentHead {
+    /// The request head (H) and body (B) of an exchange, as far as `sections` shows them.
+    private func printRequest(sentHead: String?, _ sections: OutputPlan.Sections, _ state: State) throws(AFError) {
+        if sections.contains("H"), let sentHead {
             let host = built.givenHeaders.last { $0.name == .host }
             try section(plan.head.request(sentHead: sentHead, userHost: host), state)
         }
-        if plan.shows("B"), let sentHead,
+        if sections.contains("B"), let sentHead,
            let body = RequestBodyRenderer(style: requestBodyStyle).render(built.body.origin, contentType: built.body.contentType)
         {
             let deflated = sentHead.lowercased().containsBytes(of: "\ncontent-encoding: deflate") && !built.description.headers.contains(.contentEncoding)
@@ -195,11 +196,12 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
     }
 
     private func printIntermediate(_ attempt: Attempt, _ state: State) {
-        try? printRequest(sentHead: attempt.sentHead, state)
-        if plan.shows("h"), let head = attempt.response {
+        let sections = plan.historySections
+        try? printRequest(sentHead: attempt.sentHead, sections, state)
+        if sections.contains("h"), let head = attempt.response {
             try? responseSections(head, state)
         }
-        if plan.shows("b"), !attempt.bodyPreview.isEmpty, let head = attempt.response {
+        if sections.contains("b"), !attempt.bodyPreview.isEmpty, let head = attempt.response {
             let printer = BodyPrinter(head: head, style: plan.body)
             try? attempt.bodyPreview.withBytes { raw throws(AFError) in try printer.write(raw, to: heads) }
             try? printer.finish(to: heads)

@@ -6,6 +6,8 @@ struct OutputPlan: Sendable {
     var sections: Sections
     /// Print every hop of a followed redirect chain.
     var all: Bool
+    /// What is printed of those hops before the last (`--history-print`, else `sections`).
+    var historySections: Sections
     var head: HeadRenderer
     var body: BodyStyle
     /// Heads (and notes) go to standard error: downloads keep standard output clean.
@@ -77,6 +79,9 @@ struct OutputPlan: Sendable {
             if settings.quiet { sections = [] }
         }
 
+        var historySections = settings.historyPrint.map { Sections($0) } ?? sections
+        if settings.quiet { historySections = [] }
+
         let explicit = settings.pretty
         let pretty = explicit ?? (terminal ? .all : .none)
         var colors = pretty == .all || pretty == .colors
@@ -92,6 +97,7 @@ struct OutputPlan: Sendable {
         return OutputPlan(
             sections: sections,
             all: settings.all,
+            historySections: historySections,
             head: HeadRenderer(theme: theme, terminal: terminal, sortHeaders: settings.sortHeaders),
             body: bodyStyle,
             headsToStandardError: headsToStandardError,

@@ -149,7 +149,8 @@ final class Execution {
         if let stored = built.session { session.importCookies(stored.cookies) }
         var description = built.description
         // The request body (B) is printed with the head that carried it, so both need it.
-        let recordsSentHead = plan.shows("H") || plan.shows("B") || settings.trace != nil
+        let history = plan.all ? plan.historySections : []
+        let recordsSentHead = plan.shows("H") || plan.shows("B") || history.contains("H") || history.contains("B") || settings.trace != nil
         // Many requests to one origin wait for its first connection when it may turn out to
         // be HTTP/2 (then they share it); with HTTP/1 waiting would only serialise them.
         let waitsForMultiplexing = batch != nil && (settings.httpVersion == .http2PriorKnowledge
