@@ -202,6 +202,7 @@ import Testing
         (["--oauth2-bearer", "t"], "unknown option '--oauth2-bearer'; -A bearer -a TOKEN sends a bearer token"),
         (["--disable-http2"], "unknown option '--disable-http2'; --http-version=1.1 keeps to HTTP/1.1"),
         (["--http3"], "unknown option '--http3'; af speaks HTTP/1.1 and HTTP/2 (--http-version=2), never HTTP/3"),
+        (["--bearer", "t"], "unknown option '--bearer'; -A bearer -a TOKEN sends a bearer token"),
         // HTTPie's options af does without.
         (["--manual"], "unknown option '--manual'; the manual is 'man af'; --help lists the options"),
         (["--traceback"], "unknown option '--traceback'; --debug prints the versions, the parsed options and libcurl's trace"),

@@ -23,6 +23,15 @@ import Testing
         #expect(status == 9)
         #expect(text.contains("af: error: cannot write '\(directory)/limited.bin.part': file too large; the partial download is in"))
         #expect(files() == ["limited.bin.part"])
+        // Bytes are written in large pieces: what the limit let through is on disk, and -c
+        // continues from exactly there (with a checksum of the whole file).
+        let part = try #require(FileManager.default.contents(atPath: "\(directory)/limited.bin.part"))
+        #expect(part.count == 100 * 512)
+        #expect(Array(part) == Array(TestData.bytes(count: Self.size).prefix(part.count)))
+        let whole = Digests.sha256Hex(TestData.bytes(count: Self.size))
+        let resumed = AF.run(["-d", "-c", "--checksum=sha256:\(whole)", "--output-dir", directory, server.url("/file/limited.bin")])
+        #expect(resumed.status == 0, "\(resumed.err)")
+        #expect(FileManager.default.contents(atPath: "\(directory)/limited.bin").map(Array.init) == TestData.bytes(count: Self.size))
     }
 
     @Test func interruptKeepsThePart() throws {
@@ -40,6 +49,8 @@ import Testing
         #expect(result.status == 130)
         #expect(result.err.hasSuffix("af: error: interrupted; the partial download is in '\(directory)/file.bin.part' (9.8 KiB): run the same command with -c to resume\n"))
         #expect(files() == ["file.bin.part"])
+        // What had come was held for a larger write, and written out when interrupted.
+        #expect(FileManager.default.contents(atPath: "\(directory)/file.bin.part").map(Array.init) == TestData.bytes(count: 10_000))
     }
 
     @Test func progressBarOnATerminal() {

@@ -187,7 +187,7 @@ enum Suggestions {
         "http1.1": "--http-version=1.1 keeps to HTTP/1.1",
         "http1.0": "--http-version=1.0 speaks HTTP/1.0",
         "get": "query items go into the URL: af URL name==value",
-        "oauth2-bearer": "-A bearer -a TOKEN sends a bearer token",
+        "oauth2-bearer": "-A bearer -a TOKEN sends a bearer token", "bearer": "-A bearer -a TOKEN sends a bearer token",
         "tlsv1": tlsVersion, "tlsv1.2": tlsVersion, "tlsv1.3": tlsVersion, "tls-max": tlsVersion,
         "form-string": "-f (--form) sends name=value items as a form, and name@FILE as a file part",
         "no-buffer": "--stream prints the body as it arrives",

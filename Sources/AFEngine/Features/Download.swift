@@ -94,6 +94,43 @@ public final class DownloadSink: ResponseBodySink {
         /// Writing straight into a destination that is not a regular file (a device such as
         /// `/dev/null`, a FIFO, standard output): there is nothing to protect or rename.
         var inPlace = false
+        /// Bytes accepted for the `.part` file and not yet written to it (counted in
+        /// `written`): libcurl hands a body over 16 KiB at a time, and a `write` per piece
+        /// cost a 1 GiB download 65,536 system calls.
+        var pending = WriteBehind()
+    }
+
+    /// A buffer that gathers the pieces of a body into large writes.
+    private struct WriteBehind {
+        static let capacity = 256 << 10
+        private var storage: UnsafeMutableRawBufferPointer?
+        private(set) var count = 0
+
+        /// Takes `bytes` if they fit; false when the buffer must be written out first, or
+        /// when `bytes` are as large as the buffer (written directly then).
+        mutating func take(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            guard bytes.count < Self.capacity, count + bytes.count <= Self.capacity else { return false }
+            let buffer = storage ?? UnsafeMutableRawBufferPointer.allocate(byteCount: Self.capacity, alignment: 16)
+            storage = buffer
+            UnsafeMutableRawBufferPointer(rebasing: buffer[count..<(count + bytes.count)]).copyMemory(from: bytes)
+            count += bytes.count
+            return true
+        }
+
+        /// Writes what is held to `fd`; 0, or the `errno` of the failed write (the bytes
+        /// are dropped either way: `written` is corrected from the file's size).
+        mutating func drain(to fd: Int32) -> Int32 {
+            guard count > 0, let storage else { return 0 }
+            defer { count = 0 }
+            return FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: storage[0..<count]))
+        }
+
+        /// Gives the memory back.
+        mutating func release() {
+            storage?.deallocate()
+            storage = nil
+            count = 0
+        }
     }
 
     /// Where and how the sink saves.
@@ -165,6 +202,10 @@ public final class DownloadSink: ResponseBodySink {
         state = Locked(initial)
     }
 
+    deinit {
+        state.withLock { $0.pending.release() }
+    }
+
     /// Bytes already saved, from which the next attempt should continue.
     public var partialBytes: Int64 { state.withLock { $0.written } }
 
@@ -184,7 +225,7 @@ public final class DownloadSink: ResponseBodySink {
 
     public func open(_ head: ResponseHead, attempt: Int) throws(AFError) {
         try state.withLock { state throws(AFError) in
-            closeFile(&state)
+            _ = closeFile(&state)
             state.saving = false
             state.savedThisResponse = false
             if head.status == 416, state.written > 0 {
@@ -267,9 +308,14 @@ public final class DownloadSink: ResponseBodySink {
     public func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         try state.withLock { state throws(AFError) in
             guard state.saving, state.fd >= 0 else { return }
-            let code = FileIO.writeAll(state.fd, bytes)
-            guard code == 0 else {
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? state.finalPath ?? "")': \(POSIXFailure(code: code).description)"))
+            // A device, FIFO or standard output gets each piece as it comes.
+            if state.inPlace || !state.pending.take(bytes) {
+                var code = state.pending.drain(to: state.fd)
+                if code == 0, state.inPlace || !state.pending.take(bytes) { code = FileIO.writeAll(state.fd, bytes) }
+                guard code == 0 else {
+                    Self.resynchronise(&state)
+                    throw writeFailure(code, state)
+                }
             }
             state.digest?.update(bytes)
             state.written += Int64(bytes.count)
@@ -278,14 +324,16 @@ public final class DownloadSink: ResponseBodySink {
 
     public func rollback() {
         state.withLock { state in
-            closeFile(&state)
+            _ = closeFile(&state)
             state.saving = false
         }
     }
 
     public func finish(error: AFError?) -> AFError? {
         state.withLock { state -> AFError? in
-            closeFile(&state)
+            let code = closeFile(&state)
+            state.pending.release()
+            if code != 0, error == nil { return writeFailure(code, state) }
             if state.inPlace { return finishInPlace(&state, error: error) }
             guard let part = state.partPath, let final = state.finalPath else { return error }
             if let error {
@@ -354,12 +402,28 @@ public final class DownloadSink: ResponseBodySink {
 
     // MARK: Files
 
-    private func closeFile(_ state: inout State) {
-        if state.inPlace, configuration.fileDescriptor != nil { return }
-        if state.fd >= 0 {
-            close(state.fd)
-            state.fd = -1
-        }
+    /// Writes out what the buffer holds and closes the file; 0, or the `errno` of a failed
+    /// write, after which `written` is what the file holds (so a retry resumes from there).
+    private func closeFile(_ state: inout State) -> Int32 {
+        guard state.fd >= 0 else { return 0 }
+        let code = state.pending.drain(to: state.fd)
+        if code != 0 { Self.resynchronise(&state) }
+        if state.inPlace, configuration.fileDescriptor != nil { return code }
+        close(state.fd)
+        state.fd = -1
+        return code
+    }
+
+    /// After a failed write, `written` is what the `.part` file holds, and the digest is
+    /// made again from the file if a later attempt continues it.
+    private static func resynchronise(_ state: inout State) {
+        guard let part = state.partPath, let size = FileIO.size(part) else { return }
+        state.written = size
+        state.digestCurrent = false
+    }
+
+    private func writeFailure(_ code: Int32, _ state: State) -> AFError {
+        .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? state.finalPath ?? "")': \(POSIXFailure(code: code).description)"))
     }
 
     /// `directory/name`, or `name-1.ext`, `name-2.ext`… when that or its `.part` exists.
