@@ -237,7 +237,8 @@ public enum PTYRunner {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: AF.binary)
         process.arguments = arguments
-        process.environment = AF.environment(extra.merging(["TERM": "xterm-256color"]) { $1 })
+        // A colour terminal unless the test says otherwise (TERM=dumb).
+        process.environment = AF.environment(["TERM": "xterm-256color"].merging(extra) { $1 })
         let slaveHandle = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         process.standardInput = slaveHandle
         process.standardOutput = slaveHandle

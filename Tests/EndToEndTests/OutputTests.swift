@@ -28,6 +28,23 @@ import Testing
         #expect(output.contains("\n{\n    \"name\": \"af\",\n    \"version\": 1.10,\n"))
         let forced = terminal(["--pretty=all", server.url("/json")], environment: ["NO_COLOR": "1"])
         #expect(forced.contains("\u{1b}[34m\"name\""))
+        // An empty NO_COLOR is unset (no-color.org); af pin read any value, even an empty one.
+        #expect(terminal([server.url("/json")], environment: ["NO_COLOR": ""]).contains("\u{1b}[34m\"name\""))
+    }
+
+    /// TERM=dumb (Emacs' shell, CI logs on a pseudo-terminal) takes no escape sequences: af
+    /// coloured its output and drew its progress bar there as on any terminal.
+    @Test func aDumbTerminalGetsNoColoursAndNoProgressBar() {
+        let output = terminal([server.url("/json")], environment: ["TERM": "dumb"])
+        #expect(!output.contains("\u{1b}["))
+        #expect(output.contains("\n{\n    \"name\": \"af\",\n"))
+        #expect(terminal(["--pretty=colors", server.url("/json")], environment: ["TERM": "dumb"]).contains("\u{1b}[34m\"name\""))
+        let directory = (try? TemporaryDirectory.make(prefix: "af-dumb")) ?? "/tmp"
+        let download = terminal(["-d", "--output-dir", directory, server.url("/json")], environment: ["TERM": "dumb"])
+        #expect(!download.contains("\u{1b}["), "\(download)")
+        #expect(!download.contains("\r"))
+        #expect(download.hasPrefix("HTTP/1.1 200 OK\nContent-Type: application/json\n"), "\(download)")
+        #expect(download.contains("\naf: saved '\(directory)/json' ("), "\(download)")
     }
 
     @Test func stylesPickTheirPalette() {

@@ -21,7 +21,7 @@ enum BatchCommand {
             quiet: settings.quiet
         )
         let output = OrderedOutput(stdout: stdout, temporaryDirectory: environment.temporaryDirectory, inCompletionOrder: settings.report)
-        let progress = BatchProgress(stderr: stderr, enabled: environment.stderrIsTerminal && !settings.quiet)
+        let progress = BatchProgress(stderr: stderr, enabled: environment.drawsProgress && !settings.quiet)
         let budget = RetryBudget(percent: settings.retryBudget)
         let netrc = try Netrc.load(environment: environment)
         if name == "-" {

@@ -115,7 +115,10 @@ public enum ManPage {
         .SH ENVIRONMENT
         .TP
         .B NO_COLOR
-        When set, no colours unless \\fB\\-\\-pretty=all\\fR or \\fB\\-\\-pretty=colors\\fR asks for them.
+        When set and not empty, no colours unless \\fB\\-\\-pretty=all\\fR or \\fB\\-\\-pretty=colors\\fR asks for them.
+        .TP
+        .B TERM
+        \\fBdumb\\fR: no colours (as with \\fBNO_COLOR\\fR) and no progress bar.
         .TP
         .B AF_CONFIG_DIR
         The configuration directory (instead of \\fI$XDG_CONFIG_HOME/af\\fR or \\fI~/.config/af\\fR).

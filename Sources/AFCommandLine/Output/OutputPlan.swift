@@ -85,8 +85,7 @@ struct OutputPlan: Sendable {
         let explicit = settings.pretty
         let pretty = explicit ?? (terminal ? .all : .none)
         var colors = pretty == .all || pretty == .colors
-        let noColor = environment.variables["NO_COLOR"].map { !$0.isEmpty } ?? false
-        if noColor, explicit != .all, explicit != .colors { colors = false }
+        if environment.derived.noColor, explicit != .all, explicit != .colors { colors = false }
         let format = (pretty == .all || pretty == .format) && settings.formatJSON
         let theme = colors ? Theme.named(settings.style) : nil
         let bodyStyle = BodyStyle(

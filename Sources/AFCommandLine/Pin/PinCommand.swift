@@ -4,7 +4,7 @@ import AFEngine
 /// fingerprint and `sha256//` public-key pin of each certificate.
 enum PinCommand {
     static func run(positionals: [Positional], settings: Settings, environment: Environment, stdout: OutputChannel, stderr: OutputChannel) throws(CommandFailure) -> Int32 {
-        let theme = environment.stdoutIsTerminal && environment.variables["NO_COLOR"] == nil ? Theme.named(settings.style) : nil
+        let theme = environment.stdoutIsTerminal && !environment.derived.noColor ? Theme.named(settings.style) : nil
         if let file = settings.pinFile {
             guard positionals.isEmpty else { throw .usage("af pin --file takes no host; got '\(positionals[0].text)'") }
             let certificates: [[UInt8]]

@@ -18,12 +18,23 @@ public struct Environment: Sendable {
     struct Derived: Sendable {
         let proxies: ProxyEnvironment
         let temporaryDirectory: String
+        /// `TERM=dumb`: a terminal that takes text and line breaks but no escape sequences
+        /// (Emacs' shell, some CI logs): no colours, and no progress drawn over itself.
+        let dumbTerminal: Bool
+        /// No colours unless asked for with `--pretty`: `NO_COLOR` set and not empty
+        /// (no-color.org), or a dumb terminal.
+        let noColor: Bool
 
         init(_ variables: [String: String]) {
             proxies = ProxyEnvironment(variables)
             temporaryDirectory = variables["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            dumbTerminal = variables["TERM"] == "dumb"
+            noColor = dumbTerminal || !(variables["NO_COLOR"] ?? "").isEmpty
         }
     }
+
+    /// Whether progress may be drawn on standard error: a terminal that is not dumb.
+    var drawsProgress: Bool { stderrIsTerminal && !derived.dumbTerminal }
     /// File descriptor the request body may be read from.
     public var stdin: Int32
     /// File descriptor for the response.

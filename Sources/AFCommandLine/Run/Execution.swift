@@ -250,7 +250,7 @@ final class Execution {
         if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         if settings.debug { monitors.append(TransportLogMonitor(output: stderr)) }
-        if let download, environment.stderrIsTerminal, !settings.quiet {
+        if let download, environment.drawsProgress, !settings.quiet {
             monitors.append(ProgressBar(sink: download, output: stderr, width: environment.terminalWidth))
         }
         var adapters: [any RequestAdapter] = []
