@@ -33,9 +33,11 @@ import Foundation
 /// | `two-members` | a gzip body of two members (valid: RFC 1952) |
 /// | `header-flood` | 100,000 header lines |
 /// | `trailer-flood` | a chunked body, then up to 1,000,000 trailer lines |
+/// | `trailers` | a chunked JSON body, then two trailer fields |
 /// | `long-number?mb=N` | a JSON body that is one number of N MB |
 /// | `loop` | a redirect to itself |
 /// | `h2-early-hints` | HTTP/2 with prior knowledge: `103` with a `link`, then `200` |
+/// | `h2-trailers` | HTTP/2 with prior knowledge: `200`, a body, then a trailer `x-checksum` |
 /// | `h2-short-gzip` | HTTP/2 with prior knowledge (routed like the next): a gzip body cut in half, in a stream that ends properly |
 /// | `h2-continuation-flood` | HTTP/2 with prior knowledge (a client's `PRI *` preface, which a test routes here with a catch-all route): a HEADERS frame, then CONTINUATION frames without end |
 public enum HostileRoutes {
@@ -119,6 +121,9 @@ public enum HostileRoutes {
             return .raw(Array((interim + "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n").utf8), close: true)
         case "not-an-encoding":
             return .response(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", request.queryValue("coding") ?? "utf-8")], body: Array("{\"a\":1}".utf8))
+        case "trailers":
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum, Server-Timing\r\n\r\n"
+            return .raw(Array((head + "8\r\n{\"a\": 1}\r\n0\r\nX-Checksum: abc\r\nServer-Timing: db;dur=53\r\n\r\n").utf8), close: true)
         case "early-hints":
             let hints = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n"
             return .raw(Array((hints + "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n{\"a\": 1}").utf8), close: true)
@@ -189,6 +194,16 @@ public enum HostileRoutes {
                 let hints: [UInt8] = [0x08, 3] + Array("103".utf8) + [0x00, UInt8(link.count)] + link + [UInt8(value.count)] + value
                 _ = connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(1, flags: 4, stream: 1, hints)
                                      + h2Frame(1, flags: 4, stream: 1, [0x88]) + h2Frame(0, flags: 1, stream: 1, Array("ok\n".utf8)))
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        case "h2-trailers":
+            return .custom { connection in
+                // SETTINGS; HEADERS (END_HEADERS) of ":status: 200"; a DATA frame; then a
+                // HEADERS frame that ends the stream with a literal x-checksum field.
+                let name = Array("x-checksum".utf8), value = Array("abc".utf8)
+                let trailer: [UInt8] = [0x00, UInt8(name.count)] + name + [UInt8(value.count)] + value
+                _ = connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(1, flags: 4, stream: 1, [0x88])
+                                     + h2Frame(0, flags: 0, stream: 1, Array("ok\n".utf8)) + h2Frame(1, flags: 5, stream: 1, trailer))
                 Thread.sleep(forTimeInterval: 0.3)
             }
         case "h2-short-gzip":

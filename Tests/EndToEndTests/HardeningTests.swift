@@ -335,6 +335,26 @@ import Glibc
         #expect(result.out == "HTTP/2 103 Early Hints\nlink: </style.css>; rel=preload\n\nHTTP/2 200 OK\n")
     }
 
+    /// Trailer fields after a body were dropped (curl -i shows them): now printed after the
+    /// body where the response head is, and listed in --report=json; over HTTP/2 too.
+    @Test func trailersAreShownAfterTheBody() throws {
+        let result = AF.run(["-p", "hb", server.url("/hostile/trailers")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "HTTP/1.1 200 OK\nContent-Type: application/json\nTransfer-Encoding: chunked\nTrailer: X-Checksum, Server-Timing\n\n{\"a\": 1}\nX-Checksum: abc\nServer-Timing: db;dur=53\n")
+        #expect(AF.run(["-b", server.url("/hostile/trailers")]).out == "{\"a\": 1}")
+        let report = AF.run(["--report=json", server.url("/hostile/trailers")])
+        #expect(report.out.contains(#""trailers": [["X-Checksum", "abc"], ["Server-Timing", "db;dur=53"]], "body": {"a":1}"#), "\(report.out)")
+        // Too many trailer lines fail the response; none of them is shown.
+        let flood = AF.run(["-p", "hb", server.url("/hostile/trailer-flood")])
+        #expect(flood.status == 1)
+        #expect(!flood.out.contains("X-"))
+        let h2 = try TestServer()
+        h2.route("*") { request, _ in HostileRoutes.reply("h2-trailers", request) }
+        let over2 = AF.run(["-p", "hb", "--http-version=2-prior-knowledge", h2.url("/")], timeout: 20)
+        #expect(over2.status == 0, "\(over2.err)")
+        #expect(over2.out == "HTTP/2 200 OK\n\nok\n\nx-checksum: abc\n")
+    }
+
     @Test func aTrickleMeetsTheTimeout() throws {
         for mode in [[], ["-d"], ["--stream"], ["--report=json"]] {
             let downloads = try TemporaryDirectory.make(prefix: "af-dl")

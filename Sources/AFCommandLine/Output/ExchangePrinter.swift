@@ -259,8 +259,8 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         }
     }
 
-    /// Writes a block after the exchange (metadata), separated by a blank line.
-    func printTrailer(_ text: String) throws(AFError) {
+    /// Writes a block after the exchange (trailer fields, metadata), separated by a blank line.
+    func printAfterExchange(_ text: String) throws(AFError) {
         try state.withLock { state throws(AFError) in try section(text, state) }
     }
 }

@@ -58,14 +58,19 @@ struct HeadRenderer: Sendable {
 
     /// A response head.
     func response(_ head: ResponseHead) -> String {
-        var out = statusLine(head) + "\n"
-        let headers = sortHeaders
-            ? head.headers.enumerated().sorted { lhs, rhs in
+        statusLine(head) + "\n" + fields(head.headers)
+    }
+
+    /// Header lines, each ending in a line break: a head's, or the trailer fields after a body.
+    func fields(_ fields: HTTPHeaders) -> String {
+        let ordered = sortHeaders
+            ? fields.enumerated().sorted { lhs, rhs in
                 let (a, b) = (lhs.element.name.rawValue.lowercased(), rhs.element.name.rawValue.lowercased())
                 return a == b ? lhs.offset < rhs.offset : a < b
             }.map(\.element)
-            : Array(head.headers)
-        for header in headers {
+            : Array(fields)
+        var out = ""
+        for header in ordered {
             out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
         }
         return out

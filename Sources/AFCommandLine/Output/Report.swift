@@ -26,6 +26,8 @@ enum Report {
                     if !head.informational.isEmpty {
                         json.member("informational") { $0.array(head.informational) { informational($1, into: &$0) } }
                     }
+                    let trailers = response.trailers
+                    if !trailers.isEmpty { json.member("trailers") { headers(trailers, into: &$0) } }
                     json.member("body") { bodyValue(body, contentType: head.headers.value(for: .contentType), into: &$0) }
                 }
             } else {

@@ -299,8 +299,10 @@ final class Execution {
         do throws(AFError) {
             if let memory {
                 try stdout.write(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings, line: batchLine))
-            } else if plan.shows("m") {
-                try printer.printTrailer(MetadataRenderer(theme: plan.head.theme).render(response))
+            } else {
+                // Trailer fields come after the body, as curl -i shows them.
+                if plan.shows("h"), !response.trailers.isEmpty { try printer.printAfterExchange(plan.head.fields(response.trailers)) }
+                if plan.shows("m") { try printer.printAfterExchange(MetadataRenderer(theme: plan.head.theme).render(response)) }
             }
         } catch {
             // A failed exchange keeps its own error line; a gone reader ends quietly either way.

@@ -298,7 +298,8 @@ public final class Request: Sendable, TransferDelegate {
         var attempt = Attempt(
             number: transfer.attempt, hop: transfer.hop, method: transfer.description.method,
             url: transfer.url.string, request: transfer.description, sentHead: outcome.sentHead,
-            response: outcome.head, metrics: outcome.metrics, error: outcome.error, bodyPreview: outcome.preview
+            response: outcome.head, metrics: outcome.metrics, error: outcome.error, bodyPreview: outcome.preview,
+            trailers: outcome.trailers
         )
         let cancellation = mutable.write { state -> AFError.Cancellation? in
             state.transfer = nil

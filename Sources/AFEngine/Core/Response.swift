@@ -56,6 +56,8 @@ public struct Attempt: Sendable {
     public var bodyPreview: [UInt8]
     /// The delay before the next attempt when this one was retried.
     public var retryDelay: Double?
+    /// Trailer fields the server sent after the body (chunked HTTP/1.1, HTTP/2).
+    public var trailers = HTTPHeaders()
 }
 
 /// A redirect that was followed.
@@ -90,6 +92,9 @@ public struct Response: Sendable {
 
     /// The status of the final response.
     public var status: Int? { head?.status }
+
+    /// The trailer fields after the final response's body.
+    public var trailers: HTTPHeaders { head == nil ? HTTPHeaders() : attempts.last?.trailers ?? HTTPHeaders() }
 }
 
 /// Reason phrases for responses that arrive without one (HTTP/2).

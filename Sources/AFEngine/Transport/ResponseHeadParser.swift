@@ -3,9 +3,9 @@
 /// Interim (1xx) heads are kept with the head they precede (`informational`, up to
 /// `ResponseHead.keptInformational`); a status line after a complete head starts a new one
 /// (an authentication round trip inside one transfer); lines after the final head are
-/// trailers and are ignored, but counted against the same limit as header lines: libcurl
-/// keeps every trailer it reads, so a server sending trailers without end would otherwise
-/// grow memory without end.
+/// trailers (`trailers`), counted against the same limit as header lines: libcurl keeps
+/// every trailer it reads, so a server sending trailers without end would otherwise grow
+/// memory without end.
 struct ResponseHeadParser {
     enum Step {
         case needMore
@@ -27,6 +27,8 @@ struct ResponseHeadParser {
     private var informational: [ResponseHead] = []
     /// Lines after a complete head (trailers), until the next status line.
     private var trailerCount = 0
+    /// The trailer fields after the final head's body (lines without a colon are left out).
+    private(set) var trailers = HTTPHeaders()
     /// A final head was complete: lines without a status line before them are trailers.
     private var finalHeadSeen = false
     /// Room reserved for a head's headers: most responses carry fewer.
@@ -61,7 +63,11 @@ struct ResponseHeadParser {
             // case-sensitive, and af reads such a response as having no head at all.
             guard finalHeadSeen else { return malformed("it does not start with a status line: '\(Self.quoted(bytes))'") }
             trailerCount += 1
-            return maxHeaders > 0 && trailerCount > maxHeaders ? tooManyLines("trailer") : .needMore
+            if maxHeaders > 0, trailerCount > maxHeaders { return tooManyLines("trailer") }
+            if let colon = bytes.firstIndex(of: UInt8(ascii: ":")) {
+                trailers.add(name: HTTPHeaders.Name(Self.trimmedText(raw, from: 0, to: colon)), value: Self.trimmedText(raw, from: colon + 1, to: end))
+            }
+            return .needMore
         }
         if bytes[0] == 32 || bytes[0] == 9 {
             headers.continueLastValue(with: Self.trimmedText(raw, from: 0, to: end))
@@ -231,5 +237,6 @@ struct ResponseHeadParser {
         headers = HTTPHeaders()
         lineCount = 0
         trailerCount = 0
+        if !trailers.isEmpty { trailers = HTTPHeaders() }
     }
 }

@@ -31,6 +31,8 @@ struct TransferOutcome: Sendable {
     var error: AFError?
     var preview: [UInt8]
     var serverChain: [ServerCertificate]
+    /// Trailer fields after the body.
+    var trailers = HTTPHeaders()
 }
 
 /// One attempt on the wire: a configured libcurl easy handle, its callbacks and what they saw.
@@ -581,7 +583,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             metrics: metrics,
             error: error,
             preview: preview,
-            serverChain: serverChain
+            serverChain: serverChain,
+            // Those of a complete exchange only: not the ones kept before too many came.
+            trailers: error == nil ? parser.trailers : HTTPHeaders()
         )
         delegate.transfer(self, didFinish: outcome)
     }
