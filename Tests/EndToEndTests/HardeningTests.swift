@@ -287,6 +287,8 @@ import Glibc
         ("/hostile/deflate-garbage", "after the end of the deflate data"),
         ("/hostile/header-flood", "header lines"),
         ("/hostile/trailer-flood", "more than 100 trailer lines"),
+        // Was "request to 127.0.0.1:PORT failed: … (libcurl error 43)".
+        ("/hostile/status-in-trailers", "malformed response from 127.0.0.1:"),
     ])
     func brokenResponsesExitOneInEveryMode(path: String, message: String) throws {
         for mode in [[], ["--pretty=all"], ["-d"], ["--stream"], ["--report=json"]] {

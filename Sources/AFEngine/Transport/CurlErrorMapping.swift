@@ -63,7 +63,10 @@ enum CurlErrorMapping {
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:
             return failure(.connectionReset, "\(authority) closed the connection without answering")
-        case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "chunk"):
+        case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "chunk"),
+             // libcurl 7.88's code for chunked framing it cannot read past the body (a status
+             // line among the trailers).
+             CURLE_BAD_FUNCTION_ARGUMENT where detail.lowercased().containsBytes(of: "chunk"):
             return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
         case CURLE_RECV_ERROR where detail.containsBytes(of: "CONNECT tunnel failed"):
             // The proxy answered the CONNECT with a status of its own (407 wants credentials,
