@@ -125,7 +125,6 @@ enum CurlErrorMapping {
         }
     }
 
-    /// A proxy URL as it may be shown: without `USER:PASSWORD@`.
     /// The proxy a failed connection went to: through a proxy it is the proxy that did not
     /// answer (libcurl does not say which address it tried). Nil without one, and where a
     /// `no_proxy` list may have sent the request to the host directly.
@@ -136,6 +135,7 @@ enum CurlErrorMapping {
         return proxy
     }
 
+    /// A proxy URL as it may be shown: without `USER:PASSWORD@`.
     static func withoutCredentials(_ proxy: String) -> String {
         let start = proxy.utf8Offset(of: "://").map { $0 + 3 } ?? 0
         let rest = proxy.utf8.dropFirst(start)
