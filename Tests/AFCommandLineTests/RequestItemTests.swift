@@ -130,6 +130,17 @@ import Testing
         #expect(try URLBuilder.build(argument, https: https, query: [], pathAsIs: false).string == expected)
     }
 
+    /// The mending alone, byte by byte: only http and https (any case), only a slash short or
+    /// over, and never when nothing follows the slashes.
+    @Test(arguments: [
+        ("http:/h/x", "http://h/x"), ("HTTPS:///h", "HTTPS://h"), ("http:////h", "http://h"), ("hTtP:/h", "hTtP://h"),
+        ("http://h", nil), ("https://h", nil), ("http:h", nil), ("http:/", nil), ("http:///", nil),
+        ("ftp:/h", nil), ("htt:/h", nil), ("httpx:/h", nil), ("a:b:/h", nil), ("", nil), ("http", nil), ("https:/é", "https://é"),
+    ] as [(String, String?)])
+    func slashesAreMendedAsCurlReadsThem(argument: String, expected: String?) {
+        #expect(URLBuilder.slashesMended(argument) == expected)
+    }
+
     @Test func pathAsIsKeepsDotSegments() throws {
         #expect(try URLBuilder.build("http://h/a/../b", https: false, query: [], pathAsIs: true).string == "http://h/a/../b")
     }

@@ -16,14 +16,6 @@ struct TrustConfiguration: Sendable {
     /// those curl reads. `SSL_CERT_DIR` names a directory of hashed certificates.
     static let bundleVariables = ["REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"]
 
-    /// The CA bundle the environment names, and the variable that names it.
-    static func environmentBundle(_ environment: Environment) -> (variable: String, path: String)? {
-        for name in bundleVariables {
-            if let path = environment.variables[name], !path.isEmpty { return (name, path) }
-        }
-        return nil
-    }
-
     /// `usesTLS`: whether the request's URL is `https`. A CA bundle named by the environment
     /// is checked only then, as curl does: a stale `SSL_CERT_FILE` left by some other tool does
     /// not stop plain HTTP requests (if one is redirected to `https`, the handshake fails on it).
@@ -53,7 +45,8 @@ struct TrustConfiguration: Sendable {
         var caBundle: String?
         switch settings.verify {
         case nil, "yes"?, "true"?:
-            if let (variable, path) = environmentBundle(environment) {
+            // Looked up once per environment (a batch makes a configuration per line).
+            if let (variable, path) = environment.derived.caBundle {
                 if usesTLS, case .unreadable(let reason) = FileReading.readability(path) {
                     throw .unreadable("cannot read the CA bundle '\(Quote.argument(path))' that \(variable) names: \(reason); correct \(variable) or unset it")
                 }
@@ -73,7 +66,8 @@ struct TrustConfiguration: Sendable {
             caBundle = path
         }
         let isPlainDefault = extras.isEmpty && caBundle == nil && settings.verify.map { $0 == "yes" || $0 == "true" } ?? true
-        let defaultTrust: (any ServerTrustEvaluating)? = isPlainDefault ? nil : CompositeTrustEvaluator([base] + extras)
+        // One evaluator alone is not wrapped: a batch makes this for every line.
+        let defaultTrust: (any ServerTrustEvaluating)? = isPlainDefault ? nil : extras.isEmpty ? base : CompositeTrustEvaluator([base] + extras)
         var configuration = TrustConfiguration(manager: nil, defaultTrust: defaultTrust, warning: warning, caBundle: caBundle)
         if let path = settings.trustPolicy {
             configuration.manager = try TrustPolicyFile.load(path: path, caBundle: caBundle, extras: extras)

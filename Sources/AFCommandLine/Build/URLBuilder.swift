@@ -54,18 +54,25 @@ enum URLBuilder {
     /// (`http://host`), rather than a host named "http" with an empty port; nil otherwise.
     /// Compared as bytes: this runs for every URL of a batch.
     static func slashesMended(_ argument: String) -> String? {
-        let bytes = argument.utf8
-        // The scheme's letters, lower-cased, up to the first ':'.
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let scheme = bytes[..<colon].map { $0 | 0x20 }
-        guard scheme == Array("http".utf8) || scheme == Array("https".utf8) else { return nil }
-        var rest = bytes[bytes.index(after: colon)...]
-        guard rest.first == UInt8(ascii: "/") else { return nil }
-        let slashes = rest.prefix { $0 == UInt8(ascii: "/") }.count
-        guard slashes != 2 else { return nil }
-        rest = rest.dropFirst(slashes)
-        guard !rest.isEmpty else { return nil }
-        return String(argument[..<colon]) + "://" + String(Substring(rest))
+        var argument = argument
+        // In place, without building arrays: most URLs have two slashes and leave at once.
+        let mended = argument.withUTF8 { bytes -> (colon: Int, rest: Int)? in
+            // "http:" or "https:", in any case.
+            let colon = bytes.count > 4 && bytes[4] == UInt8(ascii: ":") ? 4 : bytes.count > 5 && bytes[5] == UInt8(ascii: ":") ? 5 : 0
+            guard colon > 0 else { return nil }
+            for index in 0..<colon {
+                let letter: UInt8 = index == 0 ? 0x68 : index == 3 ? 0x70 : index == 4 ? 0x73 : 0x74  // h t t p s
+                guard bytes[index] | 0x20 == letter else { return nil }
+            }
+            var rest = colon + 1
+            while rest < bytes.count, bytes[rest] == UInt8(ascii: "/") { rest += 1 }
+            let slashes = rest - colon - 1
+            guard slashes > 0, slashes != 2, rest < bytes.count else { return nil }
+            return (colon, rest)
+        }
+        guard let (colon, rest) = mended else { return nil }
+        let bytes = Array(argument.utf8)
+        return String(decoding: bytes[..<colon], as: UTF8.self) + "://" + String(decoding: bytes[rest...], as: UTF8.self)
     }
 
     /// Whether `host` is an IPv4 or IPv6 address (bare or in brackets), or nil for a name.

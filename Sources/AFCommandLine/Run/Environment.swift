@@ -24,9 +24,14 @@ public struct Environment: Sendable {
         /// No colours unless asked for with `--pretty`: `NO_COLOR` set and not empty
         /// (no-color.org), or a dumb terminal.
         let noColor: Bool
+        /// The CA bundle the variables name, and which variable (`TrustConfiguration`).
+        let caBundle: (variable: String, path: String)?
 
         init(_ variables: [String: String]) {
             proxies = ProxyEnvironment(variables)
+            caBundle = TrustConfiguration.bundleVariables.lazy.compactMap { name in
+                variables[name].flatMap { $0.isEmpty ? nil : (name, $0) }
+            }.first
             temporaryDirectory = variables["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
             dumbTerminal = variables["TERM"] == "dumb"
             noColor = dumbTerminal || !(variables["NO_COLOR"] ?? "").isEmpty
