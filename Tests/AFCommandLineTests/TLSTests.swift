@@ -288,6 +288,12 @@ import Testing
         }
         let hashed = try pki.hashedCADirectory()
         #expect(InProcessAF.run([url], environment: ["SSL_CERT_DIR": hashed]).status == 0)
+        // SSL_CERT_DIR is a list, as OpenSSL reads it: directories that do not exist are
+        // passed over, and none at all is an error.
+        #expect(InProcessAF.run([url], environment: ["SSL_CERT_DIR": "/nonexistent:\(hashed)"]).status == 0)
+        let noDirectory = InProcessAF.run([url], environment: ["SSL_CERT_DIR": "/nonexistent:/nonexistent2"])
+        #expect(noDirectory.status == 66)
+        #expect(noDirectory.err.hasPrefix("af: error: cannot read the CA bundle '/nonexistent:/nonexistent2' that SSL_CERT_DIR names"))
         // The first that is set and not empty counts; the others are not looked at.
         let first = InProcessAF.run([url], environment: ["REQUESTS_CA_BUNDLE": "", "CURL_CA_BUNDLE": pki.caCertificatePath, "SSL_CERT_FILE": missing])
         #expect(first.status == 0, "\(first.err)")

@@ -47,7 +47,10 @@ struct TrustConfiguration: Sendable {
         case nil, "yes"?, "true"?:
             // Looked up once per environment (a batch makes a configuration per line).
             if let (variable, path) = environment.derived.caBundle {
-                if usesTLS, case .unreadable(let reason) = FileReading.readability(path) {
+                // SSL_CERT_DIR may list directories, as OpenSSL reads it: one that exists is
+                // enough (OpenSSL passes over the others).
+                if usesTLS, !(variable == "SSL_CERT_DIR" && FileIO.isCertificateDirectory(path)),
+                   case .unreadable(let reason) = FileReading.readability(path) {
                     throw .unreadable("cannot read the CA bundle '\(Quote.argument(path))' that \(variable) names: \(reason); correct \(variable) or unset it")
                 }
                 base = DefaultTrustEvaluator(caBundle: path)

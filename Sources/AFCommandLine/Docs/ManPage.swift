@@ -135,7 +135,7 @@ public enum ManPage {
         .TP
         .B REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE, SSL_CERT_DIR
         Without \\fB\\-\\-verify=\\fR\\fIPATH\\fR, the first of them that is set and not empty names the CA bundle
-        (\\fBSSL_CERT_DIR\\fR: a directory of hashed certificates) trusted instead of the system's roots.
+        (\\fBSSL_CERT_DIR\\fR: directories of hashed certificates, separated by colons) trusted instead of the system's roots.
         One that cannot be read stops an https request with status 66; plain http ignores it.
         .TP
         .B TMPDIR

@@ -93,7 +93,7 @@ enum CurlCommand {
         if settings.verify == "no" || settings.verify == "false" {
             words.append("--insecure")
         } else if let bundle = caBundle {
-            if case .readable(directory: true) = FileReading.readability(bundle) {
+            if FileIO.isCertificateDirectory(bundle) {
                 words += ["--capath", quote(bundle)]
             } else {
                 words += ["--cacert", quote(bundle)]

@@ -52,6 +52,15 @@ package enum FileIO {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// Whether `path` names directories of hashed certificates for OpenSSL: a directory, or
+    /// a list of them separated by `:` (as `SSL_CERT_DIR` and OpenSSL's CA path take them)
+    /// of which at least one exists.
+    package static func isCertificateDirectory(_ path: String) -> Bool {
+        if isDirectory(path) { return true }
+        guard path.utf8.contains(UInt8(ascii: ":")) else { return false }
+        return path.split(separator: ":").contains { isDirectory(String($0)) }
+    }
+
     /// The size of the regular file at `path` (following symbolic links); nil for anything
     /// else — a pipe, a device, a directory — which can be read only once, or not at all.
     package static func regularFileSize(_ path: String) -> Int64? {

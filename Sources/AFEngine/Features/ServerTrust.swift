@@ -71,7 +71,8 @@ extension ServerTrustEvaluating {
 /// certificate that names the host.
 public struct DefaultTrustEvaluator: ServerTrustEvaluating {
     /// A CA bundle to trust instead of the system roots: a PEM file, or a directory of
-    /// hashed certificates (`openssl rehash`).
+    /// hashed certificates (`openssl rehash`), or a list of such directories separated by
+    /// `:` (as OpenSSL's `SSL_CERT_DIR`).
     public var caBundle: String?
 
     /// Standard checks, against `caBundle` when given.

@@ -306,9 +306,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         try easy.set(CURLOPT_SSL_VERIFYPEER, trustSettings.verifyPeer)
         try easy.set(CURLOPT_SSL_VERIFYHOST, trustSettings.verifyHost ? 2 : 0)
         if let bundle = trustSettings.caBundle {
-            if FileIO.isDirectory(bundle) {
-                // A directory of hashed certificates (openssl rehash), and those CAs alone:
-                // a CA path and no CA file.
+            if FileIO.isCertificateDirectory(bundle) {
+                // A directory of hashed certificates (openssl rehash), or a list of them, and
+                // those CAs alone: a CA path and no CA file.
                 try easy.set(CURLOPT_CAPATH, copying: bundle)
                 try easy.set(CURLOPT_CAINFO, copying: nil)
             } else {
