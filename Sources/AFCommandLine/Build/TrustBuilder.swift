@@ -7,13 +7,14 @@ struct TrustConfiguration: Sendable {
     var defaultTrust: (any ServerTrustEvaluating)?
     /// Printed once on standard error before anything is sent.
     var warning: String?
-    /// The CA bundle (a file, or a directory of hashed certificates) trusted instead of the
+    /// The CA bundle (a file, or directories of hashed certificates) trusted instead of the
     /// system's roots: `--verify=PATH`'s, or one an environment variable names.
     var caBundle: String?
 
     /// The variables that name a CA bundle when `--verify` names none, in the order they are
     /// looked at (the first that is set and not empty counts): requests' (HTTPie's) own, then
-    /// those curl reads. `SSL_CERT_DIR` names a directory of hashed certificates.
+    /// those curl reads. `SSL_CERT_DIR` names directories of hashed certificates (separated
+    /// by `:`, as OpenSSL reads it).
     static let bundleVariables = ["REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"]
 
     /// `usesTLS`: whether the request's URL is `https`. A CA bundle named by the environment

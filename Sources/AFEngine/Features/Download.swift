@@ -308,14 +308,17 @@ public final class DownloadSink: ResponseBodySink {
     public func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         try state.withLock { state throws(AFError) in
             guard state.saving, state.fd >= 0 else { return }
-            // A device, FIFO or standard output gets each piece as it comes.
-            if state.inPlace || !state.pending.take(bytes) {
-                var code = state.pending.drain(to: state.fd)
-                if code == 0, state.inPlace || !state.pending.take(bytes) { code = FileIO.writeAll(state.fd, bytes) }
-                guard code == 0 else {
-                    Self.resynchronise(&state)
-                    throw writeFailure(code, state)
-                }
+            var code: Int32 = 0
+            if state.inPlace {
+                // A device, FIFO or standard output gets each piece as it comes.
+                code = FileIO.writeAll(state.fd, bytes)
+            } else if !state.pending.take(bytes) {
+                code = state.pending.drain(to: state.fd)
+                if code == 0, !state.pending.take(bytes) { code = FileIO.writeAll(state.fd, bytes) }
+            }
+            guard code == 0 else {
+                Self.resynchronise(&state)
+                throw writeFailure(code, state)
             }
             state.digest?.update(bytes)
             state.written += Int64(bytes.count)
