@@ -486,6 +486,12 @@ import Testing
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.hasPrefix("plain h2\n"))
         #expect(result.out.contains("200 OK  HTTP/2  127.0.0.1"))
+        // A second request of the run (a retry here; a redirect hop the same) failed with
+        // libcurl 7.88 reusing the connection: "Error in the HTTP2 framing layer", exit 1.
+        let retried = InProcessAF.run(["--http-version=2-prior-knowledge", "--retry=1", "--retry-on=404", "--retry-delay=0", "-h", "http://127.0.0.1:\(h2c.port)/missing"])
+        #expect(retried.status == 0, "\(retried.err)")
+        #expect(retried.out.hasPrefix("HTTP/2 404 Not Found\n"))
+        #expect(retried.err.hasPrefix("af: retrying in 0s (attempt 2 of 2): server answered 404 Not Found\n"))
     }
 
     /// HTTP/2 forced on a server that speaks only HTTP/1.1 (the test server closes on the

@@ -51,6 +51,15 @@ package enum CurlRuntime {
         return info.pointee.version_num < 0x080000
     }()
 
+    /// Whether this libcurl can reuse a cleartext HTTP/2 connection made with prior
+    /// knowledge: 7.x could not (a second request on it failed in the HTTP/2 framing layer;
+    /// fixed in 8.0.0, curl pull request 10643).
+    package static let reusesPriorKnowledgeConnections: Bool = {
+        ensureInitialized()
+        guard let info = afcurl_version_info() else { return false }
+        return info.pointee.version_num >= 0x080000
+    }()
+
     /// The content codings this libcurl can decode, in preference order.
     package static let supportedContentEncodings: [String] = {
         ensureInitialized()

@@ -181,7 +181,16 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         if let timeout = options.connectTimeout { try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(timeout)) }
         try easy.set(CURLOPT_HTTP_VERSION, afcurl_http_version(Self.httpVersionCode(options.httpVersion)))
         if options.cookies { try easy.set(CURLOPT_COOKIEFILE, copying: "") }
-        if options.waitsForMultiplexing { try easy.set(CURLOPT_PIPEWAIT, true) }
+        if options.httpVersion == .http2PriorKnowledge, url.scheme == "http", !CurlRuntime.reusesPriorKnowledgeConnections {
+            // libcurl 7.x set its HTTP/2 layer up once more on a reused cleartext
+            // prior-knowledge connection and failed ("Error in the HTTP2 framing layer"), so the
+            // second request on one, in turn or as a stream beside the first, failed: a
+            // connection each, not kept.
+            try easy.set(CURLOPT_FRESH_CONNECT, true)
+            try easy.set(CURLOPT_FORBID_REUSE, true)
+        } else if options.waitsForMultiplexing {
+            try easy.set(CURLOPT_PIPEWAIT, true)
+        }
         if let limit = options.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: limit) }
         try configureNetwork(options)
         try configureMethodAndBody()
