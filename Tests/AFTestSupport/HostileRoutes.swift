@@ -39,12 +39,14 @@ import Foundation
 /// | `loop` | a redirect to itself |
 /// | `h2-early-hints` | HTTP/2 with prior knowledge: `103` with a `link`, then `200` |
 /// | `h2-trailers` | HTTP/2 with prior knowledge: `200`, a body, then a trailer `x-checksum` |
+/// | `h2-goaway-after-7` | HTTP/2 (a TLS server offering h2, routed like the above): answers 7 streams of a connection; at the eighth, `GOAWAY` naming the seventh, and no answer to it or any later one, then it closes (as nginx does after its requests per connection) |
 /// | `h2-short-gzip` | HTTP/2 with prior knowledge (routed like the next): a gzip body cut in half, in a stream that ends properly |
 /// | `h2-continuation-flood` | HTTP/2 with prior knowledge (a client's `PRI *` preface, which a test routes here with a catch-all route): a HEADERS frame, then CONTINUATION frames without end |
 public enum HostileRoutes {
     /// An HTTP/2 frame: 3-byte length, type, flags, 4-byte stream id (up to 255 here), payload.
-    static func h2Frame(_ type: UInt8, flags: UInt8, stream: UInt8, _ payload: [UInt8]) -> [UInt8] {
-        [UInt8(payload.count >> 16), UInt8((payload.count >> 8) & 0xFF), UInt8(payload.count & 0xFF), type, flags, 0, 0, 0, stream] + payload
+    static func h2Frame(_ type: UInt8, flags: UInt8, stream: Int, _ payload: [UInt8]) -> [UInt8] {
+        [UInt8(payload.count >> 16), UInt8((payload.count >> 8) & 0xFF), UInt8(payload.count & 0xFF), type, flags,
+         UInt8((stream >> 24) & 0x7F), UInt8((stream >> 16) & 0xFF), UInt8((stream >> 8) & 0xFF), UInt8(stream & 0xFF)] + payload
     }
 
     public static func reply(_ name: String, _ request: ServerRequest) -> Reply {
@@ -198,6 +200,37 @@ public enum HostileRoutes {
                 _ = connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(1, flags: 4, stream: 1, hints)
                                      + h2Frame(1, flags: 4, stream: 1, [0x88]) + h2Frame(0, flags: 1, stream: 1, Array("ok\n".utf8)))
                 Thread.sleep(forTimeInterval: 0.3)
+            }
+        case "h2-goaway-after-7":
+            return .custom { connection in
+                // The rest of the client's preface, then its frames: SETTINGS are acknowledged,
+                // each request (a HEADERS frame, ended by END_HEADERS here or in a
+                // CONTINUATION) is answered with 200 and a body naming its stream.
+                guard connection.read(exactly: 6) != nil else { return }
+                _ = connection.write(h2Frame(4, flags: 0, stream: 0, []))
+                var answered: [Int] = []
+                var deadline = Date.distantFuture
+                while Date() < deadline, let head = connection.read(exactly: 9) {
+                    let length = Int(head[0]) << 16 | Int(head[1]) << 8 | Int(head[2])
+                    let (kind, flags) = (head[3], head[4])
+                    let stream = (Int(head[5] & 0x7F) << 24) | Int(head[6]) << 16 | Int(head[7]) << 8 | Int(head[8])
+                    guard connection.read(exactly: length) != nil else { return }
+                    if kind == 4, flags & 1 == 0 { _ = connection.write(h2Frame(4, flags: 1, stream: 0, [])) }
+                    guard kind == 1 || kind == 9, flags & 4 != 0, deadline == .distantFuture else { continue }
+                    if answered.count < 7 {
+                        answered.append(stream)
+                        let body = Array("stream \(stream)\n".utf8), size = Array("\(body.count)".utf8)
+                        let fields: [UInt8] = [0x88, 0x00, 14] + Array("content-length".utf8) + [UInt8(size.count)] + size
+                        _ = connection.write(h2Frame(1, flags: 4, stream: stream, fields) + h2Frame(0, flags: 1, stream: stream, body))
+                    } else {
+                        // The eighth request: GOAWAY naming the last stream taken (NO_ERROR);
+                        // this one and any after it are left unanswered.
+                        let last = answered.last ?? 0
+                        _ = connection.write(h2Frame(7, flags: 0, stream: 0, [UInt8((last >> 24) & 0x7F), UInt8((last >> 16) & 0xFF), UInt8((last >> 8) & 0xFF), UInt8(last & 0xFF), 0, 0, 0, 0]))
+                        deadline = Date().addingTimeInterval(0.3)
+                    }
+                }
+                connection.close()
             }
         case "h2-trailers":
             return .custom { connection in

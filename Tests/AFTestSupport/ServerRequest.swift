@@ -103,6 +103,9 @@ public enum Reply: Sendable {
 public protocol ServerConnection: AnyObject, Sendable {
     /// Writes bytes; false once the peer has gone.
     @discardableResult func write(_ bytes: [UInt8]) -> Bool
+    /// Reads exactly `count` bytes of what the client sends next (after the request the
+    /// handler answers); nil once the peer has gone.
+    func read(exactly count: Int) -> [UInt8]?
     /// Closes the connection after the handler returns.
     func close()
 }

@@ -12,6 +12,8 @@ public struct TLSServerIdentity: Sendable {
     public var clientCAPath: String?
     /// The highest TLS version offered: "1.2" or nil for the library's best.
     public var maximumVersion: String?
+    /// Select `h2` by ALPN when the client offers it (the routes then speak HTTP/2 frames).
+    public var offersHTTP2 = false
 
     public init(certificateChainPath: String, privateKeyPath: String, ocspResponsePath: String? = nil, clientCAPath: String? = nil, maximumVersion: String? = nil) {
         self.certificateChainPath = certificateChainPath
@@ -45,6 +47,23 @@ final class TLSServerContext: @unchecked Sendable {
         }
         if identity.maximumVersion == "1.2" {
             _ = afssl_ctx_set_max_proto(context, afssl_tls1_2_version())
+        }
+        if identity.offersHTTP2 {
+            SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, offered, offeredLength, _ in
+                // The client's list is length-prefixed names; pick "h2" when it is there.
+                guard let out, let outLength, let offered else { return SSL_TLSEXT_ERR_NOACK }
+                var index = 0
+                while index < Int(offeredLength) {
+                    let length = Int(offered[index])
+                    if length == 2, index + 2 < Int(offeredLength), offered[index + 1] == UInt8(ascii: "h"), offered[index + 2] == UInt8(ascii: "2") {
+                        out.pointee = offered + index + 1
+                        outLength.pointee = 2
+                        return SSL_TLSEXT_ERR_OK
+                    }
+                    index += 1 + length
+                }
+                return SSL_TLSEXT_ERR_NOACK
+            }, nil)
         }
         if let clientCA = identity.clientCAPath {
             SSL_CTX_load_verify_locations(context, clientCA, nil)

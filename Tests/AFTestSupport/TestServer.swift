@@ -196,7 +196,7 @@ public final class TestServer: @unchecked Sendable {
                 return (handler, hit)
             }
             let reply = handler?(request, hit) ?? BuiltinRoutes.reply(to: request, hit: hit)
-            let writer = ConnectionWriter(channel: channel)
+            let writer = ConnectionWriter(channel: channel, reader: reader)
             let keepOpen = writer.send(reply, for: request)
             if !keepOpen || request.header("Connection")?.lowercased() == "close" { return }
         }
@@ -242,10 +242,16 @@ public enum ServerError: Error {
 /// Sends replies on a connection.
 final class ConnectionWriter: ServerConnection, @unchecked Sendable {
     private let channel: Channel
+    private let reader: RequestReader
     private var closeRequested = false
 
-    init(channel: Channel) {
+    init(channel: Channel, reader: RequestReader) {
         self.channel = channel
+        self.reader = reader
+    }
+
+    func read(exactly count: Int) -> [UInt8]? {
+        reader.read(exactly: count)
     }
 
     @discardableResult
@@ -333,6 +339,9 @@ final class RequestReader {
         }
         return nil
     }
+
+    /// The next `count` bytes, for a handler that reads the connection itself.
+    func read(exactly count: Int) -> [UInt8]? { take(count) }
 
     private func take(_ count: Int) -> [UInt8]? {
         while buffer.count < count { guard fill() else { return nil } }

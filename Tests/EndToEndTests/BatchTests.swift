@@ -155,6 +155,30 @@ import Testing
         }
     }
 
+    /// A server that closes an HTTP/2 connection after so many requests (nginx after its
+    /// keepalive_requests) sends GOAWAY naming the last stream it took; libcurl 7.88 failed the
+    /// streams it had not taken with "Error in the HTTP2 framing layer" (curl -Z too). af sends
+    /// such a GET again on a new connection, as libcurl does for a refused stream; a POST only
+    /// with --retry and --retry-all-methods (libcurl does not say it was GOAWAY).
+    @Test func streamsAClosingServerDidNotTakeAreSentAgain() throws {
+        let pki = TestPKI.shared
+        var identity = try pki.issue(name: "h2goaway").identity
+        identity.offersHTTP2 = true
+        let h2 = try TestServer(tls: identity)
+        h2.route("*") { request, _ in HostileRoutes.reply("h2-goaway-after-7", request) }
+        let urls = (1...50).map { "https://127.0.0.1:\(h2.port)/x?n=\($0)" }
+        let gets = AF.run(["batch", "--parallel=10", "--verify=\(pki.caCertificatePath)", try file(urls)])
+        #expect(gets.status == 0, "\(gets.err)")
+        #expect(gets.out.split(separator: "\n").count == 50)
+        let posts = try file(urls.map { "POST \($0)" })
+        let refused = AF.run(["batch", "--parallel=10", "--verify=\(pki.caCertificatePath)", posts])
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("error: 127.0.0.1:\(h2.port) closed its HTTP/2 connection before answering: Error in the HTTP2 framing layer; --retry sends it again (and --retry-all-methods a POST, which the server may have processed)\n"), "\(refused.err)")
+        let retried = AF.run(["batch", "--parallel=10", "--retry=3", "--retry-all-methods", "--retry-delay=0", "--verify=\(pki.caCertificatePath)", posts])
+        #expect(retried.status == 0, "\(retried.err)")
+        #expect(retried.out.split(separator: "\n").count == 50)
+    }
+
     @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
     func http2RequestsToOneOriginShareOneConnection() throws {
         // Over TLS (ALPN): with libcurl 7.88 a cleartext prior-knowledge connection is never

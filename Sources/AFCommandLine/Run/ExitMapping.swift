@@ -62,6 +62,10 @@ enum ExitMapping {
             return "response body exceeds --max-filesize\(limit.map { " (\($0) bytes)" } ?? ""); raise it if you expect a body this large"
         case .tunnelRefused(let status):
             return message + (status == 407 ? "; give the proxy's credentials in its URL (--proxy=https:http://USER:PASSWORD@HOST:PORT)" : "; check --proxy and the proxy's rules")
+        case .unansweredOnReusedConnection:
+            // A GET was already sent again on new connections; a POST is sent again only when
+            // the user says so.
+            return message + "; --retry sends it again (and --retry-all-methods a POST, which the server may have processed)"
         }
     }
 

@@ -116,6 +116,10 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// The proxy answered the CONNECT for a tunnel with `status` (407: it wants
         /// credentials; 0 when libcurl did not say).
         case tunnelRefused(status: Int)
+        /// An HTTP/2 connection that earlier requests had used failed this one before any of
+        /// its response arrived: the server was closing it (`GOAWAY`), and a stream it did not
+        /// take was not processed, so the request may be sent again on a new connection.
+        case unansweredOnReusedConnection
     }
 
     /// The files of a trust configuration.

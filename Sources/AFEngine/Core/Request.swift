@@ -44,6 +44,9 @@ public final class Request: Sendable, TransferDelegate {
         /// Bumped to invalidate scheduled attempts.
         var generation = 0
         var cancellation: AFError.Cancellation?
+        /// Times the request was sent again after an HTTP/2 connection that other requests
+        /// had used failed it unanswered (`unansweredOnReusedConnection`).
+        var resentOnNewConnection = 0
     }
 
     /// A number unique within the session, for traces.
@@ -334,7 +337,12 @@ public final class Request: Sendable, TransferDelegate {
         }
         attempt.error = error
         record(attempt)
-        if let error {
+        if let error, resendsOnNewConnection(after: error) {
+            // As libcurl does for a stream the server refused, and for a reused HTTP/1.1
+            // connection that closed unanswered: at once, outside the retry policy.
+            sink.rollback()
+            startAttempt()
+        } else if let error {
             decide(after: error)
         } else if let head = outcome.head, let interceptor = session.configuration.interceptor {
             // The retrier sees every response, not only failures.
@@ -343,6 +351,25 @@ public final class Request: Sendable, TransferDelegate {
             }
         } else {
             complete(error: nil)
+        }
+    }
+
+    /// How often a request is sent again because servers closing their connections did not
+    /// take it: the next connection it lands on may be closing too (a server that closes
+    /// after every N requests), but never without end.
+    static let resendsOnNewConnections = 3
+
+    /// Whether `error` says the request was not taken by a server closing its connection,
+    /// and the request may be sent again for that. Only an idempotent one: libcurl does not
+    /// say whether the server sent `GOAWAY` or broke the connection some other way, after
+    /// which a POST it had processed would be sent twice (the retriers decide that).
+    private func resendsOnNewConnection(after error: AFError) -> Bool {
+        guard case .transport(let failure) = error, failure.cause == .unansweredOnReusedConnection else { return false }
+        return mutable.write { state in
+            guard state.description.method.isIdempotent, state.resentOnNewConnection < Self.resendsOnNewConnections,
+                  !state.state.isTerminal else { return false }
+            state.resentOnNewConnection += 1
+            return true
         }
     }
 

@@ -95,6 +95,11 @@ enum CurlErrorMapping {
             return failure(.connectionReset, "the connection to \(authority) was reset: \(detail)")
         case CURLE_PARTIAL_FILE:
             return failure(.truncatedBody, "\(authority) closed the connection before the body was complete (\(detail))")
+        case CURLE_HTTP2 where transfer.head == nil && easy.long(CURLINFO_NUM_CONNECTS) == 0 && easy.offset(CURLINFO_SIZE_DOWNLOAD_T) == 0:
+            // On a connection earlier requests had used, before any of the response: libcurl
+            // 7.88 fails the streams of a connection the server is closing (GOAWAY) that it
+            // had not yet taken, rather than sending them again itself.
+            return failure(.connectionReset, "\(authority) closed its HTTP/2 connection before answering: \(detail)", .unansweredOnReusedConnection)
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3:
             return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
         case CURLE_FILESIZE_EXCEEDED:
