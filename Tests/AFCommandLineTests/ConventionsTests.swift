@@ -51,6 +51,11 @@ import Testing
             #expect(result.err == "af: error: \(message)\n")
         }
         #expect(server.requests.isEmpty)
+        // curl's -A is the User-Agent; af's (HTTPie's) takes an authentication scheme.
+        let agent = InProcessAF.run(["-A", "Mozilla/5.0", url])
+        #expect(agent.status == 64)
+        #expect(agent.err == "af: error: invalid value 'Mozilla/5.0' for -A: choose basic, digest, bearer; -A is --auth-type in af, as in HTTPie; a User-Agent (curl's -A) is a header item: af URL 'User-Agent:VALUE'\n")
+        #expect(server.requests.isEmpty)
         // A header whose value is a URL is still a header.
         #expect(InProcessAF.run([server.url("/echo"), "Referer:http://example.test/"]).status == 0)
         #expect(try last("/echo").header("Referer") == "http://example.test/")

@@ -101,16 +101,29 @@ struct OptionBinding: Sendable {
         _ path: WritableKeyPath<Settings.Values, T> & Sendable, _ type: T.Type
     ) -> OptionBinding where T.RawValue == String {
         OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
-            settings[dynamicMember: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
+            settings[dynamicMember: path] = try chosen(option, T.self, otherwise: nil)
         }
     }
 
     /// One of an enumeration's raw values, for an option that is off unless given.
+    /// `otherwise` is said after the choices when the value is none of them: what the letter
+    /// means in curl, where it takes other values.
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
-        _ path: WritableKeyPath<Settings.Values, T?> & Sendable, _ type: T.Type
+        _ path: WritableKeyPath<Settings.Values, T?> & Sendable, _ type: T.Type, otherwise: String? = nil
     ) -> OptionBinding where T.RawValue == String {
         OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
-            settings[dynamicMember: path] = try Settings.choice(option.value ?? "", option.spelling, T.self)
+            settings[dynamicMember: path] = try chosen(option, T.self, otherwise: otherwise)
+        }
+    }
+
+    private static func chosen<T: RawRepresentable>(_ option: ParsedOption, _ type: T.Type, otherwise: String?) throws(CommandFailure) -> T
+        where T.RawValue == String
+    {
+        do throws(CommandFailure) {
+            return try Settings.choice(option.value ?? "", option.spelling, T.self)
+        } catch {
+            guard let otherwise else { throw error }
+            throw CommandFailure(error.message + "; " + otherwise, exitCode: error.exitCode)
         }
     }
 
