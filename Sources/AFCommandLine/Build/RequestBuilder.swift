@@ -55,7 +55,8 @@ enum RequestBuilder {
     static func build(positionals: [Positional], settings: Settings, environment: Environment) throws(CommandFailure) -> BuiltRequest {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
-        for argument in itemArguments { try refuseNonItems(argument, url: urlArgument, settings: settings) }
+        let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
+        for argument in itemArguments { try refuseNonItems(argument, url: urlArgument, urlFollows: urlFollows, settings: settings) }
         for argument in itemArguments { items.append(try RequestItemParser.parse(argument)) }
         let standardInput: String?
         (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)
@@ -238,15 +239,22 @@ enum RequestBuilder {
     /// separator typed apart from its name and value (`name = value`), and a JSON document
     /// typed where curl takes one (`-d '{…}'`, `--json '{…}'`), which read as a header with a
     /// strange name.
-    static func refuseNonItems(_ argument: String, url: String, settings: Settings) throws(CommandFailure) {
+    /// `urlFollows`: the option without a value right before the URL argument, if any.
+    static func refuseNonItems(_ argument: String, url: String, urlFollows: String? = nil, settings: Settings) throws(CommandFailure) {
         if RequestItemParser.separators.contains(argument) {
             throw .usage("'\(argument)' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json")
         }
         if isURL(argument) {
             // It would be sent as a header named http or https: `curl URL1 URL2` fetches both,
             // and an option af reads as a flag (curl's -m 5) leaves its value as the URL.
+            // A short flag right before it is named when curl's letter takes a value (`-x`, not
+            // `-v`); a long one always (`--json '{}'`, which curl's --json takes).
+            let letter = urlFollows.flatMap { $0.hasPrefix("--") ? nil : $0.dropFirst().first }
+            let curl = letter.flatMap { Suggestions.curlValueLetters[$0] }
             let hint: String
-            if settings.download, isBodyOrQueryItem(url) {
+            if let flag = urlFollows, letter == nil || curl != nil {
+                hint = "; '\(Quote.argument(url))' came right after \(flag), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
+            } else if settings.download, isBodyOrQueryItem(url) {
                 hint = "; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"
             } else if !url.containsBytes(of: "."), !url.containsBytes(of: "://"), !url.hasPrefix(":"), url.lowercased() != "localhost" {
                 hint = "; if '\(Quote.argument(url))' was meant as an option's value, that option takes none in af (see af --help)"

@@ -12,6 +12,9 @@ struct ParsedOption: Sendable {
 struct Positional: Sendable, Equatable {
     var text: String
     var index: Int
+    /// The option that takes no value in af right before it (`-x (--compress)`), when there
+    /// was one: a curl user's value for that letter lands here.
+    var follows: String? = nil
 }
 
 /// The command line split into options and positionals; options may appear anywhere and
@@ -26,13 +29,17 @@ struct ParsedArguments: Sendable {
         var index = 0
         var optionsEnded = false
         let origin = source.map { " in \($0)" } ?? ""
+        // The flag the previous argument ended with, for the positional after it.
+        var flagBefore: String?
         while index < arguments.count {
             let argument = arguments[index]
             defer { index += 1 }
             if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
-                result.positionals.append(Positional(text: argument, index: index))
+                result.positionals.append(Positional(text: argument, index: index, follows: flagBefore))
+                flagBefore = nil
                 continue
             }
+            flagBefore = nil
             if argument == "--" {
                 optionsEnded = true
                 continue
@@ -61,6 +68,7 @@ struct ParsedArguments: Sendable {
                 case .flag:
                     guard inlineValue == nil else { throw .usage("option '\(spelling)'\(origin) takes no value") }
                     result.options.append(ParsedOption(spec: spec, value: nil, negated: false, spelling: spelling))
+                    flagBefore = spelling
                 case .optional:
                     result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling))
                 case .required(let valueName):
@@ -87,6 +95,7 @@ struct ParsedArguments: Sendable {
                 switch spec.value {
                 case .flag, .optional:
                     result.options.append(ParsedOption(spec: spec, value: nil, negated: false, spelling: spelling))
+                    flagBefore = letters.isEmpty ? "\(spelling) (--\(spec.long))" : nil
                 case .required(let valueName):
                     var value = String(letters)
                     letters = ""
@@ -209,6 +218,17 @@ enum Suggestions {
     ]
 
     private static let noHTTP3 = "af speaks HTTP/1.1 and HTTP/2 (--http-version=2), never HTTP/3"
+
+    /// What curl means by a letter that af also has but as an option without a value, where
+    /// curl's takes one: a curl user's value then lands among af's positionals.
+    static let curlValueLetters: [Character: String] = [
+        "x": "curl's -x PROXY is --proxy=http:PROXY here",
+        "b": "curl's -b cookies are a header item here: 'Cookie:name=value'",
+        "c": "curl's -c cookie jar is --session=NAME here",
+        "d": "curl's -d data are items after the URL here: af POST URL name=value",
+        "F": "curl's -F form fields are items with -f here: name=value, name@FILE",
+        "m": "curl's -m SECONDS is --timeout=SECONDS here",
+    ]
 
 
     private static let tlsVersion = "--ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"
