@@ -240,7 +240,7 @@ enum RequestBuilder {
     /// typed where curl takes one (`-d '{…}'`, `--json '{…}'`), which read as a header with a
     /// strange name.
     /// `urlFollows`: the option without a value right before the URL argument, if any.
-    static func refuseNonItems(_ argument: String, url: String, urlFollows: String? = nil, settings: Settings) throws(CommandFailure) {
+    static func refuseNonItems(_ argument: String, url: String, urlFollows: FlagBefore? = nil, settings: Settings) throws(CommandFailure) {
         if RequestItemParser.separators.contains(argument) {
             throw .usage("'\(argument)' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json")
         }
@@ -249,11 +249,10 @@ enum RequestBuilder {
             // and an option af reads as a flag (curl's -m 5) leaves its value as the URL.
             // A short flag right before it is named when curl's letter takes a value (`-x`, not
             // `-v`); a long one always (`--json '{}'`, which curl's --json takes).
-            let letter = urlFollows.flatMap { $0.hasPrefix("--") ? nil : $0.dropFirst().first }
-            let curl = letter.flatMap { Suggestions.curlValueLetters[$0] }
+            let curl = urlFollows?.letter.flatMap { Suggestions.curlValueLetters[$0] }
             let hint: String
-            if let flag = urlFollows, letter == nil || curl != nil {
-                hint = "; '\(Quote.argument(url))' came right after \(flag), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
+            if let flag = urlFollows, flag.letter == nil || curl != nil {
+                hint = "; '\(Quote.argument(url))' came right after \(flag.described), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
             } else if settings.download, isBodyOrQueryItem(url) {
                 hint = "; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"
             } else if !url.containsBytes(of: "."), !url.containsBytes(of: "://"), !url.hasPrefix(":"), url.lowercased() != "localhost" {

@@ -12,9 +12,20 @@ struct ParsedOption: Sendable {
 struct Positional: Sendable, Equatable {
     var text: String
     var index: Int
-    /// The option that takes no value in af right before it (`-x (--compress)`), when there
-    /// was one: a curl user's value for that letter lands here.
-    var follows: String? = nil
+    /// The option that takes no value in af right before it, when there was one: a curl
+    /// user's value for that letter lands here.
+    var follows: FlagBefore? = nil
+}
+
+/// An option without a value, as the parser met it right before a positional.
+struct FlagBefore: Sendable, Equatable {
+    /// The letter, when it was typed as one (`x` of `-x`); nil for `--json`.
+    var letter: Character?
+    /// Its long name as typed (`json`), or the letter's (`compress`).
+    var long: String
+
+    /// `-x (--compress)`, or `--json`.
+    var described: String { letter.map { "-\($0) (--\(long))" } ?? "--\(long)" }
 }
 
 /// The command line split into options and positionals; options may appear anywhere and
@@ -30,7 +41,7 @@ struct ParsedArguments: Sendable {
         var optionsEnded = false
         let origin = source.map { " in \($0)" } ?? ""
         // The flag the previous argument ended with, for the positional after it.
-        var flagBefore: String?
+        var flagBefore: FlagBefore?
         while index < arguments.count {
             let argument = arguments[index]
             defer { index += 1 }
@@ -68,7 +79,7 @@ struct ParsedArguments: Sendable {
                 case .flag:
                     guard inlineValue == nil else { throw .usage("option '\(spelling)'\(origin) takes no value") }
                     result.options.append(ParsedOption(spec: spec, value: nil, negated: false, spelling: spelling))
-                    flagBefore = spelling
+                    flagBefore = FlagBefore(letter: nil, long: name)
                 case .optional:
                     result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling))
                 case .required(let valueName):
@@ -95,7 +106,7 @@ struct ParsedArguments: Sendable {
                 switch spec.value {
                 case .flag, .optional:
                     result.options.append(ParsedOption(spec: spec, value: nil, negated: false, spelling: spelling))
-                    flagBefore = letters.isEmpty ? "\(spelling) (--\(spec.long))" : nil
+                    flagBefore = letters.isEmpty ? FlagBefore(letter: letter, long: spec.long) : nil
                 case .required(let valueName):
                     var value = String(letters)
                     letters = ""
