@@ -13,10 +13,10 @@ enum NestedPath {
     static func parse(_ key: String, item: String) throws(CommandFailure) -> [Segment] {
         var segments: [Segment] = []
         var characters = Array(key)[...]
-        let (name, sawBracket, _) = try take(&characters, until: "[", refusing: "]") {
+        let (name, sawBracket, escaped) = try take(&characters, until: "[", refusing: "]") {
             .usage("request item '\(item)': unexpected ']' in '\(key)'; write \\] for a literal bracket")
         }
-        if !name.isEmpty || !sawBracket { segments.append(.key(name)) }
+        if !name.isEmpty || !sawBracket { segments.append(.key(escaped ? name : unescapedNumber(name) ?? name)) }
         guard sawBracket else { return segments }
         while true {
             let (inner, closed, escaped) = try take(&characters, until: "]", refusing: "[") {
@@ -27,6 +27,8 @@ enum NestedPath {
             }
             if inner.isEmpty {
                 segments.append(.append)
+            } else if !escaped, let number = unescapedNumber(inner) {
+                segments.append(.key(number))
             } else if !escaped, inner.hasPrefix("-"), inner.count > 1, inner.dropFirst().allSatisfy(\.isASCIIDigit) {
                 // HTTPie refuses these too, pointing at them.
                 let position = key.count - characters.count - inner.count - 1
@@ -48,10 +50,9 @@ enum NestedPath {
         }
     }
 
-    /// Reads up to `stop` (consumed), resolving `\\[`, `\\]`, `\\\\` and a backslash before a
-    /// digit (which makes `[\\1]` the key "1", not an index); returns the text, whether
-    /// `stop` was found and whether anything was escaped. An unescaped `forbidden` character
-    /// is an error.
+    /// Reads up to `stop` (consumed), resolving `\[`, `\]` and `\\`; a backslash before any
+    /// other character stays, as in HTTPie. Returns the text, whether `stop` was found and
+    /// whether anything was escaped. An unescaped `forbidden` character is an error.
     private static func take(
         _ characters: inout ArraySlice<Character>, until stop: Character, refusing forbidden: Character,
         _ refusal: () -> CommandFailure
@@ -60,7 +61,7 @@ enum NestedPath {
         var escaped = false
         while let character = characters.first {
             characters = characters.dropFirst()
-            if character == "\\", let next = characters.first, "[]\\".contains(next) || next.isASCIIDigit {
+            if character == "\\", let next = characters.first, "[]\\".contains(next) {
                 text.append(next)
                 escaped = true
                 characters = characters.dropFirst()
@@ -71,6 +72,17 @@ enum NestedPath {
             text.append(character)
         }
         return (text, false, escaped)
+    }
+
+    /// A backslash before a whole number makes it a key: `[\1]` is the key "1" where `[1]` is
+    /// an index, `[\-1]` the key "-1". Only the whole segment counts (`[a\1]` keeps its
+    /// backslash), and not in a segment that escapes a bracket or backslash, as in HTTPie.
+    private static func unescapedNumber(_ text: String) -> String? {
+        guard text.first == "\\" else { return nil }
+        let number = text.dropFirst()
+        let digits = number.first == "-" || number.first == "+" ? number.dropFirst() : number
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return nil }
+        return String(number)
     }
 
     /// The key as a plain name: escapes resolved, brackets kept literally.
