@@ -124,6 +124,14 @@ import Testing
         let https = InProcessAF.run(["--curl", "--default-scheme=https", "example.org/x"])
         #expect(https.out.contains("https://example.org/x"))
         #expect(InProcessAF.run(["--default-scheme=ftp", "example.org"]).status == 64)
+        // An IPv6 address without its brackets reads as a host and a port; the error says so.
+        for url in ["::1", "http://user@fe80::1:8080/x"] {
+            let bare = InProcessAF.run(["--offline", url])
+            #expect(bare.status == 64)
+            #expect(bare.err.hasSuffix("; an IPv6 address goes in brackets, as in http://[::1]:8080/\n"), "\(bare.err)")
+        }
+        #expect(InProcessAF.run(["--offline", "[::1]:8080/x"]).out.hasPrefix("GET /x HTTP/1.1\nHost: [::1]:8080\n"))
+        #expect(!InProcessAF.run(["--offline", "http://a:b:c@host:99999/"]).err.contains("IPv6"))
     }
 
     @Test func anAuthTypeNeedsCredentials() {

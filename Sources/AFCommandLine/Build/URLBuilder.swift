@@ -21,8 +21,21 @@ enum URLBuilder {
         do {
             return try HTTPURL(parsing: text, pathAsIs: pathAsIs)
         } catch {
+            if Self.hasBareIPv6Address(text) {
+                throw .usage("\(error); an IPv6 address goes in brackets, as in http://[::1]:8080/")
+            }
             throw .usage("\(error); check the URL '\(argument)'")
         }
+    }
+
+    /// Whether the URL's host part holds two or more colons outside brackets, as an IPv6
+    /// address written without them (`http://::1/`, `fe80::1:8080`) does.
+    static func hasBareIPv6Address(_ url: String) -> Bool {
+        guard let offset = url.utf8Offset(of: "://") else { return false }
+        let rest = url.utf8.dropFirst(offset + 3)
+        let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        let host = authority.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false).last ?? authority
+        return !host.contains(UInt8(ascii: "[")) && host.count(where: { $0 == UInt8(ascii: ":") }) >= 2
     }
 
     /// The URL with a scheme (and `localhost` for `:PORT` forms).
