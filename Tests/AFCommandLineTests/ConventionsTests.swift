@@ -223,6 +223,12 @@ import Testing
         #expect(!result.err.contains("secret\""))
         #expect(result.err.contains("> GET /get HTTP/1.1"))
         #expect(result.err.contains("< HTTP/1.1 200 OK"))
+        // Alone, it reports and succeeds (HTTPie's `http --debug`); a missing URL is still an
+        // error otherwise.
+        let alone = InProcessAF.run(["--debug"])
+        #expect(alone.status == 0 && alone.out.isEmpty)
+        #expect(alone.err.contains("af: debug: libcurl ") && !alone.err.contains("error"))
+        #expect(InProcessAF.run(["-v"]).status == 64)
     }
 
     @Test(arguments: [")]}',\n", ")]}'\n", "while(1);", "for(;;);", "junk before "])

@@ -441,7 +441,7 @@ public enum OptionTable {
                    binding: .flag(\.help)),
         OptionSpec(.debug, "debug", group: .configuration,
                    help: "Print af's versions, the parsed options and libcurl's own trace on standard error",
-                   details: "Print af's version block, the parsed options and positionals, and libcurl's verbose trace of each transfer (* text, > sent head, < received head) on standard error, for bug reports.",
+                   details: "Print af's version block, the parsed options and positionals, and libcurl's verbose trace of each transfer (* text, > sent head, < received head) on standard error, for bug reports. Without a URL it prints the version block and exits 0.",
                    binding: .flag(\.debug)),
         OptionSpec(.version, "version", group: .configuration, help: "Show af's version and build (commit, date, Swift) and the libcurl, OpenSSL and zlib it runs on, and exit",
                    binding: .flag(\.version)),

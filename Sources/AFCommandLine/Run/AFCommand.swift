@@ -12,7 +12,11 @@ public enum AFCommand {
                 throw .usage("the argument '\(Quote.argument(argument))' is not UTF-8 text; af reads its arguments as UTF-8")
             }
             let (settings, positionals) = try parse(environment)
-            if settings.debug { DebugReport.write(settings: settings, positionals: positionals, environment: environment, to: stderr) }
+            if settings.debug {
+                DebugReport.write(settings: settings, positionals: positionals, environment: environment, to: stderr)
+                // `af --debug` alone is asked for the report (versions for a bug report), as in HTTPie.
+                if positionals.isEmpty, !settings.help, !settings.version { return 0 }
+            }
             if settings.help { return stdout.writeResult(HelpText.help(width: environment.terminalWidth), errors: stderr) }
             if settings.version { return stdout.writeResult(HelpText.version, errors: stderr) }
             let subcommand = positionals.first.flatMap { first in OptionGroup.allCases.contains { $0.subcommand == first.text } ? first.text : nil }
