@@ -1,3 +1,4 @@
+import AFEngine
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -194,6 +195,12 @@ import Testing
         #expect(unformatted.out == BuiltinRoutes.sampleJSON)
         #expect(InProcessAF.run(["--format-options=json.indent:99", server.url("/json")]).status == 64)
         #expect(InProcessAF.run(["--format-options=colour:yes", server.url("/json")]).status == 64)
+        // The request's head is sorted too, as sent and as built by --offline.
+        let expected = "GET /get HTTP/1.1\nAccept: */*\nAccept-Encoding: \(CurlRuntime.acceptEncodingValue)\nHost: 127.0.0.1:\(server.port)\nUser-Agent: af/0.1.0\nXXX: 1\nzzz: 2\nZZZ: 3\n"
+        for offline in [true, false] {
+            let head = InProcessAF.run((offline ? ["--offline"] : []) + ["-p", "H", "--format-options=headers.sort:true", server.url("/get"), "zzz:2", "XXX:1", "ZZZ:3"])
+            #expect(head.out == expected, "\(head.out)")
+        }
     }
 
     @Test func responseMimeFormatsAsThatType() {

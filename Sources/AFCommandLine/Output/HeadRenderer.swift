@@ -5,7 +5,7 @@ struct HeadRenderer: Sendable {
     var theme: Theme?
     /// Escape control characters (output to a terminal).
     var terminal: Bool
-    /// Show response headers sorted by name (`--sorted`, `headers.sort:true`).
+    /// Show headers sorted by name (`--sorted`, `headers.sort:true`), request and response.
     var sortHeaders = false
 
     /// A request head as libcurl sent it (`GET / HTTP/1.1\r\nHost: …`). libcurl rewrites a
@@ -16,44 +16,51 @@ struct HeadRenderer: Sendable {
         var lines = sentHead.split(omittingEmptySubsequences: false) { $0 == "\r\n" || $0 == "\n" }.map(String.init)
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let first = lines.first else { return "" }
-        var out = requestLine(first) + "\n"
-        for line in lines.dropFirst() {
-            if let userHost, line.lowercased().hasPrefix("host:") {
-                out += headerLine("\(userHost.name.rawValue): \(userHost.value)") + "\n"
-            } else {
-                out += headerLine(line) + "\n"
-            }
+        var fields = Array(lines.dropFirst())
+        if let userHost, let index = fields.firstIndex(where: { $0.lowercased().hasPrefix("host:") }) {
+            fields[index] = "\(userHost.name.rawValue): \(userHost.value)"
         }
-        return out
+        return requestLine(first) + "\n" + ordered(fields).map { headerLine($0) + "\n" }.joined()
     }
 
     /// A request head built from a description, for `--offline` and failed attempts.
     func request(_ description: RequestDescription, url: HTTPURL) -> String {
-        var out = requestLine("\(description.method.rawValue) \(url.target) HTTP/1.1") + "\n"
+        var fields: [String] = []
         if !description.headers.contains(.host), !description.suppressedHeaders.contains(.host) {
             let defaultPort = url.scheme == "https" ? 443 : 80
             // An IPv6 address comes with its brackets from the URL parser.
             let host = url.host
-            out += headerLine("Host: " + (url.port.map { $0 == defaultPort ? host : "\(host):\($0)" } ?? host)) + "\n"
+            fields.append("Host: " + (url.port.map { $0 == defaultPort ? host : "\(host):\($0)" } ?? host))
         }
         // A Host given as an item goes where libcurl sends it, first (it was printed after
         // the default headers).
         for header in description.headers where header.name == .host {
-            out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
+            fields.append("\(header.name.rawValue): \(header.value)")
         }
         for header in description.headers where header.name != .host {
-            out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
+            fields.append("\(header.name.rawValue): \(header.value)")
         }
         if !description.body.isEmpty, description.method != .head {
             if description.options.chunked || (try? description.body.contentLength()) == nil {
-                out += headerLine("Transfer-Encoding: chunked") + "\n"
+                fields.append("Transfer-Encoding: chunked")
             } else if let length = try? description.body.contentLength() {
-                out += headerLine("Content-Length: \(length)") + "\n"
+                fields.append("Content-Length: \(length)")
             }
         } else if description.method == .post {
-            out += headerLine("Content-Length: 0") + "\n"
+            fields.append("Content-Length: 0")
         }
-        return out
+        return requestLine("\(description.method.rawValue) \(url.target) HTTP/1.1") + "\n" + ordered(fields).map { headerLine($0) + "\n" }.joined()
+    }
+
+    /// Header lines (`Name: value`) in the order they are shown: as given, or by name
+    /// (`headers.sort:true`), lines of one name keeping their order.
+    private func ordered(_ lines: [String]) -> [String] {
+        guard sortHeaders else { return lines }
+        let keyed = lines.enumerated().map { offset, line -> (key: String, offset: Int, line: String) in
+            let name = line.splitOnce(byte: UInt8(ascii: ":"))?.before ?? Substring(line)
+            return (name.lowercased(), offset, line)
+        }
+        return keyed.sorted { $0.key == $1.key ? $0.offset < $1.offset : $0.key < $1.key }.map(\.line)
     }
 
     /// A response head.
@@ -63,17 +70,7 @@ struct HeadRenderer: Sendable {
 
     /// Header lines, each ending in a line break: a head's, or the trailer fields after a body.
     func fields(_ fields: HTTPHeaders) -> String {
-        let ordered = sortHeaders
-            ? fields.enumerated().sorted { lhs, rhs in
-                let (a, b) = (lhs.element.name.rawValue.lowercased(), rhs.element.name.rawValue.lowercased())
-                return a == b ? lhs.offset < rhs.offset : a < b
-            }.map(\.element)
-            : Array(fields)
-        var out = ""
-        for header in ordered {
-            out += headerLine("\(header.name.rawValue): \(header.value)") + "\n"
-        }
-        return out
+        ordered(fields.map { "\($0.name.rawValue): \($0.value)" }).map { headerLine($0) + "\n" }.joined()
     }
 
     private func statusLine(_ head: ResponseHead) -> String {
