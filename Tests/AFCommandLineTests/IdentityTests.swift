@@ -540,6 +540,33 @@ import Testing
         #expect(unchecked.out.hasPrefix("HTTP/1.1 302 Found\n"))
     }
 
+    /// `--no-NAME` for an option with a value puts it back to its default, as HTTPie's does:
+    /// a proxy, a session or an output format from the config file, or a batch-wide option on
+    /// one line.
+    @Test func noFormsResetOptionsWithValues() throws {
+        let sessions = try TemporaryDirectory.make(prefix: "af-sessions")
+        try write(#"{"default_options": ["--proxy=all:http://127.0.0.1:1", "--session=\#(sessions)/s.json", "--print=h", "--format-options=json.indent:1"]}"#)
+        let environment = ["AF_CONFIG_DIR": config]
+        let proxied = InProcessAF.run([server.url("/get")], environment: environment)
+        #expect(proxied.status == 1, "the config's proxy is used: \(proxied.err)")
+        let count = server.requests.count
+        let direct = InProcessAF.run(["--no-proxy", "--no-session", "--no-print", "--no-format-options", "--pretty=format", server.url("/json")], environment: environment)
+        #expect(direct.status == 0, "\(direct.err)")
+        #expect(server.requests.count == count + 1)
+        #expect(direct.out.hasPrefix("{\n    \"name\": \"af\",\n"), "the body, as into any pipe, indented by the default four")
+        #expect(!FileManager.default.fileExists(atPath: sessions + "/s.json"), "no session was written")
+        #expect(InProcessAF.run(["--no-proxy=x", server.url("/get")], environment: environment).err == "af: error: option '--no-proxy' takes no value\n")
+        #expect(InProcessAF.run(["--no-verify", server.url("/get")]).err.contains("--verify=no (or -k) skips certificate verification"))
+
+        // A batch-wide --auth, taken off one line.
+        let lines = config + "/lines.txt"
+        try "\(server.url("/echo?n=1"))\n--no-auth \(server.url("/echo?n=2"))\n".write(toFile: lines, atomically: true, encoding: .utf8)
+        let batch = InProcessAF.run(["batch", "-q", "--auth=ada:pw", lines], environment: ["AF_CONFIG_DIR": config + "/none"])
+        #expect(batch.status == 0, "\(batch.err)")
+        let echoed = server.requests.suffix(2).sorted { $0.target < $1.target }
+        #expect(echoed.map { $0.header("Authorization") } == ["Basic YWRhOnB3", nil])
+    }
+
     /// A byte order mark that an editor put at the start of af's own files is not part of
     /// them: a config file (it was "not valid JSON: unexpected byte 0xef") and a netrc (the
     /// mark made the first word something other than "machine").

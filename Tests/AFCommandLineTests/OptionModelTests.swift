@@ -31,6 +31,19 @@ import Testing
         if spec.negatable {
             let undone = try Self.parse([Self.spelling(spec, value: value), "--no-\(long)"]).get()
             #expect(!undone.given.contains(spec.id))
+            if spec.value != .flag {
+                // An option with a value goes back to its default: whatever its binding set.
+                // (Which options were given, and a subcommand's first option, are bookkeeping.)
+                var values = undone.values, defaults = Settings().values
+                values.given = []
+                values.subcommandOption = nil
+                defaults.given = []
+                #expect(String(describing: values) == String(describing: defaults), "--no-\(long) leaves a value it set")
+            }
+        } else {
+            // Only these have no --no- form: help and version, and --verify, whose --no-
+            // spelling reads as "do not verify" (HTTPie's resets it to verifying).
+            #expect([.help, .version, .verify].contains(spec.id), "--\(long) has no --no- form")
         }
         if let short = spec.short, spec.value == .flag {
             #expect(try Self.parse(["-\(short)"]).get().given.contains(spec.id))

@@ -200,7 +200,7 @@ import Testing
         (["--timeout"], "option '--timeout' needs a value: --timeout=SECONDS"),
         (["--follow=yes"], "option '--follow' takes no value"),
         (["-Z"], "unknown option '-Z'"),
-        (["--no-timeout"], "unknown option '--no-timeout'"),
+        (["--no-version"], "unknown option '--no-version'"),
         // curl's spellings say what af does instead (--header is not '--headers'?).
         (["--header", "X:1"], "unknown option '--header'; af sends a header given as a request item: af URL 'X-Name:value'"),
         (["-H", "X:1"], "unknown option '-H'; af sends a header given as a request item"),

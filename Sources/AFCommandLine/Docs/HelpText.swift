@@ -54,7 +54,8 @@ public enum HelpText {
         out += """
 
         Configuration: $XDG_CONFIG_HOME/af/config.json (or ~/.config/af, or $AF_CONFIG_DIR) holds
-        {"default_options": ["--follow"]}; every flag has a --no- form to undo a default.
+        {"default_options": ["--follow"]}; a --no- form undoes a default (--no-follow, and
+        --no-proxy for an option with a value; --verify has none).
         See 'man af' for the details.
 
         """

@@ -93,7 +93,9 @@ public enum ManPage {
             out += ".SS \"\(group.rawValue)\"\n"
             for spec in OptionTable.all where spec.group == group {
                 out += ".TP\n" + optionLine(spec) + "\n" + escape(spec.details) + "\n"
-                if spec.negatable { out += "(\\fB\\-\\-no\\-\(escape(spec.long))\\fR undoes it.)\n" }
+                if spec.negatable {
+                    out += "(\\fB\\-\\-no\\-\(escape(spec.long))\\fR \(spec.value == .flag ? "undoes it" : "puts back the default").)\n"
+                }
             }
         }
         out += ".SS \"Options that do not combine\"\n"

@@ -177,8 +177,8 @@ enum Suggestions {
     private static let headerItem = "af sends a header given as a request item: af URL 'X-Name:value'"
     private static let bodyItems = "af sends a body from data items (name=value, name:=json), @FILE or --raw=TEXT"
 
-    /// What af does instead of curl's long options that af does not have (and HTTPie 4's
-    /// protocol switches, which HTTPie users type).
+    /// What af does instead of curl's long options that af does not have, HTTPie 4's protocol
+    /// switches (which HTTPie users type), and spellings whose plain reading would mislead.
     static let curlLong: [String: String] = [
         "header": headerItem,
         "data": bodyItems, "data-raw": bodyItems, "data-binary": bodyItems, "data-ascii": bodyItems,
@@ -226,6 +226,10 @@ enum Suggestions {
         "disable-http2": "--http-version=1.1 keeps to HTTP/1.1",
         "http3": noHTTP3, "http3-only": noHTTP3, "disable-http3": noHTTP3,
         "resolver": "af asks the system's resolver; --resolve=HOST:PORT:ADDRESS sends a host's requests to an address",
+        "noproxy": "af reaches the hosts NO_PROXY lists directly: NO_PROXY=HOST,… af URL",
+        // HTTPie's --no-verify resets --verify to its default; read as "do not verify", it
+        // would do the opposite of what was meant.
+        "no-verify": "--verify=no (or -k) skips certificate verification; verifying is the default",
     ]
 
     private static let noHTTP3 = "af speaks HTTP/1.1 and HTTP/2 (--http-version=2), never HTTP/3"

@@ -29,6 +29,31 @@ struct OptionBinding: Sendable {
     /// A value the parser accepts, for the tests that walk every option.
     let sample: String?
     let store: @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
+    /// What `--no-NAME` puts back to its default, for an option with a value: what the option
+    /// sets. Empty for flags (their binding reads the negation) and for options that have no
+    /// `--no-` form.
+    let resets: [Reset]
+
+    /// One value `--no-NAME` restores.
+    struct Reset: Sendable {
+        let restore: @Sendable (inout Settings) -> Void
+
+        /// The field back to its value in `Settings()`.
+        static func field<T>(_ path: WritableKeyPath<Settings.Values, T> & Sendable) -> Reset {
+            Reset { settings in settings[dynamicMember: path] = Settings.defaults[keyPath: path] }
+        }
+    }
+
+    private init(
+        kind: Kind, defaultValue: (@Sendable (Settings) -> String)?, sample: String?, resets: [Reset] = [],
+        store: @escaping @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
+    ) {
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.sample = sample
+        self.resets = resets
+        self.store = store
+    }
 
     /// `(default 4; 0 to 16)`, for help and the man page; empty when there is nothing to say.
     var note: String {
@@ -51,7 +76,7 @@ struct OptionBinding: Sendable {
 
     /// A whole number in `range`.
     static func count(_ path: WritableKeyPath<Settings.Values, Int> & Sendable, _ range: ClosedRange<Int> = 0...Settings.maximumCount) -> OptionBinding {
-        OptionBinding(kind: .count(range), defaultValue: { "\($0[dynamicMember: path])" }, sample: "\(range.lowerBound)") { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .count(range), defaultValue: { "\($0[dynamicMember: path])" }, sample: "\(range.lowerBound)", resets: [.field(path)]) { settings, option throws(CommandFailure) in
             settings[dynamicMember: path] = try Settings.count(option.value ?? "", option.spelling, range: range)
         }
     }
@@ -61,14 +86,14 @@ struct OptionBinding: Sendable {
         OptionBinding(kind: .seconds(positive: false), defaultValue: { settings in
             let seconds = settings[dynamicMember: path]
             return seconds == seconds.rounded() ? "\(Int(seconds))" : Format.decimal(seconds, places: 1)
-        }, sample: "1") {
+        }, sample: "1", resets: [.field(path)]) {
             settings, option throws(CommandFailure) in settings[dynamicMember: path] = try Settings.seconds(option.value ?? "", option.spelling)
         }
     }
 
     /// A duration that is off unless given; `positive` refuses 0.
     static func seconds(_ path: WritableKeyPath<Settings.Values, Double?> & Sendable, positive: Bool) -> OptionBinding {
-        OptionBinding(kind: .seconds(positive: positive), defaultValue: nil, sample: "1") { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .seconds(positive: positive), defaultValue: nil, sample: "1", resets: [.field(path)]) { settings, option throws(CommandFailure) in
             let value = option.value ?? ""
             settings[dynamicMember: path] = positive ? try Settings.positiveSeconds(value, option.spelling) : try Settings.seconds(value, option.spelling)
         }
@@ -76,14 +101,14 @@ struct OptionBinding: Sendable {
 
     /// A size in bytes.
     static func size(_ path: WritableKeyPath<Settings.Values, Int64?> & Sendable) -> OptionBinding {
-        OptionBinding(kind: .size, defaultValue: nil, sample: "1K") { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .size, defaultValue: nil, sample: "1K", resets: [.field(path)]) { settings, option throws(CommandFailure) in
             settings[dynamicMember: path] = try Settings.size(option.value ?? "", option.spelling)
         }
     }
 
     /// Text, kept as given; `nonEmpty` refuses "".
     static func text(_ path: WritableKeyPath<Settings.Values, String?> & Sendable, nonEmpty: Bool = true, sample: String = "x") -> OptionBinding {
-        OptionBinding(kind: .text(nonEmpty: nonEmpty), defaultValue: nil, sample: sample) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .text(nonEmpty: nonEmpty), defaultValue: nil, sample: sample, resets: [.field(path)]) { settings, option throws(CommandFailure) in
             let value = option.value ?? ""
             settings[dynamicMember: path] = nonEmpty ? try Settings.nonEmpty(value, option.spelling) : value
         }
@@ -91,7 +116,7 @@ struct OptionBinding: Sendable {
 
     /// Repeatable non-empty text, each occurrence added.
     static func texts(_ path: WritableKeyPath<Settings.Values, [String]> & Sendable, sample: String = "x") -> OptionBinding {
-        OptionBinding(kind: .text(nonEmpty: true), defaultValue: nil, sample: sample) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .text(nonEmpty: true), defaultValue: nil, sample: sample, resets: [.field(path)]) { settings, option throws(CommandFailure) in
             settings[dynamicMember: path].append(try Settings.nonEmpty(option.value ?? "", option.spelling))
         }
     }
@@ -100,7 +125,7 @@ struct OptionBinding: Sendable {
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
         _ path: WritableKeyPath<Settings.Values, T> & Sendable, _ type: T.Type
     ) -> OptionBinding where T.RawValue == String {
-        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue, resets: [.field(path)]) { settings, option throws(CommandFailure) in
             settings[dynamicMember: path] = try chosen(option, T.self, otherwise: nil)
         }
     }
@@ -111,7 +136,7 @@ struct OptionBinding: Sendable {
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
         _ path: WritableKeyPath<Settings.Values, T?> & Sendable, _ type: T.Type, otherwise: String? = nil
     ) -> OptionBinding where T.RawValue == String {
-        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue, resets: [.field(path)]) { settings, option throws(CommandFailure) in
             settings[dynamicMember: path] = try chosen(option, T.self, otherwise: otherwise)
         }
     }
@@ -128,9 +153,11 @@ struct OptionBinding: Sendable {
     }
 
     /// Anything else: a value with a rule of its own, or an option that sets several things.
+    /// `resets` names what it sets, for its `--no-NAME` form (none: it has no such form).
     static func custom(
-        _ kind: Kind = .validated, sample: String?, _ store: @escaping @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
+        _ kind: Kind = .validated, sample: String?, resets: [Reset] = [],
+        _ store: @escaping @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
     ) -> OptionBinding {
-        OptionBinding(kind: kind, defaultValue: nil, sample: sample, store: store)
+        OptionBinding(kind: kind, defaultValue: nil, sample: sample, resets: resets, store: store)
     }
 }

@@ -3,7 +3,7 @@
 public struct OptionSpec: Sendable {
     /// Whether and how an option takes a value.
     public enum Value: Sendable, Equatable {
-        /// A flag; with `negatable`, `--no-NAME` undoes it.
+        /// A flag; with `negatable`, `--no-NAME` switches it off.
         case flag
         /// A value, as `--name=VALUE` or `--name VALUE` (`-x VALUE` for a short form).
         case required(String)
@@ -41,8 +41,10 @@ public struct OptionSpec: Sendable {
     public let completion: Completion
     /// The value's type, default and where it goes in the settings.
     let binding: OptionBinding
-    /// Boolean flags that a `--no-NAME` form can switch off again (after a config default).
-    public var negatable: Bool { value == .flag && ![.help, .version].contains(id) }
+    /// Whether a `--no-NAME` form undoes the option (a config default, a batch-wide option, an
+    /// earlier occurrence): a flag is switched off, an option with a value goes back to its
+    /// default, as in HTTPie.
+    public var negatable: Bool { value == .flag ? ![.help, .version].contains(id) : !binding.resets.isEmpty }
 
     init(
         _ id: OptionID, _ long: String, short: Character? = nil, value: Value = .flag, group: OptionGroup,

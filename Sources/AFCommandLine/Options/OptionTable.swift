@@ -39,7 +39,7 @@ public enum OptionTable {
         OptionSpec(.boundary, "boundary", value: .required("STRING"), group: .body,
                    help: "Use this multipart boundary instead of a random one",
                    details: "Use this multipart boundary instead of a random one: 1 to 70 letters, digits and the characters '()+_,-./:=? (space too, but not at the end). Anything else, line breaks included, is a usage error.",
-                   binding: .custom(sample: "b0undary") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "b0undary", resets: [.field(\.boundary)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        if let problem = MultipartFormData.boundaryProblem(value) {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): \(problem)")
@@ -69,14 +69,14 @@ public enum OptionTable {
                    help: "Parts to print: H request head, B request body, h response head, b response body, m metadata",
                    details: "Choose what to print with any of the letters H (request headers), B (request body), h (response headers), b (response body) and m (metadata: timings and sizes of every attempt). The default is hb on a terminal and b otherwise.",
                    completion: .choices(["H", "B", "h", "b", "m", "hb", "Hh", "HBhb", "HBhbm"]),
-                   binding: .custom(sample: "hb") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "hb", resets: [.field(\.print)]) { settings, option throws(CommandFailure) in
                        settings.print = try Settings.printLetters(option)
                    }),
         OptionSpec(.historyPrint, "history-print", short: "P", value: .required("WHAT"), group: .output,
                    help: "With --all, the parts to print of the exchanges before the last (redirects, challenges), in --print's letters",
                    details: "Like --print, but for the requests and responses that --all shows before the final one: redirects and answered authentication challenges. Without it they show the same parts as the final exchange. It changes nothing without --all, and m adds nothing here (the metadata covers every attempt at the end).",
                    completion: .choices(["H", "h", "Hh", "HBhb"]),
-                   binding: .custom(sample: "Hh") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "Hh", resets: [.field(\.historyPrint)]) { settings, option throws(CommandFailure) in
                        settings.historyPrint = try Settings.printLetters(option)
                    }),
         OptionSpec(.headers, "headers", short: "h", group: .output, help: "Print only the response headers (-p h)",
@@ -104,7 +104,7 @@ public enum OptionTable {
                    help: "Colour scheme: auto, solarized or monokai (HTTPie's names work too)",
                    details: "Colour scheme: auto uses the terminal's own 16 colours; solarized and monokai use 256-colour palettes. HTTPie's and Pygments' names are accepted so that an HTTPie configuration moves over: pie, pie-dark, pie-light and default are auto; solarized, solarized-dark and solarized-light are solarized; monokai, fruity, native, dracula, vim, paraiso-dark and rrt are monokai.",
                    completion: .choices(Settings.styleNames.map(\.0)),
-                   binding: .custom(.choice(Settings.styleNames.map(\.0)), sample: "auto") { settings, option throws(CommandFailure) in
+                   binding: .custom(.choice(Settings.styleNames.map(\.0)), sample: "auto", resets: [.field(\.style)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard let match = Settings.styleNames.first(where: { $0.0 == value.lowercased() }) else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): choose \(Settings.styleNames.map(\.0).joined(separator: ", "))")
@@ -130,10 +130,10 @@ public enum OptionTable {
                    help: "HTTPie's formatting options: json.indent:N, json.sort_keys:BOOL, json.format:BOOL, headers.sort:BOOL, xml.format:BOOL, xml.indent:N",
                    details: "Comma-separated formatting options as HTTPie writes them: json.indent:N (0 to 16), json.sort_keys:true|false, json.format:true|false, headers.sort:true|false, xml.format:true|false and xml.indent:N. --sort-keys, --sorted, --unsorted and --indent are shorthands.",
                    completion: .choices(["json.indent:2", "json.sort_keys:true", "json.format:false", "headers.sort:true", "xml.format:false", "xml.indent:2"]),
-                   binding: .custom(sample: "json.indent:2") { settings, option throws(CommandFailure) in try settings.applyFormatOptions(option.value ?? "", option.spelling) }),
+                   binding: .custom(sample: "json.indent:2", resets: [.field(\.sortKeys), .field(\.sortHeaders), .field(\.formatJSON), .field(\.indent), .field(\.formatXML), .field(\.xmlIndent)]) { settings, option throws(CommandFailure) in try settings.applyFormatOptions(option.value ?? "", option.spelling) }),
         OptionSpec(.responseMime, "response-mime", value: .required("TYPE"), group: .output,
                    help: "Format the response body as if its Content-Type were TYPE (application/json, text/xml, ...)",
-                   binding: .custom(sample: "application/json") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "application/json", resets: [.field(\.responseMime)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard value.contains("/"), !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected a media type such as application/json")
@@ -143,7 +143,7 @@ public enum OptionTable {
         OptionSpec(.responseCharset, "response-charset", value: .required("CHARSET"), group: .output,
                    help: "Decode text responses with CHARSET instead of the Content-Type charset",
                    completion: .choices(["utf-8", "iso-8859-1", "iso-8859-2", "windows-1250", "windows-1251", "windows-1252", "big5", "gb18030", "shift_jis", "euc-jp", "euc-kr", "koi8-r", "utf-16le", "utf-16be"]),
-                   binding: .custom(sample: "utf-8") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "utf-8", resets: [.field(\.responseCharset)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard CharsetDecoder.knows(value) else {
                            throw .usage("unknown charset '\(Quote.argument(value))' for \(option.spelling): use a name iconv knows, such as utf-8, windows-1250, iso-8859-2, big5, shift_jis or koi8-r (iconv -l lists them)")
@@ -166,7 +166,7 @@ public enum OptionTable {
                    help: "Print one JSON document describing the whole run (FORMAT: json)",
                    details: "Instead of the usual sections, print one JSON document on standard output with the request, the response (body as a JSON value, a string or {\"base64\": ...}), every attempt with its metrics, the redirects and the error. It is printed whatever the outcome.",
                    completion: .choices(["json"]),
-                   binding: .custom(.choice(["json"]), sample: "json") { settings, option throws(CommandFailure) in
+                   binding: .custom(.choice(["json"]), sample: "json", resets: [.field(\.report)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard value == "json" else { throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): the only format is json") }
                        settings.report = true
@@ -175,7 +175,7 @@ public enum OptionTable {
                    help: "Write lifecycle events to standard error as they happen (--trace=json: JSON lines)",
                    details: "Write each lifecycle event (request built and adapted, attempt started, resolved, connected, TLS established, sent, response head, retry scheduled, redirect, finished or cancelled) to standard error with a monotonic timestamp. --trace=json writes one JSON object per line.",
                    completion: .choices(["text", "json"]),
-                   binding: .custom(.choice(Settings.TraceFormat.allCases.map(\.rawValue)), sample: "json") { settings, option throws(CommandFailure) in
+                   binding: .custom(.choice(Settings.TraceFormat.allCases.map(\.rawValue)), sample: "json", resets: [.field(\.trace)]) { settings, option throws(CommandFailure) in
                        settings.trace = option.value == nil ? .text : try Settings.choice(option.value ?? "", option.spelling, Settings.TraceFormat.self)
                    }),
     ]
@@ -215,7 +215,7 @@ public enum OptionTable {
                    binding: .seconds(\.retryDelay)),
         OptionSpec(.retryBackoff, "retry-backoff", value: .required("FACTOR"), group: .retries,
                    help: "Multiply the delay by FACTOR after each retry (default 2; 1 to 100)",
-                   binding: .custom(sample: "2") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "2", resets: [.field(\.retryBackoff)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard let factor = Double(value), (1...100).contains(factor) else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected a factor from 1 to 100")
@@ -232,7 +232,7 @@ public enum OptionTable {
                    binding: .seconds(\.retryMaxTime, positive: false)),
         OptionSpec(.retryOn, "retry-on", value: .required("STATUSES"), group: .retries,
                    help: "Statuses to retry, replacing 408,429,500,502,503,504",
-                   binding: .custom(sample: "503") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "503", resets: [.field(\.retryOn)]) { settings, option throws(CommandFailure) in
                        settings.retryOn = Set(try Settings.statusList(option.value ?? "", option.spelling).flatMap { Array($0) })
                    }),
         OptionSpec(.retryAllMethods, "retry-all-methods", group: .retries, help: "Also retry POST, PATCH and other non-idempotent methods",
@@ -248,7 +248,7 @@ public enum OptionTable {
                    binding: .flag(\.checkStatus)),
         OptionSpec(.acceptStatus, "accept-status", value: .required("LIST"), group: .retries,
                    help: "Statuses --check-status accepts besides 2xx, such as 200-299,404",
-                   binding: .custom(sample: "200-299") { settings, option throws(CommandFailure) in settings.acceptStatus = try Settings.statusList(option.value ?? "", option.spelling) }),
+                   binding: .custom(sample: "200-299", resets: [.field(\.acceptStatus)]) { settings, option throws(CommandFailure) in settings.acceptStatus = try Settings.statusList(option.value ?? "", option.spelling) }),
     ]
 
     static let redirectsAndAuth: [OptionSpec] = [
@@ -286,7 +286,7 @@ public enum OptionTable {
                    help: "Keep headers, auth and cookies between runs in a session file",
                    details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600. A session keeps at most 1000 cookies; past that the oldest are dropped, with a note on standard error.",
                    completion: .file,
-                   binding: .custom(.text(nonEmpty: true), sample: "work") { settings, option throws(CommandFailure) in
+                   binding: .custom(.text(nonEmpty: true), sample: "work", resets: [Settings.sessionReset]) { settings, option throws(CommandFailure) in
                        guard let name = option.value else { return }
                        settings.session = try Settings.nonEmpty(name, "--session")
                        settings.sessionName = name
@@ -295,8 +295,8 @@ public enum OptionTable {
                    help: "Use a session but never write it back (--session-read-only=NAME, or beside --session)",
                    details: "Use a session without updating it: --session-read-only=NAME|PATH names the session, as HTTPie's option does; given alone, it makes the --session given with it read-only.",
                    completion: .file,
-                   binding: .custom(.text(nonEmpty: true), sample: "work") { settings, option throws(CommandFailure) in
-                       settings.sessionReadOnly = !option.negated
+                   binding: .custom(.text(nonEmpty: true), sample: "work", resets: [Settings.sessionReadOnlyReset]) { settings, option throws(CommandFailure) in
+                       settings.sessionReadOnly = true
                        if let name = option.value {
                            settings.session = try Settings.nonEmpty(name, "--session-read-only")
                            settings.sessionReadOnlyName = name
@@ -333,7 +333,7 @@ public enum OptionTable {
         OptionSpec(.pin, "pin", value: .required("sha256//BASE64"), group: .tls,
                    help: "Require a public key with this SPKI hash in the server's chain (repeatable)",
                    details: "Require the server's certificate chain to contain a public key whose SubjectPublicKeyInfo has this SHA-256 hash. Repeat to allow several keys. Checked during the handshake, before any request byte is sent, on every redirect hop. af pin prints the pins of a server.",
-                   binding: .custom(sample: "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", resets: [.field(\.pins)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard value.hasPrefix("sha256//"), let key = Base64.decode(String(value.dropFirst(8))), key.count == 32 else {
                            throw .usage("invalid pin '\(Quote.argument(value))': expected sha256// followed by the base64 SHA-256 of a public key (see 'af pin HOST')")
@@ -358,7 +358,7 @@ public enum OptionTable {
     static let network: [OptionSpec] = [
         OptionSpec(.proxy, "proxy", value: .required("SCHEME:URL"), group: .network,
                    help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)",
-                   binding: .custom(sample: "http:http://proxy:3128") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "http:http://proxy:3128", resets: [.field(\.proxies)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard let (scheme, url) = value.splitOnce(byte: UInt8(ascii: ":")), !scheme.isEmpty, !url.isEmpty else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected SCHEME:URL, such as http:http://proxy:3128")
@@ -378,7 +378,7 @@ public enum OptionTable {
                    completion: .choices(["1.0", "1.1", "2", "2-prior-knowledge"]),
                    binding: .choice(\.httpVersion, TransferOptions.HTTPVersion.self)),
         OptionSpec(.resolve, "resolve", value: .required("HOST:PORT:ADDR"), group: .network, help: "Connect to ADDR for HOST:PORT (repeatable)",
-                   binding: .custom(sample: "example.org:443:127.0.0.1") { settings, option throws(CommandFailure) in
+                   binding: .custom(sample: "example.org:443:127.0.0.1", resets: [.field(\.resolve)]) { settings, option throws(CommandFailure) in
                        settings.resolve.append(try Settings.resolveEntry(option.value ?? "", option.spelling))
                    }),
         OptionSpec(.unixSocket, "unix-socket", value: .required("PATH"), group: .network, help: "Connect through a Unix domain socket", completion: .file,
@@ -394,7 +394,7 @@ public enum OptionTable {
         OptionSpec(.defaultScheme, "default-scheme", value: .required("SCHEME"), group: .network,
                    help: "Scheme for URLs without one: http (default) or https",
                    completion: .choices(["http", "https"]),
-                   binding: .custom(.choice(["http", "https"]), sample: "https") { settings, option throws(CommandFailure) in
+                   binding: .custom(.choice(["http", "https"]), sample: "https", resets: [.field(\.https)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard let scheme = ["http", "https"].first(where: { $0 == value.lowercased() }) else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): choose http or https")
@@ -418,7 +418,7 @@ public enum OptionTable {
         OptionSpec(.rate, "rate", value: .required("N/UNIT"), group: .batch,
                    help: "af batch: start at most N requests per second, minute or hour (10/s, 100/m, 5/h)",
                    details: "With af batch, start at most N requests per second (N/s), minute (N/m) or hour (N/h), evenly spaced; N is 1 to 1000000.",
-                   binding: .custom(sample: "10/s") { settings, option throws(CommandFailure) in settings.rate = try Settings.rate(option.value ?? "", option.spelling) }),
+                   binding: .custom(sample: "10/s", resets: [.field(\.rate)]) { settings, option throws(CommandFailure) in settings.rate = try Settings.rate(option.value ?? "", option.spelling) }),
         OptionSpec(.failFast, "fail-fast", group: .batch,
                    help: "af batch: start nothing more after the first failure and cancel what is in flight",
                    binding: .flag(\.failFast)),

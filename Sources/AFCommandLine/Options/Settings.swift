@@ -172,7 +172,27 @@ struct Settings: Sendable {
     mutating func apply(_ option: ParsedOption) throws(CommandFailure) {
         if let subcommand = option.spec.group.subcommand, self.subcommandOption == nil { self.subcommandOption = (option.spelling, subcommand) }
         if option.negated { self.given.remove(option.spec.id) } else { self.given.insert(option.spec.id) }
+        if option.negated, option.spec.value != .flag {
+            for reset in option.spec.binding.resets { reset.restore(&self) }
+            return
+        }
         try option.spec.binding.apply(option, to: &self)
+    }
+
+    /// Every value as `Settings()` has it, for `--no-NAME`.
+    static let defaults = Values()
+
+    /// `--no-session`: no session, unless `--session-read-only=NAME` named one.
+    static let sessionReset = OptionBinding.Reset { settings in
+        settings.sessionName = nil
+        settings.session = settings.sessionReadOnlyName
+    }
+
+    /// `--no-session-read-only`: the session `--session=NAME` named, if any, written as usual.
+    static let sessionReadOnlyReset = OptionBinding.Reset { settings in
+        settings.sessionReadOnly = false
+        settings.sessionReadOnlyName = nil
+        settings.session = settings.sessionName
     }
 
     /// `json.indent:2,json.sort_keys:true,headers.sort:false,...` (HTTPie's `--format-options`).
