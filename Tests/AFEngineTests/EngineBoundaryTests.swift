@@ -44,7 +44,7 @@ import Testing
         }
         #expect(failure.kind == .limitExceeded)
         #expect(failure.cause == .tooManyHeaderLines(limit: 1))
-        #expect(failure.message == "the response has more than 1 header lines")
+        #expect(failure.message == "the response has more than 1 header line")
     }
 
     /// Header bytes that are not UTF-8 are read as ISO-8859-1 (they were U+FFFD, and the byte

@@ -223,7 +223,7 @@ struct ResponseHeadParser {
     private func tooManyLines(_ kind: String) -> Step {
         .failure(.transport(TransportFailure(
             kind: .limitExceeded,
-            message: "the response has more than \(maxHeaders) \(kind) lines",
+            message: "the response has more than \(maxHeaders) \(kind) \(maxHeaders == 1 ? "line" : "lines")",
             cause: .tooManyHeaderLines(limit: maxHeaders)
         )))
     }
