@@ -49,6 +49,15 @@ import Testing
         let result = InProcessAF.run(["http://ada:pw%40x@127.0.0.1:\(server.port)/basic-auth/ada/pw@x"])
         #expect(result.out == #"{"authenticated": true, "user": "ada"}"#)
         #expect(server.requests.last?.target == "/basic-auth/ada/pw@x")
+        // A user without a password has an empty one (curl and HTTPie): no prompt, no error.
+        for url in ["http://ada@127.0.0.1:\(server.port)/echo", "http://ada:@127.0.0.1:\(server.port)/echo"] {
+            let bare = InProcessAF.run([url], stdin: .null)
+            #expect(bare.status == 0, "\(bare.err)")
+            #expect(server.requests.last?.header("Authorization") == "Basic YWRhOg==")
+        }
+        // -a wins over the URL's.
+        #expect(InProcessAF.run(["-a", "ada:pw@x", "http://ada:wrong@127.0.0.1:\(server.port)/basic-auth/ada/pw@x"]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Basic YWRhOnB3QHg=")
     }
 
     @Test func noPromptWithoutATerminal() throws {

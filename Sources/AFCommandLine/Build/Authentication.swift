@@ -20,11 +20,9 @@ enum Authentication {
             return Credentials(user: auth, password: password, scheme: scheme)
         }
         if let user = url.user {
-            guard let password = url.password else {
-                let password = try prompt(for: user, host: url.host, environment: environment, allowed: !settings.ignoreStdin)
-                return Credentials(user: user, password: password, scheme: scheme == .bearer ? .basic : scheme)
-            }
-            return Credentials(user: user, password: password, scheme: scheme == .bearer ? .basic : scheme)
+            // `http://user@host/` has an empty password, as curl and HTTPie read it: only -a
+            // USER asks for one (a URL in a script must not wait at a prompt).
+            return Credentials(user: user, password: url.password ?? "", scheme: scheme == .bearer ? .basic : scheme)
         }
         if let type = settings.authType, settings.authCmd == nil {
             // HTTPie: a scheme without credentials is a mistake, unless netrc has some.

@@ -269,7 +269,7 @@ public enum OptionTable {
                    binding: .flag(\.locationTrusted)),
         OptionSpec(.auth, "auth", short: "a", value: .required("USER[:PASS]"), group: .redirectsAndAuth,
                    help: "Credentials; without :PASS af asks for the password on a terminal",
-                   details: "Credentials for the scheme chosen with --auth-type. Without :PASS, af asks for the password when standard input is a terminal; otherwise it is a usage error and nothing is sent. For bearer, the value is the token.",
+                   details: "Credentials for the scheme chosen with --auth-type. Without :PASS, af asks for the password when standard input is a terminal; otherwise it is a usage error and nothing is sent. For bearer, the value is the token. Credentials in the URL (http://USER:PASS@host/) are used when -a is not given; a URL user without a password has an empty one, as in curl.",
                    binding: .text(\.auth, nonEmpty: false, sample: "ada:secret")),
         OptionSpec(.authType, "auth-type", short: "A", value: .required("TYPE"), group: .redirectsAndAuth,
                    help: "Authentication scheme: basic (default), digest or bearer",
