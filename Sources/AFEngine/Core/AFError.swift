@@ -41,7 +41,7 @@ public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
         case .transport(let failure): return failure.message
         case .responseValidationFailed(let status, let reason):
             return reason.isEmpty ? "server answered \(status)" : "server answered \(status) \(reason)"
-        case .tooManyRedirects(let limit): return "more than \(limit) redirects"
+        case .tooManyRedirects(let limit): return "more than \(limit) \(limit == 1 ? "redirect" : "redirects")"
         case .redirectFailed(let reason): return reason
         case .output(let failure): return failure.message
         case .cancelled(.interrupted): return "interrupted"
