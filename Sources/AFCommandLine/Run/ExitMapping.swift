@@ -77,8 +77,8 @@ enum ExitMapping {
         case .responseValidationFailed(let status, let reason):
             let hint = (300..<400).contains(status) ? "; add --follow to follow redirects" : ""
             return "server answered \(status) \(reason)\(after)\(hint)".replacingBytes(of: "  ", with: " ")
-        case .tooManyRedirects(let limit):
-            return "more than \(limit) redirects; raise --max-redirects or check for a redirect loop"
+        case .tooManyRedirects:
+            return "\(error.description); raise --max-redirects or check for a redirect loop"
         case .transport(let failure):
             if let cause = failure.cause { return advice(failure.message, for: cause) + after }
             switch failure.kind {
