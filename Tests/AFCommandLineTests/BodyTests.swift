@@ -53,6 +53,20 @@ import Testing
         #expect(request.bodyText == "name=Ada+Lovelace&sym=%C3%A9%26%3D&note=a%26b%3Dc&arr%5B0%5D=x")
     }
 
+    /// A POST without a body says nothing of a type (libcurl would add a form type of its
+    /// own); `--form` or `--json` without data say theirs, as in HTTPie.
+    @Test func aPostWithoutABodyHasNoTypeUnlessAsked() throws {
+        for (flags, type) in [([String](), nil as String?), (["--form"], "application/x-www-form-urlencoded; charset=utf-8"), (["--json"], "application/json")] {
+            let result = InProcessAF.run(flags + ["POST", server.url("/echo")])
+            #expect(result.status == 0, "\(result.err)")
+            let request = try last()
+            #expect(request.header("Content-Type") == type, "\(flags)")
+            #expect(request.header("Content-Length") == "0")
+            let offline = InProcessAF.run(flags + ["--offline", "-p", "H", "POST", server.url("/echo")])
+            #expect(offline.out.contains("Content-Type") == (type != nil))
+        }
+    }
+
     @Test func multipartBodyPartByPart() throws {
         let text = try file("hello.txt", "hello file\n")
         let binary = directory + "/blob.bin"

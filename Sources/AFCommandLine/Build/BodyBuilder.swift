@@ -99,8 +99,10 @@ enum BodyBuilder {
         }
         switch stdinKind {
         case .none:
-            // `--json` without data still says JSON (HTTPie): Content-Type and Accept.
-            return settings.json ? BuiltBody(contentType: "application/json", isJSON: true) : BuiltBody()
+            // `--json` without data still says JSON (HTTPie): Content-Type and Accept; `--form`
+            // says a form.
+            if settings.json { return BuiltBody(contentType: "application/json", isJSON: true) }
+            return settings.form ? BuiltBody(contentType: formType) : BuiltBody()
         case .regularFile:
             let path = "/proc/self/fd/\(environment.stdin)"
             return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)

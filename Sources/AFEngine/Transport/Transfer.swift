@@ -279,7 +279,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
                 try lines.append(name.rawValue, ":", "")
             }
             if !handled.expect { try lines.append("Expect:") }
-            if reader != nil, !handled.contentType { try lines.append("Content-Type:") }
+            // A POST without a body would get libcurl's `application/x-www-form-urlencoded`,
+            // which no one asked for (curl -X POST sends none either).
+            if reader != nil || description.method == .post, !handled.contentType { try lines.append("Content-Type:") }
             if !handled.accept { try lines.append("Accept:") }
         }
         if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent,
