@@ -1,4 +1,7 @@
 @testable import AFCommandLine
+#if canImport(Glibc)
+import Glibc
+#endif
 import AFTestSupport
 import Testing
 
@@ -21,6 +24,11 @@ import Testing
         ("x\\'\u{064C} 'y'\u{064C}", ["x'\u{064C}", "y\u{064C}"]),
         ("# only a comment", []),
         ("   ", []),
+        // Lines joined by a backslash before the line break (LF or CRLF), in or out of
+        // double quotes; in single quotes a line break would be kept, but a quote must close
+        // on its line.
+        ("get :8080/x \\\n  a==1", ["get", ":8080/x", "a==1"]),
+        ("get :8080/x\\\r\n a==1 \"b==x\\\ny\"", ["get", ":8080/x", "a==1", "b==xy"]),
     ])
     func splitsWithShellQuotingAndNoExpansion(line: String, words: [String]) throws {
         #expect(try ShellWords.split(line) == words)
@@ -31,9 +39,29 @@ import Testing
         ("get \"open", .unterminatedDoubleQuote),
         ("get \"open\\\"", .unterminatedDoubleQuote),
         ("get x\\", .trailingBackslash),
+        ("get \"open\\", .trailingBackslash),
+        ("get x\\\r", .trailingBackslash),
     ])
     func refusesUnfinishedQuoting(line: String, problem: ShellWords.Problem) {
         #expect(throws: problem) { try ShellWords.split(line) }
+        // Only a backslash at the end carries a line on to the next.
+        #expect(ShellWords.continuesOnNextLine(line) == (problem == .trailingBackslash))
+    }
+
+    /// Command lines as a batch file's reader hands them over: joined where a line ends with
+    /// a backslash, numbered by their first line, other lines as they are.
+    @Test func commandLinesJoinAtABackslashAndKeepTheirFirstLineNumber() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-lines")
+        let path = try TemporaryDirectory.write("one \\\n  two\ncomment # not joined \\\n'open \\\nthree \\\r\nfour \\\n", named: "lines.txt", in: directory)
+        let fd = open(path, O_RDONLY)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let reader = LineReader(fd: fd, name: "lines.txt")
+        var commands: [(Int, String)] = []
+        while let text = try reader.nextCommand() { commands.append((reader.commandLineNumber, text)) }
+        #expect(commands.map(\.0) == [1, 3, 4, 5])
+        #expect(commands.map(\.1) == ["one \\\n  two", "comment # not joined \\", "'open \\", "three \\\r\nfour \\"])
+        #expect(commands.map { (_, text) in try? ShellWords.split(text) } == [["one", "two"], ["comment"], nil, nil])
     }
 
     @Test func lineOptionsGoOnTopOfTheBatchOptions() throws {

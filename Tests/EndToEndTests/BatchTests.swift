@@ -282,6 +282,35 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// A long command line goes on in the next line after a backslash, as in a shell script;
+    /// the line numbers are the file's (an error names the first line of a joined one). A
+    /// quote must still close on its line, so that a typo fails that line alone.
+    @Test func aBackslashCarriesACommandLineOnToTheNext() throws {
+        let path = try file([
+            "POST \(server.url("/echo")) \\",
+            "    X-Long:yes \\",
+            "    'note=two words'",
+            "\(server.url("/answer/4")) \"X-Q:a\\",
+            "b\"",
+        ])
+        let result = AF.run(["batch", "--report=json", path])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.split(separator: "\n").map { $0.contains("\"line\": 1") || $0.contains("\"line\": 4") } == [true, true])
+        let posted = try #require(server.requests.first { $0.path == "/echo" })
+        #expect(posted.header("X-Long") == "yes")
+        #expect(posted.bodyText == #"{"note": "two words"}"#)
+        #expect(server.requests.first { $0.path == "/answer/4" }?.header("X-Q") == "ab")
+
+        let bad = try file(["\(server.url("/answer/1")) \\", "  --nope", server.url("/answer/2")], name: "bad.txt")
+        let failed = AF.run(["batch", bad])
+        #expect(failed.status == 64)
+        #expect(failed.err.hasPrefix("af: error: \(bad):1: unknown option '--nope'"), "\(failed.err)")
+        let streamed = AF.run(["batch", "-"], stdin: .bytes(Array("\(server.url("/answer/5")) \\\n X-A:1\n\(server.url("/answer/6")) 'open\n\(server.url("/answer/7"))\n".utf8)))
+        #expect(streamed.status == 64)
+        #expect(streamed.out == "answer 5\nanswer 7\n")
+        #expect(streamed.err.hasPrefix("af: line 3: error: a single quote is not closed"), "\(streamed.err)")
+    }
+
     @Test func unreadableFileAndBadBatchOptions() throws {
         let missing = AF.run(["batch", directory + "/nothing.txt"])
         #expect(missing.status == 66)

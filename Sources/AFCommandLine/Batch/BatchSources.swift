@@ -54,20 +54,20 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         var kept: [Int: PlannedLine] = [:]
         var keptBytes = 0
         do throws(CommandFailure) {
-            while let text = try checker.next() {
+            while let text = try checker.nextCommand() {
                 do throws(CommandFailure) {
                     guard let words = try LinePlanner.words(text) else { continue }
                     count += 1
                     let planned = try planner.prepare(words)
                     let cost = Self.keptCost(lineLength: text.utf8.count)
                     if planned.isReusable, kept.count < Self.keptLimit, keptBytes + cost <= keptBudget {
-                        kept[checker.lineNumber] = planned
+                        kept[checker.commandLineNumber] = planned
                         keptBytes += cost
                     } else {
                         planned.built.body.removeTemporaryFiles()
                     }
                 } catch {
-                    throw CommandFailure("\(name):\(checker.lineNumber): \(error.message)", exitCode: error.exitCode)
+                    throw CommandFailure("\(name):\(checker.commandLineNumber): \(error.message)", exitCode: error.exitCode)
                 }
             }
         } catch {
@@ -94,18 +94,18 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
 
     func next() -> (line: BatchLine?, ended: Bool) {
         do {
-            while let text = try reader.next() {
+            while let text = try reader.nextCommand() {
                 // A line the check kept is neither split nor planned again.
-                if let planned = kept.removeValue(forKey: reader.lineNumber) {
-                    return (BatchLine(number: reader.lineNumber, content: .planned(planned)), false)
+                if let planned = kept.removeValue(forKey: reader.commandLineNumber) {
+                    return (BatchLine(number: reader.commandLineNumber, content: .planned(planned)), false)
                 }
                 guard let words = try LinePlanner.words(text) else { continue }
-                return (BatchLine(number: reader.lineNumber, content: .words(words)), false)
+                return (BatchLine(number: reader.commandLineNumber, content: .words(words)), false)
             }
             kept = [:]
             return (nil, true)
         } catch {
-            return (BatchLine(number: reader.lineNumber, content: .failure(error)), false)
+            return (BatchLine(number: reader.commandLineNumber, content: .failure(error)), false)
         }
     }
 
@@ -173,15 +173,15 @@ final class StreamedLines: BatchLineSource, Sendable {
             while true {
                 let line: BatchLine?
                 do throws(CommandFailure) {
-                    guard let text = try reader.next() else { break }
+                    guard let text = try reader.nextCommand() else { break }
                     guard let words = try LinePlanner.words(text) else { continue }
-                    line = BatchLine(number: reader.lineNumber, content: .words(words))
+                    line = BatchLine(number: reader.commandLineNumber, content: .words(words))
                 } catch {
                     // A read error ends the input; a bad line fails that line only.
                     if error.exitCode == ExitStatus.noInput || error.exitCode >= 128 {
                         break
                     }
-                    line = BatchLine(number: reader.lineNumber, content: .failure(error))
+                    line = BatchLine(number: reader.commandLineNumber, content: .failure(error))
                 }
                 space.wait()
                 if let line { state.write { $0.waiting.append(line) } }

@@ -19,6 +19,8 @@ final class LineReader {
     private var skipping = false
     /// The number of the line `next()` returned last (1-based).
     private(set) var lineNumber = 0
+    /// The number of the first line of the command line `nextCommand()` returned last.
+    private(set) var commandLineNumber = 0
     /// Where every block read is also written, with what to say when that fails.
     typealias Copy = (fd: Int32, failure: @Sendable (POSIXFailure) -> CommandFailure)
     private let copy: Copy?
@@ -67,6 +69,22 @@ final class LineReader {
             }
             try fill()
         }
+    }
+
+    /// The next command line, or nil at the end of the input: a line, joined with the next
+    /// as a shell joins them while it ends with a backslash before its line break.
+    /// `commandLineNumber` names its first line.
+    func nextCommand() throws(CommandFailure) -> String? {
+        // Set first: a line that fails to be read (too long, not UTF-8) is this command line.
+        commandLineNumber = lineNumber + 1
+        guard var text = try next() else { return nil }
+        while ShellWords.continuesOnNextLine(text), let more = try next() {
+            text += "\n" + more
+            if text.utf8.count > Self.maximumLength {
+                throw .usage("\(name):\(commandLineNumber): the command line that starts here is longer than 1 MiB")
+            }
+        }
+        return text
     }
 
     /// A line's text; the first without a byte order mark. A line that is not UTF-8 is an

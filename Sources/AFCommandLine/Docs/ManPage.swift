@@ -48,7 +48,8 @@ public enum ManPage {
         (\\fB\\-\\fR: lines read from standard input as they arrive) in one process. Each line is an
         af command line without the leading \\fBaf\\fR, split with shell quoting (single and double
         quotes, backslash) and never expanded; blank lines and lines starting with \\fB#\\fR are
-        skipped. Options given to \\fBaf batch\\fR apply to every line; a line's own options
+        skipped. A line that ends with a backslash goes on in the next, as in a shell script
+        (errors name its first line); a quote must close on its own line. Options given to \\fBaf batch\\fR apply to every line; a line's own options
         override them (\\fB\\-\\-no\\-\\fR\\fIX\\fR included). Standard input is never a request body.
         .PP
         \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
