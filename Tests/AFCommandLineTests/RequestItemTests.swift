@@ -237,6 +237,9 @@ import Testing
             #expect(Suggestions.curlLong[name] != nil, "-\(letter) (--\(name)) has no hint")
         }
         for name in Suggestions.curlLong.keys { #expect(!longs.contains(name), "--\(name) is af's own") }
+        for letter in Suggestions.curlLettersForAfLongs.keys { #expect(!shorts.contains(letter), "-\(letter) is af's own") }
+        #expect(Suggestions.shortHint(for: "V").contains("--version"))
+        #expect(Suggestions.shortHint(for: "Z").contains("af batch --parallel"))
     }
 
     @Test(arguments: [

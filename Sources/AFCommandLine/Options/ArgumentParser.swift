@@ -161,6 +161,7 @@ enum Suggestions {
 
     static func shortHint(for letter: Character) -> String {
         if let name = curlShort[letter], let instead = curlLong[name] { return "; \(instead)" }
+        if let instead = curlLettersForAfLongs[letter] { return "; \(instead)" }
         return "; see 'af --help' for the options"
     }
 
@@ -172,6 +173,13 @@ enum Suggestions {
         "T": "upload-file", "O": "remote-name", "C": "continue-at", "e": "referer", "w": "write-out",
         "G": "get", "0": "http1.0", "1": "tlsv1", "N": "no-buffer", "r": "range", "z": "time-cond", "n": "netrc",
         "K": "config", "J": "remote-header-name", "U": "proxy-user",
+    ]
+
+    /// curl's letters for things af does under a long name only (curl -V is --version,
+    /// -Z runs transfers in parallel).
+    static let curlLettersForAfLongs: [Character: String] = [
+        "V": "--version prints af's version and the libcurl, OpenSSL and zlib it runs on",
+        "Z": "af batch --parallel=N FILE runs the requests of FILE, one per line, N at once",
     ]
 
     private static let headerItem = "af sends a header given as a request item: af URL 'X-Name:value'"
