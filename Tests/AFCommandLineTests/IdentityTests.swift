@@ -596,6 +596,13 @@ import Testing
         try #"{"default_options": ["--check-status"]}"#.write(toFile: xdg + "/af/config.json", atomically: true, encoding: .utf8)
         let result = InProcessAF.run([server.url("/status/404")], environment: ["XDG_CONFIG_HOME": xdg], unsetting: ["AF_CONFIG_DIR"])
         #expect(result.status == 4, "\(result.err)")
+        // A relative XDG_CONFIG_HOME is ignored, as the XDG specification says: the config
+        // comes from HOME's .config instead.
+        let home = try TemporaryDirectory.make(prefix: "af-home")
+        try FileManager.default.createDirectory(atPath: home + "/.config/af", withIntermediateDirectories: true)
+        try #"{"default_options": ["--check-status"]}"#.write(toFile: home + "/.config/af/config.json", atomically: true, encoding: .utf8)
+        let relative = InProcessAF.run([server.url("/status/404")], environment: ["XDG_CONFIG_HOME": "relative/dir", "HOME": home], unsetting: ["AF_CONFIG_DIR"])
+        #expect(relative.status == 4, "\(relative.err)")
     }
 
     @Test(arguments: [

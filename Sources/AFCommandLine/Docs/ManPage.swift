@@ -127,7 +127,7 @@ public enum ManPage {
         The configuration directory (instead of \\fI$XDG_CONFIG_HOME/af\\fR or \\fI~/.config/af\\fR).
         .TP
         .B XDG_CONFIG_HOME
-        Base of the default configuration directory.
+        Base of the default configuration directory (an absolute path; a relative one is ignored).
         .TP
         .B NETRC
         The netrc file to read instead of \\fI~/.netrc\\fR.

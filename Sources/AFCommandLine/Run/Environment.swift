@@ -129,7 +129,9 @@ public struct Environment: Sendable {
     /// The directory holding `config.json` and `sessions/`.
     public var configDirectory: String {
         if let explicit = variables["AF_CONFIG_DIR"], !explicit.isEmpty { return explicit }
-        if let xdg = variables["XDG_CONFIG_HOME"], !xdg.isEmpty { return xdg + "/af" }
+        // The XDG Base Directory specification: a relative path there is invalid and ignored
+        // (it would put sessions wherever af happens to run).
+        if let xdg = variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/af" }
         return homeDirectory + "/.config/af"
     }
 
