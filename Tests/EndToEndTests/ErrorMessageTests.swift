@@ -69,6 +69,21 @@ import Testing
         #expect(item.err.split(separator: "\n").count == 1)
     }
 
+    /// http:// to a port that speaks TLS (or only HTTP/2) gets bytes that are no HTTP/1
+    /// response; the error says which two mistakes those usually are.
+    @Test func aPortThatDoesNotSpeakHTTP1IsExplained() throws {
+        // What a cleartext HTTP/2-only server (a gRPC server, nghttpd --no-tls) sends back to
+        // an HTTP/1.1 request: its SETTINGS frame, then GOAWAY.
+        let server = try TestServer()
+        let settings: [UInt8] = [0, 0, 0, 4, 0, 0, 0, 0, 0]
+        let goaway: [UInt8] = [0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+        server.route("/h2only") { _, _ in .raw(settings + goaway, close: true) }
+        let result = AF.run([server.url("/h2only")])
+        #expect(result.status == 1)
+        #expect(result.err.hasPrefix("af: error: malformed response from 127.0.0.1:\(server.port): it did not answer in HTTP"), "\(result.err)")
+        #expect(result.err.hasSuffix("; if that port serves HTTPS, use https://; a server that speaks only HTTP/2 needs --http-version=2-prior-knowledge\n"), "\(result.err)")
+    }
+
     /// af's other lines on standard error (a saved file, a warning) quote file names too, so
     /// they show control characters the same way and each stays one line.
     @Test func controlCharactersInANoticeAreShownNotObeyed() throws {

@@ -120,6 +120,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// its response arrived: the server was closing it (`GOAWAY`), and a stream it did not
         /// take was not processed, so the request may be sent again on a new connection.
         case unansweredOnReusedConnection
+        /// A cleartext request got bytes that are not an HTTP/1 response: the port may serve
+        /// TLS, or a server that speaks only HTTP/2 (with prior knowledge), or not HTTP at all.
+        case notAnHTTP1Answer
     }
 
     /// The files of a trust configuration.

@@ -108,7 +108,8 @@ enum CurlErrorMapping {
             return failure(.limitExceeded, "the response body exceeds the size limit\(of)", .bodyTooLarge(limit: limit))
         case CURLE_UNSUPPORTED_PROTOCOL:
             // The scheme was checked before sending, so this is the server's answer.
-            return failure(.malformedResponse, "malformed response from \(authority): it did not answer in HTTP (\(detail))")
+            return failure(.malformedResponse, "malformed response from \(authority): it did not answer in HTTP (\(detail))",
+                           url.scheme == "http" && transfer.description.options.httpVersion != .http2PriorKnowledge ? .notAnHTTP1Answer : nil)
         case CURLE_URL_MALFORMAT:
             return .invalidRequest(reason: "cannot request '\(url.string)': \(detail)")
         case CURLE_READ_ERROR, CURLE_ABORTED_BY_CALLBACK:
