@@ -14,7 +14,7 @@ public final class UnansweredPort: @unchecked Sendable {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw ServerError.socket("socket: \(errno)") }
         descriptors.append(listener)
-        var address = Self.loopback(port: 0)
+        var address = sockaddr_in.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -30,7 +30,7 @@ public final class UnansweredPort: @unchecked Sendable {
             let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             guard filler >= 0 else { continue }
             descriptors.append(filler)
-            var target = Self.loopback(port: port)
+            var target = sockaddr_in.loopback(port: port)
             _ = withUnsafePointer(to: &target) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
@@ -43,11 +43,4 @@ public final class UnansweredPort: @unchecked Sendable {
         for descriptor in descriptors { close(descriptor) }
     }
 
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
 }

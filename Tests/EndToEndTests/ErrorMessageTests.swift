@@ -84,6 +84,16 @@ import Testing
         #expect(result.err.hasSuffix("; if that port serves HTTPS, use https://; a server that speaks only HTTP/2 needs --http-version=2-prior-knowledge\n"), "\(result.err)")
     }
 
+    /// https:// to a port that speaks plain HTTP: the handshake's reply is no TLS record, and
+    /// the error says so rather than pointing at --ssl and --ciphers.
+    @Test func aPlainPortAskedForTLSIsExplained() throws {
+        let plain = try GreetingPort(greeting: Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+        let result = AF.run(["https://127.0.0.1:\(plain.port)/"], timeout: 20)
+        #expect(result.status == 7, "\(result.err)")
+        #expect(result.err.hasPrefix("af: error: TLS with 127.0.0.1:\(plain.port) failed: "), "\(result.err)")
+        #expect(result.err.hasSuffix("; the server did not answer in TLS: if that port serves plain HTTP, use http://\n"), "\(result.err)")
+    }
+
     /// af's other lines on standard error (a saved file, a warning) quote file names too, so
     /// they show control characters the same way and each stays one line.
     @Test func controlCharactersInANoticeAreShownNotObeyed() throws {

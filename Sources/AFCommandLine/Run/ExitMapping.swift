@@ -66,6 +66,8 @@ enum ExitMapping {
             // A GET was already sent again on new connections; a POST is sent again only when
             // the user says so.
             return message + "; --retry sends it again (and --retry-all-methods a POST, which the server may have processed)"
+        case .notATLSAnswer:
+            return message + "; the server did not answer in TLS: if that port serves plain HTTP, use http://"
         case .notAnHTTP1Answer:
             return message + "; if that port serves HTTPS, use https://; a server that speaks only HTTP/2 needs --http-version=2-prior-knowledge"
         }

@@ -123,6 +123,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// A cleartext request got bytes that are not an HTTP/1 response: the port may serve
         /// TLS, or a server that speaks only HTTP/2 (with prior knowledge), or not HTTP at all.
         case notAnHTTP1Answer
+        /// The TLS handshake got bytes that are not TLS: the port serves plain HTTP, or
+        /// something else.
+        case notATLSAnswer
     }
 
     /// The files of a trust configuration.

@@ -58,7 +58,10 @@ enum CurlErrorMapping {
             if detail.containsBytes(of: "subject name") {
                 return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names other hosts (see 'af pin \(authority)')")
             }
-            return failure(.tls, "TLS with \(authority) failed: \(detail)", .handshakeFailed)
+            // OpenSSL's reading of a reply that is no TLS record at all, such as a plain HTTP
+            // server's "400 Bad Request".
+            let plain = code == CURLE_SSL_CONNECT_ERROR && detail.containsBytes(of: "wrong version number")
+            return failure(.tls, "TLS with \(authority) failed: \(detail)", plain ? .notATLSAnswer : .handshakeFailed)
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:

@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A port on 127.0.0.1 that writes fixed bytes to every connection as soon as it is made, and
+/// closes it: what a client meets at a port that speaks another protocol first (an SSH
+/// banner), or a plain HTTP server answering a TLS handshake with "400 Bad Request".
+public final class GreetingPort: @unchecked Sendable {
+    public let port: Int
+    private let listener: Int32
+
+    public init(greeting: [UInt8]) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw ServerError.socket("socket: \(errno)") }
+        var address = sockaddr_in.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listener, 16) == 0 else {
+            close(listener)
+            throw ServerError.socket("bind: \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
+        let accepting = listener
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(accepting, nil, nil)
+                guard connection >= 0 else { return }
+                _ = greeting.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                // Let the client's bytes be read and dropped, so closing sends no reset.
+                var scratch = [UInt8](repeating: 0, count: 4096)
+                shutdown(connection, Int32(SHUT_WR))
+                var timeout = timeval(tv_sec: 1, tv_usec: 0)
+                setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                while recv(connection, &scratch, scratch.count, 0) > 0 {}
+                close(connection)
+            }
+        }
+    }
+
+    deinit {
+        // Ends the accept loop.
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+}
+
+extension sockaddr_in {
+    /// 127.0.0.1:`port`.
+    static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
