@@ -43,6 +43,13 @@ import Testing
         #expect(server.requests.last?.header("Authorization")?.hasPrefix("Digest username=\"ada\"") == true)
         let wrong = InProcessAF.run(["--check-status", "-A", "digest", "-a", "ada:nope", server.url("/digest-auth/ada/s3cret")])
         #expect(wrong.status == 4)
+        #expect(wrong.err == "af: error: server answered 401 Unauthorized\n", "refused credentials get no hint")
+        // A 401 whose challenge asks for what was not sent says what to give.
+        let basicForDigest = InProcessAF.run(["--check-status", "-q", "-a", "ada:s3cret", server.url("/digest-auth/ada/s3cret")])
+        #expect(basicForDigest.err == "af: error: server answered 401 Unauthorized; the server asks for Digest authentication: -A digest -a USER:PASSWORD\n")
+        let none = InProcessAF.run(["--check-status", "-q", "--ignore-netrc", server.url("/basic-auth/ada/s3cret")])
+        #expect(none.err == "af: error: server answered 401 Unauthorized; the server asks for credentials: -a USER:PASSWORD\n")
+        #expect(Execution.challengeSchemes(#"Basic realm="x", Digest realm="c", nonce="d", Bearer"#) == ["basic", "digest", "bearer"])
     }
 
     @Test func credentialsInTheURL() {

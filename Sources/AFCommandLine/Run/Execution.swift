@@ -311,9 +311,36 @@ final class Execution {
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, attempts: response.tries)
             stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
-                              + priorKnowledgeHint(error))
+                              + priorKnowledgeHint(error) + authenticationHint(error, head: response.head))
         }
         return status
+    }
+
+    /// A 401 whose challenge asks for what af did not send: Digest when af sent Basic or
+    /// nothing, or any credentials when none were given (netrc aside, which af may have used).
+    private func authenticationHint(_ error: AFError, head: ResponseHead?) -> String {
+        guard case .responseValidationFailed(401, _) = error.underlyingError, let head else { return "" }
+        let schemes = Set(head.headers.values(for: .wwwAuthenticate).flatMap(Self.challengeSchemes))
+        let given = settings.auth != nil || settings.authCmd != nil || built.url.user != nil
+            || built.description.headers.contains(.authorization)
+        if schemes.contains("digest"), settings.authType != .digest {
+            return "; the server asks for Digest authentication: -A digest -a USER:PASSWORD"
+        }
+        guard !given else { return "" }
+        if schemes.contains("basic") { return "; the server asks for credentials: -a USER:PASSWORD" }
+        if schemes.contains("bearer") { return "; the server asks for a token: -A bearer -a TOKEN" }
+        return ""
+    }
+
+    /// The schemes a `WWW-Authenticate` value offers, in lower case: `Basic realm="a",
+    /// Digest realm="b", nonce="c"` offers basic and digest (a piece without `=` before its
+    /// first blank starts a challenge).
+    static func challengeSchemes(_ value: String) -> [String] {
+        value.split(separator: ",").compactMap { piece in
+            let word = piece.drop { $0 == " " || $0 == "\t" }.prefix { $0 != " " && $0 != "\t" }
+            guard !word.isEmpty, !word.contains("=") else { return nil }
+            return word.lowercased()
+        }
     }
 
     /// HTTP/2 forced on a cleartext connection to a server that speaks only HTTP/1.1 ends in a
