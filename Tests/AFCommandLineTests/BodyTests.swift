@@ -234,6 +234,11 @@ import Testing
     @Test(arguments: [
         (["n:=1."], "af: error: invalid JSON in 'n:=1.': the number '1.' is incomplete at line 1, column 3\n", Int32(64)),
         (["n:={\"a\" 1}"], "af: error: invalid JSON in 'n:={\"a\" 1}': expected ':' after the key at line 1, column 6\n", 64),
+        // The usual slips get a word on what JSON wants.
+        (["n:=True"], "af: error: invalid JSON in 'n:=True': unexpected 'T' at line 1, column 1; JSON's literals are true, false and null, in lower case (not True)\n", 64),
+        (["n:={'a': 1}"], "af: error: invalid JSON in 'n:={'a': 1}': unexpected ''' at line 1, column 2; JSON strings take double quotes (\"x\"), not single ones (in a shell, quote the whole item: 'name:={\"x\": 1}')\n", 64),
+        (["n:=[1,]"], "af: error: invalid JSON in 'n:=[1,]': unexpected ']' where a value should be at line 1, column 4; JSON allows no comma before a closing bracket\n", 64),
+        (["X-A : 1"], "af: error: invalid header name 'X-A ' in 'X-A : 1': a header name has no spaces around it; write 'X-A:VALUE'\n", 64),
         (["a=1", "a[b]=2"], "af: error: request items 'a=1' and 'a[b]=2' conflict: 'a' cannot be both a value and an object; keep one, or give them different names\n", 64),
         (["bad"], "af: error: 'bad' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n", 64),
         (["a=@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from 'a=@/nonexistent/file'): no such file or directory; check the path and its permissions\n", 66),

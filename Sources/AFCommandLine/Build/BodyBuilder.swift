@@ -145,9 +145,47 @@ enum BodyBuilder {
     static func validatedJSON(_ text: String, item: String) throws(CommandFailure) -> String {
         let trimmed = text.trimmingCharacters(in: " \t\r\n")
         if let error = JSONScanner.validate(Array(trimmed.utf8)) {
-            throw .usage("invalid JSON in '\(item)': \(error.description)")
+            throw .usage("invalid JSON in '\(item)': \(error.description)\(jsonHint(trimmed))")
         }
         return trimmed
+    }
+
+    /// What a JSON text that failed most likely got wrong, when it is one of the usual slips
+    /// (Python's or JavaScript's spellings); empty otherwise.
+    static func jsonHint(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        // A word outside strings: the first letters of the text, or after , : [ { and blanks.
+        var words: [String] = []
+        var index = 0
+        var inString = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if inString {
+                if byte == UInt8(ascii: "\\") { index += 1 } else if byte == UInt8(ascii: "\"") { inString = false }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if (byte | 0x20) >= UInt8(ascii: "a"), (byte | 0x20) <= UInt8(ascii: "z") {
+                let start = index
+                while index < bytes.count, (bytes[index] | 0x20) >= UInt8(ascii: "a"), (bytes[index] | 0x20) <= UInt8(ascii: "z") { index += 1 }
+                words.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                continue
+            }
+            index += 1
+        }
+        if let word = words.first(where: { ["True", "False", "None", "TRUE", "FALSE", "NULL", "Null", "nil", "undefined"].contains($0) }) {
+            return "; JSON's literals are true, false and null, in lower case (not \(word))"
+        }
+        if bytes.contains(UInt8(ascii: "'")), !bytes.contains(UInt8(ascii: "\"")) {
+            return "; JSON strings take double quotes (\"x\"), not single ones (in a shell, quote the whole item: 'name:={\"x\": 1}')"
+        }
+        var previous: UInt8?
+        for byte in bytes where byte != 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D {
+            if previous == UInt8(ascii: ","), byte == UInt8(ascii: "]") || byte == UInt8(ascii: "}") {
+                return "; JSON allows no comma before a closing bracket"
+            }
+            previous = byte
+        }
+        return ""
     }
 
     /// The JSON text of a `name:=json` or `name:=@file` item.

@@ -276,6 +276,10 @@ enum RequestBuilder {
         let name = header.name.rawValue
         let tokenCharacters = "!#$%&'*+-.^_`|~"
         guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenCharacters.unicodeScalars.contains($0)) }) else {
+            let trimmed = name.trimmingCharacters(in: " \t")
+            if trimmed != name, !trimmed.isEmpty {
+                throw .usage("invalid header name '\(name)' in '\(item)': a header name has no spaces around it; write '\(trimmed):VALUE'")
+            }
             throw .usage("invalid header name '\(name)' in '\(item)': use letters, digits and !#$%&'*+-.^_`|~")
         }
         guard !header.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
