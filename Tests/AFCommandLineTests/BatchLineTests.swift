@@ -45,7 +45,8 @@ import Testing
     func refusesUnfinishedQuoting(line: String, problem: ShellWords.Problem) {
         #expect(throws: problem) { try ShellWords.split(line) }
         // Only a backslash at the end carries a line on to the next.
-        #expect(ShellWords.continuesOnNextLine(line) == (problem == .trailingBackslash))
+        var carry = ShellWords.Carry()
+        #expect(ShellWords.continues(line, from: &carry) == (problem == .trailingBackslash))
     }
 
     /// Command lines as a batch file's reader hands them over: joined where a line ends with
@@ -62,6 +63,25 @@ import Testing
         #expect(commands.map(\.0) == [1, 3, 4, 5])
         #expect(commands.map(\.1) == ["one \\\n  two", "comment # not joined \\", "'open \\", "three \\\r\nfour \\"])
         #expect(commands.map { (_, text) in try? ShellWords.split(text) } == [["one", "two"], ["comment"], nil, nil])
+    }
+
+    /// Each line is read once for whether the command goes on, from where the line before
+    /// left off; joined and split, the lines give what a shell gives.
+    @Test(arguments: [
+        ("x\\\n#y\n", ["x#y"]),
+        ("p \\\n# a comment\n", ["p"]),
+        ("\"a\\\nb\" \\\nc\n", ["ab", "c"]),
+        ("'q\\' \\\nr\n", ["q\\", "r"]),
+        ("s \\\\\nt\n", ["s", "\\"]),
+    ])
+    func continuedLinesSplitAsAShellSplitsThem(file: String, words: [String]) throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-lines")
+        let path = try TemporaryDirectory.write(file, named: "lines.txt", in: directory)
+        let fd = open(path, O_RDONLY)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let text = try #require(try LineReader(fd: fd, name: "lines.txt").nextCommand())
+        #expect(try ShellWords.split(text) == words)
     }
 
     @Test func lineOptionsGoOnTopOfTheBatchOptions() throws {

@@ -309,6 +309,13 @@ import Testing
         #expect(streamed.status == 64)
         #expect(streamed.out == "answer 5\nanswer 7\n")
         #expect(streamed.err.hasPrefix("af: line 3: error: a single quote is not closed"), "\(streamed.err)")
+        // 100,000 joined lines are read once each: the whole command was read again for every
+        // line it gained (2 minutes for this file).
+        let long = try TemporaryDirectory.write("\(server.url("/answer/8")) \\\n" + String(repeating: "a\\\n", count: 100_000) + "b\n", named: "long.txt", in: directory)
+        let joined = AF.run(["batch", long], timeout: 20)
+        #expect(!joined.timedOut)
+        #expect(joined.status == 64)
+        #expect(joined.err.hasPrefix("af: error: \(long):1: 'aaaa"), "\(joined.err.prefix(200))")
     }
 
     @Test func unreadableFileAndBadBatchOptions() throws {

@@ -78,8 +78,11 @@ final class LineReader {
         // Set first: a line that fails to be read (too long, not UTF-8) is this command line.
         commandLineNumber = lineNumber + 1
         guard var text = try next() else { return nil }
-        while ShellWords.continuesOnNextLine(text), let more = try next() {
+        var line = text
+        var carry = ShellWords.Carry()
+        while ShellWords.continues(line, from: &carry), let more = try next() {
             text += "\n" + more
+            line = more
             if text.utf8.count > Self.maximumLength {
                 throw .usage("\(name):\(commandLineNumber): the command line that starts here is longer than 1 MiB")
             }

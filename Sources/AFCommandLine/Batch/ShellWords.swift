@@ -20,18 +20,70 @@ enum ShellWords {
         }
     }
 
-    /// Whether `line` goes on in the next line of the file: it ends with a backslash that
-    /// escapes the line break (outside quotes or inside double quotes). Lines without a
-    /// backslash, nearly all of them, are not split for it.
-    static func continuesOnNextLine(_ line: String) -> Bool {
+    /// Where splitting stands at the end of a line that goes on in the next: inside double
+    /// quotes or not, and inside a word or not (a `#` right after the joined line break is
+    /// then part of the word, not a comment).
+    struct Carry: Sendable, Equatable {
+        var inDoubleQuotes = false
+        var inWord = false
+    }
+
+    /// Whether the file's line `line`, read from `carry` (where the line before it left off),
+    /// ends with a backslash that escapes its line break (outside quotes or inside double
+    /// quotes), so the command goes on in the next line; `carry` becomes where this line
+    /// leaves off. Only this line is read, so a command joined from many lines costs its
+    /// length once; a line that does not end with a backslash, nearly every one, not at all.
+    static func continues(_ line: String, from carry: inout Carry) -> Bool {
         let end = line.utf8.suffix(2)
         guard end.last == UInt8(ascii: "\\") || end.elementsEqual([UInt8(ascii: "\\"), UInt8(ascii: "\r")]) else { return false }
-        do {
-            _ = try split(line)
-            return false
-        } catch {
-            return error == .trailingBackslash
+        let bytes = Array(line.utf8)
+        // A backslash at the end, or before a CR that ends the line (CRLF files).
+        func endsAt(_ index: Int) -> Bool {
+            index == bytes.count || (index == bytes.count - 1 && bytes[index] == UInt8(ascii: "\r"))
         }
+        var inDoubleQuotes = carry.inDoubleQuotes
+        var inWord = carry.inWord
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if inDoubleQuotes {
+                if byte == UInt8(ascii: "\"") {
+                    inDoubleQuotes = false
+                } else if byte == UInt8(ascii: "\\") {
+                    if endsAt(index) {
+                        carry = Carry(inDoubleQuotes: true, inWord: true)
+                        return true
+                    }
+                    index += 1
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                inWord = false
+            case UInt8(ascii: "#") where !inWord:
+                return false
+            case UInt8(ascii: "'"):
+                // A single quote closes on its line, or the line fails (and goes on nowhere).
+                guard let close = bytes[index...].firstIndex(of: UInt8(ascii: "'")) else { return false }
+                inWord = true
+                index = close + 1
+            case UInt8(ascii: "\""):
+                inWord = true
+                inDoubleQuotes = true
+            case UInt8(ascii: "\\"):
+                if endsAt(index) {
+                    carry = Carry(inDoubleQuotes: false, inWord: inWord)
+                    return true
+                }
+                inWord = true
+                index += 1
+            default:
+                inWord = true
+            }
+        }
+        return false
     }
 
     /// The words of `line`; an empty array for a blank line or a comment.
