@@ -41,24 +41,22 @@ package enum CurlRuntime {
         return String(cString: text)
     }
 
+    /// libcurl's version as one number (0x075801 for 7.88.1); nil when it does not say.
+    private static let versionNumber: UInt32? = {
+        ensureInitialized()
+        return afcurl_version_info()?.pointee.version_num
+    }()
+
     /// Whether this libcurl reads its content-decoding switch as each body chunk arrives (7.x
     /// does; the client-writer rework of 8.x sets decoding up with the head), so that af can
     /// take a gzip body over once the head is complete. Where it cannot be sure, af still
     /// tries, but passes through bytes that libcurl already decoded.
-    package static let decodingSwitchIsLive: Bool = {
-        ensureInitialized()
-        guard let info = afcurl_version_info() else { return false }
-        return info.pointee.version_num < 0x080000
-    }()
+    package static let decodingSwitchIsLive = versionNumber.map { $0 < 0x080000 } ?? false
 
     /// Whether this libcurl can reuse a cleartext HTTP/2 connection made with prior
     /// knowledge: 7.x could not (a second request on it failed in the HTTP/2 framing layer;
     /// fixed in 8.0.0, curl pull request 10643).
-    package static let reusesPriorKnowledgeConnections: Bool = {
-        ensureInitialized()
-        guard let info = afcurl_version_info() else { return false }
-        return info.pointee.version_num >= 0x080000
-    }()
+    package static let reusesPriorKnowledgeConnections = versionNumber.map { $0 >= 0x080000 } ?? false
 
     /// The content codings this libcurl can decode, in preference order.
     package static let supportedContentEncodings: [String] = {
