@@ -48,10 +48,7 @@ struct TrustConfiguration: Sendable {
         case nil, "yes"?, "true"?:
             // Looked up once per environment (a batch makes a configuration per line).
             if let (variable, path) = environment.derived.caBundle {
-                // SSL_CERT_DIR may list directories, as OpenSSL reads it: one that exists is
-                // enough (OpenSSL passes over the others).
-                if usesTLS, !(variable == "SSL_CERT_DIR" && FileIO.isCertificateDirectory(path)),
-                   case .unreadable(let reason) = FileReading.readability(path) {
+                if usesTLS, let reason = environment.derived.caBundleProblem() {
                     throw .unreadable("cannot read the CA bundle '\(Quote.argument(path))' that \(variable) names: \(reason); correct \(variable) or unset it")
                 }
                 base = DefaultTrustEvaluator(caBundle: path)

@@ -26,15 +26,36 @@ public struct Environment: Sendable {
         let noColor: Bool
         /// The CA bundle the variables name, and which variable (`TrustConfiguration`).
         let caBundle: (variable: String, path: String)?
+        /// Why that bundle cannot be read (nil: it can), once an https request has asked.
+        private let caBundleCheck: Protected<String??>?
 
         init(_ variables: [String: String]) {
             proxies = ProxyEnvironment(variables)
             caBundle = TrustConfiguration.bundleVariables.lazy.compactMap { name in
                 variables[name].flatMap { $0.isEmpty ? nil : (name, $0) }
             }.first
+            caBundleCheck = caBundle == nil ? nil : Protected(nil)
             temporaryDirectory = variables["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
             dumbTerminal = variables["TERM"] == "dumb"
             noColor = dumbTerminal || !(variables["NO_COLOR"] ?? "").isEmpty
+        }
+
+        /// Why the CA bundle the variables name cannot be used, or nil when it can (or none
+        /// is named): looked at when an https request first asks, then kept, since a batch
+        /// makes a trust configuration for every line. `SSL_CERT_DIR` may list directories,
+        /// as OpenSSL reads it: one that exists is enough.
+        func caBundleProblem() -> String? {
+            guard let (variable, path) = caBundle, let check = caBundleCheck else { return nil }
+            return check.write { known -> String? in
+                if let known { return known }
+                var problem: String?
+                if !(variable == "SSL_CERT_DIR" && FileIO.isCertificateDirectory(path)),
+                   case .unreadable(let reason) = FileReading.readability(path) {
+                    problem = reason
+                }
+                known = .some(problem)
+                return problem
+            }
         }
     }
 
