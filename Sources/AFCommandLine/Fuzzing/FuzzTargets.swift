@@ -35,13 +35,32 @@ package enum FuzzTargets {
 
     /// One request item per line: parsing never traps, and a JSON body built from the data
     /// items is always valid JSON.
-    /// Lines of an `af batch` file: split with shell quoting and planned as a line's command
-    /// line. Words that split must come back unchanged when quoted again and re-split.
+    /// Lines of an `af batch` file: joined where a line ends with a backslash, split with
+    /// shell quoting and planned as a line's command line. Reading line by line whether the
+    /// command goes on must agree with splitting the command read so far; words that split
+    /// must come back unchanged when quoted again and re-split.
     static func batchLine(_ data: [UInt8]) {
         let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n").prefix(64) {
-            // As af batch reads a line: a NUL is refused before the words are split.
-            guard let words = try? LinePlanner.words(String(line)) else { continue }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).prefix(64).map(String.init)
+        var next = 0
+        while next < lines.count {
+            // As `LineReader.nextCommand` joins them.
+            var text = lines[next]
+            var line = text
+            var carry = ShellWords.Carry()
+            next += 1
+            while true {
+                let goesOn = ShellWords.continues(line, from: &carry)
+                var endsWithBackslash = false
+                do { _ = try ShellWords.split(text) } catch { endsWithBackslash = error == .trailingBackslash }
+                precondition(goesOn == endsWithBackslash, "line-by-line continuation disagrees with the split of \(text.utf8.count) bytes")
+                guard goesOn, next < lines.count else { break }
+                text += "\n" + lines[next]
+                line = lines[next]
+                next += 1
+            }
+            // As af batch reads a command: a NUL is refused before the words are split.
+            guard let words = try? LinePlanner.words(text) else { continue }
             precondition(!words.contains { $0.utf8.contains(0) }, "a word holds a NUL")
             // Quotes are replaced as bytes: a quote followed by a combining mark is one
             // Character, which a Character-level replace would not see.

@@ -253,7 +253,6 @@ enum Suggestions {
         "m": "curl's -m SECONDS is --timeout=SECONDS here",
     ]
 
-
     private static let tlsVersion = "--ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"
 
     /// Levenshtein distance.
