@@ -186,6 +186,12 @@ import Testing
             #expect(Base64.decode(Base64.encode(bytes)) == bytes)
         }
         #expect(Base64.encode(Array("any carnal pleas".utf8)) == "YW55IGNhcm5hbCBwbGVhcw==")
+        // RFC 4648's vectors, and bytes that are not held in one piece.
+        for (text, encoded) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")] {
+            #expect(Base64.encode(Array(text.utf8)) == encoded)
+            #expect(Base64.encode(text.utf8.lazy.map { $0 }) == encoded)
+        }
+        #expect(Base64.encode([0xFF, 0xFE, 0xFD, 0x00]) == "//79AA==")
         #expect(Base64.decode("not base64!") == nil)
     }
 }

@@ -62,6 +62,8 @@ import Testing
         #expect(JSONWriter.quoted("\n\r\t\u{08}\u{0C}") == #""\n\r\t\b\f""#)
         #expect(JSONWriter.quoted("\u{00}\u{1F}\u{7F}") == "\"\\u0000\\u001f\u{7F}\"")
         #expect(JSONWriter.quoted("é😀/") == "\"é😀/\"")
+        // Escapes first, last and next to each other, between runs copied whole.
+        #expect(JSONWriter.quoted("\"\"x\n\ny\\") == #""\"\"x\n\ny\\""#)
         for value in (0..<0x80).map({ String(UnicodeScalar(UInt8($0))) }) + ["", "mixed \u{01} é \" end"] {
             let quoted = JSONWriter.quoted(value)
             #expect(JSONScanner.validate(Array(quoted.utf8)) == nil, "\(quoted)")

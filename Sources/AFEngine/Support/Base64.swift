@@ -1,22 +1,44 @@
 /// Standard base64 (RFC 4648, with padding).
 package enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
     /// Encodes bytes.
     package static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var iterator = bytes.makeIterator()
-        while let first = iterator.next() {
-            let second = iterator.next()
-            let third = iterator.next()
-            let value = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
-            out.append(alphabet[Int(value >> 18 & 63)])
-            out.append(alphabet[Int(value >> 12 & 63)])
-            out.append(second == nil ? UInt8(ascii: "=") : alphabet[Int(value >> 6 & 63)])
-            out.append(third == nil ? UInt8(ascii: "=") : alphabet[Int(value & 63)])
+        if let text = bytes.withContiguousStorageIfAvailable({ encode($0) }) { return text }
+        return encode(Array(bytes))
+    }
+
+    /// Encodes bytes held in one piece, three at a time into a buffer sized up front (a
+    /// report's binary body goes through here).
+    package static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let count = (bytes.count + 2) / 3 * 4
+        guard count > 0 else { return "" }
+        return alphabet.withUTF8Buffer { table in
+            String(unsafeUninitializedCapacity: count) { out in
+                var read = 0
+                var written = 0
+                while read + 3 <= bytes.count {
+                    let value = UInt32(bytes[read]) << 16 | UInt32(bytes[read + 1]) << 8 | UInt32(bytes[read + 2])
+                    out[written] = table[Int(value >> 18 & 63)]
+                    out[written + 1] = table[Int(value >> 12 & 63)]
+                    out[written + 2] = table[Int(value >> 6 & 63)]
+                    out[written + 3] = table[Int(value & 63)]
+                    read += 3
+                    written += 4
+                }
+                let left = bytes.count - read
+                if left > 0 {
+                    let second = left == 2 ? UInt32(bytes[read + 1]) : 0
+                    let value = UInt32(bytes[read]) << 16 | second << 8
+                    out[written] = table[Int(value >> 18 & 63)]
+                    out[written + 1] = table[Int(value >> 12 & 63)]
+                    out[written + 2] = left == 2 ? table[Int(value >> 6 & 63)] : UInt8(ascii: "=")
+                    out[written + 3] = UInt8(ascii: "=")
+                    written += 4
+                }
+                return written
+            }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes text, ignoring whitespace; nil when it is not base64.
