@@ -332,6 +332,18 @@ def batch(args):
         ratio = medians[commands[0][0]] / medians[commands[1][0]]
         print(f"  => af batch / curl -Z = {ratio:.2f} (target <= 1.00)")
 
+        # A JSON line a request, as CI jobs collect them: af's report holds the request, the
+        # response's head and body (base64 for these binary bodies) and the metrics; curl's
+        # write-out holds the transfer's variables and no body.
+        # (-o names one URL's output, so curl's config gives each URL its own.)
+        discarding = os.path.join(directory, "h1-discard.cfg")
+        write_lines(discarding, [f'url = "{args.server}/bytes/1024?n={n}"\noutput = "/dev/null"' for n in range(count)])
+        reports = [
+            ("af batch --report=json", [args.af, "batch", f"--parallel={parallel}", "--report=json", lines]),
+            ("curl -Z -w '%{json}'", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-w", "%{json}\n", "-K", discarding]),
+        ]
+        compare(f"{count} GETs of 1 KiB with a JSON line for each, {parallel} in flight", reports, runs)
+
         served = os.path.join(directory, "h2")
         os.mkdir(served)
         make_file(os.path.join(served, "k.bin"), 1024)

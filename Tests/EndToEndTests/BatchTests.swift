@@ -65,6 +65,31 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
     }
 
+    /// Outputs that wait share temporary files, each written from its start again once none
+    /// of its outputs waits: over many lines finishing in every order, each output still
+    /// comes out whole and in its place, a file's reuse never overwriting one not yet out.
+    @Test func waitingOutputsShareTemporaryFilesWithoutOverwritingEachOther() throws {
+        // Delays in a pattern that has later lines finish first, in waves; sizes of every
+        // kind (one outgrows memory while running and gets a file of its own).
+        let delays = [0.08, 0, 0.02, 0.05, 0, 0.01, 0.03, 0]
+        let sizes = [10, 3000, 0, 20_000, 50_000, 700]
+        let cases = (0..<48).map { (delay: delays[$0 % delays.count], size: sizes[($0 * 5) % sizes.count]) }
+        let path = try file(cases.enumerated().map { index, item in
+            server.url("/answer/\(index + 1)?delay=\(item.delay)&size=\(item.size)")
+        })
+        let temporary = try TemporaryDirectory.make(prefix: "af-batch-log")
+        let result = AF.run(["batch", "--parallel=8", path], environment: ["TMPDIR": temporary])
+        #expect(result.status == 0, "\(result.err)")
+        // Compared line by line, so that a failure names the first line out of place.
+        let expected = cases.enumerated().map { index, item in String(decoding: Self.answer("\(index + 1)", size: item.size), as: UTF8.self) }
+        let printed = result.out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0 + "\n" }
+        #expect(printed.count == expected.count)
+        let firstMisplacedLine = zip(printed, expected).enumerated().first { $0.element.0 != $0.element.1 }.map { $0.offset + 1 }
+        #expect(firstMisplacedLine == nil)
+        #expect(result.err.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+    }
+
     /// Without a usable temporary directory, output that must wait still waits in memory
     /// while it fits what a running request may hold; a larger one fails its line, whole.
     @Test func withoutATemporaryDirectoryOnlyALargeWaitingOutputFails() throws {

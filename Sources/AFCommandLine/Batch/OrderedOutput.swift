@@ -8,12 +8,14 @@ import Glibc
 /// The earliest request not yet printed writes straight to standard output. Every later one
 /// writes to a channel that holds up to `heldLimit` bytes in memory while the request runs,
 /// like any output buffer; when it ends, a request that is by then the earliest is printed
-/// from memory, and any other moves its output to an unlinked temporary file, copied out (by
-/// the kernel, `sendfile`) once everything before it is out. Output that waits for earlier
-/// lines therefore waits in files, not memory, and an interrupted run leaves nothing behind.
-/// Files are reused: each request writes after what the previous one left, and a file is
-/// emptied only once it has grown large (truncating costs the file system more than writing
-/// on). With `inCompletionOrder` (`--report=json`) every request writes straight out.
+/// from memory, and any other moves its output to a shared, unlinked temporary file
+/// (`SpoolLog`), copied out (by the kernel, `sendfile`) once everything before it is out. An
+/// output that outgrows memory while its request runs moves to a temporary file of its own,
+/// since it is still being written. Output that waits for earlier lines therefore waits in
+/// files, not memory, and an interrupted run leaves nothing behind. Files of the second kind
+/// are reused: each request writes after what the previous one left, and a file is emptied
+/// only once it has grown large (truncating costs the file system more than writing on).
+/// With `inCompletionOrder` (`--report=json`) every request writes straight out.
 final class OrderedOutput: Sendable {
     private enum Slot: Sendable {
         /// Writing straight to standard output.
@@ -22,6 +24,8 @@ final class OrderedOutput: Sendable {
         case running(OutputChannel)
         /// Finished; what is left to print (nothing when it went out directly).
         case done(SpoolRegion?, [UInt8])
+        /// Finished, and waiting in the spool log.
+        case logged(SpoolLog.Region)
         /// Nothing to print (a bad line, a cancelled request).
         case skipped
     }
@@ -32,6 +36,8 @@ final class OrderedOutput: Sendable {
         var slots: [Int: Slot] = [:]
         /// Temporary files ready for another request, with the length of what they hold.
         var spare: [SpoolRegion] = []
+        /// Finished outputs waiting for earlier lines.
+        var log = SpoolLog()
     }
 
     /// The block a copy goes through when the kernel cannot copy by itself.
@@ -61,7 +67,10 @@ final class OrderedOutput: Sendable {
     }
 
     deinit {
-        for spool in state.read({ $0.spare }) { close(spool.fd) }
+        state.read { state in
+            for spool in state.spare { close(spool.fd) }
+            state.log.close()
+        }
     }
 
     /// The sequence number that must print before any later one.
@@ -102,18 +111,32 @@ final class OrderedOutput: Sendable {
             return (channel, state.next == sequence)
         }
         if let channel {
-            // Output that has to wait for earlier lines waits in a file. Should no file be
-            // had, it stays in memory (no more than the held limit).
-            if !isNext { _ = channel.spillHeld() }
             let (file, bytes, lost) = channel.release()
             if lost, let file { recycle(file.fd) }
-            state.write { $0.slots[sequence] = lost ? .done(nil, []) : .done(file, bytes) }
+            let slot: Slot
+            if lost {
+                slot = .done(nil, [])
+            } else if !isNext, file == nil, !bytes.isEmpty {
+                // Output that has to wait for earlier lines waits in a file. Should no file
+                // be had, it stays in memory (no more than the held limit).
+                slot = state.write { state in
+                    state.log.append(bytes, makeFile: makeLogFile).map(Slot.logged) ?? .done(nil, bytes)
+                }
+            } else {
+                slot = .done(file, bytes)
+            }
+            state.write { $0.slots[sequence] = slot }
         } else {
             state.write { state in
                 if case .direct = state.slots[sequence] { state.slots[sequence] = .done(nil, []) }
             }
         }
         printReady()
+    }
+
+    /// A new file for the spool log, or nil (the output then waits in memory).
+    private func makeLogFile() -> Int32? {
+        try? FileIO.makeUnnamedFile(in: temporaryDirectory, prefix: "af-batch").get()
     }
 
     /// Request `sequence` prints nothing.
@@ -137,6 +160,7 @@ final class OrderedOutput: Sendable {
         for (_, slot) in remaining {
             switch slot {
             case .done(let file, let bytes): print(file, bytes)
+            case .logged(let region): print(region)
             case .running(let channel): if let file = channel.release().file { recycle(file.fd) }
             case .direct, .skipped: break
             }
@@ -145,23 +169,31 @@ final class OrderedOutput: Sendable {
 
     private func printReady() {
         while true {
-            let ready = state.write { state -> (SpoolRegion?, [UInt8])? in
-                switch state.slots[state.next] {
-                case .done(let file, let bytes):
+            let ready = state.write { state -> Slot? in
+                let slot = state.slots[state.next]
+                switch slot {
+                case .done, .logged, .skipped:
                     state.slots[state.next] = nil
                     state.next += 1
-                    return (file, bytes)
-                case .skipped:
-                    state.slots[state.next] = nil
-                    state.next += 1
-                    return (nil, [])
+                    return slot
                 case .direct, .running, nil:
                     return nil
                 }
             }
-            guard let (file, bytes) = ready else { return }
-            print(file, bytes)
+            switch ready {
+            case .done(let file, let bytes): print(file, bytes)
+            case .logged(let region): print(region)
+            case .skipped: continue
+            case .direct, .running, nil: return
+            }
         }
+    }
+
+    /// Prints a finished request's output from the spool log, whose stretch is then free.
+    private func print(_ region: SpoolLog.Region) {
+        let fd = state.read { $0.log.descriptor(of: region) }
+        try? stdout.copy(from: fd, offset: region.offset, count: region.count, buffer: buffer.bytes)
+        state.write { $0.log.release(region) }
     }
 
     /// Prints a finished request's output: its part of a temporary file (the file is then

@@ -40,7 +40,7 @@ struct HeldOutput: Sendable {
             bytes.append(contentsOf: more)
             return nil
         }
-        var failure = move(takingFile: true)
+        var failure = move()
         if failure == nil, let file {
             let code = FileIO.writeAll(file.fd, more)
             if code != 0 { failure = Self.fileError(code) }
@@ -50,12 +50,6 @@ struct HeldOutput: Sendable {
             bytes = []
         }
         return failure
-    }
-
-    /// Moves what memory holds to the file (taken first when there is none yet). On failure
-    /// the bytes stay in memory.
-    mutating func spill() -> AFError? {
-        lost == nil ? move(takingFile: false) : nil
     }
 
     /// Ends the output: the file holding its start (nil when nothing moved), what is still in
@@ -69,11 +63,9 @@ struct HeldOutput: Sendable {
         return (file, bytes, lost != nil)
     }
 
-    /// Writes what memory holds to the file, taking one first if there is none (even with
-    /// nothing held, when `takingFile`).
-    private mutating func move(takingFile: Bool) -> AFError? {
+    /// Writes what memory holds to the file, taking one first if there is none.
+    private mutating func move() -> AFError? {
         if file == nil {
-            guard takingFile || !bytes.isEmpty else { return nil }
             switch takeFile() {
             case .success(let taken): file = taken
             case .failure(let error): return error

@@ -41,7 +41,7 @@ final class OutputChannel: Sendable {
     }
 
     /// A channel that keeps up to `limit` bytes in memory and moves everything to the
-    /// temporary file `spill` gives once more is written (or when `spillHeld` is called).
+    /// temporary file `spill` gives once more is written.
     init(holdingUpTo limit: Int, isTerminal: Bool, spill: @escaping @Sendable () -> Result<SpoolRegion, AFError>) {
         fd = nil
         state = Mutex(State(held: HeldOutput(limit: limit, takeFile: spill)))
@@ -81,12 +81,6 @@ final class OutputChannel: Sendable {
             return state.remember(Self.writeError(code))
         }
         if let failure { throw failure }
-    }
-
-    /// For a held channel: moves what memory holds to the temporary file (taken first when
-    /// there is none yet). On failure the bytes stay held.
-    func spillHeld() -> AFError? {
-        state.withLock { $0.held?.spill() }
     }
 
     /// For a held channel: ends it (see `HeldOutput.release`).

@@ -20,6 +20,22 @@ package enum FileIO {
         return 0
     }
 
+    /// Writes every byte at `offset` (`pwrite`), leaving the descriptor's position alone;
+    /// returns 0 or the `errno` that stopped it.
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Int32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        var written = 0
+        while written < bytes.count {
+            let count = pwrite(fd, base + written, bytes.count - written, off_t(offset) + off_t(written))
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            written += count
+        }
+        return 0
+    }
+
     /// Whether something exists at `path` (a dangling symbolic link counts).
     package static func exists(_ path: String) -> Bool {
         var info = stat()
