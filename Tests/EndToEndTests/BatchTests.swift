@@ -513,6 +513,22 @@ import Testing
         #expect(result.err == "af: error: \(word); 1 of 3 requests had finished, 2 cancelled\n")
     }
 
+    /// A line that finished while an earlier one still ran waits in a temporary file; when
+    /// the run is interrupted, the earlier line is cancelled and prints nothing, and the
+    /// waiting output is printed all the same.
+    @Test func anInterruptedRunPrintsWhatFinishedBehindALineThatDidNot() throws {
+        let path = try file([server.url("/answer/1?delay=10"), server.url("/answer/2?size=5000"), server.url("/answer/3?delay=10")])
+        let running = AF.start(["batch", "--parallel=3", path])
+        let deadline = Date().addingTimeInterval(10)
+        while server.requests.count < 3, Date() < deadline { usleep(10000) }
+        usleep(300_000)
+        running.signal(SIGINT)
+        let result = running.wait(timeout: 10)
+        #expect(result.status == 130)
+        #expect(Array(result.out.utf8) == Self.answer("2", size: 5000))
+        #expect(result.err == "af: error: interrupted; 1 of 3 requests had finished, 2 cancelled\n")
+    }
+
     @Test func reportsAreOneJSONLineEachInCompletionOrder() throws {
         let path = try file([server.url("/answer/1?delay=0.5"), server.url("/json"), server.url("/status/404")])
         let result = AF.run(["batch", "--parallel=3", "--report=json", "--check-status", path])
