@@ -609,6 +609,30 @@ import Testing
         #expect(Format.seconds(0.25) == "250ms")
         #expect(RetryPolicy(retryLimit: 5, delayScale: 1e300, backoffBase: 1e300, maxDelay: 30).delay(forRetry: 5) == 30)
     }
+
+    @Test func decimalsHaveTheirPlacesAndNeverTrap() {
+        #expect(Format.decimal(0.5, places: 1) == "0.5")
+        #expect(Format.decimal(1.25, places: 1) == "1.3")
+        #expect(Format.decimal(0.000123, places: 6) == "0.000123")
+        #expect(Format.decimal(12.0, places: 6) == "12.000000")
+        #expect(Format.decimal(-2.5, places: 0) == "-3")
+        #expect(Format.decimal(-0.04, places: 1) == "0.0")
+        #expect(Format.decimal(-1.05, places: 2) == "-1.05")
+        #expect(Format.decimal(0, places: 3) == "0.000")
+        // Digits that would not fit an Int (1e20 with six places) are printed as Swift
+        // prints the value, where they trapped.
+        #expect(Format.decimal(1e14, places: 6) == "100000000000000.0")
+        #expect(Format.decimal(1e15, places: 1) == "1000000000000000.0")
+        #expect(Format.decimal(1e30, places: 1) == "1e+30")
+        #expect(Format.decimal(.infinity, places: 2) == "inf")
+        var json = JSONWriter()
+        json.array { json in
+            json.number(0.25, places: 6)
+            json.number(.nan, places: 6)
+            json.number(nil, places: 6)
+        }
+        #expect(json.text == "[0.250000, null, null]")
+    }
 }
 
 /// An adapter made of a closure, for tests.

@@ -11,17 +11,41 @@ package enum Format {
 
     /// A decimal with a fixed number of places, without Foundation.
     package static func decimal(_ value: Double, places: Int) -> String {
-        guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
+        var bytes: [UInt8] = []
+        appendDecimal(value, places: places, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `decimal(value, places:)`'s text to `out`, digit by digit (a report writes
+    /// several a line). A value whose scaled digits would not fit an `Int` is written as
+    /// Swift prints it.
+    package static func appendDecimal(_ value: Double, places: Int, to out: inout [UInt8]) {
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
+        guard value.isFinite, abs(value) < 1e15, scaled < 9e18 else {
+            out.append(contentsOf: "\(value)".utf8)
+            return
+        }
         let whole = Int(scaled / scale)
         let fraction = Int(scaled) - whole * Int(scale)
-        let sign = value < 0 && scaled > 0 ? "-" : ""
-        guard places > 0 else { return "\(sign)\(whole)" }
-        var digits = String(fraction)
-        while digits.count < places { digits = "0" + digits }
-        return "\(sign)\(whole).\(digits)"
+        if value < 0, scaled > 0 { out.append(UInt8(ascii: "-")) }
+        appendDigits(whole, atLeast: 1, to: &out)
+        guard places > 0 else { return }
+        out.append(UInt8(ascii: "."))
+        appendDigits(fraction, atLeast: places, to: &out)
+    }
+
+    /// The decimal digits of `number` (not negative), with leading zeros up to `count`.
+    private static func appendDigits(_ number: Int, atLeast count: Int, to out: inout [UInt8]) {
+        let start = out.count
+        var rest = number
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        while out.count - start < count { out.append(UInt8(ascii: "0")) }
+        out[start...].reverse()
     }
 
     /// `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.

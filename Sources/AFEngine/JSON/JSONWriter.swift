@@ -98,10 +98,11 @@ package struct JSONWriter {
         if let value { appendASCII(String(value)) } else { appendASCII("null") }
     }
 
-    /// A decimal with `places` digits after the point, or `null` when nil.
+    /// A decimal with `places` digits after the point, or `null` when nil or not finite (JSON
+    /// has no infinity).
     package mutating func number(_ value: Double?, places: Int) {
         separate()
-        if let value { appendASCII(Format.decimal(value, places: places)) } else { appendASCII("null") }
+        if let value, value.isFinite { Format.appendDecimal(value, places: places, to: &bytes) } else { appendASCII("null") }
     }
 
     /// `true` or `false`.
