@@ -632,6 +632,18 @@ import Testing
             json.number(nil, places: 6)
         }
         #expect(json.text == "[0.250000, null, null]")
+        // Integers as String(value) writes them, whether they fit an Int or not.
+        var integers = JSONWriter()
+        integers.array { json in
+            json.number(0)
+            json.number(-7)
+            json.number(Int.max)
+            json.number(Int.min)
+            json.number(Int8(-128))
+            json.number(UInt64.max)
+            json.number(Int?.none)
+        }
+        #expect(integers.text == "[0, -7, \(Int.max), \(Int.min), -128, \(UInt64.max), null]")
     }
 }
 

@@ -30,22 +30,32 @@ package enum Format {
         let whole = Int(scaled / scale)
         let fraction = Int(scaled) - whole * Int(scale)
         if value < 0, scaled > 0 { out.append(UInt8(ascii: "-")) }
-        appendDigits(whole, atLeast: 1, to: &out)
+        appendDigits(UInt(whole), atLeast: 1, to: &out)
         guard places > 0 else { return }
         out.append(UInt8(ascii: "."))
-        appendDigits(fraction, atLeast: places, to: &out)
+        appendDigits(UInt(fraction), atLeast: places, to: &out)
     }
 
-    /// The decimal digits of `number` (not negative), with leading zeros up to `count`.
-    private static func appendDigits(_ number: Int, atLeast count: Int, to out: inout [UInt8]) {
-        let start = out.count
-        var rest = number
-        repeat {
-            out.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        while out.count - start < count { out.append(UInt8(ascii: "0")) }
-        out[start...].reverse()
+    /// Appends `value`'s decimal digits (and sign) to `out`, as `String(value)` writes them.
+    package static func appendInteger(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        appendDigits(value.magnitude, atLeast: 1, to: &out)
+    }
+
+    /// The decimal digits of `number`, with leading zeros up to `count`: written from the
+    /// end of a small buffer on the stack, then appended at once.
+    private static func appendDigits(_ number: UInt, atLeast count: Int, to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var start = buffer.count
+            var rest = number
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            for _ in 0..<max(0, count - (buffer.count - start)) { out.append(UInt8(ascii: "0")) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
     }
 
     /// `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.

@@ -92,10 +92,20 @@ package struct JSONWriter {
         if let value { appendQuoted(value) } else { appendASCII("null") }
     }
 
+    /// An integer, or `null` when nil (most numbers a report writes: without the generic
+    /// path's metadata lookups).
+    package mutating func number(_ value: Int?) {
+        separate()
+        if let value { Format.appendInteger(value, to: &bytes) } else { appendASCII("null") }
+    }
+
     /// An integer, or `null` when nil.
     package mutating func number<T: BinaryInteger>(_ value: T?) {
         separate()
-        if let value { appendASCII(String(value)) } else { appendASCII("null") }
+        guard let value else { return appendASCII("null") }
+        // The digits written in place where the value fits an Int (a report writes a dozen
+        // a line); `String(value)` goes through the generic description.
+        if let small = Int(exactly: value) { Format.appendInteger(small, to: &bytes) } else { appendASCII(String(value)) }
     }
 
     /// A decimal with `places` digits after the point, or `null` when nil or not finite (JSON
