@@ -38,7 +38,8 @@ public enum TestData {
 
 /// Minimal JSON text building for server replies.
 public enum JSONText {
-    /// A JSON string literal.
+    /// A JSON string literal, escaped as `JSONWriter` escapes (the short forms where JSON
+    /// has one, `\u00XX` for other control characters).
     public static func string(_ value: String) -> String {
         var out = "\""
         for scalar in value.unicodeScalars {
@@ -48,6 +49,8 @@ public enum JSONText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
             default:
                 if scalar.value < 0x20 {
                     let hex = String(scalar.value, radix: 16)
