@@ -99,13 +99,13 @@ package struct JSONWriter {
         if let value { Format.appendInteger(value, to: &bytes) } else { appendASCII("null") }
     }
 
-    /// An integer, or `null` when nil.
+    /// An integer, or `null` when nil: as an `Int` where it fits one, else through its
+    /// (generic, slower) description.
     package mutating func number<T: BinaryInteger>(_ value: T?) {
+        guard let value else { return number(Int?.none) }
+        if let small = Int(exactly: value) { return number(small) }
         separate()
-        guard let value else { return appendASCII("null") }
-        // The digits written in place where the value fits an Int (a report writes a dozen
-        // a line); `String(value)` goes through the generic description.
-        if let small = Int(exactly: value) { Format.appendInteger(small, to: &bytes) } else { appendASCII(String(value)) }
+        appendASCII(String(value))
     }
 
     /// A decimal with `places` digits after the point, or `null` when nil or not finite (JSON
