@@ -209,8 +209,8 @@ import Testing
     }
 
     @Test func aLyingContentLengthReservesLittleForSortedKeys() {
-        // --sort-keys reserves for the announced size; a huge announcement must neither trap
-        // nor reserve it, and the short body is the usual truncation error.
+        // --sort-keys once reserved for the announced size; a huge announcement must neither
+        // trap nor reserve it, and the short body is the usual truncation error.
         server.route("/liar") { _, _ in
             .custom { connection in
                 connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4611686018427387904\r\n\r\n{\"b\": 1, \"a\": 2}")

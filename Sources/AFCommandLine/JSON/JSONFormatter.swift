@@ -7,9 +7,9 @@ import Glibc
 /// value: numbers, escapes, key order and duplicate keys come out exactly as they went in.
 ///
 /// It streams: memory holds the scanner's carry buffer, one byte per open container and the
-/// output not yet flushed. With `sortKeys`, objects must be seen whole: each is kept until
-/// it ends, then written sorted (`SortedKeys.Stream`), so an array of records is sorted a
-/// record at a time.
+/// output not yet flushed. With `sortKeys`, objects must be seen whole: an object's
+/// formatted text is held until the outermost open object ends, then rewritten with its
+/// keys in order (`KeySorter`), so an array of records is sorted a record at a time.
 struct JSONFormatter {
     struct Style: Sendable {
         var indent = 4
@@ -22,10 +22,7 @@ struct JSONFormatter {
         /// Show `\uXXXX` escapes as the characters they name (on a terminal), except
         /// quotes, backslashes, control and invisible format characters and lone surrogates.
         var decodesEscapes = false
-        /// The document's size when known (a Content-Length): `sortKeys` reserves room for
-        /// it up front instead of growing (and copying) as tokens arrive.
-        var expectedSize: Int?
-        /// The most of a document `sortKeys` keeps in memory: past it, what was kept is
+        /// The most formatted text `sortKeys` holds in memory: past it, what was held is
         /// written in its own order and the rest streams (`gaveUpSorting`), so a body of any
         /// size is shown whole instead of exhausting memory. Nil: `defaultSortLimit`.
         var sortLimit: Int?
@@ -42,13 +39,10 @@ struct JSONFormatter {
     let style: Style
     private var scanner = JSONScanner()
     private var writer: Writer
-    /// With `sortKeys`: the tokens not yet emitted (those of an object that has not ended).
-    /// The scanner feeds it directly (not through the writer), so each sink is inlined
-    /// into its own copy of the scanning loop.
-    private var collector: CompactTokens
+    /// With `sortKeys`: where the members of the objects being held lie, until the
+    /// outermost one ends and its text is rewritten sorted.
+    private var sorter = KeySorter()
     private var collecting: Bool
-    /// With `sortKeys`: where the emitted part of the document stands.
-    private var sorted = SortedKeys.Stream()
     /// The document outgrew `sortLimit`, so its keys were not sorted.
     private(set) var gaveUpSorting = false
 
@@ -58,22 +52,21 @@ struct JSONFormatter {
         scanner.reportsWhitespace = style.colorsOnly
         writer = Writer(style: style)
         collecting = style.sortKeys && !style.colorsOnly
-        collector = collecting ? CompactTokens(expectedSize: style.expectedSize) : CompactTokens()
     }
 
     /// Bytes consumed so far.
     var consumed: Int { scanner.consumed }
 
-    /// With `sortKeys`: the bytes of the tokens kept until their object ends.
-    var keptByteCount: Int { collector.bytes.count }
+    /// With `sortKeys`: the bytes of formatted text held until their object ends.
+    var keptByteCount: Int { writer.out.count - (sorter.heldStart ?? writer.out.count) }
 
     /// After a syntax error: the input from the failing token on, to show as it came.
     var unformattedTail: [UInt8] { scanner.unformattedTail }
 
     /// Formats the next bytes, appending output to `out`.
     mutating func feed(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) throws(JSONSyntaxError) {
-        defer { writer.out.drain(into: &out) }
-        try feed(bytes) { out.append(contentsOf: $0) }
+        defer { takeOutput { out.append(contentsOf: $0) } }
+        try feed(bytes)
     }
 
     mutating func feed(_ bytes: [UInt8], into out: inout [UInt8]) throws(JSONSyntaxError) {
@@ -82,110 +75,100 @@ struct JSONFormatter {
 
     /// Formats the next bytes and keeps the output in the formatter's buffer, for
     /// `takeOutput` to hand on without a copy into an array (the output of a document is
-    /// several times its size). When a sorted document outgrows `sortLimit` here, what was
-    /// kept goes out through `flush` a megabyte at a time (the buffer is valid during the
-    /// call), before what `takeOutput` then hands on.
-    mutating func feed(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) -> Void) throws(JSONSyntaxError) {
-        // Checked before the bytes are kept, so the kept document never outgrows the limit
-        // (a chunk keeps at most its own size).
-        if collecting, collector.bytes.count + bytes.count > style.sortLimit ?? Self.defaultSortLimit { giveUpSorting(flush) }
-        guard collecting else {
-            do {
-                if writer.plainStyle {
-                    try scanner.feed(bytes, into: &writer)
-                } else {
-                    // A scanning loop of its own, with the painted layout compiled in.
-                    var painted = Writer.Painted(writer: writer)
-                    defer { writer = painted.writer }
-                    try scanner.feed(bytes, into: &painted)
-                }
-            } catch {
-                writer.writePendingOpen()
-                throw error
-            }
-            return
-        }
+    /// several times its size). With `sortKeys`, the text of an object that has not ended
+    /// stays behind; when it would outgrow `sortLimit` here, it is let go in its own order
+    /// (`gaveUpSorting`).
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) {
+        // Checked before the bytes are formatted, so the held text outgrows the limit by no
+        // more than one piece's formatting.
+        if collecting, keptByteCount + bytes.count > style.sortLimit ?? Self.defaultSortLimit { giveUpSorting() }
         do {
-            try scanner.feed(bytes, into: &collector)
+            if collecting {
+                // As without sorting, the painted layout has a scanning loop of its own.
+                if writer.plainStyle {
+                    try feedSorting(bytes, SortingWriter<PlainLayout>.self)
+                } else {
+                    try feedSorting(bytes, SortingWriter<PaintedLayout>.self)
+                }
+            } else if writer.plainStyle {
+                try scanner.feed(bytes, into: &writer)
+            } else {
+                // A scanning loop of its own, with the painted layout compiled in.
+                var painted = Writer.Painted(writer: writer)
+                defer { writer = painted.writer }
+                try scanner.feed(bytes, into: &painted)
+            }
         } catch {
             // Invalid JSON: what came before the error is shown formatted (sorted as far as
-            // no object was open, the rest in its own order: an object cannot be sorted
+            // outermost objects ended, the rest in its own order: an object cannot be sorted
             // before it ends), ahead of the rest as it came.
-            emitReady(flush)
-            writeCollected(flush)
+            stopSorting()
             writer.writePendingOpen()
             throw error
         }
-        emitReady(flush)
     }
 
-    /// Emits the kept tokens that no open object holds, sorted, and forgets them.
-    private mutating func emitReady(_ flush: (UnsafeRawBufferPointer) -> Void) {
-        guard collector.ready > 0 else { return }
-        writer.emitSorted(collector, upTo: collector.ready, &sorted) { buffer in
-            flush(buffer.written)
-            buffer.removeAll()
-        }
-        collector.dropReady()
+    /// Feeds the scanner into the writer with the sorter taking notes (a scanning loop per
+    /// layout).
+    private mutating func feedSorting<Layout>(_ bytes: UnsafeRawBufferPointer, _ sink: SortingWriter<Layout>.Type) throws(JSONSyntaxError) {
+        var sorting = SortingWriter<Layout>(writer: writer, sorter: sorter)
+        defer { (writer, sorter) = (sorting.writer, sorting.sorter) }
+        try scanner.feed(bytes, into: &sorting)
     }
 
-    /// Writes the kept document in its own order and streams from here on.
-    private mutating func giveUpSorting(_ flush: (UnsafeRawBufferPointer) -> Void) {
+    /// Lets the held text go in its own order and streams from here on.
+    private mutating func giveUpSorting() {
         gaveUpSorting = true
-        writeCollected(flush)
+        stopSorting()
     }
 
-    /// Stops collecting and writes what was kept in its own order, handing `flush` the
-    /// output a megabyte at a time.
-    private mutating func writeCollected(_ flush: (UnsafeRawBufferPointer) -> Void) {
+    private mutating func stopSorting() {
         collecting = false
-        let kept = collector
-        collector = CompactTokens()
-        writer.replay(kept, inside: sorted.arrays) { buffer in
-            flush(buffer.written)
-            buffer.removeAll()
-        }
+        sorter.reset()
     }
 
-    /// Hands the output written so far to `body` (valid during the call), then forgets it,
-    /// whether `body` throws or not.
-    func takeOutput(_ body: (UnsafeRawBufferPointer) throws(AFError) -> Void) throws(AFError) {
+    /// Hands the output written so far (but the held text of an object that has not ended)
+    /// to `body` (valid during the call), then forgets it, whether `body` throws or not.
+    mutating func takeOutput<Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> Void) throws(Failure) {
         let buffer = writer.out
-        defer { buffer.removeAll() }
-        try body(buffer.written)
+        guard let held = sorter.heldStart else {
+            defer { buffer.removeAll() }
+            return try body(buffer.written)
+        }
+        // The held text moves to the front: a record's worth for an array of records; for a
+        // large object held across many pieces, nothing after the first.
+        guard held > 0 else { return }
+        defer {
+            buffer.removeFirst(held)
+            sorter.heldStart = 0
+        }
+        try body(UnsafeRawBufferPointer(rebasing: buffer.written[..<held]))
     }
 
     /// Ends the input and hands what is left of the output to `write` (the bytes are valid
-    /// during the call), with a final newline. With `sortKeys` what was kept (a whole
-    /// document that is an object) is written here, a megabyte at a time.
+    /// during the call), with a final newline. A document cut short inside an object is
+    /// written as far as it came, in its own order.
     mutating func finish(write: (UnsafeRawBufferPointer) -> Void) throws(JSONSyntaxError) {
         defer {
             write(writer.out.written)
             writer.out.removeAll()
         }
-        if collecting {
-            do {
-                try scanner.finish(into: &collector)
-            } catch {
-                // A document cut short: what is kept goes out formatted, sorted as far as no
-                // object was open and then in its own order.
-                emitReady { write($0) }
-                writeCollected { write($0) }
-                writer.writePendingOpen()
-                throw error
-            }
-            emitReady { write($0) }
-            // A complete document leaves nothing open; anything left would be shown as it
-            // came rather than lost.
-            if collector.count > 0 { writeCollected { write($0) } }
-        } else {
-            do {
+        do {
+            if collecting {
+                var sorting = SortingWriter<PlainLayout>(writer: writer, sorter: sorter)
+                defer { (writer, sorter) = (sorting.writer, sorting.sorter) }
+                try scanner.finish(into: &sorting)
+            } else {
                 try scanner.finish(into: &writer)
-            } catch {
-                writer.writePendingOpen()
-                throw error
             }
+        } catch {
+            stopSorting()
+            writer.writePendingOpen()
+            throw error
         }
+        // A complete document leaves nothing open; anything held would be shown as it came
+        // rather than lost.
+        stopSorting()
         writer.finish()
     }
 
@@ -195,7 +178,7 @@ struct JSONFormatter {
     }
 
     /// Writes tokens with indentation and colours.
-    struct Writer: JSONTokenSink, SortedTokenSink {
+    struct Writer: JSONTokenSink {
         // The parts of the style the writer consults per token (not the theme's strings,
         // whose reference counts would otherwise be touched when the style is copied).
         private let indent: Int
@@ -203,13 +186,12 @@ struct JSONFormatter {
         private let multipleValues: Bool
         /// Output not yet handed to the caller: appends here are a bounds check and a copy.
         let out = ByteBuffer()
-        private var depth = 0
+        /// Containers open (`KeySorter` tells its objects' commas by it).
+        private(set) var depth = 0
         /// An opening bracket not yet written, so `{}` and `[]` stay on one line.
         private var pendingOpen: UInt8?
         private var valuesWritten = 0
         private var inString = false
-        /// While a sorted document is emitted: where each megabyte of output goes.
-        private var flushHook: ((ByteBuffer) -> Void)?
         private let colors: Colors?
         /// Re-indenting only: no colours, escapes as written.
         let plainStyle: Bool
@@ -270,7 +252,7 @@ struct JSONFormatter {
         }
 
         @inline(__always)
-        private mutating func paintedToken(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
+        mutating func paintedToken(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
             if colorsOnly {
                 inPlace(kind, bytes, isKey: isKey, complete: complete)
             } else {
@@ -379,43 +361,6 @@ struct JSONFormatter {
             if valuesWritten > 0, !colorsOnly, !multipleValues { out.append(10) }
         }
 
-        /// Emits the first `count` kept tokens sorted (`SortedKeys.Stream`), handing `out`
-        /// to `flush` whenever it holds a megabyte or more.
-        mutating func emitSorted(_ kept: CompactTokens, upTo count: Int, _ stream: inout SortedKeys.Stream, _ flush: (ByteBuffer) -> Void) {
-            withoutActuallyEscaping(flush) { flush in
-                flushHook = flush
-                stream.emit(kept, upTo: count, into: &self)
-                flushHook = nil
-            }
-        }
-
-        /// Writes one token of a sorted document, and hands the output on every megabyte.
-        mutating func sorted(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool) {
-            token(kind, bytes, isKey: isKey, complete: true)
-            if out.count >= 1 << 20 { flushHook?(out) }
-        }
-
-        /// Writes a kept document's tokens as they came (`CompactTokens.replay`), handing
-        /// `flush` the output every megabyte.
-        mutating func replay(_ kept: CompactTokens, inside arrays: [Int], _ flush: (ByteBuffer) -> Void) {
-            withoutActuallyEscaping(flush) { flush in
-                flushHook = flush
-                var sink = Replaying(writer: self)
-                kept.replay(into: &sink, inside: arrays)
-                self = sink.writer
-                flushHook = nil
-            }
-        }
-
-        /// Feeds replayed tokens to the writer, flushing as `sorted` does.
-        private struct Replaying: JSONTokenSink {
-            var writer: Writer
-            mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {
-                writer.token(kind, bytes, isKey: isKey, complete: complete)
-                if writer.out.count >= 1 << 20 { writer.flushHook?(writer.out) }
-            }
-        }
-
         /// A top-level value ended: with several values (NDJSON) its line ends at once, so a
         /// stream shows each value as soon as it is complete.
         private mutating func valueCompleted() {
@@ -426,7 +371,7 @@ struct JSONFormatter {
         /// Writes a pending opening bracket, and separates top-level values; inside a
         /// container with nothing pending (most values) there is nothing to do.
         @inline(__always)
-        private mutating func startValue() {
+        mutating func startValue() {
             if pendingOpen != nil || depth == 0 { openOrSeparate() }
         }
 
@@ -656,6 +601,13 @@ final class ByteBuffer {
         append(contentsOf: decoded)
     }
 
+    /// Replaces the bytes from `offset` with `bytes` (which must lie within what is written).
+    func overwrite(at offset: Int, with bytes: UnsafeRawBufferPointer) {
+        precondition(offset >= 0 && offset + bytes.count <= count, "overwrite past the written bytes")
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        UnsafeMutableRawPointer(storage + offset).copyMemory(from: source, byteCount: bytes.count)
+    }
+
     /// Removes the first `total` bytes (no more than there are), moving the rest down.
     func removeFirst(_ total: Int) {
         count = LargeAllocation.removeFirst(total, of: count, at: storage)
@@ -674,12 +626,6 @@ final class ByteBuffer {
         count = 0
     }
 
-    /// Moves the bytes to the end of `array` and empties the buffer.
-    func drain(into array: inout [UInt8]) {
-        guard count > 0 else { return }
-        array.append(contentsOf: UnsafeBufferPointer(start: storage, count: count))
-        count = 0
-    }
 }
 
 /// `\uXXXX` escapes in JSON string tokens, decoded for reading on a terminal.

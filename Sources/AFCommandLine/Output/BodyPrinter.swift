@@ -98,8 +98,7 @@ final class BodyPrinter {
         let ndjson = essence.containsBytes(of: "ndjson") || essence == "application/jsonl"
         formatterStyle = JSONFormatter.Style(
             indent: style.indent, theme: style.theme, sortKeys: style.sortKeys,
-            multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal,
-            expectedSize: head.headers.value(for: .contentLength).flatMap { Int($0) }
+            multipleValues: ndjson || style.stream, colorsOnly: !style.format, decodesEscapes: style.terminal
         )
         let styling = style.format || style.theme != nil
         if style.escapes, MediaType.isBinary(essence) {
@@ -239,7 +238,7 @@ final class BodyPrinter {
                 if fellBack { return }
             }
             var incomplete = false
-            // A sorted document is written here whole: it goes out a megabyte at a time.
+            // What is left: the final new line, and a sorted object cut short, as it came.
             var writeFailure: AFError?
             if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
             do {
@@ -267,8 +266,6 @@ final class BodyPrinter {
         }
         var failed = false
         if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
-        // A sorted document that outgrows memory is written here as it came, a megabyte at a time.
-        var writeFailure: AFError?
         // A slice at a time (the first megabyte comes at once, after its validation), so the
         // output waiting in the formatter's buffer stays small enough to stay in the cache
         // and the buffer does not grow (and copy itself) to several times the slice.
@@ -276,14 +273,10 @@ final class BodyPrinter {
         repeat {
             let end = min(input.count, offset + Self.formatSlice)
             do {
-                try formatter?.feed(UnsafeRawBufferPointer(rebasing: input[offset..<end])) { pending in
-                    guard writeFailure == nil else { return }
-                    do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
-                }
+                try formatter?.feed(UnsafeRawBufferPointer(rebasing: input[offset..<end]))
             } catch {
                 failed = true
             }
-            if let writeFailure { throw writeFailure }
             // Straight from the formatter's buffer: no copy of the output into an array first.
             try formatter?.takeOutput { (formatted: UnsafeRawBufferPointer) throws(AFError) in try out.write(formatted) }
             offset = end
