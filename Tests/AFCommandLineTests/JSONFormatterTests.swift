@@ -119,9 +119,11 @@ import Testing
     }
 
     /// `--sort-keys` holds an object's formatted text in memory up to its limit; past it,
-    /// the document is written in its own order, exactly as without sorting, wherever the
-    /// limit falls: on a key, a value, a separator already consumed, or inside a string
-    /// arriving in pieces. A limit as large as the formatted document never gives up.
+    /// the document is written in its own order but for the objects that had ended (those
+    /// are sorted), losing and adding no byte, wherever the limit falls: on a key, a value,
+    /// a separator already consumed, or inside a string arriving in pieces. A limit reached
+    /// before anything ended gives exactly the unsorted output; one as large as the
+    /// formatted document never gives up.
     @Test(arguments: [false, true])
     func sortingGivesUpPastItsLimitAndLosesNothing(multipleValues: Bool) throws {
         let document = #"{"b":[1,{"y":"caf\u00e9","x":null}],"a":{"d":true,"c":-1.5e3},"e" : "tail","":[[],{}]}"#
@@ -137,8 +139,13 @@ import Testing
             sorting.sortLimit = limit
             for chunk in [1, 3, 16, 1 << 20] {
                 let result = try Self.formatReporting(input, chunk: chunk, style: sorting)
-                #expect(result.output == (result.gaveUp ? unsorted : sorted), "limit \(limit), chunk \(chunk)")
-                if result.gaveUp { gaveUp += 1 }
+                if result.gaveUp {
+                    gaveUp += 1
+                    #expect(result.output.count == unsorted.count && result.output.sorted() == unsorted.sorted(), "limit \(limit), chunk \(chunk)")
+                    if limit == 0 { #expect(result.output == unsorted, "chunk \(chunk)") }
+                } else {
+                    #expect(result.output == sorted, "limit \(limit), chunk \(chunk)")
+                }
             }
         }
         #expect(try Self.formatReporting(input, chunk: 1, style: .init(indent: 2, sortKeys: true, multipleValues: multipleValues, sortLimit: 0)).gaveUp)
@@ -398,12 +405,11 @@ import Testing
 
     /// `--sort-keys` on invalid JSON, or on a document cut short, loses nothing: what came
     /// before the problem is shown formatted, in its own order when no object in it had
-    /// ended outside another (an object cannot be sorted before it ends), so exactly as
-    /// without sorting here. (It once showed only the rest.)
+    /// ended (an object cannot be sorted before it ends), so exactly as without sorting
+    /// here. (It once showed only the rest.)
     @Test(arguments: [
         "[" + String(repeating: "12345, ", count: 300) + "oops, " + String(repeating: "1, ", count: 300) + "1]",
         "{" + String(repeating: #""key": "value", "#, count: 200) + #""k" "v", "# + String(repeating: #""a": 1, "#, count: 100) + "}",
-        #"{"b": {"d": 1, "c": 2}, "a": [1, 2, {"z": 1, "y": oops}]}"#,
         "[" + String(repeating: "1, ", count: 500),
         "{" + String(repeating: #""key": "value", "#, count: 200) + #""k": "unfinished"#,
         #"{"b": 1, "a": 2"#,
@@ -500,6 +506,19 @@ import Testing
         #expect(try #require(items.last?.objectValue).map(\.0) == ["id", "name", "ok", "tags"])
     }
 
+    /// Invalid JSON after an object that ended inside one that did not: the one that ended
+    /// shows sorted, the others in their own order (formatted), then the rest exactly as
+    /// it came, in every chunking.
+    @Test func sortKeysShowsAnObjectThatEndedBeforeAnErrorSorted() {
+        let input = Array(#"{"b": {"d": 1, "c": 2}, "a": [1, 2, {"z": 1, "y": oops}]}"#.utf8)
+        let bySorted = Array(#"{"b": {"c": 2, "d": 1}, "a": [1, 2, {"z": 1, "y": oops}]}"#.utf8)
+        for chunk in 1...input.count {
+            let shown = Self.shown(input, chunk: chunk, style: .init(indent: 2, sortKeys: true))
+            let expected = Self.shown(bySorted, chunk: chunk, style: .init(indent: 2))
+            #expect(shown == expected, "chunk \(chunk): \(String(decoding: shown, as: UTF8.self))")
+        }
+    }
+
     /// Invalid JSON after records that ended: those show sorted, the unfinished one as it
     /// came (formatted), then the rest exactly as it came, in every chunking.
     @Test func sortKeysShowsRecordsBeforeAnErrorSorted() {
@@ -527,6 +546,19 @@ import Testing
                 #expect(end == expected && valid, "length \(length), byte \(stop)")
             }
         }
+    }
+
+    /// An object held past the size at which buffers come from the kernel: its buffer is
+    /// made as large as the sort limit at once (and not copied as it grows), and the object
+    /// still comes out whole and sorted, in the pieces the body printer feeds.
+    @Test func aHeldObjectPastTheMappedBufferSizeIsSortedWhole() throws {
+        let count = 300_000
+        let member = { (index: Int) in "\"k\(String(format: "%07d", index))\":\(index)" }
+        let input = Array(("{" + (0..<count).reversed().map(member).joined(separator: ",") + "}").utf8)
+        let expected = try Self.format(Array(("{" + (0..<count).map(member).joined(separator: ",") + "}").utf8), chunk: 1 << 20, style: .init(indent: 2))
+        #expect(expected.count > LargeAllocation.threshold + (1 << 20))
+        let output = try Self.format(input, chunk: 65_536, style: .init(indent: 2, sortKeys: true))
+        #expect(output == expected)
     }
 
     /// Without a size to reserve for, the sorted document's buffer grows from 64 KiB past

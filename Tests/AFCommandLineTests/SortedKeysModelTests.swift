@@ -105,6 +105,38 @@ import Testing
         }
     }
 
+    /// The model's output for `input` formatted in `style` (without sorting).
+    static func expected(_ input: [UInt8], style: JSONFormatter.Style) throws -> [UInt8] {
+        var index = 0
+        let model = compact(sorted(parse(try tokens(input), &index)))
+        return try JSONFormatterTests.format(model, chunk: model.count, style: style)
+    }
+
+    /// An object whose formatted text is many megabytes: rewritten a megabyte at a time
+    /// into the output (after everything before it) instead of whole in memory, with its
+    /// members' objects rewritten inside the pieces, in every style.
+    static func largeObject(members: Int) -> [UInt8] {
+        var random = Generator(state: 0x0B1EC7)
+        let parts = (0..<members).map { index in
+            "\"k\(members - index)\":" + document(&random, depth: 2) + ",\"z\(index % 7)\":{\"b\":[1,{\"y\":2,\"x\":3}],\"a\":null}"
+        }
+        return Array(("{" + parts.joined(separator: ",") + "}").utf8)
+    }
+
+    @Test func aLargeObjectIsRewrittenInPiecesAsTheModelSays() throws {
+        let input = Self.largeObject(members: 8_000)
+        for (style, chunks) in [(JSONFormatter.Style(indent: 4), [65_536, input.count]), (.init(indent: 2, theme: .monokai), [65_536])] {
+            var sorting = style
+            sorting.sortKeys = true
+            let expected = try Self.expected(input, style: style)
+            #expect(expected.count > 2 * KeySorter.flushSize)
+            for chunk in chunks {
+                let output = try JSONFormatterTests.format(input, chunk: chunk, style: sorting)
+                #expect(output == expected, "chunk \(chunk), indent \(style.indent)")
+            }
+        }
+    }
+
     @Test func sortedOutputIsTheModelsFormattedByteForByte() throws {
         var random = Generator(state: 0x5EED)
         let styles: [JSONFormatter.Style] = [.init(indent: 4), .init(indent: 0), .init(indent: 1, theme: .monokai), .init(indent: 2, decodesEscapes: true)]

@@ -13,6 +13,18 @@ import Testing
         server = try TestServer()
     }
 
+    /// One object of several megabytes, sorted through the body printer: its rewritten text
+    /// goes out a megabyte at a time, and is exactly what the model says.
+    @Test func aLargeObjectIsWrittenSortedInPieces() throws {
+        let body = SortedKeysModelTests.largeObject(members: 8_000)
+        server.route("/large-object") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json")], body: body) }
+        let result = InProcessAF.run(["--pretty=format", "--sort-keys", server.url("/large-object")])
+        #expect(result.status == 0, "\(result.err)")
+        let expected = try SortedKeysModelTests.expected(body, style: .init(indent: 4))
+        #expect(result.stdout.count > 2 * KeySorter.flushSize)
+        #expect(Array(result.stdout) == expected, "\(result.stdout.count) bytes against \(expected.count)")
+    }
+
     @Test func aLargeSortedDocumentArrivesWholeAndSorted() throws {
         let result = InProcessAF.run(["--pretty=format", "--sort-keys", server.url("/large-json?mb=2")])
         #expect(result.status == 0, "\(result.err)")

@@ -33,6 +33,11 @@ final class Column<Element: BitwiseCopyable> {
         unsafeMutableAddress { storage + index }
     }
 
+    /// The last value, if there is one.
+    var last: Element? {
+        @inline(__always) get { count > 0 ? storage[count - 1] : nil }
+    }
+
     /// Keeps the first `total` values (no more than there are).
     @inline(__always)
     func truncate(to total: Int) {

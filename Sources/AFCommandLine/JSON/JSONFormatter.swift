@@ -28,6 +28,10 @@ struct JSONFormatter {
         var sortLimit: Int?
     }
 
+    /// What a held object's text may grow past the limit in one piece before the limit is
+    /// checked again (a 64 KiB piece, formatted), without the buffer growing again.
+    static let heldSlack = 16 << 20
+
     /// A quarter of the machine's memory, and at most 1 GiB.
     static let defaultSortLimit: Int = {
         let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
@@ -66,7 +70,7 @@ struct JSONFormatter {
     /// Formats the next bytes, appending output to `out`.
     mutating func feed(_ bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) throws(JSONSyntaxError) {
         defer { takeOutput { out.append(contentsOf: $0) } }
-        try feed(bytes)
+        try feed(bytes) { out.append(contentsOf: $0) }
     }
 
     mutating func feed(_ bytes: [UInt8], into out: inout [UInt8]) throws(JSONSyntaxError) {
@@ -77,18 +81,30 @@ struct JSONFormatter {
     /// `takeOutput` to hand on without a copy into an array (the output of a document is
     /// several times its size). With `sortKeys`, the text of an object that has not ended
     /// stays behind; when it would outgrow `sortLimit` here, it is let go in its own order
-    /// (`gaveUpSorting`).
-    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) {
+    /// (`gaveUpSorting`). A large object that ends here is rewritten sorted into `flush` a
+    /// megabyte at a time (the bytes are valid during the call), after all output before
+    /// it, instead of whole in memory; what `takeOutput` then hands on follows it.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) -> Void) throws(JSONSyntaxError) {
         // Checked before the bytes are formatted, so the held text outgrows the limit by no
         // more than one piece's formatting.
-        if collecting, keptByteCount + bytes.count > style.sortLimit ?? Self.defaultSortLimit { giveUpSorting() }
+        if collecting {
+            let limit = style.sortLimit ?? Self.defaultSortLimit
+            if keptByteCount + bytes.count > limit {
+                giveUpSorting()
+            } else if keptByteCount >= LargeAllocation.threshold {
+                // A large object is being held: room for it up to the limit at once (address
+                // space; pages are taken as they are written), so that the buffer is not
+                // copied (briefly twice its size) each time it doubles.
+                writer.out.reserveCapacity(limit + Self.heldSlack)
+            }
+        }
         do {
             if collecting {
                 // As without sorting, the painted layout has a scanning loop of its own.
                 if writer.plainStyle {
-                    try feedSorting(bytes, SortingWriter<PlainLayout>.self)
+                    try feedSorting(bytes, SortingWriter<PlainLayout>.self, flush)
                 } else {
-                    try feedSorting(bytes, SortingWriter<PaintedLayout>.self)
+                    try feedSorting(bytes, SortingWriter<PaintedLayout>.self, flush)
                 }
             } else if writer.plainStyle {
                 try scanner.feed(bytes, into: &writer)
@@ -110,10 +126,15 @@ struct JSONFormatter {
 
     /// Feeds the scanner into the writer with the sorter taking notes (a scanning loop per
     /// layout).
-    private mutating func feedSorting<Layout>(_ bytes: UnsafeRawBufferPointer, _ sink: SortingWriter<Layout>.Type) throws(JSONSyntaxError) {
-        var sorting = SortingWriter<Layout>(writer: writer, sorter: sorter)
-        defer { (writer, sorter) = (sorting.writer, sorting.sorter) }
-        try scanner.feed(bytes, into: &sorting)
+    private mutating func feedSorting<Layout>(
+        _ bytes: UnsafeRawBufferPointer, _ sink: SortingWriter<Layout>.Type, _ flush: (UnsafeRawBufferPointer) -> Void
+    ) throws(JSONSyntaxError) {
+        try withoutActuallyEscaping(flush) { (flush) throws(JSONSyntaxError) in
+            var sorting = SortingWriter<Layout>(writer: writer, sorter: sorter, flush: flush)
+            defer { (writer, sorter) = (sorting.writer, sorting.sorter) }
+            try scanner.feed(bytes, into: &sorting)
+        }
+        if sorter.overflowed { giveUpSorting() }
     }
 
     /// Lets the held text go in its own order and streams from here on.
@@ -155,9 +176,11 @@ struct JSONFormatter {
         }
         do {
             if collecting {
-                var sorting = SortingWriter<PlainLayout>(writer: writer, sorter: sorter)
-                defer { (writer, sorter) = (sorting.writer, sorting.sorter) }
-                try scanner.finish(into: &sorting)
+                try withoutActuallyEscaping(write) { (write) throws(JSONSyntaxError) in
+                    var sorting = SortingWriter<PlainLayout>(writer: writer, sorter: sorter, flush: write)
+                    defer { (writer, sorter) = (sorting.writer, sorting.sorter) }
+                    try scanner.finish(into: &sorting)
+                }
             } else {
                 try scanner.finish(into: &writer)
             }
@@ -615,7 +638,9 @@ final class ByteBuffer {
 
     /// Makes room for `total` bytes in all, so appends up to it never copy what is there.
     func reserveCapacity(_ total: Int) {
-        if total > capacity { grow(total - count) }
+        guard total > capacity else { return }
+        storage = LargeAllocation.resize(storage, count: count, capacity: capacity, to: total + Self.slack)
+        capacity = total + Self.slack
     }
 
     /// The bytes written so far: valid until the next append or `removeAll`.
@@ -624,6 +649,11 @@ final class ByteBuffer {
     /// Forgets the bytes written so far (the memory stays for the next ones).
     func removeAll() {
         count = 0
+    }
+
+    /// Keeps the first `total` bytes (no more than there are).
+    func truncate(to total: Int) {
+        count = min(count, max(total, 0))
     }
 
 }

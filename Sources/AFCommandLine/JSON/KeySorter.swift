@@ -4,109 +4,100 @@ import Glibc
 #endif
 
 /// `--sort-keys` as a rewrite of formatted text. The writer formats every token in the
-/// document's own order, as without sorting; the sorter notes where each object member's
-/// text starts and ends and what its key is. When the outermost open object ends, its text
-/// is rewritten with every object's members in key order (stably, so duplicate keys keep
-/// their order). Until then that text is held at the end of the writer's buffer, from
-/// `heldStart`: memory holds one outermost object's formatted text (one record of an array
-/// of records) and a few words per member. An object whose keys came in order and that
-/// holds none that did not is not rewritten at all.
+/// document's own order, as without sorting; the sorter notes where each member of the open
+/// objects starts and ends and what its key is. When an object ends, its text (which holds
+/// its own objects' text, already rewritten) is rewritten with its members in key order,
+/// stably (duplicate keys keep their order), unless they came in order; then its notes are
+/// dropped. So memory holds the formatted text of the outermost open object (one record of
+/// an array of records) and a few words per member of the objects still open.
 ///
-/// Nothing is rewritten before an outermost object ends, so text that is let go unsorted
-/// (past the sort limit, or at a syntax error) is exactly what formatting without sorting
-/// writes.
+/// Text let go unsorted (past the sort limit, or at a syntax error) is what formatting
+/// without sorting writes, but for the objects in it that had ended, which are sorted.
 struct KeySorter {
-    /// An object of the held text.
+    /// An open object. Positions and indices are 32-bit: held text stays far below 2 GiB
+    /// (the sort limit is at most 1 GiB, checked before every piece), and `overflowed`
+    /// says if it did not.
     struct Frame {
         /// How many containers are open in the document while it is (the writer's depth): a
         /// comma at this depth separates this object's members.
-        let depth: Int
-        let parent: Int
-        /// Its first and last members (indices into `members`, linked by `Member.next`).
-        var first = -1
-        var last = -1
-        /// The index after its last descendant in `frames` (frames are in opening order).
-        var subtreeEnd = 0
-        /// Its own keys came out of order.
-        var unsorted = false
-        /// It or an object inside it must be rewritten.
-        var needsWork = false
-        var childNeedsWork = false
+        let depth: Int32
+        /// Its members are `members[firstMember...]` (those of the objects inside it are
+        /// dropped as each ends).
+        let firstMember: Int32
     }
 
-    /// A member of an object: where its text (key, colon and value, without separators)
-    /// lies, relative to `heldStart`; its key's token in `keys`; the objects opened inside
-    /// its value (`children..<childrenEnd` in `frames`).
+    /// A member of an open object: where its text (key, colon and value, without
+    /// separators) lies, relative to `heldStart`, and its key's token in `keys`.
     struct Member {
-        let start: Int
-        var end: Int
-        let key: Int
-        var keyLength = 0
         /// The key text's first eight bytes as a number that orders as they do (see
-        /// `prefix(of:)`), and whether the text holds an escape (then its bytes alone do not
-        /// order it).
+        /// `prefix(of:)`).
         var prefix: UInt64 = 0
+        let start: Int32
+        var end: Int32
+        let key: Int32
+        var keyLength: Int32 = 0
+        /// Whether the key's text holds an escape (then its bytes alone do not order it).
         var escaped = false
-        var next = -1
-        let children: Int
-        var childrenEnd: Int
     }
 
+    /// The open objects, outermost first.
     let frames = Column<Frame>()
     let members = Column<Member>()
-    /// The held members' key tokens, back to back.
+    /// The members' key tokens, back to back.
     let keys = ByteBuffer()
-    /// The rewritten text, before it replaces the held text.
+    /// The rewritten text, before it replaces the held text or goes out.
     let scratch = ByteBuffer()
-    /// Member orders while objects are rewritten (one stretch per level of nesting).
-    let order = Column<Int>()
+    /// The order of the members of the object being rewritten.
+    let order = Column<Int32>()
     /// Where the outermost open object's text starts in the writer's buffer; nil when no
     /// object is open.
     var heldStart: Int?
-    /// The innermost open object (an index into `frames`), or -1.
-    private(set) var current = -1
     /// The innermost open object's depth (`Frame.depth`): a comma at it separates members;
     /// -1 when no object is open.
     private(set) var objectDepth = -1
     /// The member whose key is arriving (a long key comes in pieces), or -1.
     private(set) var keyMember = -1
+    /// The held text outgrew what 32-bit positions reach: it is let go as it is, and the
+    /// formatter stops sorting (as past its limit).
+    private(set) var overflowed = false
+
+    /// An outermost object's text this large or larger is rewritten a piece at a time into
+    /// `flush`, when there is one, instead of whole in memory.
+    static let flushSize = 1 << 20
 
     /// Whether an object is open (then its text is held).
     var holding: Bool {
-        @inline(__always) get { current >= 0 }
+        @inline(__always) get { frames.count > 0 }
     }
 
     /// An outermost object opens at `depth` (counting itself); its text will start at
     /// `position`.
     mutating func openOutermost(at position: Int, depth: Int) {
         heldStart = position
-        objectDepth = depth
-        frames.append(Frame(depth: depth, parent: -1))
-        current = 0
+        openObject(depth: depth)
     }
 
-    /// An object opens inside the held one, at `depth` (counting itself).
+    /// An object opens at `depth` (counting itself).
     @inline(__always)
     mutating func openObject(depth: Int) {
         objectDepth = depth
-        frames.append(Frame(depth: depth, parent: current))
-        current = frames.count - 1
+        frames.append(Frame(depth: Int32(truncatingIfNeeded: depth), firstMember: Int32(truncatingIfNeeded: members.count)))
+    }
+
+    /// `position` relative to the held text's start, as stored.
+    @inline(__always)
+    private mutating func relative(_ position: Int) -> Int32 {
+        let offset = position - (heldStart ?? 0)
+        if offset > Int(Int32.max) || keys.count > Int(Int32.max) { overflowed = true }
+        return Int32(truncatingIfNeeded: offset)
     }
 
     /// A key starts a member of the innermost object; its text starts at `position`.
     @inline(__always)
     mutating func beginMember(at position: Int) {
-        let relative = position - (heldStart ?? 0)
-        let index = members.count
-        members.append(Member(start: relative, end: relative, key: keys.count, children: frames.count, childrenEnd: frames.count))
-        let last = frames[current].last
-        if last >= 0 {
-            members[last].next = index
-        } else {
-            frames[current].first = index
-        }
-        frames[current].last = index
-        keyMember = index
+        let start = relative(position)
+        keyMember = members.count
+        members.append(Member(start: start, end: start, key: Int32(truncatingIfNeeded: keys.count)))
     }
 
     /// Keeps a piece of the arriving key.
@@ -120,11 +111,11 @@ struct KeySorter {
     mutating func endKey() {
         let index = keyMember
         keyMember = -1
-        let start = members[index].key
+        let start = Int(members[index].key)
         let length = keys.count - start
         guard length >= 2, let base = keys.written.baseAddress else { return }
         let text = UnsafeRawBufferPointer(start: base + start + 1, count: length - 2)
-        members[index].keyLength = length
+        members[index].keyLength = Int32(truncatingIfNeeded: length)
         if text.count <= 8, let textStart = text.baseAddress {
             // Most keys are short: one load of eight bytes (the buffer keeps `ByteBuffer.padding`
             // bytes of room past what it holds), the bytes past the key masked off.
@@ -140,50 +131,68 @@ struct KeySorter {
         }
     }
 
-    /// A comma of the innermost object (one at `objectDepth`) ends its last member, whose
-    /// text ends at `position`.
+    /// A comma of the innermost object (one at `objectDepth`) ends its last member (the last
+    /// one noted: those of the objects inside it are gone), whose text ends at `position`.
     @inline(__always)
     mutating func comma(at position: Int) {
-        endLastMember(of: current, at: position)
+        guard members.count > 0 else { return }
+        members[members.count - 1].end = relative(position)
     }
 
-    /// The innermost object ends; its last member's text ends at `position`.
-    mutating func closeObject(at position: Int) {
-        let index = current
-        endLastMember(of: index, at: position)
-        let unsorted = !inOrder(frames[index])
-        let needsWork = unsorted || frames[index].childNeedsWork
-        frames[index].subtreeEnd = frames.count
-        frames[index].unsorted = unsorted
-        frames[index].needsWork = needsWork
-        let parent = frames[index].parent
-        current = parent
-        guard parent >= 0 else {
-            objectDepth = -1
+    /// The innermost object ends, its last member's text at `position` (the end of `out`):
+    /// its text is rewritten with members in key order where that differs. An outermost
+    /// object's large text goes to `flush` a piece at a time (with all of `out` before it,
+    /// which is then emptied) instead of being rewritten whole in memory.
+    mutating func closeObject(at position: Int, out: ByteBuffer, flush: ((UnsafeRawBufferPointer) -> Void)?) {
+        guard let frame = frames.last else { return }
+        let first = Int(frame.firstMember)
+        if members.count > first {
+            members[members.count - 1].end = relative(position)
+            if members.count - first > 1, !overflowed, !inOrder(from: first) {
+                rewrite(from: first, out: out, flush: frames.count == 1 ? flush : nil)
+            }
+            keys.truncate(to: Int(members[first].key))
+            members.truncate(to: first)
+        }
+        frames.truncate(to: frames.count - 1)
+        objectDepth = frames.last.map { Int($0.depth) } ?? -1
+        if frames.count == 0 { heldStart = nil }
+    }
+
+    /// Rewrites the text of the members `members[first...]` in key order.
+    private func rewrite(from first: Int, out: ByteBuffer, flush: ((UnsafeRawBufferPointer) -> Void)?) {
+        guard let held = heldStart, let base = out.written.baseAddress else { return }
+        let text = base + held
+        let start = Int(members[first].start), end = Int(members[members.count - 1].end)
+        order.truncate(to: 0)
+        for index in first..<members.count { order.append(Int32(truncatingIfNeeded: index)) }
+        sortOrder()
+        // Every separator of an object is the same text (a comma and a new line indented to
+        // its depth): the one after its first member.
+        let separator = UnsafeRawBufferPointer(start: text + Int(members[first].end), count: Int(members[first + 1].start - members[first].end))
+        scratch.removeAll()
+        if let flush, end - start >= Self.flushSize {
+            flush(UnsafeRawBufferPointer(start: base, count: held + start))
+            for position in 0..<order.count {
+                if position > 0 { scratch.append(contentsOf: separator) }
+                let member = members[Int(order[position])]
+                scratch.append(contentsOf: UnsafeRawBufferPointer(start: text + Int(member.start), count: Int(member.end - member.start)))
+                if scratch.count >= Self.flushSize {
+                    flush(scratch.written)
+                    scratch.removeAll()
+                }
+            }
+            flush(scratch.written)
+            scratch.removeAll()
+            out.removeAll()
             return
         }
-        if needsWork { frames[parent].childNeedsWork = true }
-        objectDepth = frames[parent].depth
-    }
-
-    @inline(__always)
-    private func endLastMember(of frame: Int, at position: Int) {
-        let last = frames[frame].last
-        guard last >= 0 else { return }
-        members[last].end = position - (heldStart ?? 0)
-        members[last].childrenEnd = frames.count
-    }
-
-    /// After the outermost object ended (its text the last in `out`): rewrites its text
-    /// with members in key order where that differs, and forgets it.
-    mutating func rewrite(_ out: ByteBuffer) {
-        defer { reset() }
-        guard let held = heldStart, frames.count > 0, frames[0].needsWork, let base = out.written.baseAddress else { return }
-        let root = frames[0]
-        let start = members[root.first].start, end = members[root.last].end
-        scratch.removeAll()
         scratch.reserveCapacity(end - start)
-        emit(0, text: base + held)
+        for position in 0..<order.count {
+            if position > 0 { scratch.append(contentsOf: separator) }
+            let member = members[Int(order[position])]
+            scratch.append(contentsOf: UnsafeRawBufferPointer(start: text + Int(member.start), count: Int(member.end - member.start)))
+        }
         // Reordering keeps every byte; were it ever not so, the text stays in its own order
         // rather than be cut or overrun.
         guard scratch.count == end - start else {
@@ -193,98 +202,54 @@ struct KeySorter {
         out.overwrite(at: held + start, with: scratch.written)
     }
 
-    /// Forgets the held text (written sorted, or let go as it is).
+    /// Forgets the held text's notes (the text is let go as it is).
     mutating func reset() {
         frames.truncate(to: 0)
         members.truncate(to: 0)
         keys.removeAll()
         heldStart = nil
-        current = -1
         objectDepth = -1
         keyMember = -1
     }
 
-    /// Appends the text of object `index` (its first member's start to its last member's
-    /// end) with its members in order, each rewritten as needed. `text` is where the held
-    /// text starts.
-    private func emit(_ index: Int, text: UnsafeRawPointer) {
-        let frame = frames[index]
-        let base = order.count
-        var member = frame.first
-        while member >= 0 {
-            order.append(member)
-            member = members[member].next
-        }
-        if frame.unsorted { sortOrder(from: base) }
-        // Every separator of an object is the same text (a comma and a new line indented
-        // to its depth): the one after its first member.
-        let first = members[frame.first]
-        let separator = first.next >= 0 ? UnsafeRawBufferPointer(start: text + first.end, count: members[first.next].start - first.end) : UnsafeRawBufferPointer(start: nil, count: 0)
-        for position in base..<order.count {
-            if position > base { scratch.append(contentsOf: separator) }
-            copyMember(order[position], text: text)
-        }
-        order.truncate(to: base)
-    }
-
-    /// Appends a member's text, rewriting the objects inside its value that need it.
-    private func copyMember(_ index: Int, text: UnsafeRawPointer) {
-        let member = members[index]
-        var position = member.start
-        var child = member.children
-        while child < member.childrenEnd {
-            let frame = frames[child]
-            if frame.needsWork {
-                let start = members[frame.first].start
-                scratch.append(contentsOf: UnsafeRawBufferPointer(start: text + position, count: start - position))
-                emit(child, text: text)
-                position = members[frame.last].end
-            }
-            child = frame.subtreeEnd
-        }
-        scratch.append(contentsOf: UnsafeRawBufferPointer(start: text + position, count: member.end - position))
-    }
-
-    /// Whether an object's keys came in order (each no earlier than the one before).
-    private func inOrder(_ frame: Frame) -> Bool {
-        guard frame.first >= 0 else { return true }
-        var previous = frame.first
-        var index = members[previous].next
-        while index >= 0 {
-            if precedes(index, previous) { return false }
-            previous = index
-            index = members[index].next
+    /// Whether the members from `first` on came in key order (each no earlier than the one
+    /// before).
+    private func inOrder(from first: Int) -> Bool {
+        var index = first + 1
+        while index < members.count {
+            if precedes(index, index - 1) { return false }
+            index += 1
         }
         return true
     }
 
-    /// Sorts `order[base...]` by key, keeping the order of equal keys.
-    private func sortOrder(from base: Int) {
-        let count = order.count - base
+    /// Sorts `order` by key, keeping the order of equal keys.
+    private func sortOrder() {
+        let count = order.count
         guard count > 1 else { return }
         if count <= 32 {
             // Insertion sort: stable, and no allocation for the common small object.
-            for position in (base + 1)..<order.count {
+            for position in 1..<count {
                 let index = order[position]
                 var slot = position
-                while slot > base, precedes(index, order[slot - 1]) {
+                while slot > 0, precedes(Int(index), Int(order[slot - 1])) {
                     order[slot] = order[slot - 1]
                     slot -= 1
                 }
                 order[slot] = index
             }
         } else {
-            let sorted = (base..<order.count).map { order[$0] }.enumerated().sorted { lhs, rhs in
+            let sorted = (0..<count).map { Int(order[$0]) }.enumerated().sorted { lhs, rhs in
                 precedes(lhs.element, rhs.element) || (!precedes(rhs.element, lhs.element) && lhs.offset < rhs.offset)
             }
-            for (offset, entry) in sorted.enumerated() { order[base + offset] = entry.element }
+            for (offset, entry) in sorted.enumerated() { order[offset] = Int32(truncatingIfNeeded: entry.element) }
         }
     }
 
     /// A member's key text, between its quotes.
     @inline(__always)
     private func keyText(_ index: Int) -> UnsafeRawBufferPointer {
-        let (key, length) = (members[index].key, members[index].keyLength)
+        let (key, length) = (Int(members[index].key), Int(members[index].keyLength))
         guard length >= 2, let base = keys.written.baseAddress else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(start: base + key + 1, count: length - 2)
     }
@@ -375,6 +340,8 @@ enum PaintedLayout: SortingLayout {
 struct SortingWriter<Layout: SortingLayout>: JSONTokenSink {
     var writer: JSONFormatter.Writer
     var sorter: KeySorter
+    /// Where a large rewritten object goes (`KeySorter.rewrite`), when anywhere.
+    let flush: ((UnsafeRawBufferPointer) -> Void)?
 
     /// Every token goes to the writer through one copy of its layout, compiled into the
     /// scanning loop; the sorter's notes on braces, objects' commas and keys are taken
@@ -415,8 +382,7 @@ struct SortingWriter<Layout: SortingLayout>: JSONTokenSink {
             // The text rewritten ends with the last member: the writer's new line and
             // bracket after it are the same whatever the order.
             guard sorter.holding else { break }
-            sorter.closeObject(at: writer.out.count)
-            if !sorter.holding { sorter.rewrite(writer.out) }
+            sorter.closeObject(at: writer.out.count, out: writer.out, flush: flush)
         default:
             break
         }

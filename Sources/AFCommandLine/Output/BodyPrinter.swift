@@ -238,7 +238,8 @@ final class BodyPrinter {
                 if fellBack { return }
             }
             var incomplete = false
-            // What is left: the final new line, and a sorted object cut short, as it came.
+            // What is left: a large sorted object that ends here, a megabyte at a time; the
+            // final new line; an object cut short, as it came.
             var writeFailure: AFError?
             if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
             do {
@@ -266,6 +267,8 @@ final class BodyPrinter {
         }
         var failed = false
         if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
+        // A large sorted object is written here as it is rewritten, a megabyte at a time.
+        var writeFailure: AFError?
         // A slice at a time (the first megabyte comes at once, after its validation), so the
         // output waiting in the formatter's buffer stays small enough to stay in the cache
         // and the buffer does not grow (and copy itself) to several times the slice.
@@ -273,10 +276,14 @@ final class BodyPrinter {
         repeat {
             let end = min(input.count, offset + Self.formatSlice)
             do {
-                try formatter?.feed(UnsafeRawBufferPointer(rebasing: input[offset..<end]))
+                try formatter?.feed(UnsafeRawBufferPointer(rebasing: input[offset..<end])) { pending in
+                    guard writeFailure == nil else { return }
+                    do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
+                }
             } catch {
                 failed = true
             }
+            if let writeFailure { throw writeFailure }
             // Straight from the formatter's buffer: no copy of the output into an array first.
             try formatter?.takeOutput { (formatted: UnsafeRawBufferPointer) throws(AFError) in try out.write(formatted) }
             offset = end
