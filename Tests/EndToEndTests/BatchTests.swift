@@ -251,6 +251,29 @@ import Testing
         #expect(outcome.err.hasPrefix("af: line 2: error: "), "\(outcome.err)")
     }
 
+    /// The batch's own trust settings are made into a configuration once (their files read
+    /// once) and hold for every line that shares them: a pin that matches nothing fails each
+    /// https line on its own, in line order, while an http line passes; a line with trust
+    /// settings of its own makes its own.
+    @Test func theBatchsTrustHoldsForEveryLineThatSharesIt() throws {
+        let pki = TestPKI.shared
+        let issued = try pki.issue(name: "batch-trust")
+        let tls = try TestServer(tls: issued.identity)
+        let wrongPin = "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+        let lines = [tls.url("/get?n=1"), server.url("/get"), tls.url("/get?n=3"), "--verify=no \(tls.url("/get?n=4"))", server.url("/get?n=5")]
+        let path = try file(lines, name: "trust.txt")
+        let pinned = AF.run(["batch", "--parallel=2", "--verify=\(pki.caCertificatePath)", "--pin=\(wrongPin)", path])
+        #expect(pinned.status == 8, "\(pinned.err)")
+        let summary = pinned.err.split(separator: "\n").last.map(String.init) ?? ""
+        // Line 4 keeps the batch's pin (its own --verify=no leaves only the pins checked).
+        #expect(summary == "af: error: 3 of 5 requests failed (lines 1, 3, 4)", "\(pinned.err)")
+        // Without the pin, the same lines all pass: the CA is read for the first https line
+        // and serves the others.
+        let verified = AF.run(["batch", "--parallel=2", "--verify=\(pki.caCertificatePath)", path])
+        #expect(verified.status == 0, "\(verified.err)")
+        #expect(verified.err.contains("certificate verification is off"), "\(verified.err)")
+    }
+
     @Test func tlsSessionsAreResumedAcrossLinesExceptWherePinsMustBeChecked() throws {
         let pki = TestPKI.shared
         let issued = try pki.issue(name: "batch-resume")

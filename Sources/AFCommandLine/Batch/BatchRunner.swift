@@ -90,6 +90,8 @@ final class BatchRunner: Sendable {
         var ownerClock = 0
         /// `--auth-cmd` tokens by command, shared by the lines that run it.
         var tokens: [String: SharedCommandToken] = [:]
+        /// The trust configuration of the batch's own settings, for `http` and `https` URLs.
+        var baseTrust: (plain: TrustConfiguration?, tls: TrustConfiguration?)
     }
 
     /// A session that owns the connections (and thread) of one set of connection settings.
@@ -215,8 +217,9 @@ final class BatchRunner: Sendable {
             let channel = output.channel(for: sequence)
             let execution: Execution
             do {
+                let trust = try baseTrust(for: planned)
                 execution = try Execution(settings: planned.settings, built: planned.built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number, loadedNetrc: .some(netrc),
-                                          tokens: { command in self.sharedToken(for: command).provider() })
+                                          trust: trust, tokens: { command in self.sharedToken(for: command).provider() })
             } catch {
                 planned.built.body.removeTemporaryFiles()
                 throw error
@@ -242,6 +245,21 @@ final class BatchRunner: Sendable {
             output.skip(sequence)
             record(line: line.number, sequence: sequence, status: error.exitCode)
         }
+    }
+
+    /// For a line without options of its own, the trust configuration of the batch's settings,
+    /// made once (with its checks and reads of `--verify`, `--pin-cert`, `--trust-policy` and
+    /// the other files) instead of for every line; nil for other lines, which make their own.
+    /// A configuration that fails to be made is not kept: each line reports the failure.
+    private func baseTrust(for planned: PlannedLine) throws(CommandFailure) -> TrustConfiguration? {
+        guard planned.settings.isUnchangedCopy(of: planner.base) else { return nil }
+        let usesTLS = planned.built.url.scheme == "https"
+        if let known = state.read({ usesTLS ? $0.baseTrust.tls : $0.baseTrust.plain }) { return known }
+        let made = try TrustConfiguration.make(settings: planned.settings, environment: planner.environment, usesTLS: usesTLS)
+        state.write { state in
+            if usesTLS { state.baseTrust.tls = made } else { state.baseTrust.plain = made }
+        }
+        return made
     }
 
     /// The `--auth-cmd` token the lines running `command` share.

@@ -25,7 +25,7 @@ final class Execution {
     /// `tokens` gives the `--auth-cmd` token source for a command: `af batch` shares one per
     /// command among its lines (`SharedCommandToken`); alone, each run has its own.
     init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil, loadedNetrc: Netrc?? = nil,
-         tokens: ((String) -> TokenProvider)? = nil) throws(CommandFailure) {
+         trust madeTrust: TrustConfiguration? = nil, tokens: ((String) -> TokenProvider)? = nil) throws(CommandFailure) {
         self.settings = settings
         self.batchLine = batchLine
         self.built = built
@@ -33,7 +33,13 @@ final class Execution {
         self.stdout = stdout
         self.stderr = stderr
         plan = OutputPlan.make(settings: settings, environment: environment)
-        trust = try TrustConfiguration.make(settings: settings, environment: environment, usesTLS: built.url.scheme == "https")
+        // `af batch` makes the configuration of its own settings once for all lines that
+        // have no options of their own (its files are checked and read once).
+        if let madeTrust {
+            trust = madeTrust
+        } else {
+            trust = try TrustConfiguration.make(settings: settings, environment: environment, usesTLS: built.url.scheme == "https")
+        }
         download = try Self.makeDownload(settings: settings, built: built, stdout: environment.stdout, stderr: stderr)
         // `af batch` reads ~/.netrc once for all its lines.
         if settings.ignoreNetrc {

@@ -7,6 +7,15 @@ public struct TrustSettings: Sendable, Equatable {
     /// A CA bundle to use instead of the system's: a PEM file, or a directory of certificates
     /// named by their subject hashes (`openssl rehash`).
     public var caBundle: String?
+    /// Whether a CA bundle is directories, as looked up when the evaluator that names it was
+    /// made; a transfer whose `caBundle` is another path looks for itself.
+    package var checkedBundle: CheckedBundle?
+
+    /// A CA bundle path and whether it names directories of hashed certificates.
+    package struct CheckedBundle: Sendable, Equatable {
+        let path: String
+        let isDirectory: Bool
+    }
     /// A CRL file to check certificates against.
     public var crlFile: String?
     /// Require a good stapled OCSP response.
@@ -73,17 +82,30 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
     /// A CA bundle to trust instead of the system roots: a PEM file, or a directory of
     /// hashed certificates (`openssl rehash`), or a list of such directories separated by
     /// `:` (as OpenSSL's `SSL_CERT_DIR`).
-    public var caBundle: String?
+    public var caBundle: String? {
+        didSet { checked = Self.check(caBundle) }
+    }
+    /// Whether `caBundle` is directories, looked up once (not at every request: a batch
+    /// shares one evaluator among its lines).
+    private var checked: TrustSettings.CheckedBundle?
 
     /// Standard checks, against `caBundle` when given.
     public init(caBundle: String? = nil) {
         self.caBundle = caBundle
+        checked = Self.check(caBundle)
+    }
+
+    private static func check(_ path: String?) -> TrustSettings.CheckedBundle? {
+        path.map { TrustSettings.CheckedBundle(path: $0, isDirectory: FileIO.isCertificateDirectory($0)) }
     }
 
     public func prepare(_ settings: inout TrustSettings) {
         settings.verifyPeer = true
         settings.verifyHost = true
-        if let caBundle { settings.caBundle = caBundle }
+        if let caBundle {
+            settings.caBundle = caBundle
+            settings.checkedBundle = checked
+        }
     }
 
     /// True: the checks are libcurl's and OpenSSL's, and sessions are cached per CA bundle.

@@ -317,7 +317,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         try easy.set(CURLOPT_SSL_VERIFYPEER, trustSettings.verifyPeer)
         try easy.set(CURLOPT_SSL_VERIFYHOST, trustSettings.verifyHost ? 2 : 0)
         if let bundle = trustSettings.caBundle {
-            if FileIO.isCertificateDirectory(bundle) {
+            let checked = trustSettings.checkedBundle.flatMap { $0.path == bundle ? $0.isDirectory : nil }
+            if checked ?? FileIO.isCertificateDirectory(bundle) {
                 // A directory of hashed certificates (openssl rehash), or a list of them, and
                 // those CAs alone: a CA path and no CA file.
                 try easy.set(CURLOPT_CAPATH, copying: bundle)
