@@ -52,6 +52,31 @@ import Testing
         #expect(after.descriptors <= before.descriptors + 128, "descriptors: \(before.descriptors) before, \(after.descriptors) after")
     }
 
+    /// `shutdownAndWait()` returns once the session's thread has ended, having let go of
+    /// everything: a finished request (whose completion reached the caller before the thread
+    /// was done with it) and a session sharing the thread are gone when it returns, every
+    /// time. (Without the wait a program exiting at once could leave them behind, which
+    /// LeakSanitizer reported as a leaked weak-reference side table.)
+    @Test func shutdownAndWaitReturnsOnceTheThreadHasLetGoOfEverything() {
+        for index in 0..<50 {
+            let session = Session()
+            weak var request: Request?
+            weak var sharing: Session?
+            do {
+                let other = Session(configuration: Session.Configuration(), sharingConnectionsWith: session)
+                sharing = other
+                let made = other.request(RequestDescription(url: server.url("/get?n=\(index)")))
+                request = made
+                #expect(made.resume().waitForCompletion().status == 200)
+            }
+            #expect(session.driver.loopIsRunning, "round \(index): the thread was expected to run")
+            session.shutdownAndWait()
+            #expect(!session.driver.loopIsRunning, "round \(index): the thread still runs")
+            #expect(request == nil, "round \(index): the request outlived the thread")
+            #expect(sharing == nil, "round \(index): the sharing session outlived the thread")
+        }
+    }
+
     @Test func shutdownCancelsWhatIsInFlightAndRefusesNewRequests() {
         let session = Session()
         let slow = session.request(RequestDescription(url: server.url("/slow"))).resume()

@@ -148,7 +148,21 @@ final class BatchRunner: Sendable {
         }, until: { isDone })
         precondition(driven, "a batch drives its own session")
         output.printFinished()
-        return conclude()
+        let status = conclude()
+        endOwners()
+        return status
+    }
+
+    /// Shuts down the sessions of lines with connection settings of their own and waits for
+    /// their threads, so that af exits with nothing of theirs still running (or still holding
+    /// a finished request: its completion reaches this thread before the owner's thread has
+    /// let go of it).
+    private func endOwners() {
+        let sessions = state.write { state -> [Session] in
+            defer { state.connectionOwners = [:] }
+            return state.connectionOwners.values.map(\.session)
+        }
+        for session in sessions { session.shutdownAndWait() }
     }
 
     /// Called on the driving thread whenever lines may be waiting (a streamed line arrived).
@@ -309,8 +323,9 @@ final class BatchRunner: Sendable {
             }
             return gone
         }
-        // Let go of them outside the lock: a session's last reference stops its thread.
-        for session in released { session.shutdown() }
+        // Let go of them outside the lock, and wait for their threads to end (quickly: they
+        // have nothing left to do), so that none is still running when af exits.
+        for session in released { session.shutdownAndWait() }
     }
 
     /// Standard error for one line: every message names it, and clears the progress line.

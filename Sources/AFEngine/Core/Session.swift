@@ -99,6 +99,18 @@ public final class Session: Sendable {
     /// Whether `shutdown()` was called.
     public var isShutDown: Bool { lifecycle.read { $0.shuttingDown } }
 
+    /// `shutdown()`, then waits until the session's transfer thread has ended and let go of
+    /// everything it held: for a program about to exit that wants nothing left running
+    /// behind it. The thread ends once every session using it has let go, so this waits for
+    /// the requests still ending and for the other sessions that share the thread
+    /// (`init(configuration:sharingConnectionsWith:)`) to be released too. Called on that
+    /// thread, or when no thread was started (a session driven with `drive(start:until:)`),
+    /// it returns at once.
+    public func shutdownAndWait() {
+        shutdown()
+        driver.waitForThread()
+    }
+
     /// Cancels every request the session has not finished (they end with
     /// `AFError.cancelled(.sessionShutDown)`), then lets go of the transfer thread: once no
     /// session uses it, it exits and libcurl's handles are freed. Requests made afterwards

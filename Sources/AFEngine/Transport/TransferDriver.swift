@@ -42,6 +42,8 @@ final class TransferDriver: Sendable {
         var users = 0
         /// The loop exits at its next turn, and the thread with it.
         var stopped = false
+        /// Opened when the thread last started has ended, having let go of the driver.
+        var threadEnded: Latch?
     }
 
     /// What only the driving thread touches.
@@ -125,6 +127,11 @@ final class TransferDriver: Sendable {
         latch.wait()
     }
 
+    /// Whether a thread runs the loop now (the driver thread, or a caller of `drive`).
+    var loopIsRunning: Bool {
+        state.read { $0.thread != nil }
+    }
+
     /// Whether the caller is the driver thread.
     var isCurrentThread: Bool {
         guard let thread = state.read({ $0.thread }) else { return false }
@@ -132,17 +139,44 @@ final class TransferDriver: Sendable {
     }
 
     private func startThread() {
-        let context = Unmanaged.passRetained(self).toOpaque()
+        let ended = Latch()
+        state.write { $0.threadEnded = ended }
+        let context = Unmanaged.passRetained(ThreadStart(driver: self, ended: ended)).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
-            let driver = Unmanaged<TransferDriver>.fromOpaque(argument).takeRetainedValue()
-            driver.state.write { $0.thread = pthread_self() }
-            driver.run()
+            TransferDriver.runThread(argument).open()
             return nil
         }, context)
         if created != 0 { fatalError("cannot start the transfer thread: \(POSIXFailure(code: created).description)") }
         pthread_detach(thread)
+    }
+
+    /// What a new driver thread is handed.
+    private final class ThreadStart: Sendable {
+        let driver: TransferDriver
+        let ended: Latch
+
+        init(driver: TransferDriver, ended: Latch) {
+            self.driver = driver
+            self.ended = ended
+        }
+    }
+
+    /// The driver thread's body; returns its latch once nothing of the thread holds the
+    /// driver any more.
+    private static func runThread(_ argument: UnsafeMutableRawPointer) -> Latch {
+        let start = Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue()
+        start.driver.state.write { $0.thread = pthread_self() }
+        start.driver.run()
+        return start.ended
+    }
+
+    /// Waits until the driver thread has ended, which it does once its last session lets go
+    /// (`release()`); returns at once when no thread was started, or when called on it.
+    func waitForThread() {
+        guard !isCurrentThread, let ended = state.read({ $0.threadEnded }) else { return }
+        ended.wait()
     }
 
     private func run() {
