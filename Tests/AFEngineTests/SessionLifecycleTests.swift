@@ -70,11 +70,27 @@ import Testing
                 #expect(made.resume().waitForCompletion().status == 200)
             }
             #expect(session.driver.loopIsRunning, "round \(index): the thread was expected to run")
-            session.shutdownAndWait()
+            #expect(session.shutdownAndWait(timeout: 10))
             #expect(!session.driver.loopIsRunning, "round \(index): the thread still runs")
             #expect(request == nil, "round \(index): the request outlived the thread")
             #expect(sharing == nil, "round \(index): the sharing session outlived the thread")
         }
+    }
+
+    /// While another session still uses the thread, the wait ends at its timeout, saying
+    /// the thread runs on; once that session goes, the thread ends.
+    @Test func shutdownAndWaitGivesUpAtItsTimeoutWhileTheThreadIsShared() {
+        let session = Session()
+        var other: Session? = Session(configuration: Session.Configuration(), sharingConnectionsWith: session)
+        #expect(other?.request(RequestDescription(url: server.url("/get"))).resume().waitForCompletion().status == 200)
+        let started = Date()
+        #expect(!session.shutdownAndWait(timeout: 0.2))
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.15 && waited < 5, "waited \(waited) s")
+        #expect(session.driver.loopIsRunning)
+        other = nil
+        #expect(session.shutdownAndWait(timeout: 10))
+        #expect(!session.driver.loopIsRunning)
     }
 
     @Test func shutdownCancelsWhatIsInFlightAndRefusesNewRequests() {

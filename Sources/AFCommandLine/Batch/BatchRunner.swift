@@ -162,8 +162,12 @@ final class BatchRunner: Sendable {
             defer { state.connectionOwners = [:] }
             return state.connectionOwners.values.map(\.session)
         }
-        for session in sessions { session.shutdownAndWait() }
+        for session in sessions { session.shutdownAndWait(timeout: Self.ownerEndTimeout) }
     }
+
+    /// How long af waits for an owner's thread to end: it has nothing left to do and ends
+    /// within milliseconds; the bound only keeps a mistake from hanging af at exit.
+    static let ownerEndTimeout = 5.0
 
     /// Called on the driving thread whenever lines may be waiting (a streamed line arrived).
     func linesArrived() {
@@ -325,7 +329,7 @@ final class BatchRunner: Sendable {
         }
         // Let go of them outside the lock, and wait for their threads to end (quickly: they
         // have nothing left to do), so that none is still running when af exits.
-        for session in released { session.shutdownAndWait() }
+        for session in released { session.shutdownAndWait(timeout: Self.ownerEndTimeout) }
     }
 
     /// Standard error for one line: every message names it, and clears the progress line.

@@ -32,4 +32,23 @@ final class Latch: @unchecked Sendable {
         while !isOpen { pthread_cond_wait(condition, mutex) }
         pthread_mutex_unlock(mutex)
     }
+
+    /// Waits at most `seconds` (of the wall clock, which the condition uses); returns whether
+    /// the latch opened.
+    func wait(seconds: Double) -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let whole = Int(seconds.rounded(.down))
+        var deadline = timespec(tv_sec: now.tv_sec + whole, tv_nsec: now.tv_nsec + Int((seconds - Double(whole)) * 1e9))
+        if deadline.tv_nsec >= 1_000_000_000 {
+            deadline.tv_sec += 1
+            deadline.tv_nsec -= 1_000_000_000
+        }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !isOpen {
+            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { return isOpen }
+        }
+        return true
+    }
 }

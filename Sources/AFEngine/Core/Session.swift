@@ -100,15 +100,16 @@ public final class Session: Sendable {
     public var isShutDown: Bool { lifecycle.read { $0.shuttingDown } }
 
     /// `shutdown()`, then waits until the session's transfer thread has ended and let go of
-    /// everything it held: for a program about to exit that wants nothing left running
-    /// behind it. The thread ends once every session using it has let go, so this waits for
-    /// the requests still ending and for the other sessions that share the thread
-    /// (`init(configuration:sharingConnectionsWith:)`) to be released too. Called on that
-    /// thread, or when no thread was started (a session driven with `drive(start:until:)`),
-    /// it returns at once.
-    public func shutdownAndWait() {
+    /// everything it held, or for at most `timeout` seconds: for a program about to exit
+    /// that wants nothing left running behind it. The thread ends once every session using
+    /// it has let go, so this waits for the requests still ending and for the other sessions
+    /// that share the thread (`init(configuration:sharingConnectionsWith:)`) to be released
+    /// too. Returns whether the thread has ended: true at once when none was started (a
+    /// session driven with `drive(start:until:)`), false at once when called on it.
+    @discardableResult
+    public func shutdownAndWait(timeout: Double? = nil) -> Bool {
         shutdown()
-        driver.waitForThread()
+        return driver.waitForThread(timeout: timeout)
     }
 
     /// Cancels every request the session has not finished (they end with

@@ -173,10 +173,16 @@ final class TransferDriver: Sendable {
     }
 
     /// Waits until the driver thread has ended, which it does once its last session lets go
-    /// (`release()`); returns at once when no thread was started, or when called on it.
-    func waitForThread() {
-        guard !isCurrentThread, let ended = state.read({ $0.threadEnded }) else { return }
-        ended.wait()
+    /// (`release()`), or for at most `timeout` seconds; returns whether it has ended (true at
+    /// once when no thread was started, false when called on it).
+    func waitForThread(timeout: Double?) -> Bool {
+        guard !isCurrentThread else { return false }
+        guard let ended = state.read({ $0.threadEnded }) else { return true }
+        guard let timeout else {
+            ended.wait()
+            return true
+        }
+        return ended.wait(seconds: timeout)
     }
 
     private func run() {
