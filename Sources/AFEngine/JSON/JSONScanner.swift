@@ -478,7 +478,7 @@ public struct JSONScanner {
     /// first such byte (a borrow only ever flags bytes above a true match), so the scan lands
     /// on it instead of stepping there byte by byte.
     @inlinable @inline(__always)
-    static func skipPlainStringBytes(_ data: UnsafeRawBufferPointer, from start: Int) -> Int {
+    package static func skipPlainStringBytes(_ data: UnsafeRawBufferPointer, from start: Int) -> Int {
         var index = start
         let count = data.count
         let ones: UInt64 = 0x0101_0101_0101_0101

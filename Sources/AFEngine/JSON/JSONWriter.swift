@@ -207,23 +207,19 @@ package struct JSONWriter {
         value.withUTF8 { appendQuoted($0) }
     }
 
-    /// Runs of bytes that need no escape are copied whole, found eight bytes at a time: a
-    /// report's body (a response's text or base64) is most of what it writes.
+    /// Runs of bytes that need no escape are copied whole, found eight bytes at a time by the
+    /// scanner's own search for them (`JSONScanner.skipPlainStringBytes`): a report's body
+    /// (a response's text or base64) is most of what it writes.
     private mutating func appendQuoted(_ text: UnsafeBufferPointer<UInt8>) {
         bytes.reserveCapacity(bytes.count + text.count + 2)
         bytes.append(UInt8(ascii: "\""))
-        guard let base = text.baseAddress else {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
+        let raw = UnsafeRawBufferPointer(text)
         var runStart = 0
         var index = 0
-        while index < text.count {
-            while index + 8 <= text.count, !Self.holdsEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
-                index += 8
-            }
-            guard index < text.count else { break }
-            let byte = base[index]
+        while index < raw.count {
+            index = JSONScanner.skipPlainStringBytes(raw, from: index)
+            guard index < raw.count else { break }
+            let byte = raw[index]
             if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index]))
                 runStart = index + 1
@@ -233,21 +229,6 @@ package struct JSONWriter {
         }
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...]))
         bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// Whether one of the eight bytes in `word` is below 0x20, a quote or a backslash. Each
-    /// test is the "some byte is less than n" bit trick (exact as a yes or no for n up to
-    /// 128): a byte that is zero after the XOR with a quote or backslash is less than one.
-    @inline(__always)
-    private static func holdsEscape(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let control = (word &- ones &* 0x20) & ~word
-        let quoted = (quote &- ones) & ~quote
-        let escaped = (backslash &- ones) & ~backslash
-        return (control | quoted | escaped) & highs != 0
     }
 
     /// The escape for `byte` (a quote, a backslash or a control character).
