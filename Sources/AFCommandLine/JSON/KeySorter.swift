@@ -171,27 +171,26 @@ struct KeySorter {
         // its depth): the one after its first member.
         let separator = UnsafeRawBufferPointer(start: text + Int(members[first].end), count: Int(members[first + 1].start - members[first].end))
         scratch.removeAll()
-        if let flush, end - start >= Self.flushSize {
-            flush(UnsafeRawBufferPointer(start: base, count: held + start))
-            for position in 0..<order.count {
-                if position > 0 { scratch.append(contentsOf: separator) }
-                let member = members[Int(order[position])]
-                scratch.append(contentsOf: UnsafeRawBufferPointer(start: text + Int(member.start), count: Int(member.end - member.start)))
-                if scratch.count >= Self.flushSize {
-                    flush(scratch.written)
-                    scratch.removeAll()
-                }
-            }
-            flush(scratch.written)
-            scratch.removeAll()
-            out.removeAll()
-            return
+        let piecewise = flush != nil && end - start >= Self.flushSize
+        if piecewise {
+            flush?(UnsafeRawBufferPointer(start: base, count: held + start))
+        } else {
+            scratch.reserveCapacity(end - start)
         }
-        scratch.reserveCapacity(end - start)
         for position in 0..<order.count {
             if position > 0 { scratch.append(contentsOf: separator) }
             let member = members[Int(order[position])]
             scratch.append(contentsOf: UnsafeRawBufferPointer(start: text + Int(member.start), count: Int(member.end - member.start)))
+            if piecewise, scratch.count >= Self.flushSize {
+                flush?(scratch.written)
+                scratch.removeAll()
+            }
+        }
+        if piecewise {
+            flush?(scratch.written)
+            scratch.removeAll()
+            out.removeAll()
+            return
         }
         // Reordering keeps every byte; were it ever not so, the text stays in its own order
         // rather than be cut or overrun.
@@ -288,17 +287,15 @@ struct KeySorter {
         return text.isEmpty ? 0 : value << (8 * UInt64(8 - text.count))
     }
 
-    /// Looks for a backslash eight bytes at a time.
+    /// Whether a key's text holds a backslash, found eight bytes at a time with the scanner's
+    /// search for string bytes that need attention (`JSONScanner.skipPlainStringBytes`; in a
+    /// key's text only a backslash can, the scanner having refused raw quotes and controls).
     private static func holdsBackslash(_ text: UnsafeRawBufferPointer) -> Bool {
-        guard let start = text.baseAddress else { return false }
         var index = 0
-        while index + 8 <= text.count {
-            let word = start.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ 0x5C5C_5C5C_5C5C_5C5C
-            if (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 { return true }
-            index += 8
-        }
         while index < text.count {
-            if start.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "\\") { return true }
+            index = JSONScanner.skipPlainStringBytes(text, from: index)
+            guard index < text.count else { return false }
+            if text[index] == UInt8(ascii: "\\") { return true }
             index += 1
         }
         return false
