@@ -83,20 +83,17 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
     /// hashed certificates (`openssl rehash`), or a list of such directories separated by
     /// `:` (as OpenSSL's `SSL_CERT_DIR`).
     public var caBundle: String? {
-        didSet { checked = Self.check(caBundle) }
+        didSet { kind = caBundle.map(BundleKind.init) }
     }
-    /// Whether `caBundle` is directories, looked up once (not at every request: a batch
-    /// shares one evaluator among its lines).
-    private var checked: TrustSettings.CheckedBundle?
+    /// Whether `caBundle` is directories, looked up at the first TLS request and kept (not
+    /// at every request: a batch shares one evaluator among its lines; not before one: a
+    /// plain http request never needs it). Shared by copies of the evaluator.
+    private var kind: BundleKind?
 
     /// Standard checks, against `caBundle` when given.
     public init(caBundle: String? = nil) {
         self.caBundle = caBundle
-        checked = Self.check(caBundle)
-    }
-
-    private static func check(_ path: String?) -> TrustSettings.CheckedBundle? {
-        path.map { TrustSettings.CheckedBundle(path: $0, isDirectory: FileIO.isCertificateDirectory($0)) }
+        kind = caBundle.map(BundleKind.init)
     }
 
     public func prepare(_ settings: inout TrustSettings) {
@@ -104,7 +101,27 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
         settings.verifyHost = true
         if let caBundle {
             settings.caBundle = caBundle
-            settings.checkedBundle = checked
+            settings.checkedBundle = kind?.checked
+        }
+    }
+
+    /// A CA bundle path, and whether it names directories once someone has asked.
+    private final class BundleKind: Sendable {
+        let path: String
+        private let isDirectory = Protected<Bool?>(nil)
+
+        init(_ path: String) {
+            self.path = path
+        }
+
+        var checked: TrustSettings.CheckedBundle {
+            let isDirectory = isDirectory.write { known -> Bool in
+                if let known { return known }
+                let found = FileIO.isCertificateDirectory(path)
+                known = found
+                return found
+            }
+            return TrustSettings.CheckedBundle(path: path, isDirectory: isDirectory)
         }
     }
 
