@@ -18,13 +18,6 @@ final class Column<Element: BitwiseCopyable> {
         count += 1
     }
 
-    /// Replaces the last value (there must be one).
-    @inline(__always)
-    func replaceLast(with value: Element) {
-        precondition(count > 0, "no value to replace")
-        storage[count - 1] = value
-    }
-
     /// The value at `index` (below `count`), read and changed where it is stored (a field
     /// of a stored struct is changed alone, not the struct copied out and back).
     @inline(__always)
@@ -44,24 +37,9 @@ final class Column<Element: BitwiseCopyable> {
         count = min(count, total)
     }
 
-    /// Removes the first `total` values (no more than there are), moving the rest down.
-    func removeFirst(_ total: Int) {
-        count = LargeAllocation.removeFirst(total, of: count, at: storage)
-    }
-
-    /// Makes room for `total` values in all.
-    func reserveCapacity(_ total: Int) {
-        if total > capacity { grow(to: total) }
-    }
-
     @inline(never)
     private func grow(to total: Int) {
         storage = LargeAllocation.resize(storage, count: count, capacity: capacity, to: total)
         capacity = total
-    }
-
-    /// The values, for the duration of `body`.
-    func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) -> R) -> R {
-        body(UnsafeBufferPointer(start: storage, count: count))
     }
 }

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// Memory for the formatter's growable buffers. Buffers of 4 MiB and more (the document and
-/// token columns `--sort-keys` keeps) come straight from the kernel and ask for transparent
+/// Memory for the formatter's growable buffers. Buffers of 4 MiB and more (the text of an
+/// object `--sort-keys` holds, and its notes) come straight from the kernel and ask for transparent
 /// huge pages, where the system offers them on request: filling tens of megabytes then
 /// costs one page fault per 2 MiB instead of one per 4 KiB, and the faults, not the
 /// copying, were most of the time those buffers took. Smaller ones come from `malloc`.
