@@ -45,6 +45,22 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/side-by-side") == ["session.json"], "no temporary file is left")
     }
 
+    /// `--sort-keys` holding an object past 4 MiB asks for room up to its limit at once; where
+    /// the kernel refuses that much address space (a strict overcommit, here `ulimit -v`),
+    /// the buffer grows as it goes instead of af dying with "out of memory".
+    @Test func aLargeHeldObjectIsSortedWhereAddressSpaceIsShort() throws {
+        let count = 400_000
+        let members = (0..<count).reversed().map { "\"k\(String(format: "%07d", $0))\":\($0)" }
+        let body = Array(("{" + members.joined(separator: ",") + "}").utf8)
+        server.route("/one-large-object") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json")], body: body) }
+        let output = directory + "/sorted.json"
+        let (status, errors) = try AF.shell("ulimit -v 1000000; exec '\(AF.binary)' --pretty=format --sort-keys '\(server.url("/one-large-object"))' > '\(output)'")
+        #expect(status == 0, "\(errors)")
+        let text = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(text.hasPrefix("{\n    \"k0000000\": 0,\n    \"k0000001\": 1,"))
+        #expect(text.hasSuffix("\"k0399999\": 399999\n}\n"))
+    }
+
     /// A body that is one endless number (a 40 MB one here took about a minute; the time grew
     /// with the square of its length) is shown as it came, every byte, at network speed.
     @Test func aHugeNumberIsShownAsItCameInBoundedTime() {

@@ -95,7 +95,7 @@ struct JSONFormatter {
                 // A large object is being held: room for it up to the limit at once (address
                 // space; pages are taken as they are written), so that the buffer is not
                 // copied (briefly twice its size) each time it doubles.
-                writer.out.reserveCapacity(limit + Self.heldSlack)
+                writer.out.reserveIfAvailable(limit + Self.heldSlack)
             }
         }
         do {
@@ -634,6 +634,16 @@ final class ByteBuffer {
     /// Removes the first `total` bytes (no more than there are), moving the rest down.
     func removeFirst(_ total: Int) {
         count = LargeAllocation.removeFirst(total, of: count, at: storage)
+    }
+
+    /// Makes room for `total` bytes in all when the kernel grants it (address space, taken
+    /// as it is written); when it does not, the buffer grows as it goes, as before.
+    func reserveIfAvailable(_ total: Int) {
+        guard total > capacity, let bigger = LargeAllocation.tryAllocate(UInt8.self, capacity: total + Self.slack) else { return }
+        bigger.moveInitialize(from: storage, count: count)
+        LargeAllocation.deallocate(storage, capacity: capacity)
+        storage = bigger
+        capacity = total + Self.slack
     }
 
     /// Makes room for `total` bytes in all, so appends up to it never copy what is there.

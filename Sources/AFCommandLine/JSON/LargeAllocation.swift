@@ -12,10 +12,19 @@ enum LargeAllocation {
 
     /// `count` elements of `T`, uninitialised.
     static func allocate<T>(_ type: T.Type, capacity count: Int) -> UnsafeMutablePointer<T> {
+        guard let allocated = tryAllocate(type, capacity: count) else {
+            fatalError("out of memory: cannot map \(count * MemoryLayout<T>.stride) bytes")
+        }
+        return allocated
+    }
+
+    /// `count` elements of `T`, uninitialised; nil when the kernel refuses a mapping that
+    /// large (a reservation ahead of need may ask more than a strict overcommit allows).
+    static func tryAllocate<T>(_ type: T.Type, capacity count: Int) -> UnsafeMutablePointer<T>? {
         let bytes = count * MemoryLayout<T>.stride
         guard bytes >= threshold else { return .allocate(capacity: count) }
         guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), mapped != MAP_FAILED else {
-            fatalError("out of memory: cannot map \(bytes) bytes")
+            return nil
         }
         // Advice only: without huge pages on offer the mapping works as it is.
         _ = madvise(mapped, bytes, MADV_HUGEPAGE)
