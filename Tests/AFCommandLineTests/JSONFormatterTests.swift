@@ -548,6 +548,34 @@ import Testing
         }
     }
 
+    /// Objects nested deep around a large value, each with its keys out of order, would have
+    /// the value copied once per level (500 levels around 2 MB: a gigabyte of copying):
+    /// sorting stops at its budget and says so, and nothing is lost; nested a few levels,
+    /// the same document is sorted whole.
+    @Test func deepNestingAroundALargeValueStopsSortingAtItsBudget() throws {
+        func document(depth: Int) -> [UInt8] {
+            Array((String(repeating: #"{"b":1,"a":"#, count: depth) + "\"" + String(repeating: "y", count: 2_000_000) + "\"" + String(repeating: "}", count: depth)).utf8)
+        }
+        let deep = document(depth: 500)
+        let unsorted = try Self.format(deep, chunk: 65_536, style: .init(indent: 1))
+        var formatter = JSONFormatter(style: .init(indent: 1, sortKeys: true))
+        var out: [UInt8] = []
+        var index = 0
+        while index < deep.count {
+            let end = min(deep.count, index + 65_536)
+            try formatter.feed(Array(deep[index..<end]), into: &out)
+            index = end
+        }
+        try formatter.finish(into: &out)
+        #expect(formatter.gaveUpSorting && formatter.sortingTooCostly)
+        #expect(out.count == unsorted.count && out.sorted() == unsorted.sorted())
+        // Five levels: within the budget, sorted as a model would.
+        let shallow = document(depth: 5)
+        let sorted = try Self.format(shallow, chunk: 65_536, style: .init(indent: 1, sortKeys: true))
+        let expected = try Self.format(Array((String(repeating: #"{"a":"#, count: 5) + "\"" + String(repeating: "y", count: 2_000_000) + "\"" + String(repeating: #","b":1}"#, count: 5)).utf8), chunk: 1 << 20, style: .init(indent: 1))
+        #expect(sorted == expected)
+    }
+
     /// An object held past the size at which buffers come from the kernel: its buffer is
     /// made as large as the sort limit at once (and not copied as it grows), and the object
     /// still comes out whole and sorted, in the pieces the body printer feeds.

@@ -25,6 +25,18 @@ import Testing
         #expect(Array(result.stdout) == expected, "\(result.stdout.count) bytes against \(expected.count)")
     }
 
+    /// Sorting that stops at its budget (objects nested deep around a large value) says why,
+    /// and shows the whole body.
+    @Test func sortingThatWouldCostTooMuchSaysSo() {
+        let depth = 500
+        let body = Array((String(repeating: #"{"b":1,"a":"#, count: depth) + "\"" + String(repeating: "y", count: 2_000_000) + "\"" + String(repeating: "}", count: depth)).utf8)
+        server.route("/deep-around-large") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json")], body: body) }
+        let result = InProcessAF.run(["--pretty=format", "--sort-keys", server.url("/deep-around-large")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("warning: the JSON body nests objects too deep around large values for --sort-keys"), "\(result.err)")
+        #expect(result.stdout.filter { $0 == UInt8(ascii: "y") }.count == 2_000_000)
+    }
+
     @Test func aLargeSortedDocumentArrivesWholeAndSorted() throws {
         let result = InProcessAF.run(["--pretty=format", "--sort-keys", server.url("/large-json?mb=2")])
         #expect(result.status == 0, "\(result.err)")

@@ -47,8 +47,12 @@ struct JSONFormatter {
     /// outermost one ends and its text is rewritten sorted.
     private var sorter = KeySorter()
     private var collecting: Bool
-    /// The document outgrew `sortLimit`, so its keys were not sorted.
+    /// The document outgrew `sortLimit`, or sorting it would have cost too much
+    /// (`sortingTooCostly`), so its keys were not all sorted.
     private(set) var gaveUpSorting = false
+    /// Sorting stopped because objects nested deep around a large value would have been
+    /// copied once per level (`KeySorter.rewriteBudget`).
+    private(set) var sortingTooCostly = false
 
     init(style: Style) {
         self.style = style
@@ -134,7 +138,8 @@ struct JSONFormatter {
             defer { (writer, sorter) = (sorting.writer, sorting.sorter) }
             try scanner.feed(bytes, into: &sorting)
         }
-        if sorter.overflowed { giveUpSorting() }
+        if sorter.tooCostly { sortingTooCostly = true }
+        if sorter.overflowed || sorter.tooCostly { giveUpSorting() }
     }
 
     /// Lets the held text go in its own order and streams from here on.

@@ -60,6 +60,19 @@ struct KeySorter {
     /// The held text outgrew what 32-bit positions reach: it is let go as it is, and the
     /// formatter stops sorting (as past its limit).
     private(set) var overflowed = false
+    /// Rewriting would have copied more than `rewriteBudget` allows (objects nested deep
+    /// around a large value, each out of order, copy that value once per level): the rest
+    /// is let go as it is, and the formatter stops sorting.
+    private(set) var tooCostly = false
+    /// The bytes rewritten since the outermost open object opened.
+    private var rewritten = 0
+
+    /// How many bytes rewriting may copy for an outermost object whose text has `held` bytes:
+    /// sixteen times over, and 4 MiB more. An array of records copies each record once; a
+    /// document nested five deep, each level out of order, five times.
+    static func rewriteBudget(held: Int) -> Int {
+        16 * held + (4 << 20)
+    }
 
     /// An outermost object's text this large or larger is rewritten a piece at a time into
     /// `flush`, when there is one, instead of whole in memory.
@@ -148,15 +161,24 @@ struct KeySorter {
         let first = Int(frame.firstMember)
         if members.count > first {
             members[members.count - 1].end = relative(position)
-            if members.count - first > 1, !overflowed, !inOrder(from: first) {
-                rewrite(from: first, out: out, flush: frames.count == 1 ? flush : nil)
+            if members.count - first > 1, !overflowed, !tooCostly, !inOrder(from: first) {
+                let size = Int(members[members.count - 1].end - members[first].start)
+                if rewritten + size > Self.rewriteBudget(held: position - (heldStart ?? 0)) {
+                    tooCostly = true
+                } else {
+                    rewritten += size
+                    rewrite(from: first, out: out, flush: frames.count == 1 ? flush : nil)
+                }
             }
             keys.truncate(to: Int(members[first].key))
             members.truncate(to: first)
         }
         frames.truncate(to: frames.count - 1)
         objectDepth = frames.last.map { Int($0.depth) } ?? -1
-        if frames.count == 0 { heldStart = nil }
+        if frames.count == 0 {
+            heldStart = nil
+            rewritten = 0
+        }
     }
 
     /// Rewrites the text of the members `members[first...]` in key order.
@@ -209,6 +231,7 @@ struct KeySorter {
         heldStart = nil
         objectDepth = -1
         keyMember = -1
+        rewritten = 0
     }
 
     /// Whether the members from `first` on came in key order (each no earlier than the one

@@ -81,6 +81,8 @@ final class BodyPrinter {
     /// With `--sort-keys`: the JSON body outgrew the memory sorting may use, so it was shown
     /// in its own order (the caller says so on standard error).
     var gaveUpSorting: Bool { formatter?.gaveUpSorting ?? false }
+    /// Why: the body would have cost too much to sort, not outgrown memory.
+    var sortingTooCostly: Bool { formatter?.sortingTooCostly ?? false }
 
     init(head: ResponseHead, style: BodyStyle) {
         self.style = style

@@ -153,7 +153,9 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
                 if let printer = state.printer {
                     try printer.finish(to: out)
                     if printer.byteCount > 0 { state.needsSeparator = true }
-                    if printer.gaveUpSorting {
+                    if printer.sortingTooCostly {
+                        warnings?.writeNotice("warning: the JSON body nests objects too deep around large values for --sort-keys to reorder them all, so its outer objects are shown with their keys in their own order")
+                    } else if printer.gaveUpSorting {
                         warnings?.writeNotice("warning: the JSON body outgrew the \(Format.bytes(Int64(JSONFormatter.defaultSortLimit))) that --sort-keys may hold in memory, so it is shown with its keys in their own order")
                     }
                 }
