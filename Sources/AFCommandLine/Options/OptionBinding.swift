@@ -3,6 +3,11 @@ import AFEngine
 /// What an option's value is and where it goes in `Settings`: the typed half of an option's
 /// one declaration. The parser validates with it, `Settings.apply` stores with it, and the
 /// help text shows the default and range it declares.
+///
+/// The factories take their `Settings` field as an autoclosure: a key path literal is made
+/// (`swift_getKeyPath`, about 26 k instructions each, most of it demangling the types in its
+/// pattern) only when an option that stores through it is used, not for every option of the
+/// table at every start (33 of them were: 0.87 M of a fresh HTTPS GET's 31 M instructions).
 struct OptionBinding: Sendable {
     /// The kind of value, for messages, help and the option-model tests.
     enum Kind: Sendable, Equatable {
@@ -39,8 +44,11 @@ struct OptionBinding: Sendable {
         let restore: @Sendable (inout Settings) -> Void
 
         /// The field back to its value in `Settings()`.
-        static func field<T>(_ path: WritableKeyPath<Settings.Values, T> & Sendable) -> Reset {
-            Reset { settings in settings[dynamicMember: path] = Settings.defaults[keyPath: path] }
+        static func field<T>(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, T>) -> Reset {
+            Reset { settings in
+                let path = path()
+                settings[dynamicMember: path] = Settings.defaults[keyPath: path]
+            }
         }
     }
 
@@ -70,63 +78,63 @@ struct OptionBinding: Sendable {
     }
 
     /// A flag: on, or off with `--no-NAME`.
-    static func flag(_ path: WritableKeyPath<Settings.Values, Bool> & Sendable) -> OptionBinding {
-        OptionBinding(kind: .flag, defaultValue: nil, sample: nil) { settings, option throws(CommandFailure) in settings[dynamicMember: path] = !option.negated }
+    static func flag(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, Bool>) -> OptionBinding {
+        OptionBinding(kind: .flag, defaultValue: nil, sample: nil) { settings, option throws(CommandFailure) in settings[dynamicMember: path()] = !option.negated }
     }
 
     /// A whole number in `range`.
-    static func count(_ path: WritableKeyPath<Settings.Values, Int> & Sendable, _ range: ClosedRange<Int> = 0...Settings.maximumCount) -> OptionBinding {
-        OptionBinding(kind: .count(range), defaultValue: { "\($0[dynamicMember: path])" }, sample: "\(range.lowerBound)", resets: [.field(path)]) { settings, option throws(CommandFailure) in
-            settings[dynamicMember: path] = try Settings.count(option.value ?? "", option.spelling, range: range)
+    static func count(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, Int>, _ range: ClosedRange<Int> = 0...Settings.maximumCount) -> OptionBinding {
+        OptionBinding(kind: .count(range), defaultValue: { "\($0[dynamicMember: path()])" }, sample: "\(range.lowerBound)", resets: [.field(path())]) { settings, option throws(CommandFailure) in
+            settings[dynamicMember: path()] = try Settings.count(option.value ?? "", option.spelling, range: range)
         }
     }
 
     /// A duration with a default.
-    static func seconds(_ path: WritableKeyPath<Settings.Values, Double> & Sendable) -> OptionBinding {
+    static func seconds(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, Double>) -> OptionBinding {
         OptionBinding(kind: .seconds(positive: false), defaultValue: { settings in
-            let seconds = settings[dynamicMember: path]
+            let seconds = settings[dynamicMember: path()]
             return seconds == seconds.rounded() ? "\(Int(seconds))" : Format.decimal(seconds, places: 1)
-        }, sample: "1", resets: [.field(path)]) {
-            settings, option throws(CommandFailure) in settings[dynamicMember: path] = try Settings.seconds(option.value ?? "", option.spelling)
+        }, sample: "1", resets: [.field(path())]) {
+            settings, option throws(CommandFailure) in settings[dynamicMember: path()] = try Settings.seconds(option.value ?? "", option.spelling)
         }
     }
 
     /// A duration that is off unless given; `positive` refuses 0.
-    static func seconds(_ path: WritableKeyPath<Settings.Values, Double?> & Sendable, positive: Bool) -> OptionBinding {
-        OptionBinding(kind: .seconds(positive: positive), defaultValue: nil, sample: "1", resets: [.field(path)]) { settings, option throws(CommandFailure) in
+    static func seconds(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, Double?>, positive: Bool) -> OptionBinding {
+        OptionBinding(kind: .seconds(positive: positive), defaultValue: nil, sample: "1", resets: [.field(path())]) { settings, option throws(CommandFailure) in
             let value = option.value ?? ""
-            settings[dynamicMember: path] = positive ? try Settings.positiveSeconds(value, option.spelling) : try Settings.seconds(value, option.spelling)
+            settings[dynamicMember: path()] = positive ? try Settings.positiveSeconds(value, option.spelling) : try Settings.seconds(value, option.spelling)
         }
     }
 
     /// A size in bytes.
-    static func size(_ path: WritableKeyPath<Settings.Values, Int64?> & Sendable) -> OptionBinding {
-        OptionBinding(kind: .size, defaultValue: nil, sample: "1K", resets: [.field(path)]) { settings, option throws(CommandFailure) in
-            settings[dynamicMember: path] = try Settings.size(option.value ?? "", option.spelling)
+    static func size(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, Int64?>) -> OptionBinding {
+        OptionBinding(kind: .size, defaultValue: nil, sample: "1K", resets: [.field(path())]) { settings, option throws(CommandFailure) in
+            settings[dynamicMember: path()] = try Settings.size(option.value ?? "", option.spelling)
         }
     }
 
     /// Text, kept as given; `nonEmpty` refuses "".
-    static func text(_ path: WritableKeyPath<Settings.Values, String?> & Sendable, nonEmpty: Bool = true, sample: String = "x") -> OptionBinding {
-        OptionBinding(kind: .text(nonEmpty: nonEmpty), defaultValue: nil, sample: sample, resets: [.field(path)]) { settings, option throws(CommandFailure) in
+    static func text(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, String?>, nonEmpty: Bool = true, sample: String = "x") -> OptionBinding {
+        OptionBinding(kind: .text(nonEmpty: nonEmpty), defaultValue: nil, sample: sample, resets: [.field(path())]) { settings, option throws(CommandFailure) in
             let value = option.value ?? ""
-            settings[dynamicMember: path] = nonEmpty ? try Settings.nonEmpty(value, option.spelling) : value
+            settings[dynamicMember: path()] = nonEmpty ? try Settings.nonEmpty(value, option.spelling) : value
         }
     }
 
     /// Repeatable non-empty text, each occurrence added.
-    static func texts(_ path: WritableKeyPath<Settings.Values, [String]> & Sendable, sample: String = "x") -> OptionBinding {
-        OptionBinding(kind: .text(nonEmpty: true), defaultValue: nil, sample: sample, resets: [.field(path)]) { settings, option throws(CommandFailure) in
-            settings[dynamicMember: path].append(try Settings.nonEmpty(option.value ?? "", option.spelling))
+    static func texts(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, [String]>, sample: String = "x") -> OptionBinding {
+        OptionBinding(kind: .text(nonEmpty: true), defaultValue: nil, sample: sample, resets: [.field(path())]) { settings, option throws(CommandFailure) in
+            settings[dynamicMember: path()].append(try Settings.nonEmpty(option.value ?? "", option.spelling))
         }
     }
 
     /// One of an enumeration's raw values.
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
-        _ path: WritableKeyPath<Settings.Values, T> & Sendable, _ type: T.Type
+        _ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, T>, _ type: T.Type
     ) -> OptionBinding where T.RawValue == String {
-        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue, resets: [.field(path)]) { settings, option throws(CommandFailure) in
-            settings[dynamicMember: path] = try chosen(option, T.self, otherwise: nil)
+        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue, resets: [.field(path())]) { settings, option throws(CommandFailure) in
+            settings[dynamicMember: path()] = try chosen(option, T.self, otherwise: nil)
         }
     }
 
@@ -134,10 +142,10 @@ struct OptionBinding: Sendable {
     /// `otherwise` is said after the choices when the value is none of them: what the letter
     /// means in curl, where it takes other values.
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
-        _ path: WritableKeyPath<Settings.Values, T?> & Sendable, _ type: T.Type, otherwise: String? = nil
+        _ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, T?>, _ type: T.Type, otherwise: String? = nil
     ) -> OptionBinding where T.RawValue == String {
-        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue, resets: [.field(path)]) { settings, option throws(CommandFailure) in
-            settings[dynamicMember: path] = try chosen(option, T.self, otherwise: otherwise)
+        OptionBinding(kind: .choice(T.allCases.map(\.rawValue)), defaultValue: nil, sample: T.allCases.first?.rawValue, resets: [.field(path())]) { settings, option throws(CommandFailure) in
+            settings[dynamicMember: path()] = try chosen(option, T.self, otherwise: otherwise)
         }
     }
 
