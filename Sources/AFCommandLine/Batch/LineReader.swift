@@ -41,7 +41,7 @@ final class LineReader {
     /// a reader that reports it and carries on (`af batch -`) does not see it again.
     func next() throws(CommandFailure) -> String? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: 10) {
+            if let newline = Self.newline(in: buffer, from: start) {
                 defer { start = newline + 1 }
                 if skipping {
                     skipping = false
@@ -68,6 +68,16 @@ final class LineReader {
                 return try text(buffer[start...])
             }
             try fill()
+        }
+    }
+
+    /// The index of the first line feed in `buffer` at or after `start` (`memchr`: a batch
+    /// file is mostly short lines, each looked through once).
+    private static func newline(in buffer: [UInt8], from start: Int) -> Int? {
+        buffer.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress, start < bytes.count,
+                  let found = memchr(base + start, 10, bytes.count - start) else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
     }
 

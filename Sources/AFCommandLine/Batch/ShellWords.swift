@@ -34,8 +34,14 @@ enum ShellWords {
     /// leaves off. Only this line is read, so a command joined from many lines costs its
     /// length once; a line that does not end with a backslash, nearly every one, not at all.
     static func continues(_ line: String, from carry: inout Carry) -> Bool {
-        let end = line.utf8.suffix(2)
-        guard end.last == UInt8(ascii: "\\") || end.elementsEqual([UInt8(ascii: "\\"), UInt8(ascii: "\r")]) else { return false }
+        // The last byte or two, looked at from the end (a generic `suffix(2)` and comparison
+        // cost hundreds of instructions for every line of a batch).
+        let utf8 = line.utf8
+        guard let last = utf8.last else { return false }
+        if last != UInt8(ascii: "\\") {
+            guard last == UInt8(ascii: "\r"), utf8.count >= 2,
+                  utf8[utf8.index(utf8.endIndex, offsetBy: -2)] == UInt8(ascii: "\\") else { return false }
+        }
         let bytes = Array(line.utf8)
         // A backslash at the end, or before a CR that ends the line (CRLF files).
         func endsAt(_ index: Int) -> Bool {

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension StringProtocol {
     /// The byte offset of the first occurrence of `needle` in the UTF-8 bytes, compared
     /// byte for byte (no Unicode normalisation): for ASCII markers such as `://`, where the
@@ -25,10 +29,14 @@ extension StringProtocol {
         return nil
     }
 
-    /// Whether the UTF-8 bytes contain `byte`, looked for in place where the bytes are
-    /// contiguous (the generic `utf8.contains` steps through an iterator byte by byte).
+    /// Whether the UTF-8 bytes contain `byte`, looked for in place with `memchr` where the
+    /// bytes are contiguous (the generic `utf8.contains` steps through an iterator byte by
+    /// byte).
     package func containsByte(_ byte: UInt8) -> Bool {
-        utf8.withContiguousStorageIfAvailable { bytes in bytes.contains(byte) } ?? utf8.contains(byte)
+        utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, Int32(byte), bytes.count) != nil
+        } ?? utf8.contains(byte)
     }
 
     /// Whether the UTF-8 bytes contain `needle`'s bytes (see `utf8Offset(of:)`).
