@@ -21,9 +21,26 @@ public enum OptionID: String, Sendable, CaseIterable {
 /// Every option af accepts.
 public enum OptionTable {
     /// Every option in `--help` order.
-    public static let all: [OptionSpec] = body + output + downloads + retries + redirectsAndAuth + tls + network + batch + pin + configuration
+    /// Made once, in one array: each group's table is made, appended and let go in turn
+    /// (chained `+` made nine intermediate arrays, and kept tables would hold a second copy
+    /// of every option for the whole run).
+    public static let all: [OptionSpec] = {
+        var all: [OptionSpec] = []
+        all.reserveCapacity(256)
+        all += body
+        all += output
+        all += downloads
+        all += retries
+        all += redirectsAndAuth
+        all += tls
+        all += network
+        all += batch
+        all += pin
+        all += configuration
+        return all
+    }()
 
-    static let body: [OptionSpec] = [
+    private static var body: [OptionSpec] { [
         OptionSpec(.json, "json", short: "j", group: .body,
                    help: "Send data items as JSON (the default) and ask for JSON, even without data",
                    details: "Serialise data items as a JSON object (the default), and send Content-Type: application/json and Accept: application/json, */*;q=0.5 even when there are no data items.",
@@ -62,9 +79,9 @@ public enum OptionTable {
                    help: "Never read standard input as the body",
                    details: "Never read standard input. Use it in scripts whose standard input is an open pipe that is not meant for af.",
                    binding: .flag(\.ignoreStdin)),
-    ]
+    ] }
 
-    static let output: [OptionSpec] = [
+    private static var output: [OptionSpec] { [
         OptionSpec(.print, "print", short: "p", value: .required("WHAT"), group: .output,
                    help: "Parts to print: H request head, B request body, h response head, b response body, m metadata",
                    details: "Choose what to print with any of the letters H (request headers), B (request body), h (response headers), b (response body) and m (metadata: timings and sizes of every attempt). The default is hb on a terminal and b otherwise.",
@@ -178,9 +195,9 @@ public enum OptionTable {
                    binding: .custom(.choice(Settings.TraceFormat.allCases.map(\.rawValue)), sample: "json", resets: [.field(\.trace)]) { settings, option throws(CommandFailure) in
                        settings.trace = option.value == nil ? .text : try Settings.choice(option.value ?? "", option.spelling, Settings.TraceFormat.self)
                    }),
-    ]
+    ] }
 
-    static let downloads: [OptionSpec] = [
+    private static var downloads: [OptionSpec] { [
         OptionSpec(.download, "download", short: "d", group: .downloads,
                    help: "Save the body to a file; headers and progress go to standard error",
                    details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved.",
@@ -204,9 +221,9 @@ public enum OptionTable {
                    help: "Verify the download (sha256, sha1, sha512 or md5) before it gets its name",
                    details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9. Needs --download or -o FILE; with -o - the body goes to standard output and a mismatch still exits 9.",
                    binding: .text(\.checksum, sample: "sha256:00")),
-    ]
+    ] }
 
-    static let retries: [OptionSpec] = [
+    private static var retries: [OptionSpec] { [
         OptionSpec(.retry, "retry", value: .required("N"), group: .retries,
                    help: "Retry a failed attempt up to N times",
                    details: "Retry a failed attempt up to N times. Statuses 408, 429, 500, 502, 503 and 504, DNS failures, refused or reset connections, timeouts and truncated bodies are retried; TLS and pinning failures never are. Only GET, HEAD, PUT, DELETE, OPTIONS and TRACE are retried unless --retry-all-methods.",
@@ -249,9 +266,9 @@ public enum OptionTable {
         OptionSpec(.acceptStatus, "accept-status", value: .required("LIST"), group: .retries,
                    help: "Statuses --check-status accepts besides 2xx, such as 200-299,404",
                    binding: .custom(sample: "200-299", resets: [.field(\.acceptStatus)]) { settings, option throws(CommandFailure) in settings.acceptStatus = try Settings.statusList(option.value ?? "", option.spelling) }),
-    ]
+    ] }
 
-    static let redirectsAndAuth: [OptionSpec] = [
+    private static var redirectsAndAuth: [OptionSpec] { [
         OptionSpec(.follow, "follow", short: "F", group: .redirectsAndAuth,
                    help: "Follow redirects",
                    details: "Follow redirects. 301, 302 and 303 turn POST into GET without a body; 307 and 308 keep the method and body. Credentials are dropped when a redirect changes scheme, host or port.",
@@ -302,9 +319,9 @@ public enum OptionTable {
                            settings.sessionReadOnlyName = name
                        }
                    }),
-    ]
+    ] }
 
-    static let tls: [OptionSpec] = [
+    private static var tls: [OptionSpec] { [
         OptionSpec(.verify, "verify", value: .required("yes|no|PATH"), group: .tls,
                    help: "Certificate verification: yes (default; a CA bundle named by $REQUESTS_CA_BUNDLE, $CURL_CA_BUNDLE, $SSL_CERT_FILE or $SSL_CERT_DIR counts), no, or a CA bundle PATH (PEM file or hashed directory)",
                    completion: .file,
@@ -353,9 +370,9 @@ public enum OptionTable {
                    details: "Map hosts to trust evaluators with a JSON file: {\"all_hosts_must_be_evaluated\": true, \"hosts\": {\"api.example.com\": [\"default\", {\"pins\": [\"sha256//...\"]}], \"*.example.com\": [\"default\", {\"certificates\": [\"certs/api.pem\"]}, \"revocation\"], \"localhost\": [\"disabled\"]}}. Every evaluator of a host must pass; *. matches one label; an exact name beats a wildcard.",
                    completion: .file,
                    binding: .text(\.trustPolicy, sample: "policy.json")),
-    ]
+    ] }
 
-    static let network: [OptionSpec] = [
+    private static var network: [OptionSpec] { [
         OptionSpec(.proxy, "proxy", value: .required("SCHEME:URL"), group: .network,
                    help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)",
                    binding: .custom(sample: "http:http://proxy:3128", resets: [.field(\.proxies)]) { settings, option throws(CommandFailure) in
@@ -408,9 +425,9 @@ public enum OptionTable {
         OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,
                    help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)",
                    binding: .size(\.maxFilesize)),
-    ]
+    ] }
 
-    static let batch: [OptionSpec] = [
+    private static var batch: [OptionSpec] { [
         OptionSpec(.parallel, "parallel", value: .required("N"), group: .batch,
                    help: "af batch: keep up to N requests in flight",
                    details: "With af batch, keep up to N requests in flight at once (1 to 1000; default 1). Requests to one origin reuse connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2.",
@@ -426,17 +443,17 @@ public enum OptionTable {
                    help: "af batch: retries may not exceed PERCENT of the requests started, plus 10",
                    details: "With af batch, retries of all requests together may not exceed PERCENT (0 to 100; default 20) of the requests started so far, plus 10. When the budget is spent a failure is final, and the summary says so.",
                    binding: .count(\.retryBudget, 0...100)),
-    ]
+    ] }
 
-    static let pin: [OptionSpec] = [
+    private static var pin: [OptionSpec] { [
         OptionSpec(.file, "file", value: .required("CERT"), group: .pin,
                    help: "af pin: read certificates from a PEM or DER file instead of a server",
                    details: "With af pin, print the certificates of a PEM or DER file with their fingerprints and pins, without any network access.",
                    completion: .file,
                    binding: .text(\.pinFile, sample: "server.pem")),
-    ]
+    ] }
 
-    static let configuration: [OptionSpec] = [
+    private static var configuration: [OptionSpec] { [
         OptionSpec(.help, "help", group: .configuration, help: "Show this help and exit",
                    binding: .flag(\.help)),
         OptionSpec(.debug, "debug", group: .configuration,
@@ -445,7 +462,7 @@ public enum OptionTable {
                    binding: .flag(\.debug)),
         OptionSpec(.version, "version", group: .configuration, help: "Show af's version and build (commit, date, Swift) and the libcurl, OpenSSL and zlib it runs on, and exit",
                    binding: .flag(\.version)),
-    ]
+    ] }
 
     /// A pair of options that cannot be used together, and why; using both is a usage error
     /// naming both, before anything is read or sent.
@@ -485,14 +502,15 @@ public enum OptionTable {
 
     /// Looks up an option by its long name.
     public static func option(long: String) -> OptionSpec? {
-        byLong[long]
+        byLong[long].map { all[$0] }
     }
 
     /// Looks up an option by its short letter.
     public static func option(short: Character) -> OptionSpec? {
-        byShort[short]
+        byShort[short].map { all[$0] }
     }
 
-    private static let byLong: [String: OptionSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.long, $0) })
-    private static let byShort: [Character: OptionSpec] = Dictionary(uniqueKeysWithValues: all.compactMap { spec in spec.short.map { ($0, spec) } })
+    /// Where each option is in `all` (positions, not copies of the options).
+    private static let byLong: [String: Int] = Dictionary(uniqueKeysWithValues: all.indices.map { (all[$0].long, $0) })
+    private static let byShort: [Character: Int] = Dictionary(uniqueKeysWithValues: all.indices.compactMap { index in all[index].short.map { ($0, index) } })
 }
