@@ -21,12 +21,13 @@ public enum OptionID: String, Sendable, CaseIterable {
 /// Every option af accepts.
 public enum OptionTable {
     /// Every option in `--help` order.
+    ///
     /// Made once, in one array: each group's table is made, appended and let go in turn
     /// (chained `+` made nine intermediate arrays, and kept tables would hold a second copy
     /// of every option for the whole run).
     public static let all: [OptionSpec] = {
         var all: [OptionSpec] = []
-        all.reserveCapacity(256)
+        all.reserveCapacity(OptionID.allCases.count)
         all += body
         all += output
         all += downloads
