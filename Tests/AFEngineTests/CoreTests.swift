@@ -530,6 +530,41 @@ import Testing
         #expect(reader.rewind())
     }
 
+    /// A file body is read in blocks as large as the upload block: one that shrinks while it
+    /// is sent fails the attempt, naming the file, instead of sending a short body under the
+    /// length already announced; one that grows is sent only up to that length.
+    @Test func aFileBodyThatChangesSizeWhileSentIsCaught() throws {
+        let directory = try TemporaryDirectory.make()
+        let path = directory + "/body.bin"
+        let size = 3 << 20
+        _ = FileManager.default.createFile(atPath: path, contents: Data(TestData.bytes(count: size)))
+        var buffer = [UInt8](repeating: 0, count: Transfer.uploadBlock)
+        let shrinking = try BodyReader(body: .file(path: path))
+        #expect(try buffer.withMutableBytes { raw throws(AFError) in try shrinking.read(into: raw) } == Transfer.uploadBlock)
+        #expect(truncate(path, Transfer.uploadBlock + 10) == 0)
+        var failure: AFError?
+        do {
+            while try buffer.withMutableBytes({ raw throws(AFError) in try shrinking.read(into: raw) }) > 0 {}
+        } catch {
+            failure = error
+        }
+        #expect(failure?.description == "cannot read '\(path)': the file shrank while it was being sent")
+
+        _ = FileManager.default.createFile(atPath: path, contents: Data(TestData.bytes(count: size)))
+        let growing = try BodyReader(body: .file(path: path))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(repeating: 0x41, count: 1 << 20))
+        try handle.close()
+        var sent: [UInt8] = []
+        while true {
+            let count = try buffer.withMutableBytes { raw throws(AFError) in try growing.read(into: raw) }
+            if count == 0 { break }
+            sent += buffer[0..<count]
+        }
+        #expect(sent == TestData.bytes(count: size))
+    }
+
     /// `Content-Disposition` is taken apart by scalars and bytes: a `;`, `=`, `"` or `\\`
     /// followed by a combining mark is one `Character` with it, which a character search
     /// missed (the name was lost, or kept its quotes).
