@@ -2,8 +2,9 @@
 """Side-by-side benchmarks of af against curl (and HTTPie when it is installed).
 
 Commands are run interleaved (af, curl, af, curl, ...) so that drift in machine load hits
-every tool alike; the report gives medians and the ratio to curl. Peak memory comes from
-wait4()'s rusage of each child process.
+every tool alike; the report gives medians and the ratio to curl. Wall time and peak memory
+come from the spawn helper (Benchmarks/spawn.c: fork, exec, wait4's rusage), which run.sh
+builds and passes as --spawn.
 
 Usage: harness.py SCENARIO --af PATH --server URL [--runs N]
 Scenarios: startup, download, upload-multipart, upload-raw, format, batch, all
@@ -18,16 +19,39 @@ import tempfile
 import time
 
 
+# The spawn helper (Benchmarks/spawn.c, built by run.sh): set by main() from --spawn.
+SPAWN = None
+
+
 def run_once(argv, stdin=None, stdout=None):
-    """Runs argv; returns (seconds, peak RSS in KiB, exit status)."""
+    """Runs argv; returns (seconds, peak RSS in KiB, exit status).
+
+    Through the spawn helper when there is one: a child forked straight from Python reports
+    at least Python's own peak RSS (Linux carries the forking process's high-water mark
+    across exec), about 14 MiB, which hid every smaller figure.
+    """
     devnull = open(os.devnull, "wb")
-    start = time.perf_counter()
-    process = subprocess.Popen(argv, stdin=stdin or subprocess.DEVNULL, stdout=stdout or devnull, stderr=devnull)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    devnull.close()
-    return elapsed, usage.ru_maxrss, process.returncode
+    try:
+        if SPAWN:
+            reader, writer = os.pipe()
+            try:
+                process = subprocess.Popen([SPAWN, str(writer)] + list(argv), stdin=stdin or subprocess.DEVNULL,
+                                           stdout=stdout or devnull, stderr=devnull, pass_fds=(writer,))
+            finally:
+                os.close(writer)
+            with os.fdopen(reader) as results:
+                report = results.read().split()
+            process.wait()
+            if process.returncode != 0 or len(report) != 3:
+                sys.exit(f"harness: the spawn helper failed ({process.returncode}) running {argv}")
+            return float(report[1]), int(report[2]), int(report[0])
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, stdin=stdin or subprocess.DEVNULL, stdout=stdout or devnull, stderr=devnull)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        return elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
+    finally:
+        devnull.close()
 
 
 def compare(title, commands, runs, shell=False, before_each=None):
@@ -409,11 +433,16 @@ def main():
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--size", type=int, default=1 << 30)
     parser.add_argument("--json-mb", type=int, default=25)
+    parser.add_argument("--spawn", help="the spawn helper (Benchmarks/spawn.c), for true peak RSS figures")
     parser.add_argument("--engine-batch", help="the EngineBatch program (Benchmarks/EngineBatch), for the batch scenario")
     default_sink = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench", "upload-sink.py")
     parser.add_argument("--sink", default=default_sink if os.path.exists(default_sink) else None,
                         help="upload-sink.py for the second upload comparison (default: ../shared/bench/upload-sink.py)")
     args = parser.parse_args()
+    global SPAWN
+    SPAWN = args.spawn
+    if not SPAWN:
+        print("harness: no --spawn helper: peak RSS figures below ~14 MiB are Python's own, not the tool's")
     scenarios = {
         "startup": startup,
         "download": download,
