@@ -9,7 +9,8 @@ internal import CCurl
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     private let pool: EasyHandlePool?
-    private var lists: [UnsafeMutablePointer<curl_slist>] = []
+    /// The `curl_slist`s set on the handle, each in one block (`CurlLines.makeList()`).
+    private var lists: [UnsafeMutableRawPointer] = []
     /// Filled by libcurl with a readable message when a transfer fails.
     let errorBuffer: UnsafeMutablePointer<CChar>
 
@@ -28,7 +29,7 @@ final class EasyHandle {
     deinit {
         // The handle lets go of the lists and the error buffer (reset or freed) before they go.
         if let pool { pool.give(raw) } else { curl_easy_cleanup(raw) }
-        for list in lists { curl_slist_free_all(list) }
+        for list in lists { list.deallocate() }
         errorBuffer.deallocate()
     }
 
@@ -77,8 +78,8 @@ final class EasyHandle {
     /// Builds a `curl_slist` from `lines`, keeps it alive for the handle's lifetime, and sets it.
     func set(_ option: CURLoption, list lines: [String]) throws(AFError) {
         guard !lines.isEmpty else { return }
-        try set(option) { (list: inout CurlLines) throws(AFError) in
-            for line in lines { try list.append(line) }
+        try set(option) { (list: inout CurlLines) in
+            for line in lines { list.append(line) }
         }
     }
 
@@ -86,15 +87,10 @@ final class EasyHandle {
     /// it (nothing is set when `build` adds no line).
     func set(_ option: CURLoption, build: (inout CurlLines) throws(AFError) -> Void) throws(AFError) {
         var lines = CurlLines()
-        do {
-            try build(&lines)
-        } catch {
-            if let list = lines.list { curl_slist_free_all(list) }
-            throw error
-        }
-        guard let list = lines.list else { return }
+        try build(&lines)
+        guard let list = lines.makeList() else { return }
         lists.append(list)
-        try check(afcurl_easy_setopt_slist(raw, option, list), option)
+        try check(afcurl_easy_setopt_slist(raw, option, list.assumingMemoryBound(to: curl_slist.self)), option)
     }
 
     private func check(_ code: CURLcode, _ option: CURLoption) throws(AFError) {
@@ -129,33 +125,50 @@ final class EasyHandle {
     }
 }
 
-/// The lines of a `curl_slist` being built: each is put together in one reused buffer from
-/// its pieces (libcurl copies it), so no string is made per line.
+/// The lines of a `curl_slist` being built. Their bytes are gathered in one buffer, and
+/// `makeList()` lays the whole list out in one block — the nodes, then the NUL-terminated
+/// lines they point to — which its owner frees at once. (`curl_slist_append` walks the list
+/// to its end and allocates a node and a copy of the text for every line: two allocations
+/// and two frees a header, for every request.)
 struct CurlLines {
-    private(set) var list: UnsafeMutablePointer<curl_slist>?
-    private var line: [UInt8] = []
+    private var bytes: [UInt8] = []
+    /// Where each line starts in `bytes`: a line is not found by its NUL, since one that held
+    /// a NUL of its own must not turn into two.
+    private var starts: [Int] = []
 
     /// Appends `text` as a line.
-    mutating func append(_ text: String) throws(AFError) {
-        try append(text, "", "")
+    mutating func append(_ text: String) {
+        append(text, "", "")
     }
 
     /// Appends the line `first` + `separator` + `second`.
-    mutating func append(_ first: String, _ separator: StaticString, _ second: String) throws(AFError) {
-        line.removeAll(keepingCapacity: true)
-        // Room for a typical header line at the first one, so the buffer is made once.
-        line.reserveCapacity(max(256, first.utf8.count + second.utf8.count + 4))
-        line.append(contentsOf: first.utf8)
-        separator.withUTF8Buffer { line.append(contentsOf: $0) }
-        line.append(contentsOf: second.utf8)
-        line.append(0)
-        let appended = line.withUnsafeBufferPointer { bytes -> UnsafeMutablePointer<curl_slist>? in
-            guard let base = bytes.baseAddress else { return nil }
-            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: bytes.count) { curl_slist_append(list, $0) }
+    mutating func append(_ first: String, _ separator: StaticString, _ second: String) {
+        // Room for a typical request's header lines at the first one.
+        if starts.isEmpty {
+            bytes.reserveCapacity(max(512, first.utf8.count + second.utf8.count + 4))
+            starts.reserveCapacity(8)
         }
-        guard let appended else {
-            throw .invalidRequest(reason: "out of memory building a header list")
+        starts.append(bytes.count)
+        bytes.append(contentsOf: first.utf8)
+        separator.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: second.utf8)
+        bytes.append(0)
+    }
+
+    /// The list in one block, nil when no line was added; release it with `deallocate()`.
+    func makeList() -> UnsafeMutableRawPointer? {
+        guard !starts.isEmpty else { return nil }
+        let nodeBytes = starts.count * MemoryLayout<curl_slist>.stride
+        let block = UnsafeMutableRawPointer.allocate(byteCount: nodeBytes + bytes.count, alignment: MemoryLayout<curl_slist>.alignment)
+        let text = (block + nodeBytes).bindMemory(to: CChar.self, capacity: bytes.count)
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress { UnsafeMutableRawPointer(text).copyMemory(from: base, byteCount: source.count) }
         }
-        list = appended
+        let nodes = block.bindMemory(to: curl_slist.self, capacity: starts.count)
+        for (index, start) in starts.enumerated() {
+            let next = index + 1 < starts.count ? nodes + index + 1 : nil
+            (nodes + index).initialize(to: curl_slist(data: text + start, next: next))
+        }
+        return block
     }
 }

@@ -287,20 +287,20 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
                 try Self.checkHeader(header)
                 note(header.name)
                 if header.value.isEmpty {
-                    try lines.append(header.name.rawValue, ";", "")
+                    lines.append(header.name.rawValue, ";", "")
                 } else {
-                    try lines.append(header.name.rawValue, ": ", header.value)
+                    lines.append(header.name.rawValue, ": ", header.value)
                 }
             }
             for name in description.suppressedHeaders where !description.headers.contains(name) {
                 note(name)
-                try lines.append(name.rawValue, ":", "")
+                lines.append(name.rawValue, ":", "")
             }
-            if !handled.expect { try lines.append("Expect:") }
+            if !handled.expect { lines.append("Expect:") }
             // A POST without a body would get libcurl's `application/x-www-form-urlencoded`,
             // which no one asked for (curl -X POST sends none either).
-            if reader != nil || description.method == .post, !handled.contentType { try lines.append("Content-Type:") }
-            if !handled.accept { try lines.append("Accept:") }
+            if reader != nil || description.method == .post, !handled.contentType { lines.append("Content-Type:") }
+            if !handled.accept { lines.append("Accept:") }
         }
         if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent,
            CurlRuntime.decodesEveryCoding(in: encodings) {
