@@ -388,9 +388,14 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             try easy.set(CURLOPT_SEEKDATA, pointer: context)
             try check(afcurl_easy_setopt_seek_cb(easy.raw, TransferCallbacks.seek))
         }
-        try easy.set(CURLOPT_NOPROGRESS, false)
-        try easy.set(CURLOPT_XFERINFODATA, pointer: context)
-        try check(afcurl_easy_setopt_xferinfo_cb(easy.raw, TransferCallbacks.progress))
+        // libcurl calls the progress callback about eleven times for a small GET. Only a
+        // monitor that wants progress needs it: a failure is raised inside the callback that
+        // then tells libcurl to stop, and a cancellation takes the handle out of the multi.
+        if interests.contains(.progress) {
+            try easy.set(CURLOPT_NOPROGRESS, false)
+            try easy.set(CURLOPT_XFERINFODATA, pointer: context)
+            try check(afcurl_easy_setopt_xferinfo_cb(easy.raw, TransferCallbacks.progress))
+        }
         if description.options.recordsSentHead || description.options.logsTransport {
             try easy.set(CURLOPT_VERBOSE, true)
             try easy.set(CURLOPT_DEBUGDATA, pointer: context)
