@@ -1,5 +1,5 @@
 @testable import AFCommandLine
-import AFEngine
+@_spi(Locking) import AFEngine
 import AFInProcess
 import AFTestSupport
 import Foundation

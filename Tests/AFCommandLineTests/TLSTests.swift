@@ -1,4 +1,4 @@
-import AFEngine
+@_spi(Locking) import AFEngine
 @testable import AFCommandLine
 import AFInProcess
 import AFTestSupport

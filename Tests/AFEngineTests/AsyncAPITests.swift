@@ -1,4 +1,4 @@
-import AFEngine
+@_spi(Locking) import AFEngine
 import AFTestSupport
 import Foundation
 import Synchronization

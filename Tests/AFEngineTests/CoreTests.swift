@@ -1,4 +1,4 @@
-@testable import AFEngine
+@_spi(Locking) @testable import AFEngine
 import AFTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-@testable import AFEngine
+@_spi(Locking) @testable import AFEngine
 
 /// A transport without sockets: each attempt is answered by a script, on the session's
 /// thread, through the same delegate calls libcurl's transfers make. The request logic

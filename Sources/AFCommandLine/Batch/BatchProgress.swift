@@ -1,4 +1,4 @@
-import AFEngine
+@_spi(Locking) import AFEngine
 
 /// The progress line of `af batch` on a terminal: done/total, failures, requests per second.
 /// Messages about a line clear it first (`clearing`); the next completion draws it again.

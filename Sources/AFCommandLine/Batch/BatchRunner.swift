@@ -1,4 +1,4 @@
-import AFEngine
+@_spi(Locking) import AFEngine
 #if canImport(Glibc)
 import Glibc
 #endif

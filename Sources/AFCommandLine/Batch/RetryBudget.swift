@@ -1,4 +1,4 @@
-import AFEngine
+@_spi(Locking) import AFEngine
 
 /// The retries a whole `af batch` run may make: `percent` of the requests started so far,
 /// plus a floor of 10, so that a failing server is not hit requests × retries times.

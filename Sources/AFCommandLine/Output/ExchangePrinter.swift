@@ -1,4 +1,4 @@
-import AFEngine
+@_spi(Locking) import AFEngine
 
 /// Prints the exchange as it happens: request head and body, response head, response body,
 /// and intermediate hops with `--all`. It is both the request's body sink and an event

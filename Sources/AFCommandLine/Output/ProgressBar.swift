@@ -1,4 +1,4 @@
-import AFEngine
+@_spi(Locking) import AFEngine
 
 /// The download progress bar on standard error (only when it is a terminal): percent,
 /// size, speed and ETA, or a spinner when the size is unknown. Fed by the engine's progress

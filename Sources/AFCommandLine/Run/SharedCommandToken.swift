@@ -1,4 +1,4 @@
-import AFEngine
+@_spi(Locking) import AFEngine
 
 /// One `--auth-cmd` token for all the lines of `af batch` that run the same command: the
 /// command runs when the first line needs a token, and again only when a line that was sent

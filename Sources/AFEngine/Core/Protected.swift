@@ -10,27 +10,37 @@ import Glibc
 /// holds the one `Locked`), so it costs no allocation of its own. The lock is a pthread
 /// mutex, which ThreadSanitizer understands (Synchronization's `Mutex` waits on a futex it
 /// cannot see, so every use was reported as a race).
-package struct Protected<Value: Sendable>: Sendable {
-    private let locked: Locked<Value>
+///
+/// It is public only to importers of the `Locking` SPI (the command line, the tests), and its
+/// methods are `@inlinable`, so that objects in other modules (the batch runner, its ordered
+/// output) get them specialised for their state. As a `package` type its methods were
+/// generic calls across the module boundary that copied every result through metadata
+/// (Swift does not inline `package` declarations into other modules), about twenty a batch
+/// line.
+@_spi(Locking) public struct Protected<Value: Sendable>: Sendable {
+    @usableFromInline let locked: Locked<Value>
 
     /// Creates a protected box holding `value`.
-    package init(_ value: Value) {
+    @inlinable
+    public init(_ value: Value) {
         locked = Locked(value)
     }
 
     /// Runs `body` with read access to the value while holding the lock.
-    package func read<T: Sendable, E: Error>(_ body: (Value) throws(E) -> T) throws(E) -> T {
+    @inlinable
+    public func read<T: Sendable, E: Error>(_ body: (Value) throws(E) -> T) throws(E) -> T {
         try locked.withLock { (value: inout Value) throws(E) -> T in try body(value) }
     }
 
     /// Runs `body` with write access to the value while holding the lock.
-    @discardableResult
-    package func write<T: Sendable, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+    @inlinable @discardableResult
+    public func write<T: Sendable, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
         try locked.withLock(body)
     }
 
     /// A copy of the current value.
-    package var value: Value {
+    @inlinable
+    public var value: Value {
         read { $0 }
     }
 }
@@ -39,16 +49,17 @@ package struct Protected<Value: Sendable>: Sendable {
 ///
 /// The lock is the only way in, which is what makes sharing it safe; the state must not be
 /// let out of `withLock`.
-package final class Locked<Value>: @unchecked Sendable {
+@_spi(Locking) public final class Locked<Value>: @unchecked Sendable {
     /// Reached only through `withLock`, inside the mutex, which already makes every access
     /// exclusive (a nested `withLock` on the same lock would deadlock before it overlapped):
     /// the runtime's dynamic exclusivity check on top cost a tenth of a microsecond a call,
     /// twenty calls a batch line.
-    @exclusivity(unchecked) private var value: Value
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @exclusivity(unchecked) @usableFromInline var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Protects `value`.
-    package init(_ value: Value) {
+    @inlinable
+    public init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -60,7 +71,8 @@ package final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the state.
-    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    @inlinable
+    public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
