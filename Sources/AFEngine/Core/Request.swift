@@ -228,9 +228,12 @@ public final class Request: Sendable, TransferDelegate {
             }
         }
         guard let (description, number, hop) = ready else { return }
-        let adapt: (RequestDescription, Request, @escaping @Sendable (Result<RequestDescription, AFError>) -> Void) -> Void =
-            session.configuration.interceptor.map { interceptor in interceptor.adapt } ?? { description, _, done in done(.success(description)) }
-        adapt(description, self) { result in
+        // Without an interceptor the attempt is launched at once. The queued hop below exists
+        // for adapters, which may complete on any thread, to come back to this one.
+        guard let interceptor = session.configuration.interceptor else {
+            return launch(description, attempt: number, hop: hop)
+        }
+        interceptor.adapt(description, for: self) { result in
             self.session.async {
                 switch result {
                 case .success(let adapted): self.launch(adapted, attempt: number, hop: hop)
