@@ -252,7 +252,11 @@ final class Execution {
     }
 
     private func sessionConfiguration(printer: ExchangePrinter, budget: RetryBudget?) -> Session.Configuration {
-        var monitors: [any EventMonitor] = [printer, RedirectNotice(stderr: stderr)]
+        // Room for every monitor below at once, not grown by copies as they are appended.
+        var monitors: [any EventMonitor] = []
+        monitors.reserveCapacity(6)
+        monitors.append(printer)
+        monitors.append(RedirectNotice(stderr: stderr))
         if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         if settings.debug { monitors.append(TransportLogMonitor(output: stderr)) }
