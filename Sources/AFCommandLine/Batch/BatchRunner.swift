@@ -237,7 +237,8 @@ final class BatchRunner: Sendable {
             do {
                 let trust = try baseTrust(for: planned)
                 execution = try Execution(settings: planned.settings, built: planned.built, environment: planner.environment, stdout: channel, stderr: messages, batchLine: line.number, loadedNetrc: .some(netrc),
-                                          trust: trust, tokens: { command in self.sharedToken(for: command).provider() })
+                                          trust: trust, plan: planner.outputPlan(for: planned.settings),
+                                          tokens: { command in self.sharedToken(for: command).provider() })
             } catch {
                 planned.built.body.removeTemporaryFiles()
                 throw error

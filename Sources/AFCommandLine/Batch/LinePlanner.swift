@@ -23,6 +23,11 @@ struct LinePlanner: Sendable {
     let base: Settings
     /// What each line's request sees: no standard input, no terminal on standard error.
     let environment: Environment
+    /// The transfer options and output plan of `base`, made once for the lines without
+    /// options of their own (most lines of most batches). No options when making them
+    /// failed: each such line then makes its own and reports the failure.
+    let baseOptions: TransferOptions?
+    let basePlan: OutputPlan
 
     init(base: Settings, environment: Environment) {
         var base = base
@@ -33,6 +38,13 @@ struct LinePlanner: Sendable {
         lineEnvironment.stdinIsTerminal = false
         lineEnvironment.stderrIsTerminal = false
         self.environment = lineEnvironment
+        baseOptions = try? RequestBuilder.transferOptions(base, environment: lineEnvironment)
+        basePlan = OutputPlan.make(settings: base, environment: lineEnvironment)
+    }
+
+    /// The output plan of a line's settings.
+    func outputPlan(for settings: Settings) -> OutputPlan {
+        settings.isUnchangedCopy(of: base) ? basePlan : OutputPlan.make(settings: settings, environment: environment)
     }
 
     /// The words of a line, or nil for a blank line or a comment.
@@ -85,7 +97,8 @@ struct LinePlanner: Sendable {
     /// returns what it planned and built.
     func prepare(_ words: [String]) throws(CommandFailure) -> PlannedLine {
         let (settings, positionals) = try plan(words)
-        let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment)
+        let known = settings.isUnchangedCopy(of: base) ? baseOptions : nil
+        let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment, options: known)
         return PlannedLine(settings: settings, built: built)
     }
 

@@ -52,7 +52,9 @@ enum RequestBuilder {
         }
     }
 
-    static func build(positionals: [Positional], settings: Settings, environment: Environment) throws(CommandFailure) -> BuiltRequest {
+    /// - Parameter options: the transfer options of `settings`, when the caller has them
+    ///   already (`af batch` makes them once for every line without options of its own).
+    static func build(positionals: [Positional], settings: Settings, environment: Environment, options known: TransferOptions? = nil) throws(CommandFailure) -> BuiltRequest {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
         let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
@@ -98,7 +100,8 @@ enum RequestBuilder {
             let method = HTTPMethod(rawValue: explicitMethod ?? (body.body.isEmpty ? "GET" : "POST"))
 
             var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
-            var options = try transferOptions(settings, environment: environment)
+            var options: TransferOptions
+            if let known { options = known } else { options = try transferOptions(settings, environment: environment) }
             try frameBody(&headers, options: &options, body: body, method: method)
             var challenge: Credentials?
             let given = try Authentication.credentials(settings: settings, url: parsed, environment: environment)

@@ -25,14 +25,14 @@ final class Execution {
     /// `tokens` gives the `--auth-cmd` token source for a command: `af batch` shares one per
     /// command among its lines (`SharedCommandToken`); alone, each run has its own.
     init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil, loadedNetrc: Netrc?? = nil,
-         trust madeTrust: TrustConfiguration? = nil, tokens: ((String) -> TokenProvider)? = nil) throws(CommandFailure) {
+         trust madeTrust: TrustConfiguration? = nil, plan madePlan: OutputPlan? = nil, tokens: ((String) -> TokenProvider)? = nil) throws(CommandFailure) {
         self.settings = settings
         self.batchLine = batchLine
         self.built = built
         self.environment = environment
         self.stdout = stdout
         self.stderr = stderr
-        plan = OutputPlan.make(settings: settings, environment: environment)
+        plan = madePlan ?? OutputPlan.make(settings: settings, environment: environment)
         // `af batch` makes the configuration of its own settings once for all lines that
         // have no options of their own (its files are checked and read once).
         if let madeTrust {
