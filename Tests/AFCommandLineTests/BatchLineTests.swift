@@ -160,6 +160,28 @@ import Testing
         #expect(contents == ["1 kept /a", "2 words 3", "3 kept /c", "4 words 1", "6 words 1"])
     }
 
+    /// When every line's plan is kept, the run sends exactly what the check planned, in line
+    /// order with the lines' numbers, without reading the file again: emptying it after the
+    /// check changes nothing.
+    @Test func whenEveryPlanIsKeptTheFileIsNotReadAgain() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-batch-kept")
+        let lines = ["# endpoints", "127.0.0.1:1/a", "", "127.0.0.1:1/b -h", "127.0.0.1:1/c"]
+        let path = try TemporaryDirectory.write(lines.joined(separator: "\n") + "\n", named: "lines.txt", in: directory)
+        let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
+        let source = try FileLines(path: path, planner: planner, temporaryDirectory: directory)
+        #expect(truncate(path, 0) == 0)
+        var contents: [String] = []
+        while case let (line?, _) = source.next() {
+            guard case .planned(let plan) = line.content else {
+                contents.append("\(line.number) not kept")
+                continue
+            }
+            contents.append("\(line.number) \(plan.built.url.path)")
+        }
+        #expect(contents == ["2 /a", "4 /b", "5 /c"])
+        #expect(source.next().ended)
+    }
+
     @Test func theRetryBudgetIsAPercentageOfStartedRequestsPlusTen() {
         let budget = RetryBudget(percent: 20)
         for _ in 0..<50 { budget.noteStarted() }

@@ -9,9 +9,14 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     // Confined to the driving thread after `init`.
     private let reader: LineReader
     let total: Int?
-    /// What the check planned for the first lines, which the run sends without planning them
-    /// again; each is dropped as its line starts.
-    private var kept: [Int: PlannedLine]
+    /// What the check planned for the first lines, in line order, which the run sends without
+    /// planning them again; each is dropped as its line starts.
+    private var kept: [(line: Int, planned: PlannedLine?)]
+    /// The next entry of `kept` to hand out.
+    private var nextKept = 0
+    /// Every request line's plan was kept: the run takes them from `kept` and does not read
+    /// the file again (nor look each line up by its number).
+    private let keptEvery: Bool
     /// How many lines' plans are kept at most: enough to cover a short batch whole. Later
     /// lines are planned again when they start.
     static let keptLimit = 1_000
@@ -51,7 +56,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         let checker = LineReader(fd: fd, name: name, copy: spool.map { ($0.writer, $0.failure) })
         var count = 0
-        var kept: [Int: PlannedLine] = [:]
+        var kept: [(line: Int, planned: PlannedLine?)] = []
         var keptBytes = 0
         do throws(CommandFailure) {
             while let text = try checker.nextCommand() {
@@ -61,7 +66,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
                     let planned = try planner.prepare(words)
                     let cost = Self.keptCost(lineLength: text.utf8.count)
                     if planned.isReusable, kept.count < Self.keptLimit, keptBytes + cost <= keptBudget {
-                        kept[checker.commandLineNumber] = planned
+                        kept.append((checker.commandLineNumber, planned))
                         keptBytes += cost
                     } else {
                         planned.built.body.removeTemporaryFiles()
@@ -87,26 +92,39 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         reader = LineReader(fd: fd, name: name)
         total = count
+        keptEvery = kept.count == count
         self.kept = kept
     }
 
     deinit { close(reader.fd) }
 
     func next() -> (line: BatchLine?, ended: Bool) {
+        if keptEvery {
+            guard let line = takeKept(ifLine: nil) else { return (nil, true) }
+            return (line, false)
+        }
         do {
             while let text = try reader.nextCommand() {
                 // A line the check kept is neither split nor planned again.
-                if let planned = kept.removeValue(forKey: reader.commandLineNumber) {
-                    return (BatchLine(number: reader.commandLineNumber, content: .planned(planned)), false)
-                }
+                if let line = takeKept(ifLine: reader.commandLineNumber) { return (line, false) }
                 guard let words = try LinePlanner.words(text) else { continue }
                 return (BatchLine(number: reader.commandLineNumber, content: .words(words)), false)
             }
-            kept = [:]
+            kept = []
             return (nil, true)
         } catch {
             return (BatchLine(number: reader.commandLineNumber, content: .failure(error)), false)
         }
+    }
+
+    /// The next kept line (the one numbered `number`, when given), let go of as it is handed out.
+    private func takeKept(ifLine number: Int?) -> BatchLine? {
+        guard nextKept < kept.count, number == nil || kept[nextKept].line == number,
+              let planned = kept[nextKept].planned else { return nil }
+        let line = kept[nextKept].line
+        kept[nextKept].planned = nil
+        nextKept += 1
+        return BatchLine(number: line, content: .planned(planned))
     }
 
     /// A copy on disk of a batch file that cannot be read twice, unlinked at once: written
