@@ -23,7 +23,9 @@ final class Execution {
     let batchLine: Int?
 
     /// `tokens` gives the `--auth-cmd` token source for a command: `af batch` shares one per
-    /// command among its lines (`SharedCommandToken`); alone, each run has its own.
+    /// command among its lines (`SharedCommandToken`); alone, each run has its own. `trust`
+    /// and `plan`, when given, are what `settings` would make (`af batch` makes them once for
+    /// the lines without options of their own).
     init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil, loadedNetrc: Netrc?? = nil,
          trust madeTrust: TrustConfiguration? = nil, plan madePlan: OutputPlan? = nil, tokens: ((String) -> TokenProvider)? = nil) throws(CommandFailure) {
         self.settings = settings

@@ -577,10 +577,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         return true
     }
 
+    /// From libcurl's progress callback, which is installed only when a monitor wants
+    /// progress (`installCallbacks`); reported at most every 50 ms.
     func reportProgress(received: Int64, expectedReceive: Int64, sent: Int64, expectedSend: Int64) {
-        // libcurl calls this many times a transfer (eleven for a small GET); without a
-        // monitor that wants progress there is nothing to do, not even to read the clock.
-        guard interests.contains(.progress) else { return }
         let now = elapsed
         guard now - lastProgress >= 0.05 else { return }
         lastProgress = now
