@@ -90,6 +90,42 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
     }
 
+    /// Standard output a pipe whose reader falls behind (`af batch … | jq`): the outputs that
+    /// waited in the spool log are copied into the pipe by value. Copied by `sendfile`, the
+    /// pipe held references to the log's pages, the log wrote later lines' outputs over the
+    /// stretches it had printed, and the reader got those in place of earlier ones.
+    @Test func outputsKeepLineOrderInAPipeWhoseReaderFallsBehind() throws {
+        let count = 2_500
+        let path = try file((1...count).map { server.url("/answer/\($0)?size=240") })
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: AF.binary)
+        process.arguments = ["batch", "--parallel=10", path]
+        process.environment = AF.environment()
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // A reader that keeps behind: a little at a time, with a pause after each read, so the
+        // pipe stays full of outputs not yet read while af goes on.
+        let reader = output.fileHandleForReading.fileDescriptor
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 2048)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { break }
+            data += chunk[..<got]
+            usleep(300)
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let printed = String(decoding: data, as: UTF8.self).split(separator: "\n").map { $0.split(separator: ".").first.map(String.init) ?? "" }
+        #expect(printed.count == count)
+        let firstMisplacedLine = printed.enumerated().first { $0.element != "answer \($0.offset + 1)" }.map { $0.offset + 1 }
+        #expect(firstMisplacedLine == nil)
+    }
+
     /// Without a usable temporary directory, output that must wait still waits in memory
     /// while it fits what a running request may hold; a larger one fails its line, whole.
     @Test func withoutATemporaryDirectoryOnlyALargeWaitingOutputFails() throws {

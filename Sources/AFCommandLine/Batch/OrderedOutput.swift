@@ -9,7 +9,8 @@ import Glibc
 /// writes to a channel that holds up to `heldLimit` bytes in memory while the request runs,
 /// like any output buffer; when it ends, a request that is by then the earliest is printed
 /// from memory, and any other moves its output to a shared, unlinked temporary file
-/// (`SpoolLog`), copied out (by the kernel, `sendfile`) once everything before it is out. An
+/// (`SpoolLog`), copied out once everything before it is out (by value: its stretch of the
+/// file is written over by later outputs as soon as it is printed; `OutputChannel.copy`). An
 /// output that outgrows memory while its request runs moves to a temporary file of its own,
 /// since it is still being written. Output that waits for earlier lines therefore waits in
 /// files, not memory, and an interrupted run leaves nothing behind. Files of the second kind

@@ -31,10 +31,23 @@ final class OutputChannel: Sendable {
     let rewrite: (@Sendable (String) -> String)?
     /// The descriptor written to; nil for a held channel (`State.held`).
     private let fd: Int32?
+    /// Whether `copy` may let the kernel copy (`sendfile`): only into a regular file, where
+    /// the bytes are copied when the call returns. Into a pipe (or socket) `sendfile` hands
+    /// over references to the source file's cached pages, which the reader reads later: a
+    /// batch reuses its spool log's stretches as soon as they are printed, so a reader behind
+    /// by a few outputs got a later line's output in place of an earlier one's.
+    private let copiesInKernel: Bool
     private let state: Mutex<State>
 
-    init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
+    convenience init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
+        var info = stat()
+        let regularFile = fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        self.init(fd: fd, isTerminal: isTerminal, rewrite: rewrite, copiesInKernel: regularFile)
+    }
+
+    private init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)?, copiesInKernel: Bool) {
         self.fd = fd
+        self.copiesInKernel = copiesInKernel
         state = Mutex(State())
         self.isTerminal = isTerminal
         self.rewrite = rewrite
@@ -44,6 +57,7 @@ final class OutputChannel: Sendable {
     /// temporary file `spill` gives once more is written.
     init(holdingUpTo limit: Int, isTerminal: Bool, spill: @escaping @Sendable () -> Result<SpoolRegion, AFError>) {
         fd = nil
+        copiesInKernel = false
         state = Mutex(State(held: HeldOutput(limit: limit, takeFile: spill)))
         self.isTerminal = isTerminal
         rewrite = nil
@@ -52,7 +66,7 @@ final class OutputChannel: Sendable {
     /// The same descriptor, not taken for a terminal, with each message rewritten by
     /// `rewrite`. Nil for a held channel.
     func rewriting(_ rewrite: @escaping @Sendable (String) -> String) -> OutputChannel? {
-        fd.map { OutputChannel(fd: $0, isTerminal: false, rewrite: rewrite) }
+        fd.map { OutputChannel(fd: $0, isTerminal: false, rewrite: rewrite, copiesInKernel: copiesInKernel) }
     }
 
     /// Whether the reader has gone away.
@@ -92,8 +106,9 @@ final class OutputChannel: Sendable {
         .output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXFailure(code: code).description)"))
     }
 
-    /// Copies `count` bytes of the file `source` from `offset` on, in the kernel where it can
-    /// (`sendfile`), else through `buffer`.
+    /// Copies `count` bytes of the file `source` from `offset` on: in the kernel (`sendfile`)
+    /// into a regular file, else through `buffer`, so that the bytes are copied once the call
+    /// returns and `source` may be written again.
     func copy(from source: Int32, offset: Int64, count: Int64, buffer: UnsafeMutableRawBufferPointer) throws(AFError) {
         guard let fd else {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot copy a file into held output"))
@@ -102,7 +117,7 @@ final class OutputChannel: Sendable {
             if state.closed { return Self.closedError }
             var position = off_t(offset)
             let end = off_t(offset + count)
-            var kernelCopies = true
+            var kernelCopies = copiesInKernel
             while position < end {
                 let wanted = Int(min(end - position, off_t(buffer.count)))
                 var moved: Int
