@@ -33,14 +33,16 @@ package enum FuzzTargets {
 
     // MARK: Command line
 
-    /// One request item per line: parsing never traps, and a JSON body built from the data
-    /// items is always valid JSON.
+    /// The planner the `batch-line` target plans lines with: made once, as `af batch` makes
+    /// it once (it derives the base settings' transfer options and output plan when made).
+    private static let batchPlanner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
+
     /// Lines of an `af batch` file: joined where a line ends with a backslash, split with
     /// shell quoting and planned as a line's command line. Reading line by line whether the
     /// command goes on must agree with splitting the command read so far; words that split
     /// must come back unchanged when quoted again and re-split.
     static func batchLine(_ data: [UInt8]) {
-        let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
+        let planner = batchPlanner
         // Split at LF bytes, as `LineReader` splits: a String split at the Character "\n"
         // left a CRLF (one Character) inside a line, which no line af reads can hold.
         let lines = data.split(separator: 10, omittingEmptySubsequences: false).prefix(64).map { String(decoding: $0, as: UTF8.self) }
@@ -72,6 +74,8 @@ package enum FuzzTargets {
         }
     }
 
+    /// One request item per line: parsing never traps, and a JSON body built from the data
+    /// items is always valid JSON.
     static func items(_ data: [UInt8]) {
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).prefix(64)
         let builder = NestedJSONBuilder()
