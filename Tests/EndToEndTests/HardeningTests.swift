@@ -314,7 +314,10 @@ import Glibc
                            "/hostile/short-deflate", "/hostile/short-raw-deflate", "/hostile/deflate-garbage"]
             if encoded.contains(path), mode == ["-d"] { continue }
             let downloads = try TemporaryDirectory.make(prefix: "af-dl")
-            let result = AF.run(mode + ["-F", server.url(path)], directory: downloads, timeout: 20)
+            // A hang guard, not a time limit: with --pretty=all the 64 MB bomb prints the 8 MiB
+            // inflated before the ratio check as escaped NULs (~150 MB, 10–13 s for a debug
+            // build alone), which under a loaded parallel run passed 20 s twice.
+            let result = AF.run(mode + ["-F", server.url(path)], directory: downloads, timeout: 60)
             expectOneError(result, status: 1, containing: message)
             let names = try FileManager.default.contentsOfDirectory(atPath: downloads)
             #expect(names.allSatisfy { $0.hasSuffix(".part") }, "no partial file presented as complete: \(names)")
