@@ -2,23 +2,65 @@ internal import CCurl
 
 /// An absolute http or https URL, parsed and normalised by libcurl's URL parser.
 public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
+    /// The parts, held once: a URL is copied into every request, attempt and response, and
+    /// copying one reference costs a fraction of copying eight strings' references.
+    private final class Parts: Sendable {
+        let scheme: String
+        let user: String?
+        let password: String?
+        let host: String
+        let port: Int?
+        let path: String
+        let query: String?
+        let string: String
+
+        init(scheme: String, user: String?, password: String?, host: String, port: Int?, path: String, query: String?, string: String) {
+            self.scheme = scheme
+            self.user = user
+            self.password = password
+            self.host = host
+            self.port = port
+            self.path = path
+            self.query = query
+            self.string = string
+        }
+    }
+
+    private let parts: Parts
+
     /// `http` or `https`, lower-cased.
-    public let scheme: String
+    public var scheme: String { parts.scheme }
     /// The user name from the authority, still percent-encoded.
-    public let user: String?
+    public var user: String? { parts.user }
     /// The password from the authority, still percent-encoded.
-    public let password: String?
+    public var password: String? { parts.password }
     /// The host name or address as libcurl's parser returns it (an IPv6 address in
     /// brackets), a name in Unicode in its ASCII form (`xn--` labels, `IDNA`).
-    public let host: String
+    public var host: String { parts.host }
     /// The explicit port, nil when the URL has none.
-    public let port: Int?
+    public var port: Int? { parts.port }
     /// The path, still percent-encoded.
-    public let path: String
+    public var path: String { parts.path }
     /// The query without `?`, still percent-encoded.
-    public let query: String?
+    public var query: String? { parts.query }
     /// The complete URL without the fragment, as it is sent.
-    public let string: String
+    public var string: String { parts.string }
+
+    public static func == (lhs: HTTPURL, rhs: HTTPURL) -> Bool {
+        lhs.parts === rhs.parts || (lhs.string == rhs.string && lhs.scheme == rhs.scheme && lhs.host == rhs.host && lhs.port == rhs.port
+            && lhs.path == rhs.path && lhs.query == rhs.query && lhs.user == rhs.user && lhs.password == rhs.password)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(scheme)
+        hasher.combine(user)
+        hasher.combine(password)
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(path)
+        hasher.combine(query)
+        hasher.combine(string)
+    }
 
     /// Parses an absolute URL. Dot segments are removed unless `pathAsIs`.
     public init(parsing text: String, pathAsIs: Bool = false) throws(AFError) {
@@ -37,14 +79,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// A URL whose parts are already known (`SimpleURL`).
     init(scheme: String, host: String, port: Int?, path: String, query: String?, string: String) {
-        self.scheme = scheme
-        user = nil
-        password = nil
-        self.host = host
-        self.port = port
-        self.path = path
-        self.query = query
-        self.string = string
+        parts = Parts(scheme: scheme, user: nil, password: nil, host: host, port: port, path: path, query: query, string: string)
     }
 
     private init(base: String?, reference: String, pathAsIs: Bool) throws(AFError) {
@@ -87,26 +122,31 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         }) else {
             throw .invalidRequest(reason: "invalid URL '\(reference.prefix(200))': the host has characters no host name has")
         }
+        let asciiHost: String
         switch IDNA.asciiHost(host) {
         case .success(let ascii):
-            self.host = ascii
+            asciiHost = ascii
         case .failure(.labelTooLong(let label, let length)):
             let size = length == Int.max ? "far more than that" : "\(length)"
             throw .invalidRequest(reason: "invalid host name: the label '\(label.prefix(80))' takes \(size) bytes in its ASCII form (IDNA), and DNS allows \(IDNA.maximumLabelLength)")
         }
-        self.scheme = scheme
         let rawUser = part(CURLUPART_USER)
         let rawPassword = part(CURLUPART_PASSWORD)
-        user = rawUser == nil ? nil : part(CURLUPART_USER, UInt32(CURLU_URLDECODE))
-        password = rawPassword == nil ? nil : part(CURLUPART_PASSWORD, UInt32(CURLU_URLDECODE))
         let rawPort = part(CURLUPART_PORT)
-        port = rawPort.flatMap { Int($0) }
         let rawPath = part(CURLUPART_PATH)
-        path = rawPath ?? "/"
-        query = part(CURLUPART_QUERY)
-        if self.host != host { _ = curl_url_set(handle, CURLUPART_HOST, self.host, 0) }
-        string = Self.compose(scheme: rawScheme, user: rawUser, password: rawPassword, host: self.host, port: rawPort, path: rawPath, query: query)
-            ?? Self.rendered(handle) ?? reference
+        let query = part(CURLUPART_QUERY)
+        if asciiHost != host { _ = curl_url_set(handle, CURLUPART_HOST, asciiHost, 0) }
+        parts = Parts(
+            scheme: scheme,
+            user: rawUser == nil ? nil : part(CURLUPART_USER, UInt32(CURLU_URLDECODE)),
+            password: rawPassword == nil ? nil : part(CURLUPART_PASSWORD, UInt32(CURLU_URLDECODE)),
+            host: asciiHost,
+            port: rawPort.flatMap { Int($0) },
+            path: rawPath ?? "/",
+            query: query,
+            string: Self.compose(scheme: rawScheme, user: rawUser, password: rawPassword, host: asciiHost, port: rawPort, path: rawPath, query: query)
+                ?? Self.rendered(handle) ?? reference
+        )
     }
 
     /// One part of a parsed URL, as libcurl gives it.
