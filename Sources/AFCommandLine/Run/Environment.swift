@@ -5,15 +5,73 @@ import Glibc
 
 /// Everything a run reads from its surroundings, injected so tests can run af in-process.
 public struct Environment: Sendable {
+    /// The values, held once and copied only when one is changed: every request of a
+    /// batch carries its environment, and copying one reference costs far less than copying
+    /// the references of every argument, variable and derived setting.
+    private final class Storage: @unchecked Sendable {
+        // Changed only through `Environment`'s setters, which copy a storage shared with
+        // another environment first.
+        var arguments: [String]
+        var variables: [String: String]
+        var derived: Derived
+        var stdin: Int32
+        var stdout: Int32
+        var stderr: Int32
+        var stdinIsTerminal: Bool
+        var stdoutIsTerminal: Bool
+        var stderrIsTerminal: Bool
+        var terminalWidth: Int
+        var undecodableArgument: String?
+
+        init(arguments: [String], variables: [String: String], derived: Derived, stdin: Int32, stdout: Int32, stderr: Int32,
+             stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool, terminalWidth: Int, undecodableArgument: String?) {
+            self.arguments = arguments
+            self.variables = variables
+            self.derived = derived
+            self.stdin = stdin
+            self.stdout = stdout
+            self.stderr = stderr
+            self.stdinIsTerminal = stdinIsTerminal
+            self.stdoutIsTerminal = stdoutIsTerminal
+            self.stderrIsTerminal = stderrIsTerminal
+            self.terminalWidth = terminalWidth
+            self.undecodableArgument = undecodableArgument
+        }
+
+        func copy() -> Storage {
+            Storage(arguments: arguments, variables: variables, derived: derived, stdin: stdin, stdout: stdout, stderr: stderr,
+                    stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
+                    terminalWidth: terminalWidth, undecodableArgument: undecodableArgument)
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, made this environment's own before a change.
+    private var unique: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
+
     /// The arguments after the program name.
-    public var arguments: [String]
+    public var arguments: [String] {
+        get { storage.arguments }
+        set { unique.arguments = newValue }
+    }
     /// Environment variables (`AF_CONFIG_DIR`, `NO_COLOR`, `NETRC`, proxies, …).
     public var variables: [String: String] {
-        didSet { derived = Derived(variables) }
+        get { storage.variables }
+        set {
+            let storage = unique
+            storage.variables = newValue
+            storage.derived = Derived(newValue)
+        }
     }
     /// What every request reads from `variables`, looked up once (a batch builds two
     /// requests per line).
-    private(set) var derived: Derived
+    var derived: Derived { storage.derived }
 
     struct Derived: Sendable {
         let proxies: ProxyEnvironment
@@ -62,22 +120,46 @@ public struct Environment: Sendable {
     /// Whether progress may be drawn on standard error: a terminal that is not dumb.
     var drawsProgress: Bool { stderrIsTerminal && !derived.dumbTerminal }
     /// File descriptor the request body may be read from.
-    public var stdin: Int32
+    public var stdin: Int32 {
+        get { storage.stdin }
+        set { unique.stdin = newValue }
+    }
     /// File descriptor for the response.
-    public var stdout: Int32
+    public var stdout: Int32 {
+        get { storage.stdout }
+        set { unique.stdout = newValue }
+    }
     /// File descriptor for messages, progress and traces.
-    public var stderr: Int32
+    public var stderr: Int32 {
+        get { storage.stderr }
+        set { unique.stderr = newValue }
+    }
     /// Whether stdin is a terminal (then it is never read as a body).
-    public var stdinIsTerminal: Bool
+    public var stdinIsTerminal: Bool {
+        get { storage.stdinIsTerminal }
+        set { unique.stdinIsTerminal = newValue }
+    }
     /// Whether stdout is a terminal (then output is formatted and coloured).
-    public var stdoutIsTerminal: Bool
+    public var stdoutIsTerminal: Bool {
+        get { storage.stdoutIsTerminal }
+        set { unique.stdoutIsTerminal = newValue }
+    }
     /// Whether stderr is a terminal (then a progress bar may be drawn).
-    public var stderrIsTerminal: Bool
+    public var stderrIsTerminal: Bool {
+        get { storage.stderrIsTerminal }
+        set { unique.stderrIsTerminal = newValue }
+    }
     /// Terminal width in columns, when stderr or stdout is a terminal.
-    public var terminalWidth: Int
+    public var terminalWidth: Int {
+        get { storage.terminalWidth }
+        set { unique.terminalWidth = newValue }
+    }
     /// The first argument that is not UTF-8 text, its other bytes shown as `\xNN`: af
     /// refuses it rather than send U+FFFD where the user gave a byte.
-    public var undecodableArgument: String?
+    public var undecodableArgument: String? {
+        get { storage.undecodableArgument }
+        set { unique.undecodableArgument = newValue }
+    }
 
     /// Collects the surroundings; defaults suit a test that reads nothing and is not on a terminal.
     public init(
@@ -92,17 +174,9 @@ public struct Environment: Sendable {
         terminalWidth: Int = 80,
         undecodableArgument: String? = nil
     ) {
-        self.arguments = arguments
-        self.variables = variables
-        derived = Derived(variables)
-        self.stdin = stdin
-        self.stdout = stdout
-        self.stderr = stderr
-        self.stdinIsTerminal = stdinIsTerminal
-        self.stdoutIsTerminal = stdoutIsTerminal
-        self.stderrIsTerminal = stderrIsTerminal
-        self.terminalWidth = terminalWidth
-        self.undecodableArgument = undecodableArgument
+        storage = Storage(arguments: arguments, variables: variables, derived: Derived(variables), stdin: stdin, stdout: stdout, stderr: stderr,
+                          stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
+                          terminalWidth: terminalWidth, undecodableArgument: undecodableArgument)
     }
 
     /// The real process environment.
