@@ -1,20 +1,54 @@
 import AFEngine
 
 /// The request a command line describes, with what output needs to know about it.
+///
+/// Made once and then only read: its parts are held in one object, so that the copies a
+/// batch line's request goes through (the plan, the run, the output) cost one reference each.
 struct BuiltRequest: Sendable {
-    var description: RequestDescription
-    var url: HTTPURL
-    var body: BuiltBody
-    var methodWasExplicit: Bool
+    private final class Parts: Sendable {
+        let description: RequestDescription
+        let url: HTTPURL
+        let body: BuiltBody
+        let methodWasExplicit: Bool
+        let session: SessionFile?
+        let givenCredentials: Credentials?
+        let givenHeaders: [HTTPHeader]
+        let readFiles: Bool
+
+        init(description: RequestDescription, url: HTTPURL, body: BuiltBody, methodWasExplicit: Bool, session: SessionFile?,
+             givenCredentials: Credentials?, givenHeaders: [HTTPHeader], readFiles: Bool) {
+            self.description = description
+            self.url = url
+            self.body = body
+            self.methodWasExplicit = methodWasExplicit
+            self.session = session
+            self.givenCredentials = givenCredentials
+            self.givenHeaders = givenHeaders
+            self.readFiles = readFiles
+        }
+    }
+
+    private let parts: Parts
+
+    init(description: RequestDescription, url: HTTPURL, body: BuiltBody, methodWasExplicit: Bool, session: SessionFile?,
+         givenCredentials: Credentials?, givenHeaders: [HTTPHeader], readFiles: Bool) {
+        parts = Parts(description: description, url: url, body: body, methodWasExplicit: methodWasExplicit, session: session,
+                      givenCredentials: givenCredentials, givenHeaders: givenHeaders, readFiles: readFiles)
+    }
+
+    var description: RequestDescription { parts.description }
+    var url: HTTPURL { parts.url }
+    var body: BuiltBody { parts.body }
+    var methodWasExplicit: Bool { parts.methodWasExplicit }
     /// The `--session` file, when one is used.
-    var session: SessionFile?
+    var session: SessionFile? { parts.session }
     /// Credentials given on this command line (`-a` or the URL), for the session to keep.
-    var givenCredentials: Credentials?
+    var givenCredentials: Credentials? { parts.givenCredentials }
     /// Header items given on this command line, for the session to keep.
-    var givenHeaders: [HTTPHeader]
+    var givenHeaders: [HTTPHeader] { parts.givenHeaders }
     /// Whether building it read a file (an item's or the session's): built again later, it
     /// could come out otherwise.
-    var readFiles: Bool
+    var readFiles: Bool { parts.readFiles }
 }
 
 /// Turns positionals and settings into a `RequestDescription` (SPEC §1–§3).
