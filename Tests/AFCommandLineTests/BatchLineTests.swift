@@ -32,6 +32,19 @@ import Testing
     ])
     func splitsWithShellQuotingAndNoExpansion(line: String, words: [String]) throws {
         #expect(try ShellWords.split(line) == words)
+        #expect(try ShellWords.splitQuoted(line) == words)
+    }
+
+    /// Lines with nothing to unquote are cut at their spaces without the byte-by-byte
+    /// reading, into the same words; any other line is left to it.
+    @Test(arguments: [
+        "http://127.0.0.1:8080/bytes/1024?i=1", "get  :8080/x   name=ada ", " ", "", "post :8080/x name=Ada\u{301} é=1 a==1",
+        "get :8080/x#fragment", "get :8080/x 'q'", "get :8080/x\\ y", "get\t:8080/x", "get :8080/x \"a\"", "get :8080/x\r",
+    ])
+    func plainLinesSplitAsTheQuotingReaderSplitsThem(line: String) throws {
+        let special = line.utf8.contains { "\t\r\n'\"\\#".utf8.contains($0) }
+        #expect((ShellWords.plainWords(line) == nil) == special)
+        if let plain = ShellWords.plainWords(line) { #expect(try plain == ShellWords.splitQuoted(line)) }
     }
 
     @Test(arguments: [

@@ -94,6 +94,12 @@ enum ShellWords {
 
     /// The words of `line`; an empty array for a blank line or a comment.
     static func split(_ line: String) throws(Problem) -> [String] {
+        if let plain = plainWords(line) { return plain }
+        return try splitQuoted(line)
+    }
+
+    /// `split` byte by byte, for any line (internal for tests, which compare the two ways).
+    static func splitQuoted(_ line: String) throws(Problem) -> [String] {
         var words: [String] = []
         var current: [UInt8] = []
         var inWord = false
@@ -131,6 +137,30 @@ enum ShellWords {
         }
         if inWord { words.append(String(decoding: current, as: UTF8.self)) }
         return words
+    }
+
+    /// The words of a line with no quote, backslash, `#`, tab or line break — nearly every
+    /// line of a batch (`af get URL`, a URL alone) — cut at its spaces; nil for any other
+    /// line, which `split` reads byte by byte.
+    static func plainWords(_ line: String) -> [String]? {
+        var line = line
+        return line.withUTF8 { bytes -> [String]? in
+            var words: [String] = []
+            var start: Int?
+            for index in bytes.indices {
+                switch bytes[index] {
+                case UInt8(ascii: " "):
+                    if let begun = start { words.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[begun..<index]), as: UTF8.self)) }
+                    start = nil
+                case UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "#"):
+                    return nil
+                default:
+                    if start == nil { start = index }
+                }
+            }
+            if let begun = start { words.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[begun...]), as: UTF8.self)) }
+            return words
+        }
     }
 
     /// Whether `byte`, just after a backslash, starts a line break (LF, or CRLF from a
