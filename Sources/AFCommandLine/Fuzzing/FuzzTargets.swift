@@ -57,6 +57,9 @@ package enum FuzzTargets {
                 let goesOn = ShellWords.continues(line, from: &carry)
                 var endsWithBackslash = false
                 do { _ = try ShellWords.split(text) } catch { endsWithBackslash = error == .trailingBackslash }
+                if let plain = ShellWords.plainWords(text) {
+                    precondition((try? ShellWords.splitQuoted(text)) == plain, "a plain line splits otherwise byte by byte: \(text.utf8.count) bytes")
+                }
                 precondition(goesOn == endsWithBackslash, "line-by-line continuation disagrees with the split of \(text.utf8.count) bytes")
                 guard goesOn, next < lines.count else { break }
                 text += "\n" + lines[next]
