@@ -1,4 +1,4 @@
-@testable import AFEngine
+@_spi(Locking) @testable import AFEngine
 import AFTestSupport
 import Foundation
 import Testing
@@ -106,6 +106,31 @@ import Testing
         let late = session.request(RequestDescription(url: server.url("/get"))).resume().waitForCompletion()
         #expect(late.error == .cancelled(.sessionShutDown))
         #expect(late.attempts.isEmpty)
+    }
+
+    /// Every request the session holds is cancelled, however many: the first one made, the
+    /// later ones, and one never resumed; then the thread ends.
+    @Test func shutdownCancelsEveryRequestItHolds() {
+        let session = Session()
+        let slow = (0..<3).map { _ in session.request(RequestDescription(url: server.url("/slow"))).resume() }
+        let idle = session.request(RequestDescription(url: server.url("/get")))
+        let ended = DispatchSemaphore(value: 0)
+        let errors = Protected<[AFError?]>([])
+        for request in slow + [idle] {
+            request.onCompletion { response in
+                errors.write { $0.append(response.error) }
+                ended.signal()
+            }
+        }
+        let started = Date()
+        while server.hits("/slow") < 3, Date().timeIntervalSince(started) < 5 { usleep(5000) }
+        session.shutdown()
+        // Bounded: a request the shutdown missed would never end.
+        for _ in 0..<4 { _ = ended.wait(timeout: .now() + 5) }
+        #expect(errors.value == Array(repeating: AFError.cancelled(.sessionShutDown), count: 4))
+        #expect(Date().timeIntervalSince(started) < 1.9)
+        #expect(session.shutdownAndWait(timeout: 10))
+        #expect(server.hits("/get") == 0)
     }
 
     @Test func sessionsSharingConnectionsKeepTheThreadUntilTheLastLetsGo() {

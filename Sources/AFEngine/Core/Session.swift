@@ -39,15 +39,49 @@ public final class Session: Sendable {
     let share: ShareHandle
     let monitor: CompositeEventMonitor
 
-    /// A request the session made and that has not ended, held weakly.
-    private struct LiveRequest: Sendable {
-        weak var request: Request?
+    /// The requests the session made that have not ended, held weakly: one in place, more in
+    /// a table, so that a session making one request at a time (each line of `af batch` has
+    /// its own) allocates no table for it.
+    private struct LiveRequests: Sendable {
+        private struct Entry: Sendable {
+            let id: Int
+            weak var request: Request?
+        }
+
+        private var single: Entry?
+        private var table: [Int: Entry] = [:]
+
+        mutating func insert(_ request: Request, id: Int) {
+            if single == nil {
+                single = Entry(id: id, request: request)
+            } else {
+                table[id] = Entry(id: id, request: request)
+            }
+        }
+
+        mutating func remove(_ id: Int) {
+            if single?.id == id {
+                single = nil
+            } else if !table.isEmpty {
+                table[id] = nil
+            }
+        }
+
+        /// Those not freed yet.
+        var requests: [Request] {
+            (single.map { [$0] } ?? []).compactMap(\.request) + table.values.compactMap(\.request)
+        }
+
+        /// Whether every one has been freed.
+        var allFreed: Bool {
+            single?.request == nil && table.values.allSatisfy { $0.request == nil }
+        }
     }
 
     private struct Lifecycle: Sendable {
         /// The last request number given out.
         var lastID = 0
-        var live: [Int: LiveRequest] = [:]
+        var live = LiveRequests()
         var shuttingDown = false
         /// The session no longer uses its driver.
         var released = false
@@ -121,7 +155,7 @@ public final class Session: Sendable {
         let (pending, releaseNow) = lifecycle.write { state -> ([Request], Bool) in
             guard !state.shuttingDown else { return ([], false) }
             state.shuttingDown = true
-            let pending = state.live.values.compactMap(\.request)
+            let pending = state.live.requests
             if pending.isEmpty {
                 state.released = true
                 return ([], true)
@@ -135,8 +169,8 @@ public final class Session: Sendable {
     /// A request of the session has ended.
     func requestEnded(_ id: Int) {
         let releaseNow = lifecycle.write { state -> Bool in
-            state.live[id] = nil
-            guard state.shuttingDown, !state.released, state.live.values.allSatisfy({ $0.request == nil }) else { return false }
+            state.live.remove(id)
+            guard state.shuttingDown, !state.released, state.live.allFreed else { return false }
             state.released = true
             return true
         }
@@ -158,7 +192,7 @@ public final class Session: Sendable {
             return state.lastID
         }
         let request = Request(id: id, description: description, session: self, sink: sink, validation: validation)
-        lifecycle.write { $0.live[id] = LiveRequest(request: request) }
+        lifecycle.write { $0.live.insert(request, id: id) }
         return request
     }
 
