@@ -149,10 +149,18 @@ struct CurlLines {
             starts.reserveCapacity(8)
         }
         starts.append(bytes.count)
-        bytes.append(contentsOf: first.utf8)
+        appendBytes(of: first)
         separator.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: second.utf8)
+        appendBytes(of: second)
         bytes.append(0)
+    }
+
+    /// A native string's bytes are copied as one block (appending the UTF-8 view copies
+    /// them one by one); a bridged one's through its view.
+    private mutating func appendBytes(of text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: text.utf8)
+        }
     }
 
     /// The list in one block, nil when no line was added; release it with `deallocate()`.
