@@ -8,9 +8,7 @@ public struct Environment: Sendable {
     /// The values, held once and copied only when one is changed: every request of a
     /// batch carries its environment, and copying one reference costs far less than copying
     /// the references of every argument, variable and derived setting.
-    private final class Storage: @unchecked Sendable {
-        // Changed only through `Environment`'s setters, which copy a storage shared with
-        // another environment first.
+    private struct Values: Sendable {
         var arguments: [String]
         var variables: [String: String]
         var derived: Derived
@@ -22,56 +20,41 @@ public struct Environment: Sendable {
         var stderrIsTerminal: Bool
         var terminalWidth: Int
         var undecodableArgument: String?
+    }
 
-        init(arguments: [String], variables: [String: String], derived: Derived, stdin: Int32, stdout: Int32, stderr: Int32,
-             stdinIsTerminal: Bool, stdoutIsTerminal: Bool, stderrIsTerminal: Bool, terminalWidth: Int, undecodableArgument: String?) {
-            self.arguments = arguments
-            self.variables = variables
-            self.derived = derived
-            self.stdin = stdin
-            self.stdout = stdout
-            self.stderr = stderr
-            self.stdinIsTerminal = stdinIsTerminal
-            self.stdoutIsTerminal = stdoutIsTerminal
-            self.stderrIsTerminal = stderrIsTerminal
-            self.terminalWidth = terminalWidth
-            self.undecodableArgument = undecodableArgument
-        }
+    private final class Storage: @unchecked Sendable {
+        // Changed only by `change`, which first copies a storage shared with another
+        // environment.
+        var values: Values
 
-        func copy() -> Storage {
-            Storage(arguments: arguments, variables: variables, derived: derived, stdin: stdin, stdout: stdout, stderr: stderr,
-                    stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
-                    terminalWidth: terminalWidth, undecodableArgument: undecodableArgument)
-        }
+        init(_ values: Values) { self.values = values }
     }
 
     private var storage: Storage
 
-    /// The storage, made this environment's own before a change.
-    private var unique: Storage {
-        mutating get {
-            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-            return storage
-        }
+    private mutating func change(_ body: (inout Values) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
+        body(&storage.values)
     }
 
     /// The arguments after the program name.
     public var arguments: [String] {
-        get { storage.arguments }
-        set { unique.arguments = newValue }
+        get { storage.values.arguments }
+        set { change { $0.arguments = newValue } }
     }
     /// Environment variables (`AF_CONFIG_DIR`, `NO_COLOR`, `NETRC`, proxies, …).
     public var variables: [String: String] {
-        get { storage.variables }
+        get { storage.values.variables }
         set {
-            let storage = unique
-            storage.variables = newValue
-            storage.derived = Derived(newValue)
+            change { values in
+                values.variables = newValue
+                values.derived = Derived(newValue)
+            }
         }
     }
     /// What every request reads from `variables`, looked up once (a batch builds two
     /// requests per line).
-    var derived: Derived { storage.derived }
+    var derived: Derived { storage.values.derived }
 
     struct Derived: Sendable {
         let proxies: ProxyEnvironment
@@ -121,44 +104,44 @@ public struct Environment: Sendable {
     var drawsProgress: Bool { stderrIsTerminal && !derived.dumbTerminal }
     /// File descriptor the request body may be read from.
     public var stdin: Int32 {
-        get { storage.stdin }
-        set { unique.stdin = newValue }
+        get { storage.values.stdin }
+        set { change { $0.stdin = newValue } }
     }
     /// File descriptor for the response.
     public var stdout: Int32 {
-        get { storage.stdout }
-        set { unique.stdout = newValue }
+        get { storage.values.stdout }
+        set { change { $0.stdout = newValue } }
     }
     /// File descriptor for messages, progress and traces.
     public var stderr: Int32 {
-        get { storage.stderr }
-        set { unique.stderr = newValue }
+        get { storage.values.stderr }
+        set { change { $0.stderr = newValue } }
     }
     /// Whether stdin is a terminal (then it is never read as a body).
     public var stdinIsTerminal: Bool {
-        get { storage.stdinIsTerminal }
-        set { unique.stdinIsTerminal = newValue }
+        get { storage.values.stdinIsTerminal }
+        set { change { $0.stdinIsTerminal = newValue } }
     }
     /// Whether stdout is a terminal (then output is formatted and coloured).
     public var stdoutIsTerminal: Bool {
-        get { storage.stdoutIsTerminal }
-        set { unique.stdoutIsTerminal = newValue }
+        get { storage.values.stdoutIsTerminal }
+        set { change { $0.stdoutIsTerminal = newValue } }
     }
     /// Whether stderr is a terminal (then a progress bar may be drawn).
     public var stderrIsTerminal: Bool {
-        get { storage.stderrIsTerminal }
-        set { unique.stderrIsTerminal = newValue }
+        get { storage.values.stderrIsTerminal }
+        set { change { $0.stderrIsTerminal = newValue } }
     }
     /// Terminal width in columns, when stderr or stdout is a terminal.
     public var terminalWidth: Int {
-        get { storage.terminalWidth }
-        set { unique.terminalWidth = newValue }
+        get { storage.values.terminalWidth }
+        set { change { $0.terminalWidth = newValue } }
     }
     /// The first argument that is not UTF-8 text, its other bytes shown as `\xNN`: af
     /// refuses it rather than send U+FFFD where the user gave a byte.
     public var undecodableArgument: String? {
-        get { storage.undecodableArgument }
-        set { unique.undecodableArgument = newValue }
+        get { storage.values.undecodableArgument }
+        set { change { $0.undecodableArgument = newValue } }
     }
 
     /// Collects the surroundings; defaults suit a test that reads nothing and is not on a terminal.
@@ -174,9 +157,11 @@ public struct Environment: Sendable {
         terminalWidth: Int = 80,
         undecodableArgument: String? = nil
     ) {
-        storage = Storage(arguments: arguments, variables: variables, derived: Derived(variables), stdin: stdin, stdout: stdout, stderr: stderr,
-                          stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
-                          terminalWidth: terminalWidth, undecodableArgument: undecodableArgument)
+        storage = Storage(Values(
+            arguments: arguments, variables: variables, derived: Derived(variables), stdin: stdin, stdout: stdout, stderr: stderr,
+            stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
+            terminalWidth: terminalWidth, undecodableArgument: undecodableArgument
+        ))
     }
 
     /// The real process environment.
