@@ -415,6 +415,11 @@ public final class Request: Sendable, TransferDelegate {
             guard let (generation, next) = scheduled else { return }
             sink.rollback()
             emit(.retryScheduled, .retryScheduled(attempt: next, reason: error.description, delay: delay))
+            // Without a delay, at once: a turn of the loop would let transfers queued since
+            // (new requests of a batch) take the next connection's first places before it,
+            // and a server that closes connections after a few streams (GOAWAY) could refuse
+            // the retry every time.
+            guard delay > 0 else { return startAttempt() }
             session.asyncAfter(delay) {
                 guard self.mutable.read({ $0.generation == generation }) else { return }
                 self.startAttempt()
