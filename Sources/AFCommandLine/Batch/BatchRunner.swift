@@ -83,8 +83,6 @@ final class BatchRunner: Sendable {
         var firstFailure: (sequence: Int, status: Int32)?
         var nextStart = 0.0
         var timerArmed = false
-        /// A `pump` is queued on the driving thread.
-        var pumpQueued = false
         /// Sessions owning the connections of lines whose connection settings differ from the
         /// batch's.
         var connectionOwners: [LinePlanner.ConnectionKey: Owner] = [:]
@@ -363,24 +361,7 @@ final class BatchRunner: Sendable {
             record(line: run.line, sequence: sequence, status: status)
         }
         checkOutput()
-        queuePump()
-    }
-
-    /// Starts more lines on the driving thread's next turn, once for all the lines that ended
-    /// in this one: by then the requests that ended in the same turn and are to be sent again
-    /// (a retry without delay) have gone first. Started at once, new lines would take the
-    /// first streams of the next connection, and a server that closes its connections after
-    /// a few streams (GOAWAY) could refuse a retried request on every one.
-    private func queuePump() {
-        let queue = state.write { state -> Bool in
-            defer { state.pumpQueued = true }
-            return !state.pumpQueued
-        }
-        guard queue else { return }
-        primary.async { [self] in
-            state.write { $0.pumpQueued = false }
-            pump()
-        }
+        pump()
     }
 
     /// Stops the batch when standard output cannot take more: its reader went away, or
