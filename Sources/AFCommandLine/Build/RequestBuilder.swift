@@ -5,7 +5,7 @@ import AFEngine
 /// Made once and then only read: its parts are held in one object, so that the copies a
 /// batch line's request goes through (the plan, the run, the output) cost one reference each.
 struct BuiltRequest: Sendable {
-    private final class Parts: Sendable {
+    struct Parts: Sendable {
         let description: RequestDescription
         let url: HTTPURL
         let body: BuiltBody
@@ -14,41 +14,27 @@ struct BuiltRequest: Sendable {
         let givenCredentials: Credentials?
         let givenHeaders: [HTTPHeader]
         let readFiles: Bool
-
-        init(description: RequestDescription, url: HTTPURL, body: BuiltBody, methodWasExplicit: Bool, session: SessionFile?,
-             givenCredentials: Credentials?, givenHeaders: [HTTPHeader], readFiles: Bool) {
-            self.description = description
-            self.url = url
-            self.body = body
-            self.methodWasExplicit = methodWasExplicit
-            self.session = session
-            self.givenCredentials = givenCredentials
-            self.givenHeaders = givenHeaders
-            self.readFiles = readFiles
-        }
     }
 
-    private let parts: Parts
+    private let storage: CopyOnWrite<Parts>
 
-    init(description: RequestDescription, url: HTTPURL, body: BuiltBody, methodWasExplicit: Bool, session: SessionFile?,
-         givenCredentials: Credentials?, givenHeaders: [HTTPHeader], readFiles: Bool) {
-        parts = Parts(description: description, url: url, body: body, methodWasExplicit: methodWasExplicit, session: session,
-                      givenCredentials: givenCredentials, givenHeaders: givenHeaders, readFiles: readFiles)
+    init(_ parts: Parts) {
+        storage = CopyOnWrite(parts)
     }
 
-    var description: RequestDescription { parts.description }
-    var url: HTTPURL { parts.url }
-    var body: BuiltBody { parts.body }
-    var methodWasExplicit: Bool { parts.methodWasExplicit }
+    var description: RequestDescription { storage.values.description }
+    var url: HTTPURL { storage.values.url }
+    var body: BuiltBody { storage.values.body }
+    var methodWasExplicit: Bool { storage.values.methodWasExplicit }
     /// The `--session` file, when one is used.
-    var session: SessionFile? { parts.session }
+    var session: SessionFile? { storage.values.session }
     /// Credentials given on this command line (`-a` or the URL), for the session to keep.
-    var givenCredentials: Credentials? { parts.givenCredentials }
+    var givenCredentials: Credentials? { storage.values.givenCredentials }
     /// Header items given on this command line, for the session to keep.
-    var givenHeaders: [HTTPHeader] { parts.givenHeaders }
+    var givenHeaders: [HTTPHeader] { storage.values.givenHeaders }
     /// Whether building it read a file (an item's or the session's): built again later, it
     /// could come out otherwise.
-    var readFiles: Bool { parts.readFiles }
+    var readFiles: Bool { storage.values.readFiles }
 }
 
 /// Turns positionals and settings into a `RequestDescription` (SPEC §1–§3).
@@ -163,11 +149,11 @@ enum RequestBuilder {
                 if case .header(let name, let value) = item.item { return HTTPHeader(name, value) }
                 return nil
             }
-            return BuiltRequest(
+            return BuiltRequest(BuiltRequest.Parts(
                 description: description, url: url, body: body, methodWasExplicit: explicitMethod != nil,
                 session: session, givenCredentials: given, givenHeaders: givenHeaders,
                 readFiles: session != nil || items.contains { $0.item.readsFile }
-            )
+            ))
         } catch {
             body.removeTemporaryFiles()
             throw error

@@ -13,17 +13,7 @@ struct Settings: Sendable {
     enum Style: String, Sendable { case auto, solarized, monokai }
     enum TraceFormat: String, Sendable, CaseIterable { case text, json }
 
-    /// The storage copies share: changed in place only while one copy holds it, so no two
-    /// accesses to it overlap and the runtime's dynamic exclusivity check is left out.
-    private final class Storage: @unchecked Sendable {
-        @exclusivity(unchecked) var values: Values
-
-        init(_ values: Values) {
-            self.values = values
-        }
-    }
-
-    private var storage = Storage(Values())
+    private var storage = CopyOnWrite(Values())
 
     /// Every value at once (for `--debug`, which lists those that differ from the defaults).
     var values: Values { storage.values }
@@ -31,15 +21,12 @@ struct Settings: Sendable {
     /// Whether the two are copies of one another that neither has changed since (then every
     /// value is equal; otherwise they may still be equal).
     func isUnchangedCopy(of other: Settings) -> Bool {
-        storage === other.storage
+        storage.isUnchangedCopy(of: other.storage)
     }
 
     subscript<T>(dynamicMember path: WritableKeyPath<Values, T>) -> T {
         get { storage.values[keyPath: path] }
-        _modify {
-            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-            yield &storage.values[keyPath: path]
-        }
+        _modify { yield &storage.values[keyPath: path] }
     }
 
     /// The values, one per option (and a few derived while applying them).

@@ -5,9 +5,8 @@ import Glibc
 
 /// Everything a run reads from its surroundings, injected so tests can run af in-process.
 public struct Environment: Sendable {
-    /// The values, held once and copied only when one is changed: every request of a
-    /// batch carries its environment, and copying one reference costs far less than copying
-    /// the references of every argument, variable and derived setting.
+    /// The values, shared by copies until one changes: every request of a batch carries its
+    /// environment.
     private struct Values: Sendable {
         var arguments: [String]
         var variables: [String: String]
@@ -22,34 +21,19 @@ public struct Environment: Sendable {
         var undecodableArgument: String?
     }
 
-    private final class Storage: @unchecked Sendable {
-        // Changed only by `change`, which first copies a storage shared with another
-        // environment.
-        var values: Values
-
-        init(_ values: Values) { self.values = values }
-    }
-
-    private var storage: Storage
-
-    private mutating func change(_ body: (inout Values) -> Void) {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-        body(&storage.values)
-    }
+    private var storage: CopyOnWrite<Values>
 
     /// The arguments after the program name.
     public var arguments: [String] {
         get { storage.values.arguments }
-        set { change { $0.arguments = newValue } }
+        set { storage.values.arguments = newValue }
     }
     /// Environment variables (`AF_CONFIG_DIR`, `NO_COLOR`, `NETRC`, proxies, …).
     public var variables: [String: String] {
         get { storage.values.variables }
         set {
-            change { values in
-                values.variables = newValue
-                values.derived = Derived(newValue)
-            }
+            storage.values.variables = newValue
+            storage.values.derived = Derived(newValue)
         }
     }
     /// What every request reads from `variables`, looked up once (a batch builds two
@@ -105,43 +89,43 @@ public struct Environment: Sendable {
     /// File descriptor the request body may be read from.
     public var stdin: Int32 {
         get { storage.values.stdin }
-        set { change { $0.stdin = newValue } }
+        set { storage.values.stdin = newValue }
     }
     /// File descriptor for the response.
     public var stdout: Int32 {
         get { storage.values.stdout }
-        set { change { $0.stdout = newValue } }
+        set { storage.values.stdout = newValue }
     }
     /// File descriptor for messages, progress and traces.
     public var stderr: Int32 {
         get { storage.values.stderr }
-        set { change { $0.stderr = newValue } }
+        set { storage.values.stderr = newValue }
     }
     /// Whether stdin is a terminal (then it is never read as a body).
     public var stdinIsTerminal: Bool {
         get { storage.values.stdinIsTerminal }
-        set { change { $0.stdinIsTerminal = newValue } }
+        set { storage.values.stdinIsTerminal = newValue }
     }
     /// Whether stdout is a terminal (then output is formatted and coloured).
     public var stdoutIsTerminal: Bool {
         get { storage.values.stdoutIsTerminal }
-        set { change { $0.stdoutIsTerminal = newValue } }
+        set { storage.values.stdoutIsTerminal = newValue }
     }
     /// Whether stderr is a terminal (then a progress bar may be drawn).
     public var stderrIsTerminal: Bool {
         get { storage.values.stderrIsTerminal }
-        set { change { $0.stderrIsTerminal = newValue } }
+        set { storage.values.stderrIsTerminal = newValue }
     }
     /// Terminal width in columns, when stderr or stdout is a terminal.
     public var terminalWidth: Int {
         get { storage.values.terminalWidth }
-        set { change { $0.terminalWidth = newValue } }
+        set { storage.values.terminalWidth = newValue }
     }
     /// The first argument that is not UTF-8 text, its other bytes shown as `\xNN`: af
     /// refuses it rather than send U+FFFD where the user gave a byte.
     public var undecodableArgument: String? {
         get { storage.values.undecodableArgument }
-        set { change { $0.undecodableArgument = newValue } }
+        set { storage.values.undecodableArgument = newValue }
     }
 
     /// Collects the surroundings; defaults suit a test that reads nothing and is not on a terminal.
@@ -157,7 +141,7 @@ public struct Environment: Sendable {
         terminalWidth: Int = 80,
         undecodableArgument: String? = nil
     ) {
-        storage = Storage(Values(
+        storage = CopyOnWrite(Values(
             arguments: arguments, variables: variables, derived: Derived(variables), stdin: stdin, stdout: stdout, stderr: stderr,
             stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
             terminalWidth: terminalWidth, undecodableArgument: undecodableArgument
