@@ -69,7 +69,7 @@ public final class Session: Sendable {
 
         /// Those not freed yet.
         var requests: [Request] {
-            (single.map { [$0] } ?? []).compactMap(\.request) + table.values.compactMap(\.request)
+            [single?.request].compactMap { $0 } + table.values.compactMap(\.request)
         }
 
         /// Whether every one has been freed.

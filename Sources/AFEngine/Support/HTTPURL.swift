@@ -51,14 +51,8 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
             && lhs.path == rhs.path && lhs.query == rhs.query && lhs.user == rhs.user && lhs.password == rhs.password)
     }
 
+    /// The URL as sent: equal URLs send the same text.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(scheme)
-        hasher.combine(user)
-        hasher.combine(password)
-        hasher.combine(host)
-        hasher.combine(port)
-        hasher.combine(path)
-        hasher.combine(query)
         hasher.combine(string)
     }
 
