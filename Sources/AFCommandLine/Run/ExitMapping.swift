@@ -37,7 +37,7 @@ enum ExitMapping {
     }
 
     /// The engine's account of a failure with what to do about it on this command line.
-    private static func advice(_ message: String, for cause: TransportFailure.Cause) -> String {
+    private static func advice(_ message: String, for cause: TransportFailure.Cause, attempts: Int) -> String {
         switch cause {
         case .untrustedCertificate(_, let problem):
             switch problem {
@@ -64,7 +64,8 @@ enum ExitMapping {
             return message + (status == 407 ? "; give the proxy's credentials in its URL (--proxy=https:http://USER:PASSWORD@HOST:PORT)" : "; check --proxy and the proxy's rules")
         case .unansweredOnReusedConnection:
             // A GET was already sent again on new connections; a POST is sent again only when
-            // the user says so.
+            // the user says so. A request that was retried had both already.
+            guard attempts == 1 else { return message }
             return message + "; --retry sends it again (and --retry-all-methods a POST, which the server may have processed)"
         case .notATLSAnswer:
             return message + "; the server did not answer in TLS: if that port serves plain HTTP, use http://"
@@ -84,7 +85,7 @@ enum ExitMapping {
         case .tooManyRedirects:
             return "\(error.description); raise --max-redirects or check for a redirect loop"
         case .transport(let failure):
-            if let cause = failure.cause { return advice(failure.message, for: cause) + after }
+            if let cause = failure.cause { return advice(failure.message, for: cause, attempts: attempts) + after }
             switch failure.kind {
             case .pinning:
                 return failure.message + "; check the pin with 'af pin HOST'"
