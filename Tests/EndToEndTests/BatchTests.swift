@@ -238,7 +238,8 @@ import Testing
         // Which streams land past a connection's 7th depends on timing: the lines started
         // when earlier ones end share the new connection with the retries, and a POST was
         // refused four times in a row about once in 50 runs (two CPU hogs beside it). Six
-        // retries leave a margin; the run above, with none, proves they are what sends it.
+        // retries leave a margin, and the whole budget, since every refusal spends from it;
+        // the run above, with none, proves they are what sends it.
         let retried = AF.run(["batch", "--parallel=10", "--retry=6", "--retry-budget=100", "--retry-all-methods", "--retry-delay=0", "--verify=\(pki.caCertificatePath)", posts])
         #expect(retried.status == 0, "\(retried.err)")
         #expect(retried.out.split(separator: "\n").count == 50)
