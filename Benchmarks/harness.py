@@ -54,6 +54,17 @@ def run_once(argv, stdin=None, stdout=None):
         devnull.close()
 
 
+def paired(times, base_times):
+    """The ratio of each run to the peer's run of the same round (minutes apart at most, so
+    a change in machine speed hits both): its median and middle half, which say how far
+    the ratio of the medians can be trusted when single runs range over 2x."""
+    ratios = sorted(a / b for a, b in zip(times, base_times))
+    if len(ratios) < 4:
+        return "-"
+    low, middle, high = statistics.quantiles(ratios, n=4)
+    return f"{middle:.2f}x ({low:.2f}-{high:.2f})"
+
+
 def compare(title, commands, runs, shell=False, before_each=None):
     """commands: list of (name, argv or shell string). Prints medians and ratios to the second entry (curl).
     before_each runs (untimed) before every command, e.g. to remove an output file."""
@@ -77,11 +88,11 @@ def compare(title, commands, runs, shell=False, before_each=None):
     base_name = commands[1][0]
     base = statistics.median(times[base_name])
     print(f"\n{title} ({runs} interleaved runs each)")
-    print(f"  {'tool':<28} {'median':>10} {'ratio':>8} {'peak RSS':>12}   range")
+    print(f"  {'tool':<28} {'median':>10} {'ratio':>8} {'peak RSS':>12}   {'range':<22} paired ratio (middle half)")
     for name, _ in commands:
         median = statistics.median(times[name])
         spread = f"{min(times[name]) * 1000:.2f}-{max(times[name]) * 1000:.2f} ms"
-        print(f"  {name:<28} {median * 1000:>8.2f}ms {median / base:>7.2f}x {memory[name] / 1024:>9.1f} MiB   {spread}")
+        print(f"  {name:<28} {median * 1000:>8.2f}ms {median / base:>7.2f}x {memory[name] / 1024:>9.1f} MiB   {spread:<22} {paired(times[name], times[base_name])}")
     return {name: statistics.median(values) for name, values in times.items()}, memory
 
 
