@@ -55,10 +55,10 @@ def run_once(argv, stdin=None, stdout=None):
 
 
 def paired(times, base_times):
-    """The ratio of each run to the peer's run of the same round (minutes apart at most, so
-    a change in machine speed hits both): its median and middle half, which say how far
+    """The ratio of each run to the peer's run of the same round (run one after the other,
+    so a change in machine speed hits both): its median and middle half, which say how far
     the ratio of the medians can be trusted when single runs range over 2x."""
-    ratios = sorted(a / b for a, b in zip(times, base_times))
+    ratios = [a / b for a, b in zip(times, base_times)]
     if len(ratios) < 4:
         return "-"
     low, middle, high = statistics.quantiles(ratios, n=4)
