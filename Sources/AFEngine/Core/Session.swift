@@ -223,12 +223,26 @@ public final class Session: Sendable {
         driver.submit(.schedule(delay: delay, work))
     }
 
-    /// Calls `handler` on the transfer thread whenever `fileDescriptor` is readable; for a
-    /// signal self-pipe, so a run needs no thread of its own to notice Ctrl-C.
+    /// Calls `handler` on the transfer thread whenever `fileDescriptor` is readable (or at
+    /// its end, or in error); for a signal self-pipe, so a run needs no thread of its own to
+    /// notice Ctrl-C, or for input read as it arrives. On the transfer thread it takes
+    /// effect at once; from another it takes effect at the loop's next turn and does not
+    /// wake the loop, so call it there or before the loop runs.
     ///
-    /// The handler is kept as long as the transfer thread's loop, which the session keeps:
-    /// capture the session and its requests weakly, or they are never freed.
+    /// The handler is kept until `stopWatching(fileDescriptor:)`, or as long as the transfer
+    /// thread's loop, which the session keeps: capture the session and its requests weakly,
+    /// or they are never freed. A handler that reads to the end must stop watching there,
+    /// or the loop calls it again and again for the end it has already seen.
     public func watch(fileDescriptor: Int32, handler: @escaping @Sendable () -> Void) {
-        driver.enqueue(.watch(fd: fileDescriptor, handler: handler))
+        driver.watch(fileDescriptor, handler: handler)
+    }
+
+    /// Stops calling the handlers given to `watch(fileDescriptor:handler:)` for
+    /// `fileDescriptor` (as `watch` starts: at once on the transfer thread, from the loop's
+    /// next turn otherwise), and lets go of them. A reader that
+    /// holds as much as it may stops watching until it has room again, so that a faster
+    /// writer blocks (a full pipe) instead of filling memory; it then calls `watch` again.
+    public func stopWatching(fileDescriptor: Int32) {
+        driver.watch(fileDescriptor, handler: nil)
     }
 }

@@ -25,6 +25,8 @@ final class TransferDriver: Sendable {
         case schedule(delay: Double, @Sendable () -> Void)
         /// Calls `handler` on the driver thread whenever `fd` is readable.
         case watch(fd: Int32, handler: @Sendable () -> Void)
+        /// Stops calling the handlers of `fd` (and lets go of them).
+        case unwatch(fd: Int32)
     }
 
     private struct Handles: @unchecked Sendable {
@@ -108,8 +110,29 @@ final class TransferDriver: Sendable {
 
     /// Queues a command without waking or starting anything; it runs the next time the loop
     /// turns (on the driver thread, or in `drive(start:until:)`).
-    func enqueue(_ command: Command) {
+    private func enqueue(_ command: Command) {
         state.write { $0.commands.append(command) }
+    }
+
+    /// Calls `handler` whenever `fd` is readable, or stops calling the handlers of `fd` when
+    /// `handler` is nil. On the thread driving the loop this takes effect at once: it is the
+    /// loop's own bookkeeping, and left queued it would count as work still to do when a
+    /// caller stops driving (whose loop would then go on in a thread of its own). From
+    /// another thread it is queued for the loop's next turn, without waking it.
+    func watch(_ fd: Int32, handler: (@Sendable () -> Void)?) {
+        guard isCurrentThread else {
+            enqueue(handler.map { .watch(fd: fd, handler: $0) } ?? .unwatch(fd: fd))
+            return
+        }
+        setWatch(fd, handler: handler, loop)
+    }
+
+    private func setWatch(_ fd: Int32, handler: (@Sendable () -> Void)?, _ loop: Loop) {
+        if let handler {
+            loop.watched.append((fd, handler))
+        } else {
+            loop.watched.removeAll { $0.fd == fd }
+        }
     }
 
     /// Runs `body` on the driver thread when it runs (waiting for it), or right here when
@@ -275,9 +298,9 @@ final class TransferDriver: Sendable {
         descriptors.withUnsafeMutableBufferPointer { buffer in
             _ = curl_multi_poll(handles.multi, buffer.baseAddress, UInt32(buffer.count), Int32(timeout), nil)
         }
-        for (index, descriptor) in descriptors.enumerated() where descriptor.revents != 0 {
-            loop.watched[index].handler()
-        }
+        // The handlers are taken first: one may start or stop watching, which changes the list.
+        let ready = zip(descriptors, loop.watched).filter { $0.0.revents != 0 }.map(\.1.handler)
+        for handler in ready { handler() }
     }
 
     /// Sizes libcurl's connection cache for the most transfers that have run at once (four
@@ -327,7 +350,9 @@ final class TransferDriver: Sendable {
         case .schedule(let delay, let work):
             loop.timers.append((Monotonic.now() + max(0, delay), work))
         case .watch(let fd, let handler):
-            loop.watched.append((fd, handler))
+            setWatch(fd, handler: handler, loop)
+        case .unwatch(let fd):
+            setWatch(fd, handler: nil, loop)
         }
     }
 
