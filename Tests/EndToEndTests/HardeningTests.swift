@@ -413,6 +413,35 @@ import Glibc
             #expect(result.status == 1, "\(status): \(result.err)")
         }
     }
+
+    /// Started with standard input closed, af does not take its own signal pipe (the first
+    /// descriptor it opened, number 0) for a body: the POST went out after ten seconds of
+    /// waiting on that pipe and failed. Now nothing is read, as from /dev/null.
+    @Test func aClosedStandardInputIsNoBody() throws {
+        let output = directory + "/closed-stdin.json"
+        let started = Date()
+        let (status, errors) = try AF.shell("exec timeout 20 '\(AF.binary)' post '\(server.url("/post"))' <&- > '\(output)'")
+        #expect(status == 0, "\(errors)")
+        #expect(errors.isEmpty)
+        #expect(Date().timeIntervalSince(started) < 5)
+        let body = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(body.contains("\"body_length\": 0"), "\(body)")
+        #expect(server.requests.count == 1)
+    }
+
+    /// Closed standard output and error, held on /dev/null so that no descriptor af opens
+    /// takes their numbers, still refuse what af writes there: exit 9 for the output, as
+    /// for any write that fails, and the exit status of the exchange when only error
+    /// messages were lost. Held open for writing, they would swallow the output silently.
+    @Test func closedStandardOutputAndErrorAreNeverReused() throws {
+        var (status, errors) = try AF.shell("exec '\(AF.binary)' '\(server.url("/bytes/5"))' >&-")
+        #expect(status == 9)
+        #expect(errors == "af: error: cannot write the output: bad file descriptor\n")
+        (status, errors) = try AF.shell("'\(AF.binary)' --check-status '\(server.url("/status/500"))' 2>&- >/dev/null; echo \"exit $?\" >&2")
+        #expect(status == 0)
+        #expect(errors == "exit 5\n")
+        #expect(server.requests.count == 2)
+    }
 }
 
 /// Bytes handed from a reader thread to the test.
