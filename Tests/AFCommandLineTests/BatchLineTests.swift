@@ -78,6 +78,68 @@ import Testing
         #expect(commands.map { (_, text) in try? ShellWords.split(text) } == [["one", "two"], ["comment"], nil, nil])
     }
 
+    /// Read only when ready (`af batch -`), a command line whose end has not arrived is left
+    /// whole for the next read: neither handed over in part nor numbered twice.
+    @Test func aCommandLineReadInPiecesIsHandedOverWholeOnceItsEndArrives() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let reader = LineReader(fd: ends[0], name: "standard input")
+        func send(_ text: String) {
+            let bytes = Array(text.utf8)
+            #expect(write(ends[1], bytes, bytes.count) == bytes.count)
+            #expect((try? reader.readReady()) != nil)
+        }
+        func available() throws -> String {
+            switch try reader.availableCommand() {
+            case .command(let text): return "\(reader.commandLineNumber): \(text)"
+            case .later: return "later"
+            case .end: return "end"
+            }
+        }
+        #expect(try available() == "later")
+        send("\u{FEFF}one \\\n")
+        #expect(try available() == "later")
+        send("  two \\\n  thr")
+        #expect(try available() == "later")
+        #expect(try available() == "later")
+        send("ee\nfour\nfi")
+        #expect(try available() == "1: one \\\n  two \\\n  three")
+        #expect(try available() == "4: four")
+        #expect(try available() == "later")
+        send("ve \\\n")
+        #expect(try available() == "later")
+        close(ends[1])
+        #expect((try? reader.readReady()) != nil)
+        #expect(try available() == "5: five \\")
+        #expect(try available() == "end")
+    }
+
+    /// Cut into reads of one byte each, lines give the same command lines, numbered the same,
+    /// as read from a file in one piece.
+    @Test func commandLinesReadAByteAtATimeAreTheCommandLinesOfTheWhole() throws {
+        let input = "one \\\n  two\ncomment # not joined \\\n'open \\\nthree \\\r\nfour \\\n"
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let reader = LineReader(fd: ends[0], name: "standard input")
+        var commands: [(Int, String)] = []
+        func collect() throws {
+            while case .command(let text) = try reader.availableCommand() { commands.append((reader.commandLineNumber, text)) }
+        }
+        for byte in Array(input.utf8) {
+            #expect(write(ends[1], [byte], 1) == 1)
+            try reader.readReady()
+            try collect()
+        }
+        close(ends[1])
+        try reader.readReady()
+        try collect()
+        #expect(try reader.availableCommand() == .end)
+        #expect(commands.map(\.0) == [1, 3, 4, 5])
+        #expect(commands.map(\.1) == ["one \\\n  two", "comment # not joined \\", "'open \\", "three \\\r\nfour \\"])
+    }
+
     /// Each line is read once for whether the command goes on, from where the line before
     /// left off; joined and split, the lines give what a shell gives.
     @Test(arguments: [

@@ -163,6 +163,16 @@ public final class RunningAF: @unchecked Sendable {
         kill(process.processIdentifier, number)
     }
 
+    /// Writes to standard input (started with `.openPipe`), waiting while the pipe is full.
+    public func send(_ bytes: [UInt8]) {
+        keepOpen?.fileHandleForWriting.write(Data(bytes))
+    }
+
+    /// Closes standard input (started with `.openPipe`): af reads its end.
+    public func closeInput() {
+        try? keepOpen?.fileHandleForWriting.close()
+    }
+
     /// Standard output so far.
     public var outputSoFar: String {
         String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)

@@ -664,6 +664,50 @@ import Testing
         #expect(server.requests.count == 2)
     }
 
+    /// `af batch -` starts each line as it arrives, not at the end of the input, and reads no
+    /// further ahead than `--parallel * 2 + 16` lines (plus a read's worth): while a slow line
+    /// runs, a writer with 400 KB more to say is held at a full pipe, not read into memory.
+    @Test func streamedLinesStartAsTheyArriveAndAFastWriterWaitsForRoom() throws {
+        let running = AF.start(["batch", "--parallel=1", "-"], stdin: .openPipe)
+        let before = server.requests.count
+        running.send(Array((server.url("/answer/1") + "\n").utf8))
+        let deadline = Date().addingTimeInterval(10)
+        while running.outputSoFar != "answer 1\n", Date() < deadline { usleep(10000) }
+        #expect(running.outputSoFar == "answer 1\n")
+        // 100 lines of 4 KB each behind a line that takes 3 seconds.
+        let padding = String(repeating: "p", count: 4000)
+        var rest = server.url("/answer/2?delay=3") + "\n"
+        for number in 3...102 { rest += server.url("/answer/\(number)?pad=\(padding)") + "\n" }
+        let bytes = Array(rest.utf8)
+        let writer = Thread { running.send(bytes) }
+        writer.start()
+        while server.requests.count < before + 2, Date() < deadline { usleep(10000) }
+        usleep(500_000)
+        #expect(!writer.isFinished, "af read all 400 KB while a line held the run")
+        let end = Date().addingTimeInterval(20)
+        while !writer.isFinished, Date() < end { usleep(10000) }
+        #expect(writer.isFinished)
+        running.closeInput()
+        let result = running.wait(timeout: 20)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == (1...102).map { "answer \($0)\n" }.joined())
+        #expect(result.err.isEmpty)
+    }
+
+    /// Standard input that cannot be read (closed, or a directory) fails as a line of its
+    /// own, exit 66; it used to end the input as if empty ("no requests to send", exit 0).
+    @Test(arguments: [("<&-", "bad file descriptor"), ("< /", "is a directory")])
+    func unreadableStandardInputFailsTheBatch(redirect: String, reason: String) throws {
+        // Bounded: with its signal pipe taking the closed descriptor's number, af waited there.
+        let (status, errors) = try AF.shell("exec timeout 20 '\(AF.binary)' batch - \(redirect)")
+        #expect(status == 66)
+        #expect(errors == """
+        af: line 1: error: cannot read standard input: \(reason)
+        af: error: 1 of 1 requests failed (line 1)
+
+        """)
+    }
+
     /// A streamed line over 1 MiB fails that line once and the lines after it run. (The
     /// reader once reported the same line again and again, without end.)
     @Test func aStreamedLineTooLongFailsOnlyItself() throws {

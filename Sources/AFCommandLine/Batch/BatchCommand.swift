@@ -28,7 +28,7 @@ enum BatchCommand {
             let lines = StreamedLines(capacity: settings.parallel * 2 + 16)
             let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
             return runner.run {
-                lines.start(fd: environment.stdin, name: "standard input", delivery: runner.primary) { [runner] in runner.linesArrived() }
+                lines.start(fd: environment.stdin, name: "standard input", session: runner.primary) { [weak runner] in runner?.linesArrived() }
             }
         }
         let lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory)

@@ -137,9 +137,8 @@ final class BatchRunner: Sendable {
     }
 
     /// Runs every line and returns the exit status. `starting` runs once this thread drives
-    /// the session and before the first line starts: where a source that hands lines over
-    /// from another thread (`af batch -`) starts, since work it queues on the session before
-    /// then would start a transfer thread of its own, which the batch cannot drive.
+    /// the session and before the first line starts: where `af batch -` starts watching
+    /// standard input on the session's loop.
     func run(starting: () -> Void = {}) -> Int32 {
         let driven = primary.drive(start: {
             SignalWatcher.install(on: primary) { [weak self] reason in self?.interrupt(reason) }

@@ -166,56 +166,110 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     }
 }
 
-/// Lines streamed on standard input (`af batch -`): a reader thread splits them as they
-/// arrive and hands them over, holding at most `capacity` that have not started yet.
-final class StreamedLines: BatchLineSource, Sendable {
-    private struct State: Sendable {
-        var waiting: [BatchLine] = []
-        var ended = false
-    }
-
+/// Lines streamed on standard input (`af batch -`), read on the batch's driving thread as
+/// they arrive: the session watches the descriptor while fewer than `capacity` lines wait
+/// to start, and stops watching while that many do, so that a faster writer blocks on a
+/// full pipe instead of filling memory. No thread of its own: one would cost every line a
+/// hand-over and the whole run glibc's allocator locks.
+final class StreamedLines: BatchLineSource, @unchecked Sendable {
+    // Confined to the driving thread.
     let total: Int? = nil
-    private let state = Protected(State())
-    private let space: CountingSemaphore
+    private let capacity: Int
+    /// Lines split but not started, from `head` on.
+    private var waiting: [BatchLine] = []
+    private var head = 0
+    /// The input ended (or could not be read) and every line of it is in `waiting`.
+    private var ended = false
+    private var reader: LineReader?
+    private var session: Session?
+    private var arrived: (@Sendable () -> Void)?
+    private var watching = false
 
     init(capacity: Int) {
-        space = CountingSemaphore(capacity)
+        self.capacity = capacity
     }
 
-    /// Starts the reader thread; `arrived` runs on the driving thread after each line.
-    func start(fd: Int32, name: String, delivery: Session, arrived: @escaping @Sendable () -> Void) {
-        let state = state
-        let space = space
-        BackgroundWork.run {
-            let reader = LineReader(fd: fd, name: name)
-            while true {
-                let line: BatchLine?
-                do throws(CommandFailure) {
-                    guard let text = try reader.nextCommand() else { break }
-                    guard let words = try LinePlanner.words(text) else { continue }
-                    line = BatchLine(number: reader.commandLineNumber, content: .words(words))
-                } catch {
-                    // A read error ends the input; a bad line fails that line only.
-                    if error.exitCode == ExitStatus.noInput || error.exitCode >= 128 {
-                        break
-                    }
-                    line = BatchLine(number: reader.commandLineNumber, content: .failure(error))
-                }
-                space.wait()
-                if let line { state.write { $0.waiting.append(line) } }
-                delivery.async(arrived)
-            }
-            state.write { $0.ended = true }
-            delivery.async(arrived)
-        }
+    /// Starts watching `fd` on `session`, whose loop this thread drives; `arrived` runs after
+    /// each read that may have brought lines.
+    func start(fd: Int32, name: String, session: Session, arrived: @escaping @Sendable () -> Void) {
+        reader = LineReader(fd: fd, name: name)
+        self.session = session
+        self.arrived = arrived
+        take()
     }
 
     func next() -> (line: BatchLine?, ended: Bool) {
-        let (line, ended) = state.write { state -> (BatchLine?, Bool) in
-            if state.waiting.isEmpty { return (nil, state.ended) }
-            return (state.waiting.removeFirst(), false)
+        if head == waiting.count { take() }
+        guard head < waiting.count else { return (nil, ended) }
+        let line = waiting[head]
+        head += 1
+        if head == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            head = 0
         }
-        if line != nil { space.signal() }
-        return (line, ended)
+        if !watching { take() }
+        return (line, false)
+    }
+
+    /// The descriptor is ready: one read, then whatever lines it completed.
+    private func readable() {
+        guard let reader, !ended else { return }
+        do throws(CommandFailure) {
+            try reader.readReady()
+        } catch {
+            // A read error ends the input. It fails the line it cut off, so that the run says
+            // so and exits 66 (a directory or a closed standard input, say), unless a signal
+            // stopped the read: the run's interruption speaks for that.
+            if error.exitCode < 128 {
+                waiting.append(BatchLine(number: reader.nextCommandLineNumber, content: .failure(error)))
+            }
+            finish()
+            arrived?()
+            return
+        }
+        take()
+        arrived?()
+    }
+
+    /// Moves the complete command lines read so far into `waiting`, up to `capacity`, then
+    /// watches the descriptor if there is room for more and stops if there is not.
+    private func take() {
+        guard let reader, let session, !ended else { return }
+        while waiting.count - head < capacity {
+            do throws(CommandFailure) {
+                switch try reader.availableCommand() {
+                case .later:
+                    watch(true, on: session, fd: reader.fd)
+                    return
+                case .end:
+                    finish()
+                    return
+                case .command(let text):
+                    guard let words = try LinePlanner.words(text) else { continue }
+                    waiting.append(BatchLine(number: reader.commandLineNumber, content: .words(words)))
+                }
+            } catch {
+                // A bad line (too long, not UTF-8, badly quoted) fails that line only; nothing
+                // here reads, so no error ends the input.
+                waiting.append(BatchLine(number: reader.commandLineNumber, content: .failure(error)))
+            }
+        }
+        watch(false, on: session, fd: reader.fd)
+    }
+
+    private func finish() {
+        ended = true
+        if let session, let reader { watch(false, on: session, fd: reader.fd) }
+        reader = nil
+    }
+
+    private func watch(_ wanted: Bool, on session: Session, fd: Int32) {
+        guard wanted != watching else { return }
+        watching = wanted
+        if wanted {
+            session.watch(fileDescriptor: fd) { [weak self] in self?.readable() }
+        } else {
+            session.stopWatching(fileDescriptor: fd)
+        }
     }
 }

@@ -3,7 +3,8 @@ import AFEngine
 import Glibc
 #endif
 
-/// Reads text lines from a descriptor in large blocks, blocking; a line may not exceed
+/// Reads text lines from a descriptor in large blocks — blocking, or only when a caller's loop
+/// finds it ready (`readReady()`, `availableCommand()`); a line may not exceed
 /// `maximumLength` bytes (a batch line is one command line, not a body).
 final class LineReader {
     static let maximumLength = 1 << 20
@@ -21,6 +22,12 @@ final class LineReader {
     private(set) var lineNumber = 0
     /// The number of the first line of the command line `nextCommand()` returned last.
     private(set) var commandLineNumber = 0
+    /// The number of the first line of the command line `availableCommand()` returns next
+    /// (the one it has begun, if any).
+    var nextCommandLineNumber: Int { pending == nil ? lineNumber + 1 : commandLineNumber }
+    /// A command line read up to a line break it goes on past, with the quoting carried past
+    /// its last line, when the rest had not been read yet (`availableCommand()`).
+    private var pending: (text: String, carry: ShellWords.Carry)?
     /// Where every block read is also written, with what to say when that fails.
     typealias Copy = (fd: Int32, failure: @Sendable (POSIXFailure) -> CommandFailure)
     private let copy: Copy?
@@ -41,6 +48,25 @@ final class LineReader {
     /// a reader that reports it and carries on (`af batch -`) does not see it again.
     func next() throws(CommandFailure) -> String? {
         while true {
+            switch try step() {
+            case .line(let text): return text
+            case .end: return nil
+            case .more: try fill()
+            }
+        }
+    }
+
+    /// What the input read so far holds next.
+    private enum Step {
+        case line(String)
+        /// Nothing complete yet: more must be read.
+        case more
+        case end
+    }
+
+    /// The next line of what has been read, without reading.
+    private func step() throws(CommandFailure) -> Step {
+        while true {
             if let newline = Self.newline(in: buffer, from: start) {
                 defer { start = newline + 1 }
                 if skipping {
@@ -48,7 +74,7 @@ final class LineReader {
                     continue
                 }
                 lineNumber += 1
-                return try text(buffer[start..<newline])
+                return .line(try text(buffer[start..<newline]))
             }
             if skipping {
                 // The rest of a line too long to keep: dropped as it arrives.
@@ -61,13 +87,11 @@ final class LineReader {
                 start = 0
                 throw .usage("\(name):\(lineNumber): the line is longer than 1 MiB; one line holds one af command line")
             }
-            if ended {
-                guard start < buffer.count else { return nil }
-                defer { start = buffer.count }
-                lineNumber += 1
-                return try text(buffer[start...])
-            }
-            try fill()
+            guard ended else { return .more }
+            guard start < buffer.count else { return .end }
+            defer { start = buffer.count }
+            lineNumber += 1
+            return .line(try text(buffer[start...]))
         }
     }
 
@@ -85,19 +109,60 @@ final class LineReader {
     /// as a shell joins them while it ends with a backslash before its line break.
     /// `commandLineNumber` names its first line.
     func nextCommand() throws(CommandFailure) -> String? {
-        // Set first: a line that fails to be read (too long, not UTF-8) is this command line.
-        commandLineNumber = lineNumber + 1
-        guard var text = try next() else { return nil }
-        var line = text
-        var carry = ShellWords.Carry()
-        while ShellWords.continues(line, from: &carry), let more = try next() {
-            text += "\n" + more
-            line = more
-            if text.utf8.count > Self.maximumLength {
-                throw .usage("\(name):\(commandLineNumber): the command line that starts here is longer than 1 MiB")
+        while true {
+            switch try availableCommand() {
+            case .command(let text): return text
+            case .end: return nil
+            case .later: try fill()
             }
         }
-        return text
+    }
+
+    /// What `availableCommand()` found.
+    enum Available: Equatable {
+        case command(String)
+        /// The input read so far ends inside a command line: `fill()` reads more.
+        case later
+        case end
+    }
+
+    /// The next command line of what has been read, without reading (for input read only
+    /// when it is ready, `af batch -`). A command line whose end has not arrived yet is kept
+    /// as far as it goes and finished by a later call, so each line is read once however
+    /// the input is cut into reads.
+    func availableCommand() throws(CommandFailure) -> Available {
+        var text: String
+        var carry: ShellWords.Carry
+        if let pending {
+            (text, carry) = pending
+            self.pending = nil
+        } else {
+            // Set first: a line that fails to be read (too long, not UTF-8) is this command line.
+            commandLineNumber = lineNumber + 1
+            switch try step() {
+            case .line(let first): text = first
+            case .more: return .later
+            case .end: return .end
+            }
+            carry = ShellWords.Carry()
+            guard ShellWords.continues(text, from: &carry) else { return .command(text) }
+        }
+        // `text` goes on past its line break.
+        while true {
+            switch try step() {
+            case .line(let more):
+                text += "\n" + more
+                if text.utf8.count > Self.maximumLength {
+                    throw .usage("\(name):\(commandLineNumber): the command line that starts here is longer than 1 MiB")
+                }
+                guard ShellWords.continues(more, from: &carry) else { return .command(text) }
+            case .end:
+                return .command(text)
+            case .more:
+                pending = (text, carry)
+                return .later
+            }
+        }
     }
 
     /// A line's text; the first without a byte order mark. A line that is not UTF-8 is an
@@ -110,7 +175,20 @@ final class LineReader {
         return String(decoding: content, as: UTF8.self)
     }
 
+    /// Reads what has arrived, waiting until something has (or the input ends).
     private func fill() throws(CommandFailure) {
+        try read(ready: false)
+    }
+
+    /// Reads once, for a descriptor the caller's loop found ready (`af batch -` reads on
+    /// the session's loop, not on a thread of its own). A descriptor that turns out to have
+    /// nothing after all (non-blocking standard input another reader emptied) is left for
+    /// its next readiness.
+    func readReady() throws(CommandFailure) {
+        try read(ready: true)
+    }
+
+    private func read(ready: Bool) throws(CommandFailure) {
         if start > 0 {
             buffer.removeSubrange(0..<start)
             start = 0
@@ -119,7 +197,7 @@ final class LineReader {
         // zeroed block first would clear 64 KiB (and touch 16 fresh pages) for every read,
         // which for `af batch -` is one read per line that arrives.
         while true {
-            let count = read(fd, block.baseAddress, block.count)
+            let count = Glibc.read(fd, block.baseAddress, block.count)
             if count >= 0 {
                 if let copy, count > 0 {
                     let code = FileIO.writeAll(copy.fd, UnsafeRawBufferPointer(rebasing: block[..<count]))
@@ -134,6 +212,7 @@ final class LineReader {
                 if let failure = CommandFailure.interrupted(whileReading: name) { throw failure }
                 continue
             }
+            if ready, code == EAGAIN || code == EWOULDBLOCK { return }
             throw CommandFailure("cannot read \(name): \(POSIXFailure(code: code).description)", exitCode: ExitStatus.noInput)
         }
     }
