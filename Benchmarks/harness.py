@@ -66,8 +66,11 @@ def paired(times, base_times):
 
 
 def compare(title, commands, runs, shell=False, before_each=None):
-    """commands: list of (name, argv or shell string). Prints medians and ratios to the second entry (curl).
+    """commands: list of (name, argv or shell string), or (name, argv, path) to run with the
+    file at path as standard input. Prints medians and ratios to the second entry (curl).
     before_each runs (untimed) before every command, e.g. to remove an output file."""
+    inputs = {entry[0]: entry[2] for entry in commands if len(entry) > 2}
+    commands = [(entry[0], entry[1]) for entry in commands]
     times = {name: [] for name, _ in commands}
     memory = {name: 0 for name, _ in commands}
     for index in range(runs):
@@ -80,7 +83,11 @@ def compare(title, commands, runs, shell=False, before_each=None):
                 before_each()
             if shell:
                 argv = ["/bin/sh", "-c", argv]
-            seconds, rss, status = run_once(argv)
+            if name in inputs:
+                with open(inputs[name], "rb") as stdin:
+                    seconds, rss, status = run_once(argv, stdin=stdin)
+            else:
+                seconds, rss, status = run_once(argv)
             if status != 0:
                 sys.exit(f"{title}: '{name}' exited {status}: {argv}")
             times[name].append(seconds)
@@ -366,6 +373,15 @@ def batch(args):
         medians, _ = compare(f"{count} GETs of 1 KiB in one process, {parallel} in flight (HTTP/1.1)", commands, runs)
         ratio = medians[commands[0][0]] / medians[commands[1][0]]
         print(f"  => af batch / curl -Z = {ratio:.2f} (target <= 1.00)")
+
+        # The same lines on standard input, read as they arrive (`af batch -`, which plans each
+        # line when it starts instead of checking the file first), beside the file's run.
+        streamed = [
+            (f"af batch --parallel={parallel} - < FILE", [args.af, "batch", f"--parallel={parallel}", "-"], lines),
+            (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
+            (f"af batch --parallel={parallel} FILE", [args.af, "batch", f"--parallel={parallel}", lines]),
+        ]
+        compare(f"{count} GETs of 1 KiB, the lines on standard input, {parallel} in flight", streamed, runs)
 
         # A JSON line a request, as CI jobs collect them: af's report holds the request, the
         # response's head and body (base64 for these binary bodies) and the metrics; curl's
