@@ -1,4 +1,5 @@
 @testable import AFCommandLine
+import AFEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -113,6 +114,31 @@ import Testing
         #expect((try? reader.readReady()) != nil)
         #expect(try available() == "5: five \\")
         #expect(try available() == "end")
+    }
+
+    /// Streamed lines are let go of once handed out, also when the stream never runs dry
+    /// (each line taken is replaced by the next before the list empties): memory stays
+    /// bounded by the lines waiting, not by the lines read.
+    @Test func streamedLinesAreLetGoOfAsTheyAreHandedOut() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let text = (1...300).map { "http://127.0.0.1:9/\($0)\n" }.joined()
+        #expect(write(ends[1], text, text.utf8.count) == text.utf8.count)
+        close(ends[1])
+        let lines = StreamedLines(capacity: 8)
+        lines.start(fd: ends[0], name: "standard input", session: Session()) {}
+        lines.readable()
+        var numbers: [Int] = []
+        var most = 0
+        while case let (line?, _) = lines.next() {
+            numbers.append(line.number)
+            most = max(most, lines.held)
+            if numbers.count % 50 == 0 { lines.readable() }
+        }
+        #expect(numbers == Array(1...300))
+        #expect(lines.next().ended)
+        #expect(most <= 16, "\(most) lines held at once")
     }
 
     /// Cut into reads of one byte each, lines give the same command lines, numbered the same,

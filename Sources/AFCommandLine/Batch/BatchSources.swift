@@ -169,8 +169,9 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
 /// Lines streamed on standard input (`af batch -`), read on the batch's driving thread as
 /// they arrive: the session watches the descriptor while fewer than `capacity` lines wait
 /// to start, and stops watching while that many do, so that a faster writer blocks on a
-/// full pipe instead of filling memory. No thread of its own: one would cost every line a
-/// hand-over and the whole run glibc's allocator locks.
+/// full pipe instead of filling memory. No thread of its own: one cost every line a
+/// hand-over (a lock, a semaphore, a wake-up of the driving thread) and made the whole run
+/// multi-threaded.
 final class StreamedLines: BatchLineSource, @unchecked Sendable {
     // Confined to the driving thread.
     let total: Int? = nil
@@ -203,16 +204,24 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
         guard head < waiting.count else { return (nil, ended) }
         let line = waiting[head]
         head += 1
+        // Lines handed out are let go of: all at once when none waits, else in runs of
+        // `capacity` (a steady stream may never leave `waiting` empty).
         if head == waiting.count {
             waiting.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= capacity {
+            waiting.removeFirst(head)
             head = 0
         }
         if !watching { take() }
         return (line, false)
     }
 
+    /// How many lines are held, handed out or not (for tests: it stays bounded).
+    var held: Int { waiting.count }
+
     /// The descriptor is ready: one read, then whatever lines it completed.
-    private func readable() {
+    func readable() {
         guard let reader, !ended else { return }
         do throws(CommandFailure) {
             try reader.readReady()
