@@ -239,9 +239,9 @@ public final class Session: Sendable {
 
     /// Stops calling the handlers given to `watch(fileDescriptor:handler:)` for
     /// `fileDescriptor` (as `watch` starts: at once on the transfer thread, from the loop's
-    /// next turn otherwise), and lets go of them. A reader that
-    /// holds as much as it may stops watching until it has room again, so that a faster
-    /// writer blocks (a full pipe) instead of filling memory; it then calls `watch` again.
+    /// next turn otherwise), and lets go of them. A reader that holds as much as it may
+    /// stops watching until it has room again, so that a faster writer blocks (a full pipe)
+    /// instead of filling memory; it then calls `watch` again.
     public func stopWatching(fileDescriptor: Int32) {
         driver.watch(fileDescriptor, handler: nil)
     }

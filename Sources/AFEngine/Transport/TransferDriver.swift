@@ -298,9 +298,10 @@ final class TransferDriver: Sendable {
         descriptors.withUnsafeMutableBufferPointer { buffer in
             _ = curl_multi_poll(handles.multi, buffer.baseAddress, UInt32(buffer.count), Int32(timeout), nil)
         }
-        // The handlers are taken first: one may start or stop watching, which changes the list.
-        let ready = zip(descriptors, loop.watched).filter { $0.0.revents != 0 }.map(\.1.handler)
-        for handler in ready { handler() }
+        // The handlers are taken first: one may start or stop watching, which changes the
+        // list; a descriptor one of them stopped watching is not handled after that.
+        let ready = zip(descriptors, loop.watched).filter { $0.0.revents != 0 }.map(\.1)
+        for (fd, handler) in ready where loop.watched.contains(where: { $0.fd == fd }) { handler() }
     }
 
     /// Sizes libcurl's connection cache for the most transfers that have run at once (four
