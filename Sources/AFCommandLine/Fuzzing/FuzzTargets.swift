@@ -42,6 +42,7 @@ package enum FuzzTargets {
     /// command goes on must agree with splitting the command read so far; words that split
     /// must come back unchanged when quoted again and re-split.
     static func batchLine(_ data: [UInt8]) {
+        readInPiecesAsWhole(data)
         let planner = batchPlanner
         // Split at LF bytes, as `LineReader` splits: a String split at the Character "\n"
         // left a CRLF (one Character) inside a line, which no line af reads can hold.
@@ -75,6 +76,54 @@ package enum FuzzTargets {
             precondition((try? ShellWords.split(requoted)) == words, "batch words do not survive requoting: \(words.prefix(4))")
             _ = try? planner.plan(words)
         }
+    }
+
+    /// A batch's bytes read as `af batch -` reads a pipe — a read at a time, a command line cut
+    /// between reads finished by a later one — give the command lines (and the errors, with
+    /// their line numbers) that reading them in one piece gives.
+    private static func readInPiecesAsWhole(_ data: [UInt8]) {
+        // Within one pipe's room, and few enough system calls to keep the fuzzer fast.
+        guard data.count <= 16_384 else { return }
+        let whole = commandLines(of: data, pieces: [data.count])
+        // A byte at a time (a terminal's lines come so), and a size the input picks.
+        let sizes = [2, 3, 7, 64, 1000]
+        for size in (data.count <= 4096 ? [1] : []) + [sizes[Int(data.last ?? 0) % sizes.count]] {
+            let pieces = stride(from: 0, to: data.count, by: size).map { min(size, data.count - $0) }
+            let cut = commandLines(of: data, pieces: pieces)
+            precondition(cut == whole, "read in pieces of \(size), \(data.count) bytes give other command lines: \(cut.count) against \(whole.count)")
+        }
+    }
+
+    /// The command lines `LineReader` finds in `data` written to a pipe in `pieces`, each read
+    /// when written, as "LINE text" or "LINE ! error".
+    private static func commandLines(of data: [UInt8], pieces: [Int]) -> [String] {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return [] }
+        defer { close(ends[0]) }
+        let reader = LineReader(fd: ends[0], name: "standard input")
+        var found: [String] = []
+        func collect() {
+            while true {
+                do throws(CommandFailure) {
+                    guard case .command(let text) = try reader.availableCommand() else { return }
+                    found.append("\(reader.commandLineNumber) \(text)")
+                } catch {
+                    found.append("\(reader.commandLineNumber) ! \(error.message)")
+                }
+            }
+        }
+        var offset = 0
+        for piece in pieces where piece > 0 {
+            let written = data[offset..<offset + piece].withUnsafeBytes { write(ends[1], $0.baseAddress, piece) }
+            precondition(written == piece, "a pipe took \(written) of \(piece) bytes")
+            offset += piece
+            try? reader.readReady()
+            collect()
+        }
+        close(ends[1])
+        try? reader.readReady()
+        collect()
+        return found
     }
 
     /// One request item per line: parsing never traps, and a JSON body built from the data
