@@ -121,7 +121,8 @@ final class LineReader {
     /// What `availableCommand()` found.
     enum Available: Equatable {
         case command(String)
-        /// The input read so far ends inside a command line: `fill()` reads more.
+        /// The input read so far ends before a command line does: more must be read first
+        /// (`readReady()` when the caller's loop finds the descriptor ready).
         case later
         case end
     }
