@@ -243,12 +243,12 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
     /// Moves the complete command lines read so far into `waiting`, up to `capacity`, then
     /// watches the descriptor if there is room for more and stops if there is not.
     private func take() {
-        guard let reader, let session, !ended else { return }
+        guard let reader, !ended else { return }
         while waiting.count - head < capacity {
             do throws(CommandFailure) {
                 switch try reader.availableCommand() {
                 case .later:
-                    watch(true, on: session, fd: reader.fd)
+                    watch(true)
                     return
                 case .end:
                     finish()
@@ -263,17 +263,18 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
                 waiting.append(BatchLine(number: reader.commandLineNumber, content: .failure(error)))
             }
         }
-        watch(false, on: session, fd: reader.fd)
+        watch(false)
     }
 
     private func finish() {
         ended = true
-        if let session, let reader { watch(false, on: session, fd: reader.fd) }
+        watch(false)
         reader = nil
     }
 
-    private func watch(_ wanted: Bool, on session: Session, fd: Int32) {
-        guard wanted != watching else { return }
+    /// Starts or stops watching standard input, unless it already is as `wanted`.
+    private func watch(_ wanted: Bool) {
+        guard wanted != watching, let session, let fd = reader?.fd else { return }
         watching = wanted
         if wanted {
             session.watch(fileDescriptor: fd) { [weak self] in self?.readable() }

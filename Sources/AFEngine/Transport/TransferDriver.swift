@@ -23,10 +23,9 @@ final class TransferDriver: Sendable {
         case perform(@Sendable () -> Void)
         /// Runs a closure on the driver thread once `delay` seconds have passed.
         case schedule(delay: Double, @Sendable () -> Void)
-        /// Calls `handler` on the driver thread whenever `fd` is readable.
-        case watch(fd: Int32, handler: @Sendable () -> Void)
-        /// Stops calling the handlers of `fd` (and lets go of them).
-        case unwatch(fd: Int32)
+        /// Calls `handler` on the driver thread whenever `fd` is readable; with no handler,
+        /// stops calling the handlers of `fd` (and lets go of them).
+        case watch(fd: Int32, handler: (@Sendable () -> Void)?)
     }
 
     private struct Handles: @unchecked Sendable {
@@ -121,7 +120,7 @@ final class TransferDriver: Sendable {
     /// another thread it is queued for the loop's next turn, without waking it.
     func watch(_ fd: Int32, handler: (@Sendable () -> Void)?) {
         guard isCurrentThread else {
-            enqueue(handler.map { .watch(fd: fd, handler: $0) } ?? .unwatch(fd: fd))
+            enqueue(.watch(fd: fd, handler: handler))
             return
         }
         setWatch(fd, handler: handler, loop)
@@ -352,8 +351,6 @@ final class TransferDriver: Sendable {
             loop.timers.append((Monotonic.now() + max(0, delay), work))
         case .watch(let fd, let handler):
             setWatch(fd, handler: handler, loop)
-        case .unwatch(let fd):
-            setWatch(fd, handler: nil, loop)
         }
     }
 
