@@ -442,7 +442,7 @@ import Testing
     /// A long number arriving in many pieces is carried without being scanned again for each
     /// piece (a 200 MB number took minutes), and a number over 1 MiB is shown as it came, in
     /// every chunking and mode, losing no byte.
-    @Test(.timeLimit(.minutes(1))) func longNumbersAreLinearAndBounded() throws {
+    @Test(.timeLimit(.minutes(3))) func longNumbersAreLinearAndBounded() throws {
         // Under the limit: formatted the same whole and in pieces (sizes that end a piece on
         // a digit, on the `.`, on the `e` and on its sign).
         let digits = String(repeating: "7", count: 100_000)
