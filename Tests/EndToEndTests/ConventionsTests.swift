@@ -80,4 +80,18 @@ import Testing
         let piped = AF.run(["--pretty=format", server.url("/escapes")])
         #expect(piped.out.contains(#"caf\u00e9 \ud83d\ude00"#))
     }
+
+    /// DEL and C1 controls are valid unescaped in a JSON string; a terminal would obey them
+    /// (U+009B is a control sequence introducer), so a terminal sees them escaped. U+00A0,
+    /// whose UTF-8 starts like a C1 control's, stays; a pipe gets the exact bytes.
+    @Test func rawControlCharactersInJSONStringsAreEscapedOnATerminal() {
+        let document = "{\"s\u{9B}k\": \"a\u{9B}31mb\u{7F}c\u{85}d\u{A0}é\"}"
+        server.route("/raw-controls") { _, _ in .json(document) }
+        let (output, status) = PTYRunner.run(["--pretty=format", server.url("/raw-controls")])
+        #expect(status == 0)
+        #expect(output.contains(#""s\u009bk": "a\u009b31mb\u007fc\u0085d"# + "\u{A0}é\""), "\(output)")
+        #expect(!output.contains("\u{9B}") && !output.contains("\u{7F}") && !output.contains("\u{85}"))
+        let piped = AF.run(["--pretty=none", server.url("/raw-controls")])
+        #expect(piped.out == document)
+    }
 }

@@ -679,13 +679,25 @@ enum UnicodeEscapes {
     /// printable character replaced by that character in UTF-8. Quotes, backslashes, control
     /// characters (C0, DEL, C1), invisible format characters (bidi overrides, zero widths)
     /// and lone surrogates stay escaped, so the shown text cannot end the string early,
-    /// steer the terminal or hide what it says.
+    /// steer the terminal or hide what it says. DEL and C1 controls that came unescaped
+    /// (valid in a JSON string) are shown escaped as `\u007f`…`\u009f` for the same reason.
     static func decodeForDisplay(_ token: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         let count = token.count
         var index = 0
         var copiedUpTo = 0
         while index < count {
-            guard token[index] == UInt8(ascii: "\\"), index + 1 < count else {
+            let byte = token[index]
+            // DEL, or a C1 control (0xC2 then 0x80–0x9F in UTF-8).
+            let control: UInt8? = byte == 0x7F ? 0x7F
+                : byte == 0xC2 && index + 1 < count && (0x80...0x9F).contains(token[index + 1]) ? token[index + 1] : nil
+            if let control {
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<index]))
+                out.append(contentsOf: Self.escape(control))
+                index += control == 0x7F ? 1 : 2
+                copiedUpTo = index
+                continue
+            }
+            guard byte == UInt8(ascii: "\\"), index + 1 < count else {
                 index += 1
                 continue
             }
@@ -704,6 +716,12 @@ enum UnicodeEscapes {
             copiedUpTo = index
         }
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<count]))
+    }
+
+    /// `\u00XX` for a byte value below 0x100.
+    private static func escape(_ value: UInt8) -> [UInt8] {
+        let digits = Array("0123456789abcdef".utf8)
+        return Array("\\u00".utf8) + [digits[Int(value >> 4)], digits[Int(value & 15)]]
     }
 
     private static func shows(_ scalar: Unicode.Scalar) -> Bool {
