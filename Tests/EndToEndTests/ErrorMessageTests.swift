@@ -52,6 +52,9 @@ import Testing
             return ["--session=\(d)/s.json", s.url("/")]
         }, status: 64, what: "the session file '\u{0}s.json'", fix: "fix it or remove it"),
         Case(name: "auth command", arguments: { s, _ in ["--auth-cmd=exit 5", s.url("/")] }, status: 1, what: "--auth-cmd 'exit 5' exited with status 5", fix: "run it yourself"),
+        // A lone word is the URL (SPEC §1): `af get` asks for the host "get", which does not
+        // resolve (a single label, in no hosts file).
+        Case(name: "method without URL", arguments: { _, _ in ["get", "--timeout=20"] }, status: 1, what: "cannot resolve host 'get'", fix: "give the URL after the method (af get URL)"),
     ]
 
     /// What an error line quotes — a server's reason phrase, an argument — may hold control

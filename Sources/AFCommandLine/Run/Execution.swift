@@ -323,7 +323,7 @@ final class Execution {
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, attempts: response.tries)
             stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
-                              + priorKnowledgeHint(error) + authenticationHint(error, head: response.head))
+                              + priorKnowledgeHint(error) + authenticationHint(error, head: response.head) + methodAsURLHint(error))
         }
         return status
     }
@@ -365,6 +365,17 @@ final class Execution {
         else { return "" }
         return "; the server may not speak HTTP/2 without TLS: try without --http-version=2-prior-knowledge"
     }
+
+    /// `af get` (or `af post`) with nothing after it: a lone positional is the URL (SPEC §1),
+    /// so the method word became a host name that does not resolve.
+    private func methodAsURLHint(_ error: AFError) -> String {
+        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure else { return "" }
+        let host = built.url.host.lowercased()
+        guard Self.methodWords.contains(host), built.url.port == nil, built.url.path == "/" else { return "" }
+        return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
+    }
+
+    private static let methodWords: Set<String> = ["get", "head", "post", "put", "patch", "delete", "options", "trace", "connect"]
 
     /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a
     /// user who asked for retries would otherwise not know they were skipped.
