@@ -54,6 +54,8 @@ enum ExitMapping {
             return message + "; --crl takes a PEM certificate revocation list"
         case .connectTimedOut:
             return message + "; check the address, or raise --connect-timeout"
+        case .handshakeTimedOut:
+            return message + "; the server took the connection but did not answer in TLS: if that port serves plain HTTP, use http://; otherwise raise --connect-timeout"
         case .responseTimedOut(let limit):
             return limit == nil ? message : message + "; raise --timeout if it needs longer"
         case .tooManyHeaderLines:

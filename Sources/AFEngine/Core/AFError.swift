@@ -107,6 +107,10 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case unusableTrustFile(TrustFile)
         /// No connection within the connect timeout (or the total timeout).
         case connectTimedOut(limit: Double?)
+        /// The connection was made but its TLS handshake did not finish within the connect
+        /// timeout (or the total timeout): the server answered nothing, as a plain HTTP server
+        /// does while it waits for a request line that never comes.
+        case handshakeTimedOut(limit: Double?)
         /// No complete response within the total timeout.
         case responseTimedOut(limit: Double?)
         /// More header lines (or trailer lines) than `TransferOptions.maxHeaders`.

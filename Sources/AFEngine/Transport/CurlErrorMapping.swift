@@ -41,6 +41,12 @@ enum CurlErrorMapping {
                 if !connected, let proxy = proxyInUse(transfer) {
                     return failure(.connectTimeout, "connecting to the proxy \(withoutCredentials(proxy)) for \(authority) timed out\(after)", .connectTimedOut(limit: limit))
                 }
+                // Connected, but the handshake never finished: say so, not "connecting".
+                // libcurl 7.88 records no connect time until TLS is up too; its message tells.
+                if tlsPending, detail.containsBytes(of: "SSL connection timeout"), proxyInUse(transfer) == nil {
+                    let within = limit.map { " within \(Format.seconds($0))" } ?? ""
+                    return failure(.connectTimeout, "the TLS handshake with \(authority) did not finish\(within)", .handshakeTimedOut(limit: limit))
+                }
                 return failure(.connectTimeout, "connecting to \(authority) timed out\(after)", .connectTimedOut(limit: limit))
             }
             let limit = transfer.description.options.timeout
