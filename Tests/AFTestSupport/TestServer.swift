@@ -25,9 +25,15 @@ public final class TestServer: @unchecked Sendable {
     private var stopped = false
     private var openChannels: [ObjectIdentifier: Channel] = [:]
 
+    /// Whether `requests` keeps what arrived; the standalone server (benchmarks, hundreds of
+    /// thousands of requests) keeps nothing, so its memory does not grow with every request.
+    private let recordsRequests: Bool
+
     /// Starts listening on an ephemeral port of 127.0.0.1 (or on `unixSocketPath`), with TLS
-    /// when `tls` is given.
-    public init(tls: TLSServerIdentity? = nil, unixSocketPath: String? = nil, port requestedPort: Int = 0) throws {
+    /// when `tls` is given. Without `recordsRequests`, `requests` stays empty (hits and
+    /// connections are still counted).
+    public init(tls: TLSServerIdentity? = nil, unixSocketPath: String? = nil, port requestedPort: Int = 0, recordsRequests: Bool = true) throws {
+        self.recordsRequests = recordsRequests
         // A client that hangs up (a refused pin, a timeout) must not kill the test process
         // when the server writes to the dead socket.
         signal(SIGPIPE, SIG_IGN)
@@ -189,7 +195,7 @@ public final class TestServer: @unchecked Sendable {
             request.connection = connection
             request.receivedAt = ProcessInfo.processInfo.systemUptime
             let (handler, hit) = lock.withLock { () -> (Handler?, Int) in
-                recorded.append(request)
+                if recordsRequests { recorded.append(request) }
                 hitCounts[request.path, default: 0] += 1
                 let hit = hitCounts[request.path] ?? 1
                 let handler = routes.first { Self.matches($0.pattern, request.path) }?.handler

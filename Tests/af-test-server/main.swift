@@ -19,7 +19,9 @@ while let argument = arguments.popFirst() {
 }
 do {
     let identity = tls ? try TestPKI.shared.issue(name: "server").identity : nil
-    let server = try TestServer(tls: identity, port: port)
+    // Nothing looks at the requests afterwards; recording them would grow the server by
+    // about a kilobyte a request over a benchmark's hundreds of thousands.
+    let server = try TestServer(tls: identity, port: port, recordsRequests: false)
     var banner = server.baseURL + "\n"
     if tls { banner += "CA certificate: \(TestPKI.shared.caCertificatePath)\n" }
     FileHandle.standardOutput.write(Data(banner.utf8))
