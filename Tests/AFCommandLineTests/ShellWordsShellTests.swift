@@ -1,4 +1,5 @@
 @testable import AFCommandLine
+import AFTestSupport
 import Foundation
 import Testing
 
@@ -7,18 +8,6 @@ import Testing
 /// are split by ShellWords and by /bin/sh (`set -f`, and no character a shell would expand
 /// or treat as an operator), and must give the same words, or both refuse the line.
 @Suite struct ShellWordsShellTests {
-    /// A fixed-seed generator (SplitMix64), so a failure names a case that comes back.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The words /bin/sh gives `line`, or nil when it refuses it (an open quote).
     static func shellWords(_ line: String) throws -> [String]? {
         let process = Process()
@@ -41,7 +30,7 @@ import Testing
     }
 
     @Test func randomLinesSplitAsTheShellSplitsThem() throws {
-        var random = SplitMix(state: 29)
+        var random = SeededGenerator(seed: 29)
         let pieces = ["a", "b", "é", " ", "  ", "\t", "'", "\"", "\\", "#", "=", ":", "''", "\"\"", "\\'", "\\\"", "\\\\", "\\ ", "\\#", "\\a"]
         var compared = 0
         for _ in 0..<600 {

@@ -1,5 +1,6 @@
 @testable import AFCommandLine
 import AFEngine
+import AFTestSupport
 import Testing
 
 /// `--sort-keys` against a model: the document as a tree of its tokens, each object's
@@ -15,18 +16,7 @@ import Testing
         case object([(key: [UInt8], value: Node)])
     }
 
-    /// A small deterministic generator (SplitMix64), so that a failure names its seed.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    }
+    typealias Generator = SeededGenerator
 
     static let keys = [#""a""#, #""b""#, #""ab""#, #""""#, #""A""#, #""\u0041""#, #""a!""#, "\"\u{e9}\"", #""\u00e9""#,
                        #""abcdefghij1""#, #""abcdefghij2""#, #""abcdefgh""#, #""abcdefghi""#, #""\n""#, #""z\"q""#, #""id""#]
@@ -116,7 +106,7 @@ import Testing
     /// into the output (after everything before it) instead of whole in memory, with its
     /// members' objects rewritten inside the pieces, in every style.
     static func largeObject(members: Int) -> [UInt8] {
-        var random = Generator(state: 0x0B1EC7)
+        var random = Generator(seed: 0x0B1EC7)
         let parts = (0..<members).map { index in
             "\"k\(members - index)\":" + document(&random, depth: 2) + ",\"z\(index % 7)\":{\"b\":[1,{\"y\":2,\"x\":3}],\"a\":null}"
         }
@@ -138,7 +128,7 @@ import Testing
     }
 
     @Test func sortedOutputIsTheModelsFormattedByteForByte() throws {
-        var random = Generator(state: 0x5EED)
+        var random = Generator(seed: 0x5EED)
         let styles: [JSONFormatter.Style] = [.init(indent: 4), .init(indent: 0), .init(indent: 1, theme: .monokai), .init(indent: 2, decodesEscapes: true)]
         for round in 0..<400 {
             // An object, or records in an array (each sorted as it ends).
