@@ -226,8 +226,8 @@ public final class Session: Sendable {
     /// Calls `handler` on the transfer thread whenever `fileDescriptor` is readable (or at
     /// its end, or in error); for a signal self-pipe, so a run needs no thread of its own to
     /// notice Ctrl-C, or for input read as it arrives. On the transfer thread it takes
-    /// effect at once; from another it takes effect at the loop's next turn and does not
-    /// wake the loop, so call it there or before the loop runs.
+    /// effect at once; from another thread it wakes a running loop to take it up (it starts
+    /// no thread: a loop that runs later takes it up before it first waits).
     ///
     /// The handler is kept until `stopWatching(fileDescriptor:)`, or as long as the transfer
     /// thread's loop, which the session keeps: capture the session and its requests weakly,
@@ -238,10 +238,12 @@ public final class Session: Sendable {
     }
 
     /// Stops calling the handlers given to `watch(fileDescriptor:handler:)` for
-    /// `fileDescriptor` (as `watch` starts: at once on the transfer thread, from the loop's
-    /// next turn otherwise), and lets go of them. A reader that holds as much as it may
-    /// stops watching until it has room again, so that a faster writer blocks (a full pipe)
-    /// instead of filling memory; it then calls `watch` again.
+    /// `fileDescriptor`, and lets go of them. On the transfer thread it takes effect at
+    /// once; from another thread it returns once a running loop has applied it, so the
+    /// handlers are not called after it returns and the descriptor may then be closed (with
+    /// no loop running it is applied before the loop first waits). A reader that holds as
+    /// much as it may stops watching until it has room again, so that a faster writer
+    /// blocks (a full pipe) instead of filling memory; it then calls `watch` again.
     public func stopWatching(fileDescriptor: Int32) {
         driver.watch(fileDescriptor, handler: nil)
     }

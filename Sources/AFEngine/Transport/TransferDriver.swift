@@ -107,23 +107,41 @@ final class TransferDriver: Sendable {
         if !onLoop { curl_multi_wakeup(handles.multi) }
     }
 
-    /// Queues a command without waking or starting anything; it runs the next time the loop
-    /// turns (on the driver thread, or in `drive(start:until:)`).
-    private func enqueue(_ command: Command) {
-        state.write { $0.commands.append(command) }
-    }
-
     /// Calls `handler` whenever `fd` is readable, or stops calling the handlers of `fd` when
     /// `handler` is nil. On the thread driving the loop this takes effect at once: it is the
     /// loop's own bookkeeping, and left queued it would count as work still to do when a
-    /// caller stops driving (whose loop would then go on in a thread of its own). From
-    /// another thread it is queued for the loop's next turn, without waking it.
+    /// caller stops driving (whose loop would then go on in a thread of its own).
+    ///
+    /// From another thread, watching is queued and a running loop is woken to take it up
+    /// (no thread is started for it; a loop that runs later takes it up before it waits).
+    /// Stopping waits until a running loop has applied it, so once it returns the handler is
+    /// never called again and the caller may close the descriptor; with no loop running it
+    /// is queued, behind any watching queued before it, and applied before the loop waits.
     func watch(_ fd: Int32, handler: (@Sendable () -> Void)?) {
-        guard isCurrentThread else {
-            enqueue(.watch(fd: fd, handler: handler))
+        if isCurrentThread {
+            setWatch(fd, handler: handler, loop)
             return
         }
-        setWatch(fd, handler: handler, loop)
+        let command = Command.watch(fd: fd, handler: handler)
+        // Queued under the same lock that says whether a loop runs, so that a loop starting
+        // meanwhile finds the command before its first wait.
+        let running = state.write { state -> Bool in
+            if state.stopped { return false }
+            if handler == nil, state.threadStarted { return true }
+            state.commands.append(command)
+            return state.thread != nil
+        }
+        guard running else { return }
+        guard handler == nil else {
+            curl_multi_wakeup(handles.multi)
+            return
+        }
+        let applied = Latch()
+        submit(.perform { [loop] in
+            self.setWatch(fd, handler: nil, loop)
+            applied.open()
+        })
+        applied.wait()
     }
 
     private func setWatch(_ fd: Int32, handler: (@Sendable () -> Void)?, _ loop: Loop) {

@@ -1,0 +1,112 @@
+@testable import AFEngine
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A session's loop watches descriptors (`Session.watch(fileDescriptor:handler:)`), and a
+/// library user may start and stop watching from any thread.
+@Suite struct WatchTests {
+    /// A pipe (its read end non-blocking) whose ends close when the test is done.
+    final class Pipe: @unchecked Sendable {
+        let read: Int32, write: Int32
+
+        init() {
+            var ends: [Int32] = [0, 0]
+            precondition(Glibc.pipe(&ends) == 0)
+            read = ends[0]
+            write = ends[1]
+            _ = fcntl(read, F_SETFL, O_NONBLOCK)
+        }
+
+        func send(_ text: String) {
+            _ = Array(text.utf8).withUnsafeBytes { Glibc.write(write, $0.baseAddress, $0.count) }
+        }
+
+        /// Reads whatever is there.
+        func drain() {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while Glibc.read(read, &buffer, buffer.count) > 0 {}
+        }
+
+        /// Whether input waits to be read.
+        var readable: Bool {
+            var poller = pollfd(fd: read, events: Int16(POLLIN), revents: 0)
+            return poll(&poller, 1, 0) == 1
+        }
+
+        deinit {
+            close(read)
+            close(write)
+        }
+    }
+
+    /// Counts handler calls; the test thread waits for them.
+    final class Calls: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        let arrived = DispatchSemaphore(value: 0)
+        func record() { lock.withLock { count += 1 }; arrived.signal() }
+        var total: Int { lock.withLock { count } }
+    }
+
+    /// Starts the session's thread and waits until its loop runs, and a little longer, so
+    /// that it is idle in its wait (which lasts up to a minute) when the test goes on.
+    private func running() -> Session {
+        let session = Session()
+        let started = DispatchSemaphore(value: 0)
+        session.async { started.signal() }
+        started.wait()
+        usleep(200_000)
+        return session
+    }
+
+    /// Watching from another thread wakes the running loop: an idle loop waits up to a
+    /// minute, and the handler used to be called only after that.
+    @Test func watchingFromAnotherThreadTakesEffectOnARunningLoop() {
+        let session = running()
+        defer { session.shutdown() }
+        let pipe = Pipe(), calls = Calls()
+        let started = Date()
+        session.watch(fileDescriptor: pipe.read) { pipe.drain(); calls.record() }
+        pipe.send("x")
+        #expect(calls.arrived.wait(timeout: .now() + 10) == .success)
+        #expect(Date().timeIntervalSince(started) < 5)
+        session.stopWatching(fileDescriptor: pipe.read)
+    }
+
+    /// Once `stopWatching` returns on another thread the handler is never called again, so
+    /// the descriptor may be closed; it used to be applied at the loop's next turn, after
+    /// one more call for input that had arrived meanwhile.
+    @Test func stoppingFromAnotherThreadEndsTheCallsBeforeItReturns() {
+        let session = running()
+        defer { session.shutdown() }
+        let pipe = Pipe(), calls = Calls()
+        // Watched from the loop's own thread, where it takes effect at once.
+        session.async { session.watch(fileDescriptor: pipe.read) { pipe.drain(); calls.record() } }
+        pipe.send("a")
+        #expect(calls.arrived.wait(timeout: .now() + 10) == .success)
+        usleep(200_000)
+        session.stopWatching(fileDescriptor: pipe.read)
+        let before = calls.total
+        pipe.send("b")
+        usleep(300_000)
+        #expect(calls.total == before)
+        #expect(pipe.readable, "nothing read what came after stopWatching")
+    }
+
+    /// Watching queued while no loop runs starts no thread, and is taken up by a loop that
+    /// runs later, before it first waits.
+    @Test func watchingBeforeTheLoopRunsTakesEffectWhenItDoes() {
+        let session = Session()
+        defer { session.shutdown() }
+        let pipe = Pipe(), calls = Calls()
+        session.watch(fileDescriptor: pipe.read) { pipe.drain(); calls.record() }
+        pipe.send("x")
+        #expect(calls.arrived.wait(timeout: .now() + 0.3) == .timedOut, "no loop runs yet")
+        session.async {}
+        #expect(calls.arrived.wait(timeout: .now() + 10) == .success)
+        session.stopWatching(fileDescriptor: pipe.read)
+    }
+}
