@@ -141,7 +141,11 @@ final class TransferDriver: Sendable {
             self.setWatch(fd, handler: nil, loop)
             applied.open()
         })
-        applied.wait()
+        // A loop that ends first (its last session let go) drops the command unrun; it calls
+        // no handler any more either, so the wait ends with it.
+        while !applied.wait(seconds: 0.1) {
+            if state.read({ $0.stopped || !$0.threadStarted }) { return }
+        }
     }
 
     private func setWatch(_ fd: Int32, handler: (@Sendable () -> Void)?, _ loop: Loop) {
