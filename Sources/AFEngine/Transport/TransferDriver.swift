@@ -122,29 +122,19 @@ final class TransferDriver: Sendable {
             setWatch(fd, handler: handler, loop)
             return
         }
-        let command = Command.watch(fd: fd, handler: handler)
+        enum Next { case nothing, wake, stopOnLoop }
         // Queued under the same lock that says whether a loop runs, so that a loop starting
         // meanwhile finds the command before its first wait.
-        let running = state.write { state -> Bool in
-            if state.stopped { return false }
-            if handler == nil, state.threadStarted { return true }
-            state.commands.append(command)
-            return state.thread != nil
+        let next = state.write { state -> Next in
+            if state.stopped { return .nothing }
+            if handler == nil, state.threadStarted { return .stopOnLoop }
+            state.commands.append(.watch(fd: fd, handler: handler))
+            return state.thread == nil ? .nothing : .wake
         }
-        guard running else { return }
-        guard handler == nil else {
-            curl_multi_wakeup(handles.multi)
-            return
-        }
-        let applied = Latch()
-        submit(.perform { [loop] in
-            self.setWatch(fd, handler: nil, loop)
-            applied.open()
-        })
-        // A loop that ends first (its last session let go) drops the command unrun; it calls
-        // no handler any more either, so the wait ends with it.
-        while !applied.wait(seconds: 0.1) {
-            if state.read({ $0.stopped || !$0.threadStarted }) { return }
+        switch next {
+        case .nothing: return
+        case .wake: curl_multi_wakeup(handles.multi)
+        case .stopOnLoop: runOnLoop { [loop] in self.setWatch(fd, handler: nil, loop) }
         }
     }
 
@@ -157,18 +147,42 @@ final class TransferDriver: Sendable {
     }
 
     /// Runs `body` on the driver thread when it runs (waiting for it), or right here when
-    /// nothing drives the loop, so share handles are never used by two threads at once.
+    /// nothing drives the loop (also when the loop ends before taking it), so share handles
+    /// are never used by two threads at once.
     func runExclusively(_ body: @escaping @Sendable () -> Void) {
         if !state.read({ $0.threadStarted }) || isCurrentThread {
             body()
             return
         }
-        let latch = Latch()
+        runOnLoop(body)
+    }
+
+    /// Runs `body` on the loop's thread and waits for it. A loop that ends first (its last
+    /// session let go) drops queued commands unrun: once no thread drives it any more,
+    /// `body` runs here instead (exactly once, whichever side takes it first).
+    private func runOnLoop(_ body: @escaping @Sendable () -> Void) {
+        let ran = Latch()
+        let taken = Protected(false)
+        let take: @Sendable () -> Bool = {
+            taken.write { wasTaken in
+                defer { wasTaken = true }
+                return !wasTaken
+            }
+        }
         submit(.perform {
+            guard take() else { return }
             body()
-            latch.open()
+            ran.open()
         })
-        latch.wait()
+        while !ran.wait(seconds: 0.1) {
+            guard state.read({ $0.stopped && $0.thread == nil }) else { continue }
+            if take() {
+                body()
+            } else {
+                ran.wait()
+            }
+            return
+        }
     }
 
     /// Whether a thread runs the loop now (the driver thread, or a caller of `drive`).

@@ -1,4 +1,5 @@
 @testable import AFEngine
+import AFTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -79,7 +80,7 @@ import Glibc
     /// Once `stopWatching` returns on another thread the handler is never called again, so
     /// the descriptor may be closed; it used to be applied at the loop's next turn, after
     /// one more call for input that had arrived meanwhile.
-    @Test func stoppingFromAnotherThreadEndsTheCallsBeforeItReturns() {
+    @Test(.timeLimit(.minutes(1))) func stoppingFromAnotherThreadEndsTheCallsBeforeItReturns() {
         let session = running()
         defer { session.shutdown() }
         let pipe = Pipe(), calls = Calls()
@@ -108,5 +109,22 @@ import Glibc
         session.async {}
         #expect(calls.arrived.wait(timeout: .now() + 10) == .success)
         session.stopWatching(fileDescriptor: pipe.read)
+    }
+}
+
+/// Work that must run on a session's loop (its cookie engine) after that loop has ended: it
+/// was queued for a loop that dropped it unrun, and the caller waited forever.
+@Suite struct EndedLoopTests {
+    @Test(.timeLimit(.minutes(1))) func cookiesCanBeReadAndAddedAfterShutdown() throws {
+        let server = try TestServer()
+        let session = Session()
+        let response = session.request(RequestDescription(url: server.url("/cookies/set?a=1"))).resume().waitForCompletion()
+        #expect(response.status == 200)
+        session.shutdown()
+        let started = Date()
+        #expect(session.exportCookies().map(\.name) == ["a"])
+        session.importCookies([Cookie(name: "b", value: "2", domain: "127.0.0.1")])
+        #expect(session.exportCookies().map(\.name).sorted() == ["a", "b"])
+        #expect(Date().timeIntervalSince(started) < 5)
     }
 }
