@@ -111,7 +111,8 @@ public final class Request: Sendable, TransferDelegate {
     }
 
     /// Blocks the calling thread until the request ends and returns the outcome. Must not be
-    /// called on the session's transfer thread.
+    /// called on the session's transfer thread. A request that is never resumed never ends:
+    /// call `resume()` first, or use `run()`.
     public func waitForCompletion() -> Response {
         let latch = Latch()
         let result = Protected<Response?>(nil)

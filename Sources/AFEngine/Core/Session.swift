@@ -213,7 +213,8 @@ public final class Session: Sendable {
         driver.drive(start: start, until: done)
     }
 
-    /// Runs `work` on the session's transfer thread, where request logic runs.
+    /// Runs `work` on the session's transfer thread, where request logic runs. After
+    /// `shutdown()` the thread ends, and work given to it from then on may never run.
     public func async(_ work: @escaping @Sendable () -> Void) {
         driver.submit(.perform(work))
     }
