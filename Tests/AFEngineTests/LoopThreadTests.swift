@@ -128,3 +128,19 @@ import Glibc
         #expect(Date().timeIntervalSince(started) < 5)
     }
 }
+
+/// Waiting for a request on the thread that runs it can never end; it stops the program
+/// with a message instead of hanging it.
+@Suite struct WaitingOnTheLoopTests {
+    @Test func waitingOnTheTransferThreadStopsWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let session = Session()
+            let request = session.request(RequestDescription(url: "http://127.0.0.1:9/"))
+            session.async { _ = request.waitForCompletion() }
+            // Without the check the transfer thread waits for itself and this returns.
+            sleep(10)
+        }
+        let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(errors.contains("cannot wait on the session's transfer thread"), "\(errors)")
+    }
+}

@@ -111,9 +111,14 @@ public final class Request: Sendable, TransferDelegate {
     }
 
     /// Blocks the calling thread until the request ends and returns the outcome. Must not be
-    /// called on the session's transfer thread. A request that is never resumed never ends:
-    /// call `resume()` first, or use `run()`.
+    /// called on the session's transfer thread before the request has ended: nothing else
+    /// would run it there, so it stops the program with a message instead of waiting for
+    /// ever. A request that is never resumed never ends: call `resume()` first, or use `run()`.
     public func waitForCompletion() -> Response {
+        if let response { return response }
+        // On the transfer thread nothing else would run the request: stop with a message
+        // rather than wait for ever.
+        precondition(!session.driver.isCurrentThread, "waitForCompletion() and run() cannot wait on the session's transfer thread, which runs the request; use onCompletion there")
         let latch = Latch()
         let result = Protected<Response?>(nil)
         onCompletion { response in
