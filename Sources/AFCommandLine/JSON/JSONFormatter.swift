@@ -687,13 +687,12 @@ enum UnicodeEscapes {
         var copiedUpTo = 0
         while index < count {
             let byte = token[index]
-            // DEL, or a C1 control (0xC2 then 0x80–0x9F in UTF-8).
-            let control: UInt8? = byte == 0x7F ? 0x7F
-                : byte == 0xC2 && index + 1 < count && (0x80...0x9F).contains(token[index + 1]) ? token[index + 1] : nil
-            if let control {
+            // DEL is one byte; a C1 control is 0xC2 then 0x80–0x9F in UTF-8.
+            let isC1 = byte == 0xC2 && index + 1 < count && (0x80...0x9F).contains(token[index + 1])
+            if byte == 0x7F || isC1 {
                 out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<index]))
-                out.append(contentsOf: Self.escape(control))
-                index += control == 0x7F ? 1 : 2
+                out.append(contentsOf: "\\u00\(Hex.encode([isC1 ? token[index + 1] : byte]))".utf8)
+                index += isC1 ? 2 : 1
                 copiedUpTo = index
                 continue
             }
@@ -716,12 +715,6 @@ enum UnicodeEscapes {
             copiedUpTo = index
         }
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<count]))
-    }
-
-    /// `\u00XX` for a byte value below 0x100.
-    private static func escape(_ value: UInt8) -> [UInt8] {
-        let digits = Array("0123456789abcdef".utf8)
-        return Array("\\u00".utf8) + [digits[Int(value >> 4)], digits[Int(value & 15)]]
     }
 
     private static func shows(_ scalar: Unicode.Scalar) -> Bool {

@@ -371,11 +371,9 @@ final class Execution {
     private func methodAsURLHint(_ error: AFError) -> String {
         guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure else { return "" }
         let host = built.url.host.lowercased()
-        guard Self.methodWords.contains(host), built.url.port == nil, built.url.path == "/" else { return "" }
+        guard HTTPMethod.standard.contains(HTTPMethod(rawValue: host.uppercased())), built.url.port == nil, built.url.path == "/" else { return "" }
         return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
     }
-
-    private static let methodWords: Set<String> = ["get", "head", "post", "put", "patch", "delete", "options", "trace", "connect"]
 
     /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a
     /// user who asked for retries would otherwise not know they were skipped.

@@ -33,6 +33,9 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// `CONNECT`.
     public static let connect = HTTPMethod(rawValue: "CONNECT")
 
+    /// The methods RFC 9110 defines (and `PATCH`, RFC 5789): the static members above.
+    public static let standard: Set<HTTPMethod> = [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect]
+
     /// Methods that RFC 9110 defines as idempotent and that a retry policy may repeat safely.
     public static let idempotent: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace]
 
