@@ -210,6 +210,10 @@ package enum FuzzTargets {
             // Painted output (its own scanning loop) is the plain output with colours around tokens.
             let (painted, _) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, theme: Theme.monokai))
             precondition(withoutColours(painted) == out, "colours changed the layout")
+            // For a terminal (escapes decoded) nothing is written that a terminal would obey:
+            // no control character but the line breaks of the layout, no DEL, no C1 control.
+            let (shownOnTerminal, _) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, decodesEscapes: true))
+            precondition(!Self.holdsTerminalControl(shownOnTerminal), "a control character reached the terminal")
         }
         let before = tokens(data)
         let after = tokens(out)
@@ -221,6 +225,16 @@ package enum FuzzTargets {
         } else {
             precondition(before == after, "formatting changed the tokens")
         }
+    }
+
+    /// Whether `bytes` hold a C0 control other than a line break, DEL, or a C1 control
+    /// (0xC2 then 0x80–0x9F).
+    static func holdsTerminalControl(_ bytes: [UInt8]) -> Bool {
+        for (index, byte) in bytes.enumerated() {
+            if (byte < 0x20 && byte != 0x0A) || byte == 0x7F { return true }
+            if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
+        }
+        return false
     }
 
     /// What the body printer shows for JSON (valid or not) fed in pieces of the given sizes:
