@@ -34,6 +34,7 @@ import Foundation
 /// | `header-flood` | 100,000 header lines |
 /// | `trailer-flood` | a chunked body, then up to 1,000,000 trailer lines |
 /// | `trailers` | a chunked JSON body, then two trailer fields |
+/// | `long-trailer` | a chunked body, then one trailer field of 5,000 bytes |
 /// | `status-in-trailers` | a chunked body, then a status line and a field as trailers |
 /// | `long-number?mb=N` | a JSON body that is one number of N MB |
 /// | `loop` | a redirect to itself |
@@ -127,6 +128,9 @@ public enum HostileRoutes {
         case "trailers":
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum, Server-Timing\r\n\r\n"
             return .raw(Array((head + "8\r\n{\"a\": 1}\r\n0\r\nX-Checksum: abc\r\nServer-Timing: db;dur=53\r\n\r\n").utf8), close: true)
+        case "long-trailer":
+            let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            return .raw(Array((head + "3\r\nok\n\r\n0\r\nX-Long: " + String(repeating: "v", count: 5_000) + "\r\n\r\n").utf8), close: true)
         case "status-in-trailers":
             return .raw(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nok\n\r\n0\r\nHTTP/1.1 200 OK\r\nX-Fake: 1\r\n\r\n".utf8), close: true)
         case "early-hints":

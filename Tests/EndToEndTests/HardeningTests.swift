@@ -303,6 +303,8 @@ import Glibc
         ("/hostile/deflate-garbage", "after the end of the deflate data"),
         ("/hostile/header-flood", "header lines"),
         ("/hostile/trailer-flood", "more than 100 trailer lines"),
+        // Was "malformed response from 127.0.0.1:PORT: Out of memory in chunked-encoding".
+        ("/hostile/long-trailer", "a trailer field after the body from 127.0.0.1:"),
         // Was "request to 127.0.0.1:PORT failed: … (libcurl error 43)".
         ("/hostile/status-in-trailers", "malformed response from 127.0.0.1:"),
     ])

@@ -72,6 +72,10 @@ enum CurlErrorMapping {
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:
             return failure(.connectionReset, "\(authority) closed the connection without answering")
+        case CURLE_RECV_ERROR where detail.containsBytes(of: "Out of memory in chunked-encoding"):
+            // libcurl 7.88 keeps each trailer line in a buffer of 4 KiB and calls a longer one
+            // running out of memory, which sends the user looking at the wrong machine.
+            return failure(.limitExceeded, "a trailer field after the body from \(authority) is too long for libcurl (over 4 kB)")
         case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "chunk"),
              // libcurl 7.88's code for chunked framing it cannot read past the body (a status
              // line among the trailers).
