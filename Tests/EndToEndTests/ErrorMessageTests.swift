@@ -55,6 +55,11 @@ import Testing
         // A lone word is the URL (SPEC §1): `af get` asks for the host "get", which does not
         // resolve (a single label, in no hosts file).
         Case(name: "method without URL", arguments: { _, _ in ["get", "--timeout=20"] }, status: 1, what: "cannot resolve host 'get'", fix: "give the URL after the method (af get URL)"),
+        // The scheme's colon left out: "http" becomes the host (as curl and HTTPie read it too).
+        Case(name: "scheme without its colon", arguments: { s, _ in ["get", "http//127.0.0.1:\(s.port)/get", "--timeout=20"] }, status: 1,
+             what: "cannot resolve host 'http'", fix: "did you mean 'http://127.0.0.1:"),
+        Case(name: "scheme with two colons", arguments: { _, _ in ["https:://127.0.0.1:9/x"] }, status: 64, what: "invalid URL", fix: "did you mean 'https://127.0.0.1:9/x'?"),
+        Case(name: "scheme misspelt", arguments: { _, _ in ["htps://127.0.0.1:9/x"] }, status: 64, what: "invalid URL 'htps://127.0.0.1:9/x'", fix: "did you mean 'https://127.0.0.1:9/x'?"),
     ]
 
     /// What an error line quotes — a server's reason phrase, an argument — may hold control

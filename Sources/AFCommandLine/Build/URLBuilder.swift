@@ -21,6 +21,9 @@ enum URLBuilder {
         do {
             return try HTTPURL(parsing: text, pathAsIs: pathAsIs)
         } catch {
+            if let meant = SchemeTypo.correction(of: argument) {
+                throw .usage("\(error); did you mean '\(meant)'?")
+            }
             if Self.hasBareIPv6Address(text) {
                 throw .usage("\(error); an IPv6 address goes in brackets, as in http://[::1]:8080/")
             }

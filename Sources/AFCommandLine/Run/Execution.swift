@@ -323,7 +323,8 @@ final class Execution {
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, attempts: response.tries)
             stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
-                              + priorKnowledgeHint(error) + authenticationHint(error, head: response.head) + methodAsURLHint(error))
+                              + priorKnowledgeHint(error) + authenticationHint(error, head: response.head) + methodAsURLHint(error)
+                              + schemeTypoHint(error))
         }
         return status
     }
@@ -373,6 +374,17 @@ final class Execution {
         let host = built.url.host.lowercased()
         guard HTTPMethod.standard.contains(HTTPMethod(rawValue: host.uppercased())), built.url.port == nil, built.url.path == "/" else { return "" }
         return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
+    }
+
+    /// `af get http//host/path` (the scheme's colon left out, or doubled): the scheme was
+    /// read as the host, which does not resolve.
+    private func schemeTypoHint(_ error: AFError) -> String {
+        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure,
+              ["http", "https"].contains(built.url.host.lowercased()) else { return "" }
+        let text = built.url.string
+        guard let start = text.utf8Offset(of: "://"),
+              let meant = SchemeTypo.correction(of: String(decoding: text.utf8.dropFirst(start + 3), as: UTF8.self)) else { return "" }
+        return "; did you mean '\(meant)'?"
     }
 
     /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a

@@ -1,0 +1,44 @@
+@testable import AFCommandLine
+import Testing
+
+/// `SchemeTypo`: what a URL with a mistyped scheme was meant to be, and no guess for one
+/// that is not a typo of `http://` or `https://`.
+@Suite struct SchemeTypoTests {
+    @Test(arguments: [
+        ("http//example.com/a", "http://example.com/a"),
+        ("https//example.com", "https://example.com"),
+        ("HTTP//example.com/?q=1", "http://example.com/?q=1"),
+        ("http:://example.com", "http://example.com"),
+        ("https:::///example.com/x", "https://example.com/x"),
+        ("htps://example.com", "https://example.com"),
+        ("htp://example.com", "http://example.com"),
+        ("ttp://example.com", "http://example.com"),
+        ("hhttp://example.com", "http://example.com"),
+        ("htpt://example.com", "http://example.com"),
+        ("httsp://example.com", "https://example.com"),
+        ("httpss://example.com", "https://example.com"),
+    ])
+    func mistypedSchemesAreCorrected(text: String, meant: String) {
+        #expect(SchemeTypo.correction(of: text) == meant)
+    }
+
+    @Test(arguments: [
+        "http://example.com", "https://example.com/", "http:/example.com", "example.com",
+        "ftp://example.com", "ws://example.com", "hptt://example.com", "file:///etc/passwd",
+        "http//", "http:", "localhost:8080/x", ":8080/x", "h://example.com", "httpsss://x",
+    ])
+    func othersGetNoGuess(text: String) {
+        #expect(SchemeTypo.correction(of: text) == nil)
+    }
+
+    @Test func distanceCountsOneEditOrSwap() {
+        #expect(SchemeTypo.distance("http", "http") == 0)
+        #expect(SchemeTypo.distance("htp", "http") == 1)
+        #expect(SchemeTypo.distance("htpt", "http") == 1)
+        #expect(SchemeTypo.distance("hxtp", "http") == 1)
+        #expect(SchemeTypo.distance("httpx", "http") == 1)
+        #expect(SchemeTypo.distance("hptt", "http") == 2)
+        #expect(SchemeTypo.distance("ftp", "http") == 2)
+        #expect(SchemeTypo.distance("h", "http") == 2)
+    }
+}
