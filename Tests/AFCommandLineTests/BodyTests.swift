@@ -246,6 +246,9 @@ import Testing
         (["@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from '@/nonexistent/file'): no such file or directory; check the path and its permissions\n", 66),
         (["X-Bad Name:1"], "af: error: invalid header name 'X-Bad Name' in 'X-Bad Name:1': use letters, digits and !#$%&'*+-.^_`|~\n", 64),
         (["-f", "n:=[1]"], "af: error: 'n:=[1]' is a JSON array, which a form field cannot carry; use a string, number or boolean, or drop --form\n", 64),
+        // A file item makes the body multipart without --form: the way out is not "drop --form".
+        (["n:=[1]", "up@/etc/hostname"], "af: error: 'n:=[1]' is a JSON array, which a form field cannot carry; use a string, number or boolean, or send no file: the file item 'up@/etc/hostname' makes the body multipart/form-data\n", 64),
+        (["--multipart", "n:={}"], "af: error: 'n:={}' is a JSON object, which a form field cannot carry; use a string, number or boolean, or drop --multipart\n", 64),
         (["a=1", "@/etc/hostname"], "af: error: the body comes from both items 'a=1' and '@/etc/hostname'; give only one\n", 64),
         (["--raw", "x", "a=1"], "af: error: the body comes from both items 'a=1' and --raw; give only one\n", 64),
         // What was probably meant, where the item parser alone said "not a request item" or

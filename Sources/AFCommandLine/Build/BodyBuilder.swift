@@ -76,12 +76,16 @@ enum BodyBuilder {
         if !dataItems.isEmpty {
             switch mode {
             case .json: return try json(dataItems)
-            case .form: return try form(dataItems)
-            case .multipart: return try multipart(dataItems, boundary: settings.boundary, spooler: spooler, standardInput: standardInputItem)
+            case .form: return try form(dataItems, way: "or drop --form")
+            case .multipart:
+                // What makes the body a form, for a JSON item a form field cannot carry.
+                let way = settings.multipart ? "or drop --multipart"
+                    : "or send no file: the file item '\(dataItems.first { if case .file = $0.item { true } else { false } }?.argument ?? "")' makes the body multipart/form-data"
+                return try multipart(dataItems, boundary: settings.boundary, spooler: spooler, standardInput: standardInputItem, way: way)
             }
         }
         if settings.multipart {
-            return try multipart([], boundary: settings.boundary, spooler: spooler)
+            return try multipart([], boundary: settings.boundary, spooler: spooler, way: "or drop --multipart")
         }
         if namesStandardInput, case .none = stdinKind {
             // /dev/null or an empty file: an empty body, asked for.
@@ -199,7 +203,7 @@ enum BodyBuilder {
 
     /// The text a form sends for a raw JSON scalar (HTTPie's rule): a number as written,
     /// `true`/`false`, a string's characters. Arrays, objects and null have no form text.
-    static func scalarText(_ json: String, item: String) throws(CommandFailure) -> String {
+    static func scalarText(_ json: String, item: String, way: String) throws(CommandFailure) -> String {
         let valid = try validatedJSON(json, item: item)
         let value: JSONValue
         do {
@@ -212,11 +216,12 @@ enum BodyBuilder {
         case .number(let text): return text
         case .bool(let flag): return flag ? "true" : "false"
         case .null, .array, .object:
-            throw .usage("'\(item)' is a JSON \(value.kindName), which a form field cannot carry; use a string, number or boolean, or drop --form")
+            throw .usage("'\(item)' is a JSON \(value.kindName), which a form field cannot carry; use a string, number or boolean, \(way)")
         }
     }
 
-    private static func form(_ items: [SourcedItem]) throws(CommandFailure) -> BuiltBody {
+    /// `way` ends the message for a JSON item a form field cannot carry: how else to send it.
+    private static func form(_ items: [SourcedItem], way: String) throws(CommandFailure) -> BuiltBody {
         var pairs: [String] = []
         for item in items {
             switch item.item {
@@ -226,7 +231,7 @@ enum BodyBuilder {
                 let text = String(decoding: try FileReading.bytes(atPath: path, item: item.argument), as: UTF8.self)
                 pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                let text = try scalarText(try rawJSON(item), item: item.argument)
+                let text = try scalarText(try rawJSON(item), item: item.argument, way: way)
                 pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
             default:
                 break
@@ -275,7 +280,7 @@ enum BodyBuilder {
         }
     }
 
-    private static func multipart(_ items: [SourcedItem], boundary: String?, spooler: Spooler, standardInput: String? = nil) throws(CommandFailure) -> BuiltBody {
+    private static func multipart(_ items: [SourcedItem], boundary: String?, spooler: Spooler, standardInput: String? = nil, way: String) throws(CommandFailure) -> BuiltBody {
         var form = MultipartFormData(boundary: boundary)
         for item in items {
             switch item.item {
@@ -291,7 +296,7 @@ enum BodyBuilder {
                 form.append(fileAt: try spooler.replayable(path, item: item.argument), name: name, filename: base,
                             contentType: type ?? MIMEType.guess(forPath: base))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                form.append(name: NestedPath.literal(key), value: try scalarText(try rawJSON(item), item: item.argument))
+                form.append(name: NestedPath.literal(key), value: try scalarText(try rawJSON(item), item: item.argument, way: way))
             default:
                 break
             }
