@@ -121,7 +121,8 @@ import Testing
     private func shell(_ command: String) -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command + " > /dev/null 2>&1"]
+        // Without its line break: a redirection after it would apply to an empty command.
+        process.arguments = ["-c", command.trimmingCharacters(in: .newlines) + " > /dev/null 2>&1"]
         try? process.run()
         process.waitUntilExit()
         return process.terminationStatus
@@ -220,6 +221,25 @@ import Testing
         #expect(comparable(a) == comparable(c))
         let same = a.body == c.body
         #expect(same)
+    }
+
+    /// `--chunked` (or a `Transfer-Encoding: chunked` header) reaches curl as that header,
+    /// which makes curl frame the body in chunks too (af 0.1 printed a command that sent a
+    /// Content-Length).
+    @Test(arguments: [["--chunked", "a=1"], ["Transfer-Encoding:chunked", "@/etc/hostname"]])
+    func chunkedBody(items: [String]) throws {
+        let (a, c) = try both(["post", server.url("/echo")] + items)
+        #expect(a.chunked && c.chunked)
+        #expect(comparable(a) == comparable(c))
+        #expect(a.body == c.body)
+    }
+
+    /// curl cannot deflate a body: `-x` gets a warning that the command sends it as it is.
+    @Test func compressionIsNamedAsNotCarriedOver() {
+        let printed = InProcessAF.run(["--curl", "-x", "post", server.url("/echo"), "a=\(String(repeating: "x", count: 500))"])
+        #expect(printed.status == 0)
+        #expect(printed.err == "af: warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate\n")
+        #expect(InProcessAF.run(["--curl", "-x", server.url("/echo")]).err.isEmpty, "no body, nothing to say")
     }
 
     /// The connection phase gets 30 s when neither limit is given (libcurl alone waits 300 s);

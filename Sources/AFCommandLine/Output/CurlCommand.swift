@@ -24,6 +24,8 @@ enum CurlCommand {
             add("--header", quote(header.value.isEmpty ? "\(header.name.rawValue);" : "\(header.name.rawValue): \(header.value)"))
         }
         for name in description.suppressedHeaders { add("--header", quote("\(name.rawValue):")) }
+        // curl frames a body of any kind in chunks when told by this header.
+        if hasBody, description.options.chunked { add("--header", quote("Transfer-Encoding: chunked")) }
         if hasBody, !description.headers.contains(.expect) { add("--header", quote("Expect:")) }
         if hasBody, !isMultipart, !description.headers.contains(.contentType) { add("--header", quote("Content-Type:")) }
         if description.headers.contains(.acceptEncoding) && !settings.download { add("--compressed") }

@@ -121,6 +121,9 @@ final class Execution {
     func start(batch: BatchContext?) -> Started {
         if settings.curl {
             defer { cleanUp() }
+            if settings.compress > 0, !built.description.body.isEmpty {
+                stderr.writeNotice("warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate")
+            }
             return .finished(stdout.writeResult(CurlCommand.render(built: built, settings: settings, caBundle: trust.caBundle) + "\n", errors: stderr))
         }
         let memory = settings.report ? MemorySink() : nil
