@@ -502,6 +502,19 @@ final class LockedBytes: @unchecked Sendable {
         #expect(last.wholeMatch(of: /af: error: cannot write the output: file too large; \d+ of 20 requests had finished, \d+ cancelled/) != nil, "\(errors)")
     }
 
+    /// More requests at once than the process may hold sockets: libcurl keeps no errno when
+    /// it cannot open a socket, and af said "connection refused by HOST; is the server
+    /// running?" about a server that was running.
+    @Test func runningOutOfDescriptorsIsNotARefusedConnection() throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-nofile")
+        let lines = (0..<60).map { "\(server.url("/bytes/16"))?n=\($0)" }.joined(separator: "\n") + "\n"
+        let file = try TemporaryDirectory.write(lines, named: "lines.txt", in: directory)
+        let (status, errors) = try AF.shell("ulimit -n 24; exec '\(AF.binary)' batch --parallel=60 '\(file)'")
+        #expect(status == 1, "\(errors)")
+        #expect(!errors.contains("refused"), "\(errors)")
+        #expect(errors.contains("error: cannot open a socket to connect to 127.0.0.1:\(server.port): too many open files; af may have at most 24 files open here: raise the limit (ulimit -n), or in af batch lower --parallel\n"), "\(errors)")
+    }
 }
 
 /// Arguments and batch lines are read as UTF-8. A byte in another encoding turned into

@@ -130,6 +130,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// The TLS handshake got bytes that are not TLS: the port serves plain HTTP, or
         /// something else.
         case notATLSAnswer
+        /// No socket could be opened: the process (or the system) has as many files open as
+        /// it may; `limit` is the process's limit when that was the one reached.
+        case outOfDescriptors(limit: Int?)
     }
 
     /// The files of a trust configuration.

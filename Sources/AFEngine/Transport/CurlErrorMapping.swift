@@ -5,6 +5,21 @@ import Glibc
 
 /// Turns a libcurl result code into an `AFError` that names the host and the failure class.
 enum CurlErrorMapping {
+    /// Why no socket can be opened now, when it is a shortage of descriptors (`EMFILE` for
+    /// this process, with its limit; `ENFILE` for the whole system), or nil.
+    static func descriptorShortage() -> (code: Int32, limit: Int?)? {
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let code = errno
+        if probe >= 0 {
+            close(probe)
+            return nil
+        }
+        guard code == EMFILE || code == ENFILE else { return nil }
+        var limit = rlimit()
+        let known = code == EMFILE && getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur != rlim_t.max
+        return (code, known ? Int(limit.rlim_cur) : nil)
+    }
+
     static func error(for code: CURLcode, transfer: Transfer) -> AFError {
         let easy = transfer.easy
         let url = transfer.url
@@ -26,6 +41,12 @@ enum CurlErrorMapping {
             if let proxy = proxyInUse(transfer) {
                 let reason = osError == ECONNREFUSED || osError == 0 ? "connection refused" : POSIXFailure(code: osError).description
                 return failure(.connectionRefused, "cannot connect to the proxy \(withoutCredentials(proxy)) for \(authority): \(reason); is the proxy running?")
+            }
+            // libcurl 7.88 keeps no errno when it cannot even open a socket; a process out of
+            // descriptors would otherwise be told the server refused it.
+            if osError == 0, let exhausted = descriptorShortage() {
+                return failure(.other, "cannot open a socket to connect to \(authority): \(POSIXFailure(code: exhausted.code).description)",
+                               .outOfDescriptors(limit: exhausted.limit))
             }
             if osError == ECONNREFUSED || osError == 0 {
                 return failure(.connectionRefused, "connection refused by \(authority); is the server running?")
