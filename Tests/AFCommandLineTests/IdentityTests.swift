@@ -484,6 +484,11 @@ import Testing
         let missing = InProcessAF.run(["--unix-socket=/nonexistent.sock", "http://localhost/echo"])
         #expect(missing.status == 1)
         #expect(missing.err.hasPrefix("af: error: cannot connect to unix socket '/nonexistent.sock'"))
+        // A path that is no socket: connect(2) says "refused", which blamed a server.
+        let file = try TemporaryDirectory.write("not a socket", named: "plain.txt", in: try TemporaryDirectory.make(prefix: "af-sock"))
+        let plain = InProcessAF.run(["--unix-socket=\(file)", "http://localhost/echo"])
+        #expect(plain.status == 1)
+        #expect(plain.err == "af: error: cannot connect to unix socket '\(file)': it is not a socket; check --unix-socket\n")
     }
 
     @Test func httpVersions() {

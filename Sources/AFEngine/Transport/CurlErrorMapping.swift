@@ -36,6 +36,12 @@ enum CurlErrorMapping {
             return failure(.proxy, "cannot resolve the proxy host: \(detail)")
         case CURLE_COULDNT_CONNECT:
             if let socket = transfer.description.options.unixSocketPath {
+                // connect(2) calls a path that is no socket (a regular file, a directory)
+                // refused, which sends the user looking for a server that is not the problem.
+                var info = stat()
+                if osError == ECONNREFUSED, stat(socket, &info) == 0, (info.st_mode & S_IFMT) != S_IFSOCK {
+                    return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': it is not a socket; check --unix-socket")
+                }
                 return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': \(osError != 0 ? POSIXFailure(code: osError).description : detail)")
             }
             if let proxy = proxyInUse(transfer) {
