@@ -488,7 +488,7 @@ import Testing
         let file = try TemporaryDirectory.write("not a socket", named: "plain.txt", in: try TemporaryDirectory.make(prefix: "af-sock"))
         let plain = InProcessAF.run(["--unix-socket=\(file)", "http://localhost/echo"])
         #expect(plain.status == 1)
-        #expect(plain.err == "af: error: cannot connect to unix socket '\(file)': it is not a socket; check --unix-socket\n")
+        #expect(plain.err == "af: error: cannot connect to unix socket '\(file)': it is not a socket\n")
     }
 
     @Test func httpVersions() {

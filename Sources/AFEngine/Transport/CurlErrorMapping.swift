@@ -40,7 +40,7 @@ enum CurlErrorMapping {
                 // refused, which sends the user looking for a server that is not the problem.
                 var info = stat()
                 if osError == ECONNREFUSED, stat(socket, &info) == 0, (info.st_mode & S_IFMT) != S_IFSOCK {
-                    return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': it is not a socket; check --unix-socket")
+                    return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': it is not a socket")
                 }
                 return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': \(osError != 0 ? POSIXFailure(code: osError).description : detail)")
             }
