@@ -502,6 +502,38 @@ final class LockedBytes: @unchecked Sendable {
         #expect(last.wholeMatch(of: /af: error: cannot write the output: file too large; \d+ of 20 requests had finished, \d+ cancelled/) != nil, "\(errors)")
     }
 
+    /// A destination af may not write to fails before the request is sent: it failed after
+    /// the exchange, so a POST was processed and its response lost (`-o`, `-d`), or the
+    /// session's new cookies were (`--session`). Root writes anywhere, so af runs as `nobody`
+    /// here, where the suite runs as root with `runuser` (as in CI), from a copy any user
+    /// may run.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser")))
+    func anUnwritableDestinationFailsBeforeSending() throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-nobody")
+        chmod(directory, 0o755)
+        let locked = directory + "/locked"
+        mkdir(locked, 0o755)
+        let binary = directory + "/af"
+        try FileManager.default.copyItem(atPath: AF.binary, toPath: binary)
+        let cases: [([String], String)] = [
+            (["-o", locked + "/out.json", "post", server.url("/post"), "a=1"], "af: error: cannot write files in '\(locked)': permission denied\n"),
+            (["-d", "--output-dir=" + locked, server.url("/bytes/10")], "af: error: cannot write files in '\(locked)': permission denied\n"),
+            (["--session=" + locked + "/s.json", server.url("/cookies/set?a=1")],
+             "af: error: cannot write the session in '\(locked)': permission denied; use --session-read-only to use it without saving it\n"),
+        ]
+        for (arguments, message) in cases {
+            let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
+            let (status, errors) = try AF.shell("HOME='\(directory)' exec /usr/sbin/runuser -u nobody -- '\(binary)' \(quoted)")
+            #expect(status == 9, "\(arguments): \(errors)")
+            #expect(errors == message)
+        }
+        #expect(server.requests.isEmpty, "nothing was sent")
+        // Where it can write, the same runs work.
+        let (status, errors) = try AF.shell("HOME='\(directory)' exec /usr/sbin/runuser -u nobody -- '\(binary)' -o /dev/null '\(server.url("/get"))'")
+        #expect(status == 0, "\(errors)")
+    }
+
     /// More requests at once than the process may hold sockets: libcurl keeps no errno when
     /// it cannot open a socket, and af said "connection refused by HOST; is the server
     /// running?" about a server that was running.

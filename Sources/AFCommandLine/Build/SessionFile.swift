@@ -202,6 +202,16 @@ struct SessionFile: Sendable {
         try session.save(in: directory)
     }
 
+    /// Fails before anything is sent when the session could not be written back after the
+    /// exchange: its directory exists but af may not make files in it.
+    static func checkWritable(path: String) throws(CommandFailure) {
+        let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+        let existing = directory.isEmpty ? "/" : directory
+        guard FileSystem.exists(existing), access(existing, W_OK | X_OK) != 0 else { return }
+        throw CommandFailure("cannot write the session in '\(existing)': \(POSIXFailure(code: errno).description); use --session-read-only to use it without saving it",
+                             exitCode: ExitStatus.output)
+    }
+
     /// The directory of `path`, created (0700) where missing.
     private static func makeDirectory(for path: String) throws(CommandFailure) -> String {
         // Bytes: a `/` followed by a combining mark is one Character, but still a separator.

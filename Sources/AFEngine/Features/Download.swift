@@ -188,6 +188,13 @@ public final class DownloadSink: ResponseBodySink {
             initial.finalPath = path
             initial.partPath = path + ".part"
         }
+        // The file is made in its directory (as NAME.part, renamed when complete): one that
+        // cannot be written there fails now, before the request is sent — not after a POST
+        // has been processed, with its response lost.
+        let target = initial.finalPath.map(Self.parent) ?? configuration.directory
+        if access(target, W_OK | X_OK) != 0 {
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot write files in '\(target)': \(POSIXFailure(code: errno).description)"))
+        }
         if configuration.resume, let final = initial.finalPath, let part = initial.partPath {
             if !FileIO.exists(part), FileIO.exists(final) {
                 guard rename(final, part) == 0 else {
@@ -437,6 +444,12 @@ public final class DownloadSink: ResponseBodySink {
             if !FileIO.exists(path), !FileIO.exists(path + ".part") { return path }
         }
         throw .output(OutputFailure(kind: .destinationExists, message: "no free name for '\(name)' in '\(configuration.directory)'"))
+    }
+
+    /// The directory part of `path` (`.` for a bare name).
+    private static func parent(_ path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     private static func prepareDirectory(_ path: String, create: Bool) throws(AFError) {
