@@ -205,21 +205,19 @@ struct SessionFile: Sendable {
     /// Fails before anything is sent when the session could not be written back after the
     /// exchange: its directory exists but af may not make files in it.
     static func checkWritable(path: String) throws(CommandFailure) {
-        let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
-        let existing = directory.isEmpty ? "/" : directory
-        guard FileSystem.exists(existing), access(existing, W_OK | X_OK) != 0 else { return }
-        throw CommandFailure("cannot write the session in '\(existing)': \(POSIXFailure(code: errno).description); use --session-read-only to use it without saving it",
+        let directory = FileIO.directory(of: path)
+        guard FileSystem.exists(directory), access(directory, W_OK | X_OK) != 0 else { return }
+        throw CommandFailure("cannot write the session in '\(directory)': \(POSIXFailure(code: errno).description); use --session-read-only to use it without saving it",
                              exitCode: ExitStatus.output)
     }
 
     /// The directory of `path`, created (0700) where missing.
     private static func makeDirectory(for path: String) throws(CommandFailure) -> String {
-        // Bytes: a `/` followed by a combining mark is one Character, but still a separator.
-        let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+        let directory = FileIO.directory(of: path)
         if case .failure(let failure) = FileIO.makeDirectories(directory, mode: 0o700) {
             throw CommandFailure("cannot create '\(failure.path)' for the session: \(failure.reason.description)", exitCode: ExitStatus.output)
         }
-        return directory.isEmpty ? "/" : directory
+        return directory
     }
 
     /// Writes the file atomically (a temporary file in `directory`, its own, renamed over it)

@@ -21,7 +21,7 @@ enum TrustPolicyFile {
         var mustEvaluate = true
         var evaluators: [String: any ServerTrustEvaluating] = [:]
         var sawHosts = false
-        let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+        let directory = FileIO.directory(of: path)
         for (key, value) in members {
             switch key {
             case "all_hosts_must_be_evaluated":

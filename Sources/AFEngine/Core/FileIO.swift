@@ -62,6 +62,14 @@ package enum FileIO {
         package let reason: POSIXFailure
     }
 
+    /// The directory part of `path`: what comes before its last `/` (`/` for a name at the
+    /// root, `.` for a bare name). Bytes, not Characters: a `/` followed by a combining mark
+    /// is one Character, but still a separator to the file system.
+    package static func directory(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     /// Whether `path` is a directory (following symbolic links).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()

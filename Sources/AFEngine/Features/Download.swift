@@ -191,7 +191,7 @@ public final class DownloadSink: ResponseBodySink {
         // The file is made in its directory (as NAME.part, renamed when complete): one that
         // cannot be written there fails now, before the request is sent — not after a POST
         // has been processed, with its response lost.
-        let target = initial.finalPath.map(Self.parent) ?? configuration.directory
+        let target = initial.finalPath.map(FileIO.directory(of:)) ?? configuration.directory
         if access(target, W_OK | X_OK) != 0 {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot write files in '\(target)': \(POSIXFailure(code: errno).description)"))
         }
@@ -444,12 +444,6 @@ public final class DownloadSink: ResponseBodySink {
             if !FileIO.exists(path), !FileIO.exists(path + ".part") { return path }
         }
         throw .output(OutputFailure(kind: .destinationExists, message: "no free name for '\(name)' in '\(configuration.directory)'"))
-    }
-
-    /// The directory part of `path` (`.` for a bare name).
-    private static func parent(_ path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     private static func prepareDirectory(_ path: String, create: Bool) throws(AFError) {
