@@ -422,6 +422,8 @@ import Testing
         #expect(decide(.transport(TransportFailure(kind: .truncatedBody, message: ""))) == .retryWithDelay(0.5))
         #expect(decide(.transport(TransportFailure(kind: .tls, message: ""))) == .doNotRetry)
         #expect(decide(.transport(TransportFailure(kind: .pinning, message: ""))) == .doNotRetry)
+        #expect(decide(.transport(TransportFailure(kind: .other, message: ""))) == .doNotRetry)
+        #expect(decide(.transport(TransportFailure(kind: .other, message: "", cause: .outOfDescriptors(limit: 24)))) == .retryWithDelay(0.5))
         #expect(decide(.invalidRequest(reason: "")) == .doNotRetry)
         #expect(decide(status, head: head503) == .retryWithDelay(2))
         #expect(decide(status, head: head503, elapsed: 8.5) == .doNotRetry)

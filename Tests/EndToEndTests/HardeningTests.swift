@@ -546,6 +546,15 @@ final class LockedBytes: @unchecked Sendable {
         #expect(status == 1, "\(errors)")
         #expect(!errors.contains("refused"), "\(errors)")
         #expect(errors.contains("error: cannot open a socket to connect to 127.0.0.1:\(server.port): too many open files; af may have at most 24 files open here: raise the limit (ulimit -n), or in af batch lower --parallel\n"), "\(errors)")
+        // Retried (nothing was sent), lines also need files for outputs that wait, which the
+        // same shortage refuses: every such line says what to do about the limit, not about
+        // TMPDIR (af said "set TMPDIR to a writable directory").
+        let (_, retried) = try AF.shell("ulimit -n 24; exec '\(AF.binary)' batch --parallel=60 --retry=8 --retry-max-delay=1 '\(file)'")
+        let failed = retried.split(separator: "\n").filter { $0.contains("error:") && !$0.hasPrefix("af: error: ") }
+        #expect(!failed.isEmpty, "\(retried)")
+        for line in failed {
+            #expect(line.contains("too many open files") && line.contains("(ulimit -n)") && !line.contains("TMPDIR"), "\(line)")
+        }
     }
 }
 

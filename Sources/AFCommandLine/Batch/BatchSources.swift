@@ -136,7 +136,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
 
         init(name: String, temporaryDirectory: String) throws(CommandFailure) {
             let (writer, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-batch").mapError { failure in
-                CommandFailure("cannot create a temporary file in \(temporaryDirectory) to keep a copy of '\(name)': \(failure.description); set TMPDIR to a writable directory", exitCode: ExitStatus.output)
+                CommandFailure("cannot create a temporary file in \(temporaryDirectory) to keep a copy of '\(name)': \(failure.description); \(failure.temporaryFileAdvice)", exitCode: ExitStatus.output)
             }.get()
             defer { unlink(path) }
             let reader = Glibc.open(path, O_RDONLY | O_CLOEXEC)

@@ -12,3 +12,13 @@ enum FileSystem {
         _ = unlink(path)
     }
 }
+
+extension POSIXFailure {
+    /// What to do when a temporary file could not be made: another directory, unless the
+    /// process (or the system) has as many files open as it may, which no directory fixes.
+    var temporaryFileAdvice: String {
+        code == EMFILE || code == ENFILE
+            ? "af has as many files open as it may: raise the limit (ulimit -n), or in af batch lower --parallel"
+            : "set TMPDIR to a writable directory"
+    }
+}

@@ -94,7 +94,11 @@ public struct RetryPolicy: RequestRetrier {
     public func isRetryable(_ error: AFError) -> Bool {
         switch error {
         case .responseValidationFailed(let status, _): return retryableStatuses.contains(status)
-        case .transport(let failure): return Self.retryableFailures.contains(failure.kind)
+        case .transport(let failure):
+            // No socket to be had: nothing was sent, and the transfers holding descriptors
+            // usually free them within the delay.
+            if case .outOfDescriptors? = failure.cause { return true }
+            return Self.retryableFailures.contains(failure.kind)
         default: return false
         }
     }
