@@ -457,6 +457,12 @@ final class LockedBytes: @unchecked Sendable {
 /// Failures of af's own machinery map to the table's codes: a temporary file or zlib is a
 /// write failure (9), not the network (1); libcurl refusing an option is not a usage error.
 @Suite struct LocalFailureExitTests {
+    /// A batch file of `count` GETs of `url`, each with a query of its own.
+    static func batchFile(of count: Int, _ url: String, in directory: String) throws -> String {
+        let lines = (0..<count).map { "\(url)?n=\($0)" }.joined(separator: "\n") + "\n"
+        return try TemporaryDirectory.write(lines, named: "lines.txt", in: directory)
+    }
+
     @Test func aTemporaryFileThatCannotBeMadeIsAWriteFailure() throws {
         let server = try TestServer()
         let directory = try TemporaryDirectory.make(prefix: "af-deflate")
@@ -493,8 +499,7 @@ final class LockedBytes: @unchecked Sendable {
     @Test func aBatchWhoseOutputsCannotBeWrittenFails() throws {
         let server = try TestServer()
         let directory = try TemporaryDirectory.make(prefix: "af-full")
-        let lines = (0..<20).map { "\(server.url("/bytes/1024"))?n=\($0)" }.joined(separator: "\n") + "\n"
-        let file = try TemporaryDirectory.write(lines, named: "lines.txt", in: directory)
+        let file = try Self.batchFile(of: 20, server.url("/bytes/1024"), in: directory)
         let (status, errors) = try AF.shell("ulimit -f 3; exec '\(AF.binary)' batch --parallel=20 '\(file)' > '\(directory)/out'")
         #expect(status == 9, "\(errors)")
         // How many requests had finished when it stopped depends on timing.
@@ -539,9 +544,7 @@ final class LockedBytes: @unchecked Sendable {
     /// running?" about a server that was running.
     @Test func runningOutOfDescriptorsIsNotARefusedConnection() throws {
         let server = try TestServer()
-        let directory = try TemporaryDirectory.make(prefix: "af-nofile")
-        let lines = (0..<60).map { "\(server.url("/bytes/16"))?n=\($0)" }.joined(separator: "\n") + "\n"
-        let file = try TemporaryDirectory.write(lines, named: "lines.txt", in: directory)
+        let file = try Self.batchFile(of: 60, server.url("/bytes/16"), in: try TemporaryDirectory.make(prefix: "af-nofile"))
         let (status, errors) = try AF.shell("ulimit -n 24; exec '\(AF.binary)' batch --parallel=60 '\(file)'")
         #expect(status == 1, "\(errors)")
         #expect(!errors.contains("refused"), "\(errors)")

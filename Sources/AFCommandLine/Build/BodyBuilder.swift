@@ -47,8 +47,8 @@ enum BodyBuilder {
             }
         }
         let bodyFiles = items.filter { if case .bodyFile = $0.item { return true } else { return false } }
-        let hasFiles = dataItems.contains { if case .file = $0.item { return true } else { return false } }
-        let mode: Mode = settings.multipart || hasFiles ? .multipart : (settings.form ? .form : .json)
+        let firstFile = dataItems.first { if case .file = $0.item { return true } else { return false } }
+        let mode: Mode = settings.multipart || firstFile != nil ? .multipart : (settings.form ? .form : .json)
 
         var sources: [String] = []
         if !dataItems.isEmpty { sources.append("items \(dataItems.prefix(3).map { "'\($0.argument)'" }.joined(separator: ", "))") }
@@ -80,7 +80,7 @@ enum BodyBuilder {
             case .multipart:
                 // What makes the body a form, for a JSON item a form field cannot carry.
                 let way = settings.multipart ? "or drop --multipart"
-                    : "or send no file: the file item '\(dataItems.first { if case .file = $0.item { true } else { false } }?.argument ?? "")' makes the body multipart/form-data"
+                    : "or send no file: the file item '\(firstFile?.argument ?? "")' makes the body multipart/form-data"
                 return try multipart(dataItems, boundary: settings.boundary, spooler: spooler, standardInput: standardInputItem, way: way)
             }
         }

@@ -227,14 +227,10 @@ package enum FuzzTargets {
         }
     }
 
-    /// Whether `bytes` hold a C0 control other than a line break, DEL, or a C1 control
-    /// (0xC2 then 0x80–0x9F).
+    /// Whether `bytes` hold what a terminal would obey: a control character but a line break
+    /// or tab, DEL, or a C1 control (`TerminalText`'s rule).
     static func holdsTerminalControl(_ bytes: [UInt8]) -> Bool {
-        for (index, byte) in bytes.enumerated() {
-            if (byte < 0x20 && byte != 0x0A) || byte == 0x7F { return true }
-            if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
-        }
-        return false
+        String(decoding: bytes, as: UTF8.self).unicodeScalars.contains(where: TerminalText.isUnsafe)
     }
 
     /// What the body printer shows for JSON (valid or not) fed in pieces of the given sizes:

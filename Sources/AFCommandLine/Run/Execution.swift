@@ -380,10 +380,10 @@ final class Execution {
     }
 
     /// `af get http//host/path` (the scheme's colon left out, or doubled): the scheme was
-    /// read as the host, which does not resolve.
+    /// read as the host, which does not resolve. What followed the scheme af added is what
+    /// was typed.
     private func schemeTypoHint(_ error: AFError) -> String {
-        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure,
-              ["http", "https"].contains(built.url.host.lowercased()) else { return "" }
+        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure else { return "" }
         let text = built.url.string
         guard let start = text.utf8Offset(of: "://"),
               let meant = SchemeTypo.correction(of: String(decoding: text.utf8.dropFirst(start + 3), as: UTF8.self)) else { return "" }

@@ -74,7 +74,7 @@ enum ExitMapping {
         case .notAnHTTP1Answer:
             return message + "; if that port serves HTTPS, use https://; a server that speaks only HTTP/2 needs --http-version=2-prior-knowledge"
         case .outOfDescriptors(let limit?):
-            return message + "; af may have at most \(limit) files open here: raise the limit (ulimit -n), or in af batch lower --parallel"
+            return message + "; af may have at most \(limit) files open here: \(POSIXFailure.descriptorRemedy)"
         case .outOfDescriptors(nil):
             return message + "; the system has as many files open as it allows: close some programs, or in af batch lower --parallel"
         }

@@ -14,11 +14,15 @@ enum FileSystem {
 }
 
 extension POSIXFailure {
+    /// What to do when af has as many files open as it may (a socket or a file refused with
+    /// EMFILE or ENFILE).
+    static let descriptorRemedy = "raise the limit (ulimit -n), or in af batch lower --parallel"
+
     /// What to do when a temporary file could not be made: another directory, unless the
     /// process (or the system) has as many files open as it may, which no directory fixes.
     var temporaryFileAdvice: String {
         code == EMFILE || code == ENFILE
-            ? "af has as many files open as it may: raise the limit (ulimit -n), or in af batch lower --parallel"
+            ? "af has as many files open as it may: \(Self.descriptorRemedy)"
             : "set TMPDIR to a writable directory"
     }
 }
