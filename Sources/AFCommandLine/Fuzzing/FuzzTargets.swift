@@ -165,6 +165,12 @@ package enum FuzzTargets {
             precondition(stripped.scheme == parsed.scheme && stripped.host == parsed.host && stripped.port == parsed.port
                          && stripped.path == parsed.path && stripped.query == parsed.query, "taking credentials out of \(parsed.string) gave \(stripped.string)")
         }
+        // A guessed correction of a mistyped scheme is an http or https URL that keeps what
+        // followed the scheme.
+        if let meant = SchemeTypo.correction(of: text) {
+            precondition((meant.hasPrefix("http://") || meant.hasPrefix("https://")) && text.hasSuffix(meant.split(separator: "://", maxSplits: 1)[1]),
+                         "a scheme correction of \(text.prefix(100)) gave \(meant.prefix(100))")
+        }
         // A URL read without libcurl's parser is the URL libcurl's parser reads, part by part.
         for candidate in [text, "http://" + text, "http://h/" + text, "https://127.0.0.1:8080/?" + text] {
             guard let simple = try? HTTPURL(parsing: candidate) else { continue }
