@@ -168,7 +168,8 @@ package enum FuzzTargets {
         // A guessed correction of a mistyped scheme is an http or https URL that keeps what
         // followed the scheme.
         if let meant = SchemeTypo.correction(of: text) {
-            precondition((meant.hasPrefix("http://") || meant.hasPrefix("https://")) && text.hasSuffix(meant.split(separator: "://", maxSplits: 1)[1]),
+            let scheme = meant.hasPrefix("https://") ? 8 : meant.hasPrefix("http://") ? 7 : 0
+            precondition(scheme > 0 && text.hasSuffix(String(decoding: meant.utf8.dropFirst(scheme), as: UTF8.self)),
                          "a scheme correction of \(text.prefix(100)) gave \(meant.prefix(100))")
         }
         // A URL read without libcurl's parser is the URL libcurl's parser reads, part by part.
