@@ -173,7 +173,12 @@ import Testing
         let result = InProcessAF.run(["--cert=/nonexistent/cert.pem", server.url("/get")])
         #expect(result.status == 66)
         #expect(server.hits("/get") == 0)
-        #expect(InProcessAF.run(["--cert-key=/nonexistent/key.pem", server.url("/get")]).status == 66)
+        #expect(InProcessAF.run(["--cert=/nonexistent/cert.pem", "--cert-key=/nonexistent/key.pem", server.url("/get")]).status == 66)
+        // A key without a certificate was ignored by libcurl (the request went out without one).
+        let keyAlone = InProcessAF.run(["--cert-key=/nonexistent/key.pem", server.url("/get")])
+        #expect(keyAlone.status == 64)
+        #expect(keyAlone.err == "af: error: --cert-key is the private key of a client certificate, and no --cert names one; add --cert=FILE\n")
+        #expect(server.hits("/get") == 0)
     }
 
     @Test func explicitJSON() throws {

@@ -181,10 +181,62 @@ import Testing
         let key = try pki.encryptedKey(of: client, password: "open sesame")
         let accepted = InProcessAF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", "--cert-key-pass=open sesame", server.url("/get")])
         #expect(accepted.status == 0, "\(accepted.err)")
+        // A wrong pass phrase, or none (where af may not ask), is found before connecting.
         let refused = InProcessAF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", "--cert-key-pass=wrong", server.url("/get")])
-        #expect(refused.status == 7)
-        #expect(refused.err.hasPrefix("af: error: TLS with 127.0.0.1:\(server.port) failed: "))
+        #expect(refused.status == 66)
+        #expect(refused.err == "af: error: cannot use '\(key)' (from '--cert-key'): --cert-key-pass does not decrypt its private key; check the pass phrase\n")
+        let unasked = InProcessAF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", server.url("/get")])
+        #expect(unasked.status == 64)
+        #expect(unasked.err == "af: error: the private key in '\(key)' is encrypted and standard input is not a terminal to ask for its pass phrase on; give --cert-key-pass=PASS\n")
+        let ignored = InProcessAF.run(["-I", ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", server.url("/get")])
+        #expect(ignored.status == 64)
+        #expect(ignored.err.contains("af may not ask for its pass phrase with standard input ignored"), "\(ignored.err)")
+        // A batch never asks: its file is refused before any line is sent.
+        let lines = directory + "/lines.txt"
+        try "\(server.url("/get"))\n".write(toFile: lines, atomically: true, encoding: .utf8)
+        let batch = InProcessAF.run(["batch", ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", lines])
+        #expect(batch.status == 64)
+        #expect(batch.err == "af: error: \(lines):1: the private key in '\(key)' is encrypted, and af may not ask for its pass phrase with standard input ignored (-I, and on every line of af batch); give --cert-key-pass=PASS\n")
         #expect(server.requests.count == 1)
+        #expect(server.connections == 1)
+    }
+
+    /// A client certificate or key that the handshake could not load failed there (exit 7, in
+    /// OpenSSL's words, after connecting); now each is named before anything is sent.
+    @Test func clientCertificateFilesAreCheckedBeforeConnecting() throws {
+        let server = try server(try pki.issue(name: "mtls-files"), clientCA: pki.caCertificatePath)
+        let client = try pki.issue(name: "client-files", hosts: ["client"], client: true)
+        let other = try pki.issue(name: "client-other", hosts: ["other"], client: true)
+        let notPEM = directory + "/notes.txt"
+        try "hello\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+        let der = directory + "/client.der"
+        let pem = try String(contentsOfFile: client.certificatePath, encoding: .utf8)
+        let base64 = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        try #require(Data(base64Encoded: base64)).write(to: URL(fileURLWithPath: der))
+        let cases: [(arguments: [String], status: Int32, error: String)] = [
+            (["--cert=\(notPEM)"], 66, "cannot use '\(notPEM)' (from '--cert'): it holds no PEM certificate; name a file with a -----BEGIN CERTIFICATE----- block"),
+            (["--cert=\(der)", "--cert-key=\(client.keyPath)"], 66,
+             "cannot use '\(der)' (from '--cert'): it holds no PEM certificate; it looks like DER or PKCS#12, which af does not read: convert it (openssl x509 -inform DER -in FILE -out FILE.pem)"),
+            (["--cert=\(client.certificatePath)"], 66,
+             "cannot use '\(client.certificatePath)' (from '--cert'): it holds a certificate but no private key; give the key's file with --cert-key"),
+            (["--cert=\(client.certificatePath)", "--cert-key=\(notPEM)"], 66,
+             "cannot use '\(notPEM)' (from '--cert-key'): it holds no PEM private key; name a file with a -----BEGIN PRIVATE KEY----- block"),
+            (["--cert=\(client.certificatePath)", "--cert-key=\(other.keyPath)"], 66,
+             "cannot use '\(other.keyPath)' (from '--cert-key'): its private key is not the one of the certificate in '\(client.certificatePath)'; give the matching key"),
+            (["--cert-key=\(client.keyPath)"], 64, "--cert-key is the private key of a client certificate, and no --cert names one; add --cert=FILE"),
+            (["--cert-key-pass=x"], 64, "--cert-key-pass opens the private key of a client certificate, and no --cert names one; add --cert=FILE"),
+        ]
+        for (arguments, status, error) in cases {
+            let result = InProcessAF.run([ca] + arguments + [server.url("/get")])
+            #expect(result.status == status, "\(arguments)")
+            #expect(result.err == "af: error: \(error)\n")
+        }
+        // The key in the certificate's own file is found there.
+        let combined = directory + "/combined.pem"
+        try (pem + String(contentsOfFile: client.keyPath, encoding: .utf8)).write(toFile: combined, atomically: true, encoding: .utf8)
+        let accepted = InProcessAF.run([ca, "--cert=\(combined)", server.url("/get")])
+        #expect(accepted.status == 0, "\(accepted.err)")
+        #expect(server.connections == 1)
     }
 
     @Test func pinCommandHonoursResolve() throws {

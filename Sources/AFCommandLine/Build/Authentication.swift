@@ -51,7 +51,12 @@ enum Authentication {
         guard environment.stdinIsTerminal else {
             throw .usage("no password for '\(user)' and standard input is not a terminal to ask on; give -a \(user):PASSWORD")
         }
-        let question = "Password for \(user)@\(host): "
+        return readSecret(question: "Password for \(user)@\(host): ", environment: environment)
+    }
+
+    /// Asks `question` on standard error and reads one line from the terminal on standard
+    /// input with echo off.
+    static func readSecret(question: String, environment: Environment) -> String {
         let bytes = SilentTerminal.withEchoOff(on: environment.stdin) { () -> [UInt8] in
             _ = question.withCString { write(environment.stderr, $0, strlen($0)) }
             var bytes: [UInt8] = []

@@ -45,6 +45,24 @@ enum FileReading {
         return Array(withoutByteOrderMark(bytes[...]))
     }
 
+    /// A regular file's bytes as they are, at most `documentLimit` of them; nil when `path` is
+    /// not a regular file (a FIFO from `<(…)` has one reader, which must be the one that uses
+    /// it; a device may never end).
+    static func regularFile(atPath path: String, item: String) throws(CommandFailure) -> [UInt8]? {
+        // Looked at before opening: opening a named FIFO, even without reading, lets its writer
+        // write into a pipe whose bytes are dropped when af closes it again.
+        var before = stat()
+        guard stat(path, &before) == 0, (before.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return try readCapped(fd, path: path, item: item, limit: documentLimit) { limit in
+            "it is larger than \(Format.bytes(Int64(limit))), more than such a file ever needs"
+        }
+    }
+
     /// `bytes` without the UTF-8 byte order mark an editor may put at the start of a text
     /// file: the editor's, not the text's (JSON lets a reader ignore it; in a netrc or a batch
     /// line it would be part of the first word).

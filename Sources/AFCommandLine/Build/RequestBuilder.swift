@@ -351,7 +351,7 @@ enum RequestBuilder {
         options.proxy = proxySettings(settings, environment: environment)
         options.tls.clientCertificate = settings.cert
         options.tls.clientKey = settings.certKey
-        options.tls.clientKeyPassword = settings.certKeyPass
+        options.tls.clientKeyPassword = try ClientCertificateCheck.passPhrase(settings: settings, environment: environment)
         options.tls.minimumVersion = settings.ssl
         options.tls.ciphers = settings.ciphers
         return options

@@ -38,9 +38,6 @@ struct TrustConfiguration: Sendable {
             }
             extras.append(PinnedCertificatesTrustEvaluator(certificates: certificates))
         }
-        // Client credentials are checked before anything is sent, TLS or not (exit 66).
-        if let cert = settings.cert { try FileReading.checkReadable(cert, item: "--cert") }
-        if let key = settings.certKey { try FileReading.checkReadable(key, item: "--cert-key") }
         var base: any ServerTrustEvaluating = DefaultTrustEvaluator()
         var warning: String?
         var caBundle: String?

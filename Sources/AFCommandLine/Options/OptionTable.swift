@@ -337,11 +337,13 @@ public enum OptionTable {
                    }),
         OptionSpec(.insecure, "insecure", short: "k", group: .tls, help: "Same as --verify=no: do not verify certificates (prints a warning)",
                    binding: .custom(.flag, sample: nil) { settings, option in settings.verify = option.negated ? nil : "no" }),
-        OptionSpec(.cert, "cert", value: .required("FILE"), group: .tls, help: "Client certificate (PEM) for mutual TLS", completion: .file,
+        OptionSpec(.cert, "cert", value: .required("FILE"), group: .tls, help: "Client certificate (PEM) for mutual TLS",
+                   details: "Client certificate (PEM) for mutual TLS, with its private key in the same file unless --cert-key names another. Both are checked before anything is sent: a file with no PEM certificate or key, a key that is not the certificate's, or a pass phrase that does not decrypt it is exit 66; an encrypted key without --cert-key-pass is asked for on a terminal (exit 64 where af may not ask)",
+                   completion: .file,
                    binding: .text(\.cert, sample: "client.pem")),
         OptionSpec(.certKey, "cert-key", value: .required("FILE"), group: .tls, help: "Private key for --cert when it is a separate file", completion: .file,
                    binding: .text(\.certKey, sample: "client.key")),
-        OptionSpec(.certKeyPass, "cert-key-pass", value: .required("PASS"), group: .tls, help: "Pass phrase for the private key",
+        OptionSpec(.certKeyPass, "cert-key-pass", value: .required("PASS"), group: .tls, help: "Pass phrase for an encrypted private key (asked for on a terminal when not given)",
                    binding: .text(\.certKeyPass, nonEmpty: false)),
         OptionSpec(.ssl, "ssl", value: .required("VERSION"), group: .tls, help: "Minimum TLS version: tls1.2 or tls1.3",
                    completion: .choices(["tls1.2", "tls1.3"]),
@@ -499,6 +501,9 @@ public enum OptionTable {
         // Without a file the body was printed unchecked and af exited 0 whatever its digest.
         Requirement(option: .checksum, anyOf: [.download, .output],
                     message: "--checksum verifies what af saves; use it with --download or -o FILE (-o - checks what goes to standard output)"),
+        // libcurl ignores a key without a certificate: the request went out without one.
+        Requirement(option: .certKey, anyOf: [.cert], message: "--cert-key is the private key of a client certificate, and no --cert names one; add --cert=FILE"),
+        Requirement(option: .certKeyPass, anyOf: [.cert], message: "--cert-key-pass opens the private key of a client certificate, and no --cert names one; add --cert=FILE"),
     ]
 
     /// Looks up an option by its long name.

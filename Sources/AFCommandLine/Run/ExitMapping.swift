@@ -52,6 +52,8 @@ enum ExitMapping {
             return message + "; a CA bundle is a file of PEM certificates (or a directory of hashed ones): check --verify, or the variable that names it (" + TrustConfiguration.bundleVariables.joined(separator: ", ") + ")"
         case .unusableTrustFile(.crl):
             return message + "; --crl takes a PEM certificate revocation list"
+        case .unusableTrustFile(.clientIdentity):
+            return message + "; --cert and --cert-key take PEM files, and an encrypted key needs its pass phrase (--cert-key-pass)"
         case .connectTimedOut:
             return message + "; check the address, or raise --connect-timeout"
         case .handshakeTimedOut:

@@ -102,8 +102,8 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case untrustedCertificate(code: Int32, problem: TrustProblem)
         /// The TLS handshake failed for another reason (versions, ciphers, client certificate).
         case handshakeFailed
-        /// A file of the trust configuration could not be used before the handshake: the CA
-        /// bundle, or the CRL, is not what OpenSSL can load.
+        /// A file of the TLS configuration could not be used before the handshake: the CA
+        /// bundle, the CRL, or the client certificate or its key is not what OpenSSL can load.
         case unusableTrustFile(TrustFile)
         /// No connection within the connect timeout (or the total timeout).
         case connectTimedOut(limit: Double?)
@@ -141,6 +141,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case caBundle
         /// `RevocationTrustEvaluator.crlFile`: a PEM certificate revocation list.
         case crl
+        /// `TLSOptions.clientCertificate` and `clientKey`: PEM files, an encrypted key opened
+        /// by `clientKeyPassword`.
+        case clientIdentity
     }
 
     /// Why a certificate chain did not verify, in classes that call for different actions.

@@ -88,6 +88,10 @@ enum CurlErrorMapping {
             if code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CRL_BADFILE {
                 return failure(.tls, "TLS with \(authority) failed: \(detail)", .unusableTrustFile(code == CURLE_SSL_CRL_BADFILE ? .crl : .caBundle))
             }
+            if code == CURLE_SSL_CERTPROBLEM {
+                // libcurl's code for its own side: the client certificate or key did not load.
+                return failure(.tls, "TLS with \(authority) failed: \(detail)", .unusableTrustFile(.clientIdentity))
+            }
             if detail.containsBytes(of: "subject name") {
                 return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names other hosts (see 'af pin \(authority)')")
             }

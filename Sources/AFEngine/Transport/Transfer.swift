@@ -360,7 +360,11 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         }
         if let cert = tls.clientCertificate { try easy.set(CURLOPT_SSLCERT, copying: cert) }
         if let key = tls.clientKey { try easy.set(CURLOPT_SSLKEY, copying: key) }
-        if let password = tls.clientKeyPassword { try easy.set(CURLOPT_KEYPASSWD, copying: password) }
+        if tls.clientCertificate != nil || tls.clientKey != nil {
+            // Always a pass phrase, empty when none was given: without one OpenSSL asks on the
+            // terminal for an encrypted key's, which stops a script (or prompts mid-batch).
+            try easy.set(CURLOPT_KEYPASSWD, copying: tls.clientKeyPassword ?? "")
+        }
         try easy.set(CURLOPT_SSL_SESSIONID_CACHE, resumesTLSSessions)
         try easy.set(CURLOPT_SSL_CTX_DATA, pointer: context)
         try check(afcurl_easy_setopt_sslctx_cb(easy.raw, TLSHandshake.contextCallback))
