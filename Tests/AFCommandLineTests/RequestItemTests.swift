@@ -262,7 +262,16 @@ import Testing
         // libcurl as '//proxy:3128'.
         ("--proxy=http://proxy:3128", "'http://proxy:3128' for --proxy names no SCHEME for it: give all:http://proxy:3128 for every URL, or http: or https: before it"),
         ("--proxy=127.0.0.1:3128", "SCHEME is http, https or all (the URLs that go through the proxy), such as all:http://127.0.0.1:3128"),
-        ("--proxy=ftp:http://proxy:3128", "SCHEME is http, https or all"),
+        ("--proxy=ftp:http://proxy:3128", "SCHEME is http, https or all (the URLs that go through the proxy), such as all:http://proxy:3128"),
+        // The proxy's own URL, checked as libcurl reads it (these had been connection failures
+        // after the run started, and a scheme libcurl does not speak was tried as plain HTTP).
+        ("--proxy=http:ftp://proxy:21", "invalid value 'http:ftp://proxy:21' for --proxy: 'ftp' is no proxy scheme af can use: http, https, socks4, socks4a, socks5 or socks5h"),
+        ("--proxy=all:http://[::1:3128", "'[' without ']' around the proxy's IPv6 address"),
+        ("--proxy=all:http://[::1]3128", "only ':PORT' may follow the ']' of the proxy's address"),
+        ("--proxy=all:http://::1:3128", "an IPv6 address goes in brackets, as in http://[::1]:3128"),
+        ("--proxy=all:proxy:99999", "'99999' is not a port (1 to 65535)"),
+        ("--proxy=all:http://proxy:", "'' is not a port (1 to 65535)"),
+        ("--proxy=all:http://user@:3128", "no proxy host"),
     ])
     func badValues(argument: String, message: String) throws {
         let parsed = try ParsedArguments.parse([argument])
@@ -276,6 +285,15 @@ import Testing
 
     /// Entries libcurl takes: IPv4 and IPv6 (bare or bracketed), several addresses, `+` to
     /// time an entry out, `-HOST:PORT` to drop one, `*` for every host.
+    /// Proxy URLs libcurl takes: a scheme it speaks (or none), credentials, brackets, a path.
+    @Test(arguments: ["all:proxy", "http:proxy:3128", "all:HTTP://proxy:3128/", "all:socks5h://u:p@proxy:1080", "https:https://[::1]:8443",
+                      "all:socks4a://[fe80::1]", "http:http://user:p%40ss@proxy"])
+    func proxyURLsLibcurlTakes(value: String) throws {
+        var settings = Settings()
+        for option in try ParsedArguments.parse(["--proxy=" + value]).options { try settings.apply(option) }
+        #expect(settings.proxies == [value])
+    }
+
     @Test(arguments: ["a.test:80:127.0.0.1", "a.test:443:[::1]", "a.test:443:::1", "a.test:80:127.0.0.1,::1",
                       "+a.test:80:127.0.0.1", "-a.test:80", "*:80:127.0.0.1"])
     func resolveEntriesLibcurlTakes(entry: String) throws {

@@ -353,6 +353,11 @@ enum RequestBuilder {
         options.tls.clientKey = settings.certKey
         options.tls.clientKeyPassword = try ClientCertificateCheck.passPhrase(settings: settings, environment: environment)
         options.tls.minimumVersion = settings.ssl
+        if let ciphers = settings.ciphers, let refused = CipherSelection(ciphers).refusedList {
+            // The handshake would have failed on it after connecting (exit 7).
+            let (what, lister) = refused.hasPrefix("TLS_") ? ("TLS 1.3 suites", "openssl ciphers -s -tls1_3") : ("ciphers", "openssl ciphers")
+            throw .usage("invalid value '\(Quote.argument(ciphers))' for --ciphers: OpenSSL takes none of the \(what) '\(Quote.argument(refused))'; '\(lister)' lists those it knows")
+        }
         options.tls.ciphers = settings.ciphers
         return options
     }

@@ -389,7 +389,12 @@ public enum OptionTable {
                            throw .usage("'\(Quote.argument(value))' for \(option.spelling) names no SCHEME for it: give all:\(Quote.argument(value)) for every URL, or http: or https: before it")
                        }
                        guard ["http", "https", "all"].contains(scheme.lowercased()) else {
-                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): SCHEME is http, https or all (the URLs that go through the proxy), such as all:http://\(Quote.argument(value))")
+                           // `proxy:3128` (curl's HOST:PORT), or a URL after a wrong SCHEME.
+                           let example = url.containsBytes(of: "://") ? String(url) : "http://" + value
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): SCHEME is http, https or all (the URLs that go through the proxy), such as all:\(Quote.argument(example))")
+                       }
+                       if let problem = ProxyAddress.problem(String(url)) {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): \(problem)")
                        }
                        settings.proxies.append(value)
                    }),

@@ -23,6 +23,8 @@ public enum ClientIdentity {
     /// certificate's text) with `passPhrase`; nil when the handshake can use them. OpenSSL is
     /// never left to ask for a pass phrase on the terminal.
     public static func problem(certificate: [UInt8], key: [UInt8]?, passPhrase: String?) -> Problem? {
+        // OpenSSL set up as the transfers need it (no exit-time cleanup) before its first use.
+        CurlRuntime.ensureInitialized()
         defer { ERR_clear_error() }
         guard let x509 = withBIO(certificate, { PEM_read_bio_X509($0, nil, refusePassPhrase, nil) }) else {
             return .noCertificate(looksBinary: certificate.first == 0x30)

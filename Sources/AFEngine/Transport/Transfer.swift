@@ -352,11 +352,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         }
         if let ciphers = tls.ciphers {
             // OpenSSL configures TLS 1.3 suites (TLS_…) apart from the older cipher list.
-            let names = ciphers.split(whereSeparator: { $0 == ":" || $0 == "," || $0 == " " }).map(String.init)
-            let modern = names.filter { $0.hasPrefix("TLS_") }
-            let classic = names.filter { !$0.hasPrefix("TLS_") }
-            if !classic.isEmpty { try easy.set(CURLOPT_SSL_CIPHER_LIST, copying: classic.joined(separator: ":")) }
-            if !modern.isEmpty { try easy.set(CURLOPT_TLS13_CIPHERS, copying: modern.joined(separator: ":")) }
+            let selection = CipherSelection(ciphers)
+            if let classic = selection.classic { try easy.set(CURLOPT_SSL_CIPHER_LIST, copying: classic) }
+            if let modern = selection.modern { try easy.set(CURLOPT_TLS13_CIPHERS, copying: modern) }
         }
         if let cert = tls.clientCertificate { try easy.set(CURLOPT_SSLCERT, copying: cert) }
         if let key = tls.clientKey { try easy.set(CURLOPT_SSLKEY, copying: key) }

@@ -1,0 +1,47 @@
+/// The URL part of `--proxy SCHEME:URL`, checked as libcurl will read it, so that a proxy
+/// it cannot use is a usage error before anything is sent rather than a connection failure
+/// (a scheme it does not speak was even tried as a plain HTTP proxy).
+enum ProxyAddress {
+    /// The proxy schemes libcurl speaks; a URL without one is an HTTP proxy.
+    static let schemes = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
+
+    /// Why `url` cannot name a proxy, or nil when it can.
+    static func problem(_ url: String) -> String? {
+        var bytes = Array(url.utf8)[...]
+        if let offset = url.utf8Offset(of: "://") {
+            let scheme = String(decoding: bytes.prefix(offset), as: UTF8.self).lowercased()
+            guard schemes.contains(scheme) else {
+                return "'\(scheme)' is no proxy scheme af can use: \(schemes.dropLast().joined(separator: ", ")) or \(schemes.last ?? "")"
+            }
+            bytes = bytes.dropFirst(offset + 3)
+        }
+        var authority = bytes.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        if let at = authority.lastIndex(of: UInt8(ascii: "@")) { authority = authority[(at + 1)...] }
+        var port: ArraySlice<UInt8>?
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else {
+                return "'[' without ']' around the proxy's IPv6 address"
+            }
+            let after = authority[(close + 1)...]
+            if !after.isEmpty {
+                guard after.first == UInt8(ascii: ":") else { return "only ':PORT' may follow the ']' of the proxy's address" }
+                port = after.dropFirst()
+            }
+        } else {
+            let colons = authority.count { $0 == UInt8(ascii: ":") }
+            if colons > 1 { return "an IPv6 address goes in brackets, as in http://[::1]:3128" }
+            if let colon = authority.firstIndex(of: UInt8(ascii: ":")) {
+                port = authority[(colon + 1)...]
+                authority = authority[..<colon]
+            }
+            if authority.isEmpty { return "no proxy host" }
+        }
+        if let port {
+            let text = String(decoding: port, as: UTF8.self)
+            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let number = Int(text), (1...65535).contains(number)
+            else { return "'\(text)' is not a port (1 to 65535)" }
+        }
+        return nil
+    }
+}
