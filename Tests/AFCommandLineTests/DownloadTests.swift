@@ -134,6 +134,58 @@ import Testing
         #expect(requests[1].header("Accept-Encoding") == "identity")
     }
 
+    /// A resumed body that ended early within a matching Content-Length, short of the range
+    /// its Content-Range announced, was saved as the complete file (exit 0). Now the attempt
+    /// fails as a truncated body: retried and resumed from what arrived, and kept as `.part`
+    /// for a later `-c` when the retries run out.
+    @Test func aResumedBodyShortOfItsRangeIsNotSavedAsComplete() throws {
+        server.serveRangedFile(size: Self.size, answer: .shortBody(bytes: 100))
+        let part = directory + "/short.bin.part"
+        let whole = TestData.bytes(count: Self.size)
+        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
+        let result = InProcessAF.run(["-d", "-c", "--retry=2", "--retry-delay=0.1", "--output-dir", directory, server.url("/file/short.bin")])
+        #expect(result.status == 1)
+        #expect(result.err.hasSuffix("\naf: error: the resumed body ended 298700 bytes short of the range its Content-Range announced (bytes 1200-299999) (after 3 attempts); the partial download is in '\(part)' (1.3 KiB): run the same command with -c to resume\n"), "\(result.err)")
+        #expect(server.requests(to: "/file/short.bin").map { $0.header("Range") } == ["bytes=1000-", "bytes=1100-", "bytes=1200-"])
+        #expect(files() == ["short.bin.part"])
+        let kept = contents("short.bin.part") == Array(whole[0..<1300])
+        #expect(kept)
+        // Nothing was lost: an honest server finishes it.
+        server.serveRangedFile(size: Self.size)
+        #expect(InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/short.bin")]).status == 0)
+        let identical = contents("short.bin") == whole
+        #expect(identical)
+    }
+
+    /// A resumed body longer than its Content-Range: the bytes past the range are not kept, so
+    /// resuming continues where the range ended.
+    @Test func aResumedBodyPastItsRangeIsCutBack() throws {
+        server.serveRangedFile(size: Self.size, answer: .longBody(announcing: 100))
+        let part = directory + "/long.bin.part"
+        let whole = TestData.bytes(count: Self.size)
+        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
+        let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/long.bin")])
+        #expect(result.status == 1)
+        #expect(result.err.hasSuffix("\naf: error: the resumed body ran 298900 bytes past the range its Content-Range announced (bytes 1000-1099); they were not kept; the partial download is in '\(part)' (1.1 KiB): run the same command with -c to resume\n"), "\(result.err)")
+        let kept = contents("long.bin.part") == Array(whole[0..<1100])
+        #expect(kept)
+    }
+
+    /// RFC 9110 §14.4: a Content-Range that ends before it starts, or at or past the length it
+    /// gives, is invalid and its content ignored; af appended it.
+    @Test(arguments: ["bytes 1000-999/300000", "bytes 1000-299999/5000"])
+    func anInvalidContentRangeIsRefused(value: String) throws {
+        server.serveRangedFile(size: Self.size, answer: .contentRange(value))
+        let part = directory + "/invalid.bin.part"
+        let whole = TestData.bytes(count: Self.size)
+        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
+        let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/invalid.bin")])
+        #expect(result.status == 9)
+        #expect(result.err.hasSuffix("\naf: error: the server resumed with an invalid range ('Content-Range: \(value)'); '\(part)' was kept as it was (1000 bytes): try again later, or remove it to start over\n"), "\(result.err)")
+        let kept = contents("invalid.bin.part") == Array(whole[0..<1000])
+        #expect(kept)
+    }
+
     @Test func serverIgnoringTheRangeRestartsWithANotice() throws {
         server.serveRangedFile(size: Self.size, ignoreRange: true)
         let part = directory + "/again.bin.part"

@@ -129,6 +129,11 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         }
     }
 
+    func bodyDidEnd() -> AFError? {
+        if case .forward(let sink) = target { return sink.bodyDidEnd() }
+        return nil
+    }
+
     func rollback() {
         state.withLock { state in
             state.openHead = nil

@@ -343,6 +343,7 @@ public final class Request: Sendable, TransferDelegate {
             } else if let validation, let failure = validation.validate(head) {
                 error = failure
             }
+            if error == nil { error = sink.bodyDidEnd() }
         }
         attempt.error = error
         record(attempt)

@@ -10,11 +10,21 @@ public protocol ResponseBodySink: AnyObject, Sendable {
     func open(_ head: ResponseHead, attempt: Int) throws(AFError)
     /// The next decoded bytes of the body. Throwing fails the attempt.
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError)
+    /// The attempt's body ended where the transport's framing said it would. Returning an
+    /// error fails the attempt as a transport failure would (the retrier decides about it):
+    /// a body that is complete by its framing yet not what its head promised. A sink that
+    /// hands the body on to another asks that one.
+    func bodyDidEnd() -> AFError?
     /// The attempt whose body was being written failed and will be retried.
     func rollback()
     /// The request has ended; `error` is what ended it, if anything. Returns the error to
     /// report, which may be a new one (a checksum mismatch, a failed rename).
     func finish(error: AFError?) -> AFError?
+}
+
+extension ResponseBodySink {
+    /// Nothing more to check: the framing decides.
+    public func bodyDidEnd() -> AFError? { nil }
 }
 
 /// A sink that keeps the body in memory, for callers that want the bytes (tests, reports).

@@ -81,6 +81,10 @@ public final class DownloadSink: ResponseBodySink {
         var startOffset: Int64 = 0
         var resumedFrom: Int64 = 0
         var expectedTotal: Int64?
+        /// The size the `.part` file has when a resumed (206) body ends where its
+        /// `Content-Range` says it does; nil for a whole (200) body, which libcurl's framing
+        /// checks.
+        var rangeEnd: Int64?
         var digest: Digest?
         /// Whether the digest covers every byte now in the `.part` file.
         var digestCurrent = true
@@ -273,8 +277,10 @@ public final class DownloadSink: ResponseBodySink {
             } else if let modified = head.headers.value(for: .lastModified) {
                 state.validator = modified
             }
+            state.rangeEnd = nil
             if head.status == 206, state.written > 0 {
-                let range = Self.contentRange(head.headers.value(for: .contentRange))
+                let value = head.headers.value(for: .contentRange)
+                let range = Self.contentRange(value)
                 guard let range, range.start == state.written else {
                     let told = range.map { "byte \($0.start)" } ?? "an unknown position"
                     throw .output(OutputFailure(
@@ -282,7 +288,16 @@ public final class DownloadSink: ResponseBodySink {
                         message: "the server resumed at \(told) but '\(part)' holds \(state.written) bytes; remove it to start over"
                     ))
                 }
-                state.expectedTotal = range.total
+                // RFC 9110 §14.4: a range that ends before it starts, or at or past the length
+                // it gives, is invalid, and its content must be ignored.
+                guard range.end >= range.start, range.total.map({ $0 > range.end }) ?? true else {
+                    throw .output(OutputFailure(
+                        kind: .resumeRefused,
+                        message: "the server resumed with an invalid range ('Content-Range: \(value ?? "")'); '\(part)' was kept as it was (\(state.written) bytes): try again later, or remove it to start over"
+                    ))
+                }
+                state.rangeEnd = range.end + 1
+                state.expectedTotal = range.total ?? range.end + 1
                 // O_NOFOLLOW: a `.part` planted as a symbolic link must not redirect the bytes.
                 state.fd = Glibc.open(part, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
                 if state.fd >= 0, !state.digestCurrent, let digest = state.digest {
@@ -329,6 +344,39 @@ public final class DownloadSink: ResponseBodySink {
             }
             state.digest?.update(bytes)
             state.written += Int64(bytes.count)
+        }
+    }
+
+    /// A resumed body must end where its `Content-Range` said: a server that closed it early
+    /// within a correct `Content-Length` left a file short of the resource, which was saved
+    /// as complete. Short, the attempt fails as a truncated body (retried, and resumed from
+    /// what arrived); long, the bytes past the range are cut off the `.part` file again, so
+    /// that resuming continues from where the range ended, and the attempt fails.
+    public func bodyDidEnd() -> AFError? {
+        state.withLock { state -> AFError? in
+            guard state.savedThisResponse, !state.inPlace, state.fd >= 0, let end = state.rangeEnd, state.written != end else { return nil }
+            let range = "bytes \(state.startOffset)-\(end - 1)"
+            if state.written < end {
+                return .transport(TransportFailure(
+                    kind: .truncatedBody,
+                    message: "the resumed body ended \(end - state.written) bytes short of the range its Content-Range announced (\(range))",
+                    curlCode: 0
+                ))
+            }
+            let extra = state.written - end
+            var code = state.pending.drain(to: state.fd)
+            if code == 0, ftruncate(state.fd, off_t(end)) != 0 { code = errno }
+            guard code == 0 else {
+                Self.resynchronise(&state)
+                return writeFailure(code, state)
+            }
+            state.written = end
+            state.digestCurrent = false
+            return .transport(TransportFailure(
+                kind: .malformedResponse,
+                message: "the resumed body ran \(extra) bytes past the range its Content-Range announced (\(range)); they were not kept",
+                curlCode: 0
+            ))
         }
     }
 
@@ -481,13 +529,16 @@ public final class DownloadSink: ResponseBodySink {
         return Int64(value.dropFirst(8).trimmingCharacters(in: " \t"))
     }
 
-    static func contentRange(_ value: String?) -> (start: Int64, total: Int64?)? {
+    /// `FIRST`, `LAST` and `LENGTH` (nil for `*`) of `Content-Range: bytes FIRST-LAST/LENGTH`.
+    static func contentRange(_ value: String?) -> (start: Int64, end: Int64, total: Int64?)? {
         guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = value.dropFirst(6)
         let parts = spec.split(byte: UInt8(ascii: "/"), maxSplits: 1)
-        guard let range = parts.first, let start = range.split(byte: UInt8(ascii: "-")).first.flatMap({ Int64($0) }) else { return nil }
+        guard let range = parts.first else { return nil }
+        let bounds = range.split(byte: UInt8(ascii: "-"), maxSplits: 1)
+        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]) else { return nil }
         let total = parts.count > 1 ? Int64(parts[1]) : nil
-        return (start, total)
+        return (start, end, total)
     }
 
     static func join(_ directory: String, _ name: String) -> String {
