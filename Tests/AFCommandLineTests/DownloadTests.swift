@@ -173,6 +173,19 @@ import Testing
 
     /// RFC 9110 §14.4: a Content-Range that ends before it starts, or at or past the length it
     /// gives, is invalid and its content ignored; af appended it.
+    /// Asked for all the rest, a server sent one range of it: the file is not whole, so the
+    /// attempt fails as a truncated body and a retry resumes from where that range ended.
+    @Test func aResumedRangeShortOfTheResourceIsResumedAgain() throws {
+        server.serveRangedFile(size: Self.size, answer: .contentRange("bytes 1000-299999/300010"))
+        let part = directory + "/capped.bin.part"
+        let whole = TestData.bytes(count: Self.size)
+        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
+        let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/capped.bin")])
+        #expect(result.status == 1)
+        #expect(result.err.hasSuffix("\naf: error: the server resumed with bytes 1000-299999 of the resource's 300010 bytes, not all the rest; the partial download is in '\(part)' (293.0 KiB): run the same command with -c to resume\n"), "\(result.err)")
+        #expect(files() == ["capped.bin.part"])
+    }
+
     @Test(arguments: ["bytes 1000-999/300000", "bytes 1000-299999/5000"])
     func anInvalidContentRangeIsRefused(value: String) throws {
         server.serveRangedFile(size: Self.size, answer: .contentRange(value))

@@ -351,11 +351,22 @@ public final class DownloadSink: ResponseBodySink {
     /// within a correct `Content-Length` left a file short of the resource, which was saved
     /// as complete. Short, the attempt fails as a truncated body (retried, and resumed from
     /// what arrived); long, the bytes past the range are cut off the `.part` file again, so
-    /// that resuming continues from where the range ended, and the attempt fails.
+    /// that resuming continues from where the range ended, and the attempt fails. A range
+    /// that ends before the resource does (the request asked for all the rest) fails as a
+    /// truncated body too.
     public func bodyDidEnd() -> AFError? {
         state.withLock { state -> AFError? in
-            guard state.savedThisResponse, !state.inPlace, state.fd >= 0, let end = state.rangeEnd, state.written != end else { return nil }
+            guard state.savedThisResponse, !state.inPlace, state.fd >= 0, let end = state.rangeEnd else { return nil }
             let range = "bytes \(state.startOffset)-\(end - 1)"
+            if state.written == end {
+                // Asked for everything from the offset on, given less: the file is not whole.
+                guard let total = state.expectedTotal, end < total else { return nil }
+                return .transport(TransportFailure(
+                    kind: .truncatedBody,
+                    message: "the server resumed with \(range) of the resource's \(total) bytes, not all the rest",
+                    curlCode: 0
+                ))
+            }
             if state.written < end {
                 return .transport(TransportFailure(
                     kind: .truncatedBody,
