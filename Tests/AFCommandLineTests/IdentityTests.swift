@@ -222,6 +222,14 @@ import Testing
             #expect(twoLines.status == 1, "\(command)")
             #expect(twoLines.err == "af: error: --auth-cmd '\(command)' printed more than one line\n")
         }
+        // Output without end was read into memory until af was killed (`yes` crashed it
+        // under a memory limit); now the command is stopped past 64 KiB.
+        let endless = InProcessAF.run(["--auth-cmd", "yes", server.url("/bearer")])
+        #expect(endless.status == 1)
+        #expect(endless.err == "af: error: --auth-cmd 'yes' printed more than 64.0 KiB and was stopped; it should print one line, the token\n")
+        // A flood on standard error keeps only its start (its first line is the message).
+        let noisy = InProcessAF.run(["--auth-cmd", "yes denied | head -c 5000000 >&2; exit 4", server.url("/bearer")])
+        #expect(noisy.err == "af: error: --auth-cmd 'yes denied | head -c 5000000 >&2; exit 4' exited with status 4: denied; run it yourself to see why\n")
         #expect(server.requests.isEmpty)
     }
 

@@ -9,11 +9,17 @@ enum Subprocess {
         var status: Int32
         var stdout: [UInt8]
         var stderr: [UInt8]
+        /// Standard output went past its limit: the command was stopped, `stdout` holds the
+        /// first bytes only.
+        var overflowed = false
     }
 
     /// Runs `/bin/sh -c command` with standard input from /dev/null, default signal
-    /// dispositions and an empty signal mask; nil when it cannot be started.
-    static func shell(_ command: String, environment: [String: String]) -> Outcome? {
+    /// dispositions and an empty signal mask; nil when it cannot be started. At most
+    /// `outputLimit` bytes of standard output are read: a command that prints more (`yes`)
+    /// is stopped, rather than filling af's memory until it is killed. Of standard error the
+    /// first `errorLimit` bytes are kept (the rest is read and dropped).
+    static func shell(_ command: String, environment: [String: String], outputLimit: Int = 1 << 20, errorLimit: Int = 4096) -> Outcome? {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { return nil }
@@ -54,24 +60,36 @@ enum Subprocess {
         var err: [UInt8] = []
         var open: [Int32] = [outPipe[0], errPipe[0]]
         var buffer = [UInt8](repeating: 0, count: 8192)
-        while !open.isEmpty {
+        var overflowed = false
+        while !open.isEmpty, !overflowed {
             var descriptors = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { break }
             for descriptor in descriptors where descriptor.revents != 0 {
                 let count = read(descriptor.fd, &buffer, buffer.count)
                 if count > 0 {
-                    if descriptor.fd == outPipe[0] { out += buffer[0..<count] } else { err += buffer[0..<count] }
+                    if descriptor.fd == outPipe[0] {
+                        out += buffer[0..<min(count, outputLimit + 1 - out.count)]
+                        overflowed = out.count > outputLimit
+                    } else if err.count < errorLimit {
+                        err += buffer[0..<min(count, errorLimit - err.count)]
+                    }
                 } else if count == 0 || errno != EINTR {
                     close(descriptor.fd)
                     open.removeAll { $0 == descriptor.fd }
                 }
             }
         }
+        if overflowed {
+            // What the shell started writes into a pipe nobody reads any more, and ends on
+            // SIGPIPE; the shell itself is stopped.
+            for fd in open { close(fd) }
+            kill(pid, SIGKILL)
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         let exited = (status & 0x7F) == 0
         let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Outcome(status: code, stdout: out, stderr: err)
+        return Outcome(status: code, stdout: out, stderr: err, overflowed: overflowed)
     }
 }
 
@@ -88,9 +106,16 @@ struct CommandTokenProvider: TokenProvider {
         }
     }
 
+    /// The most a token command may print: far more than any token (a large JWT is a few
+    /// kilobytes), far less than what would strain memory or a server's header limits.
+    static let tokenLimit = 64 << 10
+
     static func fetch(_ command: String, environment: [String: String]) -> Result<String, AFError> {
-        guard let outcome = Subprocess.shell(command, environment: environment) else {
+        guard let outcome = Subprocess.shell(command, environment: environment, outputLimit: tokenLimit) else {
             return .failure(.adaptationFailed(reason: "cannot run --auth-cmd '\(command)' with /bin/sh"))
+        }
+        guard !outcome.overflowed else {
+            return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' printed more than \(Format.bytes(Int64(tokenLimit))) and was stopped; it should print one line, the token"))
         }
         let token = String(decoding: outcome.stdout, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
         guard outcome.status == 0 else {
