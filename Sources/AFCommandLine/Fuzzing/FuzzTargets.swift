@@ -17,6 +17,7 @@ package enum FuzzTargets {
         ("inflate", EngineFuzzing.inflate),
         ("content-disposition", contentDisposition),
         ("retry-after", retryAfter),
+        ("content-range", contentRange),
         ("config", config),
         ("session", session),
         ("trust-policy", trustPolicy),
@@ -171,6 +172,11 @@ package enum FuzzTargets {
             let scheme = meant.hasPrefix("https://") ? 8 : meant.hasPrefix("http://") ? 7 : 0
             precondition(scheme > 0 && text.hasSuffix(String(decoding: meant.utf8.dropFirst(scheme), as: UTF8.self)),
                          "a scheme correction of \(text.prefix(100)) gave \(meant.prefix(100))")
+        }
+        // A proxy URL af lets through names a scheme libcurl speaks as a proxy, or none.
+        if ProxyAddress.problem(text) == nil, let offset = text.utf8Offset(of: "://") {
+            let scheme = String(decoding: text.utf8.prefix(offset), as: UTF8.self).lowercased()
+            precondition(ProxyAddress.schemes.contains(scheme), "a proxy URL with the scheme \(scheme.prefix(40)) passed")
         }
         // A URL read without libcurl's parser is the URL libcurl's parser reads, part by part.
         for candidate in [text, "http://" + text, "http://h/" + text, "https://127.0.0.1:8080/?" + text] {
@@ -410,6 +416,28 @@ package enum FuzzTargets {
     }
 
     /// `Retry-After` and HTTP dates: never trap, and a delay is finite and not negative.
+    /// A resumed download's `Content-Range`, at an offset the first eight bytes give: a range
+    /// to append starts at the offset and ends after it, within the length it gives, and reads
+    /// the same when written out again; one that starts elsewhere says where, unless unread.
+    static func contentRange(_ data: [UInt8]) {
+        var offset: Int64 = 0
+        for byte in data.prefix(8) { offset = offset << 8 | Int64(byte) }
+        offset = offset & Int64.max
+        let value = String(decoding: data.dropFirst(8).prefix(1024), as: UTF8.self)
+        for at in [offset, 1000] {
+            switch DownloadSink.resumedRange(value, offset: at) {
+            case .appendable(let end, let total):
+                precondition(end > at && total.map { $0 >= end } ?? true, "appended \(at)..<\(end) of \(String(describing: total))")
+                let again = "bytes \(at)-\(end - 1)/\(total.map(String.init) ?? "*")"
+                precondition(DownloadSink.resumedRange(again, offset: at) == .appendable(end: end, total: total), "\(again) reads otherwise")
+            case .otherStart(let start):
+                precondition(start != at, "a range at the offset read as starting elsewhere")
+            case .invalid:
+                break
+            }
+        }
+    }
+
     static func retryAfter(_ data: [UInt8]) {
         let text = String(decoding: data.prefix(1024), as: UTF8.self)
         if let seconds = RetryPolicy.retryAfterSeconds(text) {

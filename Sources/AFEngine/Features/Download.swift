@@ -280,24 +280,22 @@ public final class DownloadSink: ResponseBodySink {
             state.rangeEnd = nil
             if head.status == 206, state.written > 0 {
                 let value = head.headers.value(for: .contentRange)
-                let range = Self.contentRange(value)
-                guard let range, range.start == state.written else {
-                    let told = range.map { "byte \($0.start)" } ?? "an unknown position"
+                switch Self.resumedRange(value, offset: state.written) {
+                case .appendable(let end, let total):
+                    state.rangeEnd = end
+                    state.expectedTotal = total ?? end
+                case .otherStart(let start):
+                    let told = start.map { "byte \($0)" } ?? "an unknown position"
                     throw .output(OutputFailure(
                         kind: .resumeRefused,
                         message: "the server resumed at \(told) but '\(part)' holds \(state.written) bytes; remove it to start over"
                     ))
-                }
-                // RFC 9110 §14.4: a range that ends before it starts, or at or past the length
-                // it gives, is invalid, and its content must be ignored.
-                guard range.end >= range.start, range.total.map({ $0 > range.end }) ?? true else {
+                case .invalid:
                     throw .output(OutputFailure(
                         kind: .resumeRefused,
                         message: "the server resumed with an invalid range ('Content-Range: \(value ?? "")'); '\(part)' was kept as it was (\(state.written) bytes): try again later, or remove it to start over"
                     ))
                 }
-                state.rangeEnd = range.end + 1
-                state.expectedTotal = range.total ?? range.end + 1
                 // O_NOFOLLOW: a `.part` planted as a symbolic link must not redirect the bytes.
                 state.fd = Glibc.open(part, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
                 if state.fd >= 0, !state.digestCurrent, let digest = state.digest {
@@ -540,16 +538,46 @@ public final class DownloadSink: ResponseBodySink {
         return Int64(value.dropFirst(8).trimmingCharacters(in: " \t"))
     }
 
-    /// `FIRST`, `LAST` and `LENGTH` (nil for `*`) of `Content-Range: bytes FIRST-LAST/LENGTH`.
-    static func contentRange(_ value: String?) -> (start: Int64, end: Int64, total: Int64?)? {
-        guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
-        let spec = value.dropFirst(6)
-        let parts = spec.split(byte: UInt8(ascii: "/"), maxSplits: 1)
-        guard let range = parts.first else { return nil }
-        let bounds = range.split(byte: UInt8(ascii: "-"), maxSplits: 1)
-        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]) else { return nil }
-        let total = parts.count > 1 ? Int64(parts[1]) : nil
-        return (start, end, total)
+    /// What a 206 answer's `Content-Range` means for a download resumed at `offset`.
+    package enum ResumedRange: Equatable {
+        /// Its body goes on the end of the file, which then has `end` bytes; `total` is the
+        /// resource's length when the server gave it.
+        case appendable(end: Int64, total: Int64?)
+        /// The range starts elsewhere (nil: no range could be read).
+        case otherStart(Int64?)
+        /// A range that ends before it starts, or at or past the length it gives (RFC 9110
+        /// §14.4: invalid, its content ignored), or that no file could reach.
+        case invalid
+    }
+
+    /// Reads `bytes FIRST-LAST/LENGTH` (LENGTH may be `*`): decimal digits only, so a sign, a
+    /// space inside or a number beyond 64 bits reads as no range at all.
+    package static func resumedRange(_ value: String?, offset: Int64) -> ResumedRange {
+        guard let value else { return .otherStart(nil) }
+        var text = value.utf8[...]
+        while let first = text.first, first == 32 || first == 9 { text = text.dropFirst() }
+        while let last = text.last, last == 32 || last == 9 { text = text.dropLast() }
+        let unit = Array("bytes ".utf8)
+        guard text.count > unit.count, zip(text.prefix(unit.count), unit).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { return .otherStart(nil) }
+        text = text.dropFirst(unit.count)
+        func number(_ digits: Substring.UTF8View.SubSequence) -> Int64? {
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+            return Int64(String(decoding: digits, as: UTF8.self))
+        }
+        guard let dash = text.firstIndex(of: UInt8(ascii: "-")), let slash = text.firstIndex(of: UInt8(ascii: "/")), dash < slash,
+              let first = number(text[..<dash]), let last = number(text[text.index(after: dash)..<slash])
+        else { return .otherStart(nil) }
+        let length = text[text.index(after: slash)...]
+        let total: Int64?
+        if length.elementsEqual("*".utf8) {
+            total = nil
+        } else {
+            guard let given = number(length) else { return .otherStart(nil) }
+            total = given
+        }
+        guard first == offset else { return .otherStart(first) }
+        guard last >= first, last < Int64.max, total.map({ $0 > last }) ?? true else { return .invalid }
+        return .appendable(end: last + 1, total: total)
     }
 
     static func join(_ directory: String, _ name: String) -> String {
