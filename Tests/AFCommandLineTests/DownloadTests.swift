@@ -134,16 +134,23 @@ import Testing
         #expect(requests[1].header("Accept-Encoding") == "identity")
     }
 
+    /// The first 1,000 bytes of `name` as its `.part`, resumed (`-d -c`, and `options`) from a
+    /// server that answers ranges with `answer`; the run, the `.part` path and the whole file.
+    private func resume(_ name: String, answer: RangeAnswer, options: [String] = []) -> (result: AFResult, part: String, whole: [UInt8]) {
+        server.serveRangedFile(size: Self.size, answer: answer)
+        let part = directory + "/" + name + ".part"
+        let whole = TestData.bytes(count: Self.size)
+        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
+        let result = InProcessAF.run(["-d", "-c"] + options + ["--output-dir", directory, server.url("/file/" + name)])
+        return (result, part, whole)
+    }
+
     /// A resumed body that ended early within a matching Content-Length, short of the range
     /// its Content-Range announced, was saved as the complete file (exit 0). Now the attempt
     /// fails as a truncated body: retried and resumed from what arrived, and kept as `.part`
     /// for a later `-c` when the retries run out.
     @Test func aResumedBodyShortOfItsRangeIsNotSavedAsComplete() throws {
-        server.serveRangedFile(size: Self.size, answer: .shortBody(bytes: 100))
-        let part = directory + "/short.bin.part"
-        let whole = TestData.bytes(count: Self.size)
-        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
-        let result = InProcessAF.run(["-d", "-c", "--retry=2", "--retry-delay=0.1", "--output-dir", directory, server.url("/file/short.bin")])
+        let (result, part, whole) = resume("short.bin", answer: .shortBody(bytes: 100), options: ["--retry=2", "--retry-delay=0.1"])
         #expect(result.status == 1)
         #expect(result.err.hasSuffix("\naf: error: the resumed body ended 298700 bytes short of the range its Content-Range announced (bytes 1200-299999) (after 3 attempts); the partial download is in '\(part)' (1.3 KiB): run the same command with -c to resume\n"), "\(result.err)")
         #expect(server.requests(to: "/file/short.bin").map { $0.header("Range") } == ["bytes=1000-", "bytes=1100-", "bytes=1200-"])
@@ -160,39 +167,27 @@ import Testing
     /// A resumed body longer than its Content-Range: the bytes past the range are not kept, so
     /// resuming continues where the range ended.
     @Test func aResumedBodyPastItsRangeIsCutBack() throws {
-        server.serveRangedFile(size: Self.size, answer: .longBody(announcing: 100))
-        let part = directory + "/long.bin.part"
-        let whole = TestData.bytes(count: Self.size)
-        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
-        let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/long.bin")])
+        let (result, part, whole) = resume("long.bin", answer: .longBody(announcing: 100))
         #expect(result.status == 1)
         #expect(result.err.hasSuffix("\naf: error: the resumed body ran 298900 bytes past the range its Content-Range announced (bytes 1000-1099); they were not kept; the partial download is in '\(part)' (1.1 KiB): run the same command with -c to resume\n"), "\(result.err)")
         let kept = contents("long.bin.part") == Array(whole[0..<1100])
         #expect(kept)
     }
 
-    /// RFC 9110 §14.4: a Content-Range that ends before it starts, or at or past the length it
-    /// gives, is invalid and its content ignored; af appended it.
     /// Asked for all the rest, a server sent one range of it: the file is not whole, so the
     /// attempt fails as a truncated body and a retry resumes from where that range ended.
     @Test func aResumedRangeShortOfTheResourceIsResumedAgain() throws {
-        server.serveRangedFile(size: Self.size, answer: .contentRange("bytes 1000-299999/300010"))
-        let part = directory + "/capped.bin.part"
-        let whole = TestData.bytes(count: Self.size)
-        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
-        let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/capped.bin")])
+        let (result, part, _) = resume("capped.bin", answer: .contentRange("bytes 1000-299999/300010"))
         #expect(result.status == 1)
         #expect(result.err.hasSuffix("\naf: error: the server resumed with bytes 1000-299999 of the resource's 300010 bytes, not all the rest; the partial download is in '\(part)' (293.0 KiB): run the same command with -c to resume\n"), "\(result.err)")
         #expect(files() == ["capped.bin.part"])
     }
 
+    /// RFC 9110 §14.4: a Content-Range that ends before it starts, or at or past the length it
+    /// gives, is invalid and its content ignored; af appended it.
     @Test(arguments: ["bytes 1000-999/300000", "bytes 1000-299999/5000"])
     func anInvalidContentRangeIsRefused(value: String) throws {
-        server.serveRangedFile(size: Self.size, answer: .contentRange(value))
-        let part = directory + "/invalid.bin.part"
-        let whole = TestData.bytes(count: Self.size)
-        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
-        let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/invalid.bin")])
+        let (result, part, whole) = resume("invalid.bin", answer: .contentRange(value))
         #expect(result.status == 9)
         #expect(result.err.hasSuffix("\naf: error: the server resumed with an invalid range ('Content-Range: \(value)'); '\(part)' was kept as it was (1000 bytes): try again later, or remove it to start over\n"), "\(result.err)")
         let kept = contents("invalid.bin.part") == Array(whole[0..<1000])

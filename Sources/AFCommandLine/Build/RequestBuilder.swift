@@ -353,9 +353,12 @@ enum RequestBuilder {
         options.tls.clientKey = settings.certKey
         options.tls.clientKeyPassword = try ClientCertificateCheck.passPhrase(settings: settings, environment: environment)
         options.tls.minimumVersion = settings.ssl
-        if let ciphers = settings.ciphers, let refused = CipherSelection(ciphers).refusedList {
+        if let ciphers = settings.ciphers, let refusal = CipherSelection(ciphers).refusal {
             // The handshake would have failed on it after connecting (exit 7).
-            let (what, lister) = refused.hasPrefix("TLS_") ? ("TLS 1.3 suites", "openssl ciphers -s -tls1_3") : ("ciphers", "openssl ciphers")
+            let (what, refused, lister) = switch refusal {
+            case .classic(let list): ("ciphers", list, "openssl ciphers")
+            case .modern(let list): ("TLS 1.3 suites", list, "openssl ciphers -s -tls1_3")
+            }
             throw .usage("invalid value '\(Quote.argument(ciphers))' for --ciphers: OpenSSL takes none of the \(what) '\(Quote.argument(refused))'; '\(lister)' lists those it knows")
         }
         options.tls.ciphers = settings.ciphers
