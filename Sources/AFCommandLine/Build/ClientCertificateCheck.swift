@@ -11,14 +11,15 @@ enum ClientCertificateCheck {
     /// readability and left to the handshake.
     static func passPhrase(settings: Settings, environment: Environment) throws(CommandFailure) -> String? {
         guard let certificatePath = settings.cert else { return settings.certKeyPass }
-        try FileReading.checkReadable(certificatePath, item: "--cert")
-        if let keyPath = settings.certKey { try FileReading.checkReadable(keyPath, item: "--cert-key") }
-        guard let certificate = try FileReading.regularFile(atPath: certificatePath, item: "--cert") else { return settings.certKeyPass }
+        // Each file is looked at and read once; one af cannot read ahead is still checked for
+        // readability, and then the handshake has the last word.
+        let certificate = try FileReading.regularFile(atPath: certificatePath, item: "--cert")
         var key: [UInt8]?
         if let keyPath = settings.certKey {
-            guard let bytes = try FileReading.regularFile(atPath: keyPath, item: "--cert-key") else { return settings.certKeyPass }
-            key = bytes
+            key = try FileReading.regularFile(atPath: keyPath, item: "--cert-key")
+            if key == nil { return settings.certKeyPass }
         }
+        guard let certificate else { return settings.certKeyPass }
         let keyPath = settings.certKey ?? certificatePath
         let keyItem = settings.certKey == nil ? "--cert" : "--cert-key"
         var passPhrase = settings.certKeyPass

@@ -46,13 +46,17 @@ enum FileReading {
     }
 
     /// A regular file's bytes as they are, at most `documentLimit` of them; nil when `path` is
-    /// not a regular file (a FIFO from `<(…)` has one reader, which must be the one that uses
-    /// it; a device may never end).
+    /// a readable file of another kind (a FIFO from `<(…)` has one reader, which must be the
+    /// one that uses it; a device may never end). A path that cannot be read, or a directory,
+    /// fails as `checkReadable` fails it.
     static func regularFile(atPath path: String, item: String) throws(CommandFailure) -> [UInt8]? {
         // Looked at before opening: opening a named FIFO, even without reading, lets its writer
         // write into a pipe whose bytes are dropped when af closes it again.
         var before = stat()
-        guard stat(path, &before) == 0, (before.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard stat(path, &before) == 0, (before.st_mode & S_IFMT) == S_IFREG else {
+            try checkReadable(path, item: item)
+            return nil
+        }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
         defer { close(fd) }

@@ -19,7 +19,7 @@ enum Subprocess {
     /// `outputLimit` bytes of standard output are read: a command that prints more (`yes`)
     /// is stopped, rather than filling af's memory until it is killed. Of standard error the
     /// first `errorLimit` bytes are kept (the rest is read and dropped).
-    static func shell(_ command: String, environment: [String: String], outputLimit: Int = 1 << 20, errorLimit: Int = 4096) -> Outcome? {
+    static func shell(_ command: String, environment: [String: String], outputLimit: Int, errorLimit: Int = 4096) -> Outcome? {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { return nil }

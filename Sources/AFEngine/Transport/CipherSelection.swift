@@ -29,7 +29,7 @@ public struct CipherSelection: Sendable, Equatable {
     /// Which list OpenSSL would refuse when the transfer sets it up (the handshake would fail
     /// before a byte is sent), or nil when it takes both. OpenSSL refuses a list in which it
     /// knows no name at all; names it does not know beside ones it knows are passed over.
-    public var refusal: Refusal? {
+    public func refusal() -> Refusal? {
         CurlRuntime.ensureInitialized()
         guard let method = TLS_client_method(), let context = SSL_CTX_new(method) else { return nil }
         defer {
