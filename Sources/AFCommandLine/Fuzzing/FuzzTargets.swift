@@ -18,6 +18,7 @@ package enum FuzzTargets {
         ("content-disposition", contentDisposition),
         ("retry-after", retryAfter),
         ("content-range", contentRange),
+        ("client-identity", clientIdentity),
         ("config", config),
         ("session", session),
         ("trust-policy", trustPolicy),
@@ -436,6 +437,22 @@ package enum FuzzTargets {
                 break
             }
         }
+    }
+
+    /// A `--cert` file and a `--cert-key` file (split where the first two bytes say) read with
+    /// and without a pass phrase: never a trap, OpenSSL never asks for one, a key is called
+    /// encrypted only when no pass phrase was given and wrongly opened only when one was.
+    static func clientIdentity(_ data: [UInt8]) {
+        guard data.count >= 2 else { return }
+        let body = Array(data.dropFirst(2).prefix(64 << 10))
+        let split = min(body.count, Int(data[0]) << 8 | Int(data[1]))
+        let certificate = Array(body[..<split])
+        let key = split == body.count ? nil : Array(body[split...])
+        let unasked = ClientIdentity.problem(certificate: certificate, key: key, passPhrase: nil)
+        precondition(unasked != .wrongPassPhrase, "no pass phrase was given, yet it was wrong")
+        let given = ClientIdentity.problem(certificate: certificate, key: key, passPhrase: "pass")
+        precondition(given != .passPhraseNeeded, "a pass phrase was given, yet one was needed")
+        if unasked != .passPhraseNeeded { precondition(given == unasked, "a pass phrase changed the verdict on a key that asks for none") }
     }
 
     static func retryAfter(_ data: [UInt8]) {
