@@ -537,9 +537,18 @@ import Testing
         let six = InProcessAF.run(["-6", "http://localhost:\(server.port)/echo"])
         #expect(six.status == 1, "the test server listens on IPv4 only")
         #expect(InProcessAF.run(["--interface=lo", server.url("/echo")]).status == 0)
+        // A name that is no interface here, and an address that is not this machine's: the
+        // line names the value and says what --interface takes; nothing reaches the server.
+        let advice = "; --interface takes the name of one of this machine's network interfaces or one of its addresses ('ip -brief address' lists them)\n"
+        let before = server.hits("/echo")
         let bad = InProcessAF.run(["--interface=nosuch0", server.url("/echo")])
         #expect(bad.status == 1)
-        #expect(bad.err.hasPrefix("af: error: cannot use the network interface"))
+        #expect(bad.err == "af: error: cannot send from 'nosuch0': Couldn't bind to 'nosuch0'" + advice, "\(bad.err)")
+        let foreign = InProcessAF.run(["--interface=192.0.2.7", server.url("/echo")])
+        #expect(foreign.status == 1)
+        #expect(foreign.err.hasPrefix("af: error: cannot send from '192.0.2.7': "), "\(foreign.err)")
+        #expect(foreign.err.hasSuffix(advice), "\(foreign.err)")
+        #expect(server.hits("/echo") == before)
     }
 }
 

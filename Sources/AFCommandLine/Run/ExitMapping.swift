@@ -79,6 +79,8 @@ enum ExitMapping {
             return message + "; af may have at most \(limit) files open here: \(POSIXFailure.descriptorRemedy)"
         case .outOfDescriptors(nil):
             return message + "; the system has as many files open as it allows: close some programs, or in af batch lower --parallel"
+        case .unusableInterface:
+            return message + "; --interface takes the name of one of this machine's network interfaces or one of its addresses ('ip -brief address' lists them)"
         }
     }
 

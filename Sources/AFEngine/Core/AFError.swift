@@ -133,6 +133,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// No socket could be opened: the process (or the system) has as many files open as
         /// it may; `limit` is the process's limit when that was the one reached.
         case outOfDescriptors(limit: Int?)
+        /// No socket could be bound to `TransferOptions.interface`: no interface of that
+        /// name, or an address that is not this machine's.
+        case unusableInterface(String)
     }
 
     /// The files of a trust configuration.

@@ -161,7 +161,8 @@ enum CurlErrorMapping {
         case CURLE_PROXY:
             return failure(.proxy, "the proxy refused the request: \(detail)")
         case CURLE_INTERFACE_FAILED:
-            return failure(.other, "cannot use the network interface: \(detail)")
+            let interface = transfer.description.options.interface ?? ""
+            return failure(.other, "cannot send from '\(interface)': \(detail)", .unusableInterface(interface))
         case CURLE_WRITE_ERROR where transfer.head?.headers.value(for: .contentEncoding) != nil:
             // af's own sinks record their failures before libcurl sees them, so a write error
             // with nothing recorded comes from libcurl's decoder: the body is not what its
