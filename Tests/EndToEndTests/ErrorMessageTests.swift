@@ -59,8 +59,21 @@ import Testing
         Case(name: "scheme without its colon", arguments: { s, _ in ["get", "http//127.0.0.1:\(s.port)/get", "--timeout=20"] }, status: 1,
              what: "cannot resolve host 'http'", fix: "did you mean 'http://127.0.0.1:"),
         Case(name: "scheme with two colons", arguments: { _, _ in ["https:://127.0.0.1:9/x"] }, status: 64, what: "invalid URL", fix: "did you mean 'https://127.0.0.1:9/x'?"),
+        Case(name: "interface", arguments: { s, _ in ["--interface=nosuch0", s.url("/")] }, status: 1,
+             what: "cannot send from 'nosuch0'", fix: "--interface takes the name of one of this machine's network interfaces"),
         Case(name: "scheme misspelt", arguments: { _, _ in ["htps://127.0.0.1:9/x"] }, status: 64, what: "invalid URL 'htps://127.0.0.1:9/x'", fix: "did you mean 'https://127.0.0.1:9/x'?"),
     ]
+
+    /// A URL the parser refuses is quoted once; the typed argument is named again only when
+    /// a shorthand made the URL read differ from it.
+    @Test func aRefusedURLIsQuotedOnce() {
+        let typed = AF.run(["http://127.0.0.1:99999/x"])
+        #expect(typed.status == 64)
+        #expect(typed.err == "af: error: invalid URL 'http://127.0.0.1:99999/x': port number was not a decimal number between 0 and 65535; check the URL\n")
+        let shorthand = AF.run([":99999/x"])
+        #expect(shorthand.status == 64)
+        #expect(shorthand.err == "af: error: invalid URL 'http://localhost:99999/x': port number was not a decimal number between 0 and 65535; check the URL ':99999/x'\n")
+    }
 
     /// What an error line quotes — a server's reason phrase, an argument — may hold control
     /// characters: they are written out, so an escape sequence from a server cannot recolour

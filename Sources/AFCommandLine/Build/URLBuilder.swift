@@ -27,7 +27,9 @@ enum URLBuilder {
             if Self.hasBareIPv6Address(text) {
                 throw .usage("\(error); an IPv6 address goes in brackets, as in http://[::1]:8080/")
             }
-            throw .usage("\(error); check the URL '\(argument)'")
+            // The parser's reason quotes the URL it read; the argument is named again only
+            // when a shorthand or encoding made that differ from what was typed.
+            throw .usage(text == argument ? "\(error); check the URL" : "\(error); check the URL '\(argument)'")
         }
     }
 
