@@ -6,53 +6,64 @@
 public struct RequestDescription: Sendable {
     /// The method, sent exactly as spelled.
     public var method: HTTPMethod {
-        get { storage.method }
-        _modify { unique(); yield &storage.method }
+        get { storage.values.method }
+        _modify { yield &storage.values.method }
     }
     /// The absolute URL, already encoded.
     public var url: String {
-        get { storage.url }
-        _modify { unique(); yield &storage.url }
+        get { storage.values.url }
+        _modify { yield &storage.values.url }
     }
     /// The headers to send, in order. An empty value sends an empty header.
     public var headers: HTTPHeaders {
-        get { storage.headers }
-        _modify { unique(); yield &storage.headers }
+        get { storage.values.headers }
+        _modify { yield &storage.values.headers }
     }
     /// Headers that libcurl would add on its own (`Accept`, `Content-Type`, …) and that must
     /// not be sent.
     public var suppressedHeaders: [HTTPHeaders.Name] {
-        get { storage.suppressedHeaders }
-        _modify { unique(); yield &storage.suppressedHeaders }
+        get { storage.values.suppressedHeaders }
+        _modify { yield &storage.values.suppressedHeaders }
     }
     /// The body.
     public var body: RequestBody {
-        get { storage.body }
-        _modify { unique(); yield &storage.body }
+        get { storage.values.body }
+        _modify { yield &storage.values.body }
     }
     /// Credentials for a challenge-response scheme (digest) that only the transport can
     /// answer. Basic and bearer credentials are plain `Authorization` headers.
     public var challengeCredentials: Credentials? {
-        get { storage.challengeCredentials }
-        _modify { unique(); yield &storage.challengeCredentials }
+        get { storage.values.challengeCredentials }
+        _modify { yield &storage.values.challengeCredentials }
     }
     /// Transfer settings: timeouts, limits, TLS files, network routing.
     public var options: TransferOptions {
-        get { storage.options }
-        _modify { unique(); yield &storage.options }
+        get { storage.values.options }
+        _modify { yield &storage.values.options }
     }
     /// `url` as its builder already parsed it, with the `pathAsIs` it was parsed with, so
     /// that the engine need not parse it again (`parsedURL()`); ignored once either changes.
     package var parsed: (url: HTTPURL, pathAsIs: Bool)? {
-        get { storage.parsed }
-        _modify { unique(); yield &storage.parsed }
+        get { storage.values.parsed }
+        _modify { yield &storage.values.parsed }
     }
 
-    /// The fields, shared by copies until one of them changes (copy on write). A description
+    /// The fields, shared by copies until one of them changes (`CopyOnWrite`). A description
     /// is copied a dozen times on its way to libcurl (into the request's state, each attempt,
     /// the transfer, the response); as a plain struct each copy retained some forty strings
     /// and arrays, and a batch spent a tenth of its instructions on such reference counts.
-    private var storage: Storage
+    private var storage: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        var method: HTTPMethod
+        var url: String
+        var headers: HTTPHeaders
+        var suppressedHeaders: [HTTPHeaders.Name]
+        var body: RequestBody
+        var challengeCredentials: Credentials?
+        var options: TransferOptions
+        var parsed: (url: HTTPURL, pathAsIs: Bool)?
+    }
 
     /// Describes a request; only `url` is required.
     public init(
@@ -64,49 +75,10 @@ public struct RequestDescription: Sendable {
         challengeCredentials: Credentials? = nil,
         options: TransferOptions = TransferOptions()
     ) {
-        storage = Storage(
+        storage = CopyOnWrite(Fields(
             method: method, url: url, headers: headers, suppressedHeaders: suppressedHeaders, body: body,
             challengeCredentials: challengeCredentials, options: options, parsed: nil
-        )
-    }
-
-    private mutating func unique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-    }
-
-    /// Mutated only while uniquely referenced (`unique()`), so sharing it is safe. For the
-    /// same reason no two accesses to a field can overlap, and the runtime's dynamic
-    /// exclusivity check (a call per field read, ten per copy) is left out.
-    private final class Storage: @unchecked Sendable {
-        @exclusivity(unchecked) var method: HTTPMethod
-        @exclusivity(unchecked) var url: String
-        @exclusivity(unchecked) var headers: HTTPHeaders
-        @exclusivity(unchecked) var suppressedHeaders: [HTTPHeaders.Name]
-        @exclusivity(unchecked) var body: RequestBody
-        @exclusivity(unchecked) var challengeCredentials: Credentials?
-        @exclusivity(unchecked) var options: TransferOptions
-        @exclusivity(unchecked) var parsed: (url: HTTPURL, pathAsIs: Bool)?
-
-        init(
-            method: HTTPMethod, url: String, headers: HTTPHeaders, suppressedHeaders: [HTTPHeaders.Name], body: RequestBody,
-            challengeCredentials: Credentials?, options: TransferOptions, parsed: (url: HTTPURL, pathAsIs: Bool)?
-        ) {
-            self.method = method
-            self.url = url
-            self.headers = headers
-            self.suppressedHeaders = suppressedHeaders
-            self.body = body
-            self.challengeCredentials = challengeCredentials
-            self.options = options
-            self.parsed = parsed
-        }
-
-        func copy() -> Storage {
-            Storage(
-                method: method, url: url, headers: headers, suppressedHeaders: suppressedHeaders, body: body,
-                challengeCredentials: challengeCredentials, options: options, parsed: parsed
-            )
-        }
+        ))
     }
 }
 
@@ -156,50 +128,138 @@ public struct TransferOptions: Sendable {
     public enum IPVersion: Sendable { case any, v4, v6 }
 
     /// Bound on each attempt, in seconds.
-    public var timeout: Double?
+    public var timeout: Double? {
+        get { storage.values.timeout }
+        _modify { yield &storage.values.timeout }
+    }
     /// Bound on the connection phase (including TLS), in seconds.
-    public var connectTimeout: Double?
+    public var connectTimeout: Double? {
+        get { storage.values.connectTimeout }
+        _modify { yield &storage.values.connectTimeout }
+    }
     /// The HTTP version to ask for.
-    public var httpVersion: HTTPVersion = .automatic
+    public var httpVersion: HTTPVersion {
+        get { storage.values.httpVersion }
+        _modify { yield &storage.values.httpVersion }
+    }
     /// Send the path exactly as given, without removing dot segments.
-    public var pathAsIs = false
+    public var pathAsIs: Bool {
+        get { storage.values.pathAsIs }
+        _modify { yield &storage.values.pathAsIs }
+    }
     /// Send the body with `Transfer-Encoding: chunked`.
-    public var chunked = false
+    public var chunked: Bool {
+        get { storage.values.chunked }
+        _modify { yield &storage.values.chunked }
+    }
     /// Refuse response bodies larger than this many bytes.
-    public var maxFileSize: Int64?
+    public var maxFileSize: Int64? {
+        get { storage.values.maxFileSize }
+        _modify { yield &storage.values.maxFileSize }
+    }
     /// Refuse responses with more header lines than this, or more trailer lines; 0: no limit.
-    public var maxHeaders = 100
+    public var maxHeaders: Int {
+        get { storage.values.maxHeaders }
+        _modify { yield &storage.values.maxHeaders }
+    }
     /// Refuse compressed responses that inflate to more than this many times their size
     /// once past `decompressionAllowance` bytes.
-    public var maxDecompressionRatio: Int64 = 200
+    public var maxDecompressionRatio: Int64 {
+        get { storage.values.maxDecompressionRatio }
+        _modify { yield &storage.values.maxDecompressionRatio }
+    }
     /// Decoded bytes allowed before the decompression ratio is enforced.
-    public var decompressionAllowance: Int64 = 8 << 20
+    public var decompressionAllowance: Int64 {
+        get { storage.values.decompressionAllowance }
+        _modify { yield &storage.values.decompressionAllowance }
+    }
     /// Decode `Content-Encoding` (gzip, deflate, br, zstd) before the body reaches its sink.
-    public var decodeContent = true
+    public var decodeContent: Bool {
+        get { storage.values.decodeContent }
+        _modify { yield &storage.values.decodeContent }
+    }
     /// `HOST:PORT:ADDR` entries that pin a name to an address.
-    public var resolve: [String] = []
+    public var resolve: [String] {
+        get { storage.values.resolve }
+        _modify { yield &storage.values.resolve }
+    }
     /// Connect through this Unix domain socket instead of TCP.
-    public var unixSocketPath: String?
+    public var unixSocketPath: String? {
+        get { storage.values.unixSocketPath }
+        _modify { yield &storage.values.unixSocketPath }
+    }
     /// Use this network interface or local address.
-    public var interface: String?
+    public var interface: String? {
+        get { storage.values.interface }
+        _modify { yield &storage.values.interface }
+    }
     /// The IP family to resolve to.
-    public var ipVersion: IPVersion = .any
+    public var ipVersion: IPVersion {
+        get { storage.values.ipVersion }
+        _modify { yield &storage.values.ipVersion }
+    }
     /// Proxy routing.
-    public var proxy = ProxySettings()
+    public var proxy: ProxySettings {
+        get { storage.values.proxy }
+        _modify { yield &storage.values.proxy }
+    }
     /// TLS material and protocol limits.
-    public var tls = TLSOptions()
+    public var tls: TLSOptions {
+        get { storage.values.tls }
+        _modify { yield &storage.values.tls }
+    }
     /// Keep cookies set by the server for the rest of the run.
-    public var cookies = true
+    public var cookies: Bool {
+        get { storage.values.cookies }
+        _modify { yield &storage.values.cookies }
+    }
     /// Record the request head exactly as libcurl writes it (`Attempt.sentHead`, the
     /// `requestSent` event). It costs libcurl's verbose mode, so callers that never show
     /// the head can turn it off.
-    public var recordsSentHead = true
+    public var recordsSentHead: Bool {
+        get { storage.values.recordsSentHead }
+        _modify { yield &storage.values.recordsSentHead }
+    }
     /// Emit libcurl's verbose trace as `transportLog` events (a debugging aid; it costs a
     /// callback per line).
-    public var logsTransport = false
+    public var logsTransport: Bool {
+        get { storage.values.logsTransport }
+        _modify { yield &storage.values.logsTransport }
+    }
     /// Whether a transfer that could share a connection being opened as an HTTP/2 stream
     /// waits for it rather than opening another (for many requests to one origin at once).
-    public var waitsForMultiplexing = false
+    public var waitsForMultiplexing: Bool {
+        get { storage.values.waitsForMultiplexing }
+        _modify { yield &storage.values.waitsForMultiplexing }
+    }
+
+    /// The fields, shared by copies until one of them changes (`CopyOnWrite`): the options
+    /// travel with every description, and as a plain struct each copy retained their
+    /// strings, lists and TLS and proxy settings one by one.
+    private var storage = CopyOnWrite(Fields())
+
+    private struct Fields: Sendable {
+        var timeout: Double?
+        var connectTimeout: Double?
+        var httpVersion: HTTPVersion = .automatic
+        var pathAsIs: Bool = false
+        var chunked: Bool = false
+        var maxFileSize: Int64?
+        var maxHeaders: Int = 100
+        var maxDecompressionRatio: Int64 = 200
+        var decompressionAllowance: Int64 = 8 << 20
+        var decodeContent: Bool = true
+        var resolve: [String] = []
+        var unixSocketPath: String?
+        var interface: String?
+        var ipVersion: IPVersion = .any
+        var proxy: ProxySettings = ProxySettings()
+        var tls: TLSOptions = TLSOptions()
+        var cookies: Bool = true
+        var recordsSentHead: Bool = true
+        var logsTransport: Bool = false
+        var waitsForMultiplexing: Bool = false
+    }
 
     /// Defaults: no timeouts, automatic HTTP version, content decoding and cookies on.
     public init() {}

@@ -1,28 +1,58 @@
 /// The status line and headers of a response.
 public struct ResponseHead: Sendable, Equatable {
     /// The status code.
-    public var status: Int
+    public var status: Int {
+        get { storage.values.status }
+        _modify { yield &storage.values.status }
+    }
     /// The reason phrase as the server sent it (empty for HTTP/2).
-    public var reason: String
+    public var reason: String {
+        get { storage.values.reason }
+        _modify { yield &storage.values.reason }
+    }
     /// The protocol as on the status line: `HTTP/1.1`, `HTTP/2`, …
-    public var httpVersion: String
+    public var httpVersion: String {
+        get { storage.values.httpVersion }
+        _modify { yield &storage.values.httpVersion }
+    }
     /// The headers in the order received.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.values.headers }
+        _modify { yield &storage.values.headers }
+    }
     /// The informational (1xx) responses the server sent before this one, in order:
     /// `103 Early Hints`, `102 Processing`, a `100 Continue` the request asked for. At most
     /// `ResponseHead.keptInformational` are kept; any more are read and dropped.
-    public var informational: [ResponseHead]
+    public var informational: [ResponseHead] {
+        get { storage.values.informational }
+        _modify { yield &storage.values.informational }
+    }
 
     /// How many informational responses a head keeps (a server may send them without end).
     public static let keptInformational = 16
 
+    /// The fields, shared by copies until one of them changes (`CopyOnWrite`): a head is
+    /// copied into the attempt, the response and every printer on its way out, and as a
+    /// plain struct each copy retained its strings and arrays one by one.
+    private var storage: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable, Equatable {
+        var status: Int
+        var reason: String
+        var httpVersion: String
+        var headers: HTTPHeaders
+        var informational: [ResponseHead]
+    }
+
     /// Creates a head from its parts.
     public init(status: Int, reason: String, httpVersion: String, headers: HTTPHeaders, informational: [ResponseHead] = []) {
-        self.status = status
-        self.reason = reason
-        self.httpVersion = httpVersion
-        self.headers = headers
-        self.informational = informational
+        storage = CopyOnWrite(Fields(status: status, reason: reason, httpVersion: httpVersion, headers: headers, informational: informational))
+    }
+
+    /// Heads are equal when their status, reason, version, headers and informational
+    /// responses are.
+    public static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
+        lhs.storage.isUnchangedCopy(of: rhs.storage) || lhs.storage.values == rhs.storage.values
     }
 
     /// `reason`, or the standard phrase when the server sent none.
@@ -34,30 +64,97 @@ public struct ResponseHead: Sendable, Equatable {
 /// One try at one hop of a request: what was sent, what came back, how long it took.
 public struct Attempt: Sendable {
     /// 1-based position among all attempts of the request.
-    public var number: Int
+    public var number: Int {
+        get { storage.values.number }
+        _modify { yield &storage.values.number }
+    }
     /// 0 for the first URL, 1 after the first redirect, …
-    public var hop: Int
+    public var hop: Int {
+        get { storage.values.hop }
+        _modify { yield &storage.values.hop }
+    }
     /// The method sent.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { storage.values.method }
+        _modify { yield &storage.values.method }
+    }
     /// The URL of the hop.
-    public var url: String
+    public var url: String {
+        get { storage.values.url }
+        _modify { yield &storage.values.url }
+    }
     /// The description as it was sent, after adapters.
-    public var request: RequestDescription
+    public var request: RequestDescription {
+        get { storage.values.request }
+        _modify { yield &storage.values.request }
+    }
     /// The request head exactly as libcurl wrote it, when it got that far.
-    public var sentHead: String?
+    public var sentHead: String? {
+        get { storage.values.sentHead }
+        _modify { yield &storage.values.sentHead }
+    }
     /// The response head, when one arrived.
-    public var response: ResponseHead?
+    public var response: ResponseHead? {
+        get { storage.values.response }
+        _modify { yield &storage.values.response }
+    }
     /// Timings and sizes from libcurl.
-    public var metrics: TransferMetrics?
+    public var metrics: TransferMetrics? {
+        get { storage.values.metrics }
+        _modify { yield &storage.values.metrics }
+    }
     /// What went wrong, when something did.
-    public var error: AFError?
+    public var error: AFError? {
+        get { storage.values.error }
+        _modify { yield &storage.values.error }
+    }
     /// Up to a few kilobytes of a body that was not delivered to the sink (redirects, retried
     /// failures), for callers that show every exchange, and for reports.
-    public var bodyPreview: [UInt8]
+    public var bodyPreview: [UInt8] {
+        get { storage.values.bodyPreview }
+        _modify { yield &storage.values.bodyPreview }
+    }
     /// The delay before the next attempt when this one was retried.
-    public var retryDelay: Double?
+    public var retryDelay: Double? {
+        get { storage.values.retryDelay }
+        _modify { yield &storage.values.retryDelay }
+    }
     /// Trailer fields the server sent after the body (chunked HTTP/1.1, HTTP/2).
-    public var trailers = HTTPHeaders()
+    public var trailers: HTTPHeaders {
+        get { storage.values.trailers }
+        _modify { yield &storage.values.trailers }
+    }
+
+    /// The fields, shared by copies until one of them changes (`CopyOnWrite`): an attempt is
+    /// copied into the request's list, the response and the printers, and as a plain struct
+    /// each copy retained its description, head, metrics and buffers one by one.
+    private var storage: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        var number: Int
+        var hop: Int
+        var method: HTTPMethod
+        var url: String
+        var request: RequestDescription
+        var sentHead: String?
+        var response: ResponseHead?
+        var metrics: TransferMetrics?
+        var error: AFError?
+        var bodyPreview: [UInt8]
+        var retryDelay: Double?
+        var trailers: HTTPHeaders
+    }
+
+    init(
+        number: Int, hop: Int, method: HTTPMethod, url: String, request: RequestDescription, sentHead: String?,
+        response: ResponseHead?, metrics: TransferMetrics?, error: AFError?, bodyPreview: [UInt8],
+        retryDelay: Double? = nil, trailers: HTTPHeaders = HTTPHeaders()
+    ) {
+        storage = CopyOnWrite(Fields(
+            number: number, hop: hop, method: method, url: url, request: request, sentHead: sentHead, response: response,
+            metrics: metrics, error: error, bodyPreview: bodyPreview, retryDelay: retryDelay, trailers: trailers
+        ))
+    }
 }
 
 /// A redirect that was followed.
