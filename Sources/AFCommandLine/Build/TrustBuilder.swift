@@ -1,15 +1,23 @@
 import AFEngine
 
 /// Trust evaluation from `--verify`, `--pin`, `--pin-cert`, `--check-revocation`, `--crl`
-/// and `--trust-policy` (SPEC §9).
-struct TrustConfiguration: Sendable {
-    var manager: ServerTrustManager?
-    var defaultTrust: (any ServerTrustEvaluating)?
+/// and `--trust-policy` (SPEC §9). Not changed once made: a class, so that the lines of a
+/// batch that share one hand on a reference rather than copies of its evaluators.
+final class TrustConfiguration: Sendable {
+    let manager: ServerTrustManager?
+    let defaultTrust: (any ServerTrustEvaluating)?
     /// Printed once on standard error before anything is sent.
-    var warning: String?
+    let warning: String?
     /// The CA bundle (a file, or directories of hashed certificates) trusted instead of the
     /// system's roots: `--verify=PATH`'s, or one an environment variable names.
-    var caBundle: String?
+    let caBundle: String?
+
+    init(manager: ServerTrustManager?, defaultTrust: (any ServerTrustEvaluating)?, warning: String?, caBundle: String?) {
+        self.manager = manager
+        self.defaultTrust = defaultTrust
+        self.warning = warning
+        self.caBundle = caBundle
+    }
 
     /// The variables that name a CA bundle when `--verify` names none, in the order they are
     /// looked at (the first that is set and not empty counts): requests' (HTTPie's) own, then
@@ -66,10 +74,9 @@ struct TrustConfiguration: Sendable {
         let isPlainDefault = extras.isEmpty && caBundle == nil && settings.verify.map { $0 == "yes" || $0 == "true" } ?? true
         // One evaluator alone is not wrapped: a batch makes this for every line.
         let defaultTrust: (any ServerTrustEvaluating)? = isPlainDefault ? nil : extras.isEmpty ? base : CompositeTrustEvaluator([base] + extras)
-        var configuration = TrustConfiguration(manager: nil, defaultTrust: defaultTrust, warning: warning, caBundle: caBundle)
-        if let path = settings.trustPolicy {
-            configuration.manager = try TrustPolicyFile.load(path: path, caBundle: caBundle, extras: extras)
+        let manager = try settings.trustPolicy.map { path throws(CommandFailure) in
+            try TrustPolicyFile.load(path: path, caBundle: caBundle, extras: extras)
         }
-        return configuration
+        return TrustConfiguration(manager: manager, defaultTrust: defaultTrust, warning: warning, caBundle: caBundle)
     }
 }

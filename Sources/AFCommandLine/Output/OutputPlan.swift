@@ -1,21 +1,45 @@
 import AFEngine
 
-/// What a run prints and how, decided once from the settings and the terminal.
-struct OutputPlan: Sendable {
+/// What a run prints and how, decided once from the settings and the terminal, and not
+/// changed after: a class, so that handing it to a line's execution and printers (four
+/// times a request in a batch, whose lines share one) is one reference count rather than a
+/// copy of every theme, string and setting it holds.
+final class OutputPlan: Sendable {
     /// Letters from `HBhbm`.
-    var sections: Sections
+    let sections: Sections
     /// Print every hop of a followed redirect chain.
-    var all: Bool
+    let all: Bool
     /// What is printed of those hops before the last (`--history-print`, else `sections`).
-    var historySections: Sections
-    var head: HeadRenderer
-    var body: BodyStyle
+    let historySections: Sections
+    let head: HeadRenderer
+    let body: BodyStyle
     /// Heads (and notes) go to standard error: downloads keep standard output clean.
-    var headsToStandardError: Bool
+    let headsToStandardError: Bool
     /// Hold output until the request ends, because a retry may discard an attempt.
-    var buffered: Bool
+    let buffered: Bool
+
+    init(
+        sections: Sections, all: Bool, historySections: Sections, head: HeadRenderer, body: BodyStyle,
+        headsToStandardError: Bool, buffered: Bool
+    ) {
+        self.sections = sections
+        self.all = all
+        self.historySections = historySections
+        self.head = head
+        self.body = body
+        self.headsToStandardError = headsToStandardError
+        self.buffered = buffered
+    }
 
     func shows(_ section: Character) -> Bool { sections.contains(section) }
+
+    /// This plan with no section of the exchange printed (`--report` writes its own record).
+    func printingNoSections() -> OutputPlan {
+        OutputPlan(
+            sections: [], all: all, historySections: historySections, head: head, body: body,
+            headsToStandardError: headsToStandardError, buffered: buffered
+        )
+    }
 
     /// A set of the letters `HBhbm`, as bits: it is asked about several times for every
     /// response, and a `Set<Character>` hashed the letter each time.

@@ -137,10 +137,8 @@ final class Execution {
         } else {
             target = .print
         }
-        var effectivePlan = plan
-        if settings.report { effectivePlan.sections = [] }
         let printer = ExchangePrinter(
-            plan: effectivePlan, built: built, stdout: stdout, stderr: stderr, target: target,
+            plan: settings.report ? plan.printingNoSections() : plan, built: built, stdout: stdout, stderr: stderr, target: target,
             temporaryDirectory: environment.temporaryDirectory, quiet: settings.quiet
         )
         if settings.offline {
