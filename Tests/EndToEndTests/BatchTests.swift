@@ -423,6 +423,15 @@ import Testing
             #expect(result.status == 64)
             #expect(result.err == "af: error: \(message)\n")
         }
+        // Batch options that need one another are named at the first line they apply to,
+        // whether that line adds options of its own or not, and nothing is sent.
+        let plainFirst = try file([server.url("/answer/1"), "\(server.url("/answer/2")) --cert=/nonexistent.pem"], name: "plain-first.txt")
+        let lineWithOptionsFirst = try file(["\(server.url("/answer/1")) --timeout=5", server.url("/answer/2")], name: "options-first.txt")
+        for batchFile in [plainFirst, lineWithOptionsFirst] {
+            let unpaired = AF.run(["batch", "--cert-key=/nonexistent.key", batchFile])
+            #expect(unpaired.status == 64)
+            #expect(unpaired.err == "af: error: \(batchFile):1: --cert-key is the private key of a client certificate, and no --cert names one; add --cert=FILE\n")
+        }
         let outside = AF.run(["--parallel=2", server.url("/answer/1")])
         #expect(outside.status == 64)
         #expect(outside.err.hasPrefix("af: error: --parallel=2 is an option of af batch") || outside.err.hasPrefix("af: error: --parallel is an option of af batch"), "\(outside.err)")

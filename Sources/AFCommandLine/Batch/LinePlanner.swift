@@ -28,6 +28,9 @@ struct LinePlanner: Sendable {
     /// failed: each such line then makes its own and reports the failure.
     let baseOptions: TransferOptions?
     let basePlan: OutputPlan
+    /// What `AFCommand.checkCombinations` says of `base`, asked once: the lines without options
+    /// of their own have its settings, so each would get the same answer.
+    private let baseCombinationProblem: CommandFailure?
 
     init(base: Settings, environment: Environment) {
         var base = base
@@ -40,6 +43,12 @@ struct LinePlanner: Sendable {
         self.environment = lineEnvironment
         baseOptions = try? RequestBuilder.transferOptions(base, environment: lineEnvironment)
         basePlan = OutputPlan.make(settings: base, environment: lineEnvironment)
+        do {
+            try AFCommand.checkCombinations(base)
+            baseCombinationProblem = nil
+        } catch {
+            baseCombinationProblem = error
+        }
     }
 
     /// The output plan of a line's settings.
@@ -89,7 +98,11 @@ struct LinePlanner: Sendable {
         if let item = parsed.positionals.dropFirst().first(where: { $0.text.hasSuffix("@-") }) {
             throw .usage("'\(Quote.argument(item.text))' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE")
         }
-        try AFCommand.checkCombinations(settings)
+        if !settings.isUnchangedCopy(of: base) {
+            try AFCommand.checkCombinations(settings)
+        } else if let baseCombinationProblem {
+            throw baseCombinationProblem
+        }
         return (settings, parsed.positionals)
     }
 
