@@ -141,6 +141,17 @@ import Testing
         #expect(URLBuilder.slashesMended(argument) == expected)
     }
 
+    /// The shortcut for whole URLs takes only a scheme, `://` and a first byte that is no
+    /// slash; everything else goes through the shorthands.
+    @Test(arguments: [
+        ("http://h", true), ("HTTPS://h/x", true), ("svn+ssh://h", true), ("a://b", true), ("http://h:80", true),
+        ("http:///h", false), ("http:/h", false), ("http://", false), ("://h", false), (":3000/x", false),
+        ("example.org", false), ("h:8080/x", false), ("http:h", false), ("", false), ("é://h", false),
+    ])
+    func wholeURLsAreTakenAsTheyAre(argument: String, whole: Bool) {
+        #expect(URLBuilder.startsWithSchemeAndHost(argument) == whole)
+    }
+
     @Test func pathAsIsKeepsDotSegments() throws {
         #expect(try URLBuilder.build("http://h/a/../b", https: false, query: [], pathAsIs: true).string == "http://h/a/../b")
     }
