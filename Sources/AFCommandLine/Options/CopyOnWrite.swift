@@ -1,6 +1,8 @@
 /// Values that copies share until one of them changes (copy on write): for the value types a
 /// request hands on several times (its settings, its environment), where copying one
-/// reference costs far less than copying every string, array and table they hold.
+/// reference costs far less than copying every string, array and table they hold. The engine
+/// has a twin for its descriptions (`AFEngine/Support/CopyOnWrite.swift`, which says why the
+/// two modules do not share one).
 struct CopyOnWrite<Values: Sendable>: Sendable {
     /// Changed in place only while one copy holds it, so no two accesses to it overlap and
     /// the runtime's dynamic exclusivity check is left out.

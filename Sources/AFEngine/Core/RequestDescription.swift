@@ -158,17 +158,18 @@ public struct TransferOptions: Sendable {
         _modify { yield &storage.values.maxFileSize }
     }
     /// Refuse responses with more header lines than this, or more trailer lines; 0: no limit.
+    /// 100 by default.
     public var maxHeaders: Int {
         get { storage.values.maxHeaders }
         _modify { yield &storage.values.maxHeaders }
     }
     /// Refuse compressed responses that inflate to more than this many times their size
-    /// once past `decompressionAllowance` bytes.
+    /// once past `decompressionAllowance` bytes; 200 by default.
     public var maxDecompressionRatio: Int64 {
         get { storage.values.maxDecompressionRatio }
         _modify { yield &storage.values.maxDecompressionRatio }
     }
-    /// Decoded bytes allowed before the decompression ratio is enforced.
+    /// Decoded bytes allowed before the decompression ratio is enforced; 8 MiB by default.
     public var decompressionAllowance: Int64 {
         get { storage.values.decompressionAllowance }
         _modify { yield &storage.values.decompressionAllowance }
@@ -215,7 +216,7 @@ public struct TransferOptions: Sendable {
     }
     /// Record the request head exactly as libcurl writes it (`Attempt.sentHead`, the
     /// `requestSent` event). It costs libcurl's verbose mode, so callers that never show
-    /// the head can turn it off.
+    /// the head can turn it off. On by default.
     public var recordsSentHead: Bool {
         get { storage.values.recordsSentHead }
         _modify { yield &storage.values.recordsSentHead }
