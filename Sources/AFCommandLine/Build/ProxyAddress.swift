@@ -15,8 +15,7 @@ enum ProxyAddress {
             }
             bytes = bytes.dropFirst(offset + 3)
         }
-        var authority = bytes.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
-        if let at = authority.lastIndex(of: UInt8(ascii: "@")) { authority = authority[(at + 1)...] }
+        var authority = URLBuilder.hostAndPort(bytes)
         var port: ArraySlice<UInt8>?
         if authority.first == UInt8(ascii: "[") {
             guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else {

@@ -37,10 +37,16 @@ enum URLBuilder {
     /// address written without them (`http://::1/`, `fe80::1:8080`) does.
     static func hasBareIPv6Address(_ url: String) -> Bool {
         guard let offset = url.utf8Offset(of: "://") else { return false }
-        let rest = url.utf8.dropFirst(offset + 3)
-        let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
-        let host = authority.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false).last ?? authority
+        let host = hostAndPort(url.utf8.dropFirst(offset + 3))
         return !host.contains(UInt8(ascii: "[")) && host.count(where: { $0 == UInt8(ascii: ":") }) >= 2
+    }
+
+    /// The host and port of a URL's authority, from the bytes after its `scheme://` (or a
+    /// whole `HOST:PORT` text): up to the first `/`, `?` or `#`, without a `USER:PASSWORD@`.
+    static func hostAndPort<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> Bytes.SubSequence where Bytes.Element == UInt8 {
+        let authority = bytes.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        guard let at = authority.lastIndex(of: UInt8(ascii: "@")) else { return authority }
+        return authority[authority.index(after: at)...]
     }
 
     /// The URL with a scheme (and `localhost` for `:PORT` forms).
