@@ -68,10 +68,7 @@ enum URLBuilder {
             if rest.first?.isASCIIDigit == true { return scheme + "localhost:" + rest }
         }
         if let fixed = slashesMended(argument) { return fixed }
-        if let offset = argument.utf8Offset(of: "://") {
-            let candidate = argument.utf8.prefix(offset)
-            if !candidate.isEmpty, candidate.allSatisfy({ Self.isSchemeByte($0) }) { return argument }
-        }
+        if schemeLength(of: argument) != nil { return argument }
         return scheme + argument
     }
 
@@ -80,13 +77,21 @@ enum URLBuilder {
     /// `expand` returns as it is. One pass over the bytes: asking the shorthand checks in turn
     /// cost about 650 instructions more a line of a batch.
     static func startsWithSchemeAndHost(_ argument: String) -> Bool {
+        guard let length = schemeLength(of: argument) else { return false }
+        guard let next = argument.utf8.dropFirst(length + 3).first else { return false }
+        return next != UInt8(ascii: "/")
+    }
+
+    /// The length of the scheme `argument` starts with, when `://` follows it: a run of
+    /// letters, digits, `+`, `.` and `-`; nil for any other start.
+    static func schemeLength(of argument: String) -> Int? {
         var argument = argument
         return argument.withUTF8 { bytes in
             var index = 0
             while index < bytes.count, isSchemeByte(bytes[index]) { index += 1 }
-            guard index > 0, index + 3 < bytes.count, bytes[index] == UInt8(ascii: ":"),
-                  bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return false }
-            return bytes[index + 3] != UInt8(ascii: "/")
+            guard index > 0, index + 2 < bytes.count, bytes[index] == UInt8(ascii: ":"),
+                  bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+            return index
         }
     }
 
