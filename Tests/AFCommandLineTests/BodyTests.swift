@@ -23,6 +23,26 @@ import Testing
         try #require(server.requests.last)
     }
 
+    /// A sniffing decoder stays undecided through ASCII, whatever the chunks: the first
+    /// bytes that are not ASCII decide, a UTF-8 sequence cut between chunks is joined, and a
+    /// body that ends inside one is windows-1252.
+    @Test(arguments: [
+        ([[0x61, 0x62], [0x63, 0xC3], [0xA9, 0x21]] as [[UInt8]], "abc\u{E9}!"),
+        ([[0x61, 0xE2, 0x82], [0xAC]], "a\u{20AC}"),
+        ([[0x61, 0x62], [0x63, 0xE9]], "abc\u{E9}"),
+        ([[0x61, 0xE2, 0x82]], "a\u{E2}\u{201A}"),
+        ([[0x61], [0x62, 0x80, 0x63]], "ab\u{20AC}c"),
+        ([[0x3C, 0x6D, 0x65, 0x74, 0x61, 0x20, 0x63, 0x68, 0x61, 0x72, 0x73, 0x65, 0x74, 0x3D, 0x6B, 0x6F, 0x69, 0x38, 0x2D, 0x72, 0x3E], [0xF0, 0xD2]], "<meta charset=koi8-r>\u{41F}\u{440}"),
+        ([[0x61], [], [0x62]], "ab"),
+    ])
+    func sniffingDecoderWaitsForTheFirstBytesBeyondASCII(chunks: [[UInt8]], text: String) throws {
+        let decoder = CharsetDecoder.sniffing()
+        var shown = ""
+        for chunk in chunks { shown += decoder.decode(chunk) }
+        shown += decoder.decode([UInt8](), final: true)
+        #expect(shown == text, "\(chunks)")
+    }
+
     @Test func jsonBodyKeepsValuesAsWritten() throws {
         let data = try file("data.json", #"{"from": "file", "n": 1.50}"#)
         let bio = try file("bio.txt", "line one\nline \"two\"\n")

@@ -287,6 +287,27 @@ import Testing
         #expect(unknown.err.contains("unknown charset 'nonsense'"))
     }
 
+    /// The first bytes that are not ASCII decide an undeclared charset, not the first chunk:
+    /// a windows-1252 body whose first chunk was ASCII showed every later é as U+FFFD, and so
+    /// did one whose only accent was its last byte (taken for a cut UTF-8 sequence). A
+    /// charset iconv does not know is sniffed the same way.
+    @Test(arguments: ["text/plain", "text/plain; charset=x-nonsense"])
+    func aLateOrLastAccentDecidesTheCharset(type: String) {
+        let ascii = [UInt8](repeating: UInt8(ascii: "a"), count: 600_000) + [10]
+        let bodies: [(name: String, bytes: [UInt8], shown: String)] = [
+            ("last", Array("Caf".utf8) + [0xE9], "Caf\u{E9}"),
+            ("late", ascii + Array("caf".utf8) + [0xE9, 0x20, 0x80, 0x0A], String(repeating: "a", count: 600_000) + "\ncaf\u{E9} \u{20AC}\n"),
+            ("late-utf8", ascii + Array("caf\u{E9} \u{20AC}\n".utf8), String(repeating: "a", count: 600_000) + "\ncaf\u{E9} \u{20AC}\n"),
+        ]
+        for body in bodies {
+            server.route("/\(body.name)") { _, _ in .response(status: 200, headers: [("Content-Type", type)], body: body.bytes) }
+            let shown = InProcessAF.run(["--pretty=all", server.url("/\(body.name)")])
+            #expect(shown.status == 0)
+            #expect(shown.out == body.shown, "\(type) \(body.name): \(shown.out.suffix(20).debugDescription)")
+            #expect(InProcessAF.run([server.url("/\(body.name)")]).stdout == body.bytes, "piped output stays the server's bytes")
+        }
+    }
+
     /// Without a charset in `Content-Type`, what the body says of itself decides, as in
     /// browsers and HTTPie: an XML declaration, an HTML `<meta>` (either form), a byte order
     /// mark, UTF-16 XML without one. All of these were windows-1252 mojibake.
@@ -331,6 +352,16 @@ import Testing
         #expect(result.status == 0)
         #expect(result.out == "{\n    \"name\": \"caf\u{E9}\",\n    \"n\": 1\n}\n", "\(charset): \(result.out)")
         #expect(InProcessAF.run([server.url("/json-charset")]).stdout == body, "piped without formatting: the exact bytes")
+    }
+
+    /// The first chunks of a Latin-1 JSON body all ASCII: the first chunk that is not decides
+    /// the charset (the first chunk did, and the é went out as its byte).
+    @Test func jsonInAnotherCharsetIsDecidedByItsFirstBytesBeyondASCII() {
+        let body = Array("{".utf8) + [UInt8](repeating: 32, count: 600_000) + Array(#""name":"caf"#.utf8) + [0xE9] + Array(#"","n":1}"#.utf8)
+        server.route("/late-latin") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json; charset=iso-8859-1")], body: body) }
+        let result = InProcessAF.run(["--pretty=format", server.url("/late-latin")])
+        #expect(result.status == 0)
+        #expect(result.out == "{\n    \"name\": \"caf\u{E9}\",\n    \"n\": 1\n}\n", "\(result.out.suffix(40).debugDescription)")
     }
 
     /// JSON is formatted under every type HTTPie formats it under: any type naming JSON, and

@@ -160,15 +160,20 @@ final class BodyPrinter {
     /// A JSON body declared in a charset other than UTF-8 is turned into UTF-8 before it is
     /// formatted (the formatter reads UTF-8; HTTPie decodes by the declared charset too): a
     /// `charset=iso-8859-1` body put its 0xE9 bytes on the terminal as they came. Decided on
-    /// the first chunk, and only where the declaration fits: bytes that are valid UTF-8 stay
-    /// UTF-8 (JSON is UTF-8, and mislabelled bodies are common), unless the charset writes
-    /// with NULs (UTF-16, UTF-32).
-    private func jsonTranscoder(for first: UnsafeRawBufferPointer) -> CharsetDecoder? {
+    /// the first chunk that is not all ASCII (which reads the same either way), and only
+    /// where the declaration fits: bytes that are valid UTF-8 stay UTF-8 (JSON is UTF-8, and
+    /// mislabelled bodies are common), unless the charset writes with NULs (UTF-16, UTF-32).
+    private func jsonTranscoder(for chunk: UnsafeRawBufferPointer) -> CharsetDecoder? {
         if jsonCharsetChecked { return jsonTranscoding }
-        jsonCharsetChecked = true
         guard let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label),
-              !transcoder.isUTF8, transcoder.encodesWithNULs || !CharsetDecoder.isValidUTF8Prefix(Array(first))
-        else { return nil }
+              !transcoder.isUTF8
+        else {
+            jsonCharsetChecked = true
+            return nil
+        }
+        if !transcoder.encodesWithNULs, !chunk.contains(where: { $0 >= 0x80 }) { return nil }
+        jsonCharsetChecked = true
+        guard transcoder.encodesWithNULs || !CharsetDecoder.isValidUTF8Prefix(Array(chunk)) else { return nil }
         jsonTranscoding = transcoder
         return transcoder
     }

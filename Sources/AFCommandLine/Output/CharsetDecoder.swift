@@ -5,10 +5,11 @@ import Glibc
 /// Decodes a byte stream in a charset, chunk by chunk, for display: UTF-8 in Swift, any other
 /// charset glibc's `iconv` knows (windows-1250, big5, shift_jis, koi8-r, utf-16…) through
 /// iconv. Bytes the charset cannot decode become U+FFFD; a sequence cut by the end of a chunk
-/// waits for the next one. Without a declared charset (`sniffing()`), the first chunk
-/// decides: a byte order mark (or UTF-16 `<?xml`), else UTF-8 when it is valid UTF-8, else
-/// the charset its XML declaration or HTML `<meta>` names (`CharsetSniffer`), else
-/// windows-1252.
+/// waits for the next one. Without a declared charset (`sniffing()`), the body's start
+/// decides on a byte order mark (or UTF-16 `<?xml`); otherwise the first bytes that are not
+/// ASCII do, since ASCII reads the same in every candidate: UTF-8 when they are valid UTF-8,
+/// else the charset the start's XML declaration or HTML `<meta>` names (`CharsetSniffer`),
+/// else windows-1252. A body that ends in the middle of a UTF-8 sequence is not UTF-8.
 ///
 /// Not thread-safe: its owner serialises calls.
 final class CharsetDecoder {
@@ -21,6 +22,10 @@ final class CharsetDecoder {
 
     private var engine: Engine
     private var pending: [UInt8] = []
+    /// A sniffing decoder has looked at the body's start (for a byte order mark and a
+    /// declaration); `declared` is the charset the start names, if any.
+    private var startSeen = false
+    private var declared: String?
     /// The charset encodes text with NUL bytes (UTF-16, UTF-32 and their kin), so a NUL in
     /// the body does not make it binary. A sniffing decoder knows once it has settled.
     private(set) var encodesWithNULs: Bool
@@ -43,7 +48,7 @@ final class CharsetDecoder {
         return false
     }
 
-    /// A decoder that settles its charset on the first chunk (see the type's description).
+    /// A decoder that settles its charset on the body itself (see the type's description).
     static func sniffing() -> CharsetDecoder { CharsetDecoder(.sniffing) }
 
     /// A decoder for a charset label (`utf-8`, `ISO-8859-2`, `"big5"`), or nil when iconv
@@ -92,25 +97,36 @@ final class CharsetDecoder {
     /// Settles a sniffing decoder's charset on the body's first bytes, as the first `decode`
     /// would; returns `encodesWithNULs`.
     func settle(on first: some Collection<UInt8>) -> Bool {
-        if case .sniffing = engine { settle(Array(first)) }
+        if case .sniffing = engine { settle(Array(first), final: false) }
         return encodesWithNULs
     }
 
-    private func settle(_ first: [UInt8]) {
-        if let marked = CharsetSniffer.markedCharset(first), let handle = Self.open(marked) {
-            engine = .iconv(handle)
-            encodesWithNULs = true
-            return
+    /// Settles the charset on `input` (what has not been decoded yet) when it can tell: it
+    /// stays undecided while everything but a sequence the end may have cut is ASCII, unless
+    /// `final`.
+    private func settle(_ input: [UInt8], final: Bool) {
+        if !startSeen {
+            startSeen = true
+            if let marked = CharsetSniffer.markedCharset(input), let handle = Self.open(marked) {
+                engine = .iconv(handle)
+                encodesWithNULs = true
+                return
+            }
+            declared = CharsetSniffer.declaredCharset(input).flatMap(Self.charsetName)
         }
-        if Self.isValidUTF8Prefix(first) {
+        let complete = final ? input.count : Self.completeUTF8Prefix(input)
+        // Undecided: ASCII reads the same in UTF-8, windows-1252 and any declared charset. A
+        // Latin-1 body whose first chunk was ASCII was taken for UTF-8, and every later é
+        // shown as U+FFFD; so was one whose only accent was its last byte.
+        if !final, !input[..<complete].contains(where: { $0 >= 0x80 }) { return }
+        if String(validating: input[..<complete], as: UTF8.self) != nil {
             engine = .utf8
             return
         }
         // A declaration in the document counts only where UTF-8 does not fit: a page that says
         // iso-8859-1 but is valid UTF-8 (common) shows as UTF-8. One naming UTF-8 or UTF-16
         // is wrong about these bytes, and one iconv does not know is no help.
-        if let declared = CharsetSniffer.declaredCharset(first).flatMap(Self.charsetName), !declared.hasPrefix("utf"), !Self.isWide(declared),
-           let handle = Self.open(declared) {
+        if let declared, !declared.hasPrefix("utf"), !Self.isWide(declared), let handle = Self.open(declared) {
             engine = .iconv(handle)
             return
         }
@@ -122,9 +138,10 @@ final class CharsetDecoder {
         var input = pending
         input.append(contentsOf: bytes)
         pending = []
-        if case .sniffing = engine { settle(input) }
+        if case .sniffing = engine { settle(input, final: final) }
         switch engine {
         case .utf8, .sniffing:
+            // Undecided, the bytes before the cut are ASCII.
             let cut = final ? input.count : Self.completeUTF8Prefix(input)
             pending = Array(input[cut...])
             return String(decoding: input[..<cut], as: UTF8.self)
