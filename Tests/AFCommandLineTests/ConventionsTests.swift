@@ -376,6 +376,26 @@ import Testing
         #expect(InProcessAF.run(["--pretty=format", server.url("/typed-html")]).out == "<p>[not json]</p>")
     }
 
+    /// Whether a text body is JSON is decided by its first byte that is not blank, whatever
+    /// chunk it comes in: a chunked body whose first chunk was a lone line break went out
+    /// unformatted. A body of nothing but blanks comes out as it was.
+    @Test func jsonAfterABlankFirstChunkIsFormatted() {
+        server.route("/late-json") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n\n \r\n")
+                Thread.sleep(forTimeInterval: 0.2)
+                connection.write("9\r\n{\"a\":[1]}\r\n0\r\n\r\n")
+                connection.close()
+            }
+        }
+        let result = InProcessAF.run(["--pretty=format", server.url("/late-json")])
+        #expect(result.status == 0)
+        #expect(result.out == "{\n    \"a\": [\n        1\n    ]\n}\n", "\(result.out.debugDescription)")
+        server.route("/blank") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain")], body: Array(" \n\n".utf8)) }
+        #expect(InProcessAF.run(["--pretty=format", server.url("/blank")]).out == " \n\n")
+        #expect(InProcessAF.run(["--pretty=all", server.url("/blank")]).out == " \n\n")
+    }
+
     /// `--offline` prints a Host item where libcurl sends it, first; it came after the
     /// default headers, so the printed head was not the one sent.
     @Test func offlinePrintsAHostItemWhereItIsSent() throws {

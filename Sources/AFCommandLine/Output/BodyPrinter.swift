@@ -74,6 +74,11 @@ final class BodyPrinter {
     private var prefixChecked = false
     /// What a `.sniff` body becomes when it does not start like JSON.
     private var sniffFallback: Mode
+    /// A `.sniff` body's blank start, held until a byte that is not blank shows what it is
+    /// (a chunked body may start with a chunk of nothing but a line break).
+    private var sniffed: [UInt8] = []
+    /// How much blank start is held at most before the body is taken for what it falls back to.
+    static let sniffLimit = 64 << 10
     private var jsonCharsetChecked = false
     private var jsonTranscoding: CharsetDecoder?
     private(set) var byteCount = 0
@@ -124,11 +129,23 @@ final class BodyPrinter {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
-        if byteCount == 0 {
-            if mode == .sniff {
-                let first = bytes.first { $0 != 32 && $0 != 10 && $0 != 13 && $0 != 9 }
-                mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : sniffFallback
+        if mode == .sniff {
+            // Decided by the first byte that is not blank, in whichever chunk it comes (a first
+            // chunk of only a line break made JSON sent as text go out unformatted).
+            let first = bytes.first { $0 != 32 && $0 != 10 && $0 != 13 && $0 != 9 }
+            if first == nil, sniffed.count + bytes.count <= Self.sniffLimit {
+                sniffed.append(contentsOf: bytes)
+                return
             }
+            mode = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : sniffFallback
+            if !sniffed.isEmpty {
+                let held = sniffed + Array(bytes)
+                sniffed = []
+                try held.withBytes { whole throws(AFError) in try write(whole, to: out) }
+                return
+            }
+        }
+        if byteCount == 0 {
             // A NUL makes a body binary, unless its charset writes text with NULs (UTF-16).
             if style.escapes, mode == .text, bytes.prefix(1024).contains(0), !decoder.settle(on: bytes) { mode = .binary }
         }
@@ -197,6 +214,13 @@ final class BodyPrinter {
     }
 
     func finish(to out: OutputChannel) throws(AFError) {
+        if mode == .sniff, !sniffed.isEmpty {
+            // A body of nothing but blanks: as the fallback shows it.
+            mode = sniffFallback
+            let held = sniffed
+            sniffed = []
+            try held.withBytes { whole throws(AFError) in try write(whole, to: out) }
+        }
         switch mode {
         case .raw, .sniff:
             return
