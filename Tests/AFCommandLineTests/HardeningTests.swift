@@ -142,6 +142,30 @@ import Testing
         #expect(plain.out.contains("\u{1b}]0;pwned"), "piped output without colours stays exact")
     }
 
+    /// A NUL in any chunk makes a text body binary, as curl and HTTPie check: a first chunk of
+    /// text (a few bytes read with the head) let 100 KB of binary through, escaped, as
+    /// 340 KB of output. What was shown stays, and the note follows on a line of its own.
+    @Test func aNULAfterTheFirstChunkKeepsTheRestOfTheBodyOff() {
+        let binary = [UInt8]((0...255).map { UInt8($0) }) + [UInt8](repeating: 0, count: 744)
+        server.route("/late-binary") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(5 + binary.count)\r\n\r\nhello")
+                Thread.sleep(forTimeInterval: 0.2)
+                connection.write(binary)
+                connection.close()
+            }
+        }
+        let result = InProcessAF.run(["--pretty=all", server.url("/late-binary")])
+        #expect(result.status == 0)
+        let shown = String(decoding: FuzzTargets.withoutColours(result.stdout), as: UTF8.self)
+        #expect(shown == "hello\n[binary data not shown in coloured output: 1005 B of text/plain; use --pretty=format or -o FILE]\n", "\(shown.debugDescription)")
+        // Text for more than the first kilobyte, then a NUL, in one piece: binary too.
+        server.route("/text-then-nul") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain")], body: [UInt8](repeating: 0x61, count: 2000) + [0]) }
+        let late = InProcessAF.run(["--pretty=all", server.url("/text-then-nul")])
+        #expect(String(decoding: FuzzTargets.withoutColours(late.stdout), as: UTF8.self).hasPrefix("[binary data not shown in coloured output: 2.0 KiB of text/plain"))
+        #expect(InProcessAF.run([server.url("/late-binary")]).stdout == Array("hello".utf8) + binary, "piped output stays exact")
+    }
+
     /// `-m` prints each attempt's reason phrase: a server's escape sequence in it reached the
     /// terminal as sent (it set the window title); it is escaped like a head's text.
     @Test func metadataEscapesTheReasonPhrase() {

@@ -156,6 +156,14 @@ final class BodyPrinter {
         case .binary, .sniff:
             break
         case .text:
+            // A NUL further on makes the body binary after all, as curl and HTTPie check every
+            // chunk: a first chunk of text (a few bytes read with the head) let hundreds of
+            // kilobytes of escaped binary onto the terminal. What was shown stays; the note
+            // follows it.
+            if bytes.contains(0), !decoder.encodesWithNULs {
+                mode = .binary
+                return
+            }
             try writeText(decoder.decode(bytes), to: out)
         case .markup:
             buffered.append(contentsOf: bytes)
@@ -232,7 +240,8 @@ final class BodyPrinter {
             let note = style.terminal
                 ? "[binary data not shown on the terminal: \(what); use -o FILE or redirect the output]"
                 : "[binary data not shown in coloured output: \(what); use --pretty=format or -o FILE]"
-            try out.write(Theme.paint(note, style.theme?.note ?? "") + "\n")
+            // After text shown before the body turned out binary, on a line of its own.
+            try out.write((lastByte == 10 ? "" : "\n") + Theme.paint(note, style.theme?.note ?? "") + "\n")
         case .text:
             try writeText(decoder.decode([UInt8](), final: true), to: out)
             if style.terminal, lastByte != 10, byteCount > 0 { try out.write("\n") }
