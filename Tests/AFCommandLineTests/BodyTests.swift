@@ -24,8 +24,8 @@ import Testing
     }
 
     /// A sniffing decoder stays undecided through ASCII, whatever the chunks: the first
-    /// bytes that are not ASCII decide, a UTF-8 sequence cut between chunks is joined, and a
-    /// body that ends inside one is windows-1252.
+    /// bytes that are not ASCII decide, a UTF-8 sequence cut between chunks is joined, a body
+    /// that ends inside one is windows-1252, and a byte order mark counts however it is cut.
     @Test(arguments: [
         ([[0x61, 0x62], [0x63, 0xC3], [0xA9, 0x21]] as [[UInt8]], "abc\u{E9}!"),
         ([[0x61, 0xE2, 0x82], [0xAC]], "a\u{20AC}"),
@@ -34,6 +34,13 @@ import Testing
         ([[0x61], [0x62, 0x80, 0x63]], "ab\u{20AC}c"),
         ([[0x3C, 0x6D, 0x65, 0x74, 0x61, 0x20, 0x63, 0x68, 0x61, 0x72, 0x73, 0x65, 0x74, 0x3D, 0x6B, 0x6F, 0x69, 0x38, 0x2D, 0x72, 0x3E], [0xF0, 0xD2]], "<meta charset=koi8-r>\u{41F}\u{440}"),
         ([[0x61], [], [0x62]], "ab"),
+        // A byte order mark cut by the first chunk is still one (UTF-16LE "hé", UTF-32LE "h").
+        ([[0xFF], [0xFE, 0x68, 0x00, 0xE9, 0x00]], "h\u{E9}"),
+        ([[0xFF, 0xFE], [0x00, 0x00, 0x68, 0x00, 0x00, 0x00]], "h"),
+        ([[0x3C], [0x00, 0x3F, 0x00]], "<?"),
+        // A body shorter than a mark is decoded whole at its end.
+        ([[0x61, 0xE9]], "a\u{E9}"),
+        ([[0x61]], "a"),
     ])
     func sniffingDecoderWaitsForTheFirstBytesBeyondASCII(chunks: [[UInt8]], text: String) throws {
         let decoder = CharsetDecoder.sniffing()

@@ -164,6 +164,17 @@ import Testing
         let late = InProcessAF.run(["--pretty=all", server.url("/text-then-nul")])
         #expect(String(decoding: FuzzTargets.withoutColours(late.stdout), as: UTF8.self).hasPrefix("[binary data not shown in coloured output: 2.0 KiB of text/plain"))
         #expect(InProcessAF.run([server.url("/late-binary")]).stdout == Array("hello".utf8) + binary, "piped output stays exact")
+        // UTF-16 writes NULs: text, though its byte order mark was cut by the first chunk.
+        server.route("/late-utf16") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n\r\n")
+                connection.write([0xFF])
+                Thread.sleep(forTimeInterval: 0.2)
+                connection.write([0xFE, 0x68, 0x00, 0xE9, 0x00])
+                connection.close()
+            }
+        }
+        #expect(InProcessAF.run(["--pretty=all", server.url("/late-utf16")]).out == "h\u{E9}")
     }
 
     /// `-m` prints each attempt's reason phrase: a server's escape sequence in it reached the

@@ -160,7 +160,7 @@ final class BodyPrinter {
             // chunk: a first chunk of text (a few bytes read with the head) let hundreds of
             // kilobytes of escaped binary onto the terminal. What was shown stays; the note
             // follows it.
-            if bytes.contains(0), !decoder.encodesWithNULs {
+            if bytes.contains(0), !decoder.settle(on: bytes) {
                 mode = .binary
                 return
             }

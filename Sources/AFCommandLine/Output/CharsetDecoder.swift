@@ -94,10 +94,10 @@ final class CharsetDecoder {
         return handle
     }
 
-    /// Settles a sniffing decoder's charset on the body's first bytes, as the first `decode`
-    /// would; returns `encodesWithNULs`.
-    func settle(on first: some Collection<UInt8>) -> Bool {
-        if case .sniffing = engine { settle(Array(first), final: false) }
+    /// Settles a sniffing decoder's charset, if these next bytes decide it, as `decode` would
+    /// (without decoding them); returns `encodesWithNULs`.
+    func settle(on next: some Collection<UInt8>) -> Bool {
+        if case .sniffing = engine { settle(pending + Array(next), final: false) }
         return encodesWithNULs
     }
 
@@ -106,12 +106,15 @@ final class CharsetDecoder {
     /// `final`.
     private func settle(_ input: [UInt8], final: Bool) {
         if !startSeen {
-            startSeen = true
+            // A mark is up to four bytes (a UTF-32 one starts like a UTF-16 one): a shorter
+            // start waits for more, decoding nothing, unless it is the whole body.
+            guard input.count >= 4 || final else { return }
             if let marked = CharsetSniffer.markedCharset(input), let handle = Self.open(marked) {
                 engine = .iconv(handle)
                 encodesWithNULs = true
                 return
             }
+            startSeen = true
             declared = CharsetSniffer.declaredCharset(input).flatMap(Self.charsetName)
         }
         let complete = final ? input.count : Self.completeUTF8Prefix(input)
@@ -140,6 +143,9 @@ final class CharsetDecoder {
         pending = []
         if case .sniffing = engine { settle(input, final: final) }
         switch engine {
+        case .sniffing where !startSeen:
+            pending = input
+            return ""
         case .utf8, .sniffing:
             // Undecided, the bytes before the cut are ASCII.
             let cut = final ? input.count : Self.completeUTF8Prefix(input)
