@@ -190,17 +190,21 @@ final class BodyPrinter {
     /// mislabelled bodies are common), unless the charset writes with NULs (UTF-16, UTF-32).
     private func jsonTranscoder(for chunk: UnsafeRawBufferPointer) -> CharsetDecoder? {
         if jsonCharsetChecked { return jsonTranscoding }
-        guard let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label),
-              !transcoder.isUTF8
-        else {
-            jsonCharsetChecked = true
-            return nil
+        if jsonTranscoding == nil {
+            guard let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label),
+                  !transcoder.isUTF8
+            else {
+                jsonCharsetChecked = true
+                return nil
+            }
+            // Made once, kept while the chunks are ASCII (and passed on as they are).
+            jsonTranscoding = transcoder
         }
+        guard let transcoder = jsonTranscoding else { return nil }
         if !transcoder.encodesWithNULs, !chunk.contains(where: { $0 >= 0x80 }) { return nil }
         jsonCharsetChecked = true
-        guard transcoder.encodesWithNULs || !CharsetDecoder.isValidUTF8Prefix(Array(chunk)) else { return nil }
-        jsonTranscoding = transcoder
-        return transcoder
+        if !transcoder.encodesWithNULs, CharsetDecoder.isValidUTF8Prefix(Array(chunk)) { jsonTranscoding = nil }
+        return jsonTranscoding
     }
 
     /// A JSON body's next (UTF-8) bytes: validated while they fit the window, then formatted
