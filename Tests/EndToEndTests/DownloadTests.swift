@@ -53,6 +53,28 @@ import Testing
         #expect(FileManager.default.contents(atPath: "\(directory)/file.bin.part").map(Array.init) == TestData.bytes(count: 10_000))
     }
 
+    /// The progress line starts once the body is being saved: libcurl reports progress while
+    /// it waits for the head, and the line drawn then ("⠙ 0 B  0 B/s") stayed in front of the
+    /// status line printed after it.
+    @Test func theProgressLineWaitsForTheHead() {
+        server.route("/slow-head/file.bin") { _, _ in
+            .custom { connection in
+                Thread.sleep(forTimeInterval: 0.5)
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n")
+                connection.write(TestData.bytes(count: 100_000))
+                Thread.sleep(forTimeInterval: 0.3)
+                connection.write(TestData.bytes(count: 100_000, offset: 100_000))
+            }
+        }
+        let (output, status) = PTYRunner.run(["-d", "--output-dir", directory, server.url("/slow-head/file.bin")])
+        #expect(status == 0)
+        let head = output.range(of: "HTTP/1.1")
+        #expect(head != nil, "\(output.debugDescription)")
+        if let head { #expect(!output[..<head.lowerBound].contains("B/s"), "\(output.debugDescription)") }
+        #expect(output.contains("ETA"), "the line is drawn once the body comes")
+        #expect(output.contains("af: saved '\(directory)/file.bin' (195.3 KiB)"))
+    }
+
     @Test func progressBarOnATerminal() {
         server.route("/paced/file.bin") { _, _ in
             .custom { connection in

@@ -39,7 +39,9 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
 
     private func draw(at time: Double, final: Bool) {
         let line: String? = state.withLock { state in
-            guard time - state.lastDraw >= 0.1 || final else { return nil }
+            // Not before the body is being saved: libcurl reports progress from the start, and
+            // a line drawn then stayed in front of the response head printed after it.
+            guard time - state.lastDraw >= 0.1 || final, sink.isSaving else { return nil }
             state.lastDraw = time
             let done = sink.partialBytes
             if state.startTime == nil {

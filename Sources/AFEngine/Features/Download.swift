@@ -226,6 +226,11 @@ public final class DownloadSink: ResponseBodySink {
     /// Bytes expected in the complete file, when known.
     public var expectedTotal: Int64? { state.withLock { $0.expectedTotal } }
 
+    /// Whether the body of the current response is being saved: its head has been accepted
+    /// (not a redirect, an error status or a refused range). A progress display starts then,
+    /// after whatever printed the head.
+    public var isSaving: Bool { state.withLock { $0.saving } }
+
     /// The path of the `.part` file, when there is one.
     public var partPath: String? { state.withLock { $0.partPath } }
 
