@@ -777,6 +777,20 @@ import Testing
         }
     }
 
+    /// Output printed to the terminal the progress line is on erases the line first: the
+    /// second output was written on after it ("af: 1/2 done, 0 failed, 9.8 requests/sHTTP/1.1").
+    @Test func outputOnTheTerminalErasesTheProgressLineFirst() throws {
+        let path = try file([server.url("/answer/1"), server.url("/answer/2?delay=0.4")])
+        let outcome = PTYRunner.run(["batch", path])
+        #expect(outcome.status == 0)
+        let pieces = outcome.output.components(separatedBy: "requests/s")
+        #expect(pieces.count >= 3, "a line drawn after each output: \(outcome.output.debugDescription)")
+        for piece in pieces.dropFirst() {
+            #expect(piece.isEmpty || piece.hasPrefix("\r"), "written on after the progress line: \(outcome.output.debugDescription)")
+        }
+        #expect(outcome.output.contains("answer 2"))
+    }
+
     @Test func progressLineOnATerminal() throws {
         let path = try file((1...3).map { server.url("/answer/\($0)") })
         let outcome = PTYRunner.run(["batch", path])

@@ -20,8 +20,11 @@ enum BatchCommand {
             failFast: settings.failFast,
             quiet: settings.quiet
         )
-        let output = OrderedOutput(stdout: stdout, temporaryDirectory: environment.temporaryDirectory, inCompletionOrder: settings.report)
         let progress = BatchProgress(stderr: stderr, enabled: environment.drawsProgress && !settings.quiet)
+        // Outputs printed to the terminal the progress line is on erase it first: they were
+        // written on after it ("af: 1/2 done, …/sHTTP/1.1 200 OK").
+        let screen = progress.enabled && stdout.isTerminal ? stdout.preceding(eachWriteWith: { progress.erase() }) ?? stdout : stdout
+        let output = OrderedOutput(stdout: screen, temporaryDirectory: environment.temporaryDirectory, inCompletionOrder: settings.report)
         let budget = RetryBudget(percent: settings.retryBudget)
         let netrc = try Netrc.load(environment: environment)
         if name == "-" {

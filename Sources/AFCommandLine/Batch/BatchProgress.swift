@@ -1,13 +1,20 @@
 @_spi(Locking) import AFEngine
 
 /// The progress line of `af batch` on a terminal: done/total, failures, requests per second.
-/// Messages about a line clear it first (`clearing`); the next completion draws it again.
+/// Messages about a line clear it first, and so does output for the same terminal
+/// (`erase`); the next completion draws it again.
 struct BatchProgress: Sendable {
     let stderr: OutputChannel
     /// Whether a line is drawn at all (standard error is a terminal, no `-q`).
     let enabled: Bool
     let startedAt = Monotonic.now()
-    private let lastDrawn = Protected(0.0)
+    private struct Drawing {
+        var last = 0.0
+        /// A line is on the terminal.
+        var shown = false
+    }
+
+    private let drawing = Protected(Drawing())
 
     init(stderr: OutputChannel, enabled: Bool) {
         self.stderr = stderr
@@ -21,9 +28,10 @@ struct BatchProgress: Sendable {
     func draw(done: Int, total: Int?, failed: Int, force: Bool = false) {
         guard enabled else { return }
         let now = Monotonic.now()
-        let due = lastDrawn.write { last -> Bool in
-            guard force || now - last >= 0.1 else { return false }
-            last = now
+        let due = drawing.write { drawing -> Bool in
+            guard force || now - drawing.last >= 0.1 else { return false }
+            drawing.last = now
+            drawing.shown = true
             return true
         }
         guard due else { return }
@@ -31,6 +39,16 @@ struct BatchProgress: Sendable {
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         let count = total.map { "\(done)/\($0)" } ?? "\(done)"
         stderr.writeQuietly("\(Self.erase)af: \(count) done, \(failed) failed, \(Format.decimal(rate, places: 1)) requests/s")
+    }
+
+    /// Erases the line, if one is shown, until the next completion draws it again: before
+    /// output for the terminal it shares, which was written on after the line.
+    func erase() {
+        guard enabled, drawing.write({ drawing -> Bool in
+            defer { drawing.shown = false }
+            return drawing.shown
+        }) else { return }
+        stderr.writeQuietly(Self.erase)
     }
 
     /// Erases the line for good.

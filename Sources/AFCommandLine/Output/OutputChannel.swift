@@ -37,6 +37,9 @@ final class OutputChannel: Sendable {
     /// batch reuses its spool log's stretches as soon as they are printed, so a reader behind
     /// by a few outputs got a later line's output in place of an earlier one's.
     private let copiesInKernel: Bool
+    /// Runs before each write to the descriptor (a batch erases its progress line from the
+    /// terminal both share).
+    private let beforeWriting: (@Sendable () -> Void)?
     private let state: Mutex<State>
 
     convenience init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
@@ -45,9 +48,12 @@ final class OutputChannel: Sendable {
         self.init(fd: fd, isTerminal: isTerminal, rewrite: rewrite, copiesInKernel: regularFile)
     }
 
-    private init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)?, copiesInKernel: Bool) {
+    private init(
+        fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)?, copiesInKernel: Bool, beforeWriting: (@Sendable () -> Void)? = nil
+    ) {
         self.fd = fd
         self.copiesInKernel = copiesInKernel
+        self.beforeWriting = beforeWriting
         state = Mutex(State())
         self.isTerminal = isTerminal
         self.rewrite = rewrite
@@ -58,6 +64,7 @@ final class OutputChannel: Sendable {
     init(holdingUpTo limit: Int, isTerminal: Bool, spill: @escaping @Sendable () -> Result<SpoolRegion, AFError>) {
         fd = nil
         copiesInKernel = false
+        beforeWriting = nil
         state = Mutex(State(held: HeldOutput(limit: limit, takeFile: spill)))
         self.isTerminal = isTerminal
         rewrite = nil
@@ -67,6 +74,12 @@ final class OutputChannel: Sendable {
     /// `rewrite`. Nil for a held channel.
     func rewriting(_ rewrite: @escaping @Sendable (String) -> String) -> OutputChannel? {
         fd.map { OutputChannel(fd: $0, isTerminal: false, rewrite: rewrite, copiesInKernel: copiesInKernel) }
+    }
+
+    /// The same descriptor, as much a terminal as this one, running `prelude` before each
+    /// write. Nil for a held channel.
+    func preceding(eachWriteWith prelude: @escaping @Sendable () -> Void) -> OutputChannel? {
+        fd.map { OutputChannel(fd: $0, isTerminal: isTerminal, rewrite: rewrite, copiesInKernel: copiesInKernel, beforeWriting: prelude) }
     }
 
     /// Whether the reader has gone away.
@@ -83,6 +96,7 @@ final class OutputChannel: Sendable {
     /// Writes all bytes; throws `.output` when the descriptor fails (a closed pipe included).
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         guard !bytes.isEmpty else { return }
+        beforeWriting?()
         let failure: AFError? = state.withLock { state in
             if state.closed { return Self.closedError }
             guard let fd else { return state.held?.write(bytes) }
@@ -113,6 +127,7 @@ final class OutputChannel: Sendable {
         guard let fd else {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot copy a file into held output"))
         }
+        if count > 0 { beforeWriting?() }
         let failure: AFError? = state.withLock { state in
             if state.closed { return Self.closedError }
             var position = off_t(offset)
