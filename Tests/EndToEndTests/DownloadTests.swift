@@ -75,6 +75,36 @@ import Testing
         #expect(output.contains("af: saved '\(directory)/file.bin' (195.3 KiB)"))
     }
 
+    /// A retried download erases the progress line before the retry's notice, which was
+    /// written on after it ("ETA --:--af: retrying in 100ms …").
+    @Test func aRetryErasesTheProgressLine() {
+        let body = TestData.bytes(count: 200_000)
+        server.route("/flaky/file.bin") { [server] _, _ in
+            .custom { connection in
+                if server.hits("/flaky/file.bin") == 1 {
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n")
+                    connection.write(Array(body[..<100_000]))
+                    Thread.sleep(forTimeInterval: 0.3)
+                } else {
+                    Thread.sleep(forTimeInterval: 0.4)
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n")
+                    connection.write(body)
+                }
+                connection.close()
+            }
+        }
+        let (output, status) = PTYRunner.run(["-d", "--retry=1", "--retry-delay=0.1", "--output-dir", directory, server.url("/flaky/file.bin")])
+        #expect(status == 0, "\(output.debugDescription)")
+        // A progress line ends in an erase-to-the-end escape; whatever comes next starts by
+        // going back to the start of the line.
+        let pieces = output.components(separatedBy: "\u{1B}[K")
+        for (index, piece) in pieces.enumerated().dropLast() where piece.split(separator: "\r").last?.contains("ETA") == true {
+            #expect(pieces[index + 1].isEmpty || pieces[index + 1].hasPrefix("\r"), "written on after the progress line: \(output.debugDescription)")
+        }
+        #expect(output.contains("retrying in"), "\(output.debugDescription)")
+        #expect(output.contains("af: saved '\(directory)/file.bin' (195.3 KiB)"))
+    }
+
     @Test func progressBarOnATerminal() {
         server.route("/paced/file.bin") { _, _ in
             .custom { connection in

@@ -24,12 +24,16 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
         self.width = max(40, width)
     }
 
-    var interests: RequestEvent.Interests { [.progress, .finished, .cancelled] }
+    var interests: RequestEvent.Interests { [.progress, .attemptFinished, .finished, .cancelled] }
 
     func request(_ request: Request, didEmit event: RequestEvent) {
         switch event.kind {
         case .progress:
             draw(at: event.time, final: false)
+        case .attemptFinished:
+            // Off the line before a retry's notice, which was written on after it; the sink
+            // saves nothing again before the next attempt's head.
+            clear()
         case .finished, .cancelled:
             clear()
         default:
@@ -75,7 +79,10 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
     }
 
     private func clear() {
-        let drawn = state.withLock { $0.drawn }
+        let drawn = state.withLock { state -> Bool in
+            defer { state.drawn = false }
+            return state.drawn
+        }
         if drawn { output.writeQuietly("\r\u{1b}[K") }
     }
 
