@@ -177,6 +177,17 @@ import Testing
         #expect(InProcessAF.run(["--pretty=all", server.url("/late-utf16")]).out == "h\u{E9}")
     }
 
+    /// HTML held for colouring that outgrows what is held falls back to text with the same
+    /// check: a NUL in the held part makes it binary (it was shown, 8 MiB of it escaped).
+    @Test func markupThatOutgrowsItsBufferIsCheckedForNULs() {
+        let body = Array("<html><p>".utf8) + [0] + [UInt8](repeating: 0x61, count: 9 << 20)
+        server.route("/big-binary-html") { _, _ in .response(status: 200, headers: [("Content-Type", "text/html")], body: body) }
+        let result = InProcessAF.run(["--pretty=all", server.url("/big-binary-html")])
+        #expect(result.status == 0)
+        let shown = String(decoding: FuzzTargets.withoutColours(result.stdout), as: UTF8.self)
+        #expect(shown == "[binary data not shown in coloured output: 9.0 MiB of text/html; use --pretty=format or -o FILE]\n", "\(shown.prefix(200).debugDescription)")
+    }
+
     /// `-m` prints each attempt's reason phrase: a server's escape sequence in it reached the
     /// terminal as sent (it set the window title); it is escaped like a head's text.
     @Test func metadataEscapesTheReasonPhrase() {

@@ -156,22 +156,14 @@ final class BodyPrinter {
         case .binary, .sniff:
             break
         case .text:
-            // A NUL further on makes the body binary after all, as curl and HTTPie check every
-            // chunk: a first chunk of text (a few bytes read with the head) let hundreds of
-            // kilobytes of escaped binary onto the terminal. What was shown stays; the note
-            // follows it.
-            if bytes.contains(0), !decoder.settle(on: bytes) {
-                mode = .binary
-                return
-            }
-            try writeText(decoder.decode(bytes), to: out)
+            try writeTextChunk(bytes, to: out)
         case .markup:
             buffered.append(contentsOf: bytes)
             if buffered.count > Self.markupLimit {
                 mode = style.escapes ? .text : .raw
                 let pending = buffered
                 buffered = []
-                if style.escapes { try writeText(decoder.decode(pending), to: out) } else { try out.write(pending) }
+                if style.escapes { try pending.withBytes { held throws(AFError) in try writeTextChunk(held, to: out) } } else { try out.write(pending) }
             }
         case .json:
             if let transcoder = jsonTranscoder(for: bytes) {
@@ -337,6 +329,18 @@ final class BodyPrinter {
             // The failing token to the end of its slice, then the slices not given.
             try writeAsReceived((formatter?.unformattedTail ?? []) + input[offset...], to: out)
         }
+    }
+
+    /// The next chunk of a text body. A NUL makes the body binary after all, as curl and
+    /// HTTPie check every chunk: a first chunk of text (a few bytes read with the head) let
+    /// hundreds of kilobytes of escaped binary onto the terminal. What was shown stays; the
+    /// note follows it.
+    private func writeTextChunk(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
+        if bytes.contains(0), !decoder.settle(on: bytes) {
+            mode = .binary
+            return
+        }
+        try writeText(decoder.decode(bytes), to: out)
     }
 
     private func writeText(_ text: String, to out: OutputChannel) throws(AFError) {
