@@ -23,7 +23,7 @@ enum BatchCommand {
         let progress = BatchProgress(stderr: stderr, enabled: environment.drawsProgress && !settings.quiet)
         // Outputs printed to the terminal the progress line is on erase it first: they were
         // written on after it ("af: 1/2 done, …/sHTTP/1.1 200 OK").
-        let screen = progress.enabled && stdout.isTerminal ? stdout.preceding(eachWriteWith: { progress.erase() }) ?? stdout : stdout
+        let screen = progress.enabled && stdout.isTerminal ? stdout.preceding(eachWriteWith: { progress.eraseIfShown() }) ?? stdout : stdout
         let output = OrderedOutput(stdout: screen, temporaryDirectory: environment.temporaryDirectory, inCompletionOrder: settings.report)
         let budget = RetryBudget(percent: settings.retryBudget)
         let netrc = try Netrc.load(environment: environment)

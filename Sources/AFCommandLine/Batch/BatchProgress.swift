@@ -2,7 +2,7 @@
 
 /// The progress line of `af batch` on a terminal: done/total, failures, requests per second.
 /// Messages about a line clear it first, and so does output for the same terminal
-/// (`erase`); the next completion draws it again.
+/// (`eraseIfShown`); the next completion draws it again.
 struct BatchProgress: Sendable {
     let stderr: OutputChannel
     /// Whether a line is drawn at all (standard error is a terminal, no `-q`).
@@ -43,7 +43,7 @@ struct BatchProgress: Sendable {
 
     /// Erases the line, if one is shown, until the next completion draws it again: before
     /// output for the terminal it shares, which was written on after the line.
-    func erase() {
+    func eraseIfShown() {
         guard enabled, drawing.write({ drawing -> Bool in
             defer { drawing.shown = false }
             return drawing.shown
