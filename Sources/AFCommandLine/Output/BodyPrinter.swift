@@ -79,8 +79,15 @@ final class BodyPrinter {
     private var sniffed: [UInt8] = []
     /// How much blank start is held at most before the body is taken for what it falls back to.
     static let sniffLimit = 64 << 10
-    private var jsonCharsetChecked = false
-    private var jsonTranscoding: CharsetDecoder?
+    /// A JSON body's declared charset, when it is not UTF-8: undecided while the chunks are
+    /// ASCII, then the transcoder to use, or nil where the bytes are UTF-8 after all.
+    private enum JSONCharset {
+        case unchecked
+        case undecided(CharsetDecoder)
+        case decided(CharsetDecoder?)
+    }
+
+    private var jsonCharset = JSONCharset.unchecked
     private(set) var byteCount = 0
 
     /// With `--sort-keys`: the JSON body outgrew the memory sorting may use, so it was shown
@@ -145,10 +152,6 @@ final class BodyPrinter {
                 return
             }
         }
-        if byteCount == 0 {
-            // A NUL makes a body binary, unless its charset writes text with NULs (UTF-16).
-            if style.escapes, mode == .text, bytes.prefix(1024).contains(0), !decoder.settle(on: bytes) { mode = .binary }
-        }
         byteCount += bytes.count
         switch mode {
         case .raw:
@@ -181,22 +184,25 @@ final class BodyPrinter {
     /// where the declaration fits: bytes that are valid UTF-8 stay UTF-8 (JSON is UTF-8, and
     /// mislabelled bodies are common), unless the charset writes with NULs (UTF-16, UTF-32).
     private func jsonTranscoder(for chunk: UnsafeRawBufferPointer) -> CharsetDecoder? {
-        if jsonCharsetChecked { return jsonTranscoding }
-        if jsonTranscoding == nil {
+        switch jsonCharset {
+        case .decided(let transcoder):
+            return transcoder
+        case .unchecked:
             guard let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label),
                   !transcoder.isUTF8
             else {
-                jsonCharsetChecked = true
+                jsonCharset = .decided(nil)
                 return nil
             }
-            // Made once, kept while the chunks are ASCII (and passed on as they are).
-            jsonTranscoding = transcoder
+            jsonCharset = .undecided(transcoder)
+            return jsonTranscoder(for: chunk)
+        case .undecided(let transcoder):
+            // ASCII chunks pass on as they are.
+            if !transcoder.encodesWithNULs, !chunk.contains(where: { $0 >= 0x80 }) { return nil }
+            let decided = transcoder.encodesWithNULs || !CharsetDecoder.isValidUTF8Prefix(Array(chunk)) ? transcoder : nil
+            jsonCharset = .decided(decided)
+            return decided
         }
-        guard let transcoder = jsonTranscoding else { return nil }
-        if !transcoder.encodesWithNULs, !chunk.contains(where: { $0 >= 0x80 }) { return nil }
-        jsonCharsetChecked = true
-        if !transcoder.encodesWithNULs, CharsetDecoder.isValidUTF8Prefix(Array(chunk)) { jsonTranscoding = nil }
-        return jsonTranscoding
     }
 
     /// A JSON body's next (UTF-8) bytes: validated while they fit the window, then formatted
@@ -258,7 +264,7 @@ final class BodyPrinter {
                 if style.terminal, lastByte != 10, !text.isEmpty { try out.write("\n") }
             }
         case .json:
-            if let transcoder = jsonTranscoding {
+            if case .decided(let transcoder?) = jsonCharset {
                 let rest = Array(transcoder.decode([UInt8](), final: true).utf8)
                 if !rest.isEmpty { try rest.withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) } }
             }
