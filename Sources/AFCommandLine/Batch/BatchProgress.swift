@@ -41,8 +41,9 @@ struct BatchProgress: Sendable {
         stderr.writeQuietly("\(Self.erase)af: \(count) done, \(failed) failed, \(Format.decimal(rate, places: 1)) requests/s")
     }
 
-    /// Erases the line, if one is shown, until the next completion draws it again: before
-    /// output for the terminal it shares, which was written on after the line.
+    /// Erases the line, if one is shown, until the next completion draws it again (before
+    /// output for the terminal it shares, which was written on after the line), or for good
+    /// at the end of the run.
     func eraseIfShown() {
         guard enabled, drawing.write({ drawing -> Bool in
             defer { drawing.shown = false }
@@ -51,8 +52,4 @@ struct BatchProgress: Sendable {
         stderr.writeQuietly(Self.erase)
     }
 
-    /// Erases the line for good.
-    func clear() {
-        if enabled { stderr.writeQuietly(Self.erase) }
-    }
 }

@@ -416,7 +416,7 @@ final class BatchRunner: Sendable {
     private func conclude() -> Int32 {
         let final = state.read { $0 }
         progress.draw(done: final.finished, total: source.total, failed: final.failed, force: true)
-        progress.clear()
+        progress.eraseIfShown()
         if case .signal(let status) = final.stop {
             let what = status == ExitStatus.terminated ? "terminated" : "interrupted"
             stderr.writeError("\(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled")
