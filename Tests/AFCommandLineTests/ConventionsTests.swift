@@ -479,6 +479,17 @@ import Testing
         #expect(result.err.contains("negative index [-10] at position"))
     }
 
+    /// An index too large for an array is refused however many digits it has (one past
+    /// Int's range was sent as an object key), and escaping it makes it a key.
+    @Test(arguments: ["100000", "99999999999999999999999"])
+    func indexesPastTheLimitAreRefusedAtAnyLength(index: String) {
+        let result = InProcessAF.run(["--offline", server.url("/post"), "a[\(index)]=x"])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: request item 'a[\(index)]=x': array index \(index) is too large (at most 99999); write [\\\(index)] for a key\n")
+        let key = InProcessAF.run(["--offline", "-p", "B", server.url("/post"), "a[\\\(index)]=x"])
+        #expect(key.out == #"{"a": {"\#(index)": "x"}}"#, "\(key.err)")
+    }
+
     // MARK: XML and HTML
 
     @Test func xmlIsIndentedWithEveryTokenKeptAndNoEntityExpanded() {

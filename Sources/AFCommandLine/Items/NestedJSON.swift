@@ -33,8 +33,11 @@ enum NestedPath {
                 // HTTPie refuses these too, pointing at them.
                 let position = key.count - characters.count - inner.count - 1
                 throw .usage("request item '\(item)': negative index [\(inner)] at position \(position) of '\(key)' is not supported; use [] to append, or [\\\(inner)] for a key")
-            } else if !escaped, inner.allSatisfy(\.isASCIIDigit), let index = Int(inner) {
-                guard index < 100_000 else { throw .usage("request item '\(item)': array index \(index) is too large") }
+            } else if !escaped, inner.allSatisfy(\.isASCIIDigit) {
+                // An index past Int's range is as much an index as one past the limit.
+                guard let index = Int(inner), index < 100_000 else {
+                    throw .usage("request item '\(item)': array index \(inner) is too large (at most 99999); write [\\\(inner)] for a key")
+                }
                 segments.append(.index(index))
             } else {
                 segments.append(.key(inner))
