@@ -278,6 +278,31 @@ import Glibc
         #expect(result.err == "af: error: interrupted while reading '\(fifo)'\n")
     }
 
+    /// A FIFO nobody opens for writing blocks the open itself, and a pipe nobody writes to
+    /// blocks the engine's reads while a body streams: Ctrl-C or SIGTERM ends either at once
+    /// (the open's EINTR was taken for an unreadable file, exit 66; the body's read was
+    /// tried again until the writer gave up).
+    @Test(arguments: [
+        ("a=@", false, SIGINT, Int32(130), "interrupted while reading '%@'"),
+        ("X-A:@", false, SIGTERM, 143, "terminated while reading '%@'"),
+        ("@", false, SIGINT, 130, "interrupted"),
+        ("@", true, SIGTERM, 143, "terminated"),
+        ("f@", true, SIGINT, 130, "interrupted"),
+    ])
+    func aSignalEndsAWaitForAPipe(prefix: String, writerOpen: Bool, signal: Int32, status: Int32, message: String) throws {
+        let fifo = directory + "/wait-\(signal)-\(writerOpen)-\(prefix.count).fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let writer = writerOpen ? open(fifo, O_RDWR) : -1
+        defer { if writer >= 0 { close(writer) } }
+        let running = AF.start(["post", server.url("/post"), prefix + fifo])
+        Thread.sleep(forTimeInterval: 1.0)
+        running.signal(signal)
+        let result = running.wait(timeout: 10)
+        #expect(!result.timedOut)
+        #expect(result.status == status, "\(result.err)")
+        #expect(result.err == "af: error: \(message.replacingOccurrences(of: "%@", with: fifo))\n")
+    }
+
     @Test(arguments: [
         ("/hostile/gzip-garbage", "after the end of the gzip data"),
         ("/hostile/long-header", "too long"),

@@ -263,8 +263,7 @@ enum BodyBuilder {
         /// `path`, or the path of a spooled copy when it cannot be read twice.
         func replayable(_ path: String, item: String) throws(CommandFailure) -> String {
             guard needed, FileIO.exists(path), FileIO.regularFileSize(path) == nil else { return path }
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw .unreadable("cannot read '\(path)' (from '\(item)'): \(POSIXFailure(code: errno).description)") }
+            let fd = try FileReading.openToRead(path, item: item)
             defer { close(fd) }
             guard let (copy, _) = try StandardInput.spool(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") else {
                 // Empty: an empty regular file stands in for it.

@@ -15,8 +15,7 @@ enum FileReading {
     /// The file's bytes (a pipe or `<(…)` too), or an exit-66 failure that names the file and
     /// the item; more than `limit` bytes is refused.
     static func bytes(atPath path: String, item: String, limit: Int = valueLimit) throws(CommandFailure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
+        let fd = try openToRead(path, item: item)
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
@@ -72,6 +71,16 @@ enum FileReading {
     /// line it would be part of the first word).
     static func withoutByteOrderMark(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes
+    }
+
+    /// `path` opened to read (waiting, for a FIFO, until a writer opens it, or until Ctrl-C),
+    /// or an exit-66 failure that names it and `item`.
+    static func openToRead(_ path: String, item: String) throws(CommandFailure) -> Int32 {
+        switch FileIO.openToRead(path) {
+        case .descriptor(let fd): return fd
+        case .failed(let failure): throw unreadable(path, item, failure.description)
+        case .interrupted(let reason): throw .interrupted(by: reason, whileReading: "'\(path)'")
+        }
     }
 
     private static func readCapped(

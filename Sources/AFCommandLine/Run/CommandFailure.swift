@@ -21,11 +21,15 @@ public struct CommandFailure: Error, Sendable, Equatable {
     /// The failure for a signal that arrived while reading `source` (130 or 143), or nil when
     /// none did: what a read that returned `EINTR` asks before trying again.
     public static func interrupted(whileReading source: String) -> CommandFailure? {
-        switch ProcessInterruption.pending {
-        case nil: return nil
-        case .terminated?: return CommandFailure("terminated while reading \(source)", exitCode: ExitStatus.terminated)
-        default: return CommandFailure("interrupted while reading \(source)", exitCode: ExitStatus.interrupted)
-        }
+        ProcessInterruption.pending.map { interrupted(by: $0, whileReading: source) }
+    }
+
+    /// The failure for the signal `reason` names (130 or 143), which arrived while reading
+    /// `source`.
+    static func interrupted(by reason: AFError.Cancellation, whileReading source: String) -> CommandFailure {
+        reason == .terminated
+            ? CommandFailure("terminated while reading \(source)", exitCode: ExitStatus.terminated)
+            : CommandFailure("interrupted while reading \(source)", exitCode: ExitStatus.interrupted)
     }
 
     /// An input file that cannot be read (exit 66).

@@ -36,6 +36,29 @@ package enum FileIO {
         return 0
     }
 
+    /// What opening a file to read came to.
+    package enum Opened {
+        /// The descriptor.
+        case descriptor(Int32)
+        /// The `errno` that stopped it.
+        case failed(POSIXFailure)
+        /// SIGINT or SIGTERM arrived while the open waited (a FIFO waits for its writer).
+        case interrupted(AFError.Cancellation)
+    }
+
+    /// Opens `path` to read (`O_CLOEXEC` and `flags` added), trying again when a signal
+    /// interrupts the open, unless that signal was SIGINT or SIGTERM (`ProcessInterruption`):
+    /// opening a FIFO with no writer blocks until one comes, and must not outlast Ctrl-C.
+    package static func openToRead(_ path: String, flags: Int32 = 0) -> Opened {
+        while true {
+            let fd = open(path, O_RDONLY | O_CLOEXEC | flags)
+            if fd >= 0 { return .descriptor(fd) }
+            let code = errno
+            guard code == EINTR else { return .failed(POSIXFailure(code: code)) }
+            if let reason = ProcessInterruption.pending { return .interrupted(reason) }
+        }
+    }
+
     /// Whether something exists at `path` (a dangling symbolic link counts).
     package static func exists(_ path: String) -> Bool {
         var info = stat()

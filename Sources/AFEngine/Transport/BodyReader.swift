@@ -63,8 +63,11 @@ final class BodyReader {
                 advance()
             case .file(let path, let size):
                 if fd < 0 {
-                    fd = open(path, O_RDONLY | O_CLOEXEC)
-                    guard fd >= 0 else { throw .inputUnreadable(path: path, reason: POSIXFailure(code: errno).description) }
+                    switch FileIO.openToRead(path) {
+                    case .descriptor(let opened): fd = opened
+                    case .failed(let failure): throw .inputUnreadable(path: path, reason: failure.description)
+                    case .interrupted(let reason): throw .cancelled(reason)
+                    }
                     fileRemaining = size
                 }
                 if fileRemaining == 0 {
@@ -75,7 +78,11 @@ final class BodyReader {
                 let want = fileRemaining.map { Int(min(Int64(buffer.count), $0)) } ?? buffer.count
                 let got = Glibc.read(fd, buffer.baseAddress, want)
                 if got < 0 {
-                    if errno == EINTR { continue }
+                    if errno == EINTR {
+                        // A pipe that never ends (`@<(sleep 100)`) must not outlast Ctrl-C.
+                        if let reason = ProcessInterruption.pending { throw .cancelled(reason) }
+                        continue
+                    }
                     throw .inputUnreadable(path: path, reason: POSIXFailure(code: errno).description)
                 }
                 if got == 0 {
