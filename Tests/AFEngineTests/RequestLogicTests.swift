@@ -99,6 +99,30 @@ import Testing
         #expect(FileManager.default.contents(atPath: report.path).map { [UInt8]($0) } == whole)
     }
 
+    /// Two downloads of one process into one file: the second is refused before it is sent
+    /// (however the path is spelt), until the first has finished; a download named by its
+    /// response takes the next free name instead.
+    @Test func aFileBeingDownloadedIsNotDownloadedIntoTwice() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-logic-claim")
+        func sink(_ name: String?, options: DownloadOptions = []) throws(AFError) -> DownloadSink {
+            try DownloadSink(configuration: .init(directory: directory, fixedName: name, options: options, requestURL: "http://example.test/same.bin"))
+        }
+        let first = try sink("same.bin")
+        for spelling in ["same.bin", "./same.bin", directory + "/same.bin"] {
+            #expect(throws: AFError.output(OutputFailure(kind: .inUse, message: "another download in progress is saving '\(spelling.hasPrefix("/") ? spelling : directory + "/" + spelling)'; give each download a file of its own"))) {
+                _ = try sink(spelling, options: .removePreviousFile)
+            }
+        }
+        let named = try sink(nil, options: .removePreviousFile)
+        let ok = ResponseHead(status: 200, reason: "OK", httpVersion: "HTTP/1.1", headers: [])
+        try named.open(ok, attempt: 1)
+        #expect(named.partPath == directory + "/same-1.bin.part")
+        #expect(named.finish(error: nil) == nil)
+        try first.open(ok, attempt: 1)
+        #expect(first.finish(error: nil) == nil)
+        #expect(try sink("same.bin", options: .removePreviousFile).partPath == directory + "/same.bin.part")
+    }
+
     @Test func aHostTheTrustPolicyDoesNotCoverFailsBeforeAnyAttempt() {
         let transport = InMemoryTransport { _, _ in .response(status: 200) }
         let manager = ServerTrustManager(allHostsMustBeEvaluated: true, evaluators: ["api.example.test": DefaultTrustEvaluator()])

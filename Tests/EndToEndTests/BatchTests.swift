@@ -626,22 +626,44 @@ import Testing
         for name in names {
             #expect(try String(contentsOfFile: output + "/" + name, encoding: .utf8) == "answer same\n")
         }
+        // Replacing, they take the same names again (all three wrote `same.part` at once).
+        let again = AF.run(["batch", "--parallel=3", "-d", "-q", "--overwrite", "--output-dir=\(output)", path])
+        #expect(again.status == 0, "\(again.err)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output).sorted() == names)
     }
 
-    /// Two lines that save to one name: the first to finish saves it, the other keeps its
-    /// download in `.part` and says so once.
-    @Test func twoLinesSavingToOneNameKeepBothDownloads() throws {
+    /// Lines that save to one name while another is saving it are refused before they are
+    /// sent (with or without --overwrite; `./` makes no other file): two downloads into one
+    /// `.part` file truncated and interleaved each other's bytes, and the one renamed second
+    /// found its file gone. One after another, the usual rules apply.
+    @Test func linesSavingToOneNameAtOnceAreRefusedBeforeTheyAreSent() throws {
         let output = try TemporaryDirectory.make(prefix: "af-batch-o")
-        let path = try file([server.url("/answer/1?delay=0.5") + " -o same.txt", server.url("/answer/2") + " -o same.txt"])
-        let result = AF.run(["batch", "--parallel=2", path], directory: output)
+        let path = try file([
+            server.url("/answer/1?delay=0.3&size=100000") + " -o same.txt",
+            server.url("/answer/2?size=100000") + " -o same.txt",
+            server.url("/answer/3?size=100000") + " -o ./same.txt --overwrite",
+        ])
+        let result = AF.run(["batch", "--parallel=3", path], directory: output)
         #expect(result.status == 9)
         #expect(result.err == """
-        af: line 1: error: cannot save 'same.txt': it appeared while downloading; the download is in 'same.txt.part'
-        af: error: 1 of 2 requests failed (line 1)
+        af: line 2: error: another download in progress is saving 'same.txt'; give each download a file of its own
+        af: line 3: error: another download in progress is saving './same.txt'; give each download a file of its own
+        af: error: 2 of 3 requests failed (lines 2, 3)
 
         """)
-        #expect(try String(contentsOfFile: output + "/same.txt", encoding: .utf8) == "answer 2\n")
-        #expect(try String(contentsOfFile: output + "/same.txt.part", encoding: .utf8) == "answer 1\n")
+        #expect(FileManager.default.contents(atPath: output + "/same.txt") == Data(Self.answer("1", size: 100_000)))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output) == ["same.txt"])
+        #expect(server.hits("/answer/2") == 0 && server.hits("/answer/3") == 0)
+
+        let sequential = AF.run(["batch", "--parallel=1", path], directory: output)
+        #expect(sequential.status == 9)
+        #expect(sequential.err == """
+        af: line 1: error: 'same.txt' exists; use --overwrite to replace it or -c to resume it
+        af: line 2: error: 'same.txt' exists; use --overwrite to replace it or -c to resume it
+        af: error: 2 of 3 requests failed (lines 1, 2)
+
+        """)
+        #expect(FileManager.default.contents(atPath: output + "/same.txt") == Data(Self.answer("3", size: 100_000)))
     }
 
     /// Lines already waiting on standard input when af starts: the reader hands the first

@@ -71,6 +71,7 @@ public enum ManPage {
         files; \\fB\\-o \\-\\fR is refused on a line); with
         \\fB\\-\\-report=json\\fR each request prints one JSON line with \\fB"line"\\fR as it finishes.
         Downloads (\\fB\\-d\\fR) that want one name get \\fIname\\fR, \\fIname\\-1\\fR, \\fIname\\-2\\fR.
+        A line whose \\fB\\-o\\fR file another line is still saving is refused before it is sent (exit 9).
         Messages name the line (\\fBaf: line 17: ...\\fR); when requests failed the last line is
         \\fBaf: error: N of M requests failed (lines ...)\\fR, and the exit status is that of the
         first failed line. SIGINT and SIGTERM cancel what is in flight and keep what finished.

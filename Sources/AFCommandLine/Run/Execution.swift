@@ -401,7 +401,7 @@ final class Execution {
     /// Whether running again with `-c` can finish what `error` stopped.
     private static func isResumable(_ error: AFError) -> Bool {
         // A download kept as `.part` because its name was taken meanwhile says so itself.
-        if case .output(let failure) = error, [.resumeRefused, .checksumMismatch, .destinationExists].contains(failure.kind) { return false }
+        if case .output(let failure) = error, [.resumeRefused, .checksumMismatch, .destinationExists, .inUse].contains(failure.kind) { return false }
         return true
     }
 

@@ -178,6 +178,8 @@ public struct OutputFailure: Error, Sendable, Equatable {
         case directoryMissing
         /// The destination cannot be used: a directory, no free name, taken meanwhile.
         case destinationExists
+        /// Another download of this process is writing the same file.
+        case inUse
         case writeFailed
         case checksumMismatch
         case resumeRefused

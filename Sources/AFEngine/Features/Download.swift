@@ -98,6 +98,8 @@ public final class DownloadSink: ResponseBodySink {
         /// Writing straight into a destination that is not a regular file (a device such as
         /// `/dev/null`, a FIFO, standard output): there is nothing to protect or rename.
         var inPlace = false
+        /// The claim on the `.part` file (`PartFileClaims`), held until the download finishes.
+        var claim: String?
         /// Bytes accepted for the `.part` file and not yet written to it (counted in
         /// `written`): libcurl hands a body over 16 KiB at a time, and a `write` per piece
         /// cost a 1 GiB download 65,536 system calls.
@@ -199,6 +201,10 @@ public final class DownloadSink: ResponseBodySink {
         if access(target, W_OK | X_OK) != 0 {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot write files in '\(target)': \(POSIXFailure(code: errno).description)"))
         }
+        if let final = initial.finalPath, let part = initial.partPath {
+            guard let claim = PartFileClaims.claim(part) else { throw Self.inUse(final) }
+            initial.claim = claim
+        }
         if configuration.resume, let final = initial.finalPath, let part = initial.partPath {
             if !FileIO.exists(part), FileIO.exists(final) {
                 guard rename(final, part) == 0 else {
@@ -214,7 +220,10 @@ public final class DownloadSink: ResponseBodySink {
     }
 
     deinit {
-        state.withLock { $0.pending.release() }
+        state.withLock { state in
+            state.pending.release()
+            if let claim = state.claim { PartFileClaims.release(claim) }
+        }
     }
 
     /// Bytes already saved, from which the next attempt should continue.
@@ -271,9 +280,10 @@ public final class DownloadSink: ResponseBodySink {
                 return
             }
             if state.finalPath == nil {
-                let path = try uniquePath(DownloadNaming.suggestedFilename(for: head, url: configuration.requestURL))
+                let (path, claim) = try uniquePath(DownloadNaming.suggestedFilename(for: head, url: configuration.requestURL))
                 state.finalPath = path
                 state.partPath = path + ".part"
+                state.claim = claim
             }
             guard let part = state.partPath else { return }
             // Bytes: a combining mark after `W/` would make `hasPrefix` miss a weak validator.
@@ -403,6 +413,12 @@ public final class DownloadSink: ResponseBodySink {
 
     public func finish(error: AFError?) -> AFError? {
         state.withLock { state -> AFError? in
+            defer {
+                // After the rename: the name is free for the next download only once this
+                // one is done with it.
+                if let claim = state.claim { PartFileClaims.release(claim) }
+                state.claim = nil
+            }
             let code = closeFile(&state)
             state.pending.release()
             if code != 0, error == nil { return writeFailure(code, state) }
@@ -498,14 +514,22 @@ public final class DownloadSink: ResponseBodySink {
         .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? state.finalPath ?? "")': \(POSIXFailure(code: code).description)"))
     }
 
-    /// `directory/name`, or `name-1.ext`, `name-2.ext`… when that or its `.part` exists.
-    private func uniquePath(_ name: String) throws(AFError) -> String {
+    /// `directory/name`, or `name-1.ext`, `name-2.ext`… when that or its `.part` exists (unless
+    /// replacing) or another download of this process is writing it; with the `.part` file's
+    /// claim. Replacing, downloads that want one name at once take `name`, `name-1.ext`… in
+    /// turn, the same names each time.
+    private func uniquePath(_ name: String) throws(AFError) -> (path: String, claim: String) {
+        let replacing = configuration.options.contains(.removePreviousFile)
         for attempt in 0..<10_000 {
             let path = Self.join(configuration.directory, DownloadNaming.numbered(name, attempt))
-            if configuration.options.contains(.removePreviousFile), attempt == 0 { return path }
-            if !FileIO.exists(path), !FileIO.exists(path + ".part") { return path }
+            guard replacing || (!FileIO.exists(path) && !FileIO.exists(path + ".part")) else { continue }
+            if let claim = PartFileClaims.claim(path + ".part") { return (path, claim) }
         }
         throw .output(OutputFailure(kind: .destinationExists, message: "no free name for '\(name)' in '\(configuration.directory)'"))
+    }
+
+    private static func inUse(_ path: String) -> AFError {
+        .output(OutputFailure(kind: .inUse, message: "another download in progress is saving '\(path)'; give each download a file of its own"))
     }
 
     private static func prepareDirectory(_ path: String, create: Bool) throws(AFError) {
