@@ -113,6 +113,9 @@ import Testing
         #expect(result.status == 7, "\(result.err)")
         #expect(result.err.hasPrefix("af: error: TLS with 127.0.0.1:\(plain.port) failed: "), "\(result.err)")
         #expect(result.err.hasSuffix("; the server did not answer in TLS: if that port serves plain HTTP, use http://\n"), "\(result.err)")
+        let pin = AF.run(["pin", "127.0.0.1:\(plain.port)"], timeout: 20)
+        #expect(pin.status == 7, "\(pin.err)")
+        #expect(pin.err.hasSuffix("; the server did not answer in TLS: if that port serves plain HTTP, it has no certificate to pin\n"), "\(pin.err)")
     }
 
     /// af's other lines on standard error (a saved file, a warning) quote file names too, so

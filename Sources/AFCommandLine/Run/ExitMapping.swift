@@ -37,7 +37,9 @@ enum ExitMapping {
     }
 
     /// The engine's account of a failure with what to do about it on this command line.
-    private static func advice(_ message: String, for cause: TransportFailure.Cause, attempts: Int) -> String {
+    private static func advice(_ message: String, for cause: TransportFailure.Cause, attempts: Int, tlsOnly: Bool) -> String {
+        // `af pin` speaks only TLS: a plain-HTTP port has no certificate to show.
+        let plainHTTP = tlsOnly ? "it has no certificate to pin" : "use http://"
         switch cause {
         case .untrustedCertificate(_, let problem):
             switch problem {
@@ -57,7 +59,7 @@ enum ExitMapping {
         case .connectTimedOut:
             return message + "; check the address, or raise --connect-timeout"
         case .handshakeTimedOut:
-            return message + "; the server took the connection but did not answer in TLS: if that port serves plain HTTP, use http://; otherwise raise --connect-timeout"
+            return message + "; the server took the connection but did not answer in TLS: if that port serves plain HTTP, \(plainHTTP); otherwise raise --connect-timeout"
         case .responseTimedOut(let limit):
             return limit == nil ? message : message + "; raise --timeout if it needs longer"
         case .tooManyHeaderLines:
@@ -72,7 +74,7 @@ enum ExitMapping {
             guard attempts == 1 else { return message }
             return message + "; --retry sends it again (and --retry-all-methods a POST, which the server may have processed)"
         case .notATLSAnswer:
-            return message + "; the server did not answer in TLS: if that port serves plain HTTP, use http://"
+            return message + "; the server did not answer in TLS: if that port serves plain HTTP, \(plainHTTP)"
         case .notAnHTTP1Answer:
             return message + "; if that port serves HTTPS, use https://; a server that speaks only HTTP/2 needs --http-version=2-prior-knowledge"
         case .outOfDescriptors(let limit?):
@@ -84,8 +86,9 @@ enum ExitMapping {
         }
     }
 
-    /// The text after `af: error: `, with what to do where there is something to do.
-    static func message(for error: AFError, attempts: Int) -> String {
+    /// The text after `af: error: `, with what to do where there is something to do;
+    /// `tlsOnly` for a command that speaks only TLS (`af pin`).
+    static func message(for error: AFError, attempts: Int, tlsOnly: Bool = false) -> String {
         let error = error.underlyingError
         let after = attempts > 1 ? " (after \(attempts) attempts)" : ""
         switch error {
@@ -95,7 +98,7 @@ enum ExitMapping {
         case .tooManyRedirects:
             return "\(error.description); raise --max-redirects or check for a redirect loop"
         case .transport(let failure):
-            if let cause = failure.cause { return advice(failure.message, for: cause, attempts: attempts) + after }
+            if let cause = failure.cause { return advice(failure.message, for: cause, attempts: attempts, tlsOnly: tlsOnly) + after }
             switch failure.kind {
             case .pinning:
                 return failure.message + "; check the pin with 'af pin HOST'"
