@@ -34,6 +34,17 @@ import Testing
         #expect(FileManager.default.contents(atPath: "\(directory)/limited.bin").map(Array.init) == TestData.bytes(count: Self.size))
     }
 
+    /// A download's heads go to standard error, which is for diagnostics: closed or full, it
+    /// does not cost the download (it failed with exit 9 and nothing saved).
+    @Test(arguments: ["2>/dev/full", "2>&-"])
+    func aStandardErrorThatCannotBeWrittenDoesNotCostTheDownload(redirect: String) throws {
+        server.serveRangedFile(size: Self.size)
+        let (status, _) = try AF.shell("exec '\(AF.binary)' -d -v --output-dir '\(directory)' '\(server.url("/file/kept.bin"))' \(redirect)")
+        #expect(status == 0)
+        #expect(files() == ["kept.bin"])
+        #expect(FileManager.default.contents(atPath: "\(directory)/kept.bin").map(Array.init) == TestData.bytes(count: Self.size))
+    }
+
     @Test func interruptKeepsThePart() throws {
         server.route("/slow/file.bin") { _, _ in
             .custom { connection in

@@ -183,7 +183,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             try responseSections(head, state)
         }
         if printsBody, state.openHead != nil, state.needsSeparator {
-            try heads.write("\n")
+            try writeHeads("\n")
             state.needsSeparator = false
         }
     }
@@ -225,20 +225,31 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
 
     /// Writes a head or body block, separated from what came before by a blank line.
     private func section(_ text: String, _ state: State) throws(AFError) {
-        if state.needsSeparator { try heads.write("\n") }
-        try heads.write(text)
+        if state.needsSeparator { try writeHeads("\n") }
+        try writeHeads(text)
         state.needsSeparator = true
+    }
+
+    /// Writes to the heads' channel. A download's heads go to standard error, which is for
+    /// diagnostics: one that cannot be written there (closed, or a full disk) does not fail
+    /// the download, which is what the user asked for.
+    private func writeHeads(_ text: String) throws(AFError) {
+        do { try heads.write(text) } catch { if !plan.headsToStandardError { throw error } }
+    }
+
+    private func writeHeads(_ bytes: [UInt8]) throws(AFError) {
+        do { try heads.write(bytes) } catch { if !plan.headsToStandardError { throw error } }
     }
 
     /// The request body section. Shown for reading it ends with a line break; alone into a
     /// pipe (`-p B`) it is left as it is, so the output holds exactly what was sent.
     private func bodySection(_ body: [UInt8], deflated: Bool, _ state: State) throws(AFError) {
-        if state.needsSeparator { try heads.write("\n") }
+        if state.needsSeparator { try writeHeads("\n") }
         let note = deflatedNote(deflated)
-        if !note.isEmpty { try heads.write(note) }
-        try heads.write(body)
+        if !note.isEmpty { try writeHeads(note) }
+        try writeHeads(body)
         // With other sections around it, the body ends its line like they do.
-        if requestBodyStyle.escapes || plan.sections != ["B"], body.last != 10 { try heads.write("\n") }
+        if requestBodyStyle.escapes || plan.sections != ["B"], body.last != 10 { try writeHeads("\n") }
         state.needsSeparator = true
     }
 
