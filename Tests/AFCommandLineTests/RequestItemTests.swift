@@ -280,8 +280,11 @@ import Testing
         ("--proxy=all:http://[::1:3128", "'[' without ']' around the proxy's IPv6 address"),
         ("--proxy=all:http://[::1]3128", "only ':PORT' may follow the ']' of the proxy's address"),
         ("--proxy=all:http://::1:3128", "an IPv6 address goes in brackets, as in http://[::1]:3128"),
-        ("--proxy=all:proxy:99999", "'99999' is not a port (1 to 65535)"),
-        ("--proxy=all:http://proxy:", "'' is not a port (1 to 65535)"),
+        ("--proxy=all:proxy:99999", "'99999' is not a port from 1 to 65535"),
+        ("--proxy=all:http://proxy:", "'' is not a port from 1 to 65535"),
+        // A sign is no digit: Int("+80") read it as 80.
+        ("--resolve=a.test:+80:127.0.0.1", "'+80' is not a port from 1 to 65535"),
+        ("--resolve=-a.test:+80", "'+80' is not a port from 1 to 65535"),
         ("--proxy=all:http://user@:3128", "no proxy host"),
     ])
     func badValues(argument: String, message: String) throws {

@@ -37,9 +37,7 @@ enum ProxyAddress {
         }
         if let port {
             let text = String(decoding: port, as: UTF8.self)
-            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let number = Int(text), (1...65535).contains(number)
-            else { return "'\(text)' is not a port (1 to 65535)" }
+            guard PortNumber.parse(text) != nil else { return PortNumber.refusal(text) }
         }
         return nil
     }

@@ -291,7 +291,7 @@ struct Settings: Sendable {
         } else {
             (portText, addresses) = (rest, "")
         }
-        guard let port = Int(portText), (1...65535).contains(port) else { throw invalid("'\(Quote.argument(String(portText)))' is not a port from 1 to 65535") }
+        guard PortNumber.parse(portText) != nil else { throw invalid(PortNumber.refusal(portText)) }
         if removes { return entry }
         guard !addresses.isEmpty else { throw invalid("no address") }
         for address in addresses.split(byte: UInt8(ascii: ","), omittingEmptySubsequences: false)
