@@ -133,6 +133,11 @@ import Testing
         }
         #expect(InProcessAF.run(["--offline", "[::1]:8080/x"]).out.hasPrefix("GET /x HTTP/1.1\nHost: [::1]:8080\n"))
         #expect(!InProcessAF.run(["--offline", "http://a:b:c@host:99999/"]).err.contains("IPv6"))
+        // A password with an '@' in it, written as it is, names a host with an '@' in it.
+        let at = InProcessAF.run(["--offline", "http://user:p@ss@example.org/"])
+        #expect(at.status == 64)
+        #expect(at.err.hasSuffix("; an '@' in a user name or password is written %40 (or give them with -a USER:PASSWORD)\n"), "\(at.err)")
+        #expect(InProcessAF.run(["--offline", "-p", "H", "http://user:p%40ss@example.org/"]).out.contains("Authorization: Basic dXNlcjpwQHNz\n"))
     }
 
     @Test func anAuthTypeNeedsCredentials() {

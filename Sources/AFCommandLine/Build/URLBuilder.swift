@@ -27,6 +27,9 @@ enum URLBuilder {
             if Self.hasBareIPv6Address(text) {
                 throw .usage("\(error); an IPv6 address goes in brackets, as in http://[::1]:8080/")
             }
+            if Self.hasTwoAtSigns(text) {
+                throw .usage("\(error); an '@' in a user name or password is written %40 (or give them with -a USER:PASSWORD)")
+            }
             // The parser's reason quotes the URL it read; the argument is named again only
             // when a shorthand or encoding made that differ from what was typed.
             throw .usage(text == argument ? "\(error); check the URL" : "\(error); check the URL '\(argument)'")
@@ -39,6 +42,14 @@ enum URLBuilder {
         guard let offset = url.utf8Offset(of: "://") else { return false }
         let host = hostAndPort(url.utf8.dropFirst(offset + 3))
         return !host.contains(UInt8(ascii: "[")) && host.count(where: { $0 == UInt8(ascii: ":") }) >= 2
+    }
+
+    /// Whether the URL's authority holds more than one `@`, as credentials with an `@` in
+    /// them, written as they are, make it (`http://u:p@ss@host/`).
+    static func hasTwoAtSigns(_ url: String) -> Bool {
+        guard let offset = url.utf8Offset(of: "://") else { return false }
+        let authority = url.utf8.dropFirst(offset + 3).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        return authority.count(where: { $0 == UInt8(ascii: "@") }) >= 2
     }
 
     /// The host and port of a URL's authority, from the bytes after its `scheme://` (or a
