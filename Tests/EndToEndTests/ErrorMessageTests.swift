@@ -118,6 +118,19 @@ import Testing
         #expect(pin.err.hasSuffix("; the server did not answer in TLS: if that port serves plain HTTP, it has no certificate to pin\n"), "\(pin.err)")
     }
 
+    /// A server that answers an upload before reading it, as if it would keep the connection,
+    /// then closes on the unread bytes: the answer is shown, and the error says what happened
+    /// ("broke during the response body" sent the user looking at a body that was whole).
+    @Test func anUploadAnsweredEarlyThenCutOffIsNamedAsSuch() throws {
+        let early = try GreetingPort(greeting: Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), readsRequest: false)
+        let body = try TemporaryDirectory.write(String(repeating: "x", count: 20_000_000), named: "big.txt", in: try TemporaryDirectory.make(prefix: "af-early"))
+        let result = AF.run(["put", "http://127.0.0.1:\(early.port)/", "@\(body)"], timeout: 20)
+        #expect(result.status == 1)
+        #expect(result.out == "ok")
+        #expect(result.err.hasPrefix("af: error: 127.0.0.1:\(early.port) answered 200 before taking the whole request body, then closed the connection ("), "\(result.err)")
+        #expect(result.err.contains(" bytes of it sent): "), "\(result.err)")
+    }
+
     /// af's other lines on standard error (a saved file, a warning) quote file names too, so
     /// they show control characters the same way and each stays one line.
     @Test func controlCharactersInANoticeAreShownNotObeyed() throws {

@@ -132,6 +132,13 @@ enum CurlErrorMapping {
         case CURLE_OUT_OF_MEMORY where transfer.head == nil:
             // libcurl refuses a single header line over its 100 kB limit this way.
             return failure(.limitExceeded, "a response header line from \(authority) is too long for libcurl (over 100 kB)")
+        case CURLE_SEND_ERROR where transfer.head != nil && transfer.isStillSendingBody:
+            // A server that answers before it reads the whole body (a 2xx it meant to keep the
+            // connection for), then closes on the bytes it left unread: the response may be
+            // whole, but the connection did not break "during the response body".
+            let status = transfer.head.map { " \($0.status)" } ?? ""
+            let sent = easy.offset(CURLINFO_SIZE_UPLOAD_T)
+            return failure(.sendFailed, "\(authority) answered\(status) before taking the whole request body, then closed the connection (\(sent) bytes of it sent): \(detail)")
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
             if transfer.head != nil {
                 return failure(.truncatedBody, "the connection to \(authority) broke during the response body: \(detail)")

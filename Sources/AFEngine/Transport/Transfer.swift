@@ -97,6 +97,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     private var challengeAnswered = false
     var sentHead: String?
     var sentHeadComplete = false
+    /// libcurl has read the request body to its end.
+    private var bodySent = false
     var serverChain: [ServerCertificate] = []
     var handshakeSeen = false
     var pinResult: String?
@@ -431,7 +433,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         guard let reader else { return 0 }
         do {
-            return try reader.read(into: buffer)
+            let count = try reader.read(into: buffer)
+            if count == 0 { bodySent = true }
+            return count
         } catch {
             fail(error)
             return nil
@@ -439,8 +443,14 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     }
 
     func rewindBody() -> Bool {
-        reader?.rewind() ?? true
+        bodySent = false
+        return reader?.rewind() ?? true
     }
+
+    /// Whether the request has a body that libcurl had not read to its end: a failure to
+    /// send after the response head came is then the server closing the connection on an
+    /// upload it answered early.
+    var isStillSendingBody: Bool { reader != nil && !bodySent }
 
     /// Whether `head` is a digest challenge that libcurl answers by itself inside this
     /// transfer (it sends the request again with the computed `Authorization`): then it is
