@@ -208,7 +208,10 @@ public final class DownloadSink: ResponseBodySink {
         if configuration.resume, let final = initial.finalPath, let part = initial.partPath {
             if !FileIO.exists(part), FileIO.exists(final) {
                 guard rename(final, part) == 0 else {
-                    throw .output(OutputFailure(kind: .writeFailed, message: "cannot move '\(final)' aside to resume it: \(POSIXFailure(code: errno).description)"))
+                    let reason = POSIXFailure(code: errno).description
+                    // No sink comes of this, so nothing else would give the claim up.
+                    if let claim = initial.claim { PartFileClaims.release(claim) }
+                    throw .output(OutputFailure(kind: .writeFailed, message: "cannot move '\(final)' aside to resume it: \(reason)"))
                 }
             }
             initial.written = FileIO.size(part) ?? 0
