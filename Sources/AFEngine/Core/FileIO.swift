@@ -46,12 +46,12 @@ package enum FileIO {
         case interrupted(AFError.Cancellation)
     }
 
-    /// Opens `path` to read (`O_CLOEXEC` and `flags` added), trying again when a signal
-    /// interrupts the open, unless that signal was SIGINT or SIGTERM (`ProcessInterruption`):
-    /// opening a FIFO with no writer blocks until one comes, and must not outlast Ctrl-C.
-    package static func openToRead(_ path: String, flags: Int32 = 0) -> Opened {
+    /// Opens `path` to read (`O_CLOEXEC`), trying again when a signal interrupts the open,
+    /// unless that signal was SIGINT or SIGTERM (`ProcessInterruption`): opening a FIFO with
+    /// no writer blocks until one comes, and must not outlast Ctrl-C.
+    package static func openToRead(_ path: String) -> Opened {
         while true {
-            let fd = open(path, O_RDONLY | O_CLOEXEC | flags)
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
             if fd >= 0 { return .descriptor(fd) }
             let code = errno
             guard code == EINTR else { return .failed(POSIXFailure(code: code)) }
