@@ -256,6 +256,31 @@ import Testing
         #expect(result.out.hasSuffix("{\n    \"a\": [\n        1,\n        2\n    ]\n}\n"), "\(result.out)")
     }
 
+    /// With --stream, a prefix that the first chunk cuts short (`)]}` then `',`) is still one:
+    /// the JSON after it was shown unformatted. A first chunk that could start a prefix but
+    /// does not (`f` of `false`) is formatted as ever.
+    @Test(arguments: [(["a\r\n)]}',\n{\"a\"\r\n", "4\r\n:[1]\r\n", "2\r\n}\n\r\n"], ")]}',\n{\n    \"a\": [\n        1\n    ]\n}\n"),
+                      (["3\r\n)]}\r\n", "b\r\n',\n{\"a\":1}\r\n"], ")]}',\n{\n    \"a\": 1\n}\n"),
+                      (["6\r\nwhile(\r\n", "3\r\n1);\r\n", "2\r\n[]\r\n"], "while(1);[]\n"),
+                      (["1\r\nf\r\n", "5\r\nalse\n\r\n"], "false\n"),
+                      (["3\r\n)]}\r\n"], ")]}")])
+    func aStreamedPrefixCutByItsFirstChunkIsStillAPrefix(chunks: [String], shown: String) {
+        server.route("/cut-prefix") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                for chunk in chunks {
+                    connection.write(chunk)
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+                connection.write("0\r\n\r\n")
+                connection.close()
+            }
+        }
+        let result = InProcessAF.run(["--stream", "--pretty=format", server.url("/cut-prefix")])
+        #expect(result.status == 0)
+        #expect(result.out == shown, "\(result.out.debugDescription)")
+    }
+
     @Test(arguments: [
         ("windows-1250", [0x50, 0xF8, 0xED, 0x6C, 0x69, 0x9A] as [UInt8], "Příliš"),
         ("koi8-r", [0xF0, 0xD2, 0xC9, 0xD7, 0xC5, 0xD4], "Привет"),

@@ -72,6 +72,9 @@ final class BodyPrinter {
     private var streaming: Bool
     private var fellBack = false
     private var prefixChecked = false
+    /// The start of a streamed JSON body that may be an anti-XSSI prefix cut by the chunk it
+    /// came in (`)]}` of `)]}',`), held until it is whole or cannot be one.
+    private var heldStart: [UInt8] = []
     /// What a `.sniff` body becomes when it does not start like JSON.
     private var sniffFallback: Mode
     /// A `.sniff` body's blank start, held until a byte that is not blank shows what it is
@@ -211,7 +214,7 @@ final class BodyPrinter {
         if fellBack {
             try writeAsReceived(Array(bytes), to: out)
         } else if streaming {
-            try format(bytes, to: out)
+            try format(bytes, to: out, holdingAPrefixStart: true)
         } else {
             buffered.append(contentsOf: bytes)
             if buffered.count > Self.validationWindow {
@@ -268,6 +271,11 @@ final class BodyPrinter {
                 let rest = Array(transcoder.decode([UInt8](), final: true).utf8)
                 if !rest.isEmpty { try rest.withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) } }
             }
+            if !heldStart.isEmpty {
+                let held = heldStart
+                heldStart = []
+                try held.withBytes { raw throws(AFError) in try format(raw, to: out) }
+            }
             if fellBack { return }
             if !streaming {
                 let body = buffered
@@ -298,8 +306,16 @@ final class BodyPrinter {
     }
 
     /// Formats bytes (after an anti-XSSI prefix, which is kept as is); on a syntax error the
-    /// rest goes out exactly as it came.
-    private func format(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
+    /// rest goes out exactly as it came. `holdingAPrefixStart` for a chunk of a stream, whose
+    /// first bytes may be the start of a prefix the next chunk ends.
+    private func format(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel, holdingAPrefixStart: Bool = false) throws(AFError) {
+        if !prefixChecked, holdingAPrefixStart, !heldStart.isEmpty || bytes.count < Self.longestXSSIPrefix {
+            heldStart.append(contentsOf: bytes)
+            if Self.xssiPrefixes.contains(where: { $0.count > heldStart.count && $0.starts(with: heldStart) }) { return }
+            let start = heldStart
+            heldStart = []
+            return try start.withBytes { raw throws(AFError) in try format(raw, to: out) }
+        }
         var input = bytes
         if !prefixChecked {
             prefixChecked = true
@@ -365,6 +381,7 @@ final class BodyPrinter {
 
     /// The anti-hijacking prefixes servers put before JSON (HTTPie recognises the same).
     private static let xssiPrefixes: [[UInt8]] = [")]}',", ")]}'", "while(1);", "for(;;);"].map { Array($0.utf8) }
+    private static let longestXSSIPrefix = xssiPrefixes.map(\.count).max() ?? 0
 
     /// The most bytes of junk before the first `{` or `[` that are taken for a prefix.
     static let xssiLimit = 1024
