@@ -188,6 +188,23 @@ import Testing
         #expect(shown == "[binary data not shown in coloured output: 9.0 MiB of text/html; use --pretty=format or -o FILE]\n", "\(shown.prefix(200).debugDescription)")
     }
 
+    /// Markup held for colouring is checked as it comes too: a small HTML or XML body with a
+    /// NUL was shown whole, escaped, however binary. UTF-16 markup, whose NULs are its
+    /// charset's, is text.
+    @Test(arguments: ["text/html", "application/xml"])
+    func heldMarkupWithANULIsBinary(type: String) {
+        let body = Array("<r>".utf8) + [0, 1, 0x1B] + Array("<a/></r>".utf8)
+        server.route("/binary-markup") { _, _ in .response(status: 200, headers: [("Content-Type", type)], body: body) }
+        let result = InProcessAF.run(["--pretty=all", server.url("/binary-markup")])
+        #expect(result.status == 0)
+        let shown = String(decoding: FuzzTargets.withoutColours(result.stdout), as: UTF8.self)
+        #expect(shown == "[binary data not shown in coloured output: 14 B of \(type); use --pretty=format or -o FILE]\n", "\(shown.debugDescription)")
+        let wide = Array("\u{FEFF}<r>é</r>".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        server.route("/utf16-markup") { _, _ in .response(status: 200, headers: [("Content-Type", type)], body: wide) }
+        let text = InProcessAF.run(["--pretty=all", server.url("/utf16-markup")])
+        #expect(String(decoding: FuzzTargets.withoutColours(text.stdout), as: UTF8.self).contains("<r>é</r>"), "\(text.out.debugDescription)")
+    }
+
     /// `-m` prints each attempt's reason phrase: a server's escape sequence in it reached the
     /// terminal as sent (it set the window title); it is escaped like a head's text.
     @Test func metadataEscapesTheReasonPhrase() {

@@ -165,6 +165,14 @@ final class BodyPrinter {
             try writeTextChunk(bytes, to: out)
         case .markup:
             buffered.append(contentsOf: bytes)
+            // A NUL makes it binary, as it does text (the colourer showed it escaped, however
+            // binary). Nothing of it has been shown: the held start is what the charset is
+            // judged on.
+            if style.escapes, bytes.contains(0), !decoder.settle(on: buffered) {
+                mode = .binary
+                buffered = []
+                return
+            }
             if buffered.count > Self.markupLimit {
                 mode = style.escapes ? .text : .raw
                 let pending = buffered
