@@ -394,6 +394,34 @@ import Testing
         #expect(result.out == "{\n    \"name\": \"caf\u{E9}\",\n    \"n\": 1\n}\n", "\(result.out.suffix(40).debugDescription)")
     }
 
+    /// A JSON body held for validation has its declared charset decided on all of it: a first
+    /// chunk beyond ASCII that was UTF-8 decided for the rest, whose Latin-1 byte then showed
+    /// as U+FFFD; and a chunk ending in 0xFF (never UTF-8) was taken for one ending in a cut
+    /// UTF-8 sequence.
+    static let latinChunks: [(chunks: [[UInt8]], shown: String)] = [
+        ([Array("{\"a\":\"\u{E9}".utf8), Array("\",\"b\":\"".utf8) + [0xE9] + Array("\"}".utf8)], "{\n    \"a\": \"\u{C3}\u{A9}\",\n    \"b\": \"\u{E9}\"\n}\n"),
+        ([Array("{\"a\":\"".utf8) + [0xFF], Array("\"}".utf8)], "{\n    \"a\": \"\u{FF}\"\n}\n"),
+    ]
+
+    @Test(arguments: 0..<2)
+    func jsonInAnotherCharsetIsDecidedOnAllOfIt(index: Int) {
+        let (chunks, shown) = Self.latinChunks[index]
+        server.route("/latin-chunks") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=windows-1252\r\nTransfer-Encoding: chunked\r\n\r\n")
+                for chunk in chunks {
+                    connection.write(Array(String(chunk.count, radix: 16).utf8) + [13, 10] + chunk + [13, 10])
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+                connection.write("0\r\n\r\n")
+                connection.close()
+            }
+        }
+        let result = InProcessAF.run(["--pretty=format", server.url("/latin-chunks")])
+        #expect(result.status == 0)
+        #expect(result.out == shown, "\(result.out.debugDescription)")
+    }
+
     /// JSON is formatted under every type HTTPie formats it under: any type naming JSON, and
     /// text or JavaScript types whose body starts like JSON (PHP sends JSON as text/html);
     /// these were shown as they came, or coloured as HTML.

@@ -91,6 +91,10 @@ final class BodyPrinter {
     }
 
     private var jsonCharset = JSONCharset.unchecked
+    /// A JSON body in a declared charset, as received, while its charset is undecided and it
+    /// is being held for validation anyway: the whole of it decides (one chunk decided, and a
+    /// later byte that is not UTF-8 was shown as U+FFFD).
+    private var heldRaw: [UInt8] = []
     private(set) var byteCount = 0
 
     /// With `--sort-keys`: the JSON body outgrew the memory sorting may use, so it was shown
@@ -180,6 +184,11 @@ final class BodyPrinter {
                 if style.escapes { try pending.withBytes { held throws(AFError) in try writeTextChunk(held, to: out) } } else { try out.write(pending) }
             }
         case .json:
+            if !streaming, case .undecided(let transcoder) = declaredJSONCharset() {
+                heldRaw.append(contentsOf: bytes)
+                if heldRaw.count > Self.validationWindow { try releaseHeldRaw(transcoder, final: false, to: out) }
+                return
+            }
             if let transcoder = jsonTranscoder(for: bytes) {
                 try Array(transcoder.decode(bytes).utf8).withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) }
             } else {
@@ -195,24 +204,44 @@ final class BodyPrinter {
     /// where the declaration fits: bytes that are valid UTF-8 stay UTF-8 (JSON is UTF-8, and
     /// mislabelled bodies are common), unless the charset writes with NULs (UTF-16, UTF-32).
     private func jsonTranscoder(for chunk: UnsafeRawBufferPointer) -> CharsetDecoder? {
-        switch jsonCharset {
+        switch declaredJSONCharset() {
         case .decided(let transcoder):
             return transcoder
         case .unchecked:
-            guard let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label),
-                  !transcoder.isUTF8
-            else {
-                jsonCharset = .decided(nil)
-                return nil
-            }
-            jsonCharset = .undecided(transcoder)
-            return jsonTranscoder(for: chunk)
+            return nil
         case .undecided(let transcoder):
             // ASCII chunks pass on as they are.
             if !transcoder.encodesWithNULs, !chunk.contains(where: { $0 >= 0x80 }) { return nil }
             let decided = transcoder.encodesWithNULs || !CharsetDecoder.isValidUTF8Prefix(Array(chunk)) ? transcoder : nil
             jsonCharset = .decided(decided)
             return decided
+        }
+    }
+
+    /// `jsonCharset`, once the declared charset has been looked at.
+    private func declaredJSONCharset() -> JSONCharset {
+        if case .unchecked = jsonCharset {
+            if let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label), !transcoder.isUTF8 {
+                jsonCharset = .undecided(transcoder)
+            } else {
+                jsonCharset = .decided(nil)
+            }
+        }
+        return jsonCharset
+    }
+
+    /// Decides a held JSON body's charset on all of it (up to a sequence the end may have
+    /// cut, unless `final`) and passes it on in UTF-8.
+    private func releaseHeldRaw(_ transcoder: CharsetDecoder, final: Bool, to out: OutputChannel) throws(AFError) {
+        let raw = heldRaw
+        heldRaw = []
+        let utf8 = final ? String(validating: raw, as: UTF8.self) != nil : CharsetDecoder.isValidUTF8Prefix(raw)
+        let decided = transcoder.encodesWithNULs || !utf8 ? transcoder : nil
+        jsonCharset = .decided(decided)
+        if let decided {
+            try Array(decided.decode(raw).utf8).withBytes { converted throws(AFError) in try writeJSON(converted, to: out) }
+        } else {
+            try raw.withBytes { bytes throws(AFError) in try writeJSON(bytes, to: out) }
         }
     }
 
@@ -275,6 +304,9 @@ final class BodyPrinter {
                 if style.terminal, lastByte != 10, !text.isEmpty { try out.write("\n") }
             }
         case .json:
+            if case .undecided(let transcoder) = jsonCharset, !heldRaw.isEmpty {
+                try releaseHeldRaw(transcoder, final: true, to: out)
+            }
             if case .decided(let transcoder?) = jsonCharset {
                 let rest = Array(transcoder.decode([UInt8](), final: true).utf8)
                 if !rest.isEmpty { try rest.withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) } }
