@@ -25,6 +25,7 @@ package enum FuzzTargets {
         ("netrc", netrc),
         ("markup", markup),
         ("charset", charset),
+        ("body-chunks", bodyChunks),
         ("batch-line", batchLine),
     ]
 
@@ -392,6 +393,68 @@ package enum FuzzTargets {
         if !label.isEmpty {
             precondition(once == twice, "decoding \(label) in two pieces changed the text")
         }
+    }
+
+    /// A response body shown as the network splits it into chunks (BodyPrinter): it never
+    /// traps; piped on, its bytes come out exactly; and formatted JSON, and text in a declared
+    /// charset, come out the same however it is split. (More than once the first chunk
+    /// decided what a whole body was: its charset, whether it was JSON, whether it was
+    /// binary, whether it had an anti-XSSI prefix.) The first byte picks the type, the
+    /// second the style, the third how the body is cut.
+    static func bodyChunks(_ data: [UInt8]) {
+        guard data.count >= 3 else { return }
+        let types = ["application/json", "text/plain; charset=utf-8", "text/plain; charset=windows-1252", "text/plain",
+                     "text/html", "application/xml", "application/x-ndjson", "application/octet-stream", "text/plain; charset=shift_jis"]
+        let type = types[Int(data[0]) % types.count]
+        let styles = [
+            BodyStyle(format: false, theme: nil, indent: 4, sortKeys: false, terminal: false, stream: false, responseCharset: nil),
+            BodyStyle(format: true, theme: nil, indent: 4, sortKeys: false, terminal: false, stream: false, responseCharset: nil),
+            BodyStyle(format: true, theme: .auto, indent: 2, sortKeys: false, terminal: true, stream: false, responseCharset: nil),
+            BodyStyle(format: true, theme: nil, indent: 4, sortKeys: true, terminal: true, stream: false, responseCharset: nil),
+            BodyStyle(format: true, theme: nil, indent: 4, sortKeys: false, terminal: true, stream: true, responseCharset: nil),
+        ]
+        let style = styles[Int(data[1]) % styles.count]
+        let body = Array(data[3...].prefix(1 << 16))
+        // Cut sizes from 1 to 16 bytes, repeating the third byte's pattern.
+        var cuts: [Int] = []
+        var at = 0
+        var pattern = UInt32(data[2]) &* 2_654_435_761
+        while at < body.count {
+            let size = Int(pattern >> 28) + 1
+            pattern = pattern &* 1_103_515_245 &+ 12345
+            cuts.append(min(size, body.count - at))
+            at += size
+        }
+        let whole = shown(body, cutInto: [body.count], type: type, style: style)
+        let pieces = shown(body, cutInto: cuts, type: type, style: style)
+        if !style.format, !style.escapes {
+            precondition(whole == body && pieces == body, "a body piped on was changed")
+        }
+        // A NUL, a stream's lines and undeclared charsets may be told apart only as they come.
+        let declared = type == "application/json" || type.contains("charset=")
+        if declared, !style.stream, !body.contains(0) {
+            precondition(whole == pieces, "a body cut into \(cuts) was shown differently (\(type)): \(String(decoding: whole, as: UTF8.self).debugDescription) against \(String(decoding: pieces, as: UTF8.self).debugDescription)")
+        }
+    }
+
+    /// What a `BodyPrinter` writes for `body` delivered in chunks of `sizes`.
+    private static func shown(_ body: [UInt8], cutInto sizes: [Int], type: String, style: BodyStyle) -> [UInt8] {
+        let head = ResponseHead(status: 200, reason: "OK", httpVersion: "HTTP/1.1", headers: [HTTPHeader("Content-Type", type)])
+        let printer = BodyPrinter(head: head, style: style)
+        let out = OutputChannel(holdingUpTo: 64 << 20, isTerminal: style.terminal) {
+            .failure(.output(OutputFailure(kind: .writeFailed, message: "held output overflowed")))
+        }
+        var offset = 0
+        do throws(AFError) {
+            for size in sizes {
+                try Array(body[offset..<(offset + size)]).withBytes { chunk throws(AFError) in try printer.write(chunk, to: out) }
+                offset += size
+            }
+            try printer.finish(to: out)
+        } catch {
+            preconditionFailure("writing to held output failed: \(error)")
+        }
+        return out.release().bytes
     }
 
     // MARK: Engine parsers
