@@ -205,6 +205,19 @@ import Testing
         #expect(String(decoding: FuzzTargets.withoutColours(text.stdout), as: UTF8.self).contains("<r>é</r>"), "\(text.out.debugDescription)")
     }
 
+    /// Text before JSON that is taken for an anti-XSSI prefix is server text like any other:
+    /// its escape sequences reached the terminal raw (`ESC ]0;…BEL` set the window title).
+    /// Into a pipe without colours it stays exact.
+    @Test func aPrefixBeforeJSONIsEscapedForReading() {
+        let body = Array("\u{1B}]0;pwned\u{07}{\"a\": 1}".utf8)
+        server.route("/escaping-prefix") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json")], body: body) }
+        let coloured = InProcessAF.run(["--pretty=all", server.url("/escaping-prefix")])
+        let shown = String(decoding: FuzzTargets.withoutColours(coloured.stdout), as: UTF8.self)
+        #expect(shown == "\\x1B]0;pwned\\x07{\n    \"a\": 1\n}\n", "\(shown.debugDescription)")
+        #expect(!coloured.stdout.contains(0x07))
+        #expect(InProcessAF.run(["--pretty=format", server.url("/escaping-prefix")]).stdout == Array("\u{1B}]0;pwned\u{07}{\n    \"a\": 1\n}\n".utf8))
+    }
+
     /// `-m` prints each attempt's reason phrase: a server's escape sequence in it reached the
     /// terminal as sent (it set the window title); it is escaped like a head's text.
     @Test func metadataEscapesTheReasonPhrase() {

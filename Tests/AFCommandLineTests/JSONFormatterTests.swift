@@ -48,6 +48,17 @@ import Testing
         return out + tail
     }
 
+    /// For a terminal, bytes in a string that are no UTF-8 (the scanner lets them through)
+    /// show as U+FFFD, as in text; they went out raw, and a lone 0x9B is CSI to an 8-bit
+    /// terminal. Well-formed sequences of every length stay; into a pipe every byte stays.
+    @Test func bytesThatAreNoUTF8ShowAsReplacementsOnATerminal() throws {
+        let document = Array("{\"s\": \"a".utf8) + [0x9B, 0xFF, 0xC3, 0x41, 0xE2, 0x82, 0xED, 0xA0, 0x80] + Array("é€😀\"}".utf8)
+        let shown = try Self.format(document, chunk: 5, style: .init(indent: 0, decodesEscapes: true))
+        #expect(String(decoding: shown, as: UTF8.self) == "{\n\"s\": \"a\u{FFFD}\u{FFFD}\u{FFFD}A\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}é€😀\"\n}\n")
+        #expect(String(validating: shown, as: UTF8.self) != nil)
+        #expect(try Self.format(document, chunk: 5, style: .init(indent: 0)) == Array("{\n\"s\": \"a".utf8) + [0x9B, 0xFF, 0xC3, 0x41, 0xE2, 0x82, 0xED, 0xA0, 0x80] + Array("é€😀\"\n}\n".utf8))
+    }
+
     @Test(arguments: adversarial)
     func formattingKeepsEveryToken(document: String) throws {
         // A 240 KB string is built here rather than passed in, so it stays out of the test's name.

@@ -696,6 +696,19 @@ enum UnicodeEscapes {
                 copiedUpTo = index
                 continue
             }
+            if byte >= 0x80 {
+                // Bytes that are no UTF-8 (JSON's scanner lets them through in a string) show
+                // as U+FFFD, as in text: raw, a lone 0x9B is CSI to an 8-bit terminal.
+                if let length = utf8SequenceLength(token, at: index) {
+                    index += length
+                } else {
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<index]))
+                    out.append(contentsOf: [0xEF, 0xBF, 0xBD])
+                    index += 1
+                    copiedUpTo = index
+                }
+                continue
+            }
             guard byte == UInt8(ascii: "\\"), index + 1 < count else {
                 index += 1
                 continue
@@ -715,6 +728,26 @@ enum UnicodeEscapes {
             copiedUpTo = index
         }
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<count]))
+    }
+
+    /// The length of the well-formed UTF-8 sequence at `index` (2 to 4 bytes), or nil.
+    private static func utf8SequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int? {
+        let lead = bytes[index]
+        let length: Int
+        var second: ClosedRange<UInt8> = 0x80...0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; second = 0xA0...0xBF
+        case 0xED: length = 3; second = 0x80...0x9F
+        case 0xE1...0xEF: length = 3
+        case 0xF0: length = 4; second = 0x90...0xBF
+        case 0xF4: length = 4; second = 0x80...0x8F
+        case 0xF1...0xF3: length = 4
+        default: return nil
+        }
+        guard index + length <= bytes.count, second.contains(bytes[index + 1]) else { return nil }
+        for offset in 2..<length where !(0x80...0xBF).contains(bytes[index + offset]) { return nil }
+        return length
     }
 
     private static func shows(_ scalar: Unicode.Scalar) -> Bool {

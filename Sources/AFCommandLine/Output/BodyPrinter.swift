@@ -360,7 +360,7 @@ final class BodyPrinter {
         if !prefixChecked {
             prefixChecked = true
             let (prefix, _) = Self.splitXSSI(Array(bytes.prefix(Self.xssiLimit)))
-            if !prefix.isEmpty { try out.write(prefix) }
+            if !prefix.isEmpty { try writePrefix(prefix, to: out) }
             input = UnsafeRawBufferPointer(rebasing: bytes[prefix.count...])
         }
         var failed = false
@@ -417,6 +417,14 @@ final class BodyPrinter {
         } else {
             try out.write(bytes)
         }
+    }
+
+    /// An anti-XSSI prefix, or the junk taken for one (anything before the first `{` or `[`):
+    /// escaped for reading like any server text, since it can hold control characters (they
+    /// reached the terminal raw, an escape sequence in them obeyed); into a pipe, as it came.
+    private func writePrefix(_ prefix: [UInt8], to out: OutputChannel) throws(AFError) {
+        guard style.escapes else { return try out.write(prefix) }
+        try out.write(TerminalText.escaped(String(decoding: prefix, as: UTF8.self), highlight: style.theme?.escape ?? ""))
     }
 
     /// The anti-hijacking prefixes servers put before JSON (HTTPie recognises the same).
