@@ -412,6 +412,7 @@ package enum FuzzTargets {
             BodyStyle(format: true, theme: .auto, indent: 2, sortKeys: false, terminal: true, stream: false, responseCharset: nil),
             BodyStyle(format: true, theme: nil, indent: 4, sortKeys: true, terminal: true, stream: false, responseCharset: nil),
             BodyStyle(format: true, theme: nil, indent: 4, sortKeys: false, terminal: true, stream: true, responseCharset: nil),
+            BodyStyle(format: false, theme: .auto, indent: 4, sortKeys: false, terminal: false, stream: false, responseCharset: nil),
         ]
         let style = styles[Int(data[1]) % styles.count]
         let body = Array(data[3...].prefix(1 << 16))
@@ -431,7 +432,19 @@ package enum FuzzTargets {
             precondition(whole == body && pieces == body, "a body piped on was changed")
         }
         // A NUL, a stream's lines and undeclared charsets may be told apart only as they come.
-        let declared = type == "application/json" || type.contains("charset=")
+        let declared = type == "application/json" || type.containsBytes(of: "charset=")
+        // On a terminal no control character a server sent is passed on raw, nor a byte that
+        // is no UTF-8 (without colours every escape byte is the server's). In colours into a
+        // pipe, no C0 control between the colours (JSON strings keep DEL and C1 there).
+        for output in [whole, pieces] where style.escapes {
+            let plain = style.theme == nil ? output : withoutColours(output)
+            if style.terminal {
+                precondition(String(validating: plain, as: UTF8.self).map { !$0.unicodeScalars.contains(where: TerminalText.isUnsafe) } ?? false,
+                             "a control character or a byte that is not UTF-8 reached the terminal: \(String(decoding: plain, as: UTF8.self).debugDescription)")
+            } else {
+                precondition(!plain.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A }, "a control character went into coloured output")
+            }
+        }
         if declared, !style.stream, !body.contains(0) {
             precondition(whole == pieces, "a body cut into \(cuts) was shown differently (\(type)): \(String(decoding: whole, as: UTF8.self).debugDescription) against \(String(decoding: pieces, as: UTF8.self).debugDescription)")
         }
