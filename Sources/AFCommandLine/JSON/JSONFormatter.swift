@@ -698,14 +698,20 @@ enum UnicodeEscapes {
             }
             if byte >= 0x80 {
                 // Bytes that are no UTF-8 (JSON's scanner lets them through in a string) show
-                // as U+FFFD, as in text: raw, a lone 0x9B is CSI to an 8-bit terminal.
-                if let length = utf8SequenceLength(token, at: index) {
-                    index += length
-                } else {
+                // as U+FFFD, one for each, as in text: raw, a lone 0x9B is CSI to an 8-bit
+                // terminal.
+                var parser = Unicode.UTF8.ForwardParser()
+                var rest = token[index...].makeIterator()
+                switch parser.parseScalar(from: &rest) {
+                case .valid(let encoded):
+                    index += encoded.count
+                case .error(let length):
                     out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<index]))
-                    out.append(contentsOf: [0xEF, 0xBF, 0xBD])
-                    index += 1
+                    for _ in 0..<length { out.append(contentsOf: [0xEF, 0xBF, 0xBD]) }
+                    index += length
                     copiedUpTo = index
+                case .emptyInput:
+                    index += 1
                 }
                 continue
             }
@@ -728,26 +734,6 @@ enum UnicodeEscapes {
             copiedUpTo = index
         }
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<count]))
-    }
-
-    /// The length of the well-formed UTF-8 sequence at `index` (2 to 4 bytes), or nil.
-    private static func utf8SequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int? {
-        let lead = bytes[index]
-        let length: Int
-        var second: ClosedRange<UInt8> = 0x80...0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; second = 0xA0...0xBF
-        case 0xED: length = 3; second = 0x80...0x9F
-        case 0xE1...0xEF: length = 3
-        case 0xF0: length = 4; second = 0x90...0xBF
-        case 0xF4: length = 4; second = 0x80...0x8F
-        case 0xF1...0xF3: length = 4
-        default: return nil
-        }
-        guard index + length <= bytes.count, second.contains(bytes[index + 1]) else { return nil }
-        for offset in 2..<length where !(0x80...0xBF).contains(bytes[index + offset]) { return nil }
-        return length
     }
 
     private static func shows(_ scalar: Unicode.Scalar) -> Bool {
