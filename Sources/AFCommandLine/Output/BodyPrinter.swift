@@ -82,8 +82,9 @@ final class BodyPrinter {
     private var sniffed: [UInt8] = []
     /// How much blank start is held at most before the body is taken for what it falls back to.
     static let sniffLimit = 64 << 10
-    /// A JSON body's declared charset, when it is not UTF-8: undecided while the chunks are
-    /// ASCII, then the transcoder to use, or nil where the bytes are UTF-8 after all.
+    /// A JSON body's declared charset, when it is not UTF-8: undecided while the body is held
+    /// (or a stream's chunks are ASCII), then the transcoder to use, or nil where the bytes
+    /// are UTF-8 after all.
     private enum JSONCharset {
         case unchecked
         case undecided(CharsetDecoder)
@@ -184,12 +185,16 @@ final class BodyPrinter {
                 if style.escapes { try pending.withBytes { held throws(AFError) in try writeTextChunk(held, to: out) } } else { try out.write(pending) }
             }
         case .json:
-            if !streaming, case .undecided(let transcoder) = declaredJSONCharset() {
+            if case .undecided(let transcoder) = declaredJSONCharset() {
+                // ASCII reads the same either way: a stream's ASCII chunks pass on as they are.
+                if streaming, !transcoder.encodesWithNULs, !bytes.contains(where: { $0 >= 0x80 }) {
+                    return try writeJSON(bytes, to: out)
+                }
+                // Held for validation, the whole body decides; a stream, its first chunk
+                // beyond ASCII.
                 heldRaw.append(contentsOf: bytes)
-                if heldRaw.count > Self.validationWindow { try releaseHeldRaw(transcoder, final: false, to: out) }
-                return
-            }
-            if let transcoder = jsonTranscoder(for: bytes) {
+                if streaming || heldRaw.count > Self.validationWindow { try releaseHeldRaw(transcoder, final: false, to: out) }
+            } else if case .decided(let transcoder?) = jsonCharset {
                 try Array(transcoder.decode(bytes).utf8).withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) }
             } else {
                 try writeJSON(bytes, to: out)
@@ -197,28 +202,12 @@ final class BodyPrinter {
         }
     }
 
-    /// A JSON body declared in a charset other than UTF-8 is turned into UTF-8 before it is
-    /// formatted (the formatter reads UTF-8; HTTPie decodes by the declared charset too): a
-    /// `charset=iso-8859-1` body put its 0xE9 bytes on the terminal as they came. Decided on
-    /// the first chunk that is not all ASCII (which reads the same either way), and only
-    /// where the declaration fits: bytes that are valid UTF-8 stay UTF-8 (JSON is UTF-8, and
-    /// mislabelled bodies are common), unless the charset writes with NULs (UTF-16, UTF-32).
-    private func jsonTranscoder(for chunk: UnsafeRawBufferPointer) -> CharsetDecoder? {
-        switch declaredJSONCharset() {
-        case .decided(let transcoder):
-            return transcoder
-        case .unchecked:
-            return nil
-        case .undecided(let transcoder):
-            // ASCII chunks pass on as they are.
-            if !transcoder.encodesWithNULs, !chunk.contains(where: { $0 >= 0x80 }) { return nil }
-            let decided = transcoder.encodesWithNULs || !CharsetDecoder.isValidUTF8Prefix(Array(chunk)) ? transcoder : nil
-            jsonCharset = .decided(decided)
-            return decided
-        }
-    }
-
-    /// `jsonCharset`, once the declared charset has been looked at.
+    /// `jsonCharset`, once the declared charset has been looked at. A JSON body declared in
+    /// a charset other than UTF-8 is turned into UTF-8 before it is formatted (the formatter
+    /// reads UTF-8; HTTPie decodes by the declared charset too): a `charset=iso-8859-1` body
+    /// put its 0xE9 bytes on the terminal as they came. Only where the declaration fits:
+    /// bytes that are valid UTF-8 stay UTF-8 (JSON is UTF-8, and mislabelled bodies are
+    /// common), unless the charset writes with NULs (UTF-16, UTF-32).
     private func declaredJSONCharset() -> JSONCharset {
         if case .unchecked = jsonCharset {
             if let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label), !transcoder.isUTF8 {
