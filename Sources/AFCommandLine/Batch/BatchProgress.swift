@@ -51,5 +51,4 @@ struct BatchProgress: Sendable {
         }) else { return }
         stderr.writeQuietly(Self.erase)
     }
-
 }
