@@ -52,6 +52,36 @@ import Testing
         #expect(Execution.challengeSchemes(#"Basic realm="x", Digest realm="c", nonce="d", Bearer"#) == ["basic", "digest", "bearer"])
     }
 
+    /// A digest challenge libcurl cannot use (no nonce, a value past its limit) is not answered:
+    /// libcurl ends the transfer with that 401, which is then the response, as curl shows it.
+    /// af took every digest 401 for one libcurl would answer and reported "sent no response head".
+    @Test func aDigestChallengeThatCannotBeAnsweredIsTheResponse() {
+        let challenges = ["Digest", #"Digest realm="a""#, #"Digest realm="\#(String(repeating: "r", count: 5_000))", nonce="n""#]
+        for (index, challenge) in challenges.enumerated() {
+            let path = "/odd-digest-\(index)"
+            server.route(path) { _, _ in
+                .response(status: 401, reason: "Unauthorized", headers: [("WWW-Authenticate", challenge)], body: Array("denied".utf8))
+            }
+            let plain = InProcessAF.run(["-A", "digest", "-a", "ada:s3cret", server.url(path)])
+            #expect(plain.status == 0, "\(index): \(plain.err)")
+            #expect(plain.out == "denied", "\(index)")
+            #expect(plain.err == "", "\(index)")
+            let checked = InProcessAF.run(["--check-status", "-q", "-A", "digest", "-a", "ada:s3cret", server.url(path)])
+            #expect(checked.status == 4, "\(index)")
+            #expect(checked.err == "af: error: server answered 401 Unauthorized\n", "\(index)")
+            let all = InProcessAF.run(["-v", "--all", "-A", "digest", "-a", "ada:s3cret", server.url(path)])
+            let statusLines = all.out.split(separator: "\n").filter { $0.hasPrefix("HTTP/1.1 ") }
+            #expect(statusLines == ["HTTP/1.1 401 Unauthorized"], "\(index)")
+            #expect(server.hits(path) == 3, "\(index): one request a run")
+        }
+        // One libcurl can answer still is: the 401 is a step, the 200 the response.
+        let digest = InProcessAF.run(["-v", "--all", "-A", "digest", "-a", "ada:s3cret", server.url("/digest-auth/ada/s3cret")])
+        #expect(digest.out.split(separator: "\n").filter { $0.hasPrefix("HTTP/1.1 ") } == ["HTTP/1.1 401 Unauthorized", "HTTP/1.1 200 OK"])
+        let report = InProcessAF.run(["--report=json", "-A", "digest", "-a", "ada:s3cret", server.url("/odd-digest-0")])
+        #expect(report.status == 0)
+        #expect(report.out.contains(#""response": {"status": 401, "reason": "Unauthorized""#), "\(report.out)")
+    }
+
     @Test func credentialsInTheURL() {
         let result = InProcessAF.run(["http://ada:pw%40x@127.0.0.1:\(server.port)/basic-auth/ada/pw@x"])
         #expect(result.out == #"{"authenticated": true, "user": "ada"}"#)

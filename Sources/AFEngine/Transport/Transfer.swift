@@ -93,8 +93,12 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     private var inflater: InflateDecoder?
     /// Whether body bytes went through `inflater`.
     private var inflaterStarted = false
-    /// libcurl already answered a digest challenge in this transfer.
-    private var challengeAnswered = false
+    /// A digest challenge was held in this transfer: libcurl answers one at most.
+    private var challengeHeld = false
+    /// A digest challenge (a 401) held until libcurl shows what it made of it: it answers one
+    /// it can use by sending the request again within this transfer, and ignores one it cannot
+    /// (no nonce, a value past its limits), whose 401 is then the response.
+    private var heldChallenge: ResponseHead?
     var sentHead: String?
     var sentHeadComplete = false
     /// libcurl has read the request body to its end.
@@ -452,16 +456,30 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// upload it answered early.
     var isStillSendingBody: Bool { reader != nil && !bodySent }
 
-    /// Whether `head` is a digest challenge that libcurl answers by itself inside this
-    /// transfer (it sends the request again with the computed `Authorization`): then it is
-    /// not the response the request ends with, the one after it is. Only the first such
-    /// challenge is answered; a second 401 means the credentials were refused.
-    func isAnsweredChallenge(_ head: ResponseHead) -> Bool {
-        guard !challengeAnswered, head.status == 401, description.challengeCredentials?.scheme == .digest,
+    /// Whether `head` may be a digest challenge that libcurl answers by itself inside this
+    /// transfer (it sends the request again with the computed `Authorization`); it is then held
+    /// until `settleChallenge(answered:)` says whether it was, or was the response after all.
+    /// Only the first such challenge is answered; a second 401 means the credentials were
+    /// refused.
+    func holdsChallenge(_ head: ResponseHead) -> Bool {
+        guard !challengeHeld, head.status == 401, description.challengeCredentials?.scheme == .digest,
               head.headers.values(for: .wwwAuthenticate).contains(where: { $0.lowercased().hasPrefix("digest") })
         else { return false }
-        challengeAnswered = true
+        challengeHeld = true
+        heldChallenge = head
         return true
+    }
+
+    /// Settles a held challenge: `answered` when libcurl sends the request again, otherwise
+    /// (body bytes, or the end of the transfer, come first) the challenge is the response.
+    func settleChallenge(answered: Bool) {
+        guard let held = heldChallenge else { return }
+        heldChallenge = nil
+        if answered {
+            emit(.challengeAnswered, .challengeAnswered(attempt: attempt, held))
+        } else {
+            headDidComplete(held)
+        }
     }
 
     /// Called when the blank line ends a final (non-1xx) response head.
@@ -517,6 +535,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
 
     /// Receives body bytes as libcurl delivers them; false stops the transfer.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if head == nil {
+            settleChallenge(answered: false)
+        }
         if head == nil {
             fail(.transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent a body without a response head")))
         }
@@ -610,6 +631,10 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     func finish(code: CURLcode) {
         guard !finished else { return }
         finished = true
+        if code == CURLE_OK, cancellation == nil, failure == nil {
+            // libcurl ended the transfer on the challenge it did not answer.
+            settleChallenge(answered: false)
+        }
         let metrics = collectMetrics()
         var error: AFError?
         if let cancellation {

@@ -20,9 +20,7 @@ enum TransferCallbacks {
         case .informational(let head):
             transfer.emit(.informational, .informational(attempt: transfer.attempt, head))
         case .complete(let head):
-            if transfer.isAnsweredChallenge(head) {
-                transfer.emit(.challengeAnswered, .challengeAnswered(attempt: transfer.attempt, head))
-            } else {
+            if !transfer.holdsChallenge(head) {
                 transfer.headDidComplete(head)
             }
         case .failure(let error): transfer.fail(error)
@@ -81,9 +79,11 @@ enum TransferCallbacks {
 
     static let prerequest: afcurl_prereq_cb = { userdata, primaryIP, _, primaryPort, _ in
         guard let transfer = transfer(userdata) else { return 0 }
-        // Called before every request libcurl sends. The connection is announced the first
-        // time, and again when libcurl had to open a new one since (a pooled connection the
-        // server had closed is retried on a fresh one).
+        // Called before every request libcurl sends: one sent again within the transfer
+        // answers the challenge held. The connection is announced the first time, and again
+        // when libcurl had to open a new one since (a pooled connection the server had closed
+        // is retried on a fresh one).
+        transfer.settleChallenge(answered: true)
         guard transfer.socketsAnnounced != transfer.socketsOpened else { return 0 }
         let opened = transfer.socketsOpened > max(transfer.socketsAnnounced, 0)
         transfer.socketsAnnounced = transfer.socketsOpened
