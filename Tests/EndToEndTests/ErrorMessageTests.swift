@@ -105,6 +105,18 @@ import Testing
         #expect(result.err.hasSuffix("; if that port serves HTTPS, use https://; a server that speaks only HTTP/2 needs --http-version=2-prior-knowledge\n"), "\(result.err)")
     }
 
+    /// A status line with a code HTTP has no room for is an HTTP answer all the same: the
+    /// error says what is wrong with it, not that the port may speak TLS or HTTP/2.
+    @Test func aStatusCodeOutOfRangeIsNamed() throws {
+        let server = try TestServer()
+        for (index, status) in ["000 Zero", "1000 Big", "099 Low"].enumerated() {
+            server.route("/status-\(index)") { _, _ in .raw(Array("HTTP/1.1 \(status)\r\nContent-Length: 2\r\n\r\nok".utf8), close: true) }
+            let result = AF.run([server.url("/status-\(index)")])
+            #expect(result.status == 1, "\(status)")
+            #expect(result.err == "af: error: malformed response from 127.0.0.1:\(server.port): its status line has no valid status code (three digits, 100 to 999)\n", "\(status)")
+        }
+    }
+
     /// https:// to a port that speaks plain HTTP: the handshake's reply is no TLS record, and
     /// the error says so rather than pointing at --ssl and --ciphers.
     @Test func aPlainPortAskedForTLSIsExplained() throws {

@@ -157,6 +157,10 @@ enum CurlErrorMapping {
             let limit = transfer.description.options.maxFileSize
             let of = limit.map { " of \($0) bytes" } ?? ""
             return failure(.limitExceeded, "the response body exceeds the size limit\(of)", .bodyTooLarge(limit: limit))
+        case CURLE_UNSUPPORTED_PROTOCOL where detail.hasPrefix("Unsupported response code"):
+            // An HTTP status line whose code is not three digits from 100 (`000`, `1000`): the
+            // server does speak HTTP, so the hints below would mislead.
+            return failure(.malformedResponse, "malformed response from \(authority): its status line has no valid status code (three digits, 100 to 999)")
         case CURLE_UNSUPPORTED_PROTOCOL:
             // The scheme was checked before sending, so this is the server's answer.
             return failure(.malformedResponse, "malformed response from \(authority): it did not answer in HTTP (\(detail))",
