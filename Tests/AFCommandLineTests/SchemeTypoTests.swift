@@ -17,6 +17,10 @@ import Testing
         ("htpt://example.com", "http://example.com"),
         ("httsp://example.com", "https://example.com"),
         ("httpss://example.com", "https://example.com"),
+        ("http:127.0.0.1:8282/get", "http://127.0.0.1:8282/get"),
+        ("https:example.com/a", "https://example.com/a"),
+        ("http:\\\\example.com\\a", "http://example.com\\a"),
+        ("https:\\/example.com", "https://example.com"),
     ])
     func mistypedSchemesAreCorrected(text: String, meant: String) {
         #expect(SchemeTypo.correction(of: text) == meant)
@@ -26,6 +30,7 @@ import Testing
         "http://example.com", "https://example.com/", "http:/example.com", "example.com",
         "ftp://example.com", "ws://example.com", "hptt://example.com", "file:///etc/passwd",
         "http//", "http:", "localhost:8080/x", ":8080/x", "h://example.com", "httpsss://x",
+        "http:8080", "https:443/x", "ftp:example.com", "http:\\",
     ])
     func othersGetNoGuess(text: String) {
         #expect(SchemeTypo.correction(of: text) == nil)

@@ -59,6 +59,9 @@ import Testing
         Case(name: "scheme without its colon", arguments: { s, _ in ["get", "http//127.0.0.1:\(s.port)/get", "--timeout=20"] }, status: 1,
              what: "cannot resolve host 'http'", fix: "did you mean 'http://127.0.0.1:"),
         Case(name: "scheme with two colons", arguments: { _, _ in ["https:://127.0.0.1:9/x"] }, status: 64, what: "invalid URL", fix: "did you mean 'https://127.0.0.1:9/x'?"),
+        // The slashes left out: the host "http" with the port "127.0.0.1:9", which is no port.
+        Case(name: "scheme without slashes", arguments: { _, _ in ["http:127.0.0.1:9/x"] }, status: 64, what: "invalid URL", fix: "did you mean 'http://127.0.0.1:9/x'?"),
+        Case(name: "scheme with backslashes", arguments: { _, _ in [#"http:\\127.0.0.1:9/x"#] }, status: 64, what: "invalid URL", fix: "did you mean 'http://127.0.0.1:9/x'?"),
         Case(name: "interface", arguments: { s, _ in ["--interface=nosuch0", s.url("/")] }, status: 1,
              what: "cannot send from 'nosuch0'", fix: "--interface takes the name of one of this machine's network interfaces"),
         Case(name: "scheme misspelt", arguments: { _, _ in ["htps://127.0.0.1:9/x"] }, status: 64, what: "invalid URL 'htps://127.0.0.1:9/x'", fix: "did you mean 'https://127.0.0.1:9/x'?"),

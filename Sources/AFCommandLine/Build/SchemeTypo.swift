@@ -1,5 +1,6 @@
 /// Mistyped schemes in a URL argument, and what was meant: `http//host` (no colon),
-/// `http:://host` (two), `htps://host` (a letter off). Asked only once the URL has failed —
+/// `http:://host` (two), `http:host:8080` (no slashes), `http:\\host` (backslashes),
+/// `htps://host` (a letter off). Asked only once the URL has failed —
 /// it would not parse, or its "host" `http` did not resolve — so a URL that works is never
 /// second-guessed.
 enum SchemeTypo {
@@ -15,12 +16,22 @@ enum SchemeTypo {
         var rest = bytes[letters.count...]
         let colons = rest.prefix { $0 == UInt8(ascii: ":") }.count
         rest = rest.dropFirst(colons)
-        let slashes = rest.prefix { $0 == UInt8(ascii: "/") }.count
-        guard slashes >= 2, !rest.dropFirst(slashes).isEmpty else { return nil }
+        // Backslashes too: `http:\\host`, as Windows paths are written.
+        let slashes = rest.prefix { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }.count
         let remainder = String(decoding: rest.dropFirst(slashes), as: UTF8.self)
+        if schemes.contains(word), colons == 1, slashes == 0, !rest.isEmpty {
+            // `http:host:8080/x`, the slashes left out; `http:8080` is the host `http` with a
+            // port, no typo.
+            let first = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+            guard first.contains(where: { $0 < UInt8(ascii: "0") || $0 > UInt8(ascii: "9") }) else { return nil }
+            return word + "://" + remainder
+        }
+        guard slashes >= 2, !rest.dropFirst(slashes).isEmpty else { return nil }
         if schemes.contains(word) {
-            // `http//host` or `http:://host`; `http://host` and `http:/host` are not typos.
-            guard colons == 0 || colons >= 2 else { return nil }
+            // `http//host`, `http:://host` or `http:\\host`; `http://host` and `http:/host` are
+            // not typos.
+            let backslashed = rest.prefix(slashes).contains(UInt8(ascii: "\\"))
+            guard colons == 0 || colons >= 2 || backslashed else { return nil }
             return word + "://" + remainder
         }
         // Where both are one edit away (`httsp`), the one of the same length: a swap or a
