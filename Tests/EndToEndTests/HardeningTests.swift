@@ -551,6 +551,9 @@ final class LockedBytes: @unchecked Sendable {
             (["-d", "--output-dir=" + locked, server.url("/bytes/10")], "af: error: cannot write files in '\(locked)': permission denied\n"),
             (["--session=" + locked + "/s.json", server.url("/cookies/set?a=1")],
              "af: error: cannot write the session in '\(locked)': permission denied; use --session-read-only to use it without saving it\n"),
+            // Directories af would make for the session, in one it may not write to.
+            (["--session=" + locked + "/new/deeper/s.json", server.url("/cookies/set?a=1")],
+             "af: error: cannot write the session in '\(locked)': permission denied; use --session-read-only to use it without saving it\n"),
         ]
         for (arguments, message) in cases {
             let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
@@ -562,6 +565,25 @@ final class LockedBytes: @unchecked Sendable {
         // Where it can write, the same runs work.
         let (status, errors) = try AF.shell("HOME='\(directory)' exec /usr/sbin/runuser -u nobody -- '\(binary)' -o /dev/null '\(server.url("/get"))'")
         #expect(status == 0, "\(errors)")
+    }
+
+    /// A session whose directory cannot be made, because a file stands where a directory of
+    /// its path would be, fails before the request is sent: it failed after the exchange,
+    /// losing the session's new cookies.
+    @Test func aSessionBeneathAFileFailsBeforeSending() throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-session-file")
+        let file = try TemporaryDirectory.write("not a directory", named: "file", in: directory)
+        for (path, parent) in [(file + "/s.json", file), (file + "/new/s.json", file + "/new")] {
+            let result = AF.run(["--session=" + path, server.url("/cookies/set?a=1")])
+            #expect(result.status == 9, "\(path): \(result.err)")
+            #expect(result.err == "af: error: cannot write the session in '\(parent)': '\(file)' is not a directory; use --session-read-only to use it without saving it\n")
+        }
+        #expect(server.requests.isEmpty, "nothing was sent")
+        // Missing directories are made when the session is saved, as before.
+        let fresh = AF.run(["--session=" + directory + "/new/deeper/s.json", server.url("/cookies/set?a=1")])
+        #expect(fresh.status == 0, "\(fresh.err)")
+        #expect(FileManager.default.fileExists(atPath: directory + "/new/deeper/s.json"))
     }
 
     /// More requests at once than the process may hold sockets: libcurl keeps no errno when

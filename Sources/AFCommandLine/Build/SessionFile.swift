@@ -203,12 +203,24 @@ struct SessionFile: Sendable {
     }
 
     /// Fails before anything is sent when the session could not be written back after the
-    /// exchange: its directory exists but af may not make files in it.
+    /// exchange: af may not make files in its directory or, where that is missing, in the
+    /// nearest directory of its path that exists; or a file stands where a directory of the
+    /// path would be made.
     static func checkWritable(path: String) throws(CommandFailure) {
         let directory = FileIO.directory(of: path)
-        guard FileSystem.exists(directory), access(directory, W_OK | X_OK) != 0 else { return }
-        throw CommandFailure("cannot write the session in '\(directory)': \(POSIXFailure(code: errno).description); use --session-read-only to use it without saving it",
-                             exitCode: ExitStatus.output)
+        var existing = directory
+        while !FileSystem.exists(existing) {
+            let parent = FileIO.directory(of: existing)
+            guard parent != existing else { return }
+            existing = parent
+        }
+        func unwritable(_ directory: String, _ reason: String) -> CommandFailure {
+            CommandFailure("cannot write the session in '\(directory)': \(reason); use --session-read-only to use it without saving it",
+                           exitCode: ExitStatus.output)
+        }
+        guard FileIO.isDirectory(existing) else { throw unwritable(directory, "'\(existing)' is not a directory") }
+        guard access(existing, W_OK | X_OK) != 0 else { return }
+        throw unwritable(existing, POSIXFailure(code: errno).description)
     }
 
     /// The directory of `path`, created (0700) where missing.
