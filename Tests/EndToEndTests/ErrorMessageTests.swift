@@ -120,6 +120,27 @@ import Testing
         }
     }
 
+    /// Through a proxy, a broken or missing answer is the proxy's: the error names it with
+    /// the host it was asked for, and gives no advice about the host's port (af named the
+    /// host as the peer that closed the connection or sent bytes that were no HTTP).
+    @Test func aProxyThatAnswersBadlyIsNamed() throws {
+        let garbage = try GreetingPort(greeting: Array("\u{16}\u{3}\u{1}nonsense\r\n\r\n".utf8))
+        let silent = try GreetingPort(greeting: [])
+        let cases: [(GreetingPort, String, String)] = [
+            (garbage, "http://example.test/x",
+             "af: error: malformed response from the proxy http://127.0.0.1:\(garbage.port) for example.test:80: it did not answer in HTTP (Received HTTP/0.9 when not allowed)\n"),
+            (silent, "http://example.test/x",
+             "af: error: the proxy http://127.0.0.1:\(silent.port) for example.test:80 closed the connection without answering\n"),
+            (silent, "https://example.test/x",
+             "af: error: the proxy 127.0.0.1:\(silent.port) closed the connection before opening a tunnel to example.test:443\n"),
+        ]
+        for (proxy, url, message) in cases {
+            let result = AF.run(["--proxy=all:http://127.0.0.1:\(proxy.port)", url], timeout: 20)
+            #expect(result.status == 1, "\(url): \(result.err)")
+            #expect(result.err == message)
+        }
+    }
+
     /// https:// to a port that speaks plain HTTP: the handshake's reply is no TLS record, and
     /// the error says so rather than pointing at --ssl and --ciphers.
     @Test func aPlainPortAskedForTLSIsExplained() throws {

@@ -24,6 +24,10 @@ enum CurlErrorMapping {
         let easy = transfer.easy
         let url = transfer.url
         let authority = url.authority
+        // Plain HTTP through a proxy: the proxy is the peer that answered (or did not), not
+        // the host it was asked for, which the messages about the answer name besides.
+        let forwardedBy = url.scheme == "http" ? proxyInUse(transfer) : nil
+        let peer = forwardedBy.map { "the proxy \(withoutCredentials($0)) for \(authority)" } ?? authority
         let detail = easy.errorMessage.isEmpty ? String(cString: curl_easy_strerror(code)) : easy.errorMessage
         let osError = Int32(easy.long(CURLINFO_OS_ERRNO))
         func failure(_ kind: TransportFailure.Kind, _ message: String, _ cause: TransportFailure.Cause? = nil) -> AFError {
@@ -78,7 +82,7 @@ enum CurlErrorMapping {
             }
             let limit = transfer.description.options.timeout
             let within = limit.map { " within \(Format.seconds($0))" } ?? ""
-            return failure(.timeout, "no complete response from \(authority)\(within)", .responseTimedOut(limit: limit))
+            return failure(.timeout, "no complete response from \(peer)\(within)", .responseTimedOut(limit: limit))
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
              CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_SSL_INVALIDCERTSTATUS,
              CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
@@ -102,57 +106,58 @@ enum CurlErrorMapping {
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:
-            return failure(.connectionReset, "\(authority) closed the connection without answering")
+            return failure(.connectionReset, "\(peer) closed the connection without answering")
         case CURLE_RECV_ERROR where detail.containsBytes(of: "Out of memory in chunked-encoding"):
             // libcurl 7.88 keeps each trailer line in a buffer of 4 KiB and calls a longer one
             // running out of memory, which sends the user looking at the wrong machine.
-            return failure(.limitExceeded, "a trailer field after the body from \(authority) is too long for libcurl (over 4 kB)")
+            return failure(.limitExceeded, "a trailer field after the body from \(peer) is too long for libcurl (over 4 kB)")
         case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "chunk"),
              // libcurl 7.88's code for chunked framing it cannot read past the body (a status
              // line among the trailers).
              CURLE_BAD_FUNCTION_ARGUMENT where detail.lowercased().containsBytes(of: "chunk"):
-            return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
+            return failure(.malformedResponse, "malformed response from \(peer): \(detail)")
+        case CURLE_RECV_ERROR where detail.containsBytes(of: "Proxy CONNECT aborted"):
+            // The proxy closed the connection instead of answering the CONNECT: the host it
+            // was asked for was never reached.
+            return failure(.connectionReset, "the proxy\(connectedProxy(easy)) closed the connection before opening a tunnel to \(authority)")
         case CURLE_RECV_ERROR where detail.containsBytes(of: "CONNECT tunnel failed"):
             // The proxy answered the CONNECT with a status of its own (407 wants credentials,
             // 403 forbids the host, 502 could not reach it): its answer, not a reset, and not
             // worth a retry.
-            let proxy = easy.string(CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }.map { ip in
-                let port = easy.long(CURLINFO_PRIMARY_PORT)
-                return " \(ip.containsByte(UInt8(ascii: ":")) ? "[\(ip)]" : ip)\(port > 0 ? ":\(port)" : "")"
-            } ?? ""
+            let proxy = connectedProxy(easy)
             let status = easy.long(CURLINFO_HTTP_CONNECTCODE)
             let answer = status > 0 ? "it answered \(status)" : detail
             return failure(.proxy, "the proxy\(proxy) did not open a tunnel to \(authority): \(answer)", .tunnelRefused(status: status))
         case CURLE_RECV_ERROR where detail.containsBytes(of: "nghttp2"):
             // nghttp2 refused what the server framed (a CONTINUATION flood, a bad header
             // block): the server's fault, not a reset connection, so not worth a retry.
-            return failure(.malformedResponse, "malformed response from \(authority): broken HTTP/2 framing (\(nghttp2Reason(detail)))")
+            return failure(.malformedResponse, "malformed response from \(peer): broken HTTP/2 framing (\(nghttp2Reason(detail)))")
         case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "too large response headers"):
-            return failure(.limitExceeded, "the response head from \(authority) is too large: \(detail) (libcurl's limit)")
+            return failure(.limitExceeded, "the response head from \(peer) is too large: \(detail) (libcurl's limit)")
         case CURLE_OUT_OF_MEMORY where transfer.head == nil:
             // libcurl refuses a single header line over its 100 kB limit this way.
-            return failure(.limitExceeded, "a response header line from \(authority) is too long for libcurl (over 100 kB)")
+            return failure(.limitExceeded, "a response header line from \(peer) is too long for libcurl (over 100 kB)")
         case CURLE_SEND_ERROR where transfer.head != nil && transfer.isStillSendingBody:
             // A server that answers before it reads the whole body (a 2xx it meant to keep the
             // connection for), then closes on the bytes it left unread: the response may be
             // whole, but the connection did not break "during the response body".
             let status = transfer.head.map { " \($0.status)" } ?? ""
             let sent = easy.offset(CURLINFO_SIZE_UPLOAD_T)
-            return failure(.sendFailed, "\(authority) answered\(status) before taking the whole request body, then closed the connection (\(sent) bytes of it sent): \(detail)")
+            return failure(.sendFailed, "\(peer) answered\(status) before taking the whole request body, then closed the connection (\(sent) bytes of it sent): \(detail)")
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
             if transfer.head != nil {
-                return failure(.truncatedBody, "the connection to \(authority) broke during the response body: \(detail)")
+                return failure(.truncatedBody, "the connection to \(peer) broke during the response body: \(detail)")
             }
-            return failure(.connectionReset, "the connection to \(authority) was reset: \(detail)")
+            return failure(.connectionReset, "the connection to \(peer) was reset: \(detail)")
         case CURLE_PARTIAL_FILE:
-            return failure(.truncatedBody, "\(authority) closed the connection before the body was complete (\(detail))")
+            return failure(.truncatedBody, "\(peer) closed the connection before the body was complete (\(detail))")
         case CURLE_HTTP2 where transfer.head == nil && easy.long(CURLINFO_NUM_CONNECTS) == 0 && easy.offset(CURLINFO_SIZE_DOWNLOAD_T) == 0:
             // On a connection earlier requests had used, before any of the response: libcurl
             // 7.88 fails the streams of a connection the server is closing (GOAWAY) that it
             // had not yet taken, rather than sending them again itself.
-            return failure(.connectionReset, "\(authority) closed its HTTP/2 connection before answering: \(detail)", .unansweredOnReusedConnection)
+            return failure(.connectionReset, "\(peer) closed its HTTP/2 connection before answering: \(detail)", .unansweredOnReusedConnection)
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3:
-            return failure(.malformedResponse, "malformed response from \(authority): \(detail)")
+            return failure(.malformedResponse, "malformed response from \(peer): \(detail)")
         case CURLE_FILESIZE_EXCEEDED:
             let limit = transfer.description.options.maxFileSize
             let of = limit.map { " of \($0) bytes" } ?? ""
@@ -160,11 +165,11 @@ enum CurlErrorMapping {
         case CURLE_UNSUPPORTED_PROTOCOL where detail.hasPrefix("Unsupported response code"):
             // An HTTP status line whose code is not three digits from 100 (`000`, `1000`): the
             // server does speak HTTP, so the hints below would mislead.
-            return failure(.malformedResponse, "malformed response from \(authority): its status line has no valid status code (three digits, 100 to 999)")
+            return failure(.malformedResponse, "malformed response from \(peer): its status line has no valid status code (three digits, 100 to 999)")
         case CURLE_UNSUPPORTED_PROTOCOL:
             // The scheme was checked before sending, so this is the server's answer.
-            return failure(.malformedResponse, "malformed response from \(authority): it did not answer in HTTP (\(detail))",
-                           url.scheme == "http" && transfer.description.options.httpVersion != .http2PriorKnowledge ? .notAnHTTP1Answer : nil)
+            return failure(.malformedResponse, "malformed response from \(peer): it did not answer in HTTP (\(detail))",
+                           forwardedBy == nil && url.scheme == "http" && transfer.description.options.httpVersion != .http2PriorKnowledge ? .notAnHTTP1Answer : nil)
         case CURLE_URL_MALFORMAT:
             return .invalidRequest(reason: "cannot request '\(url.string)': \(detail)")
         case CURLE_READ_ERROR, CURLE_ABORTED_BY_CALLBACK:
@@ -179,7 +184,7 @@ enum CurlErrorMapping {
             // with nothing recorded comes from libcurl's decoder: the body is not what its
             // Content-Encoding says (corrupt, or garbage after the compressed stream).
             let encoding = transfer.head?.headers.value(for: .contentEncoding) ?? ""
-            return failure(.malformedResponse, "malformed response from \(authority): the body is not valid \(encoding) data (\(detail))")
+            return failure(.malformedResponse, "malformed response from \(peer): the body is not valid \(encoding) data (\(detail))")
         case CURLE_WRITE_ERROR:
             return .output(OutputFailure(kind: .writeFailed, message: "writing the response failed: \(detail)"))
         default:
@@ -195,6 +200,14 @@ enum CurlErrorMapping {
         guard let proxy = options.proxy.explicitProxy(forScheme: transfer.url.scheme), options.proxy.noProxy?.isEmpty ?? true,
               options.unixSocketPath == nil else { return nil }
         return proxy
+    }
+
+    /// The address the transfer connected to, with a leading space (` 127.0.0.1:3128`), for a
+    /// proxy that answered a CONNECT; empty when libcurl does not know it.
+    private static func connectedProxy(_ easy: EasyHandle) -> String {
+        guard let ip = easy.string(CURLINFO_PRIMARY_IP), !ip.isEmpty else { return "" }
+        let port = easy.long(CURLINFO_PRIMARY_PORT)
+        return " \(ip.containsByte(UInt8(ascii: ":")) ? "[\(ip)]" : ip)\(port > 0 ? ":\(port)" : "")"
     }
 
     /// A proxy URL as it may be shown: without `USER:PASSWORD@`.
