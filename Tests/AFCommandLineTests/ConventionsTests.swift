@@ -510,8 +510,15 @@ import Testing
             #expect(both.status == 64)
             #expect(both.err.contains("name two sessions; give one"), "\(both.err)")
         }
+        // No name at all: the run used no session, which the user thought it read.
+        for arguments in [["--session-read-only"], ["--session=\(session)", "--session-read-only", "--no-session"]] {
+            let none = InProcessAF.run(arguments + [server.url("/get")])
+            #expect(none.status == 64)
+            #expect(none.err == "af: error: --session-read-only names no session: give --session-read-only=NAME (or PATH), or add --session=NAME\n")
+        }
         #expect(server.requests.count == count)
         #expect(InProcessAF.run(["--session=\(session)", "--session-read-only=\(session)", server.url("/get")]).status == 0)
+        #expect(InProcessAF.run(["--session-read-only", "--session=\(session)", server.url("/get")]).status == 0)
     }
 
     @Test(arguments: [

@@ -81,5 +81,10 @@ public enum AFCommand {
         if let readOnly = settings.sessionReadOnlyName, let session = settings.sessionName, session != readOnly {
             throw .usage("--session=\(Quote.argument(session)) and --session-read-only=\(Quote.argument(readOnly)) name two sessions; give one (--session-read-only alone makes --session read-only)")
         }
+        // A bare --session-read-only reads the session --session names; with none, the run
+        // used no session at all.
+        if settings.sessionReadOnly, settings.session == nil {
+            throw .usage("--session-read-only names no session: give --session-read-only=NAME (or PATH), or add --session=NAME")
+        }
     }
 }
