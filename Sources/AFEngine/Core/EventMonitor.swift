@@ -37,6 +37,8 @@ public struct RequestEvent: Sendable {
         indirect case informational(attempt: Int, ResponseHead)
         /// libcurl answered an authentication challenge (digest) inside the attempt: this
         /// head is an intermediate exchange, and the request goes out again with credentials.
+        /// Sent as that request is about to go; a challenge libcurl cannot answer (no nonce)
+        /// is no such exchange but the response, reported as `.responseHead`.
         indirect case challengeAnswered(attempt: Int, ResponseHead)
         /// Bytes moved.
         case progress(TransferProgress)
