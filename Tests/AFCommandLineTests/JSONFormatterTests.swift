@@ -59,6 +59,29 @@ import Testing
         #expect(try Self.format(document, chunk: 5, style: .init(indent: 0)) == Array("{\n\"s\": \"a".utf8) + [0x9B, 0xFF, 0xC3, 0x41, 0xE2, 0x82, 0xED, 0xA0, 0x80] + Array("é€😀\"\n}\n".utf8))
     }
 
+    /// A string longer than the scanner holds (`fragmentThreshold`) goes out in pieces; for a
+    /// terminal each piece is decoded by itself, so a piece that ended inside a character
+    /// showed it as U+FFFD, and one that ended between the two escapes of a surrogate pair
+    /// showed them escaped. Every cut of every kind of character: the pieces read as the
+    /// whole string does.
+    @Test func aLongStringCutIntoPiecesShowsWhole() throws {
+        let filler = String(repeating: "a", count: JSONScanner.fragmentThreshold)
+        let characters = ["é", "€", "😀", #"\ud83d\ude00"#, #"\\ud83d"#, #"\u00e9"#]
+        for character in characters {
+            let value = filler + String(repeating: character, count: 12)
+            let document = Array("{\"s\": \"\(value)\"}".utf8)
+            let style = JSONFormatter.Style(indent: 0, decodesEscapes: true)
+            let whole = try Self.format(document, chunk: document.count, style: style)
+            // Chunks that end the first piece at each byte of the characters after the filler.
+            for offset in 0..<(character.utf8.count * 2 + 1) {
+                let shown = try Self.format(document, chunk: 8 + filler.utf8.count + offset, style: style)
+                #expect(shown == whole, "\(character) cut \(offset) bytes in")
+            }
+        }
+        let decoded = try Self.format(Array("{\"s\": \"\(filler)\\ud83d\\ude00\"}".utf8), chunk: filler.utf8.count + 12, style: .init(indent: 0, decodesEscapes: true))
+        #expect(String(decoding: decoded.suffix(8), as: UTF8.self) == "😀\"\n}\n")
+    }
+
     @Test(arguments: adversarial)
     func formattingKeepsEveryToken(document: String) throws {
         // A 240 KB string is built here rather than passed in, so it stays out of the test's name.

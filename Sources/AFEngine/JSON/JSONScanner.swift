@@ -393,9 +393,10 @@ public struct JSONScanner {
         _ data: UnsafeRawBufferPointer, start: Int, safe: Int, isKey: Bool, continued: Bool, into sink: inout Sink
     ) {
         if safe - start >= Self.fragmentThreshold {
-            sink.token(.string, UnsafeRawBufferPointer(rebasing: data[start..<safe]), isKey: isKey, complete: false)
-            carry.append(contentsOf: data[safe...])
-            openString = (resumeAt: 0, isKey: isKey, continued: true)
+            let cut = Self.pieceEnd(data, from: start, safe: safe)
+            sink.token(.string, UnsafeRawBufferPointer(rebasing: data[start..<cut]), isKey: isKey, complete: false)
+            carry.append(contentsOf: data[cut...])
+            openString = (resumeAt: safe - cut, isKey: isKey, continued: true)
         } else {
             carry.append(contentsOf: data[start...])
             openString = (resumeAt: safe - start, isKey: isKey, continued: continued)
@@ -565,6 +566,34 @@ public struct JSONScanner {
 
     @inlinable static func isLiteralPrefix(_ word: Slice<UnsafeRawBufferPointer>) -> Bool {
         literals.contains { $0.starts(with: word) }
+    }
+
+    /// Where a piece of an open string handed out at `safe` (checked content up to there)
+    /// ends instead: before a UTF-8 sequence the piece would cut, and before a high
+    /// surrogate's `\uXXXX` whose low half has not come, so that every piece reads as text
+    /// by itself (a terminal's display showed a cut `é` as two U+FFFD, a cut pair as two
+    /// escapes). At most ten bytes earlier; the rest is carried to the next piece.
+    @inlinable static func pieceEnd(_ data: UnsafeRawBufferPointer, from start: Int, safe: Int) -> Int {
+        var end = safe
+        // The lead byte of the last sequence is among the last four bytes (or there is none).
+        var lead = end - 1
+        while lead > max(start, end - 4), data[lead] & 0xC0 == 0x80 { lead -= 1 }
+        if lead >= start {
+            let byte = data[lead]
+            let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+            if lead + length > end { end = lead }
+        }
+        // `\uD800`…`\uDBFF` as the last six bytes, its backslash not itself escaped (an odd
+        // run of backslashes ends there).
+        guard end - start >= 6, data[end - 6] == UInt8(ascii: "\\"), data[end - 5] == UInt8(ascii: "u"),
+              data[end - 4] | 0x20 == UInt8(ascii: "d") else { return end }
+        let third = data[end - 3] | 0x20
+        guard third == UInt8(ascii: "8") || third == UInt8(ascii: "9") || third == UInt8(ascii: "a") || third == UInt8(ascii: "b")
+        else { return end }
+        var backslashes = 0
+        var index = end - 6
+        while index >= start, data[index] == UInt8(ascii: "\\") { backslashes += 1; index -= 1 }
+        return backslashes % 2 == 1 ? end - 6 : end
     }
 
     @inlinable static func isHex(_ byte: UInt8) -> Bool {
