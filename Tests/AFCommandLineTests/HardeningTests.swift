@@ -140,6 +140,12 @@ import Testing
         #expect(binary.status == 0)
         let plain = InProcessAF.run([server.url("/escape")])
         #expect(plain.out.contains("\u{1b}]0;pwned"), "piped output without colours stays exact")
+        // A JSON string's C1 control (U+009B is CSI) and DEL, which JSON allows unescaped.
+        let c1 = Array(#"{"a": "x"#.utf8) + [0xC2, 0x9B] + Array("2J\u{7F}\"}".utf8)
+        server.route("/c1-json") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json")], body: c1) }
+        let json = InProcessAF.run(["--pretty=all", "-b", server.url("/c1-json")])
+        #expect(String(decoding: FuzzTargets.withoutColours(json.stdout), as: UTF8.self) == "{\n    \"a\": \"x\\u009b2J\\u007f\"\n}\n")
+        #expect(InProcessAF.run(["-b", server.url("/c1-json")]).stdout == c1, "without colours, exact")
     }
 
     /// A NUL in any chunk makes a text body binary, as curl and HTTPie check: a first chunk of

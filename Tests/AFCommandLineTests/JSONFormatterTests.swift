@@ -59,6 +59,19 @@ import Testing
         #expect(try Self.format(document, chunk: 5, style: .init(indent: 0)) == Array("{\n\"s\": \"a".utf8) + [0x9B, 0xFF, 0xC3, 0x41, 0xE2, 0x82, 0xED, 0xA0, 0x80] + Array("é€😀\"\n}\n".utf8))
     }
 
+    /// Coloured output into a pipe is for reading (`| less -R`, `| cat`): a JSON string's DEL,
+    /// C1 controls (U+009B is CSI to a terminal) and bytes that are no UTF-8 went out raw
+    /// there, where a terminal shows them escaped and text in colours had them escaped too.
+    /// Escapes stay as written; without colours every byte stays.
+    @Test func colouredOutputIntoAPipeEscapesControlsInStrings() throws {
+        let document = Array("{\"s\": \"a".utf8) + [0xC2, 0x9B] + Array("2J\u{7F}".utf8) + [0x9B] + Array("é\\u001b\"}".utf8)
+        let painted = try Self.format(document, chunk: 3, style: .init(indent: 0, theme: Theme.monokai))
+        #expect(String(decoding: FuzzTargets.withoutColours(painted), as: UTF8.self) == "{\n\"s\": \"a\\u009b2J\\u007f\u{FFFD}é\\u001b\"\n}\n")
+        let coloursOnly = try Self.format(document, chunk: 3, style: .init(indent: 4, theme: Theme.monokai, colorsOnly: true))
+        #expect(String(decoding: FuzzTargets.withoutColours(coloursOnly), as: UTF8.self) == "{\"s\": \"a\\u009b2J\\u007f\u{FFFD}é\\u001b\"}")
+        #expect(try Self.format(document, chunk: 3, style: .init(indent: 0)) == Array("{\n\"s\": \"a".utf8) + [0xC2, 0x9B] + Array("2J\u{7F}".utf8) + [0x9B] + Array("é\\u001b\"\n}\n".utf8))
+    }
+
     /// A string longer than the scanner holds (`fragmentThreshold`) goes out in pieces; for a
     /// terminal each piece is decoded by itself, so a piece that ended inside a character
     /// showed it as U+FFFD, and one that ended between the two escapes of a surrogate pair

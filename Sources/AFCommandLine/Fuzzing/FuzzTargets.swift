@@ -222,9 +222,13 @@ package enum FuzzTargets {
         }
         let (out, _) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, sortKeys: sortKeys))
         if !sortKeys {
-            // Painted output (its own scanning loop) is the plain output with colours around tokens.
+            // Painted output (its own scanning loop) is the plain output with colours around
+            // tokens, its strings shown for reading (DEL, C1 controls and bytes that are no
+            // UTF-8 escaped; outside strings the layout is ASCII, which that leaves alone).
             let (painted, _) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, theme: Theme.monokai))
-            precondition(withoutColours(painted) == out, "colours changed the layout")
+            var forReading: [UInt8] = []
+            out.withUnsafeBytes { UnicodeEscapes.decodeForDisplay($0, decodingEscapes: false, into: &forReading) }
+            precondition(withoutColours(painted) == forReading, "colours changed the layout")
             // For a terminal (escapes decoded) nothing is written that a terminal would obey:
             // no control character but the line breaks of the layout, no DEL, no C1 control.
             let (shownOnTerminal, _) = formatValid(data, split: split, JSONFormatter.Style(indent: 2, decodesEscapes: true))
@@ -435,16 +439,14 @@ package enum FuzzTargets {
         let declared = type == "application/json" || type.containsBytes(of: "charset=")
         // On a terminal no control character a server sent is passed on raw, nor a byte that
         // is no UTF-8 (without colours every escape byte is the server's). In colours into a
-        // pipe, no C0 control between the colours but the layout's own (`--pretty=colors`
-        // keeps a JSON body's CR LF line ends); JSON strings keep DEL and C1 there.
+        // pipe (read through `less -R` or `cat`), the same but for the layout's own line ends
+        // (`--pretty=colors` keeps a JSON body's CR LF).
         for output in [whole, pieces] where style.escapes {
             let plain = style.theme == nil ? output : withoutColours(output)
-            if style.terminal {
-                precondition(String(validating: plain, as: UTF8.self).map { !$0.unicodeScalars.contains(where: TerminalText.isUnsafe) } ?? false,
-                             "a control character or a byte that is not UTF-8 reached the terminal: \(String(decoding: plain, as: UTF8.self).debugDescription)")
-            } else {
-                precondition(!plain.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }, "a control character went into coloured output")
-            }
+            let safe = String(validating: plain, as: UTF8.self).map { text in
+                !text.unicodeScalars.contains { TerminalText.isUnsafe($0) && (style.terminal || $0 != "\r") }
+            } ?? false
+            precondition(safe, "a control character or a byte that is not UTF-8 reached \(style.terminal ? "the terminal" : "coloured output"): \(String(decoding: plain, as: UTF8.self).debugDescription)")
         }
         if declared, !style.stream, !body.contains(0) {
             precondition(whole == pieces, "a body cut into \(cuts) was shown differently (\(type)): \(String(decoding: whole, as: UTF8.self).debugDescription) against \(String(decoding: pieces, as: UTF8.self).debugDescription)")

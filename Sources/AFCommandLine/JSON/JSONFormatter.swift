@@ -458,6 +458,8 @@ struct JSONFormatter {
     fileprivate struct Styled: Painter {
         let key, string, number, boolean, null, punctuation, reset: UnsafeRawBufferPointer
         let decodesEscapes: Bool
+        /// There is a theme: the output is meant for reading.
+        let coloured: Bool
 
         init(colors: Writer.Colors?, decodesEscapes: Bool) {
             let none = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -469,6 +471,7 @@ struct JSONFormatter {
             punctuation = colors?.punctuation ?? none
             reset = colors?.reset ?? none
             self.decodesEscapes = decodesEscapes
+            coloured = colors != nil
         }
 
         @inline(__always)
@@ -494,9 +497,18 @@ struct JSONFormatter {
             if !color(role).isEmpty { out.appendPadded(reset) }
         }
 
+        /// Coloured output is for reading, into a pipe too (`| less -R`): DEL, C1 controls
+        /// and bytes that are no UTF-8 in a string are shown as on a terminal, escapes as
+        /// written. Most strings are ASCII below DEL and need no look beyond that.
         @inline(__always)
         func text(_ bytes: UnsafeRawBufferPointer, _ out: ByteBuffer) {
-            if decodesEscapes { out.appendDecodingEscapes(bytes) } else { out.append(contentsOf: bytes) }
+            if decodesEscapes {
+                out.appendDecodingEscapes(bytes, decoding: true)
+            } else if !coloured || UnicodeEscapes.isBelowDEL(bytes) {
+                out.append(contentsOf: bytes)
+            } else {
+                out.appendDecodingEscapes(bytes, decoding: false)
+            }
         }
     }
 }
@@ -623,9 +635,9 @@ final class ByteBuffer {
     }
 
     /// `UnicodeEscapes.decodeForDisplay` into this buffer.
-    func appendDecodingEscapes(_ token: UnsafeRawBufferPointer) {
+    func appendDecodingEscapes(_ token: UnsafeRawBufferPointer, decoding: Bool) {
         var decoded: [UInt8] = []
-        UnicodeEscapes.decodeForDisplay(token, into: &decoded)
+        UnicodeEscapes.decodeForDisplay(token, decodingEscapes: decoding, into: &decoded)
         append(contentsOf: decoded)
     }
 
@@ -676,12 +688,13 @@ final class ByteBuffer {
 /// `\uXXXX` escapes in JSON string tokens, decoded for reading on a terminal.
 enum UnicodeEscapes {
     /// Appends `token` to `out` with each `\uXXXX` (and surrogate pair) that names a
-    /// printable character replaced by that character in UTF-8. Quotes, backslashes, control
-    /// characters (C0, DEL, C1), invisible format characters (bidi overrides, zero widths)
-    /// and lone surrogates stay escaped, so the shown text cannot end the string early,
-    /// steer the terminal or hide what it says. DEL and C1 controls that came unescaped
-    /// (valid in a JSON string) are shown escaped as `\u007f`…`\u009f` for the same reason.
-    static func decodeForDisplay(_ token: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+    /// printable character replaced by that character in UTF-8 (when `decodingEscapes`).
+    /// Quotes, backslashes, control characters (C0, DEL, C1), invisible format characters
+    /// (bidi overrides, zero widths) and lone surrogates stay escaped, so the shown text
+    /// cannot end the string early, steer the terminal or hide what it says. DEL and C1
+    /// controls that came unescaped (valid in a JSON string) are shown escaped as
+    /// `\u007f`…`\u009f` for the same reason, and bytes that are no UTF-8 as U+FFFD.
+    static func decodeForDisplay(_ token: UnsafeRawBufferPointer, decodingEscapes: Bool = true, into out: inout [UInt8]) {
         let count = token.count
         var index = 0
         var copiedUpTo = 0
@@ -719,7 +732,7 @@ enum UnicodeEscapes {
                 index += 1
                 continue
             }
-            guard let (scalarValue, length) = JSONStringText.unicodeEscape(in: token, at: index) else {
+            guard decodingEscapes, let (scalarValue, length) = JSONStringText.unicodeEscape(in: token, at: index) else {
                 index += 2
                 continue
             }
@@ -734,6 +747,35 @@ enum UnicodeEscapes {
             copiedUpTo = index
         }
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<count]))
+    }
+
+    /// Whether every byte of `bytes` is below DEL (0x7F): ASCII text with no DEL, C1
+    /// control or byte of a longer UTF-8 sequence. Eight bytes at a time, the last word
+    /// overlapping the one before; a short token in two overlapping halves.
+    @inline(__always)
+    static func isBelowDEL(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let count = bytes.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        // A byte of 0x7F or more has its top bit set, or gets it by adding one (a carry out
+        // of a byte needs 0xFF, whose top bit is set anyway).
+        @inline(__always) func flags(_ word: UInt64) -> UInt64 { word | (word &+ ones) }
+        var seen: UInt64
+        if count >= 8 {
+            seen = flags(bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+            var index = 0
+            while index + 8 < count {
+                seen |= flags(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                index += 8
+            }
+        } else if count >= 4 {
+            let low = UInt64(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+            let high = UInt64(bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+            seen = flags(low | high << 32)
+        } else {
+            // A string token of two or three bytes: its quotes and at most one byte.
+            return count < 3 || bytes[1] < 0x7F
+        }
+        return seen & (ones &* 0x80) == 0
     }
 
     private static func shows(_ scalar: Unicode.Scalar) -> Bool {
