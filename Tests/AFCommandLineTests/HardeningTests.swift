@@ -148,6 +148,16 @@ import Testing
         #expect(InProcessAF.run(["-b", server.url("/c1-json")]).stdout == c1, "without colours, exact")
     }
 
+    /// Markup is read by its bytes, as its delimiters are ASCII: a quote followed by a
+    /// combining mark still opens an attribute value (read as characters, the two were one
+    /// and the value was painted as the tag), as the tokenizer always read it.
+    @Test func aQuoteBeforeACombiningMarkOpensAnAttributeValue() throws {
+        let colors = MarkupFormatter.Colors(Theme.auto)
+        let shown = try #require(MarkupFormatter.colour("<a title=\"\u{301}x\" id='b'>é</a>", colors: colors, escape: { $0 }))
+        #expect(shown == Theme.paint("<a title=", colors.tag) + Theme.paint("\"\u{301}x\"", colors.value) + Theme.paint(" id=", colors.tag)
+            + Theme.paint("'b'", colors.value) + Theme.paint(">", colors.tag) + "é" + Theme.paint("</a>", colors.tag))
+    }
+
     /// A NUL in any chunk makes a text body binary, as curl and HTTPie check: a first chunk of
     /// text (a few bytes read with the head) let 100 KB of binary through, escaped, as
     /// 340 KB of output. What was shown stays, and the note follows on a line of its own.
