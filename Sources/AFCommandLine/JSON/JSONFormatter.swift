@@ -503,11 +503,11 @@ struct JSONFormatter {
         @inline(__always)
         func text(_ bytes: UnsafeRawBufferPointer, _ out: ByteBuffer) {
             if decodesEscapes {
-                out.appendDecodingEscapes(bytes, decoding: true)
+                out.appendShown(bytes, decodingEscapes: true)
             } else if !coloured || UnicodeEscapes.isBelowDEL(bytes) {
                 out.append(contentsOf: bytes)
             } else {
-                out.appendDecodingEscapes(bytes, decoding: false)
+                out.appendShown(bytes, decodingEscapes: false)
             }
         }
     }
@@ -634,11 +634,11 @@ final class ByteBuffer {
         count += spaces
     }
 
-    /// `UnicodeEscapes.decodeForDisplay` into this buffer.
-    func appendDecodingEscapes(_ token: UnsafeRawBufferPointer, decoding: Bool) {
-        var decoded: [UInt8] = []
-        UnicodeEscapes.decodeForDisplay(token, decodingEscapes: decoding, into: &decoded)
-        append(contentsOf: decoded)
+    /// A string token shown for reading (`UnicodeEscapes.decodeForDisplay`) into this buffer.
+    func appendShown(_ token: UnsafeRawBufferPointer, decodingEscapes: Bool) {
+        var shown: [UInt8] = []
+        UnicodeEscapes.decodeForDisplay(token, decodingEscapes: decodingEscapes, into: &shown)
+        append(contentsOf: shown)
     }
 
     /// Replaces the bytes from `offset` with `bytes` (which must lie within what is written).
