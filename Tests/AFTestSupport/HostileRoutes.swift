@@ -42,6 +42,7 @@ import Foundation
 /// | `h2-trailers` | HTTP/2 with prior knowledge: `200`, a body, then a trailer `x-checksum` |
 /// | `h2-goaway-after-7` | HTTP/2 (a TLS server offering h2, routed like the above): answers 7 streams of a connection; at the eighth, `GOAWAY` naming the seventh, and no answer to it or any later one, then it closes (as nginx does after its requests per connection) |
 /// | `h2-short-gzip` | HTTP/2 with prior knowledge (routed like the next): a gzip body cut in half, in a stream that ends properly |
+/// | `h2-reset-mid-body` | HTTP/2 with prior knowledge (routed like the next): `200`, part of a body, then `RST_STREAM` with INTERNAL_ERROR |
 /// | `h2-continuation-flood` | HTTP/2 with prior knowledge (a client's `PRI *` preface, which a test routes here with a catch-all route): a HEADERS frame, then CONTINUATION frames without end |
 public enum HostileRoutes {
     /// An HTTP/2 frame: 3-byte length, type, flags, 4-byte stream id (up to 255 here), payload.
@@ -256,6 +257,17 @@ public enum HostileRoutes {
                 let body = Deflate.compress(json, gzip: true)
                 _ = connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(1, flags: 4, stream: 1, head)
                                      + h2Frame(0, flags: 1, stream: 1, Array(body.prefix(body.count / 2))))
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        case "h2-reset-mid-body":
+            return .custom { connection in
+                // SETTINGS; HEADERS (END_HEADERS) of ":status: 200"; a DATA frame that does not
+                // end the stream; then RST_STREAM with INTERNAL_ERROR (2), as a server that
+                // fails while it sends the body does.
+                _ = connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(1, flags: 4, stream: 1, [0x88])
+                                     + h2Frame(0, flags: 0, stream: 1, Array("partial body\n".utf8)))
+                Thread.sleep(forTimeInterval: 0.1)
+                _ = connection.write(h2Frame(3, flags: 0, stream: 1, [0, 0, 0, 2]))
                 Thread.sleep(forTimeInterval: 0.3)
             }
         case "loop":

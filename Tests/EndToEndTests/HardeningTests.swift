@@ -373,6 +373,20 @@ import Glibc
         expectOneError(result, status: 1, containing: "the gzip body from 127.0.0.1:\(h2.port) ends before the gzip data does")
     }
 
+    /// A server that resets its HTTP/2 stream after the head (RST_STREAM) has cut the body
+    /// short, as a connection that breaks does: af called it a malformed response, which is
+    /// never retried and names nothing wrong with what came.
+    @Test func aStreamResetDuringTheBodyIsATruncatedBody() throws {
+        let h2 = try TestServer()
+        h2.route("*") { request, _ in HostileRoutes.reply("h2-reset-mid-body", request) }
+        let result = AF.run(["--http-version=2-prior-knowledge", h2.url("/")], timeout: 20)
+        #expect(result.out == "partial body\n")
+        expectOneError(result, status: 1, containing: "127.0.0.1:\(h2.port) reset the HTTP/2 stream during the response body (INTERNAL_ERROR): the body is incomplete")
+        let retried = AF.run(["--http-version=2-prior-knowledge", "--retry=1", "--retry-delay=0", h2.url("/")], timeout: 20)
+        #expect(retried.status == 1)
+        #expect(retried.err.hasPrefix("af: retrying in 0s (attempt 2 of 2): "), "\(retried.err)")
+    }
+
     /// Over HTTP/2 an informational response has no reason phrase; af names 103 as on
     /// HTTP/1.1 (it printed `HTTP/2 103` bare).
     @Test func earlyHintsOverHTTP2AreShown() throws {

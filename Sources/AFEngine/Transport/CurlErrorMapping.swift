@@ -156,6 +156,11 @@ enum CurlErrorMapping {
             // 7.88 fails the streams of a connection the server is closing (GOAWAY) that it
             // had not yet taken, rather than sending them again itself.
             return failure(.connectionReset, "\(peer) closed its HTTP/2 connection before answering: \(detail)", .unansweredOnReusedConnection)
+        case CURLE_HTTP2_STREAM where transfer.head != nil:
+            // The server reset the stream after its head (RST_STREAM): the body stopped short,
+            // as it does when a connection breaks, and a retry may well get all of it.
+            let reason = streamErrorName(detail).map { " (\($0))" } ?? ""
+            return failure(.truncatedBody, "\(peer) reset the HTTP/2 stream during the response body\(reason): the body is incomplete")
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3:
             return failure(.malformedResponse, "malformed response from \(peer): \(detail)")
         case CURLE_FILESIZE_EXCEEDED:
@@ -208,6 +213,16 @@ enum CurlErrorMapping {
         guard let ip = easy.string(CURLINFO_PRIMARY_IP), !ip.isEmpty else { return "" }
         let port = easy.long(CURLINFO_PRIMARY_PORT)
         return " \(ip.containsByte(UInt8(ascii: ":")) ? "[\(ip)]" : ip)\(port > 0 ? ":\(port)" : "")"
+    }
+
+    /// The HTTP/2 error code's name in libcurl's message for a reset stream ("HTTP/2 stream 1
+    /// was not closed cleanly: INTERNAL_ERROR (err 2)"), or nil.
+    private static func streamErrorName(_ detail: String) -> String? {
+        let marker = "closed cleanly: "
+        guard let start = detail.utf8Offset(of: marker) else { return nil }
+        let rest = detail.utf8.dropFirst(start + marker.utf8.count)
+        let name = rest.prefix { $0 != UInt8(ascii: " ") }
+        return name.isEmpty ? nil : String(decoding: name, as: UTF8.self)
     }
 
     /// A proxy URL as it may be shown: without `USER:PASSWORD@`.
