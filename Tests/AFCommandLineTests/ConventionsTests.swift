@@ -422,6 +422,39 @@ import Testing
         #expect(result.out == shown, "\(result.out.debugDescription)")
     }
 
+    /// JSON in UTF-16 or UTF-32 that says so with a byte order mark and no charset (RFC 4627
+    /// allowed them; HTTPie decodes by the mark) is formatted from its text: it was shown as
+    /// unformatted text on a terminal, and into a pipe as it came even with --pretty=format.
+    @Test func jsonWithAByteOrderMarkIsFormattedFromItsText() {
+        let text = "{\"a\": [\"é\", 1]}"
+        let bodies: [(String, [UInt8])] = [
+            ("utf-16le", [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }),
+            ("utf-16be", [0xFE, 0xFF] + text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
+            ("utf-32le", [0xFF, 0xFE, 0, 0] + text.unicodeScalars.flatMap { [UInt8($0.value & 0xFF), UInt8($0.value >> 8), 0, 0] }),
+        ]
+        for (name, body) in bodies {
+            server.route("/bom-\(name)") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json")], body: body) }
+            let result = InProcessAF.run(["--pretty=format", server.url("/bom-\(name)")])
+            #expect(result.status == 0)
+            #expect(result.out == "{\n    \"a\": [\n        \"é\",\n        1\n    ]\n}\n", "\(name): \(result.out.debugDescription)")
+            #expect(InProcessAF.run([server.url("/bom-\(name)")]).stdout == body, "\(name): piped without formatting, exact")
+            // The mark cut into one-byte chunks decides as well as whole.
+            server.route("/bom-chunks-\(name)") { _, _ in
+                .custom { connection in
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    for chunk in body.prefix(4).map({ [$0] }) + [Array(body.dropFirst(4))] {
+                        connection.write(Array(String(chunk.count, radix: 16).utf8) + [13, 10] + chunk + [13, 10])
+                        Thread.sleep(forTimeInterval: 0.05)
+                    }
+                    connection.write("0\r\n\r\n")
+                    connection.close()
+                }
+            }
+            let chunked = InProcessAF.run(["--pretty=format", server.url("/bom-chunks-\(name)")])
+            #expect(chunked.out == result.out, "\(name) in chunks: \(chunked.out.debugDescription)")
+        }
+    }
+
     /// JSON is formatted under every type HTTPie formats it under: any type naming JSON, and
     /// text or JavaScript types whose body starts like JSON (PHP sends JSON as text/html);
     /// these were shown as they came, or coloured as HTML.

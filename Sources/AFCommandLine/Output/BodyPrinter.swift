@@ -96,6 +96,9 @@ final class BodyPrinter {
     /// is being held for validation anyway: the whole of it decides (one chunk decided, and a
     /// later byte that is not UTF-8 was shown as U+FFFD).
     private var heldRaw: [UInt8] = []
+    /// A JSON body's first bytes, without a declared charset, while they may be the start of
+    /// a byte order mark (a chunk of one or two bytes decided the body was UTF-8).
+    private var heldMark: [UInt8] = []
     private(set) var byteCount = 0
 
     /// With `--sort-keys`: the JSON body outgrew the memory sorting may use, so it was shown
@@ -185,32 +188,56 @@ final class BodyPrinter {
                 if style.escapes { try pending.withBytes { held throws(AFError) in try writeTextChunk(held, to: out) } } else { try out.write(pending) }
             }
         case .json:
-            if case .undecided(let transcoder) = declaredJSONCharset() {
-                // ASCII reads the same either way: a stream's ASCII chunks pass on as they are.
-                if streaming, !transcoder.encodesWithNULs, !bytes.contains(where: { $0 >= 0x80 }) {
-                    return try writeJSON(bytes, to: out)
-                }
-                // Held for validation, the whole body decides; a stream, its first chunk
-                // beyond ASCII.
-                heldRaw.append(contentsOf: bytes)
-                if streaming || heldRaw.count > Self.validationWindow { try releaseHeldRaw(transcoder, final: false, to: out) }
-            } else if case .decided(let transcoder?) = jsonCharset {
-                try Array(transcoder.decode(bytes).utf8).withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) }
+            if case .unchecked = jsonCharset, style.responseCharset ?? MediaType.charset(contentType) == nil {
+                // Without a charset the first bytes may be a byte order mark: held until there
+                // are enough of them to tell.
+                heldMark.append(contentsOf: bytes)
+                if CharsetSniffer.mayStartAMark(heldMark) { return }
+                try releaseHeldMark(to: out)
             } else {
-                try writeJSON(bytes, to: out)
+                try writeJSONChunk(bytes, to: out)
             }
         }
     }
 
-    /// `jsonCharset`, once the declared charset has been looked at. A JSON body declared in
-    /// a charset other than UTF-8 is turned into UTF-8 before it is formatted (the formatter
-    /// reads UTF-8; HTTPie decodes by the declared charset too): a `charset=iso-8859-1` body
+    /// A JSON body's next bytes as received: in UTF-8 once its charset is known.
+    private func writeJSONChunk(_ bytes: UnsafeRawBufferPointer, to out: OutputChannel) throws(AFError) {
+        if case .undecided(let transcoder) = decideJSONCharset(firstBytes: bytes) {
+            // ASCII reads the same either way: a stream's ASCII chunks pass on as they are.
+            if streaming, !transcoder.encodesWithNULs, !bytes.contains(where: { $0 >= 0x80 }) {
+                return try writeJSON(bytes, to: out)
+            }
+            // Held for validation, the whole body decides; a stream, its first chunk
+            // beyond ASCII.
+            heldRaw.append(contentsOf: bytes)
+            if streaming || heldRaw.count > Self.validationWindow { try releaseHeldRaw(transcoder, final: false, to: out) }
+        } else if case .decided(let transcoder?) = jsonCharset {
+            try Array(transcoder.decode(bytes).utf8).withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) }
+        } else {
+            try writeJSON(bytes, to: out)
+        }
+    }
+
+    /// The first bytes held for a byte order mark, on their way.
+    private func releaseHeldMark(to out: OutputChannel) throws(AFError) {
+        guard !heldMark.isEmpty else { return }
+        let held = heldMark
+        heldMark = []
+        try held.withBytes { bytes throws(AFError) in try writeJSONChunk(bytes, to: out) }
+    }
+
+    /// `jsonCharset`, once the declared charset has been looked at (or, with none, a byte
+    /// order mark for UTF-16 or UTF-32 at the body's start, as RFC 4627 allowed). A JSON body
+    /// in a charset other than UTF-8 is turned into UTF-8 before it is formatted (the
+    /// formatter reads UTF-8; HTTPie decodes by the charset too): a `charset=iso-8859-1` body
     /// put its 0xE9 bytes on the terminal as they came. Only where the declaration fits:
     /// bytes that are valid UTF-8 stay UTF-8 (JSON is UTF-8, and mislabelled bodies are
     /// common), unless the charset writes with NULs (UTF-16, UTF-32).
-    private func declaredJSONCharset() -> JSONCharset {
+    private func decideJSONCharset(firstBytes: UnsafeRawBufferPointer) -> JSONCharset {
         if case .unchecked = jsonCharset {
-            if let label = style.responseCharset ?? MediaType.charset(contentType), let transcoder = CharsetDecoder(label: label), !transcoder.isUTF8 {
+            // Without a charset, a byte order mark for UTF-16 or UTF-32 says which (RFC 4627).
+            let label = style.responseCharset ?? MediaType.charset(contentType) ?? CharsetSniffer.markedCharset(Array(firstBytes.prefix(4)))
+            if let label, let transcoder = CharsetDecoder(label: label), !transcoder.isUTF8 {
                 jsonCharset = .undecided(transcoder)
             } else {
                 jsonCharset = .decided(nil)
@@ -293,6 +320,7 @@ final class BodyPrinter {
                 if style.terminal, lastByte != 10, !text.isEmpty { try out.write("\n") }
             }
         case .json:
+            try releaseHeldMark(to: out)
             if case .undecided(let transcoder) = jsonCharset, !heldRaw.isEmpty {
                 try releaseHeldRaw(transcoder, final: true, to: out)
             }

@@ -15,6 +15,13 @@ enum CharsetSniffer {
         return nil
     }
 
+    /// Whether `bytes` are the start of a UTF-16 or UTF-32 byte order mark that more bytes
+    /// would decide (`FF FE` is UTF-16 unless `00 00` follows).
+    static func mayStartAMark(_ bytes: [UInt8]) -> Bool {
+        let marks: [[UInt8]] = [[0xFF, 0xFE, 0, 0], [0, 0, 0xFE, 0xFF], [0xFE, 0xFF]]
+        return marks.contains { $0.count > bytes.count && $0.starts(with: bytes) }
+    }
+
     /// The charset label an XML declaration or an HTML `<meta>` near the start declares.
     static func declaredCharset(_ bytes: [UInt8]) -> String? {
         let head = Array(bytes.prefix(window))
