@@ -1,3 +1,4 @@
+import AFEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -199,15 +200,7 @@ final class CharsetDecoder {
     /// How many leading bytes of `bytes` are complete UTF-8 sequences (a multi-byte
     /// sequence cut by the end waits).
     private static func completeUTF8Prefix(_ bytes: [UInt8]) -> Int {
-        var back = 0
-        while back < min(3, bytes.count), bytes[bytes.count - 1 - back] & 0xC0 == 0x80 { back += 1 }
-        guard back < bytes.count else { return bytes.count }
-        let lead = bytes[bytes.count - 1 - back]
-        // Only a byte that can lead a sequence (C2–F4) starts one the end may have cut: an
-        // F8 or FF at the end is no UTF-8 at all (it was held back as the start of one, and a
-        // Latin-1 body taken for UTF-8).
-        let needed = lead > 0xF4 ? 0 : lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC2 ? 1 : 0
-        return needed > back ? bytes.count - 1 - back : bytes.count
+        bytes.withUnsafeBytes { UTF8Cut.wholeLength($0) }
     }
 
     /// Whether `bytes` is valid UTF-8 up to a sequence the end may have cut.

@@ -572,17 +572,9 @@ public struct JSONScanner {
     /// ends instead: before a UTF-8 sequence the piece would cut, and before a high
     /// surrogate's `\uXXXX` whose low half has not come, so that every piece reads as text
     /// by itself (a terminal's display showed a cut `é` as two U+FFFD, a cut pair as two
-    /// escapes). At most ten bytes earlier; the rest is carried to the next piece.
-    @inlinable static func pieceEnd(_ data: UnsafeRawBufferPointer, from start: Int, safe: Int) -> Int {
-        var end = safe
-        // The lead byte of the last sequence is among the last four bytes (or there is none).
-        var lead = end - 1
-        while lead > max(start, end - 4), data[lead] & 0xC0 == 0x80 { lead -= 1 }
-        if lead >= start {
-            let byte = data[lead]
-            let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
-            if lead + length > end { end = lead }
-        }
+    /// escapes). At most nine bytes earlier; the rest is carried to the next piece.
+    @usableFromInline static func pieceEnd(_ data: UnsafeRawBufferPointer, from start: Int, safe: Int) -> Int {
+        let end = start + UTF8Cut.wholeLength(UnsafeRawBufferPointer(rebasing: data[start..<safe]))
         // `\uD800`…`\uDBFF` as the last six bytes, its backslash not itself escaped (an odd
         // run of backslashes ends there).
         guard end - start >= 6, data[end - 6] == UInt8(ascii: "\\"), data[end - 5] == UInt8(ascii: "u"),
