@@ -504,7 +504,7 @@ struct JSONFormatter {
         func text(_ bytes: UnsafeRawBufferPointer, _ out: ByteBuffer) {
             if decodesEscapes {
                 out.appendShown(bytes, decodingEscapes: true)
-            } else if !coloured || UnicodeEscapes.isBelowDEL(bytes) {
+            } else if !coloured || bytes.allBytes(below: 0x7F) {
                 out.append(contentsOf: bytes)
             } else {
                 out.appendShown(bytes, decodingEscapes: false)
@@ -747,35 +747,6 @@ enum UnicodeEscapes {
             copiedUpTo = index
         }
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: token[copiedUpTo..<count]))
-    }
-
-    /// Whether every byte of `bytes` is below DEL (0x7F): ASCII text with no DEL, C1
-    /// control or byte of a longer UTF-8 sequence. Eight bytes at a time, the last word
-    /// overlapping the one before; a short token in two overlapping halves.
-    @inline(__always)
-    static func isBelowDEL(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let count = bytes.count
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        // A byte of 0x7F or more has its top bit set, or gets it by adding one (a carry out
-        // of a byte needs 0xFF, whose top bit is set anyway).
-        @inline(__always) func flags(_ word: UInt64) -> UInt64 { word | (word &+ ones) }
-        var seen: UInt64
-        if count >= 8 {
-            seen = flags(bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
-            var index = 0
-            while index + 8 < count {
-                seen |= flags(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                index += 8
-            }
-        } else if count >= 4 {
-            let low = UInt64(bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
-            let high = UInt64(bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
-            seen = flags(low | high << 32)
-        } else {
-            // A string token of two or three bytes: its quotes and at most one byte.
-            return count < 3 || bytes[1] < 0x7F
-        }
-        return seen & (ones &* 0x80) == 0
     }
 
     private static func shows(_ scalar: Unicode.Scalar) -> Bool {

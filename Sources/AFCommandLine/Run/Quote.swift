@@ -44,7 +44,7 @@ enum Quote {
     /// byte in another encoding would otherwise turn into U+FFFD unseen and be sent as such.
     static func invalidUTF8<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String? {
         // Every batch line comes here, twice in a checked file: ASCII is settled a word at a time.
-        if bytes.withContiguousStorageIfAvailable({ isASCII(UnsafeRawBufferPointer($0)) }) ?? bytes.allSatisfy({ $0 < 0x80 }) { return nil }
+        if bytes.withContiguousStorageIfAvailable({ UnsafeRawBufferPointer($0).allBytes(below: 0x80) }) ?? bytes.allSatisfy({ $0 < 0x80 }) { return nil }
         let bytes = Array(bytes)
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
@@ -64,20 +64,6 @@ enum Quote {
                 return invalid ? text : nil
             }
         }
-    }
-
-    /// Whether every byte is below 0x80, eight at a time.
-    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var index = 0
-        while index + 8 <= bytes.count {
-            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-            index += 8
-        }
-        while index < bytes.count {
-            if bytes[index] >= 0x80 { return false }
-            index += 1
-        }
-        return true
     }
 
     /// What the terminal would obey (`TerminalText.isUnsafe`), and the tab and line break it
