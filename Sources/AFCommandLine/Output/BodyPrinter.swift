@@ -61,7 +61,9 @@ final class BodyPrinter {
     /// --response-charset (checked when parsed), else the declared charset, else what the
     /// body's start says (`CharsetDecoder.sniffing`). Made when a body is first decoded
     /// (text on a terminal, markup): a body passed on as it came needs none.
-    private lazy var decoder: CharsetDecoder = (style.responseCharset ?? MediaType.charset(contentType)).flatMap { CharsetDecoder(label: $0) } ?? .sniffing()
+    private lazy var decoder: CharsetDecoder = declaredCharset.flatMap { CharsetDecoder(label: $0) } ?? .sniffing()
+    /// --response-charset, else the charset `Content-Type` declares.
+    private lazy var declaredCharset: String? = style.responseCharset ?? MediaType.charset(contentType)
     /// How JSON is laid out; the formatter (and its buffers) is made only for a JSON body.
     private let formatterStyle: JSONFormatter.Style
     /// Used in place through optional chaining: a `lazy` property would hand each mutating
@@ -188,7 +190,7 @@ final class BodyPrinter {
                 if style.escapes { try pending.withBytes { held throws(AFError) in try writeTextChunk(held, to: out) } } else { try out.write(pending) }
             }
         case .json:
-            if case .unchecked = jsonCharset, style.responseCharset ?? MediaType.charset(contentType) == nil {
+            if case .unchecked = jsonCharset, declaredCharset == nil, !heldMark.isEmpty || CharsetSniffer.mayStartAMark(bytes) {
                 // Without a charset the first bytes may be a byte order mark: held until there
                 // are enough of them to tell.
                 heldMark.append(contentsOf: bytes)
@@ -236,7 +238,7 @@ final class BodyPrinter {
     private func decideJSONCharset(firstBytes: UnsafeRawBufferPointer) -> JSONCharset {
         if case .unchecked = jsonCharset {
             // Without a charset, a byte order mark for UTF-16 or UTF-32 says which (RFC 4627).
-            let label = style.responseCharset ?? MediaType.charset(contentType) ?? CharsetSniffer.markedCharset(Array(firstBytes.prefix(4)))
+            let label = declaredCharset ?? CharsetSniffer.markedCharset(Array(firstBytes.prefix(4)))
             if let label, let transcoder = CharsetDecoder(label: label), !transcoder.isUTF8 {
                 jsonCharset = .undecided(transcoder)
             } else {

@@ -17,7 +17,8 @@ enum CharsetSniffer {
 
     /// Whether `bytes` are the start of a UTF-16 or UTF-32 byte order mark that more bytes
     /// would decide (`FF FE` is UTF-16 unless `00 00` follows).
-    static func mayStartAMark(_ bytes: [UInt8]) -> Bool {
+    static func mayStartAMark<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        guard bytes.count < 4 else { return false }
         let marks: [[UInt8]] = [[0xFF, 0xFE, 0, 0], [0, 0, 0xFE, 0xFF], [0xFE, 0xFF]]
         return marks.contains { $0.count > bytes.count && $0.starts(with: bytes) }
     }
