@@ -536,10 +536,11 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// Receives body bytes as libcurl delivers them; false stops the transfer.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if head == nil {
+            // A digest challenge libcurl did not answer: its body is the response's.
             settleChallenge(answered: false)
-        }
-        if head == nil {
-            fail(.transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent a body without a response head")))
+            if head == nil {
+                fail(.transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent a body without a response head")))
+            }
         }
         guard failure == nil else { return false }
         guard let decoder = inflater, !bytes.isEmpty else { return deliverBody(bytes) }
