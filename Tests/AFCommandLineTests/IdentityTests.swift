@@ -263,6 +263,28 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// The command is done when its shell exits, even while something it started in the
+    /// background (an agent, a cache daemon) holds its output open: af waited for the pipes
+    /// to close, which here took the background process's 30 s, and forever for a daemon.
+    @Test func authCommandIsDoneWhenItsShellExits() throws {
+        server.route("/bearer") { request, _ in .json("{\"auth\": \"\(request.header("Authorization") ?? "")\"}") }
+        let pidFile = directory + "/background-\(UUID().uuidString).pid"
+        defer {
+            if let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                kill(pid, SIGKILL)
+            }
+        }
+        let started = Date()
+        let result = InProcessAF.run(["--auth-cmd", "echo background-token; (sleep 30 & echo $! > '\(pidFile)')", server.url("/bearer")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "{\"auth\": \"Bearer background-token\"}")
+        #expect(Date().timeIntervalSince(started) < 15)
+        // A background process that keeps writing to standard error does not hold af either.
+        let noisy = InProcessAF.run(["--auth-cmd", "echo noisy-token; (yes >&2 &)", server.url("/bearer")])
+        #expect(noisy.status == 0, "\(noisy.err)")
+        #expect(noisy.out == "{\"auth\": \"Bearer noisy-token\"}")
+    }
+
     @Test func authCommandTokenStaysWithItsOrigin() throws {
         let other = try TestServer()
         server.route("/away") { _, _ in .response(status: 302, headers: [("Location", other.url("/echo"))]) }

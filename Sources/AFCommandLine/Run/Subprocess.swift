@@ -61,9 +61,19 @@ enum Subprocess {
         var open: [Int32] = [outPipe[0], errPipe[0]]
         var buffer = [UInt8](repeating: 0, count: 8192)
         var overflowed = false
-        while !open.isEmpty, !overflowed {
+        var status: Int32 = 0
+        var reaped = false
+        // Reads what is ready on the open pipes (waiting up to `wait` ms for some); false
+        // when nothing was.
+        func readReady(wait: Int32) -> Bool {
             var descriptors = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { break }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), wait)
+            if ready < 0, errno != EINTR {
+                // Cannot wait on the pipes: stop reading and wait for the shell alone.
+                for fd in open { close(fd) }
+                open = []
+            }
+            guard ready > 0 else { return ready < 0 && !open.isEmpty }
             for descriptor in descriptors where descriptor.revents != 0 {
                 let count = read(descriptor.fd, &buffer, buffer.count)
                 if count > 0 {
@@ -78,15 +88,30 @@ enum Subprocess {
                     open.removeAll { $0 == descriptor.fd }
                 }
             }
+            return true
         }
-        if overflowed {
+        while !open.isEmpty, !overflowed {
+            _ = readReady(wait: 100)
+            // The command is done when the shell has exited, even if something it started in
+            // the background (an agent, a cache daemon) still holds the pipes open: what the
+            // shell wrote before it exited is in them already, and is read without waiting
+            // (a bounded number of times, since the background may go on writing).
+            if waitpid(pid, &status, WNOHANG) == pid {
+                reaped = true
+                var reads = 0
+                while !open.isEmpty, !overflowed, reads < 32, readReady(wait: 0) { reads += 1 }
+                break
+            }
+        }
+        for fd in open { close(fd) }
+        if overflowed, !reaped {
             // What the shell started writes into a pipe nobody reads any more, and ends on
             // SIGPIPE; the shell itself is stopped.
-            for fd in open { close(fd) }
             kill(pid, SIGKILL)
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        if !reaped {
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        }
         let exited = (status & 0x7F) == 0
         let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return Outcome(status: code, stdout: out, stderr: err, overflowed: overflowed)
