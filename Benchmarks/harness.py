@@ -297,6 +297,23 @@ def format_json(args):
           f"sort-keys {sorted_keys / max(unsorted, 1e-6):.1f}x unsorted (target <= 2), peak RSS sorted "
           f"{memory['--pretty=format --sort-keys'] / 1024:.0f} MiB")
 
+    # Markup: XML indented and an HTML page coloured, each about 7 MB (under the 8 MiB af
+    # holds to format markup), against the fetch alone; peak RSS beside the document's size.
+    markup_mb = 7
+    xml_url = f"{args.server}/large-markup?mb={markup_mb}"
+    html_url = f"{xml_url}&type=html"
+    rows = [
+        ("XML --pretty=format (indented)", [args.af, "--pretty=format", xml_url]),
+        ("XML fetch only", [args.af, xml_url]),
+        ("HTML --pretty=all (coloured)", [args.af, "--pretty=all", html_url]),
+    ]
+    medians, memory = compare(f"Markup of {markup_mb} MB (XML indented, HTML coloured)", rows, max(5, args.runs // 30))
+    fetch = medians["XML fetch only"]
+    for name, _ in [rows[0], rows[2]]:
+        spent = max(medians[name] - fetch, 1e-6)
+        print(f"  {name:<32} {markup_mb / spent:>5.0f} MB/s beyond the fetch, peak RSS {memory[name] / 1024:.0f} MiB "
+              f"({memory[name] / 1024 / markup_mb:.1f}x the document; target < 6x)")
+
 
 def write_lines(path, lines):
     with open(path, "w") as handle:

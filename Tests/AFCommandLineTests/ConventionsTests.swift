@@ -1,3 +1,4 @@
+@testable import AFCommandLine
 import AFEngine
 import AFInProcess
 import AFTestSupport
@@ -617,6 +618,23 @@ import Testing
     @Test func malformedXMLIsShownAsItCame() {
         server.route("/bad-xml") { _, _ in .text("<a><b>unclosed</a>", type: "text/xml") }
         #expect(InProcessAF.run(["--pretty=format", server.url("/bad-xml")]).out == "<a><b>unclosed</a>")
+    }
+
+    /// Formatted markup reaches the output in blocks as it is written (it was gathered whole,
+    /// twice over): a document of many blocks comes out whole and in order, and one that
+    /// turns out malformed only at its very end is shown as it came, nothing of it indented.
+    @Test func largeMarkupIsWrittenWholeOrNotAtAll() {
+        let records = (0..<4000).map { "<r id=\"\($0)\"><n>item \($0)</n><e/></r>" }
+        server.route("/large.xml") { _, _ in .text("<all>" + records.joined() + "</all>", type: "application/xml") }
+        let indented = records.indices.map { "  <r id=\"\($0)\">\n    <n>item \($0)</n>\n    <e/>\n  </r>\n" }.joined()
+        let result = InProcessAF.run(["--pretty=format", server.url("/large.xml")])
+        #expect(result.out.utf8.count > 200_000)
+        #expect(result.out == "<all>\n" + indented + "</all>\n")
+        let unclosed = "<all>" + records.joined() + "</al"
+        server.route("/unclosed.xml") { _, _ in .text(unclosed, type: "application/xml") }
+        #expect(InProcessAF.run(["--pretty=format", server.url("/unclosed.xml")]).out == unclosed)
+        let coloured = InProcessAF.run(["--pretty=all", server.url("/large.xml")])
+        #expect(String(decoding: FuzzTargets.withoutColours(coloured.stdout), as: UTF8.self) == result.out)
     }
 
     @Test func htmlIsColouredNotReformatted() {

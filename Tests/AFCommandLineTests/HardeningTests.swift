@@ -153,7 +153,7 @@ import Testing
     /// and the value was painted as the tag), as the tokenizer always read it.
     @Test func aQuoteBeforeACombiningMarkOpensAnAttributeValue() throws {
         let colors = MarkupFormatter.Colors(Theme.auto)
-        let shown = try #require(MarkupFormatter.colour("<a title=\"\u{301}x\" id='b'>é</a>", colors: colors, escape: { $0 }))
+        let shown = try #require(MarkupFormatter.colour("<a title=\"\u{301}x\" id='b'>é</a>", colors: colors))
         #expect(shown == Theme.paint("<a title=", colors.tag) + Theme.paint("\"\u{301}x\"", colors.value) + Theme.paint(" id=", colors.tag)
             + Theme.paint("'b'", colors.value) + Theme.paint(">", colors.tag) + "é" + Theme.paint("</a>", colors.tag))
     }

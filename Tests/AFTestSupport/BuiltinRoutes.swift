@@ -19,6 +19,7 @@ import Foundation
 /// | `/basic-auth/U/P`, `/digest-auth/U/P`, `/bearer` | authentication challenges |
 /// | `/download/NAME` | attachment with `Content-Disposition: filename="NAME"` |
 /// | `/text/utf8`, `/text/latin1`, `/binary`, `/escape`, `/xssi`, `/html`, `/xml` | output cases |
+/// | `/large-json?mb=N`, `/large-markup?mb=N&type=xml\|html` | large documents for the benchmarks |
 /// | `/hostile/NAME` | broken and hostile replies (see `HostileRoutes`) |
 public enum BuiltinRoutes {
     public static func reply(to request: ServerRequest, hit: Int) -> Reply {
@@ -36,6 +37,7 @@ public enum BuiltinRoutes {
         case "json": return .json(sampleJSON)
         case "discard": return .json("{\"received\": \(request.discardedBytes + request.body.count)}")
         case "large-json": return largeJSON(megabytes: Int(request.queryValue("mb") ?? "25") ?? 25)
+        case "large-markup": return largeMarkup(megabytes: Int(request.queryValue("mb") ?? "7") ?? 7, html: request.queryValue("type") == "html")
         case "gzip": return compressed(Array(sampleJSON.utf8), gzip: true, coding: request.queryValue("as"))
         case "deflate": return compressed(Array(sampleJSON.utf8), gzip: false)
         case "bomb": return compressed([UInt8](repeating: 0, count: (Int(request.queryValue("mb") ?? "64") ?? 64) << 20), gzip: true)
@@ -112,6 +114,24 @@ public enum BuiltinRoutes {
             return made
         }
         return .response(status: 200, headers: [("Content-Type", "application/json")], body: body)
+    }
+
+    /// An XML document (nested elements, attributes, text, empty elements, comments) or an
+    /// HTML page (the same, in `div`s and links) of about `megabytes` MB, without whitespace
+    /// between tags.
+    static func largeMarkup(megabytes: Int, html: Bool) -> Reply {
+        var out: [UInt8] = Array((html ? "<!DOCTYPE html>\n<html><head><title>large</title></head><body>" : "<?xml version=\"1.0\"?>\n<records>").utf8)
+        let target = megabytes * 1_000_000
+        var index = 0
+        while out.count < target {
+            let record = html
+                ? "<div class=\"item\" id=\"i\(index)\"><a href=\"/p/\(index)?q=1&amp;r=2\">Link \(index)</a> <span data-v='\(index)'>text \u{e9} \(index)</span><!-- \(index) --></div>\n"
+                : "<record id=\"\(index)\"><name>item \u{e9} \(index)</name><value unit='ms'>\(index % 997)</value><empty/><!-- \(index) --></record>"
+            out.append(contentsOf: record.utf8)
+            index += 1
+        }
+        out.append(contentsOf: (html ? "</body></html>\n" : "</records>\n").utf8)
+        return .response(status: 200, headers: [("Content-Type", html ? "text/html; charset=utf-8" : "application/xml")], body: out)
     }
 
     static func status(_ code: Int, _ request: ServerRequest) -> Reply {

@@ -362,7 +362,7 @@ package enum FuzzTargets {
     /// colouring keeps the layout too.
     static func markup(_ data: [UInt8]) {
         let text = String(decoding: data.prefix(1 << 16), as: UTF8.self)
-        if let indented = MarkupFormatter.indent(text, by: 2, colors: nil, escape: { $0 }) {
+        if let indented = MarkupFormatter.indent(text, by: 2, colors: nil) {
             precondition(indented.unicodeScalars.filter { !$0.properties.isWhitespace }.elementsEqual(text.unicodeScalars.filter { !$0.properties.isWhitespace }),
                          "indenting changed a token")
         }
@@ -371,11 +371,11 @@ package enum FuzzTargets {
         // removing colour sequences would remove its sequences too.)
         let colors = MarkupFormatter.Colors(Theme.auto)
         guard !data.prefix(1 << 16).contains(0x1B) else { return }
-        if let coloured = MarkupFormatter.colour(text, colors: colors, escape: { $0 }) {
+        if let coloured = MarkupFormatter.colour(text, colors: colors) {
             precondition(withoutColours(Array(coloured.utf8)) == Array(text.utf8), "colouring changed the text")
         }
-        if let plain = MarkupFormatter.indent(text, by: 2, colors: nil, escape: { $0 }),
-           let painted = MarkupFormatter.indent(text, by: 2, colors: colors, escape: { $0 }) {
+        if let plain = MarkupFormatter.indent(text, by: 2, colors: nil),
+           let painted = MarkupFormatter.indent(text, by: 2, colors: colors) {
             precondition(withoutColours(Array(painted.utf8)) == Array(plain.utf8), "colours changed the indentation")
         }
     }

@@ -306,17 +306,23 @@ final class BodyPrinter {
             try writeText(decoder.decode([UInt8](), final: true), to: out)
             if style.terminal, lastByte != 10, byteCount > 0 { try out.write("\n") }
         case .markup(let xml):
-            let text = decoder.decode(buffered, final: true)
+            var text = decoder.decode(buffered, final: true)
             buffered = []
-            let escapes = style.escapes
-            let escape: (String) -> String = { escapes ? TerminalText.escaped($0) : $0 }
             let colors = style.theme.map(MarkupFormatter.Colors.init)
-            let shown = xml && style.format && style.formatXML
-                ? MarkupFormatter.indent(text, by: style.xmlIndent, colors: colors, escape: escape)
-                : colors.flatMap { MarkupFormatter.colour(text, colors: $0, escape: escape) }
-            if let shown {
-                try out.write(shown)
-            } else {
+            let indented = xml && style.format && style.formatXML
+            let style = style
+            let written: Result<Bool, AFError> = text.withUTF8 { bytes in
+                Result { () throws(AFError) -> Bool in
+                    let sink: MarkupFormatter.Sink = { (block: UnsafeRawBufferPointer) throws(AFError) in try out.write(block) }
+                    if indented {
+                        return try MarkupFormatter.indent(bytes, by: style.xmlIndent, colors: colors, escapes: style.escapes, into: sink)
+                    }
+                    guard let colors else { return false }
+                    return try MarkupFormatter.colour(bytes, colors: colors, escapes: style.escapes, into: sink)
+                }
+            }
+            let shown = try written.get()
+            if !shown {
                 // Malformed: as it came (escaped for reading).
                 try writeText(text, to: out)
                 if style.terminal, lastByte != 10, !text.isEmpty { try out.write("\n") }

@@ -139,8 +139,15 @@ final class CharsetDecoder {
 
     /// Decodes `bytes`; `final` flushes what waited for more.
     func decode(_ bytes: some Collection<UInt8>, final: Bool = false) -> String {
-        var input = pending
-        input.append(contentsOf: bytes)
+        var input: [UInt8]
+        if pending.isEmpty, let whole = bytes as? [UInt8] {
+            // Shared, not copied: a whole document (markup is decoded in one piece) would
+            // otherwise be held a third time while it becomes text.
+            input = whole
+        } else {
+            input = pending
+            input.append(contentsOf: bytes)
+        }
         pending = []
         if case .sniffing = engine { settle(input, final: final) }
         switch engine {
