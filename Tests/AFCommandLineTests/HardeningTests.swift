@@ -267,6 +267,23 @@ import Testing
         }
     }
 
+    /// What a server sends is capped in an error line as arguments are: a 90 KB reason
+    /// phrase or `Location` made an error line of 90 and 180 KB.
+    @Test func errorLinesQuoteAtMostAShortPrefixOfWhatTheServerSent() {
+        let reason = String(repeating: "R", count: 90_000)
+        server.route("/long-reason") { _, _ in .raw(Array("HTTP/1.1 404 \(reason)\r\nContent-Length: 0\r\n\r\n".utf8), close: true) }
+        let refused = InProcessAF.run(["--check-status", server.url("/long-reason")])
+        #expect(refused.status == 4)
+        #expect(refused.err == "af: error: server answered 404 \(String(repeating: "R", count: 120))… (90000 bytes)\n")
+        for location in ["ftp://" + String(repeating: "a", count: 90_000), "http://[" + String(repeating: "a", count: 90_000)] {
+            server.route("/long-location") { _, _ in .response(status: 302, headers: [("Location", location)]) }
+            let result = InProcessAF.run(["-F", server.url("/long-location")])
+            #expect(result.status == 1)
+            #expect(result.err.utf8.count < 600, "\(result.err.prefix(300))")
+            #expect(result.err.hasPrefix("af: error: cannot follow redirect from \(server.url("/long-location")) to '\(location.prefix(120))… (\(location.utf8.count) bytes)'"))
+        }
+    }
+
     @Test func hostsThatDecodeToControlCharactersAreRefused() {
         // Found by the url fuzz target: libcurl decodes a percent-encoded host.
         let result = InProcessAF.run(["--offline", "a%7Fb.example"])

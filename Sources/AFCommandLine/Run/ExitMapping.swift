@@ -94,7 +94,7 @@ enum ExitMapping {
         switch error {
         case .responseValidationFailed(let status, let reason):
             let hint = (300..<400).contains(status) ? "; add --follow to follow redirects" : ""
-            return "server answered \(status) \(reason)\(after)\(hint)".replacingBytes(of: "  ", with: " ")
+            return "server answered \(status) \(Quote.argument(reason))\(after)\(hint)".replacingBytes(of: "  ", with: " ")
         case .tooManyRedirects:
             return "\(error.description); raise --max-redirects or check for a redirect loop"
         case .transport(let failure):

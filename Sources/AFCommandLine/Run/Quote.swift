@@ -1,20 +1,15 @@
+import AFEngine
+
 /// Keeps error lines readable whatever the user typed or a server sent: arguments quoted in
 /// messages are capped, so a 2 MB item gives a one-line error, not a 2 MB one, and control
 /// characters in a message are shown, not obeyed.
 enum Quote {
-    /// The most characters of an argument that a message quotes.
-    static let limit = 120
+    /// `text`, or its first 120 bytes' worth of characters followed by `…` and the full
+    /// length (`MessageQuote`, which the engine's messages use too).
+    static func argument(_ text: String) -> String { MessageQuote.capped(text) }
 
-    /// `text`, or its first `limit` characters followed by `…` and the full length.
-    static func argument(_ text: String) -> String {
-        guard text.utf8.count > limit else { return text }
-        var prefix = ""
-        for character in text {
-            guard prefix.utf8.count + character.utf8.count <= limit else { break }
-            prefix.append(character)
-        }
-        return "\(prefix)… (\(text.utf8.count) bytes)"
-    }
+    /// The most bytes of an argument that a message quotes.
+    static var limit: Int { MessageQuote.limit }
 
     /// `text` with its control characters (C0, DEL, C1) written out as `\r`, `\n`, `\t` or
     /// `\u{1B}`: a message quotes arguments, file contents and what servers send (a reason

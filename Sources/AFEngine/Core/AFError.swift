@@ -40,7 +40,7 @@ public enum AFError: Error, Sendable, Equatable, CustomStringConvertible {
         case .adaptationFailed(let reason): return reason
         case .transport(let failure): return failure.message
         case .responseValidationFailed(let status, let reason):
-            return reason.isEmpty ? "server answered \(status)" : "server answered \(status) \(reason)"
+            return reason.isEmpty ? "server answered \(status)" : "server answered \(status) \(MessageQuote.capped(reason))"
         case .tooManyRedirects(let limit): return "more than \(limit) \(limit == 1 ? "redirect" : "redirects")"
         case .redirectFailed(let reason): return reason
         case .output(let failure): return failure.message

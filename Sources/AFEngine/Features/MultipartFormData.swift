@@ -87,10 +87,10 @@ public struct MultipartFormData: Sendable {
 
     /// The body as a sequence of in-memory and on-disk segments.
     func segments() throws(AFError) -> [BodySegment] {
-        if let reason = Self.boundaryProblem(boundary) { throw .invalidRequest(reason: "multipart boundary '\(boundary.prefix(80))': \(reason)") }
+        if let reason = Self.boundaryProblem(boundary) { throw .invalidRequest(reason: "multipart boundary '\(MessageQuote.capped(boundary))': \(reason)") }
         for part in parts {
             if let type = part.contentType, type.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
-                throw .invalidRequest(reason: "the content type of part '\(part.name.prefix(80))' contains a line break or NUL; a part header must be one line")
+                throw .invalidRequest(reason: "the content type of part '\(MessageQuote.capped(part.name))' contains a line break or NUL; a part header must be one line")
             }
         }
         var segments: [BodySegment] = []
