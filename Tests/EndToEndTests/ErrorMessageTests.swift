@@ -55,6 +55,7 @@ import Testing
         // A lone word is the URL (SPEC §1): `af get` asks for the host "get", which does not
         // resolve (a single label, in no hosts file).
         Case(name: "method without URL", arguments: { _, _ in ["get", "--timeout=20"] }, status: 1, what: "cannot resolve host 'get'", fix: "give the URL after the method (af get URL)"),
+        Case(name: "help as a word", arguments: { _, _ in ["help", "--timeout=20"] }, status: 1, what: "cannot resolve host 'help'", fix: "af --help shows how to use af"),
         // The scheme's colon left out: "http" becomes the host (as curl and HTTPie read it too).
         Case(name: "scheme without its colon", arguments: { s, _ in ["get", "http//127.0.0.1:\(s.port)/get", "--timeout=20"] }, status: 1,
              what: "cannot resolve host 'http'", fix: "did you mean 'http://127.0.0.1:"),

@@ -368,13 +368,19 @@ final class Execution {
         return "; the server may not speak HTTP/2 without TLS: try without --http-version=2-prior-knowledge"
     }
 
-    /// `af get` (or `af post`) with nothing after it: a lone positional is the URL (SPEC §1),
-    /// so the method word became a host name that does not resolve.
+    /// `af get` (or `af post`) with nothing after it, or `af help`: a lone positional is the
+    /// URL (SPEC §1), so the word became a host name that does not resolve.
     private func methodAsURLHint(_ error: AFError) -> String {
-        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure else { return "" }
+        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure,
+              built.url.port == nil, built.url.path == "/" else { return "" }
         let host = built.url.host.lowercased()
-        guard HTTPMethod.standard.contains(HTTPMethod(rawValue: host.uppercased())), built.url.port == nil, built.url.path == "/" else { return "" }
-        return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
+        switch host {
+        case "help": return "; a lone word is read as the URL: af --help shows how to use af"
+        case "version": return "; a lone word is read as the URL: af --version shows af's version"
+        default:
+            guard HTTPMethod.standard.contains(HTTPMethod(rawValue: host.uppercased())) else { return "" }
+            return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
+        }
     }
 
     /// `af get http//host/path` (the scheme's colon left out, or doubled): the scheme was
