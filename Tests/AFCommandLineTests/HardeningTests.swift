@@ -204,6 +204,21 @@ import Testing
         #expect(shown == "[binary data not shown in coloured output: 9.0 MiB of text/html; use --pretty=format or -o FILE]\n", "\(shown.prefix(200).debugDescription)")
     }
 
+    /// Markup past what is held for colouring is shown as text a block at a time: a character
+    /// cut by a block's end and a control character are shown as they would be whole (the
+    /// held 8 MiB were decoded and escaped in one piece, three copies of them at once).
+    @Test func markupThatOutgrowsItsBufferIsShownAsTextWhole() {
+        let head = "<p>" + String(repeating: "a", count: (64 << 10) - 4)
+        let body = Array((head + "é\u{1B}[2J<b>").utf8) + [UInt8](repeating: 0x62, count: 9 << 20)
+        server.route("/big-html") { _, _ in .response(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: body) }
+        let result = InProcessAF.run(["--pretty=all", server.url("/big-html")])
+        #expect(result.status == 0)
+        let shown = FuzzTargets.withoutColours(result.stdout)
+        let expected = Array((head + "é\\x1B[2J<b>").utf8) + [UInt8](repeating: 0x62, count: 9 << 20)
+        #expect(shown.count == expected.count)
+        #expect(shown == expected)
+    }
+
     /// Markup held for colouring is checked as it comes too: a small HTML or XML body with a
     /// NUL was shown whole, escaped, however binary. UTF-16 markup, whose NULs are its
     /// charset's, is text.

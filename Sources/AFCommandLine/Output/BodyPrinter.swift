@@ -187,7 +187,17 @@ final class BodyPrinter {
                 mode = style.escapes ? .text : .raw
                 let pending = buffered
                 buffered = []
-                if style.escapes { try pending.withBytes { held throws(AFError) in try writeTextChunk(held, to: out) } } else { try out.write(pending) }
+                guard style.escapes else { return try out.write(pending) }
+                // A block at a time, as it would have come: decoded and escaped whole, the
+                // held 8 MiB were copied three times over.
+                try pending.withBytes { (held: UnsafeRawBufferPointer) throws(AFError) in
+                    var start = 0
+                    while start < held.count, mode == .text {
+                        let end = min(start + (64 << 10), held.count)
+                        try writeTextChunk(UnsafeRawBufferPointer(rebasing: held[start..<end]), to: out)
+                        start = end
+                    }
+                }
             }
         case .json:
             if case .unchecked = jsonCharset, declaredCharset == nil, !heldMark.isEmpty || CharsetSniffer.mayStartAMark(bytes) {
