@@ -372,11 +372,10 @@ enum MarkupFormatter {
             bytes.append(contentsOf: Theme.reset.utf8)
         }
 
-        /// The bytes of `range`, with control characters escaped when asked (a C1 control
-        /// is 0xC2 then 0x80–0x9F in UTF-8).
+        /// The bytes of `range`, with control characters escaped when asked.
         private mutating func shown(_ range: Range<Int>) {
             let part = UnsafeBufferPointer(rebasing: document[range])
-            if escapes, part.contains(where: { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0x7F || $0 == 0xC2 }) {
+            if escapes, TerminalText.mayNeedEscapes(part) {
                 bytes.append(contentsOf: TerminalText.escaped(String(decoding: part, as: UTF8.self)).utf8)
             } else {
                 bytes.append(contentsOf: part)

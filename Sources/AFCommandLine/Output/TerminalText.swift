@@ -4,11 +4,8 @@ enum TerminalText {
     /// replaced by visible escapes such as `\x1B`, so a server cannot drive the terminal.
     static func escaped(_ text: String, highlight: String = "") -> String {
         // Most text has nothing to escape: found over the bytes, without building a copy
-        // scalar by scalar. A C1 control is 0xC2 then 0x80–0x9F in UTF-8.
-        let clean = text.utf8.withContiguousStorageIfAvailable { bytes in
-            !bytes.contains { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0x7F || $0 == 0xC2 }
-        }
-        if clean == true { return text }
+        // scalar by scalar.
+        if text.utf8.withContiguousStorageIfAvailable({ !mayNeedEscapes($0) }) == true { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -19,6 +16,12 @@ enum TerminalText {
             }
         }
         return out
+    }
+
+    /// Whether UTF-8 `bytes` may hold something `escaped` replaces: a C0 control other than
+    /// tab and newline, DEL, or 0xC2, which starts every C1 control (0xC2 0x80–0x9F).
+    static func mayNeedEscapes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.contains { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0x7F || $0 == 0xC2 }
     }
 
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
