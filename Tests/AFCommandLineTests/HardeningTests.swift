@@ -299,6 +299,28 @@ import Testing
         }
     }
 
+    /// An error that quotes a URL does not repeat the password in it: standard error goes
+    /// into CI logs, and the message is about the rest of the URL (curl quotes no URL here).
+    @Test func errorLinesLeaveOutAURLsPassword() {
+        let cases: [(String, String)] = [
+            ("http://bob:s3cret@127.0.0.1:99999/", "af: error: invalid URL 'http://bob:***@127.0.0.1:99999/': port number was not a decimal number between 0 and 65535; check the URL\n"),
+            ("http://bob:s3cret@[::1", "af: error: invalid URL 'http://bob:***@[::1': bad IPv6 address; check the URL\n"),
+            ("htps://bob:s3cret@127.0.0.1:9/x", "af: error: invalid URL 'htps://bob:***@127.0.0.1:9/x': unsupported URL scheme; did you mean 'https://bob:***@127.0.0.1:9/x'?\n"),
+            ("http://bob:s3cret@ex ample.com/", "af: error: invalid URL 'http://bob:***@ex%20ample.com/': bad hostname; check the URL 'http://bob:***@ex ample.com/'\n"),
+        ]
+        for (url, message) in cases {
+            let result = InProcessAF.run(["--offline", url])
+            #expect(result.status == 64)
+            #expect(result.err == message)
+        }
+        // A redirect from a URL with credentials to one that cannot be followed.
+        server.route("/to-ftp") { _, _ in .response(status: 302, headers: [("Location", "ftp://carol:hunter2@example.com/")]) }
+        let redirect = InProcessAF.run(["-F", server.url("/to-ftp").replacingOccurrences(of: "http://", with: "http://bob:s3cret@")])
+        #expect(redirect.status == 1)
+        #expect(!redirect.err.contains("s3cret") && !redirect.err.contains("hunter2"), "\(redirect.err)")
+        #expect(redirect.err.contains("'ftp://carol:***@example.com/'"), "\(redirect.err)")
+    }
+
     @Test func hostsThatDecodeToControlCharactersAreRefused() {
         // Found by the url fuzz target: libcurl decodes a percent-encoded host.
         let result = InProcessAF.run(["--offline", "a%7Fb.example"])

@@ -22,7 +22,7 @@ enum URLBuilder {
             return try HTTPURL(parsing: text, pathAsIs: pathAsIs)
         } catch {
             if let meant = SchemeTypo.correction(of: argument) {
-                throw .usage("\(error); did you mean '\(meant)'?")
+                throw .usage("\(error); did you mean '\(MessageQuote.url(meant))'?")
             }
             if Self.hasBareIPv6Address(text) {
                 throw .usage("\(error); an IPv6 address goes in brackets, as in http://[::1]:8080/")
@@ -32,7 +32,7 @@ enum URLBuilder {
             }
             // The parser's reason quotes the URL it read; the argument is named again only
             // when a shorthand or encoding made that differ from what was typed.
-            throw .usage(text == argument ? "\(error); check the URL" : "\(error); check the URL '\(argument)'")
+            throw .usage(text == argument ? "\(error); check the URL" : "\(error); check the URL '\(MessageQuote.url(argument))'")
         }
     }
 
@@ -72,7 +72,7 @@ enum URLBuilder {
             // HTTPie's `://host/path`: the default scheme, written out.
             let rest = argument.dropFirst(3)
             guard let first = rest.first, first != "/", first != ":" else {
-                throw .usage("invalid URL '\(Quote.argument(argument))': no host after '://'")
+                throw .usage("invalid URL '\(MessageQuote.url(argument))': no host after '://'")
             }
             return scheme + rest
         }

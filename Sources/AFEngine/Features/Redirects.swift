@@ -41,7 +41,7 @@ public struct RedirectPolicy: Sendable {
         do {
             target = try source.resolving(location)
         } catch {
-            throw .redirectFailed(reason: "cannot follow redirect from \(MessageQuote.capped(source.string)) to '\(MessageQuote.capped(location))': \(error)")
+            throw .redirectFailed(reason: "cannot follow redirect from \(MessageQuote.url(source.string)) to '\(MessageQuote.url(location))': \(error)")
         }
         var next = current
         next.url = target.removingCredentials().string
@@ -56,7 +56,7 @@ public struct RedirectPolicy: Sendable {
             }
         }
         if !changesMethod, !next.body.isEmpty, !next.body.isReplayable {
-            throw .redirectFailed(reason: "the \(head.status) redirect to \(MessageQuote.capped(next.url)) asks for the body again, but it was streamed and cannot be read twice")
+            throw .redirectFailed(reason: "the \(head.status) redirect to \(MessageQuote.url(next.url)) asks for the body again, but it was streamed and cannot be read twice")
         }
         let downgrade = source.scheme == "https" && target.scheme == "http"
         if !source.sameOrigin(as: target), !trustedLocation || downgrade {

@@ -83,13 +83,13 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         let flags = UInt32(pathAsIs ? CURLU_PATH_AS_IS : 0)
         if let base {
             guard curl_url_set(handle, CURLUPART_URL, base, flags) == CURLUE_OK else {
-                throw .invalidRequest(reason: "invalid URL '\(MessageQuote.capped(base))'")
+                throw .invalidRequest(reason: "invalid URL '\(MessageQuote.url(base))'")
             }
         }
         let code = curl_url_set(handle, CURLUPART_URL, reference, flags)
         guard code == CURLUE_OK else {
             let why = curl_url_strerror(code).map { String(cString: $0) } ?? "cannot parse it"
-            throw .invalidRequest(reason: "invalid URL '\(MessageQuote.capped(reference))': \(why.lowercasedFirst)")
+            throw .invalidRequest(reason: "invalid URL '\(MessageQuote.url(reference))': \(why.lowercasedFirst)")
         }
         func part(_ which: CURLUPart, _ extra: UInt32 = 0) -> String? {
             Self.part(handle, which, extra)
@@ -97,10 +97,10 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         let rawScheme = part(CURLUPART_SCHEME) ?? ""
         let scheme = rawScheme.lowercased()
         guard scheme == "http" || scheme == "https" else {
-            throw .invalidRequest(reason: "unsupported URL scheme '\(MessageQuote.capped(scheme))' in '\(MessageQuote.capped(reference))'; af speaks http and https")
+            throw .invalidRequest(reason: "unsupported URL scheme '\(MessageQuote.capped(scheme))' in '\(MessageQuote.url(reference))'; af speaks http and https")
         }
         guard let host = part(CURLUPART_HOST), !host.isEmpty else {
-            throw .invalidRequest(reason: "invalid URL '\(MessageQuote.capped(reference))': no host name")
+            throw .invalidRequest(reason: "invalid URL '\(MessageQuote.url(reference))': no host name")
         }
         // libcurl decodes a percent-encoded host; what it decodes to must still be a host
         // name (letters, digits, `-._~`, an IPv6 literal, or non-ASCII for IDN), never control
@@ -114,7 +114,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
                 return scalar != "\u{FFFD}" && scalar.properties.generalCategory != .format && scalar.properties.generalCategory != .control
             }
         }) else {
-            throw .invalidRequest(reason: "invalid URL '\(MessageQuote.capped(reference))': the host has characters no host name has")
+            throw .invalidRequest(reason: "invalid URL '\(MessageQuote.url(reference))': the host has characters no host name has")
         }
         let asciiHost: String
         switch IDNA.asciiHost(host) {

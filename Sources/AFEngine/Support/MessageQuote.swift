@@ -16,4 +16,23 @@ package enum MessageQuote {
         }
         return "\(prefix)… (\(text.utf8.count) bytes)"
     }
+
+    /// A URL as a message quotes it: capped, and with the password of a `USER:PASSWORD@` in
+    /// it written `***`. A message goes to standard error, which a CI job keeps in its log;
+    /// the user knows what they typed, and the error is about the rest of the URL.
+    package static func url(_ text: some StringProtocol) -> String {
+        capped(withoutPassword(String(text)))
+    }
+
+    /// `text` with the password of its authority's user information replaced by `***`
+    /// (nothing changed without one).
+    package static func withoutPassword(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard let separator = bytes.indices.first(where: { bytes[$0...].starts(with: [0x3A, 0x2F, 0x2F]) }) else { return text }
+        let start = separator + 3
+        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
+        guard let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")),
+              let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at else { return text }
+        return String(decoding: bytes[..<(colon + 1)] + Array("***".utf8) + bytes[at...], as: UTF8.self)
+    }
 }

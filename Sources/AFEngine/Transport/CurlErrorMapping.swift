@@ -176,7 +176,7 @@ enum CurlErrorMapping {
             return failure(.malformedResponse, "malformed response from \(peer): it did not answer in HTTP (\(detail))",
                            forwardedBy == nil && url.scheme == "http" && transfer.description.options.httpVersion != .http2PriorKnowledge ? .notAnHTTP1Answer : nil)
         case CURLE_URL_MALFORMAT:
-            return .invalidRequest(reason: "cannot request '\(MessageQuote.capped(url.string))': \(detail)")
+            return .invalidRequest(reason: "cannot request '\(MessageQuote.url(url.string))': \(detail)")
         case CURLE_READ_ERROR, CURLE_ABORTED_BY_CALLBACK:
             return failure(.sendFailed, "sending the body to \(authority) failed: \(detail)")
         case CURLE_PROXY:
