@@ -43,6 +43,7 @@ import Foundation
 /// | `h2-goaway-after-7` | HTTP/2 (a TLS server offering h2, routed like the above): answers 7 streams of a connection; at the eighth, `GOAWAY` naming the seventh, and no answer to it or any later one, then it closes (as nginx does after its requests per connection) |
 /// | `h2-short-gzip` | HTTP/2 with prior knowledge (routed like the next): a gzip body cut in half, in a stream that ends properly |
 /// | `h2-reset-mid-body` | HTTP/2 with prior knowledge (routed like the next): `200`, part of a body, then `RST_STREAM` with INTERNAL_ERROR |
+/// | `h2-refuse-stream` | HTTP/2 with prior knowledge (routed like the next): `SETTINGS`, then `RST_STREAM` with REFUSED_STREAM for the first stream, on every connection |
 /// | `h2-continuation-flood` | HTTP/2 with prior knowledge (a client's `PRI *` preface, which a test routes here with a catch-all route): a HEADERS frame, then CONTINUATION frames without end |
 public enum HostileRoutes {
     /// An HTTP/2 frame: 3-byte length, type, flags, 4-byte stream id (up to 255 here), payload.
@@ -269,6 +270,13 @@ public enum HostileRoutes {
                 Thread.sleep(forTimeInterval: 0.1)
                 _ = connection.write(h2Frame(3, flags: 0, stream: 1, [0, 0, 0, 2]))
                 Thread.sleep(forTimeInterval: 0.3)
+            }
+        case "h2-refuse-stream":
+            return .custom { connection in
+                // SETTINGS, then RST_STREAM with REFUSED_STREAM (7) for the client's first
+                // stream, as a server that takes no new streams does.
+                _ = connection.write(h2Frame(4, flags: 0, stream: 0, []) + h2Frame(3, flags: 0, stream: 1, [0, 0, 0, 7]))
+                Thread.sleep(forTimeInterval: 0.2)
             }
         case "loop":
             return .response(status: 302, headers: [("Location", "/hostile/loop")])

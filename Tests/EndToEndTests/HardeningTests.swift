@@ -387,6 +387,20 @@ import Glibc
         #expect(retried.err.hasPrefix("af: retrying in 0s (attempt 2 of 2): "), "\(retried.err)")
     }
 
+    /// A server that refuses every HTTP/2 stream (REFUSED_STREAM) is named as one that takes no
+    /// requests: af called the connection reset and said the server might not speak HTTP/2
+    /// without TLS, which it does. The failure is worth a retry, as the advice says.
+    @Test func aServerThatRefusesEveryStreamTakesNoRequests() throws {
+        let h2 = try TestServer()
+        h2.route("*") { request, _ in HostileRoutes.reply("h2-refuse-stream", request) }
+        let result = AF.run(["--http-version=2-prior-knowledge", h2.url("/")], timeout: 30)
+        #expect(result.err == "af: error: 127.0.0.1:\(h2.port) did not take the request: 5 times in a row it closed the connection or refused the HTTP/2 stream before answering; it takes no new requests for now: try again later (--retry=N --retry-delay=SECONDS waits and tries again)\n")
+        #expect(result.status == 1)
+        let retried = AF.run(["--http-version=2-prior-knowledge", "--retry=1", "--retry-delay=0", h2.url("/")], timeout: 30)
+        #expect(retried.status == 1)
+        #expect(retried.err.hasPrefix("af: retrying in 0s (attempt 2 of 2): 127.0.0.1:\(h2.port) did not take the request"), "\(retried.err)")
+    }
+
     /// Over HTTP/2 an informational response has no reason phrase; af names 103 as on
     /// HTTP/1.1 (it printed `HTTP/2 103` bare).
     @Test func earlyHintsOverHTTP2AreShown() throws {

@@ -362,7 +362,7 @@ final class Execution {
     /// Broken framing from a server that does speak HTTP/2 gets no such hint.
     private func priorKnowledgeHint(_ error: AFError) -> String {
         guard settings.httpVersion == .http2PriorKnowledge, case .transport(let failure) = error.underlyingError,
-              [.connectionReset, .sendFailed].contains(failure.kind),
+              [.connectionReset, .sendFailed].contains(failure.kind), failure.cause == nil,
               built.url.scheme == "http"
         else { return "" }
         return "; the server may not speak HTTP/2 without TLS: try without --http-version=2-prior-knowledge"

@@ -73,6 +73,8 @@ enum ExitMapping {
             // the user says so. A request that was retried had both already.
             guard attempts == 1 else { return message }
             return message + "; --retry sends it again (and --retry-all-methods a POST, which the server may have processed)"
+        case .refusedRepeatedly:
+            return message + "; it takes no new requests for now: try again later (--retry=N --retry-delay=SECONDS waits and tries again)"
         case .notATLSAnswer:
             return message + "; the server did not answer in TLS: if that port serves plain HTTP, \(plainHTTP)"
         case .notAnHTTP1Answer:

@@ -124,6 +124,10 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// its response arrived: the server was closing it (`GOAWAY`), and a stream it did not
         /// take was not processed, so the request may be sent again on a new connection.
         case unansweredOnReusedConnection
+        /// The server took none of `attempts` tries at the request in a row: each time it
+        /// closed the connection, or refused the HTTP/2 stream (`REFUSED_STREAM`), before
+        /// answering, as a server does that takes no new requests for now.
+        case refusedRepeatedly(attempts: Int)
         /// A cleartext request got bytes that are not an HTTP/1 response: the port may serve
         /// TLS, or a server that speaks only HTTP/2 (with prior knowledge), or not HTTP at all.
         case notAnHTTP1Answer

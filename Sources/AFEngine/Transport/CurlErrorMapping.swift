@@ -144,6 +144,15 @@ enum CurlErrorMapping {
             let status = transfer.head.map { " \($0.status)" } ?? ""
             let sent = easy.offset(CURLINFO_SIZE_UPLOAD_T)
             return failure(.sendFailed, "\(peer) answered\(status) before taking the whole request body, then closed the connection (\(sent) bytes of it sent): \(detail)")
+        case CURLE_RECV_ERROR where transfer.head == nil && detail.hasPrefix("Connection died, tried "):
+            // libcurl sent the request again, on a new connection, each time one closed or
+            // its HTTP/2 stream was refused before any answer, and gave up after a few: the
+            // server is there but takes no requests (an HTTP/1-only server at HTTP/2 with
+            // prior knowledge closes at once instead, which libcurl does not try again).
+            let attempts = Int(String(decoding: detail.utf8.dropFirst("Connection died, tried ".utf8.count).prefix { $0 >= 0x30 && $0 <= 0x39 }, as: UTF8.self)) ?? 0
+            let times = attempts > 0 ? "\(attempts) times in a row" : "again and again"
+            return failure(.connectionReset, "\(peer) did not take the request: \(times) it closed the connection or refused the HTTP/2 stream before answering",
+                           .refusedRepeatedly(attempts: attempts))
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
             if transfer.head != nil {
                 return failure(.truncatedBody, "the connection to \(peer) broke during the response body: \(detail)")
