@@ -285,6 +285,28 @@ import Testing
         #expect(noisy.out == "{\"auth\": \"Bearer noisy-token\"}")
     }
 
+    /// With --timeout the token command may take that long and is stopped after, as an
+    /// attempt is: a command that waits (for a prompt no one answers, an agent that hangs)
+    /// held af for as long as it waited. Without --timeout it is given its time.
+    @Test func authCommandIsStoppedAtTheTimeout() throws {
+        server.route("/bearer") { request, _ in .json("{\"auth\": \"\(request.header("Authorization") ?? "")\"}") }
+        let started = Date()
+        let stopped = InProcessAF.run(["--timeout=0.5", "--auth-cmd", "exec sleep 30", server.url("/bearer")])
+        #expect(stopped.status == 1)
+        #expect(stopped.err == "af: error: --auth-cmd 'exec sleep 30' did not finish within 500ms (--timeout) and was stopped; run it yourself to see where it waits\n")
+        #expect(Date().timeIntervalSince(started) < 15)
+        #expect(server.requests.isEmpty)
+        let slow = InProcessAF.run(["--auth-cmd", "sleep 0.7; echo slow-token", server.url("/bearer")])
+        #expect(slow.status == 0, "\(slow.err)")
+        #expect(slow.out == "{\"auth\": \"Bearer slow-token\"}")
+        // In a batch, lines with different limits do not share one run of the command.
+        let lines = try TemporaryDirectory.write("\(server.url("/bearer"))\n\(server.url("/bearer")) --timeout=0.3\n", named: "limits-\(UUID().uuidString).txt", in: directory)
+        let batch = InProcessAF.run(["batch", "--auth-cmd", "sleep 0.7; echo batch-token", lines])
+        #expect(batch.status == 1)
+        #expect(batch.out == "{\"auth\": \"Bearer batch-token\"}")
+        #expect(batch.err.contains("af: line 2: error: --auth-cmd 'sleep 0.7; echo batch-token' did not finish within 300ms (--timeout) and was stopped"), "\(batch.err)")
+    }
+
     @Test func authCommandTokenStaysWithItsOrigin() throws {
         let other = try TestServer()
         server.route("/away") { _, _ in .response(status: 302, headers: [("Location", other.url("/echo"))]) }

@@ -89,7 +89,7 @@ final class BatchRunner: Sendable {
         /// Counts line starts, to tell which owner was used least recently.
         var ownerClock = 0
         /// `--auth-cmd` tokens by command, shared by the lines that run it.
-        var tokens: [String: SharedCommandToken] = [:]
+        var tokens: [AuthCommand: SharedCommandToken] = [:]
         /// The trust configuration of the batch's own settings, for `http` and `https` URLs.
         var baseTrust: (plain: TrustConfiguration?, tls: TrustConfiguration?)
     }
@@ -280,8 +280,8 @@ final class BatchRunner: Sendable {
         return made
     }
 
-    /// The `--auth-cmd` token the lines running `command` share.
-    private func sharedToken(for command: String) -> SharedCommandToken {
+    /// The `--auth-cmd` token the lines running `command` (with the same time limit) share.
+    private func sharedToken(for command: AuthCommand) -> SharedCommandToken {
         state.write { state in
             if let shared = state.tokens[command] { return shared }
             let shared = SharedCommandToken(command: command, environment: planner.environment.variables)

@@ -27,7 +27,7 @@ final class Execution {
     /// and `plan`, when given, are what `settings` would make (`af batch` makes them once for
     /// the lines without options of their own).
     init(settings: Settings, built: BuiltRequest, environment: Environment, stdout: OutputChannel, stderr: OutputChannel, batchLine: Int? = nil, loadedNetrc: Netrc?? = nil,
-         trust madeTrust: TrustConfiguration? = nil, plan madePlan: OutputPlan? = nil, tokens: ((String) -> TokenProvider)? = nil) throws(CommandFailure) {
+         trust madeTrust: TrustConfiguration? = nil, plan madePlan: OutputPlan? = nil, tokens: ((AuthCommand) -> TokenProvider)? = nil) throws(CommandFailure) {
         self.settings = settings
         self.batchLine = batchLine
         self.built = built
@@ -52,7 +52,8 @@ final class Execution {
             netrc = try Netrc.load(environment: environment)
         }
         authenticator = settings.authCmd.map { command in
-            AuthenticationInterceptor(provider: tokens?(command) ?? CommandTokenProvider(command: command, environment: environment.variables), origin: built.url)
+            let command = AuthCommand(command: command, timeLimit: settings.timeout)
+            return AuthenticationInterceptor(provider: tokens?(command) ?? CommandTokenProvider(command: command, environment: environment.variables), origin: built.url)
         }
     }
 

@@ -12,11 +12,11 @@ final class SharedCommandToken: Sendable {
         var waiters: [@Sendable (Result<String, AFError>) -> Void] = []
     }
 
-    let command: String
+    let command: AuthCommand
     private let environment: [String: String]
     private let state = Protected(State())
 
-    init(command: String, environment: [String: String]) {
+    init(command: AuthCommand, environment: [String: String]) {
         self.command = command
         self.environment = environment
     }

@@ -12,14 +12,17 @@ enum Subprocess {
         /// Standard output went past its limit: the command was stopped, `stdout` holds the
         /// first bytes only.
         var overflowed = false
+        /// The command ran past its time limit and was stopped.
+        var timedOut = false
     }
 
     /// Runs `/bin/sh -c command` with standard input from /dev/null, default signal
     /// dispositions and an empty signal mask; nil when it cannot be started. At most
     /// `outputLimit` bytes of standard output are read: a command that prints more (`yes`)
     /// is stopped, rather than filling af's memory until it is killed. Of standard error the
-    /// first `errorLimit` bytes are kept (the rest is read and dropped).
-    static func shell(_ command: String, environment: [String: String], outputLimit: Int, errorLimit: Int = 4096) -> Outcome? {
+    /// first `errorLimit` bytes are kept (the rest is read and dropped). With a `timeLimit`
+    /// (seconds) a command still running after it is stopped.
+    static func shell(_ command: String, environment: [String: String], outputLimit: Int, errorLimit: Int = 4096, timeLimit: Double? = nil) -> Outcome? {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { return nil }
@@ -63,6 +66,8 @@ enum Subprocess {
         var overflowed = false
         var status: Int32 = 0
         var reaped = false
+        var timedOut = false
+        let deadline = timeLimit.map { Monotonic.now() + $0 }
         // Reads what is ready on the open pipes (waiting up to `wait` ms for some); false
         // when nothing was.
         func readReady(wait: Int32) -> Bool {
@@ -90,8 +95,14 @@ enum Subprocess {
             }
             return true
         }
-        while !open.isEmpty, !overflowed {
-            _ = readReady(wait: 100)
+        while !open.isEmpty, !overflowed, !timedOut {
+            var wait: Int32 = 100
+            if let deadline {
+                let left = deadline - Monotonic.now()
+                timedOut = left <= 0
+                wait = Int32(max(0, min(100, (left * 1000).rounded(.up))))
+            }
+            if !timedOut { _ = readReady(wait: wait) }
             // The command is done when the shell has exited, even if something it started in
             // the background (an agent, a cache daemon) still holds the pipes open: what the
             // shell wrote before it exited is in them already, and is read without waiting
@@ -104,7 +115,7 @@ enum Subprocess {
             }
         }
         for fd in open { close(fd) }
-        if overflowed, !reaped {
+        if overflowed || timedOut, !reaped {
             // What the shell started writes into a pipe nobody reads any more, and ends on
             // SIGPIPE; the shell itself is stopped.
             kill(pid, SIGKILL)
@@ -114,13 +125,20 @@ enum Subprocess {
         }
         let exited = (status & 0x7F) == 0
         let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Outcome(status: code, stdout: out, stderr: err, overflowed: overflowed)
+        return Outcome(status: code, stdout: out, stderr: err, overflowed: overflowed, timedOut: timedOut && !reaped)
     }
+}
+
+/// An `--auth-cmd` command and the time it may take (`--timeout`, which bounds each attempt,
+/// the token's fetch included); what a batch's lines that share a token have in common.
+struct AuthCommand: Hashable, Sendable {
+    var command: String
+    var timeLimit: Double?
 }
 
 /// `--auth-cmd`: the bearer token is what the command prints.
 struct CommandTokenProvider: TokenProvider {
-    let command: String
+    let command: AuthCommand
     let environment: [String: String]
 
     func token(completion: @escaping @Sendable (Result<String, AFError>) -> Void) {
@@ -135,9 +153,13 @@ struct CommandTokenProvider: TokenProvider {
     /// kilobytes), far less than what would strain memory or a server's header limits.
     static let tokenLimit = 64 << 10
 
-    static func fetch(_ command: String, environment: [String: String]) -> Result<String, AFError> {
-        guard let outcome = Subprocess.shell(command, environment: environment, outputLimit: tokenLimit) else {
+    static func fetch(_ authCommand: AuthCommand, environment: [String: String]) -> Result<String, AFError> {
+        let command = authCommand.command
+        guard let outcome = Subprocess.shell(command, environment: environment, outputLimit: tokenLimit, timeLimit: authCommand.timeLimit) else {
             return .failure(.adaptationFailed(reason: "cannot run --auth-cmd '\(command)' with /bin/sh"))
+        }
+        if outcome.timedOut, let limit = authCommand.timeLimit {
+            return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' did not finish within \(Format.seconds(limit)) (--timeout) and was stopped; run it yourself to see where it waits"))
         }
         guard !outcome.overflowed else {
             return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' printed more than \(Format.bytes(Int64(tokenLimit))) and was stopped; it should print one line, the token"))
