@@ -295,6 +295,10 @@ import Testing
         #expect(stopped.status == 1)
         #expect(stopped.err == "af: error: --auth-cmd 'exec sleep 30' did not finish within 500ms (--timeout) and was stopped; run it yourself to see where it waits\n")
         #expect(Date().timeIntervalSince(started) < 15)
+        // One that closes its output first is waited for no longer.
+        let closed = InProcessAF.run(["--timeout=0.5", "--auth-cmd", "exec >&- 2>&-; exec sleep 30", server.url("/bearer")])
+        #expect(closed.err == "af: error: --auth-cmd 'exec >&- 2>&-; exec sleep 30' did not finish within 500ms (--timeout) and was stopped; run it yourself to see where it waits\n")
+        #expect(Date().timeIntervalSince(started) < 15)
         #expect(server.requests.isEmpty)
         let slow = InProcessAF.run(["--auth-cmd", "sleep 0.7; echo slow-token", server.url("/bearer")])
         #expect(slow.status == 0, "\(slow.err)")

@@ -95,14 +95,16 @@ enum Subprocess {
             }
             return true
         }
-        while !open.isEmpty, !overflowed, !timedOut {
+        // With a time limit the wait goes on after both pipes are closed (a command can close
+        // them and go on running); without one, a blocking wait for the shell follows.
+        while !open.isEmpty || deadline != nil, !overflowed, !timedOut {
             var wait: Int32 = 100
             if let deadline {
                 let left = deadline - Monotonic.now()
                 timedOut = left <= 0
                 wait = Int32(max(0, min(100, (left * 1000).rounded(.up))))
             }
-            if !timedOut { _ = readReady(wait: wait) }
+            if !timedOut { _ = readReady(wait: wait) }  // with no pipe open, a sleep
             // The command is done when the shell has exited, even if something it started in
             // the background (an agent, a cache daemon) still holds the pipes open: what the
             // shell wrote before it exited is in them already, and is read without waiting
