@@ -22,6 +22,17 @@ import Testing
         #expect(MessageQuote.withoutPassword(url) == quoted)
     }
 
+    @Test(arguments: [
+        ("http://u:p@proxy:3128", "http://proxy:3128"),
+        ("http://u@proxy:3128/", "http://proxy:3128/"),
+        ("u:p@proxy:3128", "proxy:3128"),
+        ("http://proxy:3128", "http://proxy:3128"),
+        ("socks5h://a:b@c@proxy", "socks5h://proxy"),
+    ])
+    func proxiesAreNamedWithoutCredentials(url: String, named: String) {
+        #expect(MessageQuote.withoutCredentials(url) == named)
+    }
+
     @Test func longTextIsCappedBetweenCharacters() {
         #expect(MessageQuote.capped(String(repeating: "a", count: 120)) == String(repeating: "a", count: 120))
         #expect(MessageQuote.capped(String(repeating: "a", count: 121)) == String(repeating: "a", count: 120) + "… (121 bytes)")

@@ -28,11 +28,26 @@ package enum MessageQuote {
     /// (nothing changed without one).
     package static func withoutPassword(_ text: String) -> String {
         let bytes = Array(text.utf8)
-        guard let separator = bytes.indices.first(where: { bytes[$0...].starts(with: [0x3A, 0x2F, 0x2F]) }) else { return text }
-        let start = separator + 3
+        guard let user = userInformation(bytes), let colon = bytes[user].firstIndex(of: UInt8(ascii: ":")),
+              colon + 1 < user.upperBound else { return text }
+        return String(decoding: bytes[..<(colon + 1)] + Array("***".utf8) + bytes[user.upperBound...], as: UTF8.self)
+    }
+
+    /// `text` without the user information of its authority (`USER:PASSWORD@`), as a proxy
+    /// URL is named in messages.
+    package static func withoutCredentials(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard let user = userInformation(bytes) else { return text }
+        return String(decoding: bytes[..<user.lowerBound] + bytes[(user.upperBound + 1)...], as: UTF8.self)
+    }
+
+    /// Where the `USER[:PASSWORD]` before the last `@` of a URL's authority lies (the
+    /// authority runs from after `://`, or from the start without one, to the first `/`, `?`
+    /// or `#`); nil without an `@` there.
+    private static func userInformation(_ bytes: [UInt8]) -> Range<Int>? {
+        let separator = bytes.indices.first { bytes[$0...].starts(with: [0x3A, 0x2F, 0x2F]) }
+        let start = separator.map { $0 + 3 } ?? 0
         let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
-        guard let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")),
-              let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at else { return text }
-        return String(decoding: bytes[..<(colon + 1)] + Array("***".utf8) + bytes[at...], as: UTF8.self)
+        return bytes[start..<end].lastIndex(of: UInt8(ascii: "@")).map { start..<$0 }
     }
 }

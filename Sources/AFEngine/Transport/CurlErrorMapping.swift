@@ -27,7 +27,7 @@ enum CurlErrorMapping {
         // Plain HTTP through a proxy: the proxy is the peer that answered (or did not), not
         // the host it was asked for, which the messages about the answer name besides.
         let forwardedBy = url.scheme == "http" ? proxyInUse(transfer) : nil
-        let peer = forwardedBy.map { "the proxy \(withoutCredentials($0)) for \(authority)" } ?? authority
+        let peer = forwardedBy.map { "the proxy \(MessageQuote.withoutCredentials($0)) for \(authority)" } ?? authority
         let detail = easy.errorMessage.isEmpty ? String(cString: curl_easy_strerror(code)) : easy.errorMessage
         let osError = Int32(easy.long(CURLINFO_OS_ERRNO))
         func failure(_ kind: TransportFailure.Kind, _ message: String, _ cause: TransportFailure.Cause? = nil) -> AFError {
@@ -50,7 +50,7 @@ enum CurlErrorMapping {
             }
             if let proxy = proxyInUse(transfer) {
                 let reason = osError == ECONNREFUSED || osError == 0 ? "connection refused" : POSIXFailure(code: osError).description
-                return failure(.connectionRefused, "cannot connect to the proxy \(withoutCredentials(proxy)) for \(authority): \(reason); is the proxy running?")
+                return failure(.connectionRefused, "cannot connect to the proxy \(MessageQuote.withoutCredentials(proxy)) for \(authority): \(reason); is the proxy running?")
             }
             // libcurl 7.88 keeps no errno when it cannot even open a socket; a process out of
             // descriptors would otherwise be told the server refused it.
@@ -70,7 +70,7 @@ enum CurlErrorMapping {
                 let after = limit.map { " after \(Format.seconds($0))" } ?? ""
                 // Not even the proxy answered: it was named as the host it was asked for.
                 if !connected, let proxy = proxyInUse(transfer) {
-                    return failure(.connectTimeout, "connecting to the proxy \(withoutCredentials(proxy)) for \(authority) timed out\(after)", .connectTimedOut(limit: limit))
+                    return failure(.connectTimeout, "connecting to the proxy \(MessageQuote.withoutCredentials(proxy)) for \(authority) timed out\(after)", .connectTimedOut(limit: limit))
                 }
                 // Connected, but the handshake never finished: say so, not "connecting".
                 // libcurl 7.88 records no connect time until TLS is up too; its message tells.
@@ -232,15 +232,6 @@ enum CurlErrorMapping {
         let rest = detail.utf8.dropFirst(start + marker.utf8.count)
         let name = rest.prefix { $0 != UInt8(ascii: " ") }
         return name.isEmpty ? nil : String(decoding: name, as: UTF8.self)
-    }
-
-    /// A proxy URL as it may be shown: without `USER:PASSWORD@`.
-    static func withoutCredentials(_ proxy: String) -> String {
-        let start = proxy.utf8Offset(of: "://").map { $0 + 3 } ?? 0
-        let rest = proxy.utf8.dropFirst(start)
-        let hostEnd = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-        guard let at = rest[..<hostEnd].lastIndex(of: UInt8(ascii: "@")) else { return proxy }
-        return String(proxy[..<rest.startIndex]) + String(proxy[proxy.utf8.index(after: at)...])
     }
 
     /// nghttp2's own words from libcurl's message, without the function names around them
