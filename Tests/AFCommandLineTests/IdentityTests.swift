@@ -300,6 +300,24 @@ import Testing
         #expect(closed.err == "af: error: --auth-cmd 'exec >&- 2>&-; exec sleep 30' did not finish within 500ms (--timeout) and was stopped; run it yourself to see where it waits\n")
         #expect(Date().timeIntervalSince(started) < 15)
         #expect(server.requests.isEmpty)
+        // What the command started is stopped with it (it lingered for its 30 s).
+        let pidFile = directory + "/started-\(UUID().uuidString).pid"
+        let family = InProcessAF.run(["--timeout=0.5", "--auth-cmd", "sleep 30 & echo $! > '\(pidFile)'; wait", server.url("/bearer")])
+        #expect(family.status == 1)
+        let background = try #require(Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        func running(_ pid: Int32) -> Bool {
+            // Gone, or a zombie its new parent has not reaped yet.
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let nameEnd = stat.lastIndex(of: ")") else { return false }
+            return !stat[stat.index(after: nameEnd)...].hasPrefix(" Z")
+        }
+        var waited = 0
+        while running(background), waited < 50 {
+            Thread.sleep(forTimeInterval: 0.05)
+            waited += 1
+        }
+        #expect(!running(background), "the command's background sleep (\(background)) is still running")
+        if running(background) { kill(background, SIGKILL) }
         let slow = InProcessAF.run(["--auth-cmd", "sleep 0.7; echo slow-token", server.url("/bearer")])
         #expect(slow.status == 0, "\(slow.err)")
         #expect(slow.out == "{\"auth\": \"Bearer slow-token\"}")

@@ -118,9 +118,14 @@ enum Subprocess {
         }
         for fd in open { close(fd) }
         if overflowed || timedOut, !reaped {
-            // What the shell started writes into a pipe nobody reads any more, and ends on
-            // SIGPIPE; the shell itself is stopped.
+            // The shell is stopped, and so is what it started (which may not write, and so
+            // would not end on SIGPIPE from the closed pipes): held still first, so it starts
+            // nothing more while its processes are looked up. The command stays in af's
+            // process group, where a prompt on the terminal can still read.
+            kill(pid, SIGSTOP)
+            let started = ProcessTree.descendants(of: pid)
             kill(pid, SIGKILL)
+            for process in started { kill(process, SIGKILL) }
         }
         if !reaped {
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
