@@ -21,7 +21,9 @@ enum Subprocess {
     /// `outputLimit` bytes of standard output are read: a command that prints more (`yes`)
     /// is stopped, rather than filling af's memory until it is killed. Of standard error the
     /// first `errorLimit` bytes are kept (the rest is read and dropped). With a `timeLimit`
-    /// (seconds) a command still running after it is stopped.
+    /// (seconds) a command still running after it is stopped. The command is done when the
+    /// shell exits, whatever it left running in the background; a command that is stopped
+    /// takes the processes it started with it.
     static func shell(_ command: String, environment: [String: String], outputLimit: Int, errorLimit: Int = 4096, timeLimit: Double? = nil) -> Outcome? {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
