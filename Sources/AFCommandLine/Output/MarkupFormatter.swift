@@ -175,52 +175,29 @@ enum MarkupFormatter {
         var out = Output(bytes, colors: colors, escapes: escapes, sink: sink)
         var tokens = MeaningfulTokens(Tokenizer(bytes))
         var depth = 0
-        func pad() { out.spaces(min(depth, 64) * width) }
+        // One token a line, indented by its depth; an element of text alone, or empty, on one.
         while let token = tokens.next() {
+            if token.kind == .end { depth -= 1 }
+            out.spaces(min(depth, 64) * width)
             switch token.kind {
             case .start:
-                // An element of text alone, or empty, on one line.
+                try out.tag(token.range)
                 var ahead = tokens
-                let first = ahead.next()
-                if let text = first, text.kind == .text, let end = ahead.next(), end.kind == .end, bytes[end.name].elementsEqual(bytes[token.name]) {
-                    pad()
-                    try out.tag(token.range)
-                    try out.text(text.range, trimmed: false)
+                var inner = ahead.next()
+                let text = inner?.kind == .text ? inner : nil
+                if text != nil { inner = ahead.next() }
+                if let end = inner, end.kind == .end, bytes[end.name].elementsEqual(bytes[token.name]) {
+                    if let text { try out.text(text.range, trimmed: false) }
                     try out.tag(end.range)
-                    try out.newLine()
                     tokens = ahead
-                    continue
+                } else {
+                    depth += 1
                 }
-                if let end = first, end.kind == .end, bytes[end.name].elementsEqual(bytes[token.name]) {
-                    pad()
-                    try out.tag(token.range)
-                    try out.tag(end.range)
-                    try out.newLine()
-                    _ = tokens.next()
-                    continue
-                }
-                pad()
-                try out.tag(token.range)
-                try out.newLine()
-                depth += 1
-            case .end:
-                depth -= 1
-                pad()
-                try out.tag(token.range)
-                try out.newLine()
-            case .empty:
-                pad()
-                try out.tag(token.range)
-                try out.newLine()
-            case .other:
-                pad()
-                try out.other(token.range)
-                try out.newLine()
-            case .text:
-                pad()
-                try out.text(token.range)
-                try out.newLine()
+            case .end, .empty: try out.tag(token.range)
+            case .other: try out.other(token.range)
+            case .text: try out.text(token.range)
             }
+            try out.newLine()
         }
         try out.flush()
         return true
