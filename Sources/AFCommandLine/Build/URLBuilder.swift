@@ -48,18 +48,13 @@ enum URLBuilder {
     /// them, written as they are, make it (`http://u:p@ss@host/`).
     static func hasTwoAtSigns(_ url: String) -> Bool {
         guard let offset = url.utf8Offset(of: "://") else { return false }
-        return authority(url.utf8.dropFirst(offset + 3)).count(where: { $0 == UInt8(ascii: "@") }) >= 2
-    }
-
-    /// A URL's authority, from the bytes after its `scheme://`: up to the first `/`, `?` or `#`.
-    private static func authority<Bytes: Collection>(_ bytes: Bytes) -> Bytes.SubSequence where Bytes.Element == UInt8 {
-        bytes.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        return url.utf8.dropFirst(offset + 3).urlAuthority.count(where: { $0 == UInt8(ascii: "@") }) >= 2
     }
 
     /// The host and port of a URL's authority, from the bytes after its `scheme://` (or a
     /// whole `HOST:PORT` text): up to the first `/`, `?` or `#`, without a `USER:PASSWORD@`.
     static func hostAndPort<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> Bytes.SubSequence where Bytes.Element == UInt8 {
-        let authority = authority(bytes)
+        let authority = bytes.urlAuthority
         guard let at = authority.lastIndex(of: UInt8(ascii: "@")) else { return authority }
         return authority[authority.index(after: at)...]
     }

@@ -2,6 +2,13 @@
 import Glibc
 #endif
 
+extension Collection where Element == UInt8 {
+    /// A URL's authority, from the bytes after its `scheme://`: up to the first `/`, `?` or `#`.
+    package var urlAuthority: SubSequence {
+        prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+    }
+}
+
 extension StringProtocol {
     /// The byte offset of the first occurrence of `needle` in the UTF-8 bytes, compared
     /// byte for byte (no Unicode normalisation): for ASCII markers such as `://`, where the

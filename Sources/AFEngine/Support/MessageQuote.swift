@@ -28,7 +28,7 @@ package enum MessageQuote {
     /// (nothing changed without one).
     package static func withoutPassword(_ text: String) -> String {
         let bytes = Array(text.utf8)
-        guard let user = userInformation(bytes), let colon = bytes[user].firstIndex(of: UInt8(ascii: ":")),
+        guard let user = userInformation(text, bytes), let colon = bytes[user].firstIndex(of: UInt8(ascii: ":")),
               colon + 1 < user.upperBound else { return text }
         return String(decoding: bytes[..<(colon + 1)] + Array("***".utf8) + bytes[user.upperBound...], as: UTF8.self)
     }
@@ -37,17 +37,15 @@ package enum MessageQuote {
     /// URL is named in messages.
     package static func withoutCredentials(_ text: String) -> String {
         let bytes = Array(text.utf8)
-        guard let user = userInformation(bytes) else { return text }
+        guard let user = userInformation(text, bytes) else { return text }
         return String(decoding: bytes[..<user.lowerBound] + bytes[(user.upperBound + 1)...], as: UTF8.self)
     }
 
-    /// Where the `USER[:PASSWORD]` before the last `@` of a URL's authority lies (the
-    /// authority runs from after `://`, or from the start without one, to the first `/`, `?`
-    /// or `#`); nil without an `@` there.
-    private static func userInformation(_ bytes: [UInt8]) -> Range<Int>? {
-        let separator = bytes.indices.first { bytes[$0...].starts(with: [0x3A, 0x2F, 0x2F]) }
-        let start = separator.map { $0 + 3 } ?? 0
-        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
-        return bytes[start..<end].lastIndex(of: UInt8(ascii: "@")).map { start..<$0 }
+    /// Where, in `bytes` (`text`'s UTF-8), the `USER[:PASSWORD]` before the last `@` of the
+    /// URL's authority lies (the authority starts after `://`, or at the start without one);
+    /// nil without an `@` there.
+    private static func userInformation(_ text: String, _ bytes: [UInt8]) -> Range<Int>? {
+        let start = text.utf8Offset(of: "://").map { $0 + 3 } ?? 0
+        return bytes[start...].urlAuthority.lastIndex(of: UInt8(ascii: "@")).map { start..<$0 }
     }
 }
