@@ -355,8 +355,7 @@ import Glibc
     /// nghttp2 stops it, and af names the server and the broken framing (libcurl calls it a
     /// receive error, which af had shown as a reset connection, and retried).
     @Test func anHTTP2ContinuationFloodIsAMalformedResponse() throws {
-        let flood = try TestServer()
-        flood.route("*") { request, _ in HostileRoutes.reply("h2-continuation-flood", request) }
+        let flood = try hostileHTTP2Server("h2-continuation-flood")
         let result = AF.run(["--http-version=2-prior-knowledge", "--retry=2", flood.url("/")], timeout: 20)
         expectOneError(result, status: 1, containing: "malformed response from 127.0.0.1:\(flood.port): broken HTTP/2 framing (")
         #expect(!result.err.contains("nghttp2_session_mem_recv"), "\(result.err)")
@@ -367,8 +366,7 @@ import Glibc
     /// compressing proxy that failed): af decoded only HTTP/1 bodies itself, and printed half
     /// the body with exit 0.
     @Test func cutGzipDataOverHTTP2IsATruncatedBody() throws {
-        let h2 = try TestServer()
-        h2.route("*") { request, _ in HostileRoutes.reply("h2-short-gzip", request) }
+        let h2 = try hostileHTTP2Server("h2-short-gzip")
         let result = AF.run(["--http-version=2-prior-knowledge", h2.url("/")], timeout: 20)
         expectOneError(result, status: 1, containing: "the gzip body from 127.0.0.1:\(h2.port) ends before the gzip data does")
     }
@@ -377,8 +375,7 @@ import Glibc
     /// short, as a connection that breaks does: af called it a malformed response, which is
     /// never retried and names nothing wrong with what came.
     @Test func aStreamResetDuringTheBodyIsATruncatedBody() throws {
-        let h2 = try TestServer()
-        h2.route("*") { request, _ in HostileRoutes.reply("h2-reset-mid-body", request) }
+        let h2 = try hostileHTTP2Server("h2-reset-mid-body")
         let result = AF.run(["--http-version=2-prior-knowledge", h2.url("/")], timeout: 20)
         #expect(result.out == "partial body\n")
         expectOneError(result, status: 1, containing: "127.0.0.1:\(h2.port) reset the HTTP/2 stream during the response body (INTERNAL_ERROR): the body is incomplete")
@@ -391,8 +388,7 @@ import Glibc
     /// requests: af called the connection reset and said the server might not speak HTTP/2
     /// without TLS, which it does. The failure is worth a retry, as the advice says.
     @Test func aServerThatRefusesEveryStreamTakesNoRequests() throws {
-        let h2 = try TestServer()
-        h2.route("*") { request, _ in HostileRoutes.reply("h2-refuse-stream", request) }
+        let h2 = try hostileHTTP2Server("h2-refuse-stream")
         let result = AF.run(["--http-version=2-prior-knowledge", h2.url("/")], timeout: 30)
         #expect(result.err == "af: error: 127.0.0.1:\(h2.port) did not take the request: 5 times in a row it closed the connection or refused the HTTP/2 stream before answering; it takes no new requests for now: try again later (--retry=N --retry-delay=SECONDS waits and tries again)\n")
         #expect(result.status == 1)
@@ -404,8 +400,7 @@ import Glibc
     /// Over HTTP/2 an informational response has no reason phrase; af names 103 as on
     /// HTTP/1.1 (it printed `HTTP/2 103` bare).
     @Test func earlyHintsOverHTTP2AreShown() throws {
-        let h2 = try TestServer()
-        h2.route("*") { request, _ in HostileRoutes.reply("h2-early-hints", request) }
+        let h2 = try hostileHTTP2Server("h2-early-hints")
         let result = AF.run(["-h", "--http-version=2-prior-knowledge", h2.url("/")], timeout: 20)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == "HTTP/2 103 Early Hints\nlink: </style.css>; rel=preload\n\nHTTP/2 200 OK\n")
@@ -424,8 +419,7 @@ import Glibc
         let flood = AF.run(["-p", "hb", server.url("/hostile/trailer-flood")])
         #expect(flood.status == 1)
         #expect(!flood.out.contains("X-"))
-        let h2 = try TestServer()
-        h2.route("*") { request, _ in HostileRoutes.reply("h2-trailers", request) }
+        let h2 = try hostileHTTP2Server("h2-trailers")
         let over2 = AF.run(["-p", "hb", "--http-version=2-prior-knowledge", h2.url("/")], timeout: 20)
         #expect(over2.status == 0, "\(over2.err)")
         #expect(over2.out == "HTTP/2 200 OK\n\nok\n\nx-checksum: abc\n")
@@ -496,6 +490,14 @@ import Glibc
         #expect(status == 0)
         #expect(errors == "exit 5\n")
         #expect(server.requests.count == 2)
+    }
+
+    /// A server of its own that answers every connection with the hand-framed HTTP/2 of one
+    /// hostile route (a client's `PRI *` preface reaches it through the catch-all route).
+    private func hostileHTTP2Server(_ route: String) throws -> TestServer {
+        let h2 = try TestServer()
+        h2.route("*") { request, _ in HostileRoutes.reply(route, request) }
+        return h2
     }
 }
 
