@@ -214,22 +214,34 @@ public enum PTYRunner {
     /// Runs af with standard input, output and error on a new pseudo-terminal; `input` is
     /// typed once the first `waitFor` text appears (or at once). Returns everything the
     /// terminal showed and the exit status.
-    public static func run(_ arguments: [String], input: String? = nil, waitFor: String? = nil, environment extra: [String: String] = [:], timeout: Double = 20) -> (output: String, status: Int32) {
-        let outcome = session(arguments, waitFor: waitFor, environment: extra, timeout: timeout) { _, master in
+    public static func run(
+        _ arguments: [String], input: String? = nil, waitFor: String? = nil, environment extra: [String: String] = [:], columns: Int = 120,
+        timeout: Double = 20
+    ) -> (output: String, status: Int32) {
+        let outcome = session(arguments, waitFor: waitFor, environment: extra, columns: columns, timeout: timeout) { _, master in
             if let input { _ = input.withCString { write(master, $0, strlen($0)) } }
         }
         return (outcome.output, outcome.status)
     }
 
+    /// Runs af on a terminal `columns` wide, narrowed to `narrowedTo` columns once `waitFor`
+    /// appears (as a user drags a window smaller).
+    public static func run(_ arguments: [String], columns: Int, narrowedTo narrower: Int, waitFor: String, timeout: Double = 20) -> Outcome {
+        session(arguments, waitFor: waitFor, environment: [:], columns: columns, timeout: timeout) { _, master in
+            var size = winsize(ws_row: 40, ws_col: UInt16(narrower), ws_xpixel: 0, ws_ypixel: 0)
+            _ = ioctl(master, UInt(TIOCSWINSZ), &size)
+        }
+    }
+
     /// Runs af on a pseudo-terminal and sends it `signal` once `waitFor` appears.
     public static func run(_ arguments: [String], signal: Int32, waitFor: String, timeout: Double = 20) -> Outcome {
-        session(arguments, waitFor: waitFor, environment: [:], timeout: timeout) { process, _ in
+        session(arguments, waitFor: waitFor, environment: [:], columns: 120, timeout: timeout) { process, _ in
             kill(process.processIdentifier, signal)
         }
     }
 
     private static func session(
-        _ arguments: [String], waitFor: String?, environment extra: [String: String], timeout: Double,
+        _ arguments: [String], waitFor: String?, environment extra: [String: String], columns: Int, timeout: Double,
         act: (Process, Int32) -> Void
     ) -> Outcome {
         // /dev/ptmx, unlocked and numbered with ioctls (what posix_openpt, unlockpt and
@@ -240,7 +252,7 @@ public enum PTYRunner {
         guard master >= 0, ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0, ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0 else {
             fatalError("cannot open a pseudo-terminal")
         }
-        var size = winsize(ws_row: 40, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0)
+        var size = winsize(ws_row: 40, ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(master, UInt(TIOCSWINSZ), &size)
         let slavePath = "/dev/pts/\(number)"
         let slave = open(slavePath, O_RDWR | O_NOCTTY)
@@ -280,6 +292,20 @@ public enum PTYRunner {
         close(master)
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return Outcome(output: String(decoding: output, as: UTF8.self), status: status, echoes: echoes)
+    }
+}
+
+extension PTYRunner {
+    /// The lines a run drew in place (`\r`, then the line with an erase to the end of the
+    /// line before or after it) that hold `marker`, as the terminal was asked to show them.
+    public static func statusLines(in output: String, holding marker: String) -> [String] {
+        let erase = "\u{1B}[K"
+        return output.split(separator: "\r", omittingEmptySubsequences: true).compactMap { piece -> String? in
+            var line = String(piece)
+            if line.hasPrefix(erase) { line.removeFirst(erase.count) }
+            if line.hasSuffix(erase) { line.removeLast(erase.count) }
+            return line.contains("\n") || !line.contains(marker) ? nil : line
+        }
     }
 }
 

@@ -820,4 +820,27 @@ import Testing
         #expect(outcome.output.contains("af: 3/3 done, 0 failed"), "\(outcome.output)")
         #expect(outcome.output.contains("answer 3"))
     }
+
+    /// On a narrow terminal the progress line keeps to one row: one that wrapped left a copy
+    /// of its first row behind at every redraw ("af: 7/31 done, 0 failed, 45.3 requests/s"
+    /// is 42 columns).
+    @Test func progressLineFitsANarrowTerminal() throws {
+        let path = try file((1...8).map { server.url("/answer/\($0)?delay=0.15") })
+        let (output, status) = PTYRunner.run(["batch", "--parallel=2", path], columns: 30)
+        #expect(status == 0)
+        let lines = PTYRunner.statusLines(in: output, holding: "/8")
+        #expect(lines.count >= 3, "\(output.debugDescription)")
+        for line in lines { #expect(line.unicodeScalars.count <= 29, "\(line.debugDescription) on a 30-column terminal") }
+        #expect(lines.last == "af: 8/8 done, 0 failed", "\(output.debugDescription)")
+    }
+
+    /// A terminal narrowed while the batch runs gets lines that fit its new width.
+    @Test func progressLineFollowsATerminalNarrowedWhileItRuns() throws {
+        let path = try file((1...8).map { server.url("/answer/\($0)?delay=0.15") })
+        let outcome = PTYRunner.run(["batch", "--parallel=2", path], columns: 120, narrowedTo: 20, waitFor: "requests/s")
+        #expect(outcome.status == 0)
+        let lines = PTYRunner.statusLines(in: outcome.output, holding: "/8")
+        #expect(lines.first?.hasSuffix("requests/s") == true, "\(outcome.output.debugDescription)")
+        #expect(lines.last == "8/8, 0 failed", "\(outcome.output.debugDescription)")
+    }
 }

@@ -133,4 +133,28 @@ import Testing
         #expect(output.contains("ETA"))
         #expect(output.contains("af: saved '\(directory)/file.bin' (390.6 KiB)"))
     }
+
+    /// On a narrow terminal the bar keeps to one row, leaving out what does not fit: one that
+    /// wrapped left a copy of its first row behind at every redraw (it took at least 53
+    /// columns).
+    @Test func progressBarFitsANarrowTerminal() {
+        server.route("/paced-narrow/*") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 400000\r\n\r\n")
+                for index in 0..<4 {
+                    connection.write(TestData.bytes(count: 100_000, offset: index * 100_000))
+                    Thread.sleep(forTimeInterval: 0.25)
+                }
+            }
+        }
+        for columns in [30, 50] {
+            let (output, status) = PTYRunner.run(["-d", "--output-dir", directory, server.url("/paced-narrow/\(columns).bin")], columns: columns)
+            #expect(status == 0)
+            let lines = PTYRunner.statusLines(in: output, holding: "%")
+            #expect(lines.count >= 2, "\(output.debugDescription)")
+            for line in lines { #expect(line.unicodeScalars.count < columns, "\(line.debugDescription) on a \(columns)-column terminal") }
+            // The sizes stay at both widths; the ETA and speed go first.
+            #expect(lines.allSatisfy { $0.contains(" / 390.6 KiB") && !$0.contains("ETA") }, "\(output.debugDescription)")
+        }
+    }
 }

@@ -20,7 +20,7 @@ enum BatchCommand {
             failFast: settings.failFast,
             quiet: settings.quiet
         )
-        let progress = BatchProgress(stderr: stderr, enabled: environment.drawsProgress && !settings.quiet)
+        let progress = BatchProgress(stderr: stderr, enabled: environment.drawsProgress && !settings.quiet, columns: environment.terminalWidth)
         // Outputs printed to the terminal the progress line is on erase it first: they were
         // written on after it ("af: 1/2 done, …/sHTTP/1.1 200 OK").
         let screen = progress.enabled && stdout.isTerminal ? stdout.preceding(eachWriteWith: { progress.eraseIfShown() }) ?? stdout : stdout

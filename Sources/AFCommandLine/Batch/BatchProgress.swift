@@ -7,6 +7,8 @@ struct BatchProgress: Sendable {
     let stderr: OutputChannel
     /// Whether a line is drawn at all (standard error is a terminal, no `-q`).
     let enabled: Bool
+    /// The terminal's width when af started, for when it cannot be read at a drawing.
+    let columns: Int
     let startedAt = Monotonic.now()
     private struct Drawing {
         var last = 0.0
@@ -16,9 +18,10 @@ struct BatchProgress: Sendable {
 
     private let drawing = Protected(Drawing())
 
-    init(stderr: OutputChannel, enabled: Bool) {
+    init(stderr: OutputChannel, enabled: Bool, columns: Int) {
         self.stderr = stderr
         self.enabled = enabled
+        self.columns = columns
     }
 
     /// The escape that returns to the start of the line and erases it.
@@ -38,7 +41,19 @@ struct BatchProgress: Sendable {
         let elapsed = now - startedAt
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         let count = total.map { "\(done)/\($0)" } ?? "\(done)"
-        stderr.writeQuietly("\(Self.erase)af: \(count) done, \(failed) failed, \(Format.decimal(rate, places: 1)) requests/s")
+        stderr.writeQuietly(Self.erase + Self.line(count: count, failed: failed, rate: rate, columns: stderr.columns(fallback: columns)))
+    }
+
+    /// The line, as much of it as `columns` can show on one row.
+    static func line(count: String, failed: Int, rate: Double, columns: Int) -> String {
+        let rateText = Format.decimal(rate, places: 1)
+        return StatusLine.fitting([
+            "af: \(count) done, \(failed) failed, \(rateText) requests/s",
+            "af: \(count) done, \(failed) failed, \(rateText)/s",
+            "af: \(count) done, \(failed) failed",
+            "\(count), \(failed) failed",
+            count,
+        ], columns: columns)
     }
 
     /// Erases the line, if one is shown, until the next completion draws it again (before

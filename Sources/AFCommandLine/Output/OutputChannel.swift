@@ -82,6 +82,13 @@ final class OutputChannel: Sendable {
         fd.map { OutputChannel(fd: $0, isTerminal: isTerminal, rewrite: rewrite, copiesInKernel: copiesInKernel, beforeWriting: prelude) }
     }
 
+    /// The width of the terminal this channel writes to, read now (a terminal can be resized
+    /// while af runs); `fallback` when it is not a terminal or does not say.
+    func columns(fallback: Int) -> Int {
+        guard isTerminal, let fd else { return fallback }
+        return StatusLine.columns(of: fd, fallback: fallback)
+    }
+
     /// Whether the reader has gone away.
     var isClosed: Bool { state.withLock { $0.closed } }
 

@@ -14,6 +14,7 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
 
     private let sink: DownloadSink
     private let output: OutputChannel
+    /// The terminal's width when af started, for when it cannot be read at a drawing.
     private let width: Int
     private let state = Locked(State())
     private static let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
@@ -21,7 +22,7 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
     init(sink: DownloadSink, output: OutputChannel, width: Int) {
         self.sink = sink
         self.output = output
-        self.width = max(40, width)
+        self.width = width
     }
 
     var interests: RequestEvent.Interests { [.progress, .attemptFinished, .finished, .cancelled] }
@@ -55,27 +56,36 @@ final class ProgressBar: EventMonitor, @unchecked Sendable {
             let elapsed = max(time - (state.startTime ?? time), 0.001)
             let speed = Double(done - state.startBytes) / elapsed
             state.drawn = true
-            return render(done: done, total: sink.expectedTotal, speed: speed, spinner: &state.spinner)
+            return Self.render(done: done, total: sink.expectedTotal, speed: speed, spinner: &state.spinner, columns: output.columns(fallback: width))
         }
         if let line { output.writeQuietly("\r" + line + "\u{1b}[K") }
     }
 
-    func render(done: Int64, total: Int64?, speed: Double, spinner: inout Int) -> String {
+    /// The line for a terminal `columns` wide: percent, bar, sizes, speed and ETA, the bar
+    /// narrower and then the ETA, speed, sizes and bar left out, in turn, as the terminal
+    /// narrows (StatusLine).
+    static func render(done: Int64, total: Int64?, speed: Double, spinner: inout Int, columns: Int) -> String {
         let speedText = "\(Format.bytes(Int64(Saturating.int(speed))))/s"
         guard let total, total > 0 else {
             spinner = (spinner + 1) % Self.frames.count
-            return "\(Self.frames[spinner]) \(Format.bytes(done))  \(speedText)"
+            let frame = Self.frames[spinner]
+            return StatusLine.fitting(["\(frame) \(Format.bytes(done))  \(speedText)", "\(frame) \(Format.bytes(done))"], columns: columns)
         }
         let fraction = min(1, Double(done) / Double(total))
         let percent = Int(fraction * 100)
         let remaining = speed > 0 ? Double(total - done) / speed : 0
         let eta = speed > 0 ? Self.clock(remaining) : "--:--"
-        let tail = " \(Format.bytes(done)) / \(Format.bytes(total))  \(speedText)  ETA \(eta)"
-        let barWidth = max(10, min(40, width - tail.count - 8))
-        let filled = Int(Double(barWidth) * fraction)
-        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled)
         let percentText = percent < 10 ? "  \(percent)%" : (percent < 100 ? " \(percent)%" : "\(percent)%")
-        return "\(percentText) \(bar)\(tail)"
+        let sizes = " \(Format.bytes(done)) / \(Format.bytes(total))"
+        let tails = [sizes + "  \(speedText)  ETA \(eta)", sizes + "  \(speedText)", sizes]
+        // The bar takes what the rest leaves (up to 40 columns); under 10 it says too little.
+        let forms = tails.compactMap { tail -> String? in
+            let barWidth = min(40, columns - 1 - percentText.count - 1 - tail.count)
+            guard barWidth >= 10 else { return nil }
+            let filled = Int(Double(barWidth) * fraction)
+            return "\(percentText) " + String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled) + tail
+        }
+        return StatusLine.fitting(forms + [percentText + sizes, percentText], columns: columns)
     }
 
     private func clear() {
