@@ -116,8 +116,10 @@ import Testing
         #expect(output.contains("af: saved '\(directory)/file.bin' (195.3 KiB)"))
     }
 
-    @Test func progressBarOnATerminal() {
-        server.route("/paced/file.bin") { _, _ in
+    /// Answers `path` with 400,000 bytes in four pieces a quarter of a second apart, so that a
+    /// progress bar is drawn several times.
+    private func pacedDownload(_ path: String) {
+        server.route(path) { _, _ in
             .custom { connection in
                 connection.write("HTTP/1.1 200 OK\r\nContent-Length: 400000\r\n\r\n")
                 for index in 0..<4 {
@@ -126,6 +128,10 @@ import Testing
                 }
             }
         }
+    }
+
+    @Test func progressBarOnATerminal() {
+        pacedDownload("/paced/file.bin")
         let (output, status) = PTYRunner.run(["-d", "--output-dir", directory, server.url("/paced/file.bin")])
         #expect(status == 0)
         #expect(output.contains("%"))
@@ -138,15 +144,7 @@ import Testing
     /// wrapped left a copy of its first row behind at every redraw (it took at least 53
     /// columns).
     @Test func progressBarFitsANarrowTerminal() {
-        server.route("/paced-narrow/*") { _, _ in
-            .custom { connection in
-                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 400000\r\n\r\n")
-                for index in 0..<4 {
-                    connection.write(TestData.bytes(count: 100_000, offset: index * 100_000))
-                    Thread.sleep(forTimeInterval: 0.25)
-                }
-            }
-        }
+        pacedDownload("/paced-narrow/*")
         for columns in [30, 50] {
             let (output, status) = PTYRunner.run(["-d", "--output-dir", directory, server.url("/paced-narrow/\(columns).bin")], columns: columns)
             #expect(status == 0)
