@@ -214,11 +214,13 @@ public enum PTYRunner {
     /// Runs af with standard input, output and error on a new pseudo-terminal; `input` is
     /// typed once the first `waitFor` text appears (or at once). Returns everything the
     /// terminal showed and the exit status.
+    /// `standardOutput` (a file's path) takes standard output off the terminal, as `> FILE`
+    /// does.
     public static func run(
         _ arguments: [String], input: String? = nil, waitFor: String? = nil, environment extra: [String: String] = [:], columns: Int = 120,
-        timeout: Double = 20
+        standardOutput: String? = nil, timeout: Double = 20
     ) -> (output: String, status: Int32) {
-        let outcome = session(arguments, waitFor: waitFor, environment: extra, columns: columns, timeout: timeout) { _, master in
+        let outcome = session(arguments, waitFor: waitFor, environment: extra, columns: columns, standardOutput: standardOutput, timeout: timeout) { _, master in
             if let input { _ = input.withCString { write(master, $0, strlen($0)) } }
         }
         return (outcome.output, outcome.status)
@@ -241,7 +243,7 @@ public enum PTYRunner {
     }
 
     private static func session(
-        _ arguments: [String], waitFor: String?, environment extra: [String: String], columns: Int, timeout: Double,
+        _ arguments: [String], waitFor: String?, environment extra: [String: String], columns: Int, standardOutput: String? = nil, timeout: Double,
         act: (Process, Int32) -> Void
     ) -> Outcome {
         // /dev/ptmx, unlocked and numbered with ioctls (what posix_openpt, unlockpt and
@@ -263,7 +265,11 @@ public enum PTYRunner {
         process.environment = AF.environment(["TERM": "xterm-256color"].merging(extra) { $1 })
         let slaveHandle = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         process.standardInput = slaveHandle
-        process.standardOutput = slaveHandle
+        if let standardOutput, FileManager.default.createFile(atPath: standardOutput, contents: nil), let file = FileHandle(forWritingAtPath: standardOutput) {
+            process.standardOutput = file
+        } else {
+            process.standardOutput = slaveHandle
+        }
         process.standardError = slaveHandle
         try? process.run()
         var output: [UInt8] = []

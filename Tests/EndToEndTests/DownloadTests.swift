@@ -140,6 +140,43 @@ import Testing
         #expect(output.contains("af: saved '\(directory)/file.bin' (390.6 KiB)"))
     }
 
+    /// `af -d URL | tar xz`, as HTTPie users pipe a download: af's -d saves a file whatever
+    /// standard output is (a script's is redirected too), and tells the person at the
+    /// terminal that standard output got nothing and how to send the body there.
+    @Test func aDownloadWithStandardOutputRedirectedSaysWhereTheBodyWent() throws {
+        server.route("/piped/file.bin") { _, _ in .response(status: 200, headers: [], body: TestData.bytes(count: 1000)) }
+        let captured = directory + "/captured-stdout"
+        let (output, status) = PTYRunner.run(["-d", "--output-dir", directory, server.url("/piped/file.bin")], standardOutput: captured)
+        #expect(status == 0)
+        #expect(output.contains("af: standard output got nothing: -d saved the body to '\(directory)/file.bin'; give -o - to send it to standard output instead\r\n"),
+                "\(output.debugDescription)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: captured)).isEmpty)
+        #expect(FileManager.default.contents(atPath: directory + "/file.bin") == Data(TestData.bytes(count: 1000)))
+        // With -o - the body goes there, with the bar's percent (the size is known), and no note.
+        let (piped, pipedStatus) = PTYRunner.run(["-d", "-o", "-", server.url("/piped/file.bin")], standardOutput: captured)
+        #expect(pipedStatus == 0)
+        #expect(!piped.contains("got nothing"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: captured)) == Data(TestData.bytes(count: 1000)))
+        // Nobody at a terminal (a script, a CI job): the file and the summary, no note.
+        let scripted = AF.run(["-d", "--output-dir", directory, server.url("/piped/file.bin")])
+        #expect(scripted.status == 0)
+        #expect(scripted.err.contains("af: saved '\(directory)/file-1.bin' (1000 B)"), "\(scripted.err)")
+        #expect(!scripted.err.contains("got nothing"), "\(scripted.err)")
+    }
+
+    /// Writing to standard output (-o -), the bar shows the percent and time left as it does
+    /// into a file: the size is known from Content-Length.
+    @Test func theBarIntoStandardOutputShowsThePercent() throws {
+        pacedDownload("/paced-stdout/file.bin")
+        let captured = directory + "/paced-stdout"
+        let (output, status) = PTYRunner.run(["-d", "-o", "-", server.url("/paced-stdout/file.bin")], standardOutput: captured)
+        #expect(status == 0)
+        let lines = PTYRunner.statusLines(in: output, holding: " / 390.6 KiB")
+        #expect(!lines.isEmpty, "\(output.debugDescription)")
+        #expect(lines.allSatisfy { $0.contains("%") && $0.contains("ETA") }, "\(output.debugDescription)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: captured)).count == 400_000)
+    }
+
     /// On a narrow terminal the bar keeps to one row, leaving out what does not fit: one that
     /// wrapped left a copy of its first row behind at every redraw (it took at least 53
     /// columns).

@@ -307,6 +307,7 @@ final class Execution {
         let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus || settings.download)
         if settings.download, !settings.quiet, let report = download?.report {
             stderr.writeNotice(summary(of: report, response: response))
+            if let note = redirectedOutputNote(report) { stderr.writeNotice(note) }
         }
         // What is written after the exchange (the report, metadata) fails like the body
         // would: a reader that went away ends quietly, a full disk is exit 9.
@@ -430,6 +431,18 @@ final class Execution {
         if report.resumedFrom > 0 { text += ", resumed after \(Format.bytes(report.resumedFrom))" }
         if report.verified, let algorithm = download?.configuration.checksum?.algorithm { text += "; \(algorithm.rawValue) verified" }
         return text
+    }
+
+    /// For an HTTPie user piping a download (`af -d URL | tar xz`): HTTPie's -d sends the
+    /// body to a redirected standard output, af's always saves a file (a script's or CI job's
+    /// standard output is redirected too, and its download would land in a log). Said only
+    /// to a person: standard error on a terminal, standard output a pipe or file that got
+    /// nothing.
+    private func redirectedOutputNote(_ report: DownloadSink.Report) -> String? {
+        guard settings.output == nil, batchLine == nil, !settings.report, environment.stderrIsTerminal, !environment.stdoutIsTerminal else { return nil }
+        var info = stat()
+        guard fstat(environment.stdout, &info) == 0, [S_IFIFO, S_IFSOCK, S_IFREG].contains(info.st_mode & S_IFMT) else { return nil }
+        return "standard output got nothing: -d saved the body to '\(report.path)'; give -o - to send it to standard output instead"
     }
 
     /// Exit 0 without a word when the reader of standard output went away.

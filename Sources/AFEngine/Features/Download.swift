@@ -280,6 +280,8 @@ public final class DownloadSink: ResponseBodySink {
                 }
                 state.saving = true
                 state.savedThisResponse = true
+                // For the progress bar's percent and time left, as into a file.
+                state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
                 return
             }
             if state.finalPath == nil {
