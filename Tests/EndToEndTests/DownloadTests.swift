@@ -156,6 +156,7 @@ import Testing
         let (piped, pipedStatus) = PTYRunner.run(["-d", "-o", "-", server.url("/piped/file.bin")], standardOutput: captured)
         #expect(pipedStatus == 0)
         #expect(!piped.contains("got nothing"))
+        #expect(piped.contains("af: wrote 1000 B to standard output in "), "\(piped.debugDescription)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: captured)) == Data(TestData.bytes(count: 1000)))
         // Nobody at a terminal (a script, a CI job): the file and the summary, no note.
         let scripted = AF.run(["-d", "--output-dir", directory, server.url("/piped/file.bin")])

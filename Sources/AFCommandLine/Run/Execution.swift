@@ -419,7 +419,8 @@ final class Execution {
         return "; the partial download is in '\(part)' (\(Format.bytes(size))): run the same command with -c to resume"
     }
 
-    /// `saved 'file' (1.0 MiB) in 0.4s, 2.5 MiB/s; sha256 verified`.
+    /// `saved 'file' (1.0 MiB) in 0.4s, 2.5 MiB/s; sha256 verified` (into standard output,
+    /// `wrote 1.0 MiB to standard output …`).
     private func summary(of report: DownloadSink.Report, response: Response) -> String {
         if report.alreadyComplete {
             return "'\(report.path)' was already complete (\(Format.bytes(report.bytes)))\(report.verified ? "; checksum verified" : "")"
@@ -427,7 +428,9 @@ final class Execution {
         let seconds = response.attempts.compactMap { $0.metrics?.total }.reduce(0, +)
         let fetched = report.bytes - report.resumedFrom
         let speed = seconds > 0 ? " at \(Format.bytes(Int64(Saturating.int(Double(fetched) / seconds))))/s" : ""
-        var text = "saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
+        var text = settings.output == "-"
+            ? "wrote \(Format.bytes(report.bytes)) to standard output in \(Format.seconds(seconds))\(speed)"
+            : "saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
         if report.resumedFrom > 0 { text += ", resumed after \(Format.bytes(report.resumedFrom))" }
         if report.verified, let algorithm = download?.configuration.checksum?.algorithm { text += "; \(algorithm.rawValue) verified" }
         return text
