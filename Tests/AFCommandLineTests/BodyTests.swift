@@ -283,6 +283,9 @@ import Testing
         (["name", "=", "value"], "af: error: '=' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json\n", 64),
         (["{\"a\": 1}"], "af: error: '{\"a\": 1}' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\n", 64),
         (["-d", "[1, 2]"], "af: error: '[1, 2]' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json; -d means --download in af, as in HTTPie\n", 64),
+        // A header value the shell split at its space: `Name:` alone leaves the header out.
+        (["Authorization:", "Bearer", "abc", "a=1"], "af: error: 'Bearer' is not a request item; it follows 'Authorization:', which alone leaves that header out. Quote a header value with spaces as one argument: 'Authorization: Bearer abc'\n", 64),
+        (["X-Note:", "it's", "here"], "af: error: 'it's' is not a request item; it follows 'X-Note:', which alone leaves that header out. Quote a header value with spaces as one argument: 'X-Note: it'\\''s here'\n", 64),
     ])
     func rejected(items: [String], message: String, status: Int32) {
         var arguments = items

@@ -79,7 +79,13 @@ enum RequestBuilder {
         var items: [SourcedItem] = []
         let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
         for argument in itemArguments { try refuseNonItems(argument, url: urlArgument, urlFollows: urlFollows, settings: settings) }
-        for argument in itemArguments { items.append(try RequestItemParser.parse(argument)) }
+        for (index, argument) in itemArguments.enumerated() {
+            do throws(CommandFailure) {
+                items.append(try RequestItemParser.parse(argument))
+            } catch {
+                throw splitHeaderValue(itemArguments, at: index) ?? error
+            }
+        }
         let standardInput: String?
         (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)
 
@@ -294,6 +300,17 @@ enum RequestBuilder {
         let shown = argument.count > 40 ? Quote.argument(String(argument.prefix(37))) + "..." : Quote.argument(argument)
         let download = settings.download ? "; -d means --download in af, as in HTTPie" : ""
         throw .usage("'\(shown)' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\(download)")
+    }
+
+    /// A header value typed unquoted with a space in it (`Authorization: Bearer abc`): the shell
+    /// split it, `Authorization:` alone means "leave that header out", and the words after it
+    /// are not items. Nil when the argument at `index` does not follow such a header.
+    static func splitHeaderValue(_ arguments: [String], at index: Int) -> CommandFailure? {
+        guard index > 0, case .unsetHeader(let name)? = try? RequestItemParser.parse(arguments[index - 1]).item else { return nil }
+        let words = arguments[index...].prefix { (try? RequestItemParser.parse($0)) == nil }
+        let argument = Quote.argument(arguments[index])
+        return .usage("'\(argument)' is not a request item; it follows '\(Quote.argument(name)):', which alone leaves that header out. "
+                      + "Quote a header value with spaces as one argument: \(Quote.argument(CurlCommand.quote(name + ": " + words.joined(separator: " "))))")
     }
 
     /// Refuses header names that are not tokens and values with line breaks.
