@@ -556,6 +556,26 @@ import Testing
         #expect(direct.err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n")
     }
 
+    /// A proxy no option named came from the environment, where a user may not know one is
+    /// set (a shell profile, a CI runner): the error names the variable and the ways around it.
+    @Test func aProxyFromTheEnvironmentNamesItsVariable() throws {
+        let gone = try TestServer()
+        let port = gone.port
+        gone.stop()
+        let advice = "; unset it, or list the host in no_proxy, to connect directly)\n"
+        let plain = InProcessAF.run(["http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)"])
+        #expect(plain.status == 1)
+        #expect(plain.err == "af: error: cannot connect to the proxy http://127.0.0.1:\(port) for example.test:80: connection refused; is the proxy running? "
+                + "(the proxy is set by http_proxy in the environment" + advice)
+        let secure = InProcessAF.run(["https://example.test/x"], environment: ["HTTPS_PROXY": "http://127.0.0.1:\(port)"])
+        #expect(secure.err.hasSuffix("(the proxy is set by HTTPS_PROXY in the environment" + advice), "\(secure.err)")
+        let any = InProcessAF.run(["http://example.test/x"], environment: ["all_proxy": "http://127.0.0.1:\(port)"])
+        #expect(any.err.hasSuffix("(the proxy is set by all_proxy in the environment" + advice), "\(any.err)")
+        // Named by --proxy, it needs no such word.
+        let named = InProcessAF.run(["--proxy=http:http://127.0.0.1:\(port)", "http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)"])
+        #expect(named.err == "af: error: cannot connect to the proxy http://127.0.0.1:\(port) for example.test:80: connection refused; is the proxy running?\n")
+    }
+
     /// -4 with an IPv6 address, or -6 with an IPv4 one, can only fail to connect, which read
     /// as a server that is down; it is a usage error, and nothing is sent.
     @Test func anAddressOfTheOtherFamilyIsAUsageError() {

@@ -327,7 +327,7 @@ final class Execution {
             let message = ExitMapping.message(for: error, attempts: response.tries)
             stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
                               + priorKnowledgeHint(error) + authenticationHint(error, head: response.head) + methodAsURLHint(error)
-                              + schemeTypoHint(error))
+                              + schemeTypoHint(error) + proxyVariableHint(error))
         }
         return status
     }
@@ -368,6 +368,25 @@ final class Execution {
               built.url.scheme == "http"
         else { return "" }
         return "; the server may not speak HTTP/2 without TLS: try without --http-version=2-prior-knowledge"
+    }
+
+    /// A proxy that failed and that no option named came from a variable a user may not know
+    /// is set in this shell (or a CI job's environment): name it, and the ways around it.
+    private func proxyVariableHint(_ error: AFError) -> String {
+        guard settings.proxies.isEmpty, case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy") else { return "" }
+        let variables = environment.derived.proxies
+        let scheme = built.url.scheme
+        let name: String
+        if scheme == "https", variables.https != nil {
+            name = environment.variables["https_proxy"] != nil ? "https_proxy" : "HTTPS_PROXY"
+        } else if scheme == "http", variables.http != nil {
+            name = "http_proxy"
+        } else if variables.all != nil {
+            name = environment.variables["all_proxy"] != nil ? "all_proxy" : "ALL_PROXY"
+        } else {
+            return ""
+        }
+        return " (the proxy is set by \(name) in the environment; unset it, or list the host in no_proxy, to connect directly)"
     }
 
     /// `af get` (or `af post`) with nothing after it, or `af help`: a lone positional is the
