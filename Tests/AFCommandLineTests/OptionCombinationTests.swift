@@ -1,4 +1,7 @@
 @testable import AFCommandLine
+import AFInProcess
+import AFTestSupport
+import Foundation
 import Testing
 
 /// Every declared conflict and requirement is a usage error naming the options involved,
@@ -40,6 +43,46 @@ import Testing
         let undone = try Self.arguments(for: first) + ["--no-\(names[0])"] + Self.arguments(for: second)
         let spec = try #require(OptionTable.all.first { $0.id == first })
         if spec.negatable { #expect(Self.failure(undone)?.message.contains("--\(names[0])") != true) }
+    }
+
+    /// The command line overrides the config file: one side of a conflict set there is undone
+    /// by the other given on the command line (--json over a configured --form), as a later
+    /// option overrides an earlier one. Both in the config file is still an error, which
+    /// says where they came from.
+    @Test(arguments: OptionTable.conflicts.map { ($0.first, $0.second) })
+    func theCommandLineOverridesAConflictingConfigOption(first: OptionID, second: OptionID) throws {
+        let directory = try TemporaryDirectory.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func run(config: [String], line: [String]) throws -> (Settings?, CommandFailure?) {
+            let text = String(decoding: try JSONSerialization.data(withJSONObject: ["default_options": config]), as: UTF8.self)
+            _ = try TemporaryDirectory.write(text, named: "config.json", in: directory)
+            do {
+                let (settings, _) = try AFCommand.parse(Environment(arguments: line + [":8080/x"], variables: ["AF_CONFIG_DIR": directory]))
+                try AFCommand.checkCombinations(settings)
+                return (settings, nil)
+            } catch {
+                return (nil, error)
+            }
+        }
+        for (configured, given) in [(first, second), (second, first)] {
+            let spec = try #require(OptionTable.all.first { $0.id == configured })
+            let (settings, failure) = try run(config: Self.arguments(for: configured), line: Self.arguments(for: given))
+            if spec.negatable {
+                #expect(failure == nil, "\(configured) in the config file, \(given) on the command line")
+                #expect(settings?.given.contains(configured) == false)
+                #expect(settings?.given.contains(given) == true)
+            } else {
+                #expect(failure?.exitCode == 64)
+            }
+        }
+        let both = try Self.arguments(for: first) + Self.arguments(for: second)
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: ["default_options": both]), as: UTF8.self)
+        _ = try TemporaryDirectory.write(text, named: "config.json", in: directory)
+        let result = InProcessAF.run([":8080/x"], environment: ["AF_CONFIG_DIR": directory])
+        #expect(result.status == 64)
+        let names = try [first, second].map { id in "--" + (try #require(OptionTable.all.first { $0.id == id })).long }
+        #expect(result.err.hasSuffix("come from the config file '\(directory)/config.json')\n"), "\(result.err)")
+        for name in names { #expect(result.err.contains(name)) }
     }
 
     @Test func theRawBodyIsNotDroppedByFormWithMultipart() {

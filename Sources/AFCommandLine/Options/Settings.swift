@@ -140,6 +140,10 @@ struct Settings: Sendable {
         var subcommandOption: (spelling: String, subcommand: String)?
         /// Options in effect as given (a later `--no-X` takes X out), for the declared conflicts.
         var given: Set<OptionID> = []
+        /// Options the config file set that nothing applied after it gave again, and the file:
+        /// a message that names one says where it came from (`configNote`).
+        var configured: Set<OptionID> = []
+        var configPath: String?
         // Help
         var help = false
         var version = false
@@ -159,6 +163,8 @@ struct Settings: Sendable {
     mutating func apply(_ option: ParsedOption) throws(CommandFailure) {
         if let subcommand = option.spec.group.subcommand, self.subcommandOption == nil { self.subcommandOption = (option.spelling, subcommand) }
         if option.negated { self.given.remove(option.spec.id) } else { self.given.insert(option.spec.id) }
+        // Read before written: a write would copy the shared storage of a batch line's settings.
+        if self.configured.contains(option.spec.id) { self.configured.remove(option.spec.id) }
         if option.negated, option.spec.value != .flag {
             for reset in option.spec.binding.resets { reset.restore(&self) }
             return

@@ -7,11 +7,14 @@ public enum AFCommand {
         let stdout = OutputChannel(fd: environment.stdout, isTerminal: environment.stdoutIsTerminal)
         let stderr = OutputChannel(fd: environment.stderr, isTerminal: environment.stderrIsTerminal)
         SignalWatcher.arm()
+        // For an error's word on options the config file set.
+        var parsedSettings: Settings?
         do throws(CommandFailure) {
             if let argument = environment.undecodableArgument {
                 throw .usage("the argument '\(Quote.argument(argument))' is not UTF-8 text; af reads its arguments as UTF-8")
             }
             let (settings, positionals) = try parse(environment)
+            parsedSettings = settings
             if settings.debug {
                 DebugReport.write(settings: settings, positionals: positionals, environment: environment, to: stderr)
                 // `af --debug` alone is asked for the report (versions for a bug report), as in HTTPie.
@@ -37,7 +40,7 @@ public enum AFCommand {
             let execution = try Execution(settings: settings, built: built, environment: environment, stdout: stdout, stderr: stderr)
             return execution.perform()
         } catch {
-            stderr.writeError(error.message)
+            stderr.writeError(error.message + (parsedSettings?.configNote(for: error.message) ?? ""))
             return error.exitCode
         }
     }
@@ -56,10 +59,22 @@ public enum AFCommand {
                 } catch {
                     throw CommandFailure("in the config file '\(path)' (\"default_options\"): \(error.message)", exitCode: error.exitCode)
                 }
+                settings.configured.insert(option.spec.id)
             }
+            settings.configPath = path
         }
         let parsed = try ParsedArguments.parse(environment.arguments)
         for option in parsed.options { try settings.apply(option) }
+        // The command line overrides the config file: an option given there undoes one of the
+        // config file's that it would conflict with (--json over a configured --form), as a
+        // later option overrides an earlier one.
+        for conflict in OptionTable.conflicts where !settings.configured.isEmpty {
+            for (configured, given) in [(conflict.first, conflict.second), (conflict.second, conflict.first)]
+            where settings.configured.contains(configured) && settings.given.contains(given) && !settings.configured.contains(given) {
+                guard let spec = OptionTable.all.first(where: { $0.id == configured }), spec.negatable else { continue }
+                try settings.apply(ParsedOption(spec: spec, value: nil, negated: true, spelling: "--no-" + spec.long))
+            }
+        }
         // HTTPie: a download follows redirects (and names the file from the URL asked for).
         if settings.download, !settings.followGiven { settings.follow = true }
         return (settings, parsed.positionals)

@@ -327,7 +327,7 @@ final class Execution {
             let message = ExitMapping.message(for: error, attempts: response.tries)
             stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
                               + priorKnowledgeHint(error) + authenticationHint(error, head: response.head) + methodAsURLHint(error)
-                              + schemeTypoHint(error) + proxyVariableHint(error))
+                              + schemeTypoHint(error) + proxyVariableHint(error) + settings.configNote(for: message))
         }
         return status
     }

@@ -1,0 +1,50 @@
+@testable import AFCommandLine
+import AFInProcess
+import AFTestSupport
+import Foundation
+import Testing
+
+/// An error line that names an option the config file set says so: nothing on the command
+/// line shows where `raise --timeout` came from.
+@Suite struct ConfigNoteTests {
+    let server: TestServer
+    let directory: String
+
+    init() throws {
+        server = try TestServer()
+        directory = try TemporaryDirectory.make()
+    }
+
+    private func configure(_ options: [String]) throws {
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: ["default_options": options]), as: UTF8.self)
+        _ = try TemporaryDirectory.write(text, named: "config.json", in: directory)
+    }
+
+    @Test func aTimeoutFromTheConfigFileIsNamedAsSuch() throws {
+        try configure(["--timeout=0.3"])
+        let result = InProcessAF.run([server.url("/delay/3")], environment: ["AF_CONFIG_DIR": directory])
+        #expect(result.status == 2)
+        #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 300ms; raise --timeout if it needs longer "
+                + "(--timeout comes from the config file '\(directory)/config.json')\n")
+        // Given again on the command line, it is the user's own: no note.
+        let given = InProcessAF.run(["--timeout=0.3", server.url("/delay/3")], environment: ["AF_CONFIG_DIR": directory])
+        #expect(given.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 300ms; raise --timeout if it needs longer\n")
+    }
+
+    @Test func aMessageThatNamesNoConfiguredOptionGetsNoNote() throws {
+        try configure(["--timeout=30", "--max-redirects=3"])
+        let result = InProcessAF.run(["http://127.0.0.1:1/x"], environment: ["AF_CONFIG_DIR": directory])
+        #expect(result.err == "af: error: connection refused by 127.0.0.1:1; is the server running?\n")
+    }
+
+    @Test func anOptionIsNamedWholeNotAsThePrefixOfAnother() {
+        #expect(Settings.names("raise --timeout if", option: "timeout"))
+        #expect(Settings.names("raise --timeout", option: "timeout"))
+        #expect(Settings.names("(--timeout=2)", option: "timeout"))
+        #expect(!Settings.names("raise --timeouts", option: "timeout"))
+        #expect(!Settings.names("--connect-timeout", option: "timeout"))
+        #expect(!Settings.names("--timeout-x", option: "timeout"))
+        #expect(!Settings.names("", option: "timeout"))
+        #expect(Settings.names("--connect-timeout and --timeout", option: "timeout"))
+    }
+}
