@@ -85,6 +85,18 @@ import Testing
         for name in names { #expect(result.err.contains(name)) }
     }
 
+    /// SPEC §11: a line's own options override the batch's, conflicting ones too (a line's
+    /// --json over `af batch --form`): the line was refused as giving both.
+    @Test func aBatchLineOverridesTheBatchsConflictingOption() throws {
+        let directory = try TemporaryDirectory.make()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = try TemporaryDirectory.write("http://example.test/a a=1\n--json http://example.test/b a=1\n", named: "lines.txt", in: directory)
+        let result = InProcessAF.run(["batch", "--offline", "--form", path], environment: ["AF_CONFIG_DIR": "/nonexistent"])
+        #expect(result.status == 0, "\(result.err)")
+        let types = result.out.split(separator: "\n").filter { $0.hasPrefix("Content-Type: ") }
+        #expect(types == ["Content-Type: application/x-www-form-urlencoded; charset=utf-8", "Content-Type: application/json"], "\(result.out)")
+    }
+
     @Test func theRawBodyIsNotDroppedByFormWithMultipart() {
         // Before the conflicts were declared, -f --multipart skipped the check and --raw was lost.
         #expect(Self.failure(["-f", "--multipart", "--raw=x"]) == .usage("--raw gives the whole body; it cannot be combined with --multipart"))

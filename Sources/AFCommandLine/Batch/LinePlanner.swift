@@ -84,6 +84,8 @@ struct LinePlanner: Sendable {
             }
             try settings.apply(option)
         }
+        // A line's own options override the batch's (and the config file's) they conflict with.
+        if !parsed.options.isEmpty { try settings.undoConflicts(inherited: base.given, later: Set(parsed.options.filter { !$0.negated }.map(\.spec.id))) }
         if settings.download, !settings.followGiven { settings.follow = true }
         // Set in the base already: a line without options of its own shares its settings'
         // storage with the base (and every such line) instead of copying it.

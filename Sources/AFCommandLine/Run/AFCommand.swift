@@ -65,16 +65,7 @@ public enum AFCommand {
         }
         let parsed = try ParsedArguments.parse(environment.arguments)
         for option in parsed.options { try settings.apply(option) }
-        // The command line overrides the config file: an option given there undoes one of the
-        // config file's that it would conflict with (--json over a configured --form), as a
-        // later option overrides an earlier one.
-        for conflict in OptionTable.conflicts where !settings.configured.isEmpty {
-            for (configured, given) in [(conflict.first, conflict.second), (conflict.second, conflict.first)]
-            where settings.configured.contains(configured) && settings.given.contains(given) && !settings.configured.contains(given) {
-                guard let spec = OptionTable.all.first(where: { $0.id == configured }), spec.negatable else { continue }
-                try settings.apply(ParsedOption(spec: spec, value: nil, negated: true, spelling: "--no-" + spec.long))
-            }
-        }
+        try settings.undoConflicts(inherited: settings.configured, later: Set(parsed.options.filter { !$0.negated }.map(\.spec.id)))
         // HTTPie: a download follows redirects (and names the file from the URL asked for).
         if settings.download, !settings.followGiven { settings.follow = true }
         return (settings, parsed.positionals)

@@ -1,6 +1,25 @@
 import AFEngine
 
+/// Options set by an earlier layer (the config file; a batch's options for its lines): a later
+/// layer's conflicting option overrides them, and messages say which came from the config
+/// file (`Values.configured`).
 extension Settings {
+    /// Undoes each option an earlier layer set (`inherited`: the config file's, or a batch's
+    /// own for its lines) that an option the later layer gave (`later`) would conflict with
+    /// (`OptionTable.conflicts`): `--json` on the command line over a configured `--form`, a
+    /// line's `--json` over `af batch --form`, as a later option overrides an earlier one.
+    /// Two such options of one layer stay a conflict.
+    mutating func undoConflicts(inherited: Set<OptionID>, later: Set<OptionID>) throws(CommandFailure) {
+        guard !inherited.isEmpty, !later.isEmpty else { return }
+        for conflict in OptionTable.conflicts {
+            for (earlier, given) in [(conflict.first, conflict.second), (conflict.second, conflict.first)]
+            where inherited.contains(earlier) && !later.contains(earlier) && later.contains(given) && self.given.contains(earlier) {
+                guard let spec = OptionTable.all.first(where: { $0.id == earlier }), spec.negatable else { continue }
+                try apply(ParsedOption(spec: spec, value: nil, negated: true, spelling: "--no-" + spec.long))
+            }
+        }
+    }
+
     /// What an error line that names an option the config file set should add: where that
     /// option came from, since nothing on the command line shows it (`raise --timeout`, when
     /// the config file holds `--timeout=2`). Empty when it names none of them.
