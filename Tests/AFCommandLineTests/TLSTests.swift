@@ -339,6 +339,30 @@ import Testing
         #expect(InProcessAF.run(["--verify=/nonexistent/dir", "https://localhost:\(server.port)/get"]).status == 66)
     }
 
+    /// A CA bundle the environment names in place of the system's (a corporate CA left in
+    /// REQUESTS_CA_BUNDLE) is named when a certificate does not verify against it; a variable
+    /// that names the system's own bundle (as Nix and container images set them) is not.
+    @Test func aCABundleFromTheEnvironmentIsNamedWhenACertificateFailsAgainstIt() throws {
+        let server = try server(try pki.issue(name: "env-other-ca"))
+        let url = "https://localhost:\(server.port)/get"
+        let other = try pki.selfSigned(name: "env-other-root").certificatePath
+        let result = InProcessAF.run([url], environment: ["REQUESTS_CA_BUNDLE": other])
+        #expect(result.status == 7)
+        #expect(result.err.hasSuffix("; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate "
+                                     + "(af trusts only the CA certificates of REQUESTS_CA_BUNDLE='\(other)', set in the environment, instead of the system's: unset it to trust the system's)\n"),
+                "\(result.err)")
+        // The system's own bundle, by whichever variable: nothing to add.
+        let defaults = CurlRuntime.defaultCALocations
+        if let file = defaults.file {
+            let system = InProcessAF.run([url], environment: ["SSL_CERT_FILE": file])
+            #expect(system.status == 7)
+            #expect(system.err.hasSuffix("; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate\n"), "\(system.err)")
+        }
+        // A bundle --verify names is the user's own choice: nothing to add.
+        let named = InProcessAF.run(["--verify=\(other)", url])
+        #expect(named.err.hasSuffix("; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate\n"), "\(named.err)")
+    }
+
     /// Without `--verify=PATH` the CA bundle comes from `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`,
     /// `SSL_CERT_FILE` or `SSL_CERT_DIR`, the first set and not empty, as HTTPie and curl take
     /// it. af read none of them: a private CA set up for every other tool failed with exit 7.

@@ -327,7 +327,7 @@ final class Execution {
             let message = ExitMapping.message(for: error, attempts: response.tries)
             stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
                               + priorKnowledgeHint(error) + authenticationHint(error, head: response.head) + methodAsURLHint(error)
-                              + schemeTypoHint(error) + proxyVariableHint(error) + settings.configNote(for: message))
+                              + schemeTypoHint(error) + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message))
         }
         return status
     }
@@ -387,6 +387,24 @@ final class Execution {
             return ""
         }
         return " (the proxy is set by \(name) in the environment; unset it, or list the host in no_proxy, to connect directly)"
+    }
+
+    /// A certificate that did not verify against a CA bundle the environment named in place
+    /// of the system's roots (a corporate CA in REQUESTS_CA_BUNDLE, left set for a site
+    /// outside): the advice to give --verify=CA.pem alone would not say why a public site
+    /// failed.
+    private func caBundleVariableHint(_ error: AFError) -> String {
+        guard [nil, "yes", "true"].contains(settings.verify), case .transport(let failure) = error.underlyingError,
+              case .untrustedCertificate(_, .unknownIssuer)? = failure.cause, let (variable, path) = environment.derived.caBundle
+        else { return "" }
+        // Many systems set these variables to the system's own bundle (Nix, container images):
+        // then they changed nothing. Said only where libcurl names its defaults to compare.
+        let defaults = CurlRuntime.defaultCALocations
+        guard defaults.file != nil || defaults.directory != nil else { return "" }
+        let named = FileIO.canonicalPath(path)
+        if [defaults.file, defaults.directory].contains(where: { $0.map(FileIO.canonicalPath) == named }) { return "" }
+        return " (af trusts only the CA certificates of \(variable)='\(Quote.argument(path))', set in the environment, "
+            + "instead of the system's: unset it to trust the system's)"
     }
 
     /// `af get` (or `af post`) with nothing after it, or `af help`: a lone positional is the

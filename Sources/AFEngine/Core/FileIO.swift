@@ -65,6 +65,14 @@ package enum FileIO {
         return lstat(path, &info) == 0
     }
 
+    /// `path` with its symbolic links, `.` and `..` resolved; `path` itself when it cannot be
+    /// resolved (it does not exist).
+    package static func canonicalPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Creates `path` and the directories above it that are missing, each with `mode`;
     /// on failure, the directory that could not be made and why. Split at `/` bytes: a slash
     /// followed by a combining mark is one Character with it, but still a separator.

@@ -41,6 +41,23 @@ package enum CurlRuntime {
         return String(cString: text)
     }
 
+    /// The CA bundle file and directory libcurl trusts when a transfer names none (its
+    /// build's defaults, `CURLINFO_CAINFO` and `CURLINFO_CAPATH`, which libcurl 7.84 and later
+    /// report); nil for one it does not say.
+    package static let defaultCALocations: (file: String?, directory: String?) = {
+        ensureInitialized()
+        guard let handle = curl_easy_init() else { return (nil, nil) }
+        defer { curl_easy_cleanup(handle) }
+        // By number: headers older than 7.84 do not declare them, and such a libcurl answers
+        // CURLE_UNKNOWN_OPTION.
+        func text(_ number: UInt32) -> String? {
+            var value: UnsafeMutablePointer<CChar>?
+            guard afcurl_easy_getinfo_string(handle, CURLINFO(rawValue: UInt32(CURLINFO_STRING) + number), &value) == CURLE_OK, let value else { return nil }
+            return String(cString: value)
+        }
+        return (text(61), text(62))
+    }()
+
     /// libcurl's version as one number (0x075801 for 7.88.1); nil when it does not say.
     private static let versionNumber: UInt32? = {
         ensureInitialized()
