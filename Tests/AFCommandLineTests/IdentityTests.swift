@@ -157,6 +157,19 @@ import Testing
         #expect(server.requests.last?.header("Authorization") == "Basic aG9tZTpo")
     }
 
+    /// Refused credentials that nothing on the command line shows came from the netrc: the
+    /// error said the server "asks for credentials", as if none had been sent.
+    @Test func refusedNetrcCredentialsAreNamedAsSuch() throws {
+        let netrc = directory + "/netrc-refused-\(UUID().uuidString)"
+        try "machine 127.0.0.1 login ada password stale\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        let refused = InProcessAF.run(["--check-status", "-q", server.url("/basic-auth/ada/s3cret")], environment: ["NETRC": netrc])
+        #expect(refused.status == 4)
+        #expect(refused.err == "af: error: server answered 401 Unauthorized; af sent the credentials '\(netrc)' holds for 127.0.0.1: correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)\n")
+        #expect(!refused.err.contains("stale"), "the password is never printed")
+        let ignored = InProcessAF.run(["--check-status", "-q", "--ignore-netrc", server.url("/basic-auth/ada/s3cret")], environment: ["NETRC": netrc])
+        #expect(ignored.err == "af: error: server answered 401 Unauthorized; the server asks for credentials: -a USER:PASSWORD\n")
+    }
+
     /// A netrc saved with Windows line ends reads like any other (as curl reads it).
     @Test func netrcWithCRLFLineEnds() throws {
         let netrc = directory + "/netrc-crlf-\(UUID().uuidString)"

@@ -106,8 +106,13 @@ struct Netrc: Sendable {
     }
 
     /// The user's netrc, or nil when there is none.
+    /// Where the file is: `$NETRC`, else `~/.netrc`.
+    static func path(environment: Environment) -> String {
+        environment.variables["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.homeDirectory + "/.netrc"
+    }
+
     static func load(environment: Environment) throws(CommandFailure) -> Netrc? {
-        let path = environment.variables["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.homeDirectory + "/.netrc"
+        let path = path(environment: environment)
         guard FileSystem.exists(path) else { return nil }
         let bytes = try FileReading.document(atPath: path, what: "netrc")
         return Netrc(text: String(decoding: bytes, as: UTF8.self))

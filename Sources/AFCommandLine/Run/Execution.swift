@@ -326,7 +326,7 @@ final class Execution {
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, attempts: response.tries)
             stderr.writeError(message + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
-                              + priorKnowledgeHint(error) + authenticationHint(error, head: response.head) + methodAsURLHint(error)
+                              + priorKnowledgeHint(error) + authenticationHint(error, response: response) + methodAsURLHint(error)
                               + schemeTypoHint(error) + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message))
         }
         return status
@@ -334,8 +334,8 @@ final class Execution {
 
     /// A 401 whose challenge asks for what af did not send: Digest when af sent Basic or
     /// nothing, or any credentials when none were given (netrc aside, which af may have used).
-    private func authenticationHint(_ error: AFError, head: ResponseHead?) -> String {
-        guard case .responseValidationFailed(401, _) = error.underlyingError, let head else { return "" }
+    private func authenticationHint(_ error: AFError, response: Response) -> String {
+        guard case .responseValidationFailed(401, _) = error.underlyingError, let head = response.head else { return "" }
         let schemes = Set(head.headers.values(for: .wwwAuthenticate).flatMap(Self.challengeSchemes))
         let given = settings.auth != nil || settings.authCmd != nil || built.url.user != nil
             || built.description.headers.contains(.authorization)
@@ -343,6 +343,10 @@ final class Execution {
             return "; the server asks for Digest authentication: -A digest -a USER:PASSWORD"
         }
         guard !given else { return "" }
+        // Credentials nothing on the command line shows were sent, and refused.
+        if let netrc, let host = try? HTTPURL(parsing: response.finalURL).host, netrc.credentials(for: host) != nil {
+            return "; af sent the credentials '\(Quote.argument(Netrc.path(environment: environment)))' holds for \(host): correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)"
+        }
         if schemes.contains("basic") { return "; the server asks for credentials: -a USER:PASSWORD" }
         if schemes.contains("bearer") { return "; the server asks for a token: -A bearer -a TOKEN" }
         return ""
