@@ -170,6 +170,18 @@ import Testing
         #expect(ignored.err == "af: error: server answered 401 Unauthorized; the server asks for credentials: -a USER:PASSWORD\n")
     }
 
+    /// The same for credentials a session file keeps from an earlier run.
+    @Test func refusedSessionCredentialsAreNamedAsSuch() throws {
+        let session = directory + "/refused-\(UUID().uuidString).json"
+        let url = server.url("/basic-auth/ada/s3cret")
+        #expect(InProcessAF.run(["--session=\(session)", "-a", "ada:stale", "--check-status", "-q", url]).err
+                == "af: error: server answered 401 Unauthorized\n")
+        let later = InProcessAF.run(["--session=\(session)", "--check-status", "-q", url])
+        #expect(later.status == 4)
+        #expect(later.err == "af: error: server answered 401 Unauthorized; af sent the credentials the session '\(session)' keeps: give -a USER:PASSWORD to replace them\n")
+        #expect(InProcessAF.run(["--session=\(session)", "-a", "ada:s3cret", "--check-status", "-q", url]).status == 0)
+    }
+
     /// A netrc saved with Windows line ends reads like any other (as curl reads it).
     @Test func netrcWithCRLFLineEnds() throws {
         let netrc = directory + "/netrc-crlf-\(UUID().uuidString)"

@@ -342,8 +342,12 @@ final class Execution {
         if schemes.contains("digest"), settings.authType != .digest {
             return "; the server asks for Digest authentication: -A digest -a USER:PASSWORD"
         }
+        // Credentials nothing on the command line shows were sent, and refused: the session's.
+        if let session = built.session, session.auth != nil, settings.auth == nil, settings.authCmd == nil, built.url.user == nil,
+           !built.givenHeaders.contains(where: { $0.name == .authorization }) {
+            return "; af sent the credentials the session '\(Quote.argument(session.path))' keeps: give -a USER:PASSWORD to replace them"
+        }
         guard !given else { return "" }
-        // Credentials nothing on the command line shows were sent, and refused.
         if let netrc, let host = try? HTTPURL(parsing: response.finalURL).host, netrc.credentials(for: host) != nil {
             return "; af sent the credentials '\(Quote.argument(Netrc.path(environment: environment)))' holds for \(host): correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)"
         }
