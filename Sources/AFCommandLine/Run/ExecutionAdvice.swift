@@ -1,0 +1,146 @@
+import AFEngine
+
+/// What an error line adds to the engine's account of a failure: what this command line,
+/// its environment and its files make likely, and what to do. Each piece is empty unless it
+/// applies; `advice` puts them in order.
+extension Execution {
+    /// Everything to add to `message`, the account of `error` ending `response`.
+    func advice(for error: AFError, response: Response, message: String) -> String {
+        (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
+            + priorKnowledgeHint(error) + authenticationHint(error, response: response) + methodAsURLHint(error)
+            + schemeTypoHint(error) + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
+    }
+
+    /// A 401: Digest when the challenge asks for it and af sent Basic or nothing; credentials
+    /// af sent that the command line does not show (a session's, the netrc's) named as the
+    /// ones refused; else, when none were given, what the challenge asks for.
+    fileprivate func authenticationHint(_ error: AFError, response: Response) -> String {
+        guard case .responseValidationFailed(401, _) = error.underlyingError, let head = response.head else { return "" }
+        let schemes = Set(head.headers.values(for: .wwwAuthenticate).flatMap(Self.challengeSchemes))
+        let given = settings.auth != nil || settings.authCmd != nil || built.url.user != nil
+            || built.description.headers.contains(.authorization)
+        if schemes.contains("digest"), settings.authType != .digest {
+            return "; the server asks for Digest authentication: -A digest -a USER:PASSWORD"
+        }
+        // Credentials nothing on the command line shows were sent, and refused: the session's.
+        if let session = built.session, session.auth != nil, settings.auth == nil, settings.authCmd == nil, built.url.user == nil,
+           !built.givenHeaders.contains(where: { $0.name == .authorization }) {
+            return "; af sent the credentials the session '\(Quote.argument(session.path))' keeps: give -a USER:PASSWORD to replace them"
+        }
+        guard !given else { return "" }
+        if let netrc, let host = try? HTTPURL(parsing: response.finalURL).host, netrc.credentials(for: host) != nil {
+            return "; af sent the credentials '\(Quote.argument(Netrc.path(environment: environment)))' holds for \(host): correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)"
+        }
+        if schemes.contains("basic") { return "; the server asks for credentials: -a USER:PASSWORD" }
+        if schemes.contains("bearer") { return "; the server asks for a token: -A bearer -a TOKEN" }
+        return ""
+    }
+
+    /// The schemes a `WWW-Authenticate` value offers, in lower case: `Basic realm="a",
+    /// Digest realm="b", nonce="c"` offers basic and digest (a piece without `=` before its
+    /// first blank starts a challenge).
+    static func challengeSchemes(_ value: String) -> [String] {
+        value.split(separator: ",").compactMap { piece in
+            let word = piece.drop { $0 == " " || $0 == "\t" }.prefix { $0 != " " && $0 != "\t" }
+            guard !word.isEmpty, !word.contains("=") else { return nil }
+            return word.lowercased()
+        }
+    }
+
+    /// HTTP/2 forced on a cleartext connection to a server that speaks only HTTP/1.1 ends in a
+    /// reset or an empty reply (the server closes on the preface), which alone do not say why.
+    /// Broken framing from a server that does speak HTTP/2 gets no such hint.
+    fileprivate func priorKnowledgeHint(_ error: AFError) -> String {
+        guard settings.httpVersion == .http2PriorKnowledge, case .transport(let failure) = error.underlyingError,
+              [.connectionReset, .sendFailed].contains(failure.kind), failure.cause == nil,
+              built.url.scheme == "http"
+        else { return "" }
+        return "; the server may not speak HTTP/2 without TLS: try without --http-version=2-prior-knowledge"
+    }
+
+    /// A proxy that failed and that no option named came from a variable a user may not know
+    /// is set in this shell (or a CI job's environment): name it, and the ways around it.
+    fileprivate func proxyVariableHint(_ error: AFError) -> String {
+        guard settings.proxies.isEmpty, case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy") else { return "" }
+        let variables = environment.derived.proxies
+        let scheme = built.url.scheme
+        let name: String
+        if scheme == "https", variables.https != nil {
+            name = environment.variables["https_proxy"] != nil ? "https_proxy" : "HTTPS_PROXY"
+        } else if scheme == "http", variables.http != nil {
+            name = "http_proxy"
+        } else if variables.all != nil {
+            name = environment.variables["all_proxy"] != nil ? "all_proxy" : "ALL_PROXY"
+        } else {
+            return ""
+        }
+        return " (the proxy is set by \(name) in the environment; unset it, or list the host in no_proxy, to connect directly)"
+    }
+
+    /// A certificate that did not verify against a CA bundle the environment named in place
+    /// of the system's roots (a corporate CA in REQUESTS_CA_BUNDLE, left set for a site
+    /// outside): the advice to give --verify=CA.pem alone would not say why a public site
+    /// failed.
+    fileprivate func caBundleVariableHint(_ error: AFError) -> String {
+        guard [nil, "yes", "true"].contains(settings.verify), case .transport(let failure) = error.underlyingError,
+              case .untrustedCertificate(_, .unknownIssuer)? = failure.cause, let (variable, path) = environment.derived.caBundle
+        else { return "" }
+        // Many systems set these variables to the system's own bundle (Nix, container images):
+        // then they changed nothing. Said only where libcurl names its defaults to compare.
+        let defaults = CurlRuntime.defaultCALocations
+        guard defaults.file != nil || defaults.directory != nil else { return "" }
+        let named = FileIO.canonicalPath(path)
+        if [defaults.file, defaults.directory].contains(where: { $0.map(FileIO.canonicalPath) == named }) { return "" }
+        return " (af trusts only the CA certificates of \(variable)='\(Quote.argument(path))', set in the environment, "
+            + "instead of the system's: unset it to trust the system's)"
+    }
+
+    /// `af get` (or `af post`) with nothing after it, or `af help`: a lone positional is the
+    /// URL (SPEC §1), so the word became a host name that does not resolve.
+    fileprivate func methodAsURLHint(_ error: AFError) -> String {
+        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure,
+              built.url.port == nil, built.url.path == "/" else { return "" }
+        let host = built.url.host.lowercased()
+        switch host {
+        case "help": return "; a lone word is read as the URL: af --help shows how to use af"
+        case "version": return "; a lone word is read as the URL: af --version shows af's version"
+        default:
+            guard HTTPMethod.standard.contains(HTTPMethod(rawValue: host.uppercased())) else { return "" }
+            return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
+        }
+    }
+
+    /// `af get http//host/path` (the scheme's colon left out, or doubled): the scheme was
+    /// read as the host, which does not resolve. What followed the scheme af added is what
+    /// was typed.
+    fileprivate func schemeTypoHint(_ error: AFError) -> String {
+        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure else { return "" }
+        let text = built.url.string
+        guard let start = text.utf8Offset(of: "://"),
+              let meant = SchemeTypo.correction(of: String(decoding: text.utf8.dropFirst(start + 3), as: UTF8.self)) else { return "" }
+        return "; did you mean '\(meant)'?"
+    }
+
+    /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a
+    /// user who asked for retries would otherwise not know they were skipped.
+    fileprivate func notRetriedHint(_ error: AFError, attempts: Int) -> String {
+        let method = built.description.method
+        guard settings.retry > 0, !settings.retryAllMethods, attempts == 1, !HTTPMethod.idempotent.contains(method) else { return "" }
+        let policy = RetryPolicy(retryLimit: settings.retry, retryableStatuses: settings.retryOn ?? RetryPolicy.defaultRetryableStatuses)
+        guard policy.isRetryable(error.underlyingError) else { return "" }
+        return " (\(method.rawValue) is not retried without --retry-all-methods)"
+    }
+
+    /// Whether running again with `-c` can finish what `error` stopped.
+    fileprivate static func isResumable(_ error: AFError) -> Bool {
+        // A download kept as `.part` because its name was taken meanwhile says so itself.
+        if case .output(let failure) = error, [.resumeRefused, .checksumMismatch, .destinationExists, .inUse].contains(failure.kind) { return false }
+        return true
+    }
+
+    /// How to resume, when a partial download was left behind.
+    fileprivate func resumeHint() -> String {
+        guard let download, let part = download.partPath, let size = FileSystem.size(part), size > 0 else { return "" }
+        return "; the partial download is in '\(part)' (\(Format.bytes(size))): run the same command with -c to resume"
+    }
+}
