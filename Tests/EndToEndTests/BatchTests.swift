@@ -411,6 +411,12 @@ import Testing
         let missing = AF.run(["batch", directory + "/nothing.txt"])
         #expect(missing.status == 66)
         #expect(missing.err == "af: error: cannot read the batch file '\(directory)/nothing.txt': no such file or directory\n")
+        // A URL where the file goes: af batch is not how one request is made.
+        let url = AF.run(["batch", server.url("/answer/1")])
+        #expect(url.status == 66)
+        #expect(url.err == "af: error: cannot read the batch file '\(server.url("/answer/1"))': no such file or directory; "
+                + "af batch reads command lines from a file, and 'af \(server.url("/answer/1"))' makes one request\n")
+        #expect(server.hits("/answer/1") == 0)
         let path = try file([server.url("/answer/1")])
         for (option, message) in [
             ("--parallel=0", "invalid value '0' for --parallel: expected a whole number from 1 to 1000"),

@@ -35,7 +35,10 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     init(path: String, planner: LinePlanner, temporaryDirectory: String, keptBudget: Int = FileLines.keptBudget) throws(CommandFailure) {
         var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
-            throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': \(POSIXFailure(code: errno).description)", exitCode: ExitStatus.noInput)
+            let reason = POSIXFailure(code: errno).description
+            // `af batch URL`: a request where the file of command lines goes.
+            let url = errno == ENOENT && path.containsBytes(of: "://") ? "; af batch reads command lines from a file, and 'af \(Quote.argument(path))' makes one request" : ""
+            throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': \(reason)\(url)", exitCode: ExitStatus.noInput)
         }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
