@@ -69,6 +69,22 @@ import Testing
         #expect(contents("data.bin") == TestData.bytes(count: Self.size))
     }
 
+    /// `-d -o DIR` (wget's -P and curl's --output-dir take a directory): refused before
+    /// anything is sent, with the option that does that.
+    @Test func aDirectoryGivenToDashOIsPointedToOutputDir() throws {
+        server.serveRangedFile(size: Self.size)
+        let folder = directory + "/into"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let refused = InProcessAF.run(["-d", "-o", folder, server.url("/file/x")])
+        #expect(refused.status == 9)
+        #expect(refused.err == "af: error: '\(folder)' is a directory; name a file; to save into it under the name from the server or URL, give --output-dir=\(folder) instead of -o\n")
+        #expect(server.requests.isEmpty)
+        // Without -d, -o writes the body to a file: no directory option to point to.
+        #expect(InProcessAF.run(["-o", folder, server.url("/file/x")]).err == "af: error: '\(folder)' is a directory; name a file\n")
+        #expect(InProcessAF.run(["-d", "--output-dir=\(folder)", server.url("/file/x")]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: folder + "/x"))
+    }
+
     @Test func outputDirectoryMustExistUnlessCreated() {
         server.serveRangedFile(size: Self.size)
         let nested = directory + "/a/b"
