@@ -82,7 +82,7 @@ final class Execution {
             if case .invalidRequest(let reason) = error { throw .usage(reason) }
             // `-d -o DIR`, as wget's -P or curl's --output-dir take a directory.
             let directory = settings.download && settings.output.map { FileIO.isDirectory(Self.joined(settings.outputDir, $0)) } == true
-                ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.argument(settings.output ?? "")) instead of -o" : ""
+                ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.argument(CurlCommand.quote(settings.output ?? ""))) instead of -o" : ""
             throw CommandFailure(ExitMapping.message(for: error, attempts: 0) + directory, exitCode: ExitMapping.status(for: error, checkStatus: true))
         }
     }
