@@ -105,12 +105,12 @@ struct Netrc: Sendable {
         return words
     }
 
-    /// The user's netrc, or nil when there is none.
     /// Where the file is: `$NETRC`, else `~/.netrc`.
     static func path(environment: Environment) -> String {
         environment.variables["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.homeDirectory + "/.netrc"
     }
 
+    /// The user's netrc, or nil when there is none.
     static func load(environment: Environment) throws(CommandFailure) -> Netrc? {
         let path = path(environment: environment)
         guard FileSystem.exists(path) else { return nil }
