@@ -49,7 +49,7 @@ import Testing
             #expect(try Self.parse(["-\(short)"]).get().given.contains(spec.id))
         }
         // Help, man page and completions name it, with the declared default.
-        let help = HelpText.help(width: 200)
+        let help = HelpText.help()
         #expect(help.contains(spec.usage), "--help lacks \(spec.usage)")
         #expect(help.contains(spec.help), "--help lacks the text of --\(long)")
         let man = ManPage.render().replacing("\\-", with: "-")

@@ -14,6 +14,21 @@ import Testing
         PTYRunner.run(arguments, environment: environment).output.replacingOccurrences(of: "\r\n", with: "\n")
     }
 
+    /// `af --help` on an 80-column terminal keeps to its width, continuation lines under the
+    /// description column (half its lines had wrapped at the terminal's edge); into a pipe it
+    /// keeps one whole line per option, for grep.
+    @Test func helpFitsTheTerminalAndStaysWholeInAPipe() {
+        let (output, status) = PTYRunner.run(["--help"], columns: 80)
+        #expect(status == 0)
+        let lines = output.components(separatedBy: "\r\n")
+        #expect(lines.count > 150)
+        for line in lines where line.count > 79 { #expect(line.split(separator: " ").count == 1, "\(line)") }
+        #expect(output.contains("      --timeout=SECONDS"), "\(output.prefix(2000))")
+        let piped = AF.run(["--help"])
+        #expect(piped.status == 0)
+        #expect(piped.out.split(separator: "\n").contains { $0.count > 79 && $0.hasPrefix("      --verify=") })
+    }
+
     @Test func terminalGetsColouredHeadersAndFormattedJSON() {
         let output = terminal([server.url("/json")])
         #expect(output.hasPrefix("\u{1b}[34mHTTP/1.1\u{1b}[0m \u{1b}[1;32m200 OK\u{1b}[0m\n\u{1b}[36mContent-Type\u{1b}[0m: application/json\n"))

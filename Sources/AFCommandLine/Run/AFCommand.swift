@@ -20,7 +20,7 @@ public enum AFCommand {
                 // `af --debug` alone is asked for the report (versions for a bug report), as in HTTPie.
                 if positionals.isEmpty, !settings.help, !settings.version { return 0 }
             }
-            if settings.help { return stdout.writeResult(HelpText.help(width: environment.terminalWidth), errors: stderr) }
+            if settings.help { return stdout.writeResult(HelpText.help(width: environment.stdoutIsTerminal ? environment.terminalWidth : nil), errors: stderr) }
             if settings.version { return stdout.writeResult(HelpText.version, errors: stderr) }
             let subcommand = positionals.first.flatMap { first in OptionGroup.allCases.contains { $0.subcommand == first.text } ? first.text : nil }
             if let (spelling, owner) = settings.subcommandOption, owner != subcommand {
