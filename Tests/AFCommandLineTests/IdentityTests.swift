@@ -596,9 +596,11 @@ import Testing
         #expect(secure.err.hasSuffix("(the proxy is set by HTTPS_PROXY in the environment" + advice), "\(secure.err)")
         let any = InProcessAF.run(["http://example.test/x"], environment: ["all_proxy": "http://127.0.0.1:\(port)"])
         #expect(any.err.hasSuffix("(the proxy is set by all_proxy in the environment" + advice), "\(any.err)")
-        // Named by --proxy, it needs no such word.
+        // Named by --proxy, it needs no such word; a --proxy for another scheme did not name it.
         let named = InProcessAF.run(["--proxy=http:http://127.0.0.1:\(port)", "http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)"])
         #expect(named.err == "af: error: cannot connect to the proxy http://127.0.0.1:\(port) for example.test:80: connection refused; is the proxy running?\n")
+        let other = InProcessAF.run(["--proxy=https:http://127.0.0.1:\(port)", "http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)"])
+        #expect(other.err.hasSuffix("(the proxy is set by http_proxy in the environment" + advice), "\(other.err)")
     }
 
     /// -4 with an IPv6 address, or -6 with an IPv4 one, can only fail to connect, which read

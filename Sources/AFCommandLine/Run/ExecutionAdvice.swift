@@ -61,9 +61,11 @@ extension Execution {
     /// A proxy that failed and that no option named came from a variable a user may not know
     /// is set in this shell (or a CI job's environment): name it, and the ways around it.
     fileprivate func proxyVariableHint(_ error: AFError) -> String {
-        guard settings.proxies.isEmpty, case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy") else { return "" }
-        let variables = environment.derived.proxies
         let scheme = built.url.scheme
+        // `--proxy=SCHEME:URL` for this scheme (or all) named the proxy on the command line.
+        let named = settings.proxies.contains { $0.lowercased().hasPrefix(scheme + ":") || $0.lowercased().hasPrefix("all:") }
+        guard !named, case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy") else { return "" }
+        let variables = environment.derived.proxies
         let name: String
         if scheme == "https", variables.https != nil {
             name = environment.variables["https_proxy"] != nil ? "https_proxy" : "HTTPS_PROXY"
