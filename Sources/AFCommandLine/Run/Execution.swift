@@ -81,16 +81,10 @@ final class Execution {
         } catch {
             if case .invalidRequest(let reason) = error { throw .usage(reason) }
             // `-d -o DIR`, as wget's -P or curl's --output-dir take a directory.
-            let directory = settings.download && settings.output.map { FileIO.isDirectory(Self.joined(settings.outputDir, $0)) } == true
+            let directory = settings.download && settings.output.map { FileIO.isDirectory(DownloadSink.path(of: $0, in: settings.outputDir ?? ".")) } == true
                 ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.argument(CurlCommand.quote(settings.output ?? ""))) instead of -o" : ""
             throw CommandFailure(ExitMapping.message(for: error, attempts: 0) + directory, exitCode: ExitMapping.status(for: error, checkStatus: true))
         }
-    }
-
-    /// `name` in `directory` (the current one when nil), unless `name` is absolute.
-    private static func joined(_ directory: String?, _ name: String) -> String {
-        guard let directory, !name.hasPrefix("/") else { return name }
-        return directory + "/" + name
     }
 
     /// A request in flight, and what `finish` needs to conclude it.

@@ -65,12 +65,17 @@ package enum FileIO {
         return lstat(path, &info) == 0
     }
 
-    /// `path` with its symbolic links, `.` and `..` resolved; `path` itself when it cannot be
-    /// resolved (it does not exist).
-    package static func canonicalPath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
+    /// `path` with its symbolic links, `.` and `..` resolved (`realpath`); nil when it cannot
+    /// be resolved (it does not exist).
+    package static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// `path` resolved, or `path` itself when it cannot be.
+    package static func canonicalPath(_ path: String) -> String {
+        resolvedPath(path) ?? path
     }
 
     /// Creates `path` and the directories above it that are missing, each with `mode`;

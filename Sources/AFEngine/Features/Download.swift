@@ -164,7 +164,7 @@ public final class DownloadSink: ResponseBodySink {
         }
         try Self.prepareDirectory(configuration.directory, create: configuration.options.contains(.createIntermediateDirectories))
         if let fixed = configuration.fixedName {
-            let path = fixed.hasPrefix("/") ? fixed : Self.join(configuration.directory, fixed)
+            let path = Self.path(of: fixed, in: configuration.directory)
             // The last `/` byte: a `/` followed by a combining mark is one character, but
             // still a separator to the file system.
             if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.startIndex {
@@ -612,6 +612,11 @@ public final class DownloadSink: ResponseBodySink {
         guard first == offset else { return .otherStart(first) }
         guard last >= first, last < Int64.max, total.map({ $0 > last }) ?? true else { return .invalid }
         return .appendable(end: last + 1, total: total)
+    }
+
+    /// Where a fixed name (`-o`) lands: itself when absolute, else in `directory`.
+    package static func path(of name: String, in directory: String) -> String {
+        name.hasPrefix("/") ? name : join(directory, name)
     }
 
     static func join(_ directory: String, _ name: String) -> String {

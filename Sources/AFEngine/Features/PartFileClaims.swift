@@ -30,9 +30,7 @@ enum PartFileClaims {
         let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.utf8.index(after: $0)...]) } ?? path
-        guard let resolved = realpath(directory, nil) else { return path }
-        defer { free(resolved) }
-        let base = String(cString: resolved)
+        guard let base = FileIO.resolvedPath(directory) else { return path }
         return base == "/" ? "/" + name : base + "/" + name
     }
 }
