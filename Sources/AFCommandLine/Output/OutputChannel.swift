@@ -86,7 +86,7 @@ final class OutputChannel: Sendable {
     /// while af runs); `fallback` when it is not a terminal or does not say.
     func columns(fallback: Int) -> Int {
         guard isTerminal, let fd else { return fallback }
-        return StatusLine.columns(of: fd, fallback: fallback)
+        return Environment.columns(of: fd) ?? fallback
     }
 
     /// Whether the reader has gone away.

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A line that a terminal shows in place, drawn again over itself (`\r`, the line, erase to
 /// its end): the batch's progress line and the download bar. It has to fit on one row of
 /// the terminal: a longer one wraps, `\r` goes back only to the start of its last row, and
@@ -16,13 +12,5 @@ enum StatusLine {
         if let fit = forms.first(where: { $0.unicodeScalars.count <= room }) { return fit }
         guard let last = forms.last else { return "" }
         return String(String.UnicodeScalarView(last.unicodeScalars.prefix(room)))
-    }
-
-    /// The width in columns of the terminal `fd` is on now (it may have been resized since af
-    /// started), or `fallback` when that cannot be read.
-    static func columns(of fd: Int32, fallback: Int) -> Int {
-        var size = winsize()
-        guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return fallback }
-        return Int(size.ws_col)
     }
 }

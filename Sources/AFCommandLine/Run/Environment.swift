@@ -84,6 +84,14 @@ public struct Environment: Sendable {
         }
     }
 
+    /// The width in columns of the terminal `fd` is on, read now (a terminal can be resized
+    /// while af runs); nil when `fd` is no terminal or it does not say.
+    static func columns(of fd: Int32) -> Int? {
+        var size = winsize()
+        guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     /// Whether progress may be drawn on standard error: a terminal that is not dumb.
     var drawsProgress: Bool { stderrIsTerminal && !derived.dumbTerminal }
     /// File descriptor the request body may be read from.
@@ -159,9 +167,7 @@ public struct Environment: Sendable {
             }
             pointer += 1
         }
-        var size = winsize()
-        let width = ioctl(2, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col)
-            : (ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80)
+        let width = Self.columns(of: 2) ?? Self.columns(of: 1) ?? 80
         // `arguments` were decoded with U+FFFD for what is not UTF-8; the bytes say which.
         var undecodable: String?
         for index in 1..<max(1, Int(CommandLine.argc)) {
