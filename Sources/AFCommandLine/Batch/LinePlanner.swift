@@ -85,7 +85,7 @@ struct LinePlanner: Sendable {
             try settings.apply(option)
         }
         // A line's own options override the batch's (and the config file's) they conflict with.
-        if !parsed.options.isEmpty { try settings.undoConflicts(inherited: base.given, later: Set(parsed.options.filter { !$0.negated }.map(\.spec.id))) }
+        try settings.undoConflicts(inherited: base.given, options: parsed.options)
         if settings.download, !settings.followGiven { settings.follow = true }
         // Set in the base already: a line without options of its own shares its settings'
         // storage with the base (and every such line) instead of copying it.

@@ -5,12 +5,14 @@ import AFEngine
 /// file (`Values.configured`).
 extension Settings {
     /// Undoes each option an earlier layer set (`inherited`: the config file's, or a batch's
-    /// own for its lines) that an option the later layer gave (`later`) would conflict with
+    /// own for its lines) that an option the later layer gave (`options`) would conflict with
     /// (`OptionTable.conflicts`): `--json` on the command line over a configured `--form`, a
     /// line's `--json` over `af batch --form`, as a later option overrides an earlier one.
     /// Two such options of one layer stay a conflict.
-    mutating func undoConflicts(inherited: Set<OptionID>, later: Set<OptionID>) throws(CommandFailure) {
-        guard !inherited.isEmpty, !later.isEmpty else { return }
+    mutating func undoConflicts(inherited: Set<OptionID>, options: [ParsedOption]) throws(CommandFailure) {
+        // Nothing to undo on most command lines: no set is made for them.
+        guard !inherited.isEmpty, !options.isEmpty else { return }
+        let later = Set(options.filter { !$0.negated }.map(\.spec.id))
         for conflict in OptionTable.conflicts {
             for (earlier, given) in [(conflict.first, conflict.second), (conflict.second, conflict.first)]
             where inherited.contains(earlier) && !later.contains(earlier) && later.contains(given) && self.given.contains(earlier) {
@@ -33,17 +35,12 @@ extension Settings {
     }
 
     /// Whether `message` names `--long` as a whole option name (not the start of a longer one).
+    /// The message is cut into runs of the bytes option names are made of (`a`–`z`, `0`–`9`,
+    /// `-`); one of them is `--long` itself.
     static func names(_ message: String, option long: String) -> Bool {
-        let name = Array(("--" + long).utf8)
-        let bytes = Array(message.utf8)
-        guard bytes.count >= name.count else { return false }
-        for start in 0...(bytes.count - name.count) where bytes[start..<(start + name.count)].elementsEqual(name) {
-            let end = start + name.count
-            guard end < bytes.count else { return true }
-            let next = bytes[end]
-            let continues = (next >= UInt8(ascii: "a") && next <= UInt8(ascii: "z")) || (next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9")) || next == UInt8(ascii: "-")
-            if !continues { return true }
-        }
-        return false
+        let name = "--" + long
+        return message.utf8.split { byte in
+            !((byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-"))
+        }.contains { $0.elementsEqual(name.utf8) }
     }
 }

@@ -65,7 +65,7 @@ public enum AFCommand {
         }
         let parsed = try ParsedArguments.parse(environment.arguments)
         for option in parsed.options { try settings.apply(option) }
-        try settings.undoConflicts(inherited: settings.configured, later: Set(parsed.options.filter { !$0.negated }.map(\.spec.id)))
+        try settings.undoConflicts(inherited: settings.configured, options: parsed.options)
         // HTTPie: a download follows redirects (and names the file from the URL asked for).
         if settings.download, !settings.followGiven { settings.follow = true }
         return (settings, parsed.positionals)
