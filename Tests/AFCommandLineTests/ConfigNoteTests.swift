@@ -15,13 +15,8 @@ import Testing
         directory = try TemporaryDirectory.make()
     }
 
-    private func configure(_ options: [String]) throws {
-        let text = String(decoding: try JSONSerialization.data(withJSONObject: ["default_options": options]), as: UTF8.self)
-        _ = try TemporaryDirectory.write(text, named: "config.json", in: directory)
-    }
-
     @Test func aTimeoutFromTheConfigFileIsNamedAsSuch() throws {
-        try configure(["--timeout=0.3"])
+        try TemporaryDirectory.writeConfig(defaultOptions: ["--timeout=0.3"], in: directory)
         let result = InProcessAF.run([server.url("/delay/3")], environment: ["AF_CONFIG_DIR": directory])
         #expect(result.status == 2)
         #expect(result.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 300ms; raise --timeout if it needs longer "
@@ -32,7 +27,7 @@ import Testing
     }
 
     @Test func aMessageThatNamesNoConfiguredOptionGetsNoNote() throws {
-        try configure(["--timeout=30", "--max-redirects=3"])
+        try TemporaryDirectory.writeConfig(defaultOptions: ["--timeout=30", "--max-redirects=3"], in: directory)
         let result = InProcessAF.run(["http://127.0.0.1:1/x"], environment: ["AF_CONFIG_DIR": directory])
         #expect(result.err == "af: error: connection refused by 127.0.0.1:1; is the server running?\n")
     }

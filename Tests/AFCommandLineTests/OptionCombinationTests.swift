@@ -54,8 +54,7 @@ import Testing
         let directory = try TemporaryDirectory.make()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func run(config: [String], line: [String]) throws -> (Settings?, CommandFailure?) {
-            let text = String(decoding: try JSONSerialization.data(withJSONObject: ["default_options": config]), as: UTF8.self)
-            _ = try TemporaryDirectory.write(text, named: "config.json", in: directory)
+            try TemporaryDirectory.writeConfig(defaultOptions: config, in: directory)
             do {
                 let (settings, _) = try AFCommand.parse(Environment(arguments: line + [":8080/x"], variables: ["AF_CONFIG_DIR": directory]))
                 try AFCommand.checkCombinations(settings)
@@ -76,8 +75,7 @@ import Testing
             }
         }
         let both = try Self.arguments(for: first) + Self.arguments(for: second)
-        let text = String(decoding: try JSONSerialization.data(withJSONObject: ["default_options": both]), as: UTF8.self)
-        _ = try TemporaryDirectory.write(text, named: "config.json", in: directory)
+        try TemporaryDirectory.writeConfig(defaultOptions: both, in: directory)
         let result = InProcessAF.run([":8080/x"], environment: ["AF_CONFIG_DIR": directory])
         #expect(result.status == 64)
         let names = try [first, second].map { id in "--" + (try #require(OptionTable.all.first { $0.id == id })).long }

@@ -194,6 +194,14 @@ public enum TemporaryDirectory {
         return path
     }
 
+    /// Writes an af config file (`config.json`, as `AF_CONFIG_DIR=directory` reads it) whose
+    /// `default_options` are `options`, and returns its path.
+    @discardableResult
+    public static func writeConfig(defaultOptions options: [String], in directory: String) throws -> String {
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: ["default_options": options]), as: UTF8.self)
+        return try write(text, named: "config.json", in: directory)
+    }
+
     /// Writes `contents` to the file `name` in `directory` and returns its path.
     public static func write(_ contents: String, named name: String, in directory: String) throws -> String {
         let path = directory + "/" + name
