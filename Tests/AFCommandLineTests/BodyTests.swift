@@ -248,6 +248,29 @@ import Testing
         #expect(InProcessAF.run([server.url("/echo?x=1"), "q==@\(value)", "k\\===v"]).status == 0)
         #expect(try last().target == "/echo?x=1&q=a%20b%26c&k%3D=v")
     }
+
+    /// A file saved by an editor that starts it with a UTF-8 byte order mark gives each value
+    /// item its text without the mark: `:=@` parses (it failed with "unexpected byte 0xef"),
+    /// and a header, a query value and a string field get no three stray bytes. A body file
+    /// (`@file`, `name@file`) is data and is sent as it is, mark and all.
+    @Test func valueFilesLeaveAnEditorsByteOrderMarkOut() throws {
+        let mark = "\u{FEFF}"
+        let json = try file("bom.json", mark + #"{"n": 1}"#)
+        let text = try file("bom.txt", mark + "ada\n")
+        var result = InProcessAF.run([server.url("/echo"), "data:=@\(json)", "name=@\(text)", "q==@\(text)", "X-Name:@\(text)"])
+        #expect(result.status == 0, "\(result.err)")
+        var request = try last()
+        #expect(request.bodyText == #"{"data": {"n": 1}, "name": "ada\n"}"#)
+        #expect(request.target == "/echo?q=ada")
+        #expect(request.header("X-Name") == "ada")
+        result = InProcessAF.run(["-f", server.url("/echo"), "name=@\(text)"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(try last().bodyText == "name=ada%0A")
+        result = InProcessAF.run([server.url("/echo"), "@\(json)"])
+        #expect(result.status == 0, "\(result.err)")
+        request = try last()
+        #expect(request.body == Array((mark + #"{"n": 1}"#).utf8))
+    }
 }
 
 /// SPEC §2 errors: a clear line, the right status, and nothing sent.

@@ -70,7 +70,7 @@ enum FileReading {
     /// file: the editor's, not the text's (JSON lets a reader ignore it; in a netrc or a batch
     /// line it would be part of the first word).
     static func withoutByteOrderMark(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes
+        bytes.starts(with: byteOrderMark) ? bytes.dropFirst(byteOrderMark.count) : bytes
     }
 
     /// `path` opened to read (waiting, for a FIFO, until a writer opens it, or until Ctrl-C),
@@ -111,9 +111,20 @@ enum FileReading {
         .unreadable("cannot read '\(path)' (from '\(item)'): \(reason); check the path and its permissions")
     }
 
-    /// The file's text with trailing newlines removed (for headers and query values).
+    /// The value a value item (`name=@file`, `name:=@file`, `Name:@file`, `name==@file`)
+    /// reads: the file's bytes without the UTF-8 byte order mark an editor may have put at
+    /// its start, which is no part of the text (a JSON reader may ignore it, RFC 8259 §8.1;
+    /// in a header, a query or a JSON string it would be three stray bytes).
+    static func value(atPath path: String, item: String) throws(CommandFailure) -> [UInt8] {
+        let bytes = try bytes(atPath: path, item: item)
+        return bytes.starts(with: byteOrderMark) ? Array(withoutByteOrderMark(bytes[...])) : bytes
+    }
+
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// The value's text with trailing newlines removed (for headers and query values).
     static func line(atPath path: String, item: String) throws(CommandFailure) -> String {
-        var text = String(decoding: try bytes(atPath: path, item: item), as: UTF8.self)
+        var text = String(decoding: try value(atPath: path, item: item), as: UTF8.self)
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         return text
     }
