@@ -68,6 +68,31 @@ import Testing
         #expect(try last("/echo").header("Referer") == "http://example.test/")
     }
 
+    /// Items typed before the URL: the first item was taken as the URL (a header item parses
+    /// as `host:port`), or a method followed by a data item was, and the messages spoke of a
+    /// second URL after the URL 'a=1', of an option before it, or of a request item
+    /// ':8282/get' with no header name. Now they say what af reads, and in which order.
+    @Test func itemsBeforeTheURLAreNamedAsSuch() throws {
+        let url = server.url("/get")
+        let port = String(server.port)
+        let cases: [([String], String)] = [
+            (["X-A:1", "example.test/x"], "the URL 'example.test/x' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af example.test/x X-A:1"),
+            (["--offline", "a=1", url], "the URL '\(url)' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af \(url) a=1"),
+            (["post", "a=1", "n:=2", url], "the URL '\(url)' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af POST \(url) a=1 n:=2"),
+            (["Authorization:Bearer t0k", ":\(port)/get"], "the URL ':\(port)/get' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af :\(port)/get 'Authorization:Bearer t0k'"),
+            (["put", "X-A:1", "q==2", "localhost/get"], "the URL 'localhost/get' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af PUT localhost/get X-A:1 q==2"),
+        ]
+        for (arguments, message) in cases {
+            let result = InProcessAF.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        // A word that is no URL after a URL that is no item keeps the item message.
+        let junk = InProcessAF.run(["--offline", "localhost:\(port)", "junk"])
+        #expect(junk.err == "af: error: 'junk' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n")
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func requestBodyAloneIsPrintedForASentRequest() throws {
         let result = InProcessAF.run(["-p", "B", "post", server.url("/echo"), "a=b"])
         #expect(result.status == 0)

@@ -78,12 +78,15 @@ enum RequestBuilder {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
         let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
-        for argument in itemArguments { try refuseNonItems(argument, url: urlArgument, urlFollows: urlFollows, settings: settings) }
+        for (index, argument) in itemArguments.enumerated() {
+            if isURL(argument), !settings.download, let misplaced = urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) { throw misplaced }
+            try refuseNonItems(argument, url: urlArgument, urlFollows: urlFollows, settings: settings)
+        }
         for (index, argument) in itemArguments.enumerated() {
             do throws(CommandFailure) {
                 items.append(try RequestItemParser.parse(argument))
             } catch {
-                throw splitHeaderValue(itemArguments, at: index) ?? error
+                throw splitHeaderValue(itemArguments, at: index) ?? urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) ?? error
             }
         }
         let standardInput: String?
@@ -300,6 +303,51 @@ enum RequestBuilder {
         let shown = argument.count > 40 ? Quote.argument(String(argument.prefix(37))) + "..." : Quote.argument(argument)
         let download = settings.download ? "; -d means --download in af, as in HTTPie" : ""
         throw .usage("'\(shown)' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\(download)")
+    }
+
+    /// Request items typed before the URL (`af X-A:1 example.org`, `af post a=1 URL`): the
+    /// first item was taken as the URL (or, followed by a data item, the method was), and the
+    /// URL at `index` is no item. Nil unless the URL argument is plainly an item or a method
+    /// name and the argument at `index` looks like a URL.
+    static func urlAfterItems(method: String?, url: String, items: [String], at index: Int) -> CommandFailure? {
+        let argument = items[index]
+        guard looksLikeURL(argument) else { return nil }
+        let urlIsMethod = method == nil && standardMethods.contains(url.uppercased())
+        guard urlIsMethod || isPlainlyAnItem(url) else { return nil }
+        var words = [method ?? (urlIsMethod ? url.uppercased() : nil)].compactMap { $0 } + [argument]
+        if !urlIsMethod { words.append(url) }
+        words += items.indices.filter { $0 != index }.map { items[$0] }
+        let example = words.prefix(6).map { Quote.argument(CurlCommand.quote($0)) }.joined(separator: " ") + (words.count > 6 ? " …" : "")
+        return .usage("the URL '\(Quote.argument(argument))' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af \(example)")
+    }
+
+    private static let standardMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+
+    /// Whether an argument is a URL (`http://…`), a shorthand for one (`:3000/x`), or a host
+    /// name with a dot or `localhost`, with or without a port and a path (`example.org/x`).
+    static func looksLikeURL(_ argument: String) -> Bool {
+        if isURL(argument) { return true }
+        let bytes = Array(argument.utf8)
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        if bytes.first == UInt8(ascii: ":") { return bytes.count == 1 || bytes[1] == UInt8(ascii: "/") || digits.contains(bytes[1]) }
+        let authority = bytes.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+        let host = authority.prefix { $0 != UInt8(ascii: ":") }
+        let port = authority.dropFirst(host.count + 1)
+        guard host.first != UInt8(ascii: "."), port.allSatisfy(digits.contains), host.allSatisfy({ byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || digits.contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }) else { return false }
+        return host.contains(UInt8(ascii: ".")) || host.map { $0 | 0x20 }.elementsEqual("localhost".utf8)
+    }
+
+    /// Whether an argument is a request item that is not also a URL: a data, query or file
+    /// item, or a header with a valid name (`X-A:1`, not `{"a":1}`).
+    private static func isPlainlyAnItem(_ argument: String) -> Bool {
+        guard !argument.containsBytes(of: "://"), !argument.hasPrefix(":"), let item = try? RequestItemParser.parse(argument).item else { return false }
+        switch item {
+        case .header(let name, let value): return (try? check(HTTPHeader(name, value), item: argument)) != nil
+        case .unsetHeader(let name), .emptyHeader(let name), .headerFromFile(let name, _): return (try? check(HTTPHeader(name, "x"), item: argument)) != nil
+        default: return true
+        }
     }
 
     /// A header value typed unquoted with a space in it (`Authorization: Bearer abc`): the shell
