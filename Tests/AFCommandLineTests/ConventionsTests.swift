@@ -265,6 +265,9 @@ import Testing
         #expect(result.err.contains("af: debug: setting auth = (hidden)"))
         #expect(!result.err.contains("secret\""))
         #expect(result.err.contains("> GET /get HTTP/1.1"))
+        // The trace of the sent head does not give the password away either, base64-encoded.
+        #expect(result.err.contains("> Authorization: Basic (hidden)\n"))
+        #expect(!result.err.contains(Data("user:secret".utf8).base64EncodedString()))
         #expect(result.err.contains("< HTTP/1.1 200 OK"))
         // Alone, it reports and succeeds (HTTPie's `http --debug`); a missing URL is still an
         // error otherwise.
@@ -272,6 +275,45 @@ import Testing
         #expect(alone.status == 0 && alone.out.isEmpty)
         #expect(alone.err.contains("af: debug: libcurl ") && !alone.err.contains("error"))
         #expect(InProcessAF.run(["-v"]).status == 64)
+    }
+
+    /// `--debug` writes a bug report, and reports get pasted: credentials in it are named but
+    /// their values hidden — header items, the heads libcurl traces (sent and received), the
+    /// headers `--secret-header` names, and passwords in URLs and proxies. Before, only `-a`'s
+    /// value was hidden, in the argument list, and the trace showed it base64-encoded.
+    @Test func debugHidesTheValuesOfCredentials() throws {
+        server.route("/login") { _, _ in .response(status: 200, headers: [("Set-Cookie", "sid=s3rv3r; Path=/; HttpOnly")], body: Array("{}".utf8)) }
+        let url = server.url("/login").replacingOccurrences(of: "http://", with: "http://ada:pw0rd@")
+        let result = InProcessAF.run([
+            "--debug", "--secret-header=X-Api-Key", "--proxy=https:http://pu:pr0xy@127.0.0.1:9", url,
+            "X-Api-Key:k3y", "Cookie:a=c00kie; b=c00kie", "Proxy-Authorization:Basic cHU6cHc=", "X-Other:shown",
+        ])
+        #expect(result.status == 0, "\(result.err)")
+        for secret in ["pw0rd", "pr0xy", "k3y", "c00kie", "cHU6cHc=", "s3rv3r", Data("ada:pw0rd".utf8).base64EncodedString()] {
+            #expect(!result.err.contains(secret), "\(secret) in \(result.err)")
+        }
+        let lines = result.err.split(separator: "\n").map(String.init)
+        let arguments = try #require(lines.first { $0.hasPrefix("af: debug: arguments: ") })
+        #expect(arguments.hasSuffix(#""--proxy=https:http://pu:(hidden)@127.0.0.1:9" "\#(server.url("/login").replacingOccurrences(of: "http://", with: "http://ada:(hidden)@"))" "X-Api-Key:(hidden)" "Cookie:a=(hidden); b=(hidden)" "Proxy-Authorization:Basic (hidden)" "X-Other:shown""#), "\(arguments)")
+        #expect(lines.contains(#"af: debug: setting proxies = ["https:http://pu:(hidden)@127.0.0.1:9"]"#))
+        for line in ["> Authorization: Basic (hidden)", "> X-Api-Key: (hidden)", "> Cookie: a=(hidden); b=(hidden)", "> Proxy-Authorization: Basic (hidden)",
+                     "> X-Other: shown", "< Set-Cookie: sid=(hidden); Path=/; HttpOnly", "* Added cookie sid=\"(hidden)\" for domain 127.0.0.1, path /, expire 0"] {
+            #expect(lines.contains(line), "\(line)")
+        }
+        // What was asked for by name still shows the head as sent.
+        let verbose = InProcessAF.run(["-p", "H", server.url("/login"), "Cookie:a=c00kie"])
+        #expect(verbose.out.contains("Cookie: a=c00kie"))
+    }
+
+    @Test func urlPasswordsAreHiddenWhereverTheyStand() {
+        let redaction = DebugRedaction(secretHeaders: [])
+        #expect(redaction.withoutURLPasswords("x://") == "x://")
+        #expect(redaction.withoutURLPasswords("://a:b@") == "://a:(hidden)@")
+        #expect(redaction.withoutURLPasswords("http://a@h/ http://u:p@h:1/x?y=http://v:q@z") == "http://a@h/ http://u:(hidden)@h:1/x?y=http://v:(hidden)@z")
+        #expect(redaction.withoutURLPasswords("http://u:p:q@h@i/") == "http://u:(hidden)@i/")
+        #expect(redaction.withoutURLPasswords("[\"all:http://u:é@[::1]:8\"]") == "[\"all:http://u:(hidden)@[::1]:8\"]")
+        #expect(redaction.note("Replaced cookie a=\"\" for domain x") == "Replaced cookie a=\"(hidden)\" for domain x")
+        #expect(redaction.note("Added cookie \"") == "Added cookie \"")
     }
 
     @Test(arguments: [")]}',\n", ")]}'\n", "while(1);", "for(;;);", "junk before "])

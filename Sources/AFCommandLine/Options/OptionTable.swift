@@ -466,7 +466,7 @@ public enum OptionTable {
                    binding: .flag(\.help)),
         OptionSpec(.debug, "debug", group: .configuration,
                    help: "Print af's versions, the parsed options and libcurl's own trace on standard error",
-                   details: "Print af's version block, the parsed options and positionals, and libcurl's verbose trace of each transfer (* text, > sent head, < received head) on standard error, for bug reports. Without a URL it prints the version block and exits 0.",
+                   details: "Print af's version block, the parsed options and positionals, and libcurl's verbose trace of each transfer (* text, > sent head, < received head) on standard error, for bug reports. The values of credentials are hidden throughout: -a and --cert-key-pass, Authorization, Proxy-Authorization, Cookie, Set-Cookie and --secret-header headers (their scheme and cookie names stay), and passwords in URLs and proxies. Without a URL it prints the version block and exits 0.",
                    binding: .flag(\.debug)),
         OptionSpec(.version, "version", group: .configuration, help: "Show af's version and build (commit, date, Swift) and the libcurl, OpenSSL and zlib it runs on, and exit",
                    binding: .flag(\.version)),

@@ -6,15 +6,16 @@ import AFEngine
 enum DebugReport {
     static func write(settings: Settings, positionals: [Positional], environment: Environment, to stderr: OutputChannel) {
         var text = HelpText.version.split(separator: "\n").map { "af: debug: \($0)\n" }.joined()
-        text += "af: debug: arguments: \(redacted(environment.arguments).map { Quote.argument($0).debugDescription }.joined(separator: " "))\n"
-        text += "af: debug: positionals: \(positionals.map { Quote.argument($0.text).debugDescription }.joined(separator: " "))\n"
+        let redaction = DebugRedaction(secretHeaders: settings.secretHeaders)
+        text += "af: debug: arguments: \(redacted(environment.arguments).map { Quote.argument(redaction.argument($0)).debugDescription }.joined(separator: " "))\n"
+        text += "af: debug: positionals: \(positionals.map { Quote.argument(redaction.argument($0.text)).debugDescription }.joined(separator: " "))\n"
         let defaults = Mirror(reflecting: Settings().values).children.map { String(describing: $0.value) }
         for (index, child) in Mirror(reflecting: settings.values).children.enumerated() {
             guard let label = child.label, label != "debug" else { continue }
             let value = String(describing: child.value)
             if index < defaults.count, defaults[index] == value { continue }
             // Secrets never reach a bug report.
-            let shown = ["auth", "certKeyPass"].contains(label) ? "(hidden)" : Quote.argument(value)
+            let shown = ["auth", "certKeyPass"].contains(label) ? DebugRedaction.hidden : Quote.argument(redaction.withoutURLPasswords(value))
             text += "af: debug: setting \(label) = \(shown)\n"
         }
         stderr.writeQuietly(text)
@@ -27,10 +28,10 @@ enum DebugReport {
         var hideNext = false
         for argument in arguments {
             if hideNext {
-                out.append("(hidden)")
+                out.append(DebugRedaction.hidden)
                 hideNext = false
             } else if let option = secret.first(where: { argument.hasPrefix($0 + "=") }) {
-                out.append(option + "=(hidden)")
+                out.append(option + "=" + DebugRedaction.hidden)
             } else {
                 hideNext = secret.contains(argument) || (argument.hasPrefix("-") && !argument.hasPrefix("--") && argument.hasSuffix("a"))
                 out.append(argument)
@@ -44,6 +45,8 @@ enum DebugReport {
 /// notes, `>` for what was sent, `<` for what came back.
 struct TransportLogMonitor: EventMonitor {
     let output: OutputChannel
+    /// Hides credentials in the heads traced.
+    let redaction: DebugRedaction
 
     var interests: RequestEvent.Interests { .transportLog }
 
@@ -57,7 +60,8 @@ struct TransportLogMonitor: EventMonitor {
         }
         var lines = ""
         for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
-            lines += "\(marker) \(TerminalText.escaped(String(line)))\n"
+            let shown = kind == .text ? redaction.note(line) : redaction.headLine(line)
+            lines += "\(marker) \(TerminalText.escaped(shown))\n"
         }
         output.writeQuietly(lines)
     }

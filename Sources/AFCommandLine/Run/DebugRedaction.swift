@@ -1,0 +1,103 @@
+import AFEngine
+
+/// What `--debug` keeps out of the bug report it writes: the values of credentials. The
+/// report names them (which scheme, which cookies) so that it still shows what was sent,
+/// but a report gets pasted, and `-a`'s password hidden in the argument list was printed
+/// a few lines below it, base64-encoded, in libcurl's trace of the sent head.
+///
+/// Credentials are the values of `Authorization`, `Proxy-Authorization`, `Cookie`,
+/// `Set-Cookie` and of every `--secret-header` (the headers a cross-origin redirect drops),
+/// and passwords in URLs. `-v` and `--print=H` still show heads as sent: that output is
+/// asked for by name.
+struct DebugRedaction: Sendable {
+    static let hidden = "(hidden)"
+
+    /// Lowercased names of the headers whose values are hidden.
+    private let names: Set<String>
+
+    init(secretHeaders: [String]) {
+        names = Set(["authorization", "proxy-authorization", "cookie", "set-cookie"] + secretHeaders.map { $0.lowercased() })
+    }
+
+    /// A head line as libcurl traces it (`Name: value`), its value hidden when it is a
+    /// credential; other lines as they are.
+    func headLine(_ line: Substring) -> String {
+        guard let colon = line.firstIndex(of: ":") else { return String(line) }
+        let name = line[..<colon]
+        guard let shown = hiddenValue(name: name, value: line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }) else { return String(line) }
+        return String(name) + ": " + shown
+    }
+
+    /// One of libcurl's notes, with a cookie's value (`Added cookie sid="…" for domain …`)
+    /// and a URL's password (`Uses proxy env variable … == 'http://u:p@proxy'`) hidden.
+    func note(_ line: Substring) -> String {
+        let text = withoutURLPasswords(String(line))
+        for verb in ["Added cookie ", "Replaced cookie "] where text.hasPrefix(verb) {
+            let bytes = Array(text.utf8)
+            guard let open = bytes.firstIndex(of: UInt8(ascii: "\"")),
+                  let close = bytes[(open + 1)...].firstIndex(of: UInt8(ascii: "\"")) else { return text }
+            return String(decoding: bytes[...open], as: UTF8.self) + Self.hidden + String(decoding: bytes[close...], as: UTF8.self)
+        }
+        return text
+    }
+
+    /// An argument with a credential header item's value (`Authorization:Bearer x`) and a
+    /// URL's password (`http://ada:pw@host`, also in `--proxy=https:http://u:p@proxy`) hidden.
+    func argument(_ text: String) -> String {
+        if case .header(let name, let value)? = try? RequestItemParser.parse(text).item,
+           let shown = hiddenValue(name: Substring(name), value: Substring(value)) {
+            return name + ":" + shown
+        }
+        return withoutURLPasswords(text)
+    }
+
+    /// The value shown for header `name`, or nil when it is no credential: an authorization's
+    /// scheme is kept (`Basic (hidden)`), and a cookie's name (`sid=(hidden)`), with a
+    /// `Set-Cookie`'s attributes after it.
+    private func hiddenValue(name: Substring, value: Substring) -> String? {
+        let lowered = name.lowercased()
+        guard names.contains(lowered) else { return nil }
+        switch lowered {
+        case "authorization", "proxy-authorization":
+            guard let space = value.firstIndex(of: " ") else { return Self.hidden }
+            return String(value[..<space]) + " " + Self.hidden
+        case "cookie":
+            return value.split(separator: ";").map { pair in
+                let trimmed = pair.drop { $0 == " " }
+                return (trimmed.firstIndex(of: "=").map { String(trimmed[..<$0]) + "=" } ?? "") + Self.hidden
+            }.joined(separator: "; ")
+        case "set-cookie":
+            let first = value.prefix { $0 != ";" }
+            let cookie = (first.firstIndex(of: "=").map { String(first[..<$0]) + "=" } ?? "") + Self.hidden
+            return cookie + String(value.dropFirst(first.count))
+        default:
+            return Self.hidden
+        }
+    }
+
+    /// `text` with the password of every `scheme://user:password@` in it hidden.
+    func withoutURLPasswords(_ text: String) -> String {
+        guard text.containsBytes(of: "://"), text.containsByte(UInt8(ascii: "@")) else { return text }
+        let bytes = Array(text.utf8)
+        let ends = Set("/?#, \"]".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index...].starts(with: "://".utf8) else {
+                out.append(bytes[index])
+                index += 1
+                continue
+            }
+            index += 3
+            out += "://".utf8
+            let end = bytes[index...].firstIndex(where: ends.contains) ?? bytes.count
+            if let at = bytes[index..<end].lastIndex(of: UInt8(ascii: "@")), let colon = bytes[index..<at].firstIndex(of: UInt8(ascii: ":")) {
+                out += bytes[index...colon]
+                out += Self.hidden.utf8
+                index = at
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
