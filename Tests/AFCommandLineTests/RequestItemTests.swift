@@ -125,6 +125,9 @@ import Testing
         ("https:/example.org/a", false, "https://example.org/a"),
         ("http:///example.org", true, "http://example.org/"),
         ("HTTPS:/example.org", false, "https://example.org/"),
+        // Scheme-relative, as HTML writes it: the default scheme.
+        ("//example.org/a", false, "http://example.org/a"),
+        ("//example.org:8080", true, "https://example.org:8080/"),
     ])
     func shorthands(argument: String, https: Bool, expected: String) throws {
         #expect(try URLBuilder.build(argument, https: https, query: [], pathAsIs: false).string == expected)

@@ -71,6 +71,11 @@ enum URLBuilder {
             }
             return scheme + rest
         }
+        if argument.hasPrefix("//"), let first = argument.utf8.dropFirst(2).first, first != UInt8(ascii: "/") {
+            // A scheme-relative URL, as HTML writes them (`//cdn.example.org/x.js`, RFC 3986
+            // §4.2): the default scheme (it was "http:////cdn…", "unsupported number of slashes").
+            return scheme + argument.dropFirst(2)
+        }
         if argument.hasPrefix(":") {
             let rest = argument.dropFirst()
             if rest.isEmpty { return scheme + "localhost" }

@@ -37,7 +37,8 @@ public enum ManPage {
         Without METHOD af sends GET, or POST when the request has a body.
         When the second argument is plainly a data, query or file item
         (\\fBaf localhost a=1\\fR), the first is the URL.
-        A URL without a scheme gets \\fBhttp://\\fR (\\fB\\-\\-https\\fR makes it https);
+        A URL without a scheme gets \\fBhttp://\\fR (\\fB\\-\\-https\\fR makes it https),
+        a scheme\\-relative one (\\fB//example.org/x\\fR) too;
         \\fB:3000/x\\fR means \\fBhttp://localhost:3000/x\\fR.
         Options may appear anywhere; \\fB\\-\\-\\fR ends them.
         .PP
