@@ -562,6 +562,20 @@ final class LockedBytes: @unchecked Sendable {
         #expect(last.wholeMatch(of: /af: error: cannot write the output: file too large; \d+ of 20 requests had finished, \d+ cancelled/) != nil, "\(errors)")
     }
 
+    /// A batch's full disk is the run's one error line, whichever line met it: a line that
+    /// wrote straight to standard output (the next to print) added a line of its own
+    /// ("af: line 1: error: cannot write the output …") above the batch's.
+    @Test(arguments: [[String](), ["--report=json"], ["--offline"]])
+    func aBatchsFullDiskIsOneErrorLine(options: [String]) throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-full-one")
+        let file = try Self.batchFile(of: 3, server.url("/bytes/1024"), in: directory)
+        let arguments = (["batch"] + options + [file]).map { "'\($0)'" }.joined(separator: " ")
+        let (status, errors) = try AF.shell("exec '\(AF.binary)' \(arguments) > /dev/full")
+        #expect(status == 9, "\(options): \(errors)")
+        #expect(errors == "af: error: cannot write the output: no space left on device; 1 of 1 requests had finished, 0 cancelled\n", "\(options)")
+    }
+
     /// A destination af may not write to fails before the request is sent: it failed after
     /// the exchange, so a POST was processed and its response lost (`-o`, `-d`), or the
     /// session's new cookies were (`--session`). Root writes anywhere, so af runs as `nobody`

@@ -324,7 +324,8 @@ final class Execution {
             }
         } catch {
             // A failed exchange keeps its own error line; a gone reader ends quietly either way.
-            if status == ExitStatus.success || stdout.isClosed { return stdout.status(after: error, errors: stderr, attempts: response.tries) }
+            if let quiet = finishQuietlyIfClosed() { return quiet }
+            if status == ExitStatus.success { return stdout.status(after: error, errors: stderr, attempts: response.tries) }
         }
         if let error = response.error, status != ExitStatus.success {
             let message = ExitMapping.message(for: error, attempts: response.tries)
@@ -362,9 +363,13 @@ final class Execution {
         return "standard output got nothing: -d saved the body to '\(report.path)'; give -o - to send it to standard output instead"
     }
 
-    /// Exit 0 without a word when the reader of standard output went away.
+    /// Exit 0 without a word when the reader of standard output went away. In a batch, exit 9
+    /// without a word of the line's own when standard output failed (a full disk): the batch
+    /// stops, and its one error line says so, with how many requests had finished.
     private func finishQuietlyIfClosed() -> Int32? {
-        stdout.isClosed ? ExitStatus.success : nil
+        if stdout.isClosed { return ExitStatus.success }
+        if batchLine != nil, stdout.writeFailure != nil { return ExitStatus.output }
+        return nil
     }
 
     private func fail(_ message: String, _ status: Int32) -> Int32 {
