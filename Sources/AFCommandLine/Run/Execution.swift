@@ -367,8 +367,9 @@ final class Execution {
     /// without a word of the line's own when standard output failed (a full disk): the batch
     /// stops, and its one error line says so, with how many requests had finished.
     private func finishQuietlyIfClosed() -> Int32? {
-        if stdout.isClosed { return ExitStatus.success }
-        if batchLine != nil, stdout.writeFailure != nil { return ExitStatus.output }
+        let health = stdout.writeHealth
+        if health.closed { return ExitStatus.success }
+        if batchLine != nil, health.failure != nil { return ExitStatus.output }
         return nil
     }
 
