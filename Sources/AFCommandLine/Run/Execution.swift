@@ -150,7 +150,7 @@ final class Execution {
             do {
                 try printer.printOffline(try prepareOffline(built.description))
             } catch {
-                return .finished(finishQuietlyIfClosed() ?? fail(error.description, ExitStatus.output))
+                return .finished(quietEnding() ?? fail(error.description, ExitStatus.output))
             }
             return .finished(ExitStatus.success)
         }
@@ -306,7 +306,7 @@ final class Execution {
     }
 
     private func conclude(_ response: Response, printer: ExchangePrinter, memory: MemorySink?) -> Int32 {
-        if let quiet = finishQuietlyIfClosed() { return quiet }
+        if let quiet = quietEnding() { return quiet }
         let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus || settings.download)
         if settings.download, !settings.quiet, let report = download?.report {
             stderr.writeNotice(summary(of: report, response: response))
@@ -324,7 +324,7 @@ final class Execution {
             }
         } catch {
             // A failed exchange keeps its own error line; a gone reader ends quietly either way.
-            if let quiet = finishQuietlyIfClosed() { return quiet }
+            if let quiet = quietEnding() { return quiet }
             if status == ExitStatus.success { return stdout.status(after: error, errors: stderr, attempts: response.tries) }
         }
         if let error = response.error, status != ExitStatus.success {
@@ -366,7 +366,7 @@ final class Execution {
     /// Exit 0 without a word when the reader of standard output went away. In a batch, exit 9
     /// without a word of the line's own when standard output failed (a full disk): the batch
     /// stops, and its one error line says so, with how many requests had finished.
-    private func finishQuietlyIfClosed() -> Int32? {
+    private func quietEnding() -> Int32? {
         let health = stdout.writeHealth
         if health.closed { return ExitStatus.success }
         if batchLine != nil, health.failure != nil { return ExitStatus.output }
