@@ -356,6 +356,15 @@ import Testing
         #expect(result.err == "af: redirect to \(second.url("/echo")) leaves the origin; not sending Authorization, Cookie, X-Api-Key there (--location-trusted keeps them)\n")
     }
 
+    /// The test server's `/redirect-to` takes its URL unencoded, as a person types it (the
+    /// server read a target whose query held `://` as a proxy's absolute URL, path `/`).
+    @Test func theBuiltinRedirectTakesAnUnencodedURL() throws {
+        let result = InProcessAF.run(["-F", first.url("/redirect-to?url=\(second.url("/echo"))")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(first.requests(to: "/redirect-to").count == 1)
+        #expect(second.requests(to: "/echo").count == 1)
+    }
+
     @Test func locationTrustedKeepsThem() throws {
         first.route("/hop") { _, _ in .response(status: 302, headers: [("Location", self.second.url("/echo"))]) }
         #expect(InProcessAF.run(["-F", "--location-trusted", "-a", "ada:secret", first.url("/hop")]).status == 0)

@@ -23,10 +23,12 @@ public struct ServerRequest: Sendable {
     /// When the request head arrived, in seconds of system uptime.
     public var receivedAt: Double = 0
 
-    /// The path of the target, without the query.
+    /// The path of the target, without the query. An absolute-form target (a proxy's,
+    /// `http://host/path`) gives its path; a path whose query holds a URL
+    /// (`/redirect-to?url=http://…`) is a path.
     public var path: String {
         var text = target
-        if let range = text.range(of: "://") {
+        if !text.hasPrefix("/"), let range = text.range(of: "://") {
             let rest = text[range.upperBound...]
             text = rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
         }
