@@ -41,7 +41,7 @@ complete -c af -l style -x -a 'auto solarized monokai pie pie-dark pie-light def
 complete -c af -l no-style -d 'Undo --style'
 complete -c af -l sort-keys -d 'Sort the keys of JSON objects when formatting'
 complete -c af -l no-sort-keys -d 'Undo --sort-keys'
-complete -c af -l sorted -d 'Sort JSON keys and headers by name (--format-options=json.sort_keys:true,headers.sort:true)'
+complete -c af -l sorted -d 'Sort JSON keys and headers by name (json.sort_keys and headers.sort of --format-options)'
 complete -c af -l no-sorted -d 'Undo --sorted'
 complete -c af -l unsorted -d 'Keep JSON keys and headers in their order (the default)'
 complete -c af -l no-unsorted -d 'Undo --unsorted'

@@ -132,7 +132,7 @@ public enum OptionTable {
         OptionSpec(.sortKeys, "sort-keys", group: .output, help: "Sort the keys of JSON objects when formatting",
                    details: "Sort the keys of JSON objects when formatting, by their Unicode characters (an escape such as \\u00e9 counting as the character it names), as jq and HTTPie order them; duplicate keys keep their order. Each object is kept in memory until it ends, so a document that is an array of records is sorted a record at a time; what is kept may take up to a quarter of the machine's memory and at most 1 GiB, and an object larger than that is shown with its keys in their own order, and a warning says so (as when objects nest so deep around large values that reordering them all would copy those values over and over). Invalid JSON is shown sorted as far as objects ended, then as it came.",
                    binding: .flag(\.sortKeys)),
-        OptionSpec(.sorted, "sorted", group: .output, help: "Sort JSON keys and headers by name (--format-options=json.sort_keys:true,headers.sort:true)",
+        OptionSpec(.sorted, "sorted", group: .output, help: "Sort JSON keys and headers by name (json.sort_keys and headers.sort of --format-options)",
                    binding: .custom(.flag, sample: nil) { settings, option in
                        settings.sortKeys = !option.negated
                        settings.sortHeaders = !option.negated
