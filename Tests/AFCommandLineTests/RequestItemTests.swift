@@ -164,6 +164,13 @@ import Testing
         #expect(url.string == "http://h/p?x=1&a%20b=c%26d&%C3%A9=%3D")
     }
 
+    /// `af -` looked up a host named "-" (exit 1, a DNS failure) instead of refusing it.
+    @Test func aDashIsNoURL() {
+        #expect { _ = try URLBuilder.build("-", https: false, query: [], pathAsIs: false) } throws: { error in
+            (error as? CommandFailure)?.message == "'-' is not a URL: give the URL to request (a body comes from standard input by itself; af batch - reads command lines from it)"
+        }
+    }
+
     @Test func unsupportedSchemeIsAUsageError() {
         #expect { _ = try URLBuilder.build("ftp://h/x", https: false, query: [], pathAsIs: false) } throws: { error in
             (error as? CommandFailure)?.message.contains("unsupported URL scheme 'ftp'") == true

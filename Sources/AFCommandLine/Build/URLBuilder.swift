@@ -62,6 +62,10 @@ enum URLBuilder {
     /// The URL with a scheme (and `localhost` for `:PORT` forms).
     static func expand(_ argument: String, https: Bool) throws(CommandFailure) -> String {
         if startsWithSchemeAndHost(argument) { return argument }
+        if argument == "-" {
+            // It was looked up as a host named "-" (a DNS failure, exit 1).
+            throw .usage("'-' is not a URL: give the URL to request (a body comes from standard input by itself; af batch - reads command lines from it)")
+        }
         let scheme = https ? "https://" : "http://"
         if argument.hasPrefix("://") {
             // HTTPie's `://host/path`: the default scheme, written out.
