@@ -518,6 +518,52 @@ import Testing
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{not json")
         #expect(server.requests.isEmpty)
     }
+
+    /// A session an HTTPie user brings (`--session=PATH` to HTTPie's file) was refused as "not
+    /// an af session". Both of HTTPie's layouts are read — 3.2's lists and `raw_auth`, older
+    /// objects and `username`/`password` — and the file is never written back (HTTPie could no
+    /// longer read it), with one notice when the exchange changed something it would keep.
+    @Test(arguments: [
+        #"""
+        {"__meta__": {"about": "HTTPie session file", "help": "https://httpie.io/docs#sessions", "httpie": "3.2.2"},
+         "auth": {"raw_auth": "ada:pw", "type": "basic"},
+         "cookies": [{"domain": "", "expires": null, "name": "sid", "path": "/", "secure": false, "value": "abc"}],
+         "headers": [{"name": "X-Team", "value": "core"}]}
+        """#,
+        #"""
+        {"__meta__": {"about": "HTTPie session file", "help": "https://httpie.org/doc#sessions", "httpie": "2.6.0"},
+         "auth": {"password": "pw", "type": "basic", "username": "ada"},
+         "cookies": {"sid": {"expires": null, "path": "/", "secure": false, "value": "abc"}},
+         "headers": {"X-Team": "core", "User-Agent": null}}
+        """#,
+    ])
+    func httpieSessionsAreReadAndLeftAsTheyAre(text: String) throws {
+        let path = config + "/httpie.json"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let used = run(["--session=\(path)", server.url("/echo")])
+        #expect(used.status == 0, "\(used.err)")
+        #expect(used.err.isEmpty)
+        let request = try #require(server.requests.last)
+        #expect(request.header("Cookie") == "sid=abc")
+        #expect(request.header("X-Team") == "core")
+        #expect(request.header("Authorization") == "Basic YWRhOnB3")
+        #expect(request.header("User-Agent") == "af/0.1.0")
+        let changed = run(["--session=\(path)", server.url("/cookies/set?n=1")])
+        #expect(changed.status == 0)
+        #expect(changed.err == "af: the session '\(path)' is HTTPie's: af read it and does not write it, so what this exchange changed is not kept (give --session=NAME for a session af keeps)\n")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+    }
+
+    @Test func httpieSessionsCarryBearerTokensAndRefuseOtherSchemes() throws {
+        let path = config + "/httpie-bearer.json"
+        try #"{"__meta__": {"httpie": "3.2.2"}, "auth": {"type": "bearer", "raw_auth": "t0k"}, "cookies": [], "headers": []}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(run(["--session=\(path)", server.url("/echo")]).status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Bearer t0k")
+        try #"{"__meta__": {"httpie": "3.2.2"}, "auth": {"type": "ntlm", "raw_auth": "a:b"}}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        let refused = run(["--session=\(path)", server.url("/echo")])
+        #expect(refused.status == 64)
+        #expect(refused.err == "af: error: the session file '\(path)' uses the auth type 'ntlm', which af does not speak (basic, digest, bearer); fix it or remove it (af never replaces it)\n")
+    }
 }
 
 @Suite struct NetworkTests {

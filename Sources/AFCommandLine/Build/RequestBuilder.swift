@@ -121,7 +121,7 @@ enum RequestBuilder {
         if let name = settings.session {
             let path = try SessionFile.path(for: name, url: url, environment: environment)
             session = try SessionFile.load(path: path, url: url)
-            if !settings.sessionReadOnly { try SessionFile.checkWritable(path: path) }
+            if !settings.sessionReadOnly, session?.writer == nil { try SessionFile.checkWritable(path: path) }
         }
         let applicable = session.flatMap { $0.applies(to: url) ? $0 : nil }
         let body = try BodyBuilder.build(items: items, settings: settings, environment: environment, standardInputItem: standardInput)

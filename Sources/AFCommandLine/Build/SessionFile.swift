@@ -13,6 +13,9 @@ struct SessionFile: Sendable {
     var headers: [HTTPHeader] = []
     var auth: Credentials?
     var cookies: [Cookie] = []
+    /// The program whose session file this is when it is not af's (`HTTPie`): read, and
+    /// never written back.
+    var writer: String?
 
     /// Where a session lives: a NAME under the configuration directory, per host, or a PATH.
     static func path(for name: String, url: HTTPURL, environment: Environment) throws(CommandFailure) -> String {
@@ -38,6 +41,7 @@ struct SessionFile: Sendable {
         } catch {
             throw corrupt("is not valid JSON: \(error.description)")
         }
+        if HTTPieSession.isOne(document) { return try HTTPieSession.read(document, path: path, url: url, corrupt: corrupt) }
         guard document["af_session"]?.numberText == "1" else { throw corrupt("is not an af session (no \"af_session\": 1)") }
         guard let host = document["host"]?.stringValue else { throw corrupt("has no \"host\"") }
         session.host = host
