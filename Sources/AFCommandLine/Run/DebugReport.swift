@@ -21,19 +21,63 @@ enum DebugReport {
         stderr.writeQuietly(text)
     }
 
-    /// The arguments with the values of secret options replaced (a bug report gets pasted).
+    /// The arguments with the values of secret options (`-a`, `--auth`, `--cert-key-pass`)
+    /// replaced, read as the parser reads them: a value may follow `=`, be the next word, or
+    /// be the rest of a cluster of short options (`-aUSER:PASS`, `-vaUSER:PASS`), and the
+    /// value of another option is never taken for an option (a bug report gets pasted).
     static func redacted(_ arguments: [String]) -> [String] {
-        let secret = ["--auth", "--cert-key-pass"]
+        enum Word { case option, secretValue, value, positional }
+        let secret: Set<String> = ["auth", "cert-key-pass"]
         var out: [String] = []
-        var hideNext = false
+        var next = Word.option
         for argument in arguments {
-            if hideNext {
+            switch next {
+            case .secretValue:
                 out.append(DebugRedaction.hidden)
-                hideNext = false
-            } else if let option = secret.first(where: { argument.hasPrefix($0 + "=") }) {
-                out.append(option + "=" + DebugRedaction.hidden)
+                next = .option
+                continue
+            case .value:
+                out.append(argument)
+                next = .option
+                continue
+            case .positional:
+                out.append(argument)
+                continue
+            case .option:
+                break
+            }
+            if argument == "--" {
+                next = .positional
+                out.append(argument)
+            } else if argument.hasPrefix("--") {
+                let body = argument.dropFirst(2)
+                let name = String(body.prefix { $0 != "=" })
+                let inline = body.count > name.count
+                if secret.contains(name) {
+                    out.append(inline ? "--\(name)=" + DebugRedaction.hidden : argument)
+                    if !inline { next = .secretValue }
+                } else {
+                    out.append(argument)
+                    if !inline, case .required? = OptionTable.option(long: name)?.value { next = .value }
+                }
+            } else if argument.hasPrefix("-"), argument.count > 1 {
+                // The first letter that takes a value takes the rest of the word, or the next word.
+                var shown = "-"
+                var letters = Substring(argument.dropFirst())
+                while let letter = letters.first {
+                    letters = letters.dropFirst()
+                    shown.append(letter)
+                    guard let spec = OptionTable.option(short: letter), case .required = spec.value else { continue }
+                    let isSecret = secret.contains(spec.long)
+                    if letters.isEmpty {
+                        next = isSecret ? .secretValue : .value
+                    } else {
+                        shown += isSecret ? DebugRedaction.hidden : String(letters)
+                    }
+                    break
+                }
+                out.append(shown)
             } else {
-                hideNext = secret.contains(argument) || (argument.hasPrefix("-") && !argument.hasPrefix("--") && argument.hasSuffix("a"))
                 out.append(argument)
             }
         }
