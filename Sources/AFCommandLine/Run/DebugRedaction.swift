@@ -12,11 +12,12 @@ import AFEngine
 struct DebugRedaction: Sendable {
     static let hidden = "(hidden)"
 
-    /// Lowercased names of the headers whose values are hidden.
-    private let names: Set<String>
+    /// The headers whose values are hidden: those a cross-origin redirect drops, and the
+    /// cookies a server sets.
+    private let names: Set<HTTPHeaders.Name>
 
     init(secretHeaders: [String]) {
-        names = Set(["authorization", "proxy-authorization", "cookie", "set-cookie"] + secretHeaders.map { $0.lowercased() })
+        names = Set(RedirectPolicy.credentialHeaders + [.setCookie] + secretHeaders.map { HTTPHeaders.Name($0) })
     }
 
     /// A head line as libcurl traces it (`Name: value`), its value hidden when it is a
@@ -55,18 +56,18 @@ struct DebugRedaction: Sendable {
     /// scheme is kept (`Basic (hidden)`), and a cookie's name (`sid=(hidden)`), with a
     /// `Set-Cookie`'s attributes after it.
     private func hiddenValue(name: Substring, value: Substring) -> String? {
-        let lowered = name.lowercased()
-        guard names.contains(lowered) else { return nil }
-        switch lowered {
-        case "authorization", "proxy-authorization":
+        let header = HTTPHeaders.Name(String(name))
+        guard names.contains(header) else { return nil }
+        switch header {
+        case .authorization, .proxyAuthorization:
             guard let space = value.firstIndex(of: " ") else { return Self.hidden }
             return String(value[..<space]) + " " + Self.hidden
-        case "cookie":
+        case .cookie:
             return value.split(separator: ";").map { pair in
                 let trimmed = pair.drop { $0 == " " }
                 return (trimmed.firstIndex(of: "=").map { String(trimmed[..<$0]) + "=" } ?? "") + Self.hidden
             }.joined(separator: "; ")
-        case "set-cookie":
+        case .setCookie:
             let first = value.prefix { $0 != ";" }
             let cookie = (first.firstIndex(of: "=").map { String(first[..<$0]) + "=" } ?? "") + Self.hidden
             return cookie + String(value.dropFirst(first.count))

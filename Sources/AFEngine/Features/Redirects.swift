@@ -13,6 +13,10 @@ public struct RedirectPolicy: Sendable {
     /// Extra headers to treat as credentials.
     public var secretHeaders: [HTTPHeaders.Name]
 
+    /// The headers that carry credentials, which a cross-origin redirect drops (with
+    /// `secretHeaders`).
+    public static let credentialHeaders: [HTTPHeaders.Name] = [.authorization, .cookie, .proxyAuthorization]
+
     /// By default redirects are not followed.
     public init(follow: Bool = false, maxRedirects: Int = 30, trustedLocation: Bool = false, secretHeaders: [HTTPHeaders.Name] = []) {
         self.follow = follow
@@ -60,7 +64,7 @@ public struct RedirectPolicy: Sendable {
         }
         let downgrade = source.scheme == "https" && target.scheme == "http"
         if !source.sameOrigin(as: target), !trustedLocation || downgrade {
-            let secret: [HTTPHeaders.Name] = [.authorization, .cookie, .proxyAuthorization] + secretHeaders
+            let secret = Self.credentialHeaders + secretHeaders
             for name in secret where next.headers.contains(name) {
                 next.headers.remove(name: name)
                 dropped.append(name.rawValue)
