@@ -87,9 +87,12 @@ import Testing
             #expect(result.status == 64, "\(arguments)")
             #expect(result.err == "af: error: \(message)\n")
         }
-        // A word that is no URL after a URL that is no item keeps the item message.
+        // A word that is no URL after a URL that is no item keeps the item message; so does a
+        // host name after `host:port/path`, which is a URL, not a header.
         let junk = InProcessAF.run(["--offline", "localhost:\(port)", "junk"])
         #expect(junk.err == "af: error: 'junk' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n")
+        let host = InProcessAF.run(["--offline", "localhost:\(port)/get", "example.test"])
+        #expect(host.err == "af: error: 'example.test' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n")
         #expect(server.requests.isEmpty)
     }
 

@@ -12,6 +12,17 @@ import Testing
         directory = try TemporaryDirectory.make(prefix: "af-conventions")
     }
 
+    /// A file's name after the URL looks like a host name (`data.json`); when the file is
+    /// there, it is an item that forgot its `@`, not a URL typed after items.
+    @Test func aFileNameAfterTheURLIsNotTakenForAURL() throws {
+        _ = try TemporaryDirectory.write("{}", named: "data.json", in: directory)
+        let result = AF.run(["--offline", "X-A:1", "data.json"], directory: directory)
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: 'data.json' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n")
+        let missing = AF.run(["--offline", "X-A:1", "site.json"], directory: directory)
+        #expect(missing.err == "af: error: the URL 'site.json' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af site.json X-A:1\n")
+    }
+
     @Test func downloadsFollowRedirectsAndKeepTheAskedName() throws {
         let downloads = try TemporaryDirectory.make(prefix: "af-dl")
         let result = AF.run(["-d", server.url("/redirect-to?url=/bytes/10")], directory: downloads)

@@ -311,7 +311,8 @@ enum RequestBuilder {
     /// name and the argument at `index` looks like a URL.
     static func urlAfterItems(method: String?, url: String, items: [String], at index: Int) -> CommandFailure? {
         let argument = items[index]
-        guard looksLikeURL(argument) else { return nil }
+        // A file's name (`data.json`) looks like a host name too: an item that forgot its `@`.
+        guard looksLikeURL(argument), !FileSystem.exists(argument) else { return nil }
         let urlIsMethod = method == nil && standardMethods.contains(url.uppercased())
         guard urlIsMethod || isPlainlyAnItem(url) else { return nil }
         var words = [method ?? (urlIsMethod ? url.uppercased() : nil)].compactMap { $0 } + [argument]
@@ -344,7 +345,11 @@ enum RequestBuilder {
     private static func isPlainlyAnItem(_ argument: String) -> Bool {
         guard !argument.containsBytes(of: "://"), !argument.hasPrefix(":"), let item = try? RequestItemParser.parse(argument).item else { return false }
         switch item {
-        case .header(let name, let value): return (try? check(HTTPHeader(name, value), item: argument)) != nil
+        case .header(let name, let value):
+            // `host:8080/path` is a URL: a port and a path are no header value.
+            let port = value.utf8.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            if !port.isEmpty, value.utf8.dropFirst(port.count).first == UInt8(ascii: "/") { return false }
+            return (try? check(HTTPHeader(name, value), item: argument)) != nil
         case .unsetHeader(let name), .emptyHeader(let name), .headerFromFile(let name, _): return (try? check(HTTPHeader(name, "x"), item: argument)) != nil
         default: return true
         }
