@@ -36,6 +36,19 @@ import Testing
         #expect(SchemeTypo.correction(of: text) == nil)
     }
 
+    /// A scheme whose colon was left out (`https//host/x`) parses as a URL to a host named
+    /// "https", and was sent there (a DNS failure, or a search domain's host); it is refused
+    /// with what was meant. A host named http with a port (`http:8080/x`) is no typo.
+    @Test func aURLToAHostNamedLikeASchemeIsATypo() throws {
+        for (argument, meant) in [("https//example.org/x", "https://example.org/x"), ("HTTP//example.org", "http://example.org")] {
+            #expect { _ = try URLBuilder.build(argument, https: false, query: [], pathAsIs: false) } throws: { error in
+                (error as? CommandFailure)?.message == "invalid URL '\(argument)': it names the host '\(argument.prefix { $0 != "/" })'; did you mean '\(meant)'?"
+            }
+        }
+        #expect(try URLBuilder.build("http:8080/x", https: false, query: [], pathAsIs: false).string == "http://http:8080/x")
+        #expect(try URLBuilder.build("https/x", https: false, query: [], pathAsIs: false).string == "http://https/x")
+    }
+
     @Test func distanceCountsOneEditOrSwap() {
         #expect(SchemeTypo.distance("http", "http") == 0)
         #expect(SchemeTypo.distance("htp", "http") == 1)

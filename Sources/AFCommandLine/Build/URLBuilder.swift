@@ -18,8 +18,9 @@ enum URLBuilder {
             let joiner = base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
             text = base + joiner + encoded + fragment
         }
+        let parsed: HTTPURL
         do {
-            return try HTTPURL(parsing: text, pathAsIs: pathAsIs)
+            parsed = try HTTPURL(parsing: text, pathAsIs: pathAsIs)
         } catch {
             if let meant = SchemeTypo.correction(of: argument) {
                 throw .usage("\(error); did you mean '\(MessageQuote.url(meant))'?")
@@ -34,6 +35,12 @@ enum URLBuilder {
             // when a shorthand or encoding made that differ from what was typed.
             throw .usage(text == argument ? "\(error); check the URL" : "\(error); check the URL '\(MessageQuote.url(argument))'")
         }
+        // `https//host/x` (the colon left out) is a URL too, to a host named "https": no one's
+        // host, and a search domain could make it someone's.
+        if parsed.host.utf8.count <= 5, ["http", "https"].contains(parsed.host.lowercased()), let meant = SchemeTypo.correction(of: argument) {
+            throw .usage("invalid URL '\(MessageQuote.url(argument))': it names the host '\(parsed.host)'; did you mean '\(MessageQuote.url(meant))'?")
+        }
+        return parsed
     }
 
     /// Whether the URL's host part holds two or more colons outside brackets, as an IPv6
