@@ -8,7 +8,7 @@ extension Execution {
     func advice(for error: AFError, response: Response, message: String) -> String {
         (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
             + priorKnowledgeHint(error) + authenticationHint(error, response: response) + methodAsURLHint(error)
-            + schemeTypoHint(error) + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
+            + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
     }
 
     /// A 401: Digest when the challenge asks for it and af sent Basic or nothing; credentials
@@ -110,17 +110,6 @@ extension Execution {
             guard HTTPMethod.standard.contains(HTTPMethod(rawValue: host.uppercased())) else { return "" }
             return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
         }
-    }
-
-    /// `af get http//host/path` (the scheme's colon left out, or doubled): the scheme was
-    /// read as the host, which does not resolve. What followed the scheme af added is what
-    /// was typed.
-    fileprivate func schemeTypoHint(_ error: AFError) -> String {
-        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure else { return "" }
-        let text = built.url.string
-        guard let start = text.utf8Offset(of: "://"),
-              let meant = SchemeTypo.correction(of: String(decoding: text.utf8.dropFirst(start + 3), as: UTF8.self)) else { return "" }
-        return "; did you mean '\(meant)'?"
     }
 
     /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a
