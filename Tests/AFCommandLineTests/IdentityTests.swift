@@ -554,6 +554,25 @@ import Testing
         #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
     }
 
+    /// An HTTPie user's `--session=NAME` started an empty af session without a word, their
+    /// HTTPie session of that name unused: the first run says where it is and how to read it.
+    @Test func aNewNamedSessionPointsToHTTPiesOfThatName() throws {
+        let httpie = try TemporaryDirectory.make(prefix: "af-httpie-config")
+        let directory = "\(httpie)/sessions/127.0.0.1_\(server.port)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try #"{"__meta__": {"httpie": "3.2.2"}, "headers": [{"name": "X-Team", "value": "core"}]}"#.write(toFile: directory + "/work.json", atomically: true, encoding: .utf8)
+        let environment = ["AF_CONFIG_DIR": config, "HTTPIE_CONFIG_DIR": httpie]
+        let first = InProcessAF.run(["--session=work", server.url("/echo")], environment: environment)
+        #expect(first.status == 0)
+        #expect(first.err == "af: the session 'work' for 127.0.0.1 is new to af, which keeps its own; HTTPie's of that name is read with --session=\(directory)/work.json\n")
+        #expect(server.requests.last?.header("X-Team") == nil)
+        // Once af has its own, or for a name HTTPie has none of, nothing is said.
+        #expect(InProcessAF.run(["--session=work", server.url("/echo")], environment: environment).err.isEmpty)
+        #expect(InProcessAF.run(["--session=other", server.url("/echo")], environment: environment).err.isEmpty)
+        #expect(InProcessAF.run(["--session=\(directory)/work.json", server.url("/echo")], environment: environment).err.isEmpty)
+        #expect(server.requests.last?.header("X-Team") == "core")
+    }
+
     @Test func httpieSessionsCarryBearerTokensAndRefuseOtherSchemes() throws {
         let path = config + "/httpie-bearer.json"
         try #"{"__meta__": {"httpie": "3.2.2"}, "auth": {"type": "bearer", "raw_auth": "t0k"}, "cookies": [], "headers": []}"#.write(toFile: path, atomically: true, encoding: .utf8)

@@ -11,6 +11,24 @@ import AFEngine
 /// objects with a `domain` (3.1), or an object of name to `{"value", "path", …}` that
 /// belonged to the session's host.
 enum HTTPieSession {
+    /// Where HTTPie keeps the named session `name` for `url`'s host, when that file exists:
+    /// `sessions/HOST/NAME.json` (`HOST_PORT` for a port given in the URL) under
+    /// `$HTTPIE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/httpie`, else `~/.config/httpie`.
+    static func namedSessionPath(_ name: String, url: HTTPURL, environment: Environment) -> String? {
+        let variables = environment.variables
+        let base: String
+        if let explicit = variables["HTTPIE_CONFIG_DIR"], !explicit.isEmpty {
+            base = explicit
+        } else if let xdg = variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            base = xdg + "/httpie"
+        } else {
+            base = environment.homeDirectory + "/.config/httpie"
+        }
+        let host = url.host.replacingBytes(of: ":", with: "_")
+        let hosts = url.port.map { [host + "_\($0)", host] } ?? [host]
+        return hosts.map { "\(base)/sessions/\($0)/\(name).json" }.first(where: FileSystem.exists)
+    }
+
     /// Whether `document` is an HTTPie session.
     static func isOne(_ document: JSONValue) -> Bool {
         guard document["af_session"] == nil, let meta = document["__meta__"] else { return false }

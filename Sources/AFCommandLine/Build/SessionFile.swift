@@ -16,10 +16,12 @@ struct SessionFile: Sendable {
     /// The program whose session file this is when it is not af's (`HTTPie`): read, and
     /// never written back.
     var writer: String?
+    /// There was no file: the session starts empty.
+    var isNew = false
 
     /// Where a session lives: a NAME under the configuration directory, per host, or a PATH.
     static func path(for name: String, url: HTTPURL, environment: Environment) throws(CommandFailure) -> String {
-        if name.contains("/") || name.hasSuffix(".json") { return name }
+        if isPath(name) { return name }
         guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }), !name.hasPrefix(".") else {
             throw .usage("invalid session name '\(name)': use letters, digits, '-', '_' and '.', or give a path containing '/'")
         }
@@ -27,10 +29,18 @@ struct SessionFile: Sendable {
         return "\(environment.configDirectory)/sessions/\(host)_\(url.effectivePort)/\(name).json"
     }
 
+    /// Whether `--session`'s value is a path (it has a slash, or ends in `.json`), not a name.
+    static func isPath(_ name: String) -> Bool {
+        name.contains("/") || name.hasSuffix(".json")
+    }
+
     /// Reads a session; a missing file is an empty session, a corrupt one an error.
     static func load(path: String, url: HTTPURL) throws(CommandFailure) -> SessionFile {
         var session = SessionFile(path: path, host: url.authority)
-        guard FileSystem.exists(path) else { return session }
+        guard FileSystem.exists(path) else {
+            session.isNew = true
+            return session
+        }
         let bytes = try FileReading.document(atPath: path, what: "--session")
         func corrupt(_ reason: String) -> CommandFailure {
             .usage("the session file '\(path)' \(reason); fix it or remove it (af never replaces it)")

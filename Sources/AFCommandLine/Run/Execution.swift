@@ -228,6 +228,13 @@ final class Execution {
     /// as it is now — not as it was read — so that lines of a batch (and runs side by side)
     /// saving one session in turn keep each other's changes.
     private func saveSession(_ session: Session, response: Response) -> CommandFailure? {
+        if let read = built.session, read.isNew, let name = settings.session, !SessionFile.isPath(name), !settings.quiet,
+           let httpie = HTTPieSession.namedSessionPath(name, url: built.url, environment: environment) {
+            // An HTTPie user's `--session=NAME` finds no af session of that name: af keeps its
+            // own, and reads HTTPie's only when given its path.
+            let path = Quote.argument(CurlCommand.quote(httpie))
+            stderr.writeNotice("the session '\(name)' for \(built.url.host) is new to af, which keeps its own; HTTPie's of that name is read with --session=\(path)")
+        }
         guard let read = built.session, !settings.sessionReadOnly, response.head != nil else { return nil }
         let now = HTTPDate.now()
         var cookies = session.exportCookies().filter { !$0.isExpired(at: now) }
