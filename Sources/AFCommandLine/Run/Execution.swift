@@ -184,6 +184,7 @@ final class Execution {
     /// Saves the session file, prints the summary, report or error, and returns the exit status.
     func finish(_ flight: InFlight, response: Response) -> Int32 {
         defer { cleanUp() }
+        noteHTTPieSession()
         if let failure = saveSession(flight.session, response: response) {
             stderr.writeError(failure.message)
             return failure.exitCode
@@ -223,18 +224,20 @@ final class Execution {
         return prepared
     }
 
+    /// An HTTPie user's `--session=NAME` that finds no af session of that name, where HTTPie
+    /// has one for the host: af keeps its own, and reads HTTPie's only when given its path.
+    private func noteHTTPieSession() {
+        guard let read = built.session, read.isNew, let name = settings.session, !SessionFile.isPath(name), !settings.quiet,
+              let httpie = HTTPieSession.namedSessionPath(name, url: built.url, environment: environment) else { return }
+        let path = Quote.argument(CurlCommand.quote(httpie))
+        stderr.writeNotice("the session '\(name)' for \(built.url.host) is new to af, which keeps its own; HTTPie's of that name is read with --session=\(path)")
+    }
+
     /// Keeps the session up to date after an exchange: this command line's headers and
     /// credentials, and the cookies the exchange set, changed or removed, applied to the file
     /// as it is now — not as it was read — so that lines of a batch (and runs side by side)
     /// saving one session in turn keep each other's changes.
     private func saveSession(_ session: Session, response: Response) -> CommandFailure? {
-        if let read = built.session, read.isNew, let name = settings.session, !SessionFile.isPath(name), !settings.quiet,
-           let httpie = HTTPieSession.namedSessionPath(name, url: built.url, environment: environment) {
-            // An HTTPie user's `--session=NAME` finds no af session of that name: af keeps its
-            // own, and reads HTTPie's only when given its path.
-            let path = Quote.argument(CurlCommand.quote(httpie))
-            stderr.writeNotice("the session '\(name)' for \(built.url.host) is new to af, which keeps its own; HTTPie's of that name is read with --session=\(path)")
-        }
         guard let read = built.session, !settings.sessionReadOnly, response.head != nil else { return nil }
         let now = HTTPDate.now()
         var cookies = session.exportCookies().filter { !$0.isExpired(at: now) }
