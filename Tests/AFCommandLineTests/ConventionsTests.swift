@@ -321,6 +321,9 @@ import Testing
         #expect(redaction.withoutURLPasswords("://a:b@") == "://a:(hidden)@")
         #expect(redaction.withoutURLPasswords("http://a@h/ http://u:p@h:1/x?y=http://v:q@z") == "http://a@h/ http://u:(hidden)@h:1/x?y=http://v:(hidden)@z")
         #expect(redaction.withoutURLPasswords("http://u:p:q@h@i/") == "http://u:(hidden)@i/")
+        // A password may hold a comma or a bracket (it was shown in full: the authority was cut there).
+        #expect(redaction.withoutURLPasswords("all:http://u:p,w@h:1") == "all:http://u:(hidden)@h:1")
+        #expect(redaction.withoutURLPasswords("[\"all:http://u:p]w@h\", \"https:http://v:q@k\"]") == "[\"all:http://u:(hidden)@h\", \"https:http://v:(hidden)@k\"]")
         #expect(redaction.withoutURLPasswords("[\"all:http://u:é@[::1]:8\"]") == "[\"all:http://u:(hidden)@[::1]:8\"]")
         #expect(redaction.note("Replaced cookie a=\"\" for domain x") == "Replaced cookie a=\"(hidden)\" for domain x")
         #expect(redaction.note("Added cookie \"") == "Added cookie \"")

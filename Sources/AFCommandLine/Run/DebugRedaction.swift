@@ -78,27 +78,6 @@ struct DebugRedaction: Sendable {
 
     /// `text` with the password of every `scheme://user:password@` in it hidden.
     func withoutURLPasswords(_ text: String) -> String {
-        guard text.containsBytes(of: "://"), text.containsByte(UInt8(ascii: "@")) else { return text }
-        let bytes = Array(text.utf8)
-        let ends = Set("/?#, \"]".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            guard bytes[index...].starts(with: "://".utf8) else {
-                out.append(bytes[index])
-                index += 1
-                continue
-            }
-            index += 3
-            out += "://".utf8
-            let end = bytes[index...].firstIndex(where: ends.contains) ?? bytes.count
-            if let at = bytes[index..<end].lastIndex(of: UInt8(ascii: "@")), let colon = bytes[index..<at].firstIndex(of: UInt8(ascii: ":")) {
-                out += bytes[index...colon]
-                out += Self.hidden.utf8
-                index = at
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        MessageQuote.withoutPasswords(in: text, writing: Self.hidden)
     }
 }
