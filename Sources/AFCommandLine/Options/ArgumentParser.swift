@@ -6,6 +6,9 @@ struct ParsedOption: Sendable {
     var negated: Bool
     /// How the user spelled it, for messages (`--timeout`, `-t`).
     var spelling: String
+    /// Which argument the value was read from: the option's own (`--auth=X`, `-aX`) or the
+    /// next one (`-a X`); nil without a value.
+    var valueArgument: Int? = nil
 }
 
 /// A positional argument (method, URL or request item) and its position.
@@ -81,16 +84,16 @@ struct ParsedArguments: Sendable {
                     result.options.append(ParsedOption(spec: spec, value: nil, negated: false, spelling: spelling))
                     flagBefore = FlagBefore(letter: nil, long: name)
                 case .optional:
-                    result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling))
+                    result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling, valueArgument: inlineValue.map { _ in index }))
                 case .required(let valueName):
                     if let inlineValue {
-                        result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling))
+                        result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling, valueArgument: index))
                     } else {
                         guard index + 1 < arguments.count else {
                             throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")\(Self.choiceList(spec))")
                         }
                         index += 1
-                        result.options.append(ParsedOption(spec: spec, value: arguments[index], negated: false, spelling: spelling))
+                        result.options.append(ParsedOption(spec: spec, value: arguments[index], negated: false, spelling: spelling, valueArgument: index))
                     }
                 }
                 continue
@@ -118,7 +121,7 @@ struct ParsedArguments: Sendable {
                         index += 1
                         value = arguments[index]
                     }
-                    result.options.append(ParsedOption(spec: spec, value: value, negated: false, spelling: spelling))
+                    result.options.append(ParsedOption(spec: spec, value: value, negated: false, spelling: spelling, valueArgument: index))
                 }
             }
         }

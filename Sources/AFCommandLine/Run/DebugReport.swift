@@ -15,71 +15,27 @@ enum DebugReport {
             let value = String(describing: child.value)
             if index < defaults.count, defaults[index] == value { continue }
             // Secrets never reach a bug report.
-            let shown = ["auth", "certKeyPass"].contains(label) ? DebugRedaction.hidden : Quote.argument(redaction.withoutURLPasswords(value))
+            let shown = secretOptions.contains(where: { "\($0)" == label }) ? DebugRedaction.hidden : Quote.argument(redaction.withoutURLPasswords(value))
             text += "af: debug: setting \(label) = \(shown)\n"
         }
         stderr.writeQuietly(text)
     }
 
-    /// The arguments with the values of secret options (`-a`, `--auth`, `--cert-key-pass`)
-    /// replaced, read as the parser reads them: a value may follow `=`, be the next word, or
-    /// be the rest of a cluster of short options (`-aUSER:PASS`, `-vaUSER:PASS`), and the
-    /// value of another option is never taken for an option (a bug report gets pasted).
+    /// Options whose values never reach a bug report (their `Settings` fields have their names).
+    static let secretOptions: Set<OptionID> = [.auth, .certKeyPass]
+
+    /// The arguments with the values of secret options replaced, where the parser read them:
+    /// after `=`, in the next argument, or the rest of a cluster of short options
+    /// (`-aUSER:PASS`, `-vaUSER:PASS`); another option's value is never taken for one.
     static func redacted(_ arguments: [String]) -> [String] {
-        enum Word { case option, secretValue, value, positional }
-        let secret: Set<String> = ["auth", "cert-key-pass"]
-        var out: [String] = []
-        var next = Word.option
-        for argument in arguments {
-            switch next {
-            case .secretValue:
-                out.append(DebugRedaction.hidden)
-                next = .option
-                continue
-            case .value:
-                out.append(argument)
-                next = .option
-                continue
-            case .positional:
-                out.append(argument)
-                continue
-            case .option:
-                break
-            }
-            if argument == "--" {
-                next = .positional
-                out.append(argument)
-            } else if argument.hasPrefix("--") {
-                let body = argument.dropFirst(2)
-                let name = String(body.prefix { $0 != "=" })
-                let inline = body.count > name.count
-                if secret.contains(name) {
-                    out.append(inline ? "--\(name)=" + DebugRedaction.hidden : argument)
-                    if !inline { next = .secretValue }
-                } else {
-                    out.append(argument)
-                    if !inline, case .required? = OptionTable.option(long: name)?.value { next = .value }
-                }
-            } else if argument.hasPrefix("-"), argument.count > 1 {
-                // The first letter that takes a value takes the rest of the word, or the next word.
-                var shown = "-"
-                var letters = Substring(argument.dropFirst())
-                while let letter = letters.first {
-                    letters = letters.dropFirst()
-                    shown.append(letter)
-                    guard let spec = OptionTable.option(short: letter), case .required = spec.value else { continue }
-                    let isSecret = secret.contains(spec.long)
-                    if letters.isEmpty {
-                        next = isSecret ? .secretValue : .value
-                    } else {
-                        shown += isSecret ? DebugRedaction.hidden : String(letters)
-                    }
-                    break
-                }
-                out.append(shown)
-            } else {
-                out.append(argument)
-            }
+        // These arguments were parsed already, before the report; a failure cannot come here,
+        // and would show nothing of them.
+        guard let parsed = try? ParsedArguments.parse(arguments) else { return arguments.map { _ in DebugRedaction.hidden } }
+        var out = arguments
+        for option in parsed.options where secretOptions.contains(option.spec.id) {
+            guard let index = option.valueArgument, let value = option.value else { continue }
+            // The value is the whole argument, or the end of the option's own.
+            out[index] = out[index] == value ? DebugRedaction.hidden : String(out[index].dropLast(value.count)) + DebugRedaction.hidden
         }
         return out
     }
