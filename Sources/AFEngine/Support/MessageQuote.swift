@@ -34,7 +34,7 @@ package enum MessageQuote {
 
     /// `text` with the password of every URL in it (each `scheme://USER:PASSWORD@`) replaced by
     /// `replacement`: for text that holds several URLs, or a URL among other words
-    /// (`--proxy=all:http://…`, a list of proxies, a line of libcurl's trace).
+    /// (a proxy setting, a list of proxies, a line of libcurl's trace).
     package static func withoutPasswords(in text: String, writing replacement: String) -> String {
         guard text.containsBytes(of: "://"), text.containsByte(UInt8(ascii: "@")) else { return text }
         let bytes = Array(text.utf8)
