@@ -313,7 +313,7 @@ enum RequestBuilder {
         let argument = items[index]
         // A file's name (`data.json`) looks like a host name too: an item that forgot its `@`.
         guard looksLikeURL(argument), !FileSystem.exists(argument) else { return nil }
-        let urlIsMethod = method == nil && standardMethods.contains(url.uppercased())
+        let urlIsMethod = method == nil && HTTPMethod.standard.contains(HTTPMethod(rawValue: url.uppercased()))
         guard urlIsMethod || isPlainlyAnItem(url) else { return nil }
         var words = [method ?? (urlIsMethod ? url.uppercased() : nil)].compactMap { $0 } + [argument]
         if !urlIsMethod { words.append(url) }
@@ -321,8 +321,6 @@ enum RequestBuilder {
         let example = words.prefix(6).map { Quote.argument(CurlCommand.quote($0)) }.joined(separator: " ") + (words.count > 6 ? " …" : "")
         return .usage("the URL '\(Quote.argument(argument))' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af \(example)")
     }
-
-    private static let standardMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 
     /// Whether an argument is a URL (`http://…`), a shorthand for one (`:3000/x`), or a host
     /// name with a dot or `localhost`, with or without a port and a path (`example.org/x`).
