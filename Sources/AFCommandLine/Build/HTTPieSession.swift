@@ -15,15 +15,7 @@ enum HTTPieSession {
     /// `sessions/HOST/NAME.json` (`HOST_PORT` for a port given in the URL) under
     /// `$HTTPIE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/httpie`, else `~/.config/httpie`.
     static func namedSessionPath(_ name: String, url: HTTPURL, environment: Environment) -> String? {
-        let variables = environment.variables
-        let base: String
-        if let explicit = variables["HTTPIE_CONFIG_DIR"], !explicit.isEmpty {
-            base = explicit
-        } else if let xdg = variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            base = xdg + "/httpie"
-        } else {
-            base = environment.homeDirectory + "/.config/httpie"
-        }
+        let base = environment.variables["HTTPIE_CONFIG_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.configHome + "/httpie"
         let host = url.host.replacingBytes(of: ":", with: "_")
         let hosts = url.port.map { [host + "_\($0)", host] } ?? [host]
         return hosts.map { "\(base)/sessions/\($0)/\(name).json" }.first(where: FileSystem.exists)

@@ -199,10 +199,15 @@ public struct Environment: Sendable {
     /// The directory holding `config.json` and `sessions/`.
     public var configDirectory: String {
         if let explicit = variables["AF_CONFIG_DIR"], !explicit.isEmpty { return explicit }
-        // The XDG Base Directory specification: a relative path there is invalid and ignored
-        // (it would put sessions wherever af happens to run).
-        if let xdg = variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/af" }
-        return homeDirectory + "/.config/af"
+        return configHome + "/af"
+    }
+
+    /// Where programs keep their configuration directories: `$XDG_CONFIG_HOME`, else
+    /// `~/.config`. The XDG Base Directory specification: a relative path there is invalid
+    /// and ignored (it would put sessions wherever af happens to run).
+    var configHome: String {
+        if let xdg = variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg }
+        return homeDirectory + "/.config"
     }
 
     /// A directory for temporary files.
