@@ -168,6 +168,18 @@ package enum FuzzTargets {
             precondition(stripped.scheme == parsed.scheme && stripped.host == parsed.host && stripped.port == parsed.port
                          && stripped.path == parsed.path && stripped.query == parsed.query, "taking credentials out of \(parsed.string) gave \(stripped.string)")
         }
+        // Hiding the passwords of the URLs in a text (`--debug`, messages) hides the password
+        // the URL parser reads: what is left parses with the mark in its place.
+        // One URL written with `://`, as the helper promises (`https:/u:p@h` is read by the
+        // parser too; a `://` further on is taken for another URL's).
+        for candidate in [text, "http://u:p@h/" + text] {
+            guard let start = candidate.utf8Offset(of: "://"), !candidate.utf8.dropFirst(start + 3).starts(with: "/".utf8),
+                  candidate.utf8.prefix(start).allSatisfy({ $0 != UInt8(ascii: "/") }),
+                  !String(decoding: candidate.utf8.dropFirst(start + 3), as: UTF8.self).containsBytes(of: "://"),
+                  let parsed = try? HTTPURL(parsing: candidate), let password = parsed.password, !password.isEmpty else { continue }
+            let hidden = MessageQuote.withoutPasswords(in: candidate, writing: "HIDDEN")
+            precondition((try? HTTPURL(parsing: hidden))?.password == "HIDDEN", "hiding the password of \(candidate.prefix(200)) gave \(hidden.prefix(200))")
+        }
         // A guessed correction of a mistyped scheme is an http or https URL that keeps what
         // followed the scheme.
         if let meant = SchemeTypo.correction(of: text) {
