@@ -325,6 +325,10 @@ import Testing
         #expect(redaction.withoutURLPasswords("all:http://u:p,w@h:1") == "all:http://u:(hidden)@h:1")
         #expect(redaction.withoutURLPasswords("[\"all:http://u:p]w@h\", \"https:http://v:q@k\"]") == "[\"all:http://u:(hidden)@h\", \"https:http://v:(hidden)@k\"]")
         #expect(redaction.withoutURLPasswords("[\"all:http://u:é@[::1]:8\"]") == "[\"all:http://u:(hidden)@[::1]:8\"]")
+        // However many slashes follow the scheme, as the URL parser reads it (it was shown
+        // in full with one slash, a backslash, or none after http).
+        #expect(redaction.withoutURLPasswords("\"http:/u:p@h\" \"https:\\\\v:q@k\" HTTP:w:r@j") == "\"http:/u:(hidden)@h\" \"https:\\\\v:(hidden)@k\" HTTP:w:(hidden)@j")
+        #expect(redaction.withoutURLPasswords("Host: h:1\nsee: u:p@h") == "Host: h:1\nsee: u:p@h")
         #expect(redaction.note("Replaced cookie a=\"\" for domain x") == "Replaced cookie a=\"(hidden)\" for domain x")
         #expect(redaction.note("Added cookie \"") == "Added cookie \"")
     }

@@ -17,6 +17,16 @@ import Testing
         ("http://h#u:p@q", "http://h#u:p@q"),
         ("h:8080/a", "h:8080/a"),
         ("", ""),
+        // The URL parser skips any slashes after the scheme, leaning either way, or none
+        // after http and https: the password it reads there is hidden too.
+        ("http:/bob:s3cret@h/p", "http:/bob:***@h/p"),
+        ("https:\\\\bob:s3cret@h", "https:\\\\bob:***@h"),
+        ("http:////bob:s3cret@h", "http:////bob:***@h"),
+        ("HTTP:bob:s3cret@h", "HTTP:bob:***@h"),
+        ("//bob:s3cret@h/p", "//bob:***@h/p"),
+        ("bob:s3cret@h:8080", "bob:***@h:8080"),
+        // With neither, the first colon is no scheme's.
+        ("localhost:8080/a:b@c", "localhost:8080/a:b@c"),
     ])
     func passwordsAreLeftOut(url: String, quoted: String) {
         #expect(MessageQuote.withoutPassword(url) == quoted)
@@ -28,6 +38,7 @@ import Testing
         ("u:p@proxy:3128", "proxy:3128"),
         ("http://proxy:3128", "http://proxy:3128"),
         ("socks5h://a:b@c@proxy", "socks5h://proxy"),
+        ("http:/u:p@proxy:3128", "http:/proxy:3128"),
     ])
     func proxiesAreNamedWithoutCredentials(url: String, named: String) {
         #expect(MessageQuote.withoutCredentials(url) == named)

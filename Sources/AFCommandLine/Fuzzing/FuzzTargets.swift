@@ -170,21 +170,22 @@ package enum FuzzTargets {
         }
         // Hiding the passwords of the URLs in a text (`--debug`, messages) hides the password
         // the URL parser reads: what is left parses with the mark in its place.
-        // One URL written with `://`, as the helper promises (`https:/u:p@h` is read by the
-        // parser too; a `://` further on is taken for another URL's).
-        for candidate in [text, "http://u:p@h/" + text] {
-            guard let start = candidate.utf8Offset(of: "://"), !candidate.utf8.dropFirst(start + 3).starts(with: "/".utf8),
-                  candidate.utf8.prefix(start).allSatisfy({ $0 != UInt8(ascii: "/") }),
-                  !String(decoding: candidate.utf8.dropFirst(start + 3), as: UTF8.self).containsBytes(of: "://"),
-                  let parsed = try? HTTPURL(parsing: candidate), let password = parsed.password, !password.isEmpty else { continue }
+        // However many slashes follow the scheme (`https:/u:p@h`, `http:u:p@h`). Text with a
+        // NUL is left out: libcurl reads a URL as a C string, up to it (no argument or header
+        // line holds one).
+        for candidate in [text, "http://u:p@h/" + text] where !candidate.utf8.contains(0) {
+            guard let parsed = try? HTTPURL(parsing: candidate), let password = parsed.password, !password.isEmpty else { continue }
             let hidden = MessageQuote.withoutPasswords(in: candidate, writing: "HIDDEN")
             precondition((try? HTTPURL(parsing: hidden))?.password == "HIDDEN", "hiding the password of \(candidate.prefix(200)) gave \(hidden.prefix(200))")
         }
         // A guessed correction of a mistyped scheme is an http or https URL that keeps what
         // followed the scheme.
         if let meant = SchemeTypo.correction(of: text) {
-            let scheme = meant.hasPrefix("https://") ? 8 : meant.hasPrefix("http://") ? 7 : 0
-            precondition(scheme > 0 && text.hasSuffix(String(decoding: meant.utf8.dropFirst(scheme), as: UTF8.self)),
+            // Compared by bytes: what follows may start with a combining mark, which joins
+            // the scheme's last character in one Character.
+            let scheme = meant.utf8.starts(with: "https://".utf8) ? 8 : meant.utf8.starts(with: "http://".utf8) ? 7 : 0
+            let kept = Array(meant.utf8.dropFirst(scheme))
+            precondition(scheme > 0 && Array(text.utf8).suffix(kept.count) == kept[...],
                          "a scheme correction of \(text.prefix(100)) gave \(meant.prefix(100))")
         }
         // A proxy URL af lets through names a scheme libcurl speaks as a proxy, or none.

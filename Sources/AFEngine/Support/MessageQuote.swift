@@ -28,25 +28,28 @@ package enum MessageQuote {
     /// (nothing changed without one).
     package static func withoutPassword(_ text: String) -> String {
         let bytes = Array(text.utf8)
-        guard let user = userInformation(bytes, from: authorityStart(text)), let colon = password(in: bytes, user) else { return text }
+        guard let user = userInformation(bytes, from: authorityStart(bytes)), let colon = password(in: bytes, user) else { return text }
         return String(decoding: bytes[..<(colon + 1)] + Array("***".utf8) + bytes[user.upperBound...], as: UTF8.self)
     }
 
-    /// `text` with the password of every URL in it (each `scheme://USER:PASSWORD@`) replaced by
-    /// `replacement`: for text that holds several URLs, or a URL among other words
-    /// (a proxy setting, a list of proxies, a line of libcurl's trace).
+    /// `text` with the password of every URL in it (each `scheme://USER:PASSWORD@`, however
+    /// many slashes follow the scheme) replaced by `replacement`: for text that holds several
+    /// URLs, or a URL among other words (a proxy setting, a list of proxies, a line of
+    /// libcurl's trace).
     package static func withoutPasswords(in text: String, writing replacement: String) -> String {
-        guard text.containsBytes(of: "://"), text.containsByte(UInt8(ascii: "@")) else { return text }
+        guard text.containsByte(UInt8(ascii: ":")), text.containsByte(UInt8(ascii: "@")) else { return text }
         let bytes = Array(text.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = 0
         while index < bytes.count {
-            out.append(bytes[index])
+            let byte = bytes[index]
+            out.append(byte)
             index += 1
-            // Each authority ends at its first `/`, so it never reaches into the next URL.
-            guard out.count >= 3, out.suffix(3).elementsEqual("://".utf8), let user = userInformation(bytes, from: index),
-                  let colon = password(in: bytes, user) else { continue }
+            // Each authority ends at its first `/` or white space (which no URL holds), so it
+            // never reaches into the next URL.
+            guard byte == UInt8(ascii: ":"), let start = authority(bytes, afterColon: index - 1),
+                  let user = userInformation(bytes, from: start, upToSpace: true), let colon = password(in: bytes, user) else { continue }
             out += bytes[index...colon]
             out += replacement.utf8
             index = user.upperBound
@@ -58,20 +61,55 @@ package enum MessageQuote {
     /// URL is named in messages.
     package static func withoutCredentials(_ text: String) -> String {
         let bytes = Array(text.utf8)
-        guard let user = userInformation(bytes, from: authorityStart(text)) else { return text }
+        guard let user = userInformation(bytes, from: authorityStart(bytes)) else { return text }
         return String(decoding: bytes[..<user.lowerBound] + bytes[(user.upperBound + 1)...], as: UTF8.self)
     }
 
-    /// Where the URL's authority starts in `text`'s UTF-8: after `://`, or at the start
-    /// without one.
-    private static func authorityStart(_ text: String) -> Int {
-        text.utf8Offset(of: "://").map { $0 + 3 } ?? 0
+    /// Where the authority of the URL in `bytes` starts: after its scheme and the slashes
+    /// after it, or (without a scheme) after any slashes it starts with.
+    private static func authorityStart(_ bytes: [UInt8]) -> Int {
+        let scheme = bytes.prefix(while: isSchemeByte)
+        if scheme.endIndex < bytes.count, bytes[scheme.endIndex] == UInt8(ascii: ":"),
+           let start = authority(bytes, afterColon: scheme.endIndex) {
+            return start
+        }
+        return bytes.prefix(while: isSlash).endIndex
+    }
+
+    /// Where the authority starts when the `:` at `colon` ends a URL's scheme: after the
+    /// slashes that follow it, which the URL parser (libcurl's) skips however many there are
+    /// and whichever way they lean (`https://`, `https:/`, `https:\\`); with none, only
+    /// after `http:` or `https:`, since in `user:password@host` the colon is the password's.
+    /// Nil when the colon ends no scheme.
+    private static func authority(_ bytes: [UInt8], afterColon colon: Int) -> Int? {
+        let start = bytes[(colon + 1)...].prefix(while: isSlash).endIndex
+        if start > colon + 1 { return start }
+        let scheme = bytes[..<colon].reversed().prefix(while: isSchemeByte).count
+        let name = bytes[(colon - scheme)..<colon].lazy.map { $0 | 0x20 }
+        return name.elementsEqual("http".utf8) || name.elementsEqual("https".utf8) ? start : nil
+    }
+
+    /// A byte a URL scheme may hold.
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func isSlash(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\")
     }
 
     /// Where, in `bytes`, the `USER[:PASSWORD]` before the last `@` of the authority starting
-    /// at `start` lies; nil without an `@` there.
-    private static func userInformation(_ bytes: [UInt8], from start: Int) -> Range<Int>? {
-        bytes[start...].urlAuthority.lastIndex(of: UInt8(ascii: "@")).map { start..<$0 }
+    /// at `start` lies (ended by white space too with `upToSpace`); nil without an `@` there.
+    private static func userInformation(_ bytes: [UInt8], from start: Int, upToSpace: Bool = false) -> Range<Int>? {
+        let authority = bytes[start...].urlAuthority
+        let end = upToSpace ? authority.firstIndex { $0 == 0x20 || (0x09...0x0D).contains($0) } ?? authority.endIndex : authority.endIndex
+        return authority[..<end].lastIndex(of: UInt8(ascii: "@")).map { start..<$0 }
     }
 
     /// The `:` before the password in the user information `user`; nil without a password.
