@@ -20,6 +20,25 @@ import Testing
         #expect(result.err == "af: error: the TLS handshake with 127.0.0.1:\(silent.port) did not finish within 500ms; the server took the connection but did not answer in TLS: if that port serves plain HTTP, use http://; otherwise raise --connect-timeout\n")
     }
 
+    /// The total timeout, shorter than the connect timeout or the only one given, stops a
+    /// connection too. It was reported with the connect timeout's limit ("after 10s" when
+    /// af gave up after 500ms), as "connecting" when the handshake had stalled, and with
+    /// advice to raise --connect-timeout, which changes nothing while --timeout stops it.
+    @Test(arguments: [["--timeout=0.5"], ["--connect-timeout=10", "--timeout=0.5"]])
+    func theTotalTimeoutIsNamedWhenItStopsAConnection(limits: [String]) throws {
+        let silent = try silentServer()
+        let stalled = AF.run(limits + ["https://127.0.0.1:\(silent.port)/"], timeout: 10)
+        #expect(stalled.status == 2)
+        #expect(stalled.err == "af: error: the TLS handshake with 127.0.0.1:\(silent.port) did not finish within 500ms; the server took the connection but did not answer in TLS: if that port serves plain HTTP, use http://; otherwise raise --timeout\n")
+        let unanswered = try UnansweredPort()
+        let connecting = AF.run(limits + ["http://127.0.0.1:\(unanswered.port)/"], timeout: 10)
+        #expect(connecting.status == 2)
+        #expect(connecting.err == "af: error: connecting to 127.0.0.1:\(unanswered.port) timed out after 500ms; check the address, or raise --timeout\n")
+        // A connect timeout shorter than the total one is still the one named.
+        let shorter = AF.run(["--connect-timeout=0.5", "--timeout=10", "http://127.0.0.1:\(unanswered.port)/"], timeout: 10)
+        #expect(shorter.err == "af: error: connecting to 127.0.0.1:\(unanswered.port) timed out after 500ms; check the address, or raise --connect-timeout\n")
+    }
+
     /// A proxy that does not answer timed out as "connecting to example.test:80", the host
     /// it was asked for, which sent the user to check the wrong machine.
     @Test func aProxyThatDoesNotAnswerIsNamedInTheTimeout() throws {

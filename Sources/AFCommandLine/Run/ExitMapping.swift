@@ -56,10 +56,10 @@ enum ExitMapping {
             return message + "; --crl takes a PEM certificate revocation list"
         case .unusableTrustFile(.clientIdentity):
             return message + "; --cert and --cert-key take PEM files, and an encrypted key needs its pass phrase (--cert-key-pass)"
-        case .connectTimedOut:
-            return message + "; check the address, or raise --connect-timeout"
-        case .handshakeTimedOut:
-            return message + "; the server took the connection but did not answer in TLS: if that port serves plain HTTP, \(plainHTTP); otherwise raise --connect-timeout"
+        case .connectTimedOut(_, let total):
+            return message + "; check the address, or raise \(total ? "--timeout" : "--connect-timeout")"
+        case .handshakeTimedOut(_, let total):
+            return message + "; the server took the connection but did not answer in TLS: if that port serves plain HTTP, \(plainHTTP); otherwise raise \(total ? "--timeout" : "--connect-timeout")"
         case .responseTimedOut(let limit):
             return limit == nil ? message : message + "; raise --timeout if it needs longer"
         case .tooManyHeaderLines:

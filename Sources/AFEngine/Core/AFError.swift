@@ -105,12 +105,14 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// A file of the TLS configuration could not be used before the handshake: the CA
         /// bundle, the CRL, or the client certificate or its key is not what OpenSSL can load.
         case unusableTrustFile(TrustFile)
-        /// No connection within the connect timeout (or the total timeout).
-        case connectTimedOut(limit: Double?)
+        /// No connection within the connect timeout, or within the total timeout when that
+        /// was the shorter (`total`).
+        case connectTimedOut(limit: Double?, total: Bool)
         /// The connection was made but its TLS handshake did not finish within the connect
-        /// timeout (or the total timeout): the server answered nothing, as a plain HTTP server
-        /// does while it waits for a request line that never comes.
-        case handshakeTimedOut(limit: Double?)
+        /// timeout, or the total timeout when that was the shorter (`total`): the server
+        /// answered nothing, as a plain HTTP server does while it waits for a request line
+        /// that never comes.
+        case handshakeTimedOut(limit: Double?, total: Bool)
         /// No complete response within the total timeout.
         case responseTimedOut(limit: Double?)
         /// More header lines (or trailer lines) than `TransferOptions.maxHeaders`.

@@ -20,6 +20,18 @@ enum CurlErrorMapping {
         return (code, known ? Int(limit.rlim_cur) : nil)
     }
 
+    /// The time limit a connection (with its TLS handshake) runs out of: the connect timeout,
+    /// or the total timeout when that is shorter or the only one (`total`), since libcurl
+    /// stops at whichever comes first.
+    static func connectLimit(_ options: TransferOptions) -> (limit: Double?, total: Bool) {
+        switch (options.connectTimeout, options.timeout) {
+        case (let connect?, let total?): return total <= connect ? (total, true) : (connect, false)
+        case (let connect?, nil): return (connect, false)
+        case (nil, let total?): return (total, true)
+        case (nil, nil): return (nil, false)
+        }
+    }
+
     static func error(for code: CURLcode, transfer: Transfer) -> AFError {
         let easy = transfer.easy
         let url = transfer.url
@@ -66,19 +78,22 @@ enum CurlErrorMapping {
             let connected = easy.offset(CURLINFO_CONNECT_TIME_T) > 0
             let tlsPending = url.scheme == "https" && easy.offset(CURLINFO_APPCONNECT_TIME_T) == 0
             if !connected || tlsPending, transfer.head == nil, transfer.sentHead == nil {
-                let limit = transfer.description.options.connectTimeout ?? transfer.description.options.timeout
+                let (limit, total) = connectLimit(transfer.description.options)
                 let after = limit.map { " after \(Format.seconds($0))" } ?? ""
                 // Not even the proxy answered: it was named as the host it was asked for.
                 if !connected, let proxy = proxyInUse(transfer) {
-                    return failure(.connectTimeout, "connecting to the proxy \(MessageQuote.withoutCredentials(proxy)) for \(authority) timed out\(after)", .connectTimedOut(limit: limit))
+                    return failure(.connectTimeout, "connecting to the proxy \(MessageQuote.withoutCredentials(proxy)) for \(authority) timed out\(after)",
+                                   .connectTimedOut(limit: limit, total: total))
                 }
                 // Connected, but the handshake never finished: say so, not "connecting".
-                // libcurl 7.88 records no connect time until TLS is up too; its message tells.
-                if tlsPending, detail.containsBytes(of: "SSL connection timeout"), proxyInUse(transfer) == nil {
+                // libcurl 7.88 records no connect time until TLS is up too. Its message tells
+                // when the connect timeout ran out ("SSL connection timeout"), not when the
+                // total one did; the TLS context it asked for then tells.
+                if tlsPending, transfer.handshakeStarted || detail.containsBytes(of: "SSL connection timeout"), proxyInUse(transfer) == nil {
                     let within = limit.map { " within \(Format.seconds($0))" } ?? ""
-                    return failure(.connectTimeout, "the TLS handshake with \(authority) did not finish\(within)", .handshakeTimedOut(limit: limit))
+                    return failure(.connectTimeout, "the TLS handshake with \(authority) did not finish\(within)", .handshakeTimedOut(limit: limit, total: total))
                 }
-                return failure(.connectTimeout, "connecting to \(authority) timed out\(after)", .connectTimedOut(limit: limit))
+                return failure(.connectTimeout, "connecting to \(authority) timed out\(after)", .connectTimedOut(limit: limit, total: total))
             }
             let limit = transfer.description.options.timeout
             let within = limit.map { " within \(Format.seconds($0))" } ?? ""

@@ -11,6 +11,7 @@ enum TLSHandshake {
     static let contextCallback: afcurl_sslctx_cb = { _, sslContext, userdata in
         guard let sslContext, let userdata else { return CURLE_OK }
         let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+        transfer.handshakeStarted = true
         let context = OpaquePointer(sslContext)
         if !transfer.trustSettings.anchors.isEmpty, let store = SSL_CTX_get_cert_store(context) {
             for der in transfer.trustSettings.anchors {

@@ -104,6 +104,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// libcurl has read the request body to its end.
     private var bodySent = false
     var serverChain: [ServerCertificate] = []
+    /// libcurl handed over a TLS context for a new connection of this transfer, which it does
+    /// once the connection below TLS is up: the handshake began.
+    var handshakeStarted = false
     var handshakeSeen = false
     var pinResult: String?
     var chainVerified = false
