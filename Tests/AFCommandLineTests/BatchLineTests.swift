@@ -195,6 +195,12 @@ import Testing
         #expect(settings.retry == 5)
         #expect(settings.ignoreStdin)
         #expect(positionals.map(\.text) == ["post", ":8080/x", "a=1"])
+        // A line copied from a shell, `af` and all.
+        let (copied, words) = try planner.plan(["af", "--retry=5", "post", ":8080/x", "a=1"])
+        #expect(copied.retry == 5)
+        #expect(words.map(\.text) == ["post", ":8080/x", "a=1"])
+        #expect(try planner.plan(["af"]).1.map(\.text) == ["af"])
+        #expect(try planner.plan(["HTTP", ":8080/x"]).1.map(\.text) == ["HTTP", ":8080/x"])
         let (plain, _) = try planner.plan([":8080/x"])
         #expect(plain.checkStatus)
         #expect(plain.retry == 2)
@@ -207,6 +213,9 @@ import Testing
         (["--help"], "--help has no place on a line of a batch"),
         (["-j"], "the line has no URL"),
         (["pin", "example.org"], "af pin cannot run on a line of a batch"),
+        (["af", "batch", "other.txt"], "af batch cannot run on a line of a batch"),
+        (["curl", "-s", "-X", "POST", "example.org"], "the line starts with 'curl', another program's name, which would be sent as the method CURL: "
+            + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write CURL to send that method)"),
         (["post", ":8080/x", "@-"], "'@-' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE"),
         (["--offline", "--curl", ":8080/x"], "--offline and --curl both print instead of sending; pick one"),
     ])

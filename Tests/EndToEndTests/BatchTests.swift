@@ -49,6 +49,23 @@ import Testing
 
     /// A running request holds its output in memory up to 32 KiB; past that, and whenever it
     /// ends before an earlier line, its output waits in a temporary file.
+    /// A command line copied from a shell into the file starts with `af`, which was sent as
+    /// the method AF (and a pasted HTTPie line's `http` as the method HTTP).
+    @Test func aLineMayStartWithAfButNotWithAnotherClientsName() throws {
+        let path = try file(["af " + server.url("/answer/1"), "af --check-status post " + server.url("/answer/2") + " a=1"])
+        let result = AF.run(["batch", path])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "answer 1\nanswer 2\n")
+        #expect(server.requests(to: "/answer/1").map(\.method) == ["GET"])
+        #expect(server.requests(to: "/answer/2").map(\.method) == ["POST"])
+        let pasted = try file([server.url("/answer/3"), "http " + server.url("/answer/4")], name: "pasted.txt")
+        let refused = AF.run(["batch", pasted])
+        #expect(refused.status == 64)
+        #expect(refused.err == "af: error: \(pasted):2: the line starts with 'http', another program's name, which would be sent as the method HTTP: "
+                + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write HTTP to send that method)\n")
+        #expect(server.requests(to: "/answer/3").isEmpty)
+    }
+
     @Test func outputsOfEverySizeKeepLineOrderWhateverOrderTheyFinishIn() throws {
         let cases: [(delay: Double, size: Int)] = [(0.6, 10), (0, 32 * 1024), (0, 32 * 1024 + 1), (0.3, 200_000), (0, 10), (0.1, 70_000), (0, 0)]
         let path = try file(cases.enumerated().map { index, item in

@@ -70,6 +70,19 @@ struct LinePlanner: Sendable {
 
     /// The settings and positionals of a line's request, checked as `af` alone checks them.
     func plan(_ words: [String]) throws(CommandFailure) -> (Settings, [Positional]) {
+        var words = words
+        if words.count > 1, let program = words.first {
+            // A command line copied from a shell starts with af itself, which would otherwise
+            // be sent as the method AF: it is read without it.
+            if program == "af" { words.removeFirst() }
+            // Another client's command line (HTTPie's, curl's) would send its program's name
+            // as the method, if its options did not fail first; a custom method of that name
+            // is written in capitals.
+            if Self.otherClients.contains(program) {
+                throw .usage("the line starts with '\(program)', another program's name, which would be sent as the method \(program.uppercased()): "
+                    + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write \(program.uppercased()) to send that method)")
+            }
+        }
         let parsed = try ParsedArguments.parse(words)
         var settings = base
         for option in parsed.options {
@@ -107,6 +120,9 @@ struct LinePlanner: Sendable {
         }
         return (settings, parsed.positionals)
     }
+
+    /// The commands of other HTTP clients, which start their command lines as `af` starts its.
+    static let otherClients: Set<String> = ["curl", "http", "https", "wget", "xh", "xhs"]
 
     /// Checks a line completely — options, items, URL, files — without sending anything, and
     /// returns what it planned and built.
