@@ -214,6 +214,11 @@ import Testing
         (["-j"], "the line has no URL"),
         (["pin", "example.org"], "af pin cannot run on a line of a batch"),
         (["af", "batch", "other.txt"], "af batch cannot run on a line of a batch"),
+        // Shell syntax copied with a command: it was "'|' is not a request item", or for
+        // `| jq -r .` an unknown option -r.
+        (["get", "example.org", "|", "jq", "-r", "."], "'|' is shell syntax, but af batch runs each line without a shell: pipe the whole batch instead (af batch FILE | ...), whose output keeps line order"),
+        (["get", "example.org", ">", "out.json"], "'>' is shell syntax, but af batch runs each line without a shell: give the line -o FILE to save its body"),
+        (["get", "example.org", "&&", "echo", "ok"], "'&&' is shell syntax, but af batch runs each line without a shell: each line is one request (--fail-fast stops the batch at its first failure)"),
         (["curl", "-s", "-X", "POST", "example.org"], "the line starts with 'curl', another program's name, which would be sent as the method CURL: "
             + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write CURL to send that method)"),
         (["post", ":8080/x", "@-"], "'@-' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE"),

@@ -47,11 +47,10 @@ import Testing
         #expect((arrivals.max() ?? 0) - (arrivals.min() ?? 0) < 0.3)
     }
 
-    /// A running request holds its output in memory up to 32 KiB; past that, and whenever it
-    /// ends before an earlier line, its output waits in a temporary file.
     /// A command line copied from a shell into the file starts with `af`, which was sent as
-    /// the method AF (and a pasted HTTPie line's `http` as the method HTTP).
-    @Test func aLineMayStartWithAfButNotWithAnotherClientsName() throws {
+    /// the method AF (a pasted HTTPie line's `http` as the method HTTP), and may end in shell
+    /// syntax.
+    @Test func aLineCopiedFromAShellIsReadOrRefusedForWhatItIs() throws {
         let path = try file(["af " + server.url("/answer/1"), "af --check-status post " + server.url("/answer/2") + " a=1"])
         let result = AF.run(["batch", path])
         #expect(result.status == 0, "\(result.err)")
@@ -64,8 +63,14 @@ import Testing
         #expect(refused.err == "af: error: \(pasted):2: the line starts with 'http', another program's name, which would be sent as the method HTTP: "
                 + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write HTTP to send that method)\n")
         #expect(server.requests(to: "/answer/3").isEmpty)
+        let piped = try file([server.url("/answer/5") + " | jq -r ."], name: "piped.txt")
+        let shell = AF.run(["batch", piped])
+        #expect(shell.status == 64)
+        #expect(shell.err == "af: error: \(piped):1: '|' is shell syntax, but af batch runs each line without a shell: pipe the whole batch instead (af batch FILE | ...), whose output keeps line order\n")
     }
 
+    /// A running request holds its output in memory up to 32 KiB; past that, and whenever it
+    /// ends before an earlier line, its output waits in a temporary file.
     @Test func outputsOfEverySizeKeepLineOrderWhateverOrderTheyFinishIn() throws {
         let cases: [(delay: Double, size: Int)] = [(0.6, 10), (0, 32 * 1024), (0, 32 * 1024 + 1), (0.3, 200_000), (0, 10), (0.1, 70_000), (0, 0)]
         let path = try file(cases.enumerated().map { index, item in

@@ -83,6 +83,11 @@ struct LinePlanner: Sendable {
                     + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write \(program.uppercased()) to send that method)")
             }
         }
+        // Shell syntax typed after a request (`| jq .`, `> out.json`) would be read as items,
+        // and its words (`-r`) as options: say what it is and what does its work here.
+        if let word = words.first(where: { Self.shellSyntax[$0] != nil }), let advice = Self.shellSyntax[word] {
+            throw .usage("'\(word)' is shell syntax, but af batch runs each line without a shell: \(advice)")
+        }
         let parsed = try ParsedArguments.parse(words)
         var settings = base
         for option in parsed.options {
@@ -120,6 +125,16 @@ struct LinePlanner: Sendable {
         }
         return (settings, parsed.positionals)
     }
+
+    /// Shell operators a line copied from a script may hold, with what does their work in a
+    /// batch.
+    static let shellSyntax: [String: String] = {
+        let pipe = "pipe the whole batch instead (af batch FILE | ...), whose output keeps line order"
+        let redirect = "give the line -o FILE to save its body"
+        let list = "each line is one request (--fail-fast stops the batch at its first failure)"
+        return ["|": pipe, "|&": pipe, ">": redirect, ">>": redirect, "2>": redirect, "&>": redirect, "2>&1": redirect,
+                "<": "give the line @FILE to send a file as the body", "&&": list, "||": list, ";": list, "&": list]
+    }()
 
     /// The commands of other HTTP clients, which start their command lines as `af` starts its.
     static let otherClients: Set<String> = ["curl", "http", "https", "wget", "xh", "xhs"]

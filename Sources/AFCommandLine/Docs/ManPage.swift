@@ -53,7 +53,8 @@ public enum ManPage {
         (errors name its first line); a quote must close on its own line. A line copied from a
         shell with its \\fBaf\\fR is read without it; one that starts with another client's name
         (\\fBcurl\\fR, \\fBhttp\\fR, \\fBhttps\\fR, \\fBwget\\fR, \\fBxh\\fR, \\fBxhs\\fR) is a bad line, since that
-        name would be sent as the method. Options given to \\fBaf batch\\fR apply to every line; a line's own options
+        name would be sent as the method, and so is one with shell syntax (\\fB|\\fR, \\fB>\\fR, \\fB&&\\fR): no
+        shell runs the lines. Options given to \\fBaf batch\\fR apply to every line; a line's own options
         override them (\\fB\\-\\-no\\-\\fR\\fIX\\fR included). Standard input is never a request body.
         .PP
         \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
