@@ -48,6 +48,9 @@ import Testing
             (["-d", "a=1", url], "'\(url)' is a URL after the URL 'a=1': af makes one request per run; 'a=1' came right after -d (--download), which takes no value in af (curl's -d data are items after the URL here: af POST URL name=value)"),
             (["-vx", "http://proxy.test:3128", url], "'\(url)' is a URL after the URL 'http://proxy.test:3128': af makes one request per run; 'http://proxy.test:3128' came right after -x (--compress), which takes no value in af (curl's -x PROXY is --proxy=http:PROXY here)"),
             (["--json", "{}", url], "'\(url)' is a URL after the URL '{}': af makes one request per run; '{}' came right after --json, which takes no value in af"),
+            // The localhost shorthand too (it was "request item ':8080/x' has no header name").
+            (["--json", "{\"a\":1}", ":8080/x"], "':8080/x' is a URL after the URL '{\"a\":1}': af makes one request per run; '{\"a\":1}' came right after --json, which takes no value in af"),
+            ([url, ":8080/x"], "':8080/x' is a URL after the URL '\(url)': af makes one request per run; for many requests, list them in a file for af batch"),
             // Not right after the flag: what af can still say.
             (["-d", "-v", "a=1", url], "'\(url)' is a URL after the URL 'a=1': af makes one request per run; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"),
             (["7", url], "'\(url)' is a URL after the URL '7': af makes one request per run; if '7' was meant as an option's value, that option takes none in af (see af --help)"),

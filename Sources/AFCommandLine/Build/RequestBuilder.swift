@@ -62,6 +62,12 @@ enum RequestBuilder {
         return head.starts(with: "http://".utf8) || head.starts(with: "https://".utf8)
     }
 
+    /// Whether an argument in an item's place is a URL: one with its scheme, or the
+    /// localhost shorthand (`:3000/x`), which no item can be (a header needs a name).
+    static func isURLArgument(_ argument: String) -> Bool {
+        isURL(argument) || (argument.hasPrefix(":") && looksLikeURL(argument))
+    }
+
     /// Whether an argument parses as an item other than a header (headers look like
     /// `host:port`, so they cannot tell a URL from an item).
     static func isBodyOrQueryItem(_ argument: String) -> Bool {
@@ -79,7 +85,7 @@ enum RequestBuilder {
         var items: [SourcedItem] = []
         let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
         for (index, argument) in itemArguments.enumerated() {
-            if isURL(argument), !settings.download, let misplaced = urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) { throw misplaced }
+            if isURLArgument(argument), !settings.download, let misplaced = urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) { throw misplaced }
             try refuseNonItems(argument, url: urlArgument, urlFollows: urlFollows, settings: settings)
         }
         for (index, argument) in itemArguments.enumerated() {
@@ -278,7 +284,7 @@ enum RequestBuilder {
         if RequestItemParser.separators.contains(argument) {
             throw .usage("'\(argument)' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json")
         }
-        if isURL(argument) {
+        if isURLArgument(argument) {
             // It would be sent as a header named http or https: `curl URL1 URL2` fetches both,
             // and an option af reads as a flag (curl's -m 5) leaves its value as the URL.
             // A short flag right before it is named when curl's letter takes a value (`-x`, not
