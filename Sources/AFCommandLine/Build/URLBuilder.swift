@@ -114,7 +114,7 @@ enum URLBuilder {
         var argument = argument
         return argument.withUTF8 { bytes in
             var index = 0
-            while index < bytes.count, isSchemeByte(bytes[index]) { index += 1 }
+            while index < bytes.count, bytes[index].isURLSchemeByte { index += 1 }
             guard index > 0, index + 2 < bytes.count, bytes[index] == UInt8(ascii: ":"),
                   bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
             return index
@@ -180,17 +180,6 @@ enum URLBuilder {
         switch byte {
         case 0...0x20, 0x7F...0xFF, UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\\"),
              UInt8(ascii: "^"), UInt8(ascii: "`"), UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"):
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// A letter, digit, `+`, `.` or `-`: what a URL scheme is made of.
-    private static func isSchemeByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "-"):
             return true
         default:
             return false

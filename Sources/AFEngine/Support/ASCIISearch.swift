@@ -9,6 +9,19 @@ extension Collection where Element == UInt8 {
     }
 }
 
+extension UInt8 {
+    /// A letter, digit, `+`, `.` or `-`: what a URL scheme is made of.
+    package var isURLSchemeByte: Bool {
+        switch self {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+}
+
 extension StringProtocol {
     /// The byte offset of the first occurrence of `needle` in the UTF-8 bytes, compared
     /// byte for byte (no Unicode normalisation): for ASCII markers such as `://`, where the

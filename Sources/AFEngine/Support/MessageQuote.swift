@@ -68,7 +68,7 @@ package enum MessageQuote {
     /// Where the authority of the URL in `bytes` starts: after its scheme and the slashes
     /// after it, or (without a scheme) after any slashes it starts with.
     private static func authorityStart(_ bytes: [UInt8]) -> Int {
-        let scheme = bytes.prefix(while: isSchemeByte)
+        let scheme = bytes.prefix(while: \.isURLSchemeByte)
         if scheme.endIndex < bytes.count, bytes[scheme.endIndex] == UInt8(ascii: ":"),
            let start = authority(bytes, afterColon: scheme.endIndex) {
             return start
@@ -84,20 +84,9 @@ package enum MessageQuote {
     private static func authority(_ bytes: [UInt8], afterColon colon: Int) -> Int? {
         let start = bytes[(colon + 1)...].prefix(while: isSlash).endIndex
         if start > colon + 1 { return start }
-        let scheme = bytes[..<colon].reversed().prefix(while: isSchemeByte).count
+        let scheme = bytes[..<colon].reversed().prefix(while: \.isURLSchemeByte).count
         let name = bytes[(colon - scheme)..<colon].lazy.map { $0 | 0x20 }
         return name.elementsEqual("http".utf8) || name.elementsEqual("https".utf8) ? start : nil
-    }
-
-    /// A byte a URL scheme may hold.
-    private static func isSchemeByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
-            return true
-        default:
-            return false
-        }
     }
 
     private static func isSlash(_ byte: UInt8) -> Bool {
