@@ -84,9 +84,12 @@ struct LinePlanner: Sendable {
             }
         }
         // Shell syntax typed after a request (`| jq .`, `> out.json`) would be read as items,
-        // and its words (`-r`) as options: say what it is and what does its work here.
-        if let word = words.first(where: { Self.shellSyntax[$0] != nil }), let advice = Self.shellSyntax[word] {
-            throw .usage("'\(word)' is shell syntax, but af batch runs each line without a shell: \(advice)")
+        // and its words (`-r`) as options: say what it is and what does its work here. Only a
+        // word that starts as an operator does is looked up (this runs for every line).
+        for word in words where word.utf8.first.map(Self.shellSyntaxStarts.contains) == true {
+            if let advice = Self.shellSyntax[word] {
+                throw .usage("'\(word)' is shell syntax, but af batch runs each line without a shell: \(advice)")
+            }
         }
         let parsed = try ParsedArguments.parse(words)
         var settings = base
@@ -135,6 +138,9 @@ struct LinePlanner: Sendable {
         return ["|": pipe, "|&": pipe, ">": redirect, ">>": redirect, "2>": redirect, "&>": redirect, "2>&1": redirect,
                 "<": "give the line @FILE to send a file as the body", "&&": list, "||": list, ";": list, "&": list]
     }()
+
+    /// The bytes the words of `shellSyntax` start with.
+    private static let shellSyntaxStarts = Set(shellSyntax.keys.compactMap(\.utf8.first))
 
     /// The commands of other HTTP clients, which start their command lines as `af` starts its.
     static let otherClients: Set<String> = ["curl", "http", "https", "wget", "xh", "xhs"]

@@ -84,9 +84,8 @@ enum RequestBuilder {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
         let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
-        for (index, argument) in itemArguments.enumerated() {
-            if isURLArgument(argument), !settings.download, let misplaced = urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) { throw misplaced }
-            try refuseNonItems(argument, url: urlArgument, urlFollows: urlFollows, settings: settings)
+        for index in itemArguments.indices {
+            try refuseNonItems(itemArguments, at: index, method: explicitMethod, url: urlArgument, urlFollows: urlFollows, settings: settings)
         }
         for (index, argument) in itemArguments.enumerated() {
             do throws(CommandFailure) {
@@ -279,12 +278,18 @@ enum RequestBuilder {
     /// separator typed apart from its name and value (`name = value`), and a JSON document
     /// typed where curl takes one (`-d '{…}'`, `--json '{…}'`), which read as a header with a
     /// strange name.
+    /// A URL among the items is refused too: as typed before the items when the URL argument
+    /// is plainly an item (`urlAfterItems`), else as a second URL.
     /// `urlFollows`: the option without a value right before the URL argument, if any.
-    static func refuseNonItems(_ argument: String, url: String, urlFollows: FlagBefore? = nil, settings: Settings) throws(CommandFailure) {
+    static func refuseNonItems(
+        _ items: [String], at index: Int, method: String?, url: String, urlFollows: FlagBefore? = nil, settings: Settings
+    ) throws(CommandFailure) {
+        let argument = items[index]
         if RequestItemParser.separators.contains(argument) {
             throw .usage("'\(argument)' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json")
         }
         if isURLArgument(argument) {
+            if !settings.download, let misplaced = urlAfterItems(method: method, url: url, items: items, at: index) { throw misplaced }
             // It would be sent as a header named http or https: `curl URL1 URL2` fetches both,
             // and an option af reads as a flag (curl's -m 5) leaves its value as the URL.
             // A short flag right before it is named when curl's letter takes a value (`-x`, not
