@@ -34,6 +34,9 @@ import Testing
         let connecting = AF.run(limits + ["http://127.0.0.1:\(unanswered.port)/"], timeout: 10)
         #expect(connecting.status == 2)
         #expect(connecting.err == "af: error: connecting to 127.0.0.1:\(unanswered.port) timed out after 500ms; check the address, or raise --timeout\n")
+        // Over https too: no connection, so no handshake began.
+        let unconnected = AF.run(limits + ["https://127.0.0.1:\(unanswered.port)/"], timeout: 10)
+        #expect(unconnected.err == "af: error: connecting to 127.0.0.1:\(unanswered.port) timed out after 500ms; check the address, or raise --timeout\n")
         // A connect timeout shorter than the total one is still the one named.
         let shorter = AF.run(["--connect-timeout=0.5", "--timeout=10", "http://127.0.0.1:\(unanswered.port)/"], timeout: 10)
         #expect(shorter.err == "af: error: connecting to 127.0.0.1:\(unanswered.port) timed out after 500ms; check the address, or raise --connect-timeout\n")
