@@ -139,7 +139,9 @@ import Glibc
         #expect(mkfifo(fifo, 0o600) == 0)
         for path in ["/dev/zero", fifo] {
             let session = AF.run(["--offline", "--session=\(path)", server.url("/get")], timeout: 10)
-            expectOneError(session, status: 66, containing: "it is not a regular file")
+            expectOneError(session, status: 66, containing: "(from '--session'): it is not a regular file")
+            let readOnly = AF.run(["--offline", "--session-read-only=\(path)", server.url("/get")], timeout: 10)
+            expectOneError(readOnly, status: 66, containing: "(from '--session-read-only'): it is not a regular file")
             let netrc = AF.run(["--offline", server.url("/get")], environment: ["NETRC": path], timeout: 10)
             expectOneError(netrc, status: 66, containing: "it is not a regular file")
             let policy = AF.run(["--trust-policy=\(path)", "https://127.0.0.1:9/"], timeout: 10)

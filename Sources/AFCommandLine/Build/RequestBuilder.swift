@@ -125,7 +125,8 @@ enum RequestBuilder {
         var session: SessionFile?
         if let name = settings.session {
             let path = try SessionFile.path(for: name, url: url, environment: environment)
-            session = try SessionFile.load(path: path, url: url)
+            let option = settings.sessionReadOnlyName != nil && settings.session == settings.sessionReadOnlyName ? "--session-read-only" : "--session"
+            session = try SessionFile.load(path: path, url: url, option: option)
             if !settings.sessionReadOnly, session?.writer == nil { try SessionFile.checkWritable(path: path) }
         }
         let applicable = session.flatMap { $0.applies(to: url) ? $0 : nil }

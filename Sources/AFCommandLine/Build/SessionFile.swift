@@ -34,14 +34,15 @@ struct SessionFile: Sendable {
         name.contains("/") || name.hasSuffix(".json")
     }
 
-    /// Reads a session; a missing file is an empty session, a corrupt one an error.
-    static func load(path: String, url: HTTPURL) throws(CommandFailure) -> SessionFile {
+    /// Reads a session; a missing file is an empty session, a corrupt one an error naming
+    /// `option`, the option that named the session.
+    static func load(path: String, url: HTTPURL, option: String = "--session") throws(CommandFailure) -> SessionFile {
         var session = SessionFile(path: path, host: url.authority)
         guard FileSystem.exists(path) else {
             session.isNew = true
             return session
         }
-        let bytes = try FileReading.document(atPath: path, what: "--session")
+        let bytes = try FileReading.document(atPath: path, what: option)
         func corrupt(_ reason: String) -> CommandFailure {
             .usage("the session file '\(path)' \(reason); fix it or remove it (af never replaces it)")
         }
