@@ -196,10 +196,10 @@ import Testing
         #expect(settings.ignoreStdin)
         #expect(positionals.map(\.text) == ["post", ":8080/x", "a=1"])
         // A line copied from a shell, `af` and all.
-        let (copied, words) = try planner.plan(["af", "--retry=5", "post", ":8080/x", "a=1"])
+        let (copied, words) = try planner.plan(try #require(try LinePlanner.words("af --retry=5 post :8080/x a=1")))
         #expect(copied.retry == 5)
         #expect(words.map(\.text) == ["post", ":8080/x", "a=1"])
-        #expect(try planner.plan(["af"]).1.map(\.text) == ["af"])
+        #expect(try planner.plan(try #require(try LinePlanner.words("af"))).1.map(\.text) == ["af"])
         #expect(try planner.plan(["HTTP", ":8080/x"]).1.map(\.text) == ["HTTP", ":8080/x"])
         let (plain, _) = try planner.plan([":8080/x"])
         #expect(plain.checkStatus)
@@ -213,20 +213,39 @@ import Testing
         (["--help"], "--help has no place on a line of a batch"),
         (["-j"], "the line has no URL"),
         (["pin", "example.org"], "af pin cannot run on a line of a batch"),
-        (["af", "batch", "other.txt"], "af batch cannot run on a line of a batch"),
-        // Shell syntax copied with a command: it was "'|' is not a request item", or for
-        // `| jq -r .` an unknown option -r.
-        (["get", "example.org", "|", "jq", "-r", "."], "'|' is shell syntax, but af batch runs each line without a shell: pipe the whole batch instead (af batch FILE | ...), whose output keeps line order"),
-        (["get", "example.org", ">", "out.json"], "'>' is shell syntax, but af batch runs each line without a shell: give the line -o FILE to save its body"),
-        (["get", "example.org", "&&", "echo", "ok"], "'&&' is shell syntax, but af batch runs each line without a shell: each line is one request (--fail-fast stops the batch at its first failure)"),
-        (["curl", "-s", "-X", "POST", "example.org"], "the line starts with 'curl', another program's name, which would be sent as the method CURL: "
-            + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write CURL to send that method)"),
+        (["batch", "other.txt"], "af batch cannot run on a line of a batch"),
         (["post", ":8080/x", "@-"], "'@-' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE"),
         (["--offline", "--curl", ":8080/x"], "--offline and --curl both print instead of sending; pick one"),
     ])
     func refusesWhatALineCannotDo(words: [String], message: String) {
         let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
         #expect(throws: CommandFailure.usage(message)) { try planner.plan(words) }
+    }
+
+    @Test(arguments: [
+        // Shell syntax copied with a command: it was "'|' is not a request item", or for
+        // `| jq -r .` an unknown option -r.
+        ("get example.org | jq -r .", "'|' is shell syntax, but af batch runs each line without a shell: pipe the whole batch instead (af batch FILE | ...), whose output keeps line order"),
+        ("get example.org > out.json", "'>' is shell syntax, but af batch runs each line without a shell: give the line -o FILE to save its body"),
+        ("get example.org && echo ok", "'&&' is shell syntax, but af batch runs each line without a shell: each line is one request (--fail-fast stops the batch at its first failure)"),
+        ("--raw='{}' post 'example.org' ; echo", "';' is shell syntax, but af batch runs each line without a shell: each line is one request (--fail-fast stops the batch at its first failure)"),
+        ("curl -s -X POST example.org", "the line starts with 'curl', another program's name, which would be sent as the method CURL: "
+            + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write CURL to send that method)"),
+        ("curl -s example.org | jq", "the line starts with 'curl', another program's name, which would be sent as the method CURL: "
+            + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write CURL to send that method)"),
+    ])
+    func refusesAnotherProgramsLineAndShellSyntax(line: String, message: String) {
+        #expect(throws: CommandFailure.usage(message)) { try LinePlanner.words(line) }
+    }
+
+    /// An operator quoted or escaped is data, as in a shell: a body, a value, an item.
+    @Test func quotedOperatorsAreData() throws {
+        let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
+        let raw = try #require(try LinePlanner.words("--raw '|' post :8080/x"))
+        #expect(raw == ["--raw", "|", "post", ":8080/x"])
+        #expect(try planner.plan(raw).0.raw == "|")
+        #expect(try LinePlanner.words("post :8080/x \\> a=\"&&\" '2>&1'") == ["post", ":8080/x", ">", "a=&&", "2>&1"])
+        #expect(try LinePlanner.words("'af' get :8080/x") == ["get", ":8080/x"])
     }
 
     /// The check before a run keeps what it built for the first lines, and the run sends that

@@ -67,6 +67,12 @@ import Testing
         let shell = AF.run(["batch", piped])
         #expect(shell.status == 64)
         #expect(shell.err == "af: error: \(piped):1: '|' is shell syntax, but af batch runs each line without a shell: pipe the whole batch instead (af batch FILE | ...), whose output keeps line order\n")
+        #expect(server.requests(to: "/answer/5").isEmpty)
+        // Quoted, an operator is data, as in a shell.
+        let quoted = try file(["--raw '|' post " + server.url("/answer/6")], name: "quoted.txt")
+        let sent = AF.run(["batch", quoted])
+        #expect(sent.status == 0, "\(sent.err)")
+        #expect(server.requests(to: "/answer/6").map { String(decoding: $0.body, as: UTF8.self) } == ["|"])
     }
 
     /// A running request holds its output in memory up to 32 KiB; past that, and whenever it

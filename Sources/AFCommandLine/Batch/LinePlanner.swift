@@ -56,41 +56,49 @@ struct LinePlanner: Sendable {
         settings.isUnchangedCopy(of: base) ? basePlan : OutputPlan.make(settings: settings, environment: environment)
     }
 
-    /// The words of a line, or nil for a blank line or a comment.
+    /// The words of a line, or nil for a blank line or a comment. A leading `af` (a command
+    /// line copied from a shell) is left out; another client's command line and shell
+    /// syntax written outside quotes are refused.
     static func words(_ text: String) throws(CommandFailure) -> [String]? {
         // A shell's command line cannot hold a NUL; libcurl would cut a URL or header at one.
         if text.containsByte(0) { throw .usage("the line has a NUL byte, which no command line can hold") }
+        var words: [String]
+        var quoted: [Bool]
         do {
-            let words = try ShellWords.split(text)
-            return words.isEmpty ? nil : words
+            (words, quoted) = try ShellWords.splitMarkingQuotes(text)
         } catch {
             throw .usage(error.message)
         }
-    }
-
-    /// The settings and positionals of a line's request, checked as `af` alone checks them.
-    func plan(_ words: [String]) throws(CommandFailure) -> (Settings, [Positional]) {
-        var words = words
+        if words.isEmpty { return nil }
         if words.count > 1, let program = words.first {
             // A command line copied from a shell starts with af itself, which would otherwise
             // be sent as the method AF: it is read without it.
-            if program == "af" { words.removeFirst() }
+            if program == "af" {
+                words.removeFirst()
+                quoted.removeFirst()
+            }
             // Another client's command line (HTTPie's, curl's) would send its program's name
             // as the method, if its options did not fail first; a custom method of that name
             // is written in capitals.
-            if Self.otherClients.contains(program) {
+            if otherClients.contains(program) {
                 throw .usage("the line starts with '\(program)', another program's name, which would be sent as the method \(program.uppercased()): "
                     + "a line is af's [METHOD] URL [ITEMS] without a program name, as in 'get example.org/health' (write \(program.uppercased()) to send that method)")
             }
         }
         // Shell syntax typed after a request (`| jq .`, `> out.json`) would be read as items,
         // and its words (`-r`) as options: say what it is and what does its work here. Only a
-        // word that starts as an operator does is looked up (this runs for every line).
-        for word in words where word.utf8.first.map(Self.shellSyntaxStarts.contains) == true {
-            if let advice = Self.shellSyntax[word] {
+        // word written as a shell reads an operator (no quote or backslash in it) and that
+        // starts as one does is looked up (this runs for every line); a quoted `'|'` is data.
+        for (word, quoted) in zip(words, quoted) where !quoted && word.utf8.first.map(shellSyntaxStarts.contains) == true {
+            if let advice = shellSyntax[word] {
                 throw .usage("'\(word)' is shell syntax, but af batch runs each line without a shell: \(advice)")
             }
         }
+        return words
+    }
+
+    /// The settings and positionals of a line's request, checked as `af` alone checks them.
+    func plan(_ words: [String]) throws(CommandFailure) -> (Settings, [Positional]) {
         let parsed = try ParsedArguments.parse(words)
         var settings = base
         for option in parsed.options {

@@ -94,37 +94,62 @@ enum ShellWords {
 
     /// The words of `line`; an empty array for a blank line or a comment.
     static func split(_ line: String) throws(Problem) -> [String] {
-        if let plain = plainWords(line) { return plain }
-        return try splitQuoted(line)
+        try splitMarkingQuotes(line).words
+    }
+
+    /// The words of `line`, and for each whether any of it was quoted or escaped (`'|'`, `\|`):
+    /// only a word with none, which a shell would read as written, can be a shell operator.
+    static func splitMarkingQuotes(_ line: String) throws(Problem) -> (words: [String], quoted: [Bool]) {
+        if let plain = plainWords(line) { return (plain, Array(repeating: false, count: plain.count)) }
+        var quoted: [Bool] = []
+        let words = try splitQuoted(line, quoted: &quoted)
+        return (words, quoted)
     }
 
     /// `split` byte by byte, for any line (internal for tests, which compare the two ways).
     static func splitQuoted(_ line: String) throws(Problem) -> [String] {
+        var quoted: [Bool] = []
+        return try splitQuoted(line, quoted: &quoted)
+    }
+
+    /// `splitQuoted`, appending to `quoted` whether each word had a quote or a backslash in it.
+    private static func splitQuoted(_ line: String, quoted: inout [Bool]) throws(Problem) -> [String] {
         var words: [String] = []
         var current: [UInt8] = []
         var inWord = false
+        var wordQuoted = false
         var bytes = Array(line.utf8)[...]
+        func endWord() {
+            if inWord {
+                words.append(String(decoding: current, as: UTF8.self))
+                quoted.append(wordQuoted)
+            }
+            current.removeAll(keepingCapacity: true)
+            inWord = false
+            wordQuoted = false
+        }
         while let byte = bytes.popFirst() {
             switch byte {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"):
-                if inWord { words.append(String(decoding: current, as: UTF8.self)) }
-                current.removeAll(keepingCapacity: true)
-                inWord = false
+                endWord()
             case UInt8(ascii: "#") where !inWord:
                 bytes.removeAll()
             case UInt8(ascii: "'"):
                 inWord = true
+                wordQuoted = true
                 guard let end = bytes.firstIndex(of: UInt8(ascii: "'")) else { throw .unterminatedSingleQuote }
                 current.append(contentsOf: bytes[..<end])
                 bytes = bytes[(end + 1)...]
             case UInt8(ascii: "\""):
                 inWord = true
+                wordQuoted = true
                 try readDoubleQuoted(&bytes, into: &current)
             case UInt8(ascii: "\\"):
                 guard let next = bytes.popFirst() else { throw .trailingBackslash }
                 // A backslash and a line break join two lines, as in a shell.
                 if try isLineBreak(next, &bytes) { continue }
                 inWord = true
+                wordQuoted = true
                 current.append(next)
             default:
                 inWord = true
@@ -135,7 +160,7 @@ enum ShellWords {
                 bytes = bytes[end...]
             }
         }
-        if inWord { words.append(String(decoding: current, as: UTF8.self)) }
+        endWord()
         return words
     }
 

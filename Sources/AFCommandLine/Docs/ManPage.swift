@@ -53,9 +53,10 @@ public enum ManPage {
         (errors name its first line); a quote must close on its own line. A line copied from a
         shell with its \\fBaf\\fR is read without it; one that starts with another client's name
         (\\fBcurl\\fR, \\fBhttp\\fR, \\fBhttps\\fR, \\fBwget\\fR, \\fBxh\\fR, \\fBxhs\\fR) is a bad line, since that
-        name would be sent as the method, and so is one with shell syntax (\\fB|\\fR, \\fB>\\fR, \\fB&&\\fR): no
-        shell runs the lines. Options given to \\fBaf batch\\fR apply to every line; a line's own options
-        override them (\\fB\\-\\-no\\-\\fR\\fIX\\fR included). Standard input is never a request body.
+        name would be sent as the method, and so is one with shell syntax outside quotes (\\fB|\\fR, \\fB>\\fR,
+        \\fB&&\\fR): no shell runs the lines (a quoted \\fB'|'\\fR is data, as in a shell). Options given
+        to \\fBaf batch\\fR apply to every line; a line's own options override them
+        (\\fB\\-\\-no\\-\\fR\\fIX\\fR included). Standard input is never a request body.
         .PP
         \\fIFILE\\fR is checked whole before anything is sent: a bad line is exit 64 naming
         \\fIFILE\\fR:\\fILINE\\fR. The first lines (up to 1000, or 8 MiB) are sent as the check built them; files
