@@ -72,6 +72,74 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// A value item's file is its text (SPEC §2), so a file that is not UTF-8 is refused
+    /// naming the file, the item and the first byte: each such byte was sent as U+FFFD
+    /// (`caf\u{FFFD}` for Latin-1 `caf\xE9`), and a UTF-16 file's text was lost. A
+    /// multipart part carries the bytes as they are.
+    @Test func valueItemsFromFilesThatAreNotUTF8AreRefusedNotMangled() throws {
+        let latin1 = directory + "/latin1.txt"
+        #expect(FileManager.default.createFile(atPath: latin1, contents: Data([0x63, 0x61, 0x66, 0xE9])))
+        let advice = "send a file of other bytes as the body (@FILE) or as a file part (name@FILE), which carry any bytes"
+        for item in ["name=@" + latin1, "name:=@" + latin1, "q==@" + latin1, "X-A:@" + latin1] {
+            for form in [[], ["--form"]] where !(item.hasPrefix("X-A") && !form.isEmpty) {
+                let result = InProcessAF.run(form + ["post", server.url("/post"), item])
+                #expect(result.status == 66, "\(item)")
+                #expect(result.err == "af: error: cannot read '\(latin1)' (from '\(item)') as text: it is not UTF-8 (byte 0xE9 at offset 3); \(advice)\n")
+            }
+        }
+        #expect(server.requests.isEmpty)
+        let utf16 = directory + "/utf16.json"
+        #expect(FileManager.default.createFile(atPath: utf16, contents: "{\"a\": 1}".data(using: .utf16)))
+        let wide = InProcessAF.run(["post", server.url("/post"), "n:=@" + utf16])
+        #expect(wide.status == 66)
+        #expect(wide.err == "af: error: cannot read '\(utf16)' (from 'n:=@\(utf16)') as text: it is UTF-16 text (it starts with UTF-16's byte order mark); "
+                + "save it as UTF-8, for example with iconv -f UTF-16 -t UTF-8\n")
+        #expect(server.requests.isEmpty)
+        let part = InProcessAF.run(["--multipart", "post", server.url("/post"), "name=@" + latin1])
+        #expect(part.status == 0, "\(part.err)")
+        let body = try #require(server.requests(to: "/post").first?.body)
+        #expect(body.firstRange(of: [0x0D, 0x0A, 0x0D, 0x0A, 0x63, 0x61, 0x66, 0xE9, 0x0D, 0x0A]) != nil)
+    }
+
+    /// af's own files saved as UTF-16 (Windows editors, PowerShell's `>`) are named as such:
+    /// a config said "unexpected byte 0xff", a netrc was passed over without a word (its
+    /// credentials never sent), a batch file was quoted back as a wall of escapes.
+    @Test func afsOwnFilesSavedAsUTF16AreNamedAsThat() throws {
+        let config = try TemporaryDirectory.make(prefix: "af-config")
+        #expect(FileManager.default.createFile(atPath: config + "/config.json", contents: "{\"default_options\": []}".data(using: .utf16)))
+        let conversion = "save it as UTF-8, for example with iconv -f UTF-16 -t UTF-8"
+        let configured = InProcessAF.run([server.url("/get")], environment: ["AF_CONFIG_DIR": config])
+        #expect(configured.status == 66)
+        #expect(configured.err == "af: error: cannot read '\(config)/config.json' (from 'the config file') as text: it is UTF-16 text (it starts with UTF-16's byte order mark); \(conversion)\n")
+        let netrc = directory + "/netrc"
+        #expect(FileManager.default.createFile(atPath: netrc, contents: "machine 127.0.0.1 login u password p\n".data(using: .utf16)))
+        let credentials = InProcessAF.run([server.url("/get")], environment: ["NETRC": netrc])
+        #expect(credentials.status == 66)
+        #expect(credentials.err == "af: error: cannot read '\(netrc)' (from 'netrc') as text: it is UTF-16 text (it starts with UTF-16's byte order mark); \(conversion)\n")
+        let batch = directory + "/lines.txt"
+        #expect(FileManager.default.createFile(atPath: batch, contents: (server.url("/get") + "\n").data(using: .utf16)))
+        let lines = InProcessAF.run(["batch", batch])
+        #expect(lines.status == 64)
+        #expect(lines.err == "af: error: \(batch):1: the file is UTF-16 text (it starts with UTF-16's byte order mark); \(conversion)\n")
+        let bare = directory + "/lines-le.txt"
+        #expect(FileManager.default.createFile(atPath: bare, contents: (server.url("/get") + "\n").data(using: .utf16LittleEndian)))
+        #expect(InProcessAF.run(["batch", bare]).err == "af: error: \(bare):1: the line has NUL bytes, so this is no UTF-8 text file of command lines "
+                + "(UTF-16 text, a program, an archive?); af batch reads one af command line per line of UTF-8 text\n")
+        #expect(server.requests.isEmpty)
+    }
+
+    /// A program given as the batch file by mistake is named as that, not quoted as a line:
+    /// its first line was a wall of escapes.
+    @Test func aBinaryFileGivenAsTheBatchIsNamedAsNoTextFile() throws {
+        let path = directory + "/program"
+        let bytes: [UInt8] = [0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0, 0, 0] + Array(repeating: 0xD0, count: 300) + [0x0A]
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        let result = InProcessAF.run(["batch", path])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: \(path):1: the line has NUL bytes, so this is no UTF-8 text file of command lines (UTF-16 text, a program, an archive?); af batch reads one af command line per line of UTF-8 text\n")
+        #expect(server.requests.isEmpty)
+    }
+
     /// Bytes that are not UTF-8 are shown one by one; valid text (ASCII, two to four bytes) is
     /// not reported. Overlong forms, surrogates and cut sequences are not UTF-8.
     @Test(arguments: [

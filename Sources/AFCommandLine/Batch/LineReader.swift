@@ -170,6 +170,17 @@ final class LineReader {
     /// error for that line, as an argument would be.
     private func text(_ bytes: ArraySlice<UInt8>) throws(CommandFailure) -> String {
         let content = lineNumber == 1 ? FileReading.withoutByteOrderMark(bytes) : bytes
+        // A file saved as UTF-16, a program or an archive given by mistake: its first line,
+        // quoted, would be a wall of escapes that says less than this.
+        if lineNumber == 1 {
+            if let problem = FileReading.TextProblem(content), problem.encoding != nil {
+                throw .usage("\(name):1: the file is \(problem.what); save it as UTF-8\(problem.conversion)")
+            }
+            // One NUL is a slip in a line (LinePlanner names it); text has no more.
+            if let first = content.firstIndex(of: 0), content[(first + 1)...].contains(0) {
+                throw .usage("\(name):1: the line has NUL bytes, so this is no UTF-8 text file of command lines (UTF-16 text, a program, an archive?); af batch reads one af command line per line of UTF-8 text")
+            }
+        }
         if let shown = Quote.invalidUTF8(content) {
             throw .usage("\(name):\(lineNumber): the line '\(Quote.argument(shown))' is not UTF-8 text; af reads its lines as UTF-8")
         }

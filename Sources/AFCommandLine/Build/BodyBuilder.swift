@@ -133,7 +133,7 @@ enum BodyBuilder {
             case .field(let key, let value):
                 try builder.insert(key: key, json: JSONWriter.quoted(value), item: item.argument)
             case .fieldFromFile(let key, let path):
-                let text = String(decoding: try FileReading.value(atPath: path, item: item.argument), as: UTF8.self)
+                let text = try FileReading.text(atPath: path, item: item.argument)
                 try builder.insert(key: key, json: JSONWriter.quoted(text), item: item.argument)
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
                 try builder.insert(key: key, json: try validatedJSON(try rawJSON(item), item: item.argument), item: item.argument)
@@ -196,7 +196,7 @@ enum BodyBuilder {
     private static func rawJSON(_ item: SourcedItem) throws(CommandFailure) -> String {
         switch item.item {
         case .jsonField(_, let json): return json
-        case .jsonFieldFromFile(_, let path): return String(decoding: try FileReading.value(atPath: path, item: item.argument), as: UTF8.self)
+        case .jsonFieldFromFile(_, let path): return try FileReading.text(atPath: path, item: item.argument)
         default: return ""
         }
     }
@@ -228,7 +228,7 @@ enum BodyBuilder {
             case .field(let key, let value):
                 pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(value))")
             case .fieldFromFile(let key, let path):
-                let text = String(decoding: try FileReading.value(atPath: path, item: item.argument), as: UTF8.self)
+                let text = try FileReading.text(atPath: path, item: item.argument)
                 pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
                 let text = try scalarText(try rawJSON(item), item: item.argument, way: way)

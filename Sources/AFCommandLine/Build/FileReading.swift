@@ -41,7 +41,60 @@ enum FileReading {
         let bytes = try readCapped(fd, path: path, item: what, limit: documentLimit) { limit in
             "it is larger than \(Format.bytes(Int64(limit))), more than such a file ever needs"
         }
+        if let problem = TextProblem(bytes[...]) {
+            throw .unreadable("cannot read '\(path)' (from '\(what)') as text: it is \(problem.what); save it as UTF-8\(problem.conversion)")
+        }
         return Array(withoutByteOrderMark(bytes[...]))
+    }
+
+    /// Why bytes that should be UTF-8 text are not: a file saved as UTF-16 or UTF-32 (as
+    /// Windows editors and PowerShell's `>` save text), or a byte that is not UTF-8. Read
+    /// anyway, each such byte would become U+FFFD, and a UTF-16 file a NUL between letters.
+    struct TextProblem: Sendable, Equatable {
+        /// "UTF-16" or "UTF-32" when a byte order mark says the text is that; nil otherwise.
+        let encoding: String?
+        /// The first byte that is not UTF-8, and where it is (from 0).
+        let byte: UInt8
+        let offset: Int
+
+        /// The problem of `bytes`, or nil when they are UTF-8 text.
+        init?(_ bytes: ArraySlice<UInt8>) {
+            if bytes.starts(with: [0xFF, 0xFE, 0, 0]) || bytes.starts(with: [0, 0, 0xFE, 0xFF]) {
+                (encoding, byte, offset) = ("UTF-32", bytes[bytes.startIndex], 0)
+                return
+            }
+            if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+                (encoding, byte, offset) = ("UTF-16", bytes[bytes.startIndex], 0)
+                return
+            }
+            let ascii = bytes.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).allBytes(below: 0x80) } ?? false
+            if ascii { return nil }
+            var parser = Unicode.UTF8.ForwardParser()
+            var iterator = bytes.makeIterator()
+            var offset = 0
+            while true {
+                switch parser.parseScalar(from: &iterator) {
+                case .valid(let encoded):
+                    offset += encoded.count
+                case .error:
+                    (encoding, byte, self.offset) = (nil, bytes[bytes.startIndex + offset], offset)
+                    return
+                case .emptyInput:
+                    return nil
+                }
+            }
+        }
+
+        /// What the text is instead of UTF-8, after "it is".
+        var what: String {
+            if let encoding { return "\(encoding) text (it starts with \(encoding)'s byte order mark)" }
+            return "not UTF-8 (byte 0x\(String(byte, radix: 16, uppercase: true)) at offset \(offset))"
+        }
+
+        /// How to convert it, when that is known.
+        var conversion: String {
+            encoding.map { ", for example with iconv -f \($0) -t UTF-8" } ?? ""
+        }
     }
 
     /// A regular file's bytes as they are, at most `documentLimit` of them; nil when `path` is
@@ -122,9 +175,24 @@ enum FileReading {
 
     private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
+    /// The text of a value item's file outside a multipart form (a JSON string, a form or
+    /// query value, a header), which is UTF-8 text (SPEC: "the file's text"), without the
+    /// byte order mark `value` leaves out; any other file is an exit-66 failure that says
+    /// what it is, where decoding it would have sent U+FFFD in place of its bytes.
+    static func text(atPath path: String, item: String) throws(CommandFailure) -> String {
+        let bytes = try bytes(atPath: path, item: item)
+        if let problem = TextProblem(bytes[...]) {
+            let advice = problem.encoding == nil
+                ? "send a file of other bytes as the body (@FILE) or as a file part (name@FILE), which carry any bytes"
+                : "save it as UTF-8\(problem.conversion)"
+            throw .unreadable("cannot read '\(path)' (from '\(item)') as text: it is \(problem.what); \(advice)")
+        }
+        return String(decoding: withoutByteOrderMark(bytes[...]), as: UTF8.self)
+    }
+
     /// The value's text with trailing newlines removed (for headers and query values).
     static func line(atPath path: String, item: String) throws(CommandFailure) -> String {
-        var text = String(decoding: try value(atPath: path, item: item), as: UTF8.self)
+        var text = try text(atPath: path, item: item)
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         return text
     }

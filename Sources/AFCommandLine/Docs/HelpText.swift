@@ -15,7 +15,7 @@ public enum HelpText {
         ("Name:Value", "Request header (repeat to send twice); 'Name:' unsets a default, 'Name;' sends it empty"),
         ("Name:@file", "Header value read from a file"),
         ("name==value", "URL query parameter, percent-encoded; name==@file reads the value from a file"),
-        ("name=value", "Body field: JSON string (form field with --form); name=@file uses the file's text"),
+        ("name=value", "Body field: JSON string (form field with --form); name=@file uses the file's UTF-8 text"),
         ("name:=json", "Raw JSON field, validated and sent as written: n:=1 ok:=true tags:='[\"a\"]'; name:=@file"),
         ("name@file", "File upload, makes the body multipart/form-data; name@file;type=MIME sets its type"),
         ("@file", "The whole request body, streamed from the file; @- reads it from standard input"),
