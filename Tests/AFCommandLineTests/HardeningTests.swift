@@ -87,6 +87,8 @@ import Testing
                 #expect(result.err == "af: error: cannot read '\(latin1)' (from '\(item)') as text: it is not UTF-8 (byte 0xE9 at offset 3); \(advice)\n")
             }
         }
+        let piped = InProcessAF.run(["post", server.url("/post"), "name=@-"], stdin: .bytes([0x63, 0x61, 0x66, 0xE9]))
+        #expect(piped.err == "af: error: cannot read standard input (from 'name=@-') as text: it is not UTF-8 (byte 0xE9 at offset 3); \(advice)\n")
         #expect(server.requests.isEmpty)
         let utf16 = directory + "/utf16.json"
         #expect(FileManager.default.createFile(atPath: utf16, contents: "{\"a\": 1}".data(using: .utf16)))

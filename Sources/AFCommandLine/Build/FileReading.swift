@@ -185,7 +185,8 @@ enum FileReading {
             let advice = problem.encoding == nil
                 ? "send a file of other bytes as the body (@FILE) or as a file part (name@FILE), which carry any bytes"
                 : "save it as UTF-8\(problem.conversion)"
-            throw .unreadable("cannot read '\(path)' (from '\(item)') as text: it is \(problem.what); \(advice)")
+            let source = item.hasSuffix("@-") ? "standard input" : "'\(path)'"
+            throw .unreadable("cannot read \(source) (from '\(item)') as text: it is \(problem.what); \(advice)")
         }
         return String(decoding: withoutByteOrderMark(bytes[...]), as: UTF8.self)
     }
