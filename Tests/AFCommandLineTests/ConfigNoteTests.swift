@@ -26,6 +26,26 @@ import Testing
         #expect(given.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 300ms; raise --timeout if it needs longer\n")
     }
 
+    /// A batch option in the config file is the default of af batch: every other run failed
+    /// with "--parallel is an option of af batch". On the command line it is still refused.
+    @Test func aSubcommandsOptionInTheConfigFileIsItsDefaultNotAnErrorElsewhere() throws {
+        try TemporaryDirectory.writeConfig(defaultOptions: ["--parallel=2", "--fail-fast"], in: directory)
+        let environment = ["AF_CONFIG_DIR": directory]
+        let single = InProcessAF.run([server.url("/get")], environment: environment)
+        #expect(single.status == 0, "\(single.err)")
+        #expect(server.requests(to: "/get").count == 1)
+        let lines = try TemporaryDirectory.write("\(server.url("/delay/0.5"))\n\(server.url("/delay/0.5"))\n", named: "lines.txt", in: directory)
+        let started = Date()
+        let batch = InProcessAF.run(["batch", lines], environment: environment)
+        #expect(batch.status == 0, "\(batch.err)")
+        // Two at once, as the config file says: one at a time would take 1 s.
+        #expect(Date().timeIntervalSince(started) < 0.95)
+        let given = InProcessAF.run(["--rate=2/s", server.url("/get")], environment: environment)
+        #expect(given.status == 64)
+        #expect(given.err == "af: error: --rate is an option of af batch: af batch --rate… FILE runs one request per line of FILE\n")
+        #expect(server.requests(to: "/get").count == 1)
+    }
+
     @Test func aMessageThatNamesNoConfiguredOptionGetsNoNote() throws {
         try TemporaryDirectory.writeConfig(defaultOptions: ["--timeout=30", "--max-redirects=3"], in: directory)
         let result = InProcessAF.run(["http://127.0.0.1:1/x"], environment: ["AF_CONFIG_DIR": directory])

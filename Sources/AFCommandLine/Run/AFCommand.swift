@@ -62,6 +62,10 @@ public enum AFCommand {
                 settings.configured.insert(option.spec.id)
             }
             settings.configPath = path
+            // An option of a subcommand in the config file (`--parallel=8`) is that
+            // subcommand's default, not a mistake in every other run; given on the command
+            // line, it is still refused outside its subcommand.
+            settings.subcommandOption = nil
         }
         let parsed = try ParsedArguments.parse(environment.arguments)
         for option in parsed.options { try settings.apply(option) }
