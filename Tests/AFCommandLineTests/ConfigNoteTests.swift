@@ -46,6 +46,17 @@ import Testing
         #expect(server.requests(to: "/get").count == 1)
     }
 
+    @Test(arguments: [("--help", "the help"), ("--version", "the version")])
+    func helpOrVersionInTheConfigFileIsRefused(option: String, shown: String) throws {
+        try TemporaryDirectory.writeConfig(defaultOptions: [option], in: directory)
+        let result = InProcessAF.run([server.url("/get")], environment: ["AF_CONFIG_DIR": directory])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: the config file '\(directory)/config.json' gives \(option), which would make every run print \(shown) and send nothing; "
+                + "remove it from \"default_options\"\n")
+        #expect(result.out.isEmpty)
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func aMessageThatNamesNoConfiguredOptionGetsNoNote() throws {
         try TemporaryDirectory.writeConfig(defaultOptions: ["--timeout=30", "--max-redirects=3"], in: directory)
         let result = InProcessAF.run(["http://127.0.0.1:1/x"], environment: ["AF_CONFIG_DIR": directory])

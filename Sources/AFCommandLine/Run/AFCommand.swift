@@ -54,6 +54,10 @@ public enum AFCommand {
                 throw .usage("the config file '\(path)' may only hold options; remove '\(parsed.positionals[0].text)' from \"default_options\"")
             }
             for option in parsed.options {
+                // Every run would print the help or the version instead of sending anything.
+                if option.spec.id == .help || option.spec.id == .version {
+                    throw .usage("the config file '\(path)' gives \(option.spelling), which would make every run print \(option.spec.id == .help ? "the help" : "the version") and send nothing; remove it from \"default_options\"")
+                }
                 do {
                     try settings.apply(option)
                 } catch {
