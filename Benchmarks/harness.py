@@ -24,19 +24,22 @@ SPAWN = None
 
 
 def run_once(argv, stdin=None, stdout=None):
-    """Runs argv; returns (seconds, peak RSS in KiB, exit status).
+    """Runs argv; returns (seconds, peak RSS in KiB, exit status). Its standard error goes
+    to a temporary file, which `failure` reads when the status is not 0.
 
     Through the spawn helper when there is one: a child forked straight from Python reports
     at least Python's own peak RSS (Linux carries the forking process's high-water mark
     across exec), about 14 MiB, which hid every smaller figure.
     """
     devnull = open(os.devnull, "wb")
+    ERRORS.seek(0)
+    ERRORS.truncate()
     try:
         if SPAWN:
             reader, writer = os.pipe()
             try:
                 process = subprocess.Popen([SPAWN, str(writer)] + list(argv), stdin=stdin or subprocess.DEVNULL,
-                                           stdout=stdout or devnull, stderr=devnull, pass_fds=(writer,))
+                                           stdout=stdout or devnull, stderr=ERRORS, pass_fds=(writer,))
             finally:
                 os.close(writer)
             with os.fdopen(reader) as results:
@@ -46,12 +49,24 @@ def run_once(argv, stdin=None, stdout=None):
                 sys.exit(f"harness: the spawn helper failed ({process.returncode}) running {argv}")
             return float(report[1]), int(report[2]), int(report[0])
         start = time.perf_counter()
-        process = subprocess.Popen(argv, stdin=stdin or subprocess.DEVNULL, stdout=stdout or devnull, stderr=devnull)
+        process = subprocess.Popen(argv, stdin=stdin or subprocess.DEVNULL, stdout=stdout or devnull, stderr=ERRORS)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
         return elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
     finally:
         devnull.close()
+
+
+# What the last command run_once ran wrote on standard error (af writes nothing there when
+# it succeeds; curl -s neither): a command that fails once in hundreds of runs says why.
+ERRORS = tempfile.TemporaryFile()
+
+
+def failure(title, name, status, argv):
+    """Ends the run, naming the command that failed and the end of what it wrote on standard error."""
+    ERRORS.seek(0)
+    said = ERRORS.read().decode("utf-8", "replace").strip().splitlines()[-5:]
+    sys.exit(f"{title}: '{name}' exited {status}: {argv}" + "".join(f"\n  | {line}" for line in said))
 
 
 def paired(times, base_times):
@@ -89,7 +104,7 @@ def compare(title, commands, runs, shell=False, before_each=None):
             else:
                 seconds, rss, status = run_once(argv)
             if status != 0:
-                sys.exit(f"{title}: '{name}' exited {status}: {argv}")
+                failure(title, name, status, argv)
             times[name].append(seconds)
             memory[name] = max(memory[name], rss)
     base_name = commands[1][0]
@@ -468,7 +483,7 @@ def batch(args):
         write_lines(big, [f"{args.server}/bytes/1024?n={n}" for n in range(many)])
         seconds, rss, status = run_once([args.af, "batch", "--parallel=20", big])
         if status != 0:
-            sys.exit(f"batch: af batch of {many} lines exited {status}")
+            failure("batch", f"af batch of {many} lines", status, [args.af, "batch", "--parallel=20", big])
         print(f"\n{many} GETs of 1 KiB, 20 in flight: af batch {seconds:.2f}s, peak RSS {rss / 1024:.1f} MiB (target < 40)")
 
 
