@@ -218,6 +218,9 @@ import Testing
     @Test(arguments: [
         (["--retyr=3"], "unknown option '--retyr'; did you mean '--retry'?"),
         (["--folow"], "did you mean '--follow'?"),
+        // Cut short: the shortest option it begins, not the nearest spelling (--form).
+        (["--foll"], "unknown option '--foll'; did you mean '--follow'?"),
+        (["--time"], "unknown option '--time'; did you mean '--timeout'?"),
         (["--timeout"], "option '--timeout' needs a value: --timeout=SECONDS"),
         (["--follow=yes"], "option '--follow' takes no value"),
         (["-Z"], "unknown option '-Z'"),

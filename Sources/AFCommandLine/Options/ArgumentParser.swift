@@ -148,15 +148,17 @@ enum Suggestions {
         // prints the response headers instead of sending one.
         if let instead = curlLong[name] { return "; \(instead)" }
         let candidates = OptionTable.all.map(\.long)
+        // An option cut short (`--foll`) is the shortest option it begins: by spelling alone
+        // `--form` is as near as `--follow`.
+        if name.count >= 3, let prefixed = candidates.filter({ $0.hasPrefix(name) }).min(by: { $0.count < $1.count }) {
+            return "; did you mean '--\(prefixed)'?"
+        }
         var best: (String, Int)?
         for candidate in candidates {
             let distance = editDistance(name, candidate)
             if distance <= max(2, name.count / 3), best.map({ distance < $0.1 }) ?? true {
                 best = (candidate, distance)
             }
-        }
-        if best == nil, name.count >= 3, let prefixed = candidates.first(where: { $0.hasPrefix(name) }) {
-            best = (prefixed, 0)
         }
         guard let (match, _) = best else { return "; see 'af --help' for the options" }
         return "; did you mean '--\(match)'?"
