@@ -221,10 +221,12 @@ import Testing
         // Cut short: the shortest option it begins, not the nearest spelling (--form).
         (["--foll"], "unknown option '--foll'; did you mean '--follow'?"),
         (["--time"], "unknown option '--time'; did you mean '--timeout'?"),
+        (["--no-folow"], "unknown option '--no-folow'; did you mean '--no-follow'?"),
+        (["--no-foll"], "unknown option '--no-foll'; did you mean '--no-follow'?"),
         (["--timeout"], "option '--timeout' needs a value: --timeout=SECONDS"),
         (["--follow=yes"], "option '--follow' takes no value"),
         (["-Z"], "unknown option '-Z'"),
-        (["--no-version"], "unknown option '--no-version'"),
+        (["--no-version"], "unknown option '--no-version'; --version has no --no- form"),
         // curl's spellings say what af does instead (--header is not '--headers'?).
         (["--header", "X:1"], "unknown option '--header'; af sends a header given as a request item: af URL 'X-Name:value'"),
         (["-H", "X:1"], "unknown option '-H'; af sends a header given as a request item"),

@@ -147,11 +147,22 @@ enum Suggestions {
         // Before the nearest spelling: curl's --header is one letter from --headers, which
         // prints the response headers instead of sending one.
         if let instead = curlLong[name] { return "; \(instead)" }
-        let candidates = OptionTable.all.map(\.long)
-        // An option cut short (`--foll`) is the shortest option it begins: by spelling alone
-        // `--form` is as near as `--follow`.
+        if name.hasPrefix("no-") {
+            let base = String(name.dropFirst(3))
+            if OptionTable.option(long: base) != nil { return "; --\(base) has no --no- form" }
+            // `--no-folow`: the `--no-` form of the option meant, among those that have one.
+            if let match = nearest(base, among: OptionTable.all.filter(\.negatable).map(\.long)) { return "; did you mean '--no-\(match)'?" }
+        }
+        if let match = nearest(name, among: OptionTable.all.map(\.long)) { return "; did you mean '--\(match)'?" }
+        return "; see 'af --help' for the options"
+    }
+
+    /// The option `name` most likely meant: the shortest that `name` begins, for a name cut
+    /// short (`--foll`: by spelling alone `--form` is as near as `--follow`), else the nearest
+    /// by edit distance, if near enough.
+    private static func nearest(_ name: String, among candidates: [String]) -> String? {
         if name.count >= 3, let prefixed = candidates.filter({ $0.hasPrefix(name) }).min(by: { $0.count < $1.count }) {
-            return "; did you mean '--\(prefixed)'?"
+            return prefixed
         }
         var best: (String, Int)?
         for candidate in candidates {
@@ -160,8 +171,7 @@ enum Suggestions {
                 best = (candidate, distance)
             }
         }
-        guard let (match, _) = best else { return "; see 'af --help' for the options" }
-        return "; did you mean '--\(match)'?"
+        return best?.0
     }
 
     static func shortHint(for letter: Character) -> String {
