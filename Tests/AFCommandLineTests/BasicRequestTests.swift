@@ -81,6 +81,21 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// An option with a value right before the URL takes the URL when its own value is
+    /// forgotten (`af -o URL`): the error says so instead of only "no URL given".
+    @Test func aURLTakenAsAnOptionsValueIsNamed() {
+        let url = server.url("/get")
+        let result = InProcessAF.run(["-o", url])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: no URL given: -o took '\(url)' as its value; give -o a value of its own before the URL\n")
+        #expect(InProcessAF.run(["--auth", ":\(server.port)/get"]).err
+                == "af: error: no URL given: --auth took ':\(server.port)/get' as its value; give --auth a value of its own before the URL\n")
+        // Written with '=', the value is what the user meant.
+        #expect(InProcessAF.run(["--output=\(url)"]).err == "af: error: no URL given; usage: af [OPTIONS] [METHOD] URL [REQUEST_ITEM ...] (see 'af --help')\n")
+        #expect(InProcessAF.run(["--help", "-o", url]).status == 0)
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func versionNamesTheLibraries() {
         let result = InProcessAF.run(["--version"])
         #expect(result.status == 0)
