@@ -212,6 +212,7 @@ import Testing
         (["--parallel=2", ":8080/x"], "--parallel applies to the whole batch: give it to af batch, not on a line"),
         (["--help"], "--help has no place on a line of a batch"),
         (["-j"], "the line has no URL"),
+        (["-o", "https://example.org/f"], "the line has no URL: -o took 'https://example.org/f' as its value; give -o a value of its own before the URL"),
         (["pin", "example.org"], "af pin cannot run on a line of a batch"),
         (["batch", "other.txt"], "af batch cannot run on a line of a batch"),
         (["post", ":8080/x", "@-"], "'@-' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE"),

@@ -119,7 +119,12 @@ struct LinePlanner: Sendable {
         // Set in the base already: a line without options of its own shares its settings'
         // storage with the base (and every such line) instead of copying it.
         if !settings.ignoreStdin { settings.ignoreStdin = true }
-        guard let first = parsed.positionals.first else { throw .usage("the line has no URL") }
+        guard let first = parsed.positionals.first else {
+            if let taken = AFCommand.urlTakenAsValue(parsed.options, arguments: words) {
+                throw .usage("the line has no URL: \(taken.spelling) took '\(MessageQuote.url(taken.value))' as its value; give \(taken.spelling) a value of its own before the URL")
+            }
+            throw .usage("the line has no URL")
+        }
         if first.text == "pin" || first.text == "batch" {
             throw .usage("af \(first.text) cannot run on a line of a batch")
         }
