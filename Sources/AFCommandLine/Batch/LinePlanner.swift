@@ -120,9 +120,7 @@ struct LinePlanner: Sendable {
         // storage with the base (and every such line) instead of copying it.
         if !settings.ignoreStdin { settings.ignoreStdin = true }
         guard let first = parsed.positionals.first else {
-            if let taken = AFCommand.urlTakenAsValue(parsed.options, arguments: words) {
-                throw .usage("the line has no URL: \(taken.spelling) took '\(MessageQuote.url(taken.value))' as its value; give \(taken.spelling) a value of its own before the URL")
-            }
+            if let taken = AFCommand.urlTakenAsValue(parsed.options, arguments: words) { throw .usage("the line has no URL: \(taken)") }
             throw .usage("the line has no URL")
         }
         if first.text == "pin" || first.text == "batch" {

@@ -53,7 +53,8 @@ enum FileReading {
     struct TextProblem: Sendable, Equatable {
         /// "UTF-16" or "UTF-32" when a byte order mark says the text is that; nil otherwise.
         let encoding: String?
-        /// The first byte that is not UTF-8, and where it is (from 0).
+        /// The first byte that is not UTF-8, and where it is (from 0); for a byte order mark,
+        /// its first byte, at 0.
         let byte: UInt8
         let offset: Int
 

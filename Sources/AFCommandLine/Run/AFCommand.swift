@@ -74,7 +74,7 @@ public enum AFCommand {
         let parsed = try ParsedArguments.parse(environment.arguments)
         for option in parsed.options { try settings.apply(option) }
         if parsed.positionals.isEmpty, !settings.help, !settings.version, let taken = urlTakenAsValue(parsed.options, arguments: environment.arguments) {
-            throw .usage("no URL given: \(taken.spelling) took '\(MessageQuote.url(taken.value))' as its value; give \(taken.spelling) a value of its own before the URL")
+            throw .usage("no URL given: \(taken)")
         }
         try settings.undoConflicts(inherited: settings.configured, options: parsed.options)
         // HTTPie: a download follows redirects (and names the file from the URL asked for).
@@ -82,13 +82,14 @@ public enum AFCommand {
         return (settings, parsed.positionals)
     }
 
-    /// The option that took a URL as its value, given as the next argument (`af -o
-    /// https://example.org/f`, a file name forgotten), when nothing else is left for the URL.
-    static func urlTakenAsValue(_ options: [ParsedOption], arguments: [String]) -> (spelling: String, value: String)? {
+    /// What became of the URL when an option took it as its value, given as the next
+    /// argument (`af -o https://example.org/f`, a file name forgotten), for a command line
+    /// with nothing else left for the URL; nil when no option did.
+    static func urlTakenAsValue(_ options: [ParsedOption], arguments: [String]) -> String? {
         for option in options.reversed() {
             guard let value = option.value, let index = option.valueArgument, arguments.indices.contains(index),
                   arguments[index] == value, RequestBuilder.isURLArgument(value) else { continue }
-            return (option.spelling, value)
+            return "\(option.spelling) took '\(MessageQuote.url(value))' as its value; give \(option.spelling) a value of its own before the URL"
         }
         return nil
     }
