@@ -138,7 +138,14 @@ import Testing
         try "hello part".write(toFile: text, atomically: true, encoding: .utf8)
         let shown = InProcessAF.run(["--offline", "-p", "B", "--pretty=all", "--boundary=B", server.url("/post"), "f@\(text)", "g@\(path)"])
         #expect(shown.out.contains("hello part"))
-        #expect(shown.out.contains("of binary data]"))
+        // The note is af's own, in its colour; the parts around it are what the terminal may
+        // see of the user's data. Escaped with them, the note read `\x1B[90m[contents of …`.
+        #expect(shown.out == "--B\nContent-Disposition: form-data; name=\"f\"; filename=\"note.txt\"\nContent-Type: text/plain\n\nhello part\n"
+                + "--B\nContent-Disposition: form-data; name=\"g\"; filename=\"blob.bin\"\nContent-Type: application/octet-stream\n\n"
+                + "\u{1B}[90m[contents of '\(path)': 7 B of binary data]\u{1B}[0m\n--B--\n")
+        // A value's escape sequence is still shown, not obeyed.
+        let hostile = InProcessAF.run(["--offline", "-p", "B", "--pretty=all", "--boundary=B", "--multipart", server.url("/post"), "e=x\u{1B}[2Jy"])
+        #expect(hostile.out == "--B\nContent-Disposition: form-data; name=\"e\"\n\nx\\x1B[2Jy\n--B--\n")
         let stdin = InProcessAF.run(["--offline", "-p", "B", "--pretty=none", server.url("/post")], stdin: .bytes(Array("piped body".utf8)))
         #expect(stdin.out == "piped body")
     }

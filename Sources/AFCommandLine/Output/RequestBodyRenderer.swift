@@ -25,22 +25,34 @@ struct RequestBodyRenderer: Sendable {
             guard let path else { return note("[standard input, streamed as it is read]") }
             return file(path, label: "standard input", contentType: contentType)
         case .multipart(let form):
+            // For reading, each piece is made safe for the terminal on its own: a note about
+            // binary data is af's, and keeps its colour (escaped with the rest, it read
+            // `\x1B[90m[contents of …]\x1B[0m`).
             var out: [UInt8] = []
             for (index, part) in form.parts.enumerated() {
-                out += form.head(of: part, first: index == 0)
+                let head = form.head(of: part, first: index == 0)
+                out += style.escapes ? readable(String(decoding: head, as: UTF8.self)) : head
                 switch part.content {
                 case .bytes(let bytes):
-                    out += style.escapes && !Self.isText(bytes) ? note("[\(Format.bytes(Int64(bytes.count))) of binary data]") : bytes
+                    if !style.escapes {
+                        out += bytes
+                    } else {
+                        out += Self.isText(bytes) ? readable(String(decoding: bytes, as: UTF8.self)) : note("[\(Format.bytes(Int64(bytes.count))) of binary data]")
+                    }
                 case .file(let path):
                     let label = StandardInputItems.isStandardInput(part, path: path) ? "standard input" : "'\(path)'"
                     out += file(path, label: label, contentType: part.contentType, formatting: false)
                 }
             }
-            out += form.tail
-            guard style.escapes else { return out }
-            let text = String(decoding: out, as: UTF8.self).replacingBytes(of: "\r\n", with: "\n")
-            return Array(TerminalText.escaped(text).utf8)
+            out += style.escapes ? readable(String(decoding: form.tail, as: UTF8.self)) : form.tail
+            return out
         }
+    }
+
+    /// Multipart text as shown for reading: its CRLF line ends as line breaks, and whatever
+    /// a terminal would obey escaped.
+    private func readable(_ text: String) -> [UInt8] {
+        Array(TerminalText.escaped(text.replacingBytes(of: "\r\n", with: "\n")).utf8)
     }
 
     /// A file's contents as shown: exact bytes into a pipe, text (or a note for binary data)
@@ -53,7 +65,7 @@ struct RequestBodyRenderer: Sendable {
         }
         if !style.escapes { return bytes }
         guard Self.isText(bytes, contentType: contentType) else { return note("[contents of \(label): \(Format.bytes(size)) of binary data]") }
-        return formatting ? show(bytes, contentType: contentType) : Array(Self.decoded(bytes, contentType: contentType).utf8)
+        return formatting ? show(bytes, contentType: contentType) : readable(Self.decoded(bytes, contentType: contentType))
     }
 
     private func show(_ bytes: [UInt8], contentType: String?) -> [UInt8] {
