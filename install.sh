@@ -175,6 +175,6 @@ done
 
 case ":$PATH:" in *":$bin_dir:"*) ;; *) say "note: $bin_dir is not on your PATH; add it, e.g. export PATH=\"$bin_dir:\$PATH\"" ;; esac
 if [ "$prefix" != /usr ] && [ "$prefix" != /usr/local ]; then
-    say "note: for zsh completion add 'fpath=($zsh_dir \$fpath)' to ~/.zshrc before compinit"
+    say "note: for zsh completion add 'fpath=(\"$zsh_dir\" \$fpath)' to ~/.zshrc before compinit"
 fi
 say "done: $("$bin_dir/af" --version | head -n 1)"

@@ -83,7 +83,8 @@ import Testing
 @Suite struct InstallTests {
     @Test func installsIntoAPrefixAndUninstalls() throws {
         let root = ShellCompletionTests.root
-        let prefix = try TemporaryDirectory.make(prefix: "af-prefix")
+        // A prefix with a space, as a home directory may have: every path is quoted.
+        let prefix = try TemporaryDirectory.make(prefix: "af-prefix") + "/my tools"
         let install = Process()
         install.executableURL = URL(fileURLWithPath: root + "/install.sh")
         install.arguments = ["--no-deps", "--binary", AF.binary, "--prefix", prefix]
@@ -100,6 +101,9 @@ import Testing
             #expect(text.contains("installed \(prefix)/\(file)"), "install.sh did not say it installed \(file)")
         }
         #expect(FileManager.default.isExecutableFile(atPath: prefix + "/bin/af"))
+        // The lines it suggests for ~/.zshrc and the shell work as pasted.
+        #expect(text.contains("add 'fpath=(\"\(prefix)/share/zsh/site-functions\" $fpath)' to ~/.zshrc"), "\(text)")
+        #expect(text.contains("export PATH=\"\(prefix)/bin:$PATH\""), "\(text)")
         let again = Process()
         again.executableURL = install.executableURL
         again.arguments = install.arguments
