@@ -409,6 +409,27 @@ import Testing
         #expect(server.requests.last?.header("X-Team") == "green")
     }
 
+    /// A Cookie header goes on the line of the cookies libcurl sends (a session's, those a
+    /// redirect set): there were two Cookie lines, of which servers read the first, and a
+    /// session's old value of a cookie the header gives went first.
+    @Test func aCookieHeaderJoinsTheCookiesSentOnOneLine() throws {
+        let path = config + "/cookies.json"
+        #expect(run(["--session=\(path)", server.url("/cookies/set?a=1")]).status == 0)
+        #expect(run(["--session=\(path)", server.url("/cookies"), "Cookie:b=2"]).out == "{\"cookie\": \"a=1; b=2\"}")
+        #expect(server.requests.last?.headers.filter { $0.name.lowercased() == "cookie" }.count == 1)
+        // b=2 is the session's now; given again with a new value, only the new one is sent.
+        #expect(run(["--session=\(path)", server.url("/cookies"), "Cookie:b=3"]).out == "{\"cookie\": \"a=1; b=3\"}")
+        #expect(server.requests.last?.headers.filter { $0.name.lowercased() == "cookie" }.count == 1)
+        #expect(["{\"cookie\": \"a=1; b=3\"}", "{\"cookie\": \"b=3; a=1\"}"].contains(run(["--session=\(path)", server.url("/cookies")]).out))
+        // Without a session: a cookie set on the way through a redirect, beside the header.
+        server.route("/set-and-redirect") { _, _ in
+            .response(status: 302, headers: [("Set-Cookie", "r=9; Path=/"), ("Location", "/cookies")])
+        }
+        let followed = run(["--follow", server.url("/set-and-redirect"), "Cookie:c=4"])
+        #expect(followed.out == "{\"cookie\": \"r=9; c=4\"}")
+        #expect(server.requests.last?.headers.filter { $0.name.lowercased() == "cookie" }.count == 1)
+    }
+
     @Test func readOnlySessionIsNeverWritten() throws {
         let path = config + "/mine.json"
         #expect(run(["--session=\(path)", server.url("/cookies/set?a=1")]).status == 0)

@@ -159,7 +159,13 @@ final class Execution {
         let configuration = sessionConfiguration(printer: printer, budget: batch?.budget)
         let session = batch.map { Session(configuration: configuration, sharingConnectionsWith: $0.connections) }
             ?? Session(configuration: configuration)
-        if let stored = built.session { session.importCookies(stored.cookies) }
+        if let stored = built.session {
+            // A cookie a Cookie header gives is sent as given (the engine puts the header on the
+            // line of the cookies it sends): the session's cookie it replaces when the session
+            // is saved stays out, or the old value would go first beside the new.
+            let given = Set(SessionFile.cookies(fromHeaders: built.givenHeaders, host: built.url.host).map(\.identity))
+            session.importCookies(given.isEmpty ? stored.cookies : stored.cookies.filter { !given.contains($0.identity) })
+        }
         var description = built.description
         // The request body (B) is printed with the head that carried it, so both need it.
         let history = plan.all ? plan.historySections : []

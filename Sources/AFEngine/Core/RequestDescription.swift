@@ -209,7 +209,8 @@ public struct TransferOptions: Sendable {
         get { storage.values.tls }
         _modify { yield &storage.values.tls }
     }
-    /// Keep cookies set by the server for the rest of the run.
+    /// Keep cookies set by the server for the rest of the run. A `Cookie` header of the
+    /// description is then sent on one line with the cookies the session sends.
     public var cookies: Bool {
         get { storage.values.cookies }
         _modify { yield &storage.values.cookies }

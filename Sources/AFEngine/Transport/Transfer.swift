@@ -284,6 +284,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// The header lines for libcurl: the description's headers in order, then removals of
     /// headers libcurl would otherwise add by itself.
     private func configureHeaders() throws(AFError) {
+        let options = description.options
+        var cookies: [String] = []
         try easy.set(CURLOPT_HTTPHEADER) { (lines: inout CurlLines) throws(AFError) in
             // libcurl adds Expect, Content-Type (for a body) and Accept of its own unless they
             // are given or removed; each line is looked at once for them (this runs for every
@@ -295,6 +297,14 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             for header in description.headers {
                 try Self.checkHeader(header)
                 note(header.name)
+                // With the cookie engine on, a Cookie header given joins the cookies the
+                // engine sends (a session's, a redirect's) on their line: libcurl would send
+                // its own Cookie line beside it, and RFC 6265 §5.4 allows one, which is all
+                // many servers read.
+                if options.cookies, !header.value.isEmpty, header.name == .cookie {
+                    cookies.append(header.value)
+                    continue
+                }
                 if header.value.isEmpty {
                     lines.append(header.name.rawValue, ";", "")
                 } else {
@@ -311,6 +321,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             if reader != nil || description.method == .post, !handled.contentType { lines.append("Content-Type:") }
             if !handled.accept { lines.append("Accept:") }
         }
+        if !cookies.isEmpty { try easy.set(CURLOPT_COOKIE, copying: cookies.joined(separator: "; ")) }
         if let encodings = description.headers.value(for: .acceptEncoding), description.options.decodeContent,
            CurlRuntime.decodesEveryCoding(in: encodings) {
             try easy.set(CURLOPT_ACCEPT_ENCODING, copying: encodings)
