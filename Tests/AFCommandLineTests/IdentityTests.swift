@@ -430,6 +430,44 @@ import Testing
         #expect(server.requests.last?.headers.filter { $0.name.lowercased() == "cookie" }.count == 1)
     }
 
+    /// Which of a session's cookies a printed request carries: those libcurl would send
+    /// (RFC 6265 §5.4), longest path first.
+    @Test func theCookieLineOfAPrintedRequestFollowsTheCookieRules() throws {
+        var session = SessionFile(path: "/dev/null", host: "api.example.org")
+        session.cookies = [
+            Cookie(name: "root", value: "1", domain: "api.example.org"),
+            Cookie(name: "deep", value: "2", domain: "api.example.org", path: "/v1"),
+            Cookie(name: "near", value: "3", domain: "api.example.org", path: "/v1x"),
+            Cookie(name: "parent", value: "4", domain: "example.org", includeSubdomains: true),
+            Cookie(name: "hostonly", value: "5", domain: "example.org"),
+            Cookie(name: "secure", value: "6", domain: "api.example.org", secure: true),
+            Cookie(name: "old", value: "7", domain: "api.example.org", expires: 1000),
+            Cookie(name: "later", value: "8", domain: "api.example.org", expires: 3000),
+        ]
+        let plain = try HTTPURL(parsing: "http://API.example.org/v1/items")
+        #expect(session.cookieLine(for: plain, given: [], now: 2000) == "deep=2; root=1; parent=4; later=8")
+        let secure = try HTTPURL(parsing: "https://api.example.org/v1")
+        #expect(session.cookieLine(for: secure, given: [HTTPHeader("Cookie", "root=9; x=1")], now: 2000) == "deep=2; parent=4; secure=6; later=8; root=9; x=1")
+        #expect(session.cookieLine(for: try HTTPURL(parsing: "http://other.org/"), given: [], now: 2000) == nil)
+    }
+
+    /// `--offline` and `--curl` print the request as it would go, the session's cookies on
+    /// its Cookie line: they left them out (libcurl adds them only when it sends), so the
+    /// printed curl command did not make the same request.
+    @Test func printedRequestsCarryTheSessionsCookies() throws {
+        let path = config + "/printed.json"
+        #expect(run(["--session=\(path)", server.url("/cookies/set?a=1")]).status == 0)
+        let requests = server.requests.count
+        let offline = run(["--offline", "--session=\(path)", server.url("/cookies"), "Cookie:b=2"])
+        #expect(offline.out.split(separator: "\n").filter { $0.hasPrefix("Cookie:") } == ["Cookie: a=1; b=2"])
+        let curl = run(["--curl", "--session=\(path)", server.url("/cookies")])
+        #expect(curl.out.contains(" --header 'Cookie: a=1' "), "\(curl.out)")
+        // Given anew, a session's cookie goes with the new value only.
+        let other = run(["--offline", "--session=\(path)", server.url("/cookies"), "Cookie:a=5"])
+        #expect(other.out.split(separator: "\n").filter { $0.hasPrefix("Cookie:") } == ["Cookie: a=5"])
+        #expect(server.requests.count == requests)
+    }
+
     @Test func readOnlySessionIsNeverWritten() throws {
         let path = config + "/mine.json"
         #expect(run(["--session=\(path)", server.url("/cookies/set?a=1")]).status == 0)

@@ -136,6 +136,28 @@ struct SessionFile: Sendable {
         return current.filter { !replaced.contains($0.identity) } + set
     }
 
+    /// The Cookie header value a request to `url` would carry, for printing it without
+    /// sending (`--offline`, `--curl`): the session's cookies libcurl would pick (RFC 6265
+    /// §5.4: domain, path, `Secure`, expiry; longest path first), then the `Cookie:` headers
+    /// `given` on the command line, whose cookies replace the session's of the same name
+    /// (as `Execution` leaves those out of the jar). Nil when there is none.
+    func cookieLine(for url: HTTPURL, given: [HTTPHeader], now: Int) -> String? {
+        let replaced = Set(Self.cookies(fromHeaders: given, host: url.host).map(\.identity))
+        let host = url.host.lowercased()
+        let path = url.path.isEmpty ? "/" : url.path
+        let sent = cookies.enumerated().filter { _, cookie in
+            let domain = cookie.domain.lowercased()
+            let domainMatches = host == domain || (cookie.includeSubdomains && host.hasSuffix("." + domain))
+            let pathMatches = path == cookie.path || (path.hasPrefix(cookie.path)
+                && (cookie.path.hasSuffix("/") || path.utf8.dropFirst(cookie.path.utf8.count).first == UInt8(ascii: "/")))
+            return domainMatches && pathMatches && (!cookie.secure || url.scheme == "https") && !cookie.isExpired(at: now)
+                && !replaced.contains(cookie.identity)
+        }
+        .sorted { $0.element.path.utf8.count != $1.element.path.utf8.count ? $0.element.path.utf8.count > $1.element.path.utf8.count : $0.offset < $1.offset }
+        let parts = sent.map { "\($0.element.name)=\($0.element.value)" } + given.filter { $0.name == .cookie && !$0.value.isEmpty }.map(\.value)
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
     /// The cookies of `Cookie:` headers (`a=1; b=2`), as session cookies of `host`.
     static func cookies(fromHeaders headers: [HTTPHeader], host: String) -> [Cookie] {
         var cookies: [Cookie] = []

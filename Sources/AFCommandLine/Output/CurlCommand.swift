@@ -5,8 +5,10 @@ import AFEngine
 enum CurlCommand {
     /// `caBundle`: the CA bundle af trusts instead of the system's roots (`--verify=PATH`'s, or
     /// one an environment variable names), printed as `--cacert`, or `--capath` for a directory.
-    static func render(built: BuiltRequest, settings: Settings, caBundle: String?) -> String {
-        let description = built.description
+    /// `description`: the request as it would be sent, when it is more than `built`'s (a
+    /// session's cookies).
+    static func render(built: BuiltRequest, description: RequestDescription? = nil, settings: Settings, caBundle: String?) -> String {
+        let description = description ?? built.description
         var words = ["curl"]
         func add(_ items: String...) { words += items }
         let method = description.method

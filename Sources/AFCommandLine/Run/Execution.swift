@@ -128,7 +128,8 @@ final class Execution {
             if settings.compress > 0, !built.description.body.isEmpty {
                 stderr.writeNotice("warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate")
             }
-            return .finished(stdout.writeResult(CurlCommand.render(built: built, settings: settings, caBundle: trust.caBundle) + "\n", errors: stderr))
+            let command = CurlCommand.render(built: built, description: withSessionCookies(built.description), settings: settings, caBundle: trust.caBundle)
+            return .finished(stdout.writeResult(command + "\n", errors: stderr))
         }
         let memory = settings.report ? MemorySink() : nil
         let target: ExchangePrinter.BodyTarget
@@ -224,10 +225,22 @@ final class Execution {
 
     /// The description as the adapters that need no network would send it, for `--offline`.
     private func prepareOffline(_ description: RequestDescription) throws(AFError) -> RequestDescription {
-        var prepared = description
+        var prepared = withSessionCookies(description)
         if let netrc { prepared = NetrcAdapter(netrc: netrc).adapted(prepared) }
         if let compressor { prepared = try compressor.compress(prepared) }
         return prepared
+    }
+
+    /// `description` with the Cookie line a session would add when it is sent: what
+    /// `--offline` and `--curl` print is what would go (libcurl picks the session's cookies
+    /// only when it sends).
+    private func withSessionCookies(_ description: RequestDescription) -> RequestDescription {
+        guard let session = built.session, let line = session.cookieLine(for: built.url, given: built.givenHeaders, now: HTTPDate.now()) else {
+            return description
+        }
+        var printed = description
+        printed.headers.set(name: .cookie, value: line)
+        return printed
     }
 
     /// An HTTPie user's `--session=NAME` that finds no af session of that name, where HTTPie
