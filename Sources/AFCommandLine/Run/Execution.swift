@@ -164,8 +164,7 @@ final class Execution {
             // A cookie a Cookie header gives is sent as given (the engine puts the header on the
             // line of the cookies it sends): the session's cookie it replaces when the session
             // is saved stays out, or the old value would go first beside the new.
-            let given = Set(SessionFile.cookies(fromHeaders: built.givenHeaders, host: built.url.host).map(\.identity))
-            session.importCookies(given.isEmpty ? stored.cookies : stored.cookies.filter { !given.contains($0.identity) })
+            session.importCookies(stored.cookies(notGivenIn: built.givenHeaders, host: built.url.host))
         }
         var description = built.description
         // The request body (B) is printed with the head that carried it, so both need it.
