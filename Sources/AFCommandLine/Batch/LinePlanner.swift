@@ -63,7 +63,7 @@ struct LinePlanner: Sendable {
         // A shell's command line cannot hold a NUL; libcurl would cut a URL or header at one.
         if text.containsByte(0) { throw .usage("the line has a NUL byte, which no command line can hold") }
         var words: [String]
-        var quoted: [Bool]
+        var quoted: [Bool]?
         do {
             (words, quoted) = try ShellWords.splitMarkingQuotes(text)
         } catch {
@@ -75,7 +75,7 @@ struct LinePlanner: Sendable {
             // be sent as the method AF: it is read without it.
             if program == "af" {
                 words.removeFirst()
-                quoted.removeFirst()
+                quoted?.removeFirst()
             }
             // Another client's command line (HTTPie's, curl's) would send its program's name
             // as the method, if its options did not fail first; a custom method of that name
@@ -89,7 +89,7 @@ struct LinePlanner: Sendable {
         // and its words (`-r`) as options: say what it is and what does its work here. Only a
         // word written as a shell reads an operator (no quote or backslash in it) and that
         // starts as one does is looked up (this runs for every line); a quoted `'|'` is data.
-        for (word, quoted) in zip(words, quoted) where !quoted && word.utf8.first.map(shellSyntaxStarts.contains) == true {
+        for (index, word) in words.enumerated() where quoted?[index] != true && word.utf8.first.map(shellSyntaxStarts.contains) == true {
             if let advice = shellSyntax[word] {
                 throw .usage("'\(word)' is shell syntax, but af batch runs each line without a shell: \(advice)")
             }

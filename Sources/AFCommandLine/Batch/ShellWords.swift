@@ -99,8 +99,9 @@ enum ShellWords {
 
     /// The words of `line`, and for each whether any of it was quoted or escaped (`'|'`, `\|`):
     /// only a word with none, which a shell would read as written, can be a shell operator.
-    static func splitMarkingQuotes(_ line: String) throws(Problem) -> (words: [String], quoted: [Bool]) {
-        if let plain = plainWords(line) { return (plain, Array(repeating: false, count: plain.count)) }
+    /// `quoted` is nil for a plain line (nearly every one), none of whose words is.
+    static func splitMarkingQuotes(_ line: String) throws(Problem) -> (words: [String], quoted: [Bool]?) {
+        if let plain = plainWords(line) { return (plain, nil) }
         var quoted: [Bool] = []
         let words = try splitQuoted(line, quoted: &quoted)
         return (words, quoted)
