@@ -578,6 +578,25 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// A cookie with a line break or a stray control character (only an edited file has one)
+    /// is refused with the file: `--offline` printed its line break into the request, and
+    /// libcurl read the rest of the value as another line of its cookie list.
+    @Test(arguments: [("a", "1\r\nX-Evil: yes"), ("b\tc", "2"), ("", "3"), ("d", "x\u{7F}")])
+    func aSessionCookieWithAControlCharacterIsRefused(name: String, value: String) throws {
+        let path = config + "/edited.json"
+        let document = "{\"af_session\": 1, \"host\": \"127.0.0.1:\(server.port)\", \"cookies\": [{\"name\": \(JSONText.string(name)), "
+            + "\"value\": \(JSONText.string(value)), \"domain\": \"127.0.0.1\"}]}"
+        try document.write(toFile: path, atomically: true, encoding: .utf8)
+        for mode in ["--offline", "--curl", "-v"] {
+            let result = run([mode, "--session-read-only=\(path)", server.url("/cookies")])
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: the session file '\(path)' has a cookie '\(Quote.controls(name))' with an empty name or a control character in it; "
+                    + "fix it or remove it (af never replaces it)\n")
+            #expect(result.out.isEmpty)
+        }
+        #expect(server.requests.isEmpty)
+    }
+
     /// A session an HTTPie user brings (`--session=PATH` to HTTPie's file) was refused as "not
     /// an af session". Both of HTTPie's layouts are read — 3.2's lists and `raw_auth`, older
     /// objects and `username`/`password` — and the file is never written back (HTTPie could no

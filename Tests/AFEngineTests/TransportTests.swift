@@ -53,6 +53,27 @@ import Testing
         #expect(failure.message.contains("connection refused by 127.0.0.1:"))
     }
 
+    /// A Cookie header goes on the line of the cookies the engine sends: one Cookie header.
+    /// A cookie that is not well formed is not imported: a line break in its value was read
+    /// by libcurl as another line of its cookie list, another cookie for any domain.
+    @Test func aCookieHeaderJoinsTheEnginesCookiesAndMalformedCookiesStayOut() throws {
+        let session = Session()
+        session.importCookies([
+            Cookie(name: "a", value: "1", domain: "127.0.0.1"),
+            Cookie(name: "x", value: "2\n127.0.0.1\tFALSE\t/\tFALSE\t0\tinjected\tyes", domain: "127.0.0.1"),
+            Cookie(name: "t\tab", value: "3", domain: "127.0.0.1"),
+        ])
+        #expect(session.exportCookies().map(\.name) == ["a"])
+        var headers = HTTPHeaders()
+        headers.add(name: .cookie, value: "b=2")
+        let (response, _) = perform(RequestDescription(url: server.url("/cookies"), headers: headers), session: session)
+        #expect(response.status == 200)
+        #expect(server.requests.last?.headerValues("Cookie") == ["a=1; b=2"])
+        #expect(Cookie(name: "v", value: "tab\tinside", domain: "h").isWellFormed)
+        #expect(!Cookie(name: "", value: "1", domain: "h").isWellFormed)
+        #expect(!Cookie(name: "p", value: "1", domain: "h", path: "/\r").isWellFormed)
+    }
+
     @Test func customMethodIsSentAsIs() throws {
         let (response, _) = perform(RequestDescription(method: HTTPMethod(rawValue: "PURGE"), url: server.url("/echo")))
         #expect(response.status == 200)

@@ -79,14 +79,14 @@ enum HTTPieSession {
             guard let text = item["value"]?.stringValue else { throw corrupt("has a cookie '\(Quote.argument(name))' without a value") }
             // A cookie without a domain (or an empty one) was set for the session's host alone.
             let domain = item["domain"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-            cookies.append(Cookie(
+            cookies.append(try SessionFile.checked(Cookie(
                 name: name, value: text,
                 domain: domain.map { $0.hasPrefix(".") ? String($0.dropFirst()) : $0 } ?? host,
                 includeSubdomains: domain?.hasPrefix(".") ?? false,
                 path: item["path"]?.stringValue ?? "/",
                 secure: item["secure"]?.boolValue ?? false,
                 expires: item["expires"]?.numberText.map { Saturating.int(Double($0) ?? 0) } ?? 0
-            ))
+            ), corrupt: corrupt))
         }
         if let list = value.arrayValue {
             for item in list {

@@ -72,7 +72,7 @@ struct SessionFile: Sendable {
             guard let name = item["name"]?.stringValue, let value = item["value"]?.stringValue, let domain = item["domain"]?.stringValue else {
                 throw corrupt("has a cookie without name, value and domain")
             }
-            session.cookies.append(Cookie(
+            session.cookies.append(try checked(Cookie(
                 name: name, value: value, domain: domain,
                 includeSubdomains: item["include_subdomains"]?.boolValue ?? false,
                 path: item["path"]?.stringValue ?? "/",
@@ -80,9 +80,18 @@ struct SessionFile: Sendable {
                 httpOnly: item["http_only"]?.boolValue ?? false,
                 expires: item["expires"]?.numberText.flatMap { Int($0) } ?? 0,
                 isLatin1: item["latin1"]?.boolValue ?? false
-            ))
+            ), corrupt: corrupt))
         }
         return session
+    }
+
+    /// `cookie`, or the session file's error when libcurl could not carry it (a control
+    /// character in it: only an edited file has one, and a line break would add a cookie).
+    static func checked(_ cookie: Cookie, corrupt: (String) -> CommandFailure) throws(CommandFailure) -> Cookie {
+        guard cookie.isWellFormed else {
+            throw corrupt("has a cookie '\(Quote.argument(cookie.name))' with an empty name or a control character in it")
+        }
+        return cookie
     }
 
     /// Whether headers and authentication from this session apply to `url`.

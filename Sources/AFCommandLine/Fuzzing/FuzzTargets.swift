@@ -570,10 +570,17 @@ package enum FuzzTargets {
         }
     }
 
+    /// Never traps; a session read is one libcurl can carry, and the Cookie line printed for
+    /// it (`--offline`, `--curl`) stays one line.
     static func session(_ data: [UInt8]) {
         withFile(data, name: "session.json") { _, path in
-            guard let url = try? HTTPURL(parsing: "http://example.org/") else { return }
-            _ = try? SessionFile.load(path: path, url: url)
+            guard let url = try? HTTPURL(parsing: "http://example.org/"), let secure = try? HTTPURL(parsing: "https://sub.example.org/a/b"),
+                  let session = try? SessionFile.load(path: path, url: url) else { return }
+            precondition(session.cookies.allSatisfy(\.isWellFormed), "a session read with a cookie libcurl cannot carry")
+            for target in [url, secure] {
+                let line = session.cookieLine(for: target, given: [HTTPHeader("Cookie", "given=1")], now: 1_000_000_000) ?? ""
+                precondition(!line.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }, "a printed Cookie line with a line break")
+            }
         }
     }
 

@@ -36,6 +36,17 @@ public struct Cookie: Sendable, Equatable {
         self.isLatin1 = isLatin1
     }
 
+    /// Whether libcurl can carry the cookie as it is: a name, and no control character in it
+    /// (a tab only in the value, as libcurl takes from a server). A line break in an edited
+    /// session's value would otherwise start another line of libcurl's cookie list (another
+    /// cookie, for any domain), and a tab in a name or path would shift the list's fields.
+    public var isWellFormed: Bool {
+        func plain(_ text: String, tab: Bool) -> Bool {
+            !text.utf8.contains { ($0 < 0x20 && !(tab && $0 == 0x09)) || $0 == 0x7F }
+        }
+        return !name.isEmpty && plain(name, tab: false) && plain(value, tab: true) && plain(domain, tab: false) && plain(path, tab: false)
+    }
+
     /// Parses one line of libcurl's cookie list (Netscape format) as its bytes: UTF-8, or
     /// ISO-8859-1 (`isLatin1`) when they are not UTF-8.
     public init?(netscapeBytes bytes: some Collection<UInt8>) {

@@ -5,9 +5,9 @@ import Glibc
 
 extension Session {
     /// Adds cookies to the session's cookie engine; later requests send them where their
-    /// domain, path and `secure` flag allow.
+    /// domain, path and `secure` flag allow. A cookie that is not `isWellFormed` is left out.
     public func importCookies(_ cookies: [Cookie]) {
-        let lines = cookies.map(\.netscapeBytes)
+        let lines = cookies.filter(\.isWellFormed).map(\.netscapeBytes)
         let share = self.share
         driver.runExclusively {
             guard let easy = curl_easy_init() else { return }
@@ -15,8 +15,8 @@ extension Session {
             _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share.raw)
             _ = "".withCString { afcurl_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }
             for line in lines {
-                // A C string: a NUL inside (only in an edited session) would cut the line.
-                _ = (line.filter { $0 != 0 } + [0]).withUnsafeBufferPointer { buffer in
+                // A C string (a well-formed cookie has no NUL).
+                _ = (line + [0]).withUnsafeBufferPointer { buffer in
                     buffer.withMemoryRebound(to: CChar.self) { afcurl_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0.baseAddress) }
                 }
             }
