@@ -266,6 +266,38 @@ import Testing
         #expect(result.err == "af: error: server answered 302 Found; add --follow to follow redirects\n")
     }
 
+    /// A redirect status without a Location to go to (none, or an empty one, which libcurl
+    /// ignores too) is the response itself, with or without --follow; --check-status says
+    /// there is nothing to follow instead of suggesting --follow, and a 304 or 300 (which
+    /// af never follows) gets no hint at all.
+    @Test func redirectWithNothingToFollowIsTheResponse() throws {
+        server.route("/no-location") { _, _ in .response(status: 302, headers: [], body: Array("here".utf8)) }
+        server.route("/empty-location") { _, _ in .response(status: 301, headers: [("Location", "")], body: Array("here".utf8)) }
+        server.route("/not-modified") { _, _ in .response(status: 304, headers: [("Location", "/get")]) }
+        for (path, status, reason) in [("/no-location", 302, "Found"), ("/empty-location", 301, "Moved Permanently")] {
+            for follow in [["--follow"], []] {
+                let plain = InProcessAF.run(follow + [server.url(path)])
+                #expect(plain.status == 0, "\(path) \(follow)")
+                #expect(plain.out == "here")
+                #expect(plain.err == "")
+                let checked = InProcessAF.run(follow + ["--check-status", server.url(path)])
+                #expect(checked.status == 3)
+                #expect(checked.err == "af: error: server answered \(status) \(reason); the response has no Location to follow\n")
+            }
+        }
+        // The hostile route's header is "Location:" with nothing after it at all.
+        let bare = InProcessAF.run(["--follow", "--check-status", server.url("/hostile/empty-location")])
+        #expect(bare.err == "af: error: server answered 302 Found; the response has no Location to follow\n")
+        let report = InProcessAF.run(["--check-status", "--report=json", server.url("/empty-location")])
+        let error = try #require(JSONHelpers.object(report.out)?["error"] as? [String: Any])
+        #expect(error["message"] as? String == "server answered 301 Moved Permanently; the response has no Location to follow")
+        for follow in [["--follow"], []] {
+            let notModified = InProcessAF.run(follow + ["--check-status", server.url("/not-modified")])
+            #expect(notModified.status == 3)
+            #expect(notModified.err == "af: error: server answered 304 Not Modified\n")
+        }
+    }
+
     @Test func acceptStatusWidensCheckStatus() {
         #expect(InProcessAF.run(["--check-status", "--accept-status=404", server.url("/status/404")]).status == 0)
         #expect(InProcessAF.run(["--check-status", "--accept-status=400-410", server.url("/status/410")]).status == 0)

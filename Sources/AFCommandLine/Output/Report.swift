@@ -38,6 +38,7 @@ enum Report {
             json.key("error")
             if let error = response.error, exitCode != 0 || !isStatusOnly(error) {
                 let message = ExitMapping.message(for: error, attempts: response.tries)
+                    + ExitMapping.redirectHint(for: error, head: response.head, follow: settings.follow)
                 json.object { json in
                     json.member("kind") { $0.string(kind(of: error)) }
                     json.member("message") { $0.string(message) }

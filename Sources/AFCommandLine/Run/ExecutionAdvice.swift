@@ -6,7 +6,8 @@ import AFEngine
 extension Execution {
     /// Everything to add to `message`, the account of `error` ending `response`.
     func advice(for error: AFError, response: Response, message: String) -> String {
-        (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
+        ExitMapping.redirectHint(for: error, head: response.head, follow: settings.follow)
+            + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
             + priorKnowledgeHint(error) + authenticationHint(error, response: response) + methodAsURLHint(error)
             + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
     }

@@ -88,6 +88,17 @@ enum ExitMapping {
         }
     }
 
+    /// What to do about a redirect status that `--check-status` refused (`head` is the
+    /// response that ended the request): `--follow` when it was not given and the response
+    /// could have been followed; when there is no `Location` to follow, that instead. Empty
+    /// for a 300, a 304 and anything that is no redirect.
+    static func redirectHint(for error: AFError, head: ResponseHead?, follow: Bool) -> String {
+        guard case .responseValidationFailed(let status, _) = error.underlyingError, let head, head.status == status,
+              RedirectPolicy.redirectStatuses.contains(status) else { return "" }
+        if RedirectPolicy.isFollowable(head) { return follow ? "" : "; add --follow to follow redirects" }
+        return "; the response has no Location to follow"
+    }
+
     /// The text after `af: error: `, with what to do where there is something to do;
     /// `tlsOnly` for a command that speaks only TLS (`af pin`).
     static func message(for error: AFError, attempts: Int, tlsOnly: Bool = false) -> String {
@@ -95,8 +106,7 @@ enum ExitMapping {
         let after = attempts > 1 ? " (after \(attempts) attempts)" : ""
         switch error {
         case .responseValidationFailed(let status, let reason):
-            let hint = (300..<400).contains(status) ? "; add --follow to follow redirects" : ""
-            return "server answered \(status) \(Quote.argument(reason))\(after)\(hint)".replacingBytes(of: "  ", with: " ")
+            return "server answered \(status) \(Quote.argument(reason))\(after)".replacingBytes(of: "  ", with: " ")
         case .tooManyRedirects:
             return "\(error.description); raise --max-redirects or check for a redirect loop"
         case .transport(let failure):

@@ -27,7 +27,15 @@ public struct RedirectPolicy: Sendable {
 
     /// Whether the engine follows this response instead of handing it to the sink.
     public func shouldFollow(_ head: ResponseHead) -> Bool {
-        follow && Self.redirectStatuses.contains(head.status) && head.headers.value(for: .location) != nil
+        follow && Self.isFollowable(head)
+    }
+
+    /// Whether `head` is a redirect that can be followed: a redirect status with a `Location`
+    /// that is not empty. A redirect without one is the response itself, as curl and HTTPie
+    /// take it (libcurl ignores an empty `Location`).
+    public static func isFollowable(_ head: ResponseHead) -> Bool {
+        guard redirectStatuses.contains(head.status), let location = head.headers.value(for: .location) else { return false }
+        return !location.trimmingCharacters(in: " \t").isEmpty
     }
 
     /// The description of the next hop, and the record of the redirect.
