@@ -55,6 +55,9 @@ import Testing
         // A lone word is the URL (SPEC §1): `af get` asks for the host "get", which does not
         // resolve (a single label, in no hosts file).
         Case(name: "method without URL", arguments: { _, _ in ["get", "--timeout=20"] }, status: 1, what: "cannot resolve host 'get'", fix: "give the URL after the method (af get URL)"),
+        // libcurl's "Could not resolve proxy: NAME" was shown after af's own words for it.
+        Case(name: "unresolvable proxy", arguments: { s, _ in ["--proxy=http:http://nosuchproxy:3128", "--timeout=20", s.url("/")] }, status: 1,
+             what: "cannot resolve the proxy host 'nosuchproxy'", fix: "check the proxy's name and your network"),
         Case(name: "help as a word", arguments: { _, _ in ["help", "--timeout=20"] }, status: 1, what: "cannot resolve host 'help'", fix: "af --help shows how to use af"),
         // The scheme's colon left out: curl and HTTPie read "http" as the host and look it up;
         // af refuses it before anything is sent (a search domain could make it a real host).

@@ -49,7 +49,11 @@ enum CurlErrorMapping {
         case CURLE_COULDNT_RESOLVE_HOST:
             return failure(.dnsFailure, "cannot resolve host '\(url.host)'; check the name and your network")
         case CURLE_COULDNT_RESOLVE_PROXY:
-            return failure(.proxy, "cannot resolve the proxy host: \(detail)")
+            // libcurl says "Could not resolve proxy: NAME"; the name is what matters.
+            let marker = "resolve proxy: "
+            guard let start = detail.utf8Offset(of: marker) else { return failure(.proxy, "cannot resolve the proxy host: \(detail)") }
+            let name = String(decoding: detail.utf8.dropFirst(start + marker.utf8.count), as: UTF8.self)
+            return failure(.proxy, "cannot resolve the proxy host '\(MessageQuote.url(name))'; check the proxy's name and your network")
         case CURLE_COULDNT_CONNECT:
             if let socket = transfer.description.options.unixSocketPath {
                 // connect(2) calls a path that is no socket (a regular file, a directory)
