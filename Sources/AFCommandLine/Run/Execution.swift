@@ -125,7 +125,10 @@ final class Execution {
     func start(batch: BatchContext?) -> Started {
         if settings.curl {
             defer { cleanUp() }
-            if settings.compress > 0, !built.description.body.isEmpty {
+            // Only when af would deflate this body: with one -x, a body that does not get
+            // smaller goes as it is, which is what the command sends too.
+            if let compressor, let deflated = try? compressor.compress(built.description),
+               deflated.headers.contains(.contentEncoding), !built.description.headers.contains(.contentEncoding) {
                 stderr.writeNotice("warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate")
             }
             let command = CurlCommand.render(built: built, description: withSessionCookies(built.description), settings: settings, caBundle: trust.caBundle)
