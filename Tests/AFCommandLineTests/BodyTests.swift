@@ -323,7 +323,7 @@ import Testing
     @Test func headerInjectionFromFileIsRefused() throws {
         let directory = try TemporaryDirectory.make()
         let path = directory + "/h"
-        try "a\r\nX-Injected: 1".write(toFile: path, atomically: true, encoding: .utf8)
+        try "a\r\nX-Injected: 1".write(toFile: path, atomically: false, encoding: .utf8)
         let result = InProcessAF.run([server.url("/echo"), "X-A:@\(path)"])
         #expect(result.status == 64)
         #expect(result.err == "af: error: header 'X-A' in 'X-A:@\(path)' contains a line break; header values must be one line\n")

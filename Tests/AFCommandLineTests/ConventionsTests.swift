@@ -135,7 +135,7 @@ import Testing
             + bytes + Array("\r\n--B--\r\n".utf8)
         #expect(result.stdout == expected)
         let text = directory + "/note.txt"
-        try "hello part".write(toFile: text, atomically: true, encoding: .utf8)
+        try "hello part".write(toFile: text, atomically: false, encoding: .utf8)
         let shown = InProcessAF.run(["--offline", "-p", "B", "--pretty=all", "--boundary=B", server.url("/post"), "f@\(text)", "g@\(path)"])
         #expect(shown.out.contains("hello part"))
         // The note is af's own, in its colour; the parts around it are what the terminal may

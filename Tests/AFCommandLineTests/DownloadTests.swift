@@ -55,7 +55,7 @@ import Testing
     @Test func existingFilesAreNeverReplaced() throws {
         server.serveRangedFile(size: Self.size)
         let existing = directory + "/data.bin"
-        try "precious".write(toFile: existing, atomically: true, encoding: .utf8)
+        try "precious".write(toFile: existing, atomically: false, encoding: .utf8)
         #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/data.bin")]).status == 0)
         #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/data.bin")]).status == 0)
         #expect(files() == ["data-1.bin", "data-2.bin", "data.bin"])

@@ -155,7 +155,7 @@ import Testing
 
     @Test func hugeNumbersInTheConfigFileNameTheFile() throws {
         let config = try TemporaryDirectory.make(prefix: "af-config")
-        try #"{"default_options": ["--timeout=1e30"]}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        try #"{"default_options": ["--timeout=1e30"]}"#.write(toFile: config + "/config.json", atomically: false, encoding: .utf8)
         let result = InProcessAF.run([server.url("/get")], environment: ["AF_CONFIG_DIR": config])
         expectOneError(result, status: 64, containing: "in the config file '\(config)/config.json'")
         #expect(result.err.contains("--timeout"))
@@ -176,7 +176,7 @@ import Testing
     @Test func deepDocumentsOfAfsOwnAreErrors() throws {
         let deep = String(repeating: "{\"a\":", count: 60_000) + "1" + String(repeating: "}", count: 60_000)
         let config = try TemporaryDirectory.make(prefix: "af-config")
-        try deep.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        try deep.write(toFile: config + "/config.json", atomically: false, encoding: .utf8)
         expectOneError(InProcessAF.run(["--offline", server.url("/get")], environment: ["AF_CONFIG_DIR": config]), status: 64, containing: "nested more than 512")
         let session = try write("session.json", deep)
         expectOneError(InProcessAF.run(["--offline", "--session=\(session)", server.url("/get")]), status: 64, containing: "nested more than 512")

@@ -113,7 +113,7 @@ import Testing
     /// by then, whichever form the URL and the netrc use.
     @Test func netrcMachinesInUnicodeMatchTheirASCIIForm() throws {
         let netrc = directory + "/netrc-idn"
-        try "machine Bücher.example login ada password pw\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        try "machine Bücher.example login ada password pw\n".write(toFile: netrc, atomically: false, encoding: .utf8)
         let resolve = "--resolve=xn--bcher-kva.example:\(server.port):127.0.0.1"
         for url in ["http://bücher.example:\(server.port)/echo", "http://xn--bcher-kva.example:\(server.port)/echo"] {
             let result = InProcessAF.run([url, resolve], environment: ["NETRC": netrc])
@@ -135,7 +135,7 @@ import Testing
           lines
 
         default login anon password x
-        """.write(toFile: netrc, atomically: true, encoding: .utf8)
+        """.write(toFile: netrc, atomically: false, encoding: .utf8)
         let second = try TestServer()
         server.route("/hop") { _, _ in .response(status: 302, headers: [("Location", "http://b.test:\(second.port)/echo")]) }
         let resolve = ["--resolve=a.test:\(server.port):127.0.0.1", "--resolve=b.test:\(second.port):127.0.0.1"]
@@ -152,7 +152,7 @@ import Testing
         // A home of its own: the shared one would hand this login to every test running now.
         let home = directory + "/home-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        try "machine 127.0.0.1 login home password h\n".write(toFile: home + "/.netrc", atomically: true, encoding: .utf8)
+        try "machine 127.0.0.1 login home password h\n".write(toFile: home + "/.netrc", atomically: false, encoding: .utf8)
         #expect(InProcessAF.run([server.url("/echo")], environment: ["HOME": home]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic aG9tZTpo")
     }
@@ -161,7 +161,7 @@ import Testing
     /// error said the server "asks for credentials", as if none had been sent.
     @Test func refusedNetrcCredentialsAreNamedAsSuch() throws {
         let netrc = directory + "/netrc-refused-\(UUID().uuidString)"
-        try "machine 127.0.0.1 login ada password stale\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        try "machine 127.0.0.1 login ada password stale\n".write(toFile: netrc, atomically: false, encoding: .utf8)
         let refused = InProcessAF.run(["--check-status", "-q", server.url("/basic-auth/ada/s3cret")], environment: ["NETRC": netrc])
         #expect(refused.status == 4)
         #expect(refused.err == "af: error: server answered 401 Unauthorized; af sent the credentials '\(netrc)' holds for 127.0.0.1: correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)\n")
@@ -186,7 +186,7 @@ import Testing
     @Test func netrcWithCRLFLineEnds() throws {
         let netrc = directory + "/netrc-crlf-\(UUID().uuidString)"
         try "machine 127.0.0.1\r\nlogin alice\r\npassword s3cret\r\n\r\nmacdef init\r\ncd /\r\n\r\ndefault login anon password x\r\n"
-            .write(toFile: netrc, atomically: true, encoding: .utf8)
+            .write(toFile: netrc, atomically: false, encoding: .utf8)
         #expect(InProcessAF.run([server.url("/echo")], environment: ["NETRC": netrc]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic YWxpY2U6czNjcmV0")
         #expect(InProcessAF.run(["http://localhost:\(server.port)/echo"], environment: ["NETRC": netrc]).status == 0)
@@ -198,7 +198,7 @@ import Testing
     @Test func netrcWordsBeforeACombiningMark() throws {
         let netrc = directory + "/netrc-marks-\(UUID().uuidString)"
         try "machine 127.0.0.1 login ada password \u{301}pw\nmachine localhost login bob password \"\u{301}q r\"\n"
-            .write(toFile: netrc, atomically: true, encoding: .utf8)
+            .write(toFile: netrc, atomically: false, encoding: .utf8)
         #expect(InProcessAF.run([server.url("/echo")], environment: ["NETRC": netrc]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Basic " + Data("ada:\u{301}pw".utf8).base64EncodedString())
         #expect(InProcessAF.run(["http://localhost:\(server.port)/echo"], environment: ["NETRC": netrc]).status == 0)
@@ -214,7 +214,7 @@ import Testing
         n=$((n + 1))
         echo $n > '\(counter)'
         echo "token-$n"
-        """.write(toFile: script, atomically: true, encoding: .utf8)
+        """.write(toFile: script, atomically: false, encoding: .utf8)
         return ("sh '\(script)'", counter)
     }
 
@@ -559,7 +559,7 @@ import Testing
           {"name": "deep", "value": "4", "domain": "site.test", "path": "/elsewhere", "expires": 0},
           {"name": "tls", "value": "5", "domain": "site.test", "path": "/", "secure": true, "expires": 0}
         ]}
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         let result = run(["--session=\(path)", "--resolve=site.test:\(server.port):127.0.0.1", "http://site.test:\(server.port)/cookies"])
         #expect(result.out == #"{"cookie": "fresh=1"}"#)
         let saved = try String(contentsOfFile: path, encoding: .utf8)
@@ -569,7 +569,7 @@ import Testing
 
     @Test func corruptSessionIsAnErrorAndKept() throws {
         let path = config + "/broken.json"
-        try "{not json".write(toFile: path, atomically: true, encoding: .utf8)
+        try "{not json".write(toFile: path, atomically: false, encoding: .utf8)
         let result = run(["--session=\(path)", server.url("/echo")])
         #expect(result.status == 64)
         #expect(result.err.hasPrefix("af: error: the session file '\(path)' is not valid JSON"))
@@ -586,7 +586,7 @@ import Testing
         let path = config + "/edited.json"
         let document = "{\"af_session\": 1, \"host\": \"127.0.0.1:\(server.port)\", \"cookies\": [{\"name\": \(JSONText.string(name)), "
             + "\"value\": \(JSONText.string(value)), \"domain\": \"127.0.0.1\"}]}"
-        try document.write(toFile: path, atomically: true, encoding: .utf8)
+        try document.write(toFile: path, atomically: false, encoding: .utf8)
         for mode in ["--offline", "--curl", "-v"] {
             let result = run([mode, "--session-read-only=\(path)", server.url("/cookies")])
             #expect(result.status == 64)
@@ -617,7 +617,7 @@ import Testing
     ])
     func httpieSessionsAreReadAndLeftAsTheyAre(text: String) throws {
         let path = config + "/httpie.json"
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
         let used = run(["--session=\(path)", server.url("/echo")])
         #expect(used.status == 0, "\(used.err)")
         #expect(used.err.isEmpty)
@@ -638,7 +638,7 @@ import Testing
         let httpie = try TemporaryDirectory.make(prefix: "af-httpie-config")
         let directory = "\(httpie)/sessions/127.0.0.1_\(server.port)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try #"{"__meta__": {"httpie": "3.2.2"}, "headers": [{"name": "X-Team", "value": "core"}]}"#.write(toFile: directory + "/work.json", atomically: true, encoding: .utf8)
+        try #"{"__meta__": {"httpie": "3.2.2"}, "headers": [{"name": "X-Team", "value": "core"}]}"#.write(toFile: directory + "/work.json", atomically: false, encoding: .utf8)
         let environment = ["AF_CONFIG_DIR": config, "HTTPIE_CONFIG_DIR": httpie]
         let first = InProcessAF.run(["--session=work", server.url("/echo")], environment: environment)
         #expect(first.status == 0)
@@ -653,10 +653,10 @@ import Testing
 
     @Test func httpieSessionsCarryBearerTokensAndRefuseOtherSchemes() throws {
         let path = config + "/httpie-bearer.json"
-        try #"{"__meta__": {"httpie": "3.2.2"}, "auth": {"type": "bearer", "raw_auth": "t0k"}, "cookies": [], "headers": []}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        try #"{"__meta__": {"httpie": "3.2.2"}, "auth": {"type": "bearer", "raw_auth": "t0k"}, "cookies": [], "headers": []}"#.write(toFile: path, atomically: false, encoding: .utf8)
         #expect(run(["--session=\(path)", server.url("/echo")]).status == 0)
         #expect(server.requests.last?.header("Authorization") == "Bearer t0k")
-        try #"{"__meta__": {"httpie": "3.2.2"}, "auth": {"type": "ntlm", "raw_auth": "a:b"}}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        try #"{"__meta__": {"httpie": "3.2.2"}, "auth": {"type": "ntlm", "raw_auth": "a:b"}}"#.write(toFile: path, atomically: false, encoding: .utf8)
         let refused = run(["--session=\(path)", server.url("/echo")])
         #expect(refused.status == 64)
         #expect(refused.err == "af: error: the session file '\(path)' uses the auth type 'ntlm', which af does not speak (basic, digest, bearer); fix it or remove it (af never replaces it)\n")
@@ -795,7 +795,7 @@ import Testing
     @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
     func cleartextHTTP2WithPriorKnowledge() throws {
         let directory = try TemporaryDirectory.make(prefix: "af-h2c")
-        try "plain h2\n".write(toFile: directory + "/x.txt", atomically: true, encoding: .utf8)
+        try "plain h2\n".write(toFile: directory + "/x.txt", atomically: false, encoding: .utf8)
         let h2c = try ExternalServer(nghttpdServing: directory, key: nil, certificate: nil)
         let result = InProcessAF.run(["--http-version=2-prior-knowledge", "-m", "http://127.0.0.1:\(h2c.port)/x.txt"])
         #expect(result.status == 0, "\(result.err)")
@@ -848,7 +848,7 @@ import Testing
     }
 
     private func write(_ text: String) throws {
-        try text.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        try text.write(toFile: config + "/config.json", atomically: false, encoding: .utf8)
     }
 
     @Test func defaultsApplyAndNoFormsUndoThem() throws {
@@ -884,7 +884,7 @@ import Testing
 
         // A batch-wide --auth, taken off one line.
         let lines = config + "/lines.txt"
-        try "\(server.url("/echo?n=1"))\n--no-auth \(server.url("/echo?n=2"))\n".write(toFile: lines, atomically: true, encoding: .utf8)
+        try "\(server.url("/echo?n=1"))\n--no-auth \(server.url("/echo?n=2"))\n".write(toFile: lines, atomically: false, encoding: .utf8)
         let batch = InProcessAF.run(["batch", "-q", "--auth=ada:pw", lines], environment: ["AF_CONFIG_DIR": config + "/none"])
         #expect(batch.status == 0, "\(batch.err)")
         let echoed = server.requests.suffix(2).sorted { $0.target < $1.target }
@@ -899,7 +899,7 @@ import Testing
         let checked = InProcessAF.run([server.url("/status/404")], environment: ["AF_CONFIG_DIR": config])
         #expect(checked.status == 4, "\(checked.err)")
         let netrc = config + "/netrc-bom"
-        try "\u{FEFF}machine 127.0.0.1 login ada password pw\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        try "\u{FEFF}machine 127.0.0.1 login ada password pw\n".write(toFile: netrc, atomically: false, encoding: .utf8)
         let result = InProcessAF.run([server.url("/echo")], environment: ["NETRC": netrc, "AF_CONFIG_DIR": config + "/none"])
         #expect(result.status == 0, "\(result.err)")
         #expect(server.requests.last?.header("Authorization") == "Basic YWRhOnB3")
@@ -908,14 +908,14 @@ import Testing
     @Test func xdgConfigHome() throws {
         let xdg = try TemporaryDirectory.make(prefix: "af-xdg")
         try FileManager.default.createDirectory(atPath: xdg + "/af", withIntermediateDirectories: true)
-        try #"{"default_options": ["--check-status"]}"#.write(toFile: xdg + "/af/config.json", atomically: true, encoding: .utf8)
+        try #"{"default_options": ["--check-status"]}"#.write(toFile: xdg + "/af/config.json", atomically: false, encoding: .utf8)
         let result = InProcessAF.run([server.url("/status/404")], environment: ["XDG_CONFIG_HOME": xdg], unsetting: ["AF_CONFIG_DIR"])
         #expect(result.status == 4, "\(result.err)")
         // A relative XDG_CONFIG_HOME is ignored, as the XDG specification says: the config
         // comes from HOME's .config instead.
         let home = try TemporaryDirectory.make(prefix: "af-home")
         try FileManager.default.createDirectory(atPath: home + "/.config/af", withIntermediateDirectories: true)
-        try #"{"default_options": ["--check-status"]}"#.write(toFile: home + "/.config/af/config.json", atomically: true, encoding: .utf8)
+        try #"{"default_options": ["--check-status"]}"#.write(toFile: home + "/.config/af/config.json", atomically: false, encoding: .utf8)
         let relative = InProcessAF.run([server.url("/status/404")], environment: ["XDG_CONFIG_HOME": "relative/dir", "HOME": home], unsetting: ["AF_CONFIG_DIR"])
         #expect(relative.status == 4, "\(relative.err)")
     }

@@ -193,7 +193,7 @@ import Testing
         #expect(ignored.err.contains("af may not ask for its pass phrase with standard input ignored"), "\(ignored.err)")
         // A batch never asks: its file is refused before any line is sent.
         let lines = directory + "/lines.txt"
-        try "\(server.url("/get"))\n".write(toFile: lines, atomically: true, encoding: .utf8)
+        try "\(server.url("/get"))\n".write(toFile: lines, atomically: false, encoding: .utf8)
         let batch = InProcessAF.run(["batch", ca, "--cert=\(client.certificatePath)", "--cert-key=\(key)", lines])
         #expect(batch.status == 64)
         #expect(batch.err == "af: error: \(lines):1: the private key in '\(key)' is encrypted, and af may not ask for its pass phrase with standard input ignored (-I, and on every line of af batch); give --cert-key-pass=PASS\n")
@@ -208,7 +208,7 @@ import Testing
         let client = try pki.issue(name: "client-files", hosts: ["client"], client: true)
         let other = try pki.issue(name: "client-other", hosts: ["other"], client: true)
         let notPEM = directory + "/notes.txt"
-        try "hello\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+        try "hello\n".write(toFile: notPEM, atomically: false, encoding: .utf8)
         let der = directory + "/client.der"
         let pem = try String(contentsOfFile: client.certificatePath, encoding: .utf8)
         let base64 = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
@@ -233,7 +233,7 @@ import Testing
         }
         // The key in the certificate's own file is found there.
         let combined = directory + "/combined.pem"
-        try (pem + String(contentsOfFile: client.keyPath, encoding: .utf8)).write(toFile: combined, atomically: true, encoding: .utf8)
+        try (pem + String(contentsOfFile: client.keyPath, encoding: .utf8)).write(toFile: combined, atomically: false, encoding: .utf8)
         let accepted = InProcessAF.run([ca, "--cert=\(combined)", server.url("/get")])
         #expect(accepted.status == 0, "\(accepted.err)")
         #expect(server.connections == 1)
@@ -306,7 +306,7 @@ import Testing
         {"all_hosts_must_be_evaluated": true,
          "hosts": {"a.test": ["default"],
                    "*.test": ["default", {"pins": ["sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]}]}}
-        """.write(toFile: policy, atomically: true, encoding: .utf8)
+        """.write(toFile: policy, atomically: false, encoding: .utf8)
         let result = InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
         #expect(result.status == 8, "\(result.err)")
         #expect(result.err.contains("no pinned public key in the chain of b.test"))
@@ -316,11 +316,11 @@ import Testing
         let pinB = try TestPKI.publicKeyPin(ofCertificate: issuedB.certificatePath)
         try """
         {"hosts": {"a.test": ["default"], "*.test": [{"pins": ["\(pinB)"]}, "default"]}}
-        """.write(toFile: policy, atomically: true, encoding: .utf8)
+        """.write(toFile: policy, atomically: false, encoding: .utf8)
         #expect(InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve).status == 0)
         #expect(serverB.hits("/get") == 1)
 
-        try #"{"hosts": {"a.test": ["default"]}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        try #"{"hosts": {"a.test": ["default"]}}"#.write(toFile: policy, atomically: false, encoding: .utf8)
         let unlisted = InProcessAF.run(["--verify=\(caPath)", "--trust-policy=\(policy)", "-F", "https://a.test:\(serverA.port)/hop"] + resolve)
         #expect(unlisted.status == 7)
         #expect(unlisted.err.contains("the trust policy has no entry for b.test"))
@@ -414,7 +414,7 @@ import Testing
         let server = try server(try pki.issue(name: "bad-bundle"))
         let url = "https://localhost:\(server.port)/get"
         let notPEM = directory + "/not-a-bundle.txt"
-        try "hello\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+        try "hello\n".write(toFile: notPEM, atomically: false, encoding: .utf8)
         let bundle = InProcessAF.run(["--verify=\(notPEM)", url])
         #expect(bundle.status == 7)
         #expect(bundle.err == "af: error: TLS with localhost:\(server.port) failed: error setting certificate file: \(notPEM); a CA bundle is a file of PEM certificates (or a directory of hashed ones): check --verify, or the variable that names it (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE, SSL_CERT_DIR)\n")
@@ -431,9 +431,9 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory + "/certs", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: issued.certificatePath, toPath: certificate)
         let policy = directory + "/policy.json"
-        try #"{"hosts": {"localhost": ["default", {"certificates": ["certs/api.pem"]}]}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        try #"{"hosts": {"localhost": ["default", {"certificates": ["certs/api.pem"]}]}}"#.write(toFile: policy, atomically: false, encoding: .utf8)
         #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
-        try #"{"hosts": {"localhost": ["disabled"]}, "all_hosts_must_be_evaluated": false}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        try #"{"hosts": {"localhost": ["disabled"]}, "all_hosts_must_be_evaluated": false}"#.write(toFile: policy, atomically: false, encoding: .utf8)
         #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://localhost:\(server.port)/get"]).status == 0)
         #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://127.0.0.1:\(server.port)/get"]).status == 7)
     }
@@ -453,7 +453,7 @@ import Testing
     ])
     func trustPolicyErrors(text: String, status: Int32, message: String) throws {
         let policy = directory + "/bad-\(UUID().uuidString).json"
-        try text.write(toFile: policy, atomically: true, encoding: .utf8)
+        try text.write(toFile: policy, atomically: false, encoding: .utf8)
         let result = InProcessAF.run(["--trust-policy=\(policy)", "https://127.0.0.1:9/"])
         #expect(result.status == status)
         #expect(result.err.contains(message), "\(result.err)")
@@ -469,7 +469,7 @@ import Testing
     @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
     func http2IsNegotiatedOverTLS() throws {
         let issued = try pki.issue(name: "h2")
-        try "hello over h2\n".write(toFile: directory + "/hello.txt", atomically: true, encoding: .utf8)
+        try "hello over h2\n".write(toFile: directory + "/hello.txt", atomically: false, encoding: .utf8)
         let server = try ExternalServer(nghttpdServing: directory, key: issued.keyPath, certificate: issued.certificatePath)
         let result = InProcessAF.run([ca, "-m", "-h", "https://127.0.0.1:\(server.port)/hello.txt"])
         #expect(result.status == 0, "\(result.err)")

@@ -37,10 +37,10 @@ public final class TestPKI: @unchecked Sendable {
         [ policy_any ]
         commonName = supplied
         """
-        try config.write(toFile: directory + "/ca.cnf", atomically: true, encoding: .utf8)
-        try "".write(toFile: directory + "/index.txt", atomically: true, encoding: .utf8)
-        try "1000\n".write(toFile: directory + "/serial", atomically: true, encoding: .utf8)
-        try "1000\n".write(toFile: directory + "/crlnumber", atomically: true, encoding: .utf8)
+        try config.write(toFile: directory + "/ca.cnf", atomically: false, encoding: .utf8)
+        try "".write(toFile: directory + "/index.txt", atomically: false, encoding: .utf8)
+        try "1000\n".write(toFile: directory + "/serial", atomically: false, encoding: .utf8)
+        try "1000\n".write(toFile: directory + "/crlnumber", atomically: false, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: directory + "/issued", withIntermediateDirectories: true)
         try Self.openssl([
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
@@ -76,13 +76,13 @@ public final class TestPKI: @unchecked Sendable {
         let names = hosts.map { $0.first?.isNumber == true ? "IP:\($0)" : "DNS:\($0)" }.joined(separator: ",")
         var extensions = "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
         extensions += client ? "extendedKeyUsage=clientAuth\n" : "extendedKeyUsage=serverAuth\nsubjectAltName=\(names)\n"
-        try extensions.write(toFile: extensionsPath, atomically: true, encoding: .utf8)
+        try extensions.write(toFile: extensionsPath, atomically: false, encoding: .utf8)
         var arguments = ["ca", "-batch", "-notext", "-config", directory + "/ca.cnf", "-in", csrPath, "-out", certificatePath, "-extfile", extensionsPath]
         arguments += expired ? ["-startdate", "20200101000000Z", "-enddate", "20210101000000Z"] : ["-days", "30"]
         _ = try lock.withLock { try Self.openssl(arguments) }
         let chainPath = base + "-chain.pem"
         let chain = try String(contentsOfFile: certificatePath, encoding: .utf8) + String(contentsOfFile: caCertificatePath, encoding: .utf8)
-        try chain.write(toFile: chainPath, atomically: true, encoding: .utf8)
+        try chain.write(toFile: chainPath, atomically: false, encoding: .utf8)
         return Issued(certificatePath: certificatePath, keyPath: keyPath, chainPath: chainPath)
     }
 
@@ -205,7 +205,7 @@ public enum TemporaryDirectory {
     /// Writes `contents` to the file `name` in `directory` and returns its path.
     public static func write(_ contents: String, named name: String, in directory: String) throws -> String {
         let path = directory + "/" + name
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        try contents.write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 }

@@ -230,7 +230,7 @@ import Testing
     @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"))
     func cleartextPriorKnowledgeLinesAllSucceed() throws {
         let served = try TemporaryDirectory.make(prefix: "af-h2c-batch")
-        try "h2c\n".write(toFile: served + "/x.txt", atomically: true, encoding: .utf8)
+        try "h2c\n".write(toFile: served + "/x.txt", atomically: false, encoding: .utf8)
         let h2c = try ExternalServer(nghttpdServing: served, key: nil, certificate: nil)
         let path = try file((1...30).map { "http://127.0.0.1:\(h2c.port)/x.txt?n=\($0)" })
         let result = AF.run(["batch", "--parallel=10", "--http-version=2-prior-knowledge", "--report=json", path])
@@ -280,7 +280,7 @@ import Testing
         let pki = TestPKI.shared
         let issued = try pki.issue(name: "h2batch")
         let served = try TemporaryDirectory.make(prefix: "af-h2batch")
-        try "h2\n".write(toFile: served + "/x.txt", atomically: true, encoding: .utf8)
+        try "h2\n".write(toFile: served + "/x.txt", atomically: false, encoding: .utf8)
         let h2 = try ExternalServer(nghttpdServing: served, key: issued.keyPath, certificate: issued.certificatePath)
         let path = try file((1...50).map { "https://127.0.0.1:\(h2.port)/x.txt?n=\($0)" })
         let result = AF.run(["batch", "--parallel=10", "--verify=\(pki.caCertificatePath)", "--report=json", path])

@@ -27,7 +27,7 @@ import Testing
         Case(name: "conflicting items", arguments: { s, _ in [s.url("/"), "a=1", "a[b]=2"] }, status: 64, what: "'a=1' and 'a[b]=2'", fix: "keep one, or give them different names"),
         Case(name: "unreadable file", arguments: { s, _ in [s.url("/"), "a=@/no/such/file"] }, status: 66, what: "'/no/such/file' (from 'a=@/no/such/file')", fix: "check the path"),
         Case(name: "header injection", arguments: { s, d in
-            try "x\r\nEvil: 1".write(toFile: d + "/h", atomically: true, encoding: .utf8)
+            try "x\r\nEvil: 1".write(toFile: d + "/h", atomically: false, encoding: .utf8)
             return [s.url("/"), "X-A:@\(d)/h"]
         }, status: 64, what: "header 'X-A'", fix: "header values must be one line"),
         Case(name: "two bodies", arguments: { s, _ in [s.url("/"), "--raw=x", "a=1"] }, status: 64, what: "both items 'a=1' and --raw", fix: "give only one"),
@@ -39,7 +39,7 @@ import Testing
         Case(name: "too many headers", arguments: { s, _ in [s.url("/headers?count=120")] }, status: 1, what: "more than 100 header lines", fix: "raise --max-headers"),
         Case(name: "too large", arguments: { s, _ in ["--max-filesize=10", s.url("/bytes/100")] }, status: 1, what: "exceeds --max-filesize", fix: "raise it"),
         Case(name: "output exists", arguments: { s, d in
-            try "x".write(toFile: d + "/exists", atomically: true, encoding: .utf8)
+            try "x".write(toFile: d + "/exists", atomically: false, encoding: .utf8)
             return ["-o", d + "/exists", s.url("/bytes/10")]
         }, status: 9, what: "'\u{0}exists' exists", fix: "use --overwrite"),
         Case(name: "no output directory", arguments: { s, d in ["-d", "--output-dir", d + "/missing", s.url("/bytes/10")] }, status: 9, what: "directory '\u{0}missing' does not exist", fix: "add --create-dirs"),
@@ -48,7 +48,7 @@ import Testing
         Case(name: "broken download", arguments: { s, d in ["-o", d + "/cut.bin", s.url("/drop")] }, status: 1, what: "closed the connection before the body was complete", fix: "run the same command with -c to resume"),
         Case(name: "bad pin", arguments: { s, _ in ["--pin=sha1//abc", s.url("/")] }, status: 64, what: "invalid pin 'sha1//abc'", fix: "see 'af pin HOST'"),
         Case(name: "session corrupt", arguments: { s, d in
-            try "[".write(toFile: d + "/s.json", atomically: true, encoding: .utf8)
+            try "[".write(toFile: d + "/s.json", atomically: false, encoding: .utf8)
             return ["--session=\(d)/s.json", s.url("/")]
         }, status: 64, what: "the session file '\u{0}s.json'", fix: "fix it or remove it"),
         Case(name: "auth command", arguments: { s, _ in ["--auth-cmd=exit 5", s.url("/")] }, status: 1, what: "--auth-cmd 'exit 5' exited with status 5", fix: "run it yourself"),

@@ -167,7 +167,7 @@ import Glibc
 
     @Test func resumeNeverWritesThroughAPlantedSymlink() throws {
         let outside = directory + "/outside.txt"
-        try "precious".write(toFile: outside, atomically: true, encoding: .utf8)
+        try "precious".write(toFile: outside, atomically: false, encoding: .utf8)
         let downloads = try TemporaryDirectory.make(prefix: "af-dl")
         #expect(symlink(outside, downloads + "/big.bin.part") == 0)
         let result = AF.run(["-d", "-c", "-o", "big.bin", server.url("/bytes/100")], directory: downloads)
@@ -523,7 +523,7 @@ final class LockedBytes: @unchecked Sendable {
         let server = try TestServer()
         let directory = try TemporaryDirectory.make(prefix: "af-deflate")
         let body = directory + "/body.txt"
-        try String(repeating: "compressible ", count: 4096).write(toFile: body, atomically: true, encoding: .utf8)
+        try String(repeating: "compressible ", count: 4096).write(toFile: body, atomically: false, encoding: .utf8)
         let result = AF.run(["-xx", "post", server.url("/post"), "@\(body)"], environment: ["TMPDIR": "/nonexistent-af-tmp"])
         #expect(result.status == 9, "\(result.err)")
         #expect(result.err.hasPrefix("af: error: cannot create a temporary file in /nonexistent-af-tmp to compress the body: "), "\(result.err)")

@@ -64,7 +64,7 @@ import Testing
         while zpty -r -t z chunk; do out+=$chunk; done
         print -r -- "$out"
         zpty -d z
-        """.write(toFile: driver, atomically: true, encoding: .utf8)
+        """.write(toFile: driver, atomically: false, encoding: .utf8)
         let (options, _) = try run("zsh", ["-f", driver, "af --re"])
         #expect(options.contains("--retry "), "\(options)")
         #expect(options.contains("--retry-max-time"))
