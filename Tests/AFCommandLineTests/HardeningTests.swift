@@ -369,6 +369,19 @@ import Testing
         }
     }
 
+    /// A server that sends only an interim head (a 101 switch nobody asked for, a 100
+    /// Continue) and closes did answer: the error says what came instead of "without
+    /// answering", as libcurl's "Empty reply from server" made it.
+    @Test func anInterimHeadAloneIsNamed() {
+        server.route("/switch") { _, _ in .raw(Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n".utf8), close: true) }
+        server.route("/continue") { _, _ in .raw(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), close: true) }
+        for (path, head) in [("/switch", "101 Switching Protocols"), ("/continue", "100 Continue")] {
+            let result = InProcessAF.run([server.url(path)])
+            #expect(result.status == 1)
+            #expect(result.err == "af: error: 127.0.0.1:\(server.port) answered only \(head) and closed the connection without a final response\n")
+        }
+    }
+
     /// An error that quotes a URL does not repeat the password in it: standard error goes
     /// into CI logs, and the message is about the rest of the URL (curl quotes no URL here).
     @Test func errorLinesLeaveOutAURLsPassword() {

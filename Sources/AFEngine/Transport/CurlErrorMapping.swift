@@ -125,6 +125,12 @@ enum CurlErrorMapping {
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return failure(.pinning, "pinning failed for \(url.host): \(detail)")
         case CURLE_GOT_NOTHING:
+            // An interim head (100 Continue, or a 101 switch af did not ask for, which libcurl
+            // then waits past) was an answer, if not a final one.
+            let interim = transfer.head.flatMap { (100..<200).contains($0.status) ? $0 : nil } ?? transfer.parser.lastInterim
+            if let interim {
+                return failure(.connectionReset, "\(peer) answered only \(interim.status) \(MessageQuote.capped(interim.displayReason)) and closed the connection without a final response")
+            }
             return failure(.connectionReset, "\(peer) closed the connection without answering")
         case CURLE_RECV_ERROR where detail.containsBytes(of: "Out of memory in chunked-encoding"):
             // libcurl 7.88 keeps each trailer line in a buffer of 4 KiB and calls a longer one

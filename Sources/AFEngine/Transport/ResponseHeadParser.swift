@@ -25,6 +25,8 @@ struct ResponseHeadParser {
     private var lineCount = 0
     /// Interim heads received before the head being read.
     private var informational: [ResponseHead] = []
+    /// The last interim head received before a final one (nil once that came).
+    var lastInterim: ResponseHead? { informational.last }
     /// Lines after a complete head (trailers), until the next status line.
     private var trailerCount = 0
     /// The trailer fields after the final head's body (lines without a colon are left out).
