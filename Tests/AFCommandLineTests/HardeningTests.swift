@@ -369,6 +369,22 @@ import Testing
         }
     }
 
+    /// URL and headers past libcurl's 1 MiB request head are a usage error naming the
+    /// biggest part, and nothing is sent (libcurl failed them as out of memory, which af
+    /// blamed on a response header line).
+    @Test func aRequestHeadOverLibcurlsLimitIsRefused() throws {
+        let directory = try TemporaryDirectory.make()
+        let value = try TemporaryDirectory.write(String(repeating: "a", count: 1_100_000), named: "value.txt", in: directory)
+        let header = InProcessAF.run([server.url("/get"), "X-Big:@\(value)", "X-Small:1"])
+        #expect(header.status == 64)
+        #expect(header.err.hasPrefix("af: error: the request's URL and headers come to "))
+        #expect(header.err.hasSuffix(" bytes, more than libcurl puts in a request head (1 MiB), 1100000 of them the header 'X-Big' from 'X-Big:@\(value)'; send large values in the body\n"))
+        let query = InProcessAF.run([server.url("/get"), "q==@\(value)"])
+        #expect(query.status == 64)
+        #expect(query.err.hasSuffix(" of them the URL; send large values in the body\n"))
+        #expect(server.requests.isEmpty)
+    }
+
     /// A server that sends only an interim head (a 101 switch nobody asked for, a 100
     /// Continue) and closes did answer: the error says what came instead of "without
     /// answering", as libcurl's "Empty reply from server" made it.

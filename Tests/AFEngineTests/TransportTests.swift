@@ -28,6 +28,20 @@ import Testing
         #expect(metrics.bytesReceived > 5000)
     }
 
+    /// libcurl builds a request head in at most 1 MiB and fails past it as "out of memory"
+    /// with nothing sent, which af had called a response header line too long.
+    @Test func aRequestHeadLibcurlCannotBuildIsNamed() throws {
+        var headers = HTTPHeaders()
+        headers.add(name: "X-Big", value: String(repeating: "a", count: 2 << 20))
+        let description = RequestDescription(url: server.url("/get"), headers: headers)
+        #expect(RequestHeadLimit.isExceeded(by: description))
+        let (response, _) = perform(description)
+        let error = try #require(response.error)
+        #expect(error.description == "the request for 127.0.0.1:\(server.port) was not sent: its URL and headers come to "
+                + "\(RequestHeadLimit.estimatedSize(of: description)) bytes, more than libcurl puts in a request head (1 MiB)")
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func postSendsHeadersAndBodyExactly() throws {
         var headers = HTTPHeaders()
         headers.add(name: "X-A", value: "1")

@@ -162,6 +162,7 @@ enum RequestBuilder {
                 options: options
             )
             description.parsed = (url, settings.pathAsIs)
+            if RequestHeadLimit.isExceeded(by: description) { throw headTooLarge(description, items: items) }
             let givenHeaders = items.compactMap { item -> HTTPHeader? in
                 if case .header(let name, let value) = item.item { return HTTPHeader(name, value) }
                 return nil
@@ -175,6 +176,21 @@ enum RequestBuilder {
             body.removeTemporaryFiles()
             throw error
         }
+    }
+
+    /// A request whose URL and headers libcurl would refuse to put in one request head (it
+    /// fails the transfer as out of memory): a usage error naming the largest part, before
+    /// anything is sent.
+    static func headTooLarge(_ description: RequestDescription, items: [SourcedItem]) -> CommandFailure {
+        var largest = "the URL"
+        var largestSize = description.url.utf8.count
+        for header in description.headers where header.value.utf8.count > largestSize {
+            largestSize = header.value.utf8.count
+            let item = items.first { $0.item.headerName.map { HTTPHeaders.Name($0) } == Optional(header.name) }
+            largest = "the header '\(header.name.rawValue)'\(item.map { " from '\(Quote.argument($0.argument))'" } ?? "")"
+        }
+        return .usage("the request's URL and headers come to \(RequestHeadLimit.estimatedSize(of: description)) bytes, more than libcurl puts "
+            + "in a request head (1 MiB), \(largestSize) of them \(largest); send large values in the body")
     }
 
     /// Default headers, then the user's header items: a user header replaces the default of

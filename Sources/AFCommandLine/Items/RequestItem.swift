@@ -25,6 +25,14 @@ enum RequestItem: Sendable, Equatable {
     /// `@file` — the whole body.
     case bodyFile(path: String)
 
+    /// The header an item sends (none for one that unsets a header).
+    var headerName: String? {
+        switch self {
+        case .header(let name, _), .emptyHeader(let name), .headerFromFile(let name, _): name
+        default: nil
+        }
+    }
+
     /// Whether building the request reads a file for this item.
     var readsFile: Bool {
         switch self {

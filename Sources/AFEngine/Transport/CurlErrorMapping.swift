@@ -159,6 +159,9 @@ enum CurlErrorMapping {
             return failure(.malformedResponse, "malformed response from \(peer): broken HTTP/2 framing (\(nghttp2Reason(detail)))")
         case CURLE_RECV_ERROR where detail.lowercased().containsBytes(of: "too large response headers"):
             return failure(.limitExceeded, "the response head from \(peer) is too large: \(detail) (libcurl's limit)")
+        case CURLE_OUT_OF_MEMORY where transfer.head == nil && RequestHeadLimit.isExceeded(by: transfer.description):
+            let size = RequestHeadLimit.estimatedSize(of: transfer.description)
+            return failure(.limitExceeded, "the request for \(authority) was not sent: its URL and headers come to \(size) bytes, more than libcurl puts in a request head (1 MiB)")
         case CURLE_OUT_OF_MEMORY where transfer.head == nil:
             // libcurl refuses a single header line over its 100 kB limit this way.
             return failure(.limitExceeded, "a response header line from \(peer) is too long for libcurl (over 100 kB)")
