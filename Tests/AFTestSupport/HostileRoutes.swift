@@ -21,6 +21,7 @@ import Foundation
 /// | `two-lengths` | two different Content-Length headers |
 /// | `huge-length` | a Content-Length past 2^63, two bytes of body, connection closed |
 /// | `hex-length` | `Content-Length: 0x2` (libcurl reads 0) and two bytes of body |
+/// | `negative-length` | `Content-Length: -5` (libcurl refuses it before af reads it) |
 /// | `ftp-redirect`, `file-redirect` | redirects to ftp:// and file:// |
 /// | `short-416?size=N` | 416 with Content-Range bytes */N |
 /// | `invalid-utf8-json` | JSON with invalid UTF-8 in a string |
@@ -107,6 +108,8 @@ public enum HostileRoutes {
             return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\nhello".utf8), close: true)
         case "hex-length":
             return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: 0x2\r\n\r\nok".utf8), close: true)
+        case "negative-length":
+            return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\nhello".utf8), close: true)
         case "huge-length":
             return .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nok".utf8), close: true)
         case "ftp-redirect":

@@ -312,6 +312,9 @@ import Glibc
         ("/hostile/two-lengths", "malformed response from 127.0.0.1:"),
         ("/hostile/huge-length", "the Content-Length '99999999999999999999999' is larger than any body can be"),
         ("/hostile/hex-length", "the Content-Length '0x2' is not a number of bytes"),
+        // Was libcurl's "Invalid Content-Length: value".
+        ("/hostile/negative-length", "malformed response from 127.0.0.1:"),
+        ("/hostile/negative-length", "its Content-Length is not a number of bytes"),
         ("/hostile/short-gzip-length", "before the body was complete"),
         ("/hostile/bad-status", "malformed response"),
         ("/hostile/ftp-redirect", "unsupported URL scheme 'ftp'"),

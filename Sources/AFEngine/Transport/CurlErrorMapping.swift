@@ -198,6 +198,10 @@ enum CurlErrorMapping {
             // as it does when a connection breaks, and a retry may well get all of it.
             let reason = streamErrorName(detail).map { " (\($0))" } ?? ""
             return failure(.truncatedBody, "\(peer) reset the HTTP/2 stream during the response body\(reason): the body is incomplete")
+        case CURLE_WEIRD_SERVER_REPLY where detail.hasPrefix("Invalid Content-Length"):
+            // libcurl refuses a negative length before af reads the line, in a sentence with
+            // a placeholder ("Invalid Content-Length: value"); af's own check names the rest.
+            return failure(.malformedResponse, "malformed response from \(peer): its Content-Length is not a number of bytes")
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP3:
             return failure(.malformedResponse, "malformed response from \(peer): \(detail)")
         case CURLE_FILESIZE_EXCEEDED:
