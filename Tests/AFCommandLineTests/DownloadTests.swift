@@ -52,6 +52,23 @@ import Testing
         #expect(files() == ["10", "index.html"])
     }
 
+    /// A HEAD response has no body to save: -d with HEAD saved an empty file under the
+    /// resource's name and called it saved ("saved '10' (0 B)"). Nothing is sent.
+    @Test func aHeadRequestIsNoDownload() throws {
+        for arguments in [["-d", "head"], ["-d", "-c", "HEAD"]] {
+            let result = InProcessAF.run(arguments + ["--output-dir", directory, server.url("/bytes/10")])
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: -d (--download) saves the response body, and a HEAD response has none: drop -d to see the headers, or use GET\n")
+        }
+        #expect(files().isEmpty)
+        #expect(server.requests.isEmpty)
+        let batch = try TemporaryDirectory.write("\(server.url("/get"))\nhead \(server.url("/bytes/10")) -d\n", named: "lines.txt", in: try TemporaryDirectory.make())
+        let lines = InProcessAF.run(["batch", "--output-dir", directory, batch])
+        #expect(lines.status == 64)
+        #expect(lines.err == "af: error: \(batch):2: -d (--download) saves the response body, and a HEAD response has none: drop -d to see the headers, or use GET\n")
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func existingFilesAreNeverReplaced() throws {
         server.serveRangedFile(size: Self.size)
         let existing = directory + "/data.bin"

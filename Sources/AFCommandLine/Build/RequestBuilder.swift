@@ -135,6 +135,10 @@ enum RequestBuilder {
         // removes it rather than leaving the user's data behind.
         do throws(CommandFailure) {
             let method = HTTPMethod(rawValue: explicitMethod ?? (body.body.isEmpty ? "GET" : "POST"))
+            if settings.download, method == .head {
+                // It saved an empty file under the resource's name and called it saved.
+                throw .usage("-d (--download) saves the response body, and a HEAD response has none: drop -d to see the headers, or use GET")
+            }
 
             var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
             var options: TransferOptions
