@@ -1,3 +1,4 @@
+@testable import AFCommandLine
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -104,6 +105,9 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("libcurl 7.") || $0.hasPrefix("libcurl 8.") })
         #expect(lines.contains { $0.hasPrefix("OpenSSL 3.") })
         #expect(lines.contains { $0.hasPrefix("zlib 1.") })
+        // The test build is a plain `swift build`, which records no build information.
+        #expect(lines.dropFirst().first == "built without build information (./install.sh records the commit, its date and the Swift version)")
+        #expect(HelpText.buildLine(commit: "0123456789ab", date: "2026-12-04", swift: "6.3.1") == "built from commit 0123456789ab on 2026-12-04 with Swift 6.3.1")
     }
 
     @Test func helpListsTheOptionsAndExitsZero() {

@@ -121,12 +121,21 @@ public enum HelpText {
     public static var version: String {
         """
         af \(AFVersion.current)
-        built from commit \(String(cString: af_build_commit())) on \(String(cString: af_build_date())) with Swift \(String(cString: af_build_swift()))
+        \(buildLine(commit: String(cString: af_build_commit()), date: String(cString: af_build_date()), swift: String(cString: af_build_swift())))
         libcurl \(CurlRuntime.curlVersion) (\(CurlRuntime.curlTLSBackend))
         \(CurlRuntime.openSSLVersion)
         zlib \(CurlRuntime.zlibVersionString)
 
         """
+    }
+
+    /// How af was built, as install.sh records it; a plain `swift build` records nothing,
+    /// which "built from commit unknown on unknown with Swift unknown" said three times.
+    static func buildLine(commit: String, date: String, swift: String) -> String {
+        if commit == "unknown", date == "unknown", swift == "unknown" {
+            return "built without build information (./install.sh records the commit, its date and the Swift version)"
+        }
+        return "built from commit \(commit) on \(date) with Swift \(swift)"
     }
 
     /// `text` and the spaces that take it to `width` columns: at least two, which is where
