@@ -385,6 +385,16 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// Every temporary file af cannot make is named the same way, its directory quoted, with
+    /// what to do: standard input kept for a retry said "in /x:" where a batch said "in '/x'".
+    @Test func aTemporaryDirectoryThatIsNotThereIsQuoted() {
+        let missing = "/nonexistent-af-tmp"
+        let result = InProcessAF.run(["--retry=1", "put", server.url("/put")], stdin: .bytes(Array("x".utf8)), environment: ["TMPDIR": missing])
+        #expect(result.status == 9)
+        #expect(result.err == "af: error: cannot create a temporary file in '\(missing)': no such file or directory; set TMPDIR to a writable directory\n")
+        #expect(server.requests.isEmpty)
+    }
+
     /// A server that sends only an interim head (a 101 switch nobody asked for, a 100
     /// Continue) and closes did answer: the error says what came instead of "without
     /// answering", as libcurl's "Empty reply from server" made it.

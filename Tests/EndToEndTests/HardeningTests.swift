@@ -529,7 +529,7 @@ final class LockedBytes: @unchecked Sendable {
         try String(repeating: "compressible ", count: 4096).write(toFile: body, atomically: false, encoding: .utf8)
         let result = AF.run(["-xx", "post", server.url("/post"), "@\(body)"], environment: ["TMPDIR": "/nonexistent-af-tmp"])
         #expect(result.status == 9, "\(result.err)")
-        #expect(result.err.hasPrefix("af: error: cannot create a temporary file in /nonexistent-af-tmp to compress the body: "), "\(result.err)")
+        #expect(result.err.hasPrefix("af: error: cannot create a temporary file in '/nonexistent-af-tmp' to compress the body: "), "\(result.err)")
         #expect(server.requests.isEmpty)
     }
 

@@ -139,7 +139,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
 
         init(name: String, temporaryDirectory: String) throws(CommandFailure) {
             let (writer, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-batch").mapError { failure in
-                CommandFailure("cannot create a temporary file in \(temporaryDirectory) to keep a copy of '\(name)': \(failure.description); \(failure.temporaryFileAdvice)", exitCode: ExitStatus.output)
+                CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory, "to keep a copy of '\(name)'"), exitCode: ExitStatus.output)
             }.get()
             defer { unlink(path) }
             let reader = Glibc.open(path, O_RDONLY | O_CLOEXEC)

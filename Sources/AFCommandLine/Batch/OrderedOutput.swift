@@ -101,7 +101,7 @@ final class OrderedOutput: Sendable {
         case .success(let fd):
             return .success(SpoolRegion(fd: fd, start: 0))
         case .failure(let failure):
-            return .failure(.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in '\(temporaryDirectory)' for the output of a later line: \(failure.description); \(failure.temporaryFileAdvice)")))
+            return .failure(.output(OutputFailure(kind: .writeFailed, message: failure.temporaryFileMessage(in: temporaryDirectory, "for the output of a later line"))))
         }
     }
 

@@ -268,7 +268,7 @@ enum BodyBuilder {
             guard let (copy, _) = try StandardInput.spool(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") else {
                 // Empty: an empty regular file stands in for it.
                 let (out, empty) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-body").mapError { failure in
-                    CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(failure.description); \(failure.temporaryFileAdvice)", exitCode: ExitStatus.output)
+                    CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory), exitCode: ExitStatus.output)
                 }.get()
                 close(out)
                 files.append(empty)

@@ -66,7 +66,7 @@ enum StandardInput {
             }
         }
         let (out, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-stdin").mapError { failure in
-            CommandFailure("cannot create a temporary file in \(temporaryDirectory): \(failure.description); \(failure.temporaryFileAdvice)", exitCode: ExitStatus.output)
+            CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory), exitCode: ExitStatus.output)
         }.get()
         defer { close(out) }
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)

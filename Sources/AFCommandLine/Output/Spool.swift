@@ -12,7 +12,7 @@ final class Spool {
 
     init(directory: String) throws(AFError) {
         fd = try FileIO.makeUnnamedFile(in: directory, prefix: "af-spool").mapError { failure in
-            AFError.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory): \(failure.description); \(failure.temporaryFileAdvice)"))
+            AFError.output(OutputFailure(kind: .writeFailed, message: failure.temporaryFileMessage(in: directory)))
         }.get()
     }
 

@@ -18,6 +18,12 @@ extension POSIXFailure {
     /// EMFILE or ENFILE).
     static let descriptorRemedy = "raise the limit (ulimit -n), or in af batch lower --parallel"
 
+    /// The message for a temporary file that could not be made in `directory` (`purpose`
+    /// says what for, as in "to keep a copy of 'x'"), with what to do.
+    func temporaryFileMessage(in directory: String, _ purpose: String = "") -> String {
+        "cannot create a temporary file in '\(Quote.argument(directory))'\(purpose.isEmpty ? "" : " " + purpose): \(description); \(temporaryFileAdvice)"
+    }
+
     /// What to do when a temporary file could not be made: another directory, unless the
     /// process (or the system) has as many files open as it may, which no directory fixes.
     var temporaryFileAdvice: String {

@@ -22,7 +22,7 @@ enum Deflate {
             return (.bytes(output), Int64(output.count), nil)
         }
         let (fd, path) = try FileIO.makeTemporaryFile(in: directory, prefix: "af-deflate").mapError { failure in
-            AFError.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in \(directory) to compress the body: \(failure.description)"))
+            AFError.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in '\(MessageQuote.capped(directory))' to compress the body: \(failure.description)"))
         }.get()
         defer { close(fd) }
         var size: Int64 = 0
