@@ -201,7 +201,7 @@ public enum OptionTable {
     private static var downloads: [OptionSpec] { [
         OptionSpec(.download, "download", short: "d", group: .downloads,
                    help: "Save the body to a file; headers and progress go to standard error",
-                   details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved. The file is written even when standard output is redirected (HTTPie's -d sends the body there instead): give -o - to pipe the body, as in af -d -o - URL | tar xz.",
+                   details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved, and a HEAD request (which gets no body) is refused. The file is written even when standard output is redirected (HTTPie's -d sends the body there instead): give -o - to pipe the body, as in af -d -o - URL | tar xz.",
                    binding: .flag(\.download)),
         OptionSpec(.output, "output", short: "o", value: .required("FILE"), group: .downloads,
                    help: "Write the body to FILE (- for standard output); never replaces a file without --overwrite",
@@ -272,7 +272,7 @@ public enum OptionTable {
     private static var redirectsAndAuth: [OptionSpec] { [
         OptionSpec(.follow, "follow", short: "F", group: .redirectsAndAuth,
                    help: "Follow redirects",
-                   details: "Follow redirects. 301, 302 and 303 turn POST into GET without a body; 307 and 308 keep the method and body. Credentials are dropped when a redirect changes scheme, host or port.",
+                   details: "Follow redirects. 301, 302 and 303 turn POST into GET without a body; 307 and 308 keep the method and body. Credentials are dropped when a redirect changes scheme, host or port. A redirect without a Location (or with an empty one) is the response itself.",
                    binding: .custom(.flag, sample: nil) { settings, option in
                        settings.follow = !option.negated
                        settings.followGiven = true
