@@ -12,10 +12,16 @@ enum BatchCommand {
                 : "af batch takes one FILE (or -); '\(Quote.argument(positionals[1].text))' is one too many: put requests in the file")
         }
         if settings.offline, settings.report { try AFCommand.checkCombinations(settings) }
-        raiseDescriptorLimit()
+        var parallel = settings.parallel
+        if let limit = raiseDescriptorLimit(), case let fitting = parallelFitting(descriptors: limit), fitting < parallel {
+            // More in flight would fail the lines past the limit at once, each with its own
+            // "too many open files".
+            stderr.writeNotice("warning: --parallel=\(parallel) lowered to \(fitting): af may have at most \(limit) files open here (ulimit -n)")
+            parallel = fitting
+        }
         let planner = LinePlanner(base: settings, environment: environment)
         let options = BatchRunner.Options(
-            parallel: settings.parallel,
+            parallel: parallel,
             interval: settings.rate.map { $0.period / Double($0.count) } ?? 0,
             failFast: settings.failFast,
             quiet: settings.quiet
@@ -28,7 +34,7 @@ enum BatchCommand {
         let budget = RetryBudget(percent: settings.retryBudget)
         let netrc = try Netrc.load(environment: environment)
         if name == "-" {
-            let lines = StreamedLines(capacity: settings.parallel * 2 + 16)
+            let lines = StreamedLines(capacity: parallel * 2 + 16)
             let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
             return runner.run {
                 lines.start(fd: environment.stdin, name: "standard input", session: runner.primary) { [weak runner] in runner?.linesArrived() }
@@ -40,11 +46,23 @@ enum BatchCommand {
     }
 
     /// Lets the run hold as many descriptors as the system allows: each request in flight
-    /// needs a socket, and each finished output waiting for an earlier one a file.
-    private static func raiseDescriptorLimit() {
+    /// needs a socket, and each finished output waiting for an earlier one a file. Returns
+    /// the limit it leaves, nil when there is none that matters.
+    private static func raiseDescriptorLimit() -> Int? {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = rlimit(rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max)
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), [raised]) == 0 { limit = raised }
+        }
+        return limit.rlim_cur >= rlim_t(Int.max) ? nil : Int(limit.rlim_cur)
+    }
+
+    /// How many requests may be in flight with `limit` descriptors: each holds its socket
+    /// and, once its output outgrows memory, a file; the run holds about 16 besides (the
+    /// standard streams, the batch file, the spool of waiting outputs, the transfer
+    /// thread's wakeup and signal pipes, a name lookup's socket pair).
+    static func parallelFitting(descriptors limit: Int) -> Int {
+        max(1, (limit - 16) / 2)
     }
 }

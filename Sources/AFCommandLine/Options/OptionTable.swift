@@ -438,7 +438,7 @@ public enum OptionTable {
     private static var batch: [OptionSpec] { [
         OptionSpec(.parallel, "parallel", value: .required("N"), group: .batch,
                    help: "af batch: keep up to N requests in flight",
-                   details: "With af batch, keep up to N requests in flight at once (1 to 1000; default 1). Requests to one origin reuse connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2.",
+                   details: "With af batch, keep up to N requests in flight at once (1 to 1000; default 1). Requests to one origin reuse connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2. When the files af may hold open (ulimit -n, raised to its hard limit first) are too few for N, af keeps fewer in flight and says so.",
                    binding: .count(\.parallel, 1...1000)),
         OptionSpec(.rate, "rate", value: .required("N/UNIT"), group: .batch,
                    help: "af batch: start at most N requests per second, minute or hour (10/s, 100/m, 5/h)",
