@@ -234,6 +234,36 @@ import Testing
         #expect(a.body == c.body)
     }
 
+    /// `-d` and `-o` reach curl as where to save the body: the printed command saved nothing
+    /// (it wrote the body to standard output). Run in a directory of its own, it saves what
+    /// af saves, under the same name, replaces nothing, and saves no error body for `-d`.
+    @Test func downloadsAreSavedByThePrintedCommandToo() throws {
+        server.route("/report") { _, _ in
+            .response(status: 200, headers: [("Content-Disposition", "attachment; filename=\"q3.csv\"")], body: Array("a,b\n1,2\n".utf8))
+        }
+        for (arguments, name) in [(["-d", server.url("/report")], "q3.csv"), (["-d", server.url("/bytes/10")], "10"),
+                                  (["-o", "out.bin", server.url("/bytes/10")], "out.bin"),
+                                  (["-d", "--output-dir=sub", "--create-dirs", server.url("/report")], "sub/q3.csv")] {
+            let viaAF = try TemporaryDirectory.make(prefix: "af-curl-af")
+            let viaCurl = try TemporaryDirectory.make(prefix: "af-curl-curl")
+            #expect(InProcessAF.run(["--output-dir", viaAF] + arguments.filter { !$0.hasPrefix("--output-dir") }).status == 0)
+            let printed = InProcessAF.run(["--curl"] + arguments)
+            #expect(printed.status == 0)
+            #expect(shell("cd '\(viaCurl)' && " + printed.out) == 0, "\(printed.out)")
+            let saved = FileManager.default.contents(atPath: viaCurl + "/" + name)
+            #expect(saved != nil && saved == FileManager.default.contents(atPath: viaAF + "/" + (name.hasPrefix("sub/") ? String(name.dropFirst(4)) : name)), "\(arguments)")
+            // Run again, it replaces nothing (curl's --no-clobber saves NAME.1 instead).
+            #expect(shell("cd '\(viaCurl)' && " + printed.out) == 0)
+            #expect(FileManager.default.contents(atPath: viaCurl + "/" + name) == saved)
+        }
+        let failing = try TemporaryDirectory.make(prefix: "af-curl-fail")
+        let printed = InProcessAF.run(["--curl", "-d", server.url("/status/404")])
+        #expect(printed.out.contains(" --fail"))
+        #expect(shell("cd '\(failing)' && " + printed.out) != 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: failing).isEmpty, "no error body saved")
+        #expect(!InProcessAF.run(["--curl", "-o", "-", server.url("/bytes/10")]).out.contains("--output"))
+    }
+
     /// curl cannot deflate a body: `-x` gets a warning that the command sends it as it is.
     @Test func compressionIsNamedAsNotCarriedOver() {
         let printed = InProcessAF.run(["--curl", "-x", "post", server.url("/echo"), "a=\(String(repeating: "x", count: 500))"])

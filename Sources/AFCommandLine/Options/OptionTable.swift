@@ -178,7 +178,7 @@ public enum OptionTable {
                    binding: .flag(\.offline)),
         OptionSpec(.curl, "curl", group: .output,
                    help: "Print an equivalent curl command line instead of sending",
-                   details: "Print a curl command that makes the same request (method, URL, headers, body or -F parts, chunked framing, authentication, TLS and pin options, timeouts, retries, HTTP version, proxy) and exit without sending anything. The line is shell-quoted and runs as printed. curl cannot compress a request body: with -x the command sends it uncompressed, and af warns on standard error.",
+                   details: "Print a curl command that makes the same request (method, URL, headers, body or -F parts, chunked framing, authentication, TLS and pin options, timeouts, retries, HTTP version, proxy) and exit without sending anything; with -o or -d it saves the body as af would (--output, or --remote-name --remote-header-name; --output-dir, --continue-at, --fail for a download, --no-clobber unless --overwrite). The line is shell-quoted and runs as printed. curl cannot compress a request body: with -x the command sends it uncompressed, and af warns on standard error.",
                    binding: .flag(\.curl)),
         OptionSpec(.report, "report", value: .required("FORMAT"), group: .output,
                    help: "Print one JSON document describing the whole run (FORMAT: json)",

@@ -36,7 +36,38 @@ enum CurlCommand {
             add("--digest", "--user", quote("\(credentials.user):\(credentials.password)"))
         }
         words += optionWords(settings, description: description, caBundle: caBundle)
+        words += outputWords(settings)
         return words.joined(separator: " ")
+    }
+
+    /// Whether the curl of this libcurl's version has `--no-clobber` (7.83.0 on; the curl
+    /// tool on a system is as new as its libcurl).
+    static let curlHasNoClobber: Bool = {
+        let parts = CurlRuntime.curlVersion.split(separator: ".").prefix(2).compactMap { Int($0) }
+        guard parts.count == 2 else { return false }
+        return parts[0] > 7 || (parts[0] == 7 && parts[1] >= 83)
+    }()
+
+    /// Where the body goes, as curl says it: `-o FILE` as `--output`; a download (`-d`) with
+    /// the name from the URL or `Content-Disposition` (`--remote-name --remote-header-name`;
+    /// curl cannot resume with the latter, and af names a resumed file from the URL too),
+    /// only for a 2xx response (`--fail`), without replacing a file unless `--overwrite`
+    /// (`--no-clobber`, which picks `NAME.1` where af picks `NAME-1` or stops).
+    private static func outputWords(_ settings: Settings) -> [String] {
+        guard settings.download || settings.output != nil else { return [] }
+        if settings.output == "-" { return settings.download ? ["--fail"] : [] }
+        var words: [String] = []
+        if let output = settings.output {
+            words += ["--output", quote(output)]
+        } else {
+            words.append("--remote-name")
+            if !settings.resume { words.append("--remote-header-name") }
+        }
+        if let directory = settings.outputDir { words += ["--output-dir", quote(directory)] }
+        if settings.createDirs { words.append("--create-dirs") }
+        if settings.resume { words += ["--continue-at", "-"] } else if !settings.overwrite, curlHasNoClobber { words.append("--no-clobber") }
+        if settings.download { words.append("--fail") }
+        return words
     }
 
     private static func bodyWords(_ origin: BodyOrigin) -> [String] {
