@@ -415,7 +415,7 @@ import Testing
             ("http://bob:s3cret@127.0.0.1:99999/", "af: error: invalid URL 'http://bob:***@127.0.0.1:99999/': port number was not a decimal number between 0 and 65535; check the URL\n"),
             ("http://bob:s3cret@[::1", "af: error: invalid URL 'http://bob:***@[::1': bad IPv6 address; check the URL\n"),
             ("htps://bob:s3cret@127.0.0.1:9/x", "af: error: invalid URL 'htps://bob:***@127.0.0.1:9/x': unsupported URL scheme; did you mean 'https://bob:***@127.0.0.1:9/x'?\n"),
-            ("http://bob:s3cret@ex ample.com/", "af: error: invalid URL 'http://bob:***@ex%20ample.com/': bad hostname; check the URL 'http://bob:***@ex ample.com/'\n"),
+            ("http://bob:s3cret@ex ample.com/", "af: error: invalid URL 'http://bob:***@ex ample.com/': the host 'ex ample.com' has a space in it; a host name has none\n"),
         ]
         for (url, message) in cases {
             let result = InProcessAF.run(["--offline", url])

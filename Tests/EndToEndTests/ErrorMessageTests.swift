@@ -69,6 +69,9 @@ import Testing
         Case(name: "scheme with backslashes", arguments: { _, _ in [#"http:\\127.0.0.1:9/x"#] }, status: 64, what: "invalid URL", fix: "did you mean 'http://127.0.0.1:9/x'?"),
         Case(name: "interface", arguments: { s, _ in ["--interface=nosuch0", s.url("/")] }, status: 1,
              what: "cannot send from 'nosuch0'", fix: "--interface takes the name of one of this machine's network interfaces"),
+        // The parser saw the percent-encoded host and quoted that URL before the typed one.
+        Case(name: "host with a space", arguments: { _, _ in ["http://a b.example:8080/x"] }, status: 64,
+             what: "invalid URL 'http://a b.example:8080/x': the host 'a b.example' has a space in it", fix: "a host name has none"),
         Case(name: "scheme misspelt", arguments: { _, _ in ["htps://127.0.0.1:9/x"] }, status: 64, what: "invalid URL 'htps://127.0.0.1:9/x'", fix: "did you mean 'https://127.0.0.1:9/x'?"),
     ]
 

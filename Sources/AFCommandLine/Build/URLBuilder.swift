@@ -8,8 +8,8 @@ enum URLBuilder {
     /// Applies shorthands (`:3000/x`, `example.org`, `--https`), percent-encodes characters
     /// that cannot appear in a URL, and appends query items.
     static func build(_ argument: String, https: Bool, query: [(String, String)], pathAsIs: Bool) throws(CommandFailure) -> HTTPURL {
-        var text = try expand(argument, https: https)
-        text = encodeInvalidCharacters(text)
+        let expanded = try expand(argument, https: https)
+        var text = encodeInvalidCharacters(expanded)
         if !query.isEmpty {
             let encoded = query.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
             let fragmentStart = text.firstIndex(of: "#")
@@ -27,6 +27,11 @@ enum URLBuilder {
             }
             if Self.hasBareIPv6Address(text) {
                 throw .usage("\(error); an IPv6 address goes in brackets, as in http://[::1]:8080/")
+            }
+            // A space is percent-encoded before parsing, so the parser saw "a%20b.com" and
+            // quoted that: name the host as typed.
+            if let host = Self.hostWithBlank(expanded) {
+                throw .usage("invalid URL '\(MessageQuote.url(argument))': the host '\(MessageQuote.capped(host))' has a space in it; a host name has none")
             }
             if Self.hasTwoAtSigns(text) {
                 throw .usage("\(error); an '@' in a user name or password is written %40 (or give them with -a USER:PASSWORD)")
@@ -49,6 +54,19 @@ enum URLBuilder {
         guard let offset = url.utf8Offset(of: "://") else { return false }
         let host = hostAndPort(url.utf8.dropFirst(offset + 3))
         return !host.contains(UInt8(ascii: "[")) && host.count(where: { $0 == UInt8(ascii: ":") }) >= 2
+    }
+
+    /// The host of `url` (as typed, with its scheme) when it holds a space or a tab.
+    static func hostWithBlank(_ url: String) -> String? {
+        guard let offset = url.utf8Offset(of: "://") else { return nil }
+        let host = hostAndPort(url.utf8.dropFirst(offset + 3))
+        guard host.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) else { return nil }
+        // Without a port after it (`:8080`).
+        var name = host[...]
+        if let colon = name.lastIndex(of: UInt8(ascii: ":")), name[name.index(after: colon)...].allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            name = name[..<colon]
+        }
+        return String(decoding: name, as: UTF8.self)
     }
 
     /// Whether the URL's authority holds more than one `@`, as credentials with an `@` in
