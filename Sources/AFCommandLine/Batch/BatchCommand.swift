@@ -58,11 +58,13 @@ enum BatchCommand {
         return limit.rlim_cur >= rlim_t(Int.max) ? nil : Int(limit.rlim_cur)
     }
 
-    /// How many requests may be in flight with `limit` descriptors: each holds its socket
-    /// and, once its output outgrows memory, a file; the run holds about 16 besides (the
-    /// standard streams, the batch file, the spool of waiting outputs, the transfer
-    /// thread's wakeup and signal pipes, a name lookup's socket pair).
+    /// How many requests may be in flight with `limit` descriptors: each holds its socket,
+    /// once its output outgrows memory a file, and room for a connection libcurl keeps or
+    /// opens beside it (a second address of a name, one not yet back in the cache); the run
+    /// holds about 16 besides (the standard streams, the batch file, the spool of waiting
+    /// outputs, the transfer thread's wakeup and signal pipes, a name lookup's socket pair).
+    /// Two a request held under an idle machine and failed lines under a loaded one.
     static func parallelFitting(descriptors limit: Int) -> Int {
-        max(1, (limit - 16) / 2)
+        max(1, (limit - 16) / 3)
     }
 }
