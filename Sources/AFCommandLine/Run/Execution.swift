@@ -125,10 +125,7 @@ final class Execution {
     func start(batch: BatchContext?) -> Started {
         if settings.curl {
             defer { cleanUp() }
-            // Only when af would deflate this body: with one -x, a body that does not get
-            // smaller goes as it is, which is what the command sends too.
-            if let compressor, let deflated = try? compressor.compress(built.description),
-               deflated.headers.contains(.contentEncoding), !built.description.headers.contains(.contentEncoding) {
+            if curlLosesCompression {
                 stderr.writeNotice("warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate")
             }
             let command = CurlCommand.render(built: built, description: withSessionCookies(built.description), settings: settings, caBundle: trust.caBundle)
@@ -224,6 +221,18 @@ final class Execution {
     private lazy var compressor: DeflateCompressor? = settings.compress > 0
         ? DeflateCompressor(always: settings.compress > 1, temporaryDirectory: environment.temporaryDirectory)
         : nil
+
+    /// Whether af would deflate the body that a `--curl` command sends as it is: always with
+    /// `-xx`; with one `-x`, a body in memory is tried (a body that gets no smaller goes as it
+    /// is, as the command sends it), and a file or a stream is taken to be deflated, since
+    /// reading it only to word a warning would read a FIFO the command itself must read, or
+    /// a whole large file.
+    private var curlLosesCompression: Bool {
+        let description = built.description
+        guard let compressor, !description.body.isEmpty, !description.headers.contains(.contentEncoding) else { return false }
+        guard case .bytes = description.body, !compressor.always else { return true }
+        return (try? compressor.compress(description))?.headers.contains(.contentEncoding) ?? true
+    }
 
     /// The description as the adapters that need no network would send it, for `--offline`.
     private func prepareOffline(_ description: RequestDescription) throws(AFError) -> RequestDescription {
