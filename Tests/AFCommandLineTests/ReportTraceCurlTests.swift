@@ -287,6 +287,14 @@ import Testing
         #expect(printed.status == 0)
         #expect(printed.err == "af: warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate\n")
         #expect(printed.out.contains("--data-binary @\(fifo)"), "\(printed.out)")
+        // --offline neither: it read the FIFO, or /dev/zero without end, to deflate it.
+        for body in [fifo, "/dev/zero"] {
+            let offline = AF.run(["--offline", "-x", "post", server.url("/echo"), "@\(body)"], timeout: 10)
+            #expect(!offline.timedOut)
+            #expect(offline.status == 0)
+            #expect(offline.out.contains("\nContent-Encoding: deflate\n"), "\(offline.out)")
+            #expect(offline.out.contains("[contents of '\(body)', streamed as it is read]"), "\(offline.out)")
+        }
     }
 
     /// The connection phase gets 30 s when neither limit is given (libcurl alone waits 300 s);

@@ -238,7 +238,12 @@ final class Execution {
     private func prepareOffline(_ description: RequestDescription) throws(AFError) -> RequestDescription {
         var prepared = withSessionCookies(description)
         if let netrc { prepared = NetrcAdapter(netrc: netrc).adapted(prepared) }
-        if let compressor { prepared = try compressor.compress(prepared) }
+        guard let compressor, !prepared.body.isEmpty, !prepared.headers.contains(.contentEncoding) else { return prepared }
+        if prepared.body.isReplayable { return try compressor.compress(prepared) }
+        // A FIFO, a device or a stream is read once, by the request: its size is not known, so
+        // the compressor always deflates it, and reading it here would wait on a FIFO without
+        // a writer or never end (/dev/zero). The head says so; the body is noted as streamed.
+        prepared.headers.add(name: .contentEncoding, value: "deflate")
         return prepared
     }
 
