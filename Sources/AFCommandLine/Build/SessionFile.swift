@@ -151,16 +151,8 @@ struct SessionFile: Sendable {
     /// `given` on the command line, whose cookies replace the session's of the same name
     /// (as `Execution` leaves those out of the jar). Nil when there is none.
     func cookieLine(for url: HTTPURL, given: [HTTPHeader], now: Int) -> String? {
-        let host = url.host.lowercased()
-        let path = url.path.isEmpty ? "/" : url.path
-        let sent = cookies(notGivenIn: given, host: url.host).enumerated().filter { _, cookie in
-            let domain = cookie.domain.lowercased()
-            let domainMatches = host == domain || (cookie.includeSubdomains && host.hasSuffix("." + domain))
-            let pathMatches = path == cookie.path || (path.hasPrefix(cookie.path)
-                && (cookie.path.hasSuffix("/") || path.utf8.dropFirst(cookie.path.utf8.count).first == UInt8(ascii: "/")))
-            return domainMatches && pathMatches && (!cookie.secure || url.scheme == "https") && !cookie.isExpired(at: now)
-        }
-        .sorted { $0.element.path.utf8.count != $1.element.path.utf8.count ? $0.element.path.utf8.count > $1.element.path.utf8.count : $0.offset < $1.offset }
+        let sent = cookies(notGivenIn: given, host: url.host).enumerated().filter { $0.element.isSent(to: url, at: now) }
+            .sorted { $0.element.path.utf8.count != $1.element.path.utf8.count ? $0.element.path.utf8.count > $1.element.path.utf8.count : $0.offset < $1.offset }
         let parts = sent.map { "\($0.element.name)=\($0.element.value)" } + given.filter { $0.name == .cookie && !$0.value.isEmpty }.map(\.value)
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }

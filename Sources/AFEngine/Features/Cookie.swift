@@ -95,6 +95,18 @@ public struct Cookie: Sendable, Equatable {
     /// This cookie's name, domain and path.
     public var identity: Identity { Identity(name: name, domain: domain, path: path) }
 
+    /// Whether a request to `url` at `now` carries the cookie (RFC 6265 §5.4): its host is
+    /// the cookie's domain (or below it, with `includeSubdomains`), its path the cookie's
+    /// path or one under it, its scheme https for a `secure` cookie, and it has not expired.
+    public func isSent(to url: HTTPURL, at now: Int) -> Bool {
+        let host = url.host.lowercased(), domain = self.domain.lowercased()
+        guard host == domain || (includeSubdomains && host.hasSuffix("." + domain)) else { return false }
+        let target = url.path.isEmpty ? "/" : url.path
+        let pathMatches = target == path || (target.hasPrefix(path)
+            && (path.hasSuffix("/") || target.utf8.dropFirst(path.utf8.count).first == UInt8(ascii: "/")))
+        return pathMatches && (!secure || url.scheme == "https") && !isExpired(at: now)
+    }
+
     /// Whether it has expired at `now` (seconds since the epoch).
     public func isExpired(at now: Int) -> Bool {
         expires != 0 && expires <= now
