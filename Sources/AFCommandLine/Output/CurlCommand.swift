@@ -42,11 +42,7 @@ enum CurlCommand {
 
     /// Whether the curl of this libcurl's version has `--no-clobber` (7.83.0 on; the curl
     /// tool on a system is as new as its libcurl).
-    static let curlHasNoClobber: Bool = {
-        let parts = CurlRuntime.curlVersion.split(separator: ".").prefix(2).compactMap { Int($0) }
-        guard parts.count == 2 else { return false }
-        return parts[0] > 7 || (parts[0] == 7 && parts[1] >= 83)
-    }()
+    static let curlHasNoClobber = CurlRuntime.versionNumber.map { $0 >= 0x075300 } ?? false
 
     /// Where the body goes, as curl says it: `-o FILE` as `--output`; a download (`-d`) with
     /// the name from the URL or `Content-Disposition` (`--remote-name --remote-header-name`;

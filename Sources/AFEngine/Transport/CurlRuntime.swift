@@ -59,7 +59,7 @@ package enum CurlRuntime {
     }()
 
     /// libcurl's version as one number (0x075801 for 7.88.1); nil when it does not say.
-    private static let versionNumber: UInt32? = {
+    package static let versionNumber: UInt32? = {
         ensureInitialized()
         return afcurl_version_info()?.pointee.version_num
     }()
