@@ -174,7 +174,7 @@ final class LineReader {
         // quoted, would be a wall of escapes that says less than this.
         if lineNumber == 1 {
             if let problem = FileReading.TextProblem(content), problem.encoding != nil {
-                throw .usage("\(name):1: the file is \(problem.what); save it as UTF-8\(problem.conversion)")
+                throw .usage("\(name):1: the file is \(problem.what); \(problem.advice)")
             }
             // One NUL is a slip in a line (LinePlanner names it); text has no more.
             if let first = content.firstIndex(of: 0), content[(first + 1)...].contains(0) {

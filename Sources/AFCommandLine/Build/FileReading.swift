@@ -42,7 +42,7 @@ enum FileReading {
             "it is larger than \(Format.bytes(Int64(limit))), more than such a file ever needs"
         }
         if let problem = TextProblem(bytes[...]) {
-            throw .unreadable("cannot read '\(path)' (from '\(what)') as text: it is \(problem.what); save it as UTF-8\(problem.conversion)")
+            throw .unreadable("cannot read '\(path)' (from '\(what)') as text: it is \(problem.what); \(problem.advice)")
         }
         return Array(withoutByteOrderMark(bytes[...]))
     }
@@ -92,9 +92,10 @@ enum FileReading {
             return "not UTF-8 (byte 0x\(String(byte, radix: 16, uppercase: true)) at offset \(offset))"
         }
 
-        /// How to convert it, when that is known.
-        var conversion: String {
-            encoding.map { ", for example with iconv -f \($0) -t UTF-8" } ?? ""
+        /// What to do: save it as UTF-8, with the command that converts it when the encoding
+        /// is known.
+        var advice: String {
+            "save it as UTF-8" + (encoding.map { ", for example with iconv -f \($0) -t UTF-8" } ?? "")
         }
     }
 
@@ -185,7 +186,7 @@ enum FileReading {
         if let problem = TextProblem(bytes[...]) {
             let advice = problem.encoding == nil
                 ? "send a file of other bytes as the body (@FILE) or as a file part (name@FILE), which carry any bytes"
-                : "save it as UTF-8\(problem.conversion)"
+                : problem.advice
             let source = item.hasSuffix("@-") ? "standard input" : "'\(path)'"
             throw .unreadable("cannot read \(source) (from '\(item)') as text: it is \(problem.what); \(advice)")
         }
