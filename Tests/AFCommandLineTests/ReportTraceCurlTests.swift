@@ -277,26 +277,6 @@ import Testing
         #expect(InProcessAF.run(["--curl", "-xx", "post", server.url("/echo"), "a=1"]).err.hasPrefix("af: warning: curl has no option"))
     }
 
-    /// A body from a FIFO is the printed command's to read: `--curl -x` read it whole to see
-    /// whether deflating would pay, and with no writer it waited for one for ever.
-    @Test func aFIFOBodyIsNotReadForTheCompressionWarning() throws {
-        let fifo = try TemporaryDirectory.make(prefix: "af-curl-fifo") + "/body"
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let printed = AF.run(["--curl", "-x", "post", server.url("/echo"), "@\(fifo)"], timeout: 10)
-        #expect(!printed.timedOut)
-        #expect(printed.status == 0)
-        #expect(printed.err == "af: warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate\n")
-        #expect(printed.out.contains("--data-binary @\(fifo)"), "\(printed.out)")
-        // --offline neither: it read the FIFO, or /dev/zero without end, to deflate it.
-        for body in [fifo, "/dev/zero"] {
-            let offline = AF.run(["--offline", "-x", "post", server.url("/echo"), "@\(body)"], timeout: 10)
-            #expect(!offline.timedOut)
-            #expect(offline.status == 0)
-            #expect(offline.out.contains("\nContent-Encoding: deflate\n"), "\(offline.out)")
-            #expect(offline.out.contains("[contents of '\(body)', streamed as it is read]"), "\(offline.out)")
-        }
-    }
-
     /// The connection phase gets 30 s when neither limit is given (libcurl alone waits 300 s);
     /// --timeout alone bounds it with the rest of the attempt.
     @Test func connectingHasADefaultLimit() {

@@ -634,6 +634,30 @@ final class LockedBytes: @unchecked Sendable {
         #expect(FileManager.default.fileExists(atPath: directory + "/new/deeper/s.json"))
     }
 
+    /// A body from a FIFO is the printed command's to read: `--curl -x` read it whole to see
+    /// whether deflating would pay, and with no writer it waited for one for ever.
+    /// (Here, not with the other --curl tests: it runs af as a process, for the hang guard,
+    /// and in the unit tests' LeakSanitizer run Foundation's reading of that process's output
+    /// (`FileManager.contents`) was reported as a leak.)
+    @Test func aFIFOBodyIsNotReadForTheCompressionWarning() throws {
+        let server = try TestServer()
+        let fifo = try TemporaryDirectory.make(prefix: "af-curl-fifo") + "/body"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let printed = AF.run(["--curl", "-x", "post", server.url("/echo"), "@\(fifo)"], timeout: 10)
+        #expect(!printed.timedOut)
+        #expect(printed.status == 0)
+        #expect(printed.err == "af: warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate\n")
+        #expect(printed.out.contains("--data-binary @\(fifo)"), "\(printed.out)")
+        // --offline neither: it read the FIFO, or /dev/zero without end, to deflate it.
+        for body in [fifo, "/dev/zero"] {
+            let offline = AF.run(["--offline", "-x", "post", server.url("/echo"), "@\(body)"], timeout: 10)
+            #expect(!offline.timedOut)
+            #expect(offline.status == 0)
+            #expect(offline.out.contains("\nContent-Encoding: deflate\n"), "\(offline.out)")
+            #expect(offline.out.contains("[contents of '\(body)', streamed as it is read]"), "\(offline.out)")
+        }
+    }
+
     /// A process that may not open a socket: libcurl keeps no errno when it cannot open
     /// one, and af said "connection refused by HOST; is the server running?" about a server
     /// that was running. Which small limit leaves af no descriptor for its socket (or for a
