@@ -31,6 +31,8 @@ final class LineReader {
     /// Where every block read is also written, with what to say when that fails.
     typealias Copy = (fd: Int32, failure: @Sendable (POSIXFailure) -> CommandFailure)
     private let copy: Copy?
+    /// Keeps the copy from filling its file system.
+    private var room = TemporaryRoom()
 
     /// A reader of `fd`. With `copy`, every byte read is also written to `copy.fd` as it is
     /// read, so that input that cannot be read twice (a pipe) is kept only as far as it was
@@ -212,7 +214,7 @@ final class LineReader {
             let count = Glibc.read(fd, block.baseAddress, block.count)
             if count >= 0 {
                 if let copy, count > 0 {
-                    let code = FileIO.writeAll(copy.fd, UnsafeRawBufferPointer(rebasing: block[..<count]))
+                    let code = FileIO.writeAll(copy.fd, UnsafeRawBufferPointer(rebasing: block[..<count]), keeping: &room)
                     if code != 0 { throw copy.failure(POSIXFailure(code: code)) }
                 }
                 buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: block[..<count]))

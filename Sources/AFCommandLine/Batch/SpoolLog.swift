@@ -29,6 +29,8 @@ struct SpoolLog: Sendable {
         var end: Int64 = 0
         /// How many of its stretches wait to be printed.
         var waiting = 0
+        /// Keeps it from filling its file system.
+        var room = TemporaryRoom()
     }
 
     /// Past this size a file takes no more outputs until none of its own waits.
@@ -55,7 +57,7 @@ struct SpoolLog: Sendable {
         current = index
         let offset = files[index].end
         let fd = files[index].fd
-        guard bytes.withUnsafeBytes({ FileIO.writeAll(fd, $0, at: offset) }) == 0 else { return nil }
+        guard bytes.withUnsafeBytes({ FileIO.writeAll(fd, $0, at: offset, keeping: &files[index].room) }) == 0 else { return nil }
         files[index].end += Int64(bytes.count)
         files[index].waiting += 1
         return Region(file: index, offset: offset, count: Int64(bytes.count))

@@ -71,6 +71,7 @@ enum StandardInput {
         defer { close(out) }
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var total: Int64 = 0
+        var room = TemporaryRoom()
         while true {
             let count = read(fd, &buffer, buffer.count)
             if count < 0 {
@@ -83,7 +84,7 @@ enum StandardInput {
                 throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
             }
             if count == 0 { break }
-            let code = buffer.withUnsafeBytes { FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            let code = buffer.withUnsafeBytes { FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]), keeping: &room) }
             if code != 0 {
                 unlink(path)
                 throw CommandFailure("cannot spool \(source) to \(path): \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)

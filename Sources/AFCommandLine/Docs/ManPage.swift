@@ -151,7 +151,8 @@ public enum ManPage {
         One that cannot be read stops an https request with status 66; plain http ignores it.
         .TP
         .B TMPDIR
-        Where standard input and retried responses are spooled.
+        Where standard input, retried responses and the waiting outputs of \\fBaf batch\\fR are spooled (default \\fI/tmp\\fR).
+        af leaves 1\\ % of that file system free (at most 256\\ MiB): a spool that would reach into it fails its request, with status 9, instead of filling the disk.
         .SH FILES
         .TP
         .I ~/.config/af/config.json

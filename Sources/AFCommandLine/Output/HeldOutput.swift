@@ -21,6 +21,8 @@ struct HeldOutput: Sendable {
     private var bytes: [UInt8] = []
     /// The file the output moved to.
     private var file: SpoolRegion?
+    /// Keeps that file from filling its file system.
+    private var room = TemporaryRoom()
     /// Why the output could not move to a file when it outgrew memory: what it held is
     /// dropped (a request's output is whole or absent), and every later write fails.
     private var lost: AFError?
@@ -42,7 +44,7 @@ struct HeldOutput: Sendable {
         }
         var failure = move()
         if failure == nil, let file {
-            let code = FileIO.writeAll(file.fd, more)
+            let code = FileIO.writeAll(file.fd, more, keeping: &room)
             if code != 0 { failure = Self.fileError(code) }
         }
         if let failure {
@@ -72,7 +74,7 @@ struct HeldOutput: Sendable {
             }
         }
         guard let file, !bytes.isEmpty else { return nil }
-        let code = bytes.withUnsafeBytes { FileIO.writeAll(file.fd, $0) }
+        let code = bytes.withUnsafeBytes { FileIO.writeAll(file.fd, $0, keeping: &room) }
         guard code == 0 else { return Self.fileError(code) }
         bytes = []
         return nil

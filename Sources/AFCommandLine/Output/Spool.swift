@@ -9,6 +9,8 @@ import Glibc
 final class Spool {
     private let fd: Int32
     private(set) var size = 0
+    /// Keeps the file from filling its file system.
+    private var room = TemporaryRoom()
 
     init(directory: String) throws(AFError) {
         fd = try FileIO.makeUnnamedFile(in: directory, prefix: "af-spool").mapError { failure in
@@ -21,7 +23,7 @@ final class Spool {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
-        let code = FileIO.writeAll(fd, bytes)
+        let code = FileIO.writeAll(fd, bytes, keeping: &room)
         guard code == 0 else {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot write to a temporary file: \(POSIXFailure(code: code).description)"))
         }

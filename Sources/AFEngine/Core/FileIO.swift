@@ -184,6 +184,9 @@ package struct POSIXFailure: Error, Sendable, Equatable {
     /// The C library's description (`strerror`), lower-cased at the start like the rest of
     /// af's messages.
     package var description: String {
+        if code == FileIO.reserveReached {
+            return "its file system is nearly full (af leaves 1 % of it free, up to 256 MiB)"
+        }
         guard let text = strerror(code) else { return "error \(code)" }
         var message = String(cString: text)
         if let first = message.first, first.isUppercase, !message.hasPrefix("I/O") {

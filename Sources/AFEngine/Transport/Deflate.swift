@@ -26,8 +26,9 @@ enum Deflate {
         }.get()
         defer { close(fd) }
         var size: Int64 = 0
+        var room = TemporaryRoom()
         func save(_ chunk: UnsafeRawBufferPointer) throws(AFError) {
-            let code = FileIO.writeAll(fd, chunk)
+            let code = FileIO.writeAll(fd, chunk, keeping: &room)
             guard code == 0 else {
                 throw .output(OutputFailure(kind: .writeFailed, message: "cannot write the compressed body to \(path): \(POSIXFailure(code: code).description)"))
             }
