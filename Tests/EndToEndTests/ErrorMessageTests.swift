@@ -22,6 +22,7 @@ import Testing
         Case(name: "missing value", arguments: { _, _ in ["--timeout"] }, status: 64, what: "'--timeout' needs a value", fix: "--timeout=SECONDS"),
         Case(name: "bad choice", arguments: { s, _ in ["--pretty=loud", s.url("/")] }, status: 64, what: "'loud' for --pretty", fix: "choose all, colors, format, none"),
         Case(name: "no URL", arguments: { _, _ in ["-v"] }, status: 64, what: "no URL given", fix: "usage: af [OPTIONS]"),
+        Case(name: "empty URL", arguments: { _, _ in ["get", "", "a==1"] }, status: 64, what: "the URL argument is empty", fix: "give the URL to request"),
         Case(name: "not an item", arguments: { s, _ in [s.url("/"), "oops"] }, status: 64, what: "'oops' is not a request item", fix: "expected Name:Value"),
         Case(name: "bad JSON", arguments: { s, _ in [s.url("/"), "n:=[1,"] }, status: 64, what: "invalid JSON in 'n:=[1,'", fix: "at line 1, column 4"),
         Case(name: "conflicting items", arguments: { s, _ in [s.url("/"), "a=1", "a[b]=2"] }, status: 64, what: "'a=1' and 'a[b]=2'", fix: "keep one, or give them different names"),
