@@ -56,6 +56,23 @@ enum RequestBuilder {
         return (nil, first.text, positionals.dropFirst().map(\.text))
     }
 
+    /// Whether an argument is a method name af cannot send as METHOD: upper-case letters with
+    /// digits, `-` or `_` among them (`M-SEARCH`, `VERSION-CONTROL`), which no URL a person
+    /// types looks like.
+    static func isMethodBeyondLetters(_ argument: String) -> Bool {
+        let bytes = argument.utf8
+        guard bytes.count <= 32, bytes.contains(where: { $0 >= 65 && $0 <= 90 }) else { return false }
+        var beyond = false
+        for byte in bytes {
+            switch byte {
+            case 65...90: continue
+            case 48...57, UInt8(ascii: "-"), UInt8(ascii: "_"): beyond = true
+            default: return false
+            }
+        }
+        return beyond
+    }
+
     /// Whether an argument starts as an absolute http or https URL does.
     static func isURL(_ argument: String) -> Bool {
         let head = argument.utf8.prefix(8).map { $0 | 0x20 }
@@ -91,7 +108,8 @@ enum RequestBuilder {
             do throws(CommandFailure) {
                 items.append(try RequestItemParser.parse(argument))
             } catch {
-                throw splitHeaderValue(itemArguments, at: index) ?? urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) ?? error
+                throw splitHeaderValue(itemArguments, at: index) ?? urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index)
+                    ?? methodBeyondLetters(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) ?? error
             }
         }
         let standardInput: String?
@@ -317,7 +335,9 @@ enum RequestBuilder {
             // `-v`); a long one always (`--json '{}'`, which curl's --json takes).
             let curl = urlFollows?.letter.flatMap { Suggestions.curlValueLetters[$0] }
             let hint: String
-            if let flag = urlFollows, flag.letter == nil || curl != nil {
+            if method == nil, isMethodBeyondLetters(url) {
+                hint = "; a METHOD is letters only, so '\(url)' was read as the URL (af cannot send that method)"
+            } else if let flag = urlFollows, flag.letter == nil || curl != nil {
                 hint = "; '\(Quote.argument(url))' came right after \(flag.described), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
             } else if settings.download, isBodyOrQueryItem(url) {
                 hint = "; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"
@@ -352,6 +372,13 @@ enum RequestBuilder {
         words += items.indices.filter { $0 != index }.map { items[$0] }
         let example = words.prefix(6).map { Quote.argument(CurlCommand.quote($0)) }.joined(separator: " ") + (words.count > 6 ? " …" : "")
         return .usage("the URL '\(Quote.argument(argument))' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af \(example)")
+    }
+
+    /// A method af cannot send typed as METHOD before a URL without its scheme (`af M-SEARCH
+    /// example.org`): the method was read as the URL, and the URL as an item. Nil otherwise.
+    static func methodBeyondLetters(method: String?, url: String, items: [String], at index: Int) -> CommandFailure? {
+        guard method == nil, index == 0, isMethodBeyondLetters(url), looksLikeURL(items[index]) else { return nil }
+        return .usage("'\(Quote.argument(items[index]))' is not a request item: a METHOD is letters only, so '\(url)' was read as the URL (af cannot send that method)")
     }
 
     /// Whether an argument is a URL (`http://…`), a shorthand for one (`:3000/x`), or a host
