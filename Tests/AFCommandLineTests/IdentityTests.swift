@@ -920,6 +920,13 @@ import Testing
         #expect(relative.status == 4, "\(relative.err)")
     }
 
+    /// HTTPie's config file, copied as it is: its `__meta__` key is HTTPie's own, and ignored.
+    @Test func anHTTPieConfigFileWorksAsItIs() throws {
+        try write(#"{"__meta__": {"about": "HTTPie configuration file", "help": "https://httpie.io/docs#config", "httpie": "3.2.4"}, "default_options": ["--check-status"]}"#)
+        let result = InProcessAF.run([server.url("/status/404")], environment: ["AF_CONFIG_DIR": config])
+        #expect(result.status == 4, "\(result.err)")
+    }
+
     @Test(arguments: [
         (#"{"default_options": ["--retyr=2"]}"#, "unknown option '--retyr' in the config file '"),
         (#"{"default_options": "--follow"}"#, "\"default_options\" in '"),

@@ -156,7 +156,7 @@ public enum ManPage {
         .SH FILES
         .TP
         .I ~/.config/af/config.json
-        \\fB{"default_options": ["\\-\\-follow", "\\-\\-retry=2"]}\\fR: options applied before the command line. An option on the command line undoes a default it would conflict with (\\fB\\-\\-json\\fR over \\fB\\-\\-form\\fR); an error that names a default says so. An option of \\fBaf batch\\fR there (\\fB\\-\\-parallel=8\\fR) is that command's default, and no error in other runs.
+        \\fB{"default_options": ["\\-\\-follow", "\\-\\-retry=2"]}\\fR: options applied before the command line. An option on the command line undoes a default it would conflict with (\\fB\\-\\-json\\fR over \\fB\\-\\-form\\fR); an error that names a default says so. An option of \\fBaf batch\\fR there (\\fB\\-\\-parallel=8\\fR) is that command's default, and no error in other runs. HTTPie's config file works as it is (its \\fB__meta__\\fR key is ignored).
         .TP
         .I ~/.config/af/sessions/HOST_PORT/NAME.json
         Named sessions (mode 0600).

@@ -1,7 +1,8 @@
 import AFEngine
 
 /// `config.json` in the configuration directory: `{"default_options": ["--retry=2"]}`,
-/// applied before the command line.
+/// applied before the command line. HTTPie's config file has the same form, and can be
+/// copied as it is.
 enum ConfigFile {
     static func path(in environment: Environment) -> String {
         environment.configDirectory + "/config.json"
@@ -23,6 +24,9 @@ enum ConfigFile {
         }
         var options: [String] = []
         for (key, value) in members {
+            // HTTPie's bookkeeping (`{"about": …, "httpie": "3.2.4"}`), in a config file
+            // copied from ~/.config/httpie: it says nothing about the request.
+            if key == "__meta__" { continue }
             guard key == "default_options" else {
                 throw .usage("the config file '\(path)' has an unknown key \"\(key)\"; the only key is \"default_options\"")
             }
