@@ -80,6 +80,55 @@ import Testing
     }
 }
 
+/// A body past what `--report=json` keeps in memory is kept in a temporary file and written
+/// from it in pieces (256 KiB reads): every form comes out as it would from memory, with
+/// characters, base64 groups and the compaction's state carried across the pieces.
+@Suite struct LargeReportBodyTests {
+    let server: TestServer
+    /// Where the first piece read back ends.
+    static let cut = 256 * 1024
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    private func reportedBody(_ body: [UInt8], type: String) throws -> (raw: String, value: Any?) {
+        server.route("/large") { _, _ in .response(status: 200, headers: [("Content-Type", type)], body: body) }
+        let result = InProcessAF.run(["--report=json", server.url("/large")])
+        #expect(result.status == 0, "\(result.err)")
+        let document = try #require(JSONHelpers.object(result.out), "not JSON")
+        return (result.out, (document["response"] as? [String: Any])?["body"])
+    }
+
+    /// An anti-XSSI prefix, whitespace between tokens, a character the first piece cuts (a
+    /// string's '€' starts at its last byte), a stray byte (U+FFFD in the report, which is
+    /// UTF-8) and 1.2 MB of four-byte characters.
+    @Test func jsonIsCompactedAcrossPieces() throws {
+        let opening = Array(")]}'\n[\n  \"".utf8)
+        var body = opening + Array(repeating: UInt8(ascii: "a"), count: Self.cut - opening.count - 1) + Array("€\",\n  \"bad".utf8) + [0xFF]
+        body += Array("\",\n  \"".utf8) + Array(String(repeating: "😀", count: 300_000).utf8) + Array("\"\n]\n".utf8)
+        #expect(body[Self.cut - 1] == 0xE2)
+        let (raw, _) = try reportedBody(body, type: "application/json")
+        let expected = "[\"" + String(repeating: "a", count: Self.cut - opening.count - 1) + "€\",\"bad\u{FFFD}\",\"" + String(repeating: "😀", count: 300_000) + "\"]"
+        #expect(raw.contains("\"body\": " + expected + "}, \"attempts\""))
+    }
+
+    @Test func textIsEscapedAcrossPieces() throws {
+        let text = String(repeating: "a", count: Self.cut - 1) + String(repeating: "é€😀\t\"\\", count: 150_000)
+        #expect(Array(text.utf8)[Self.cut - 1] == 0xC3)
+        let (_, value) = try reportedBody(Array(text.utf8), type: "text/plain")
+        #expect(value as? String == text)
+    }
+
+    /// 262,144 is no multiple of 3: the first piece leaves a byte for the next group.
+    @Test func binaryIsBase64AcrossPieces() throws {
+        let body = (0..<1_500_001).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let (_, value) = try reportedBody(body, type: "application/octet-stream")
+        let encoded = try #require((value as? [String: Any])?["base64"] as? String)
+        #expect(encoded == Data(body).base64EncodedString())
+    }
+}
+
 /// `--trace`: lifecycle events in order with monotonic timestamps.
 @Suite struct TraceTests {
     let server: TestServer

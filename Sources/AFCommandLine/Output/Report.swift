@@ -3,9 +3,28 @@ import AFEngine
 /// `--report=json`: one JSON document describing the whole run, success or failure, on one
 /// line (a JSON body is included without its insignificant whitespace).
 enum Report {
-    /// The report; `line` (in `af batch`) comes first as `"line": N`.
-    static func render(response: Response, body: [UInt8], exitCode: Int32, settings: Settings, line: Int? = nil) -> String {
-        var json = JSONWriter(capacity: 1024 + body.count)
+    /// Writes the report to `out`; `line` (in `af batch`) comes first as `"line": N`. The
+    /// body is streamed from where `body` keeps it, so memory does not grow with its size;
+    /// a report that fits in `flushSize` goes out in one write.
+    static func write(response: Response, body: ReportBody, exitCode: Int32, settings: Settings, line: Int? = nil, to out: OutputChannel) throws(AFError) {
+        let document = render(response: response, exitCode: exitCode, settings: settings, line: line)
+        guard let hole = document.firstIndex(of: bodyHole) else {
+            try out.write(document)
+            return
+        }
+        var pending = Array(document[..<hole])
+        try ReportBodyWriter.write(body, form: ReportBodyWriter.form(of: body), into: &pending, flushing: out)
+        pending.append(contentsOf: document[(hole + 1)...])
+        try out.write(pending)
+    }
+
+    /// Where the body's value goes in the rendered document: a byte JSON text never holds
+    /// outside a string, where the writer escapes it.
+    private static let bodyHole: UInt8 = 0
+
+    /// The document, with `bodyHole` in place of the response body's value.
+    private static func render(response: Response, exitCode: Int32, settings: Settings, line: Int?) -> [UInt8] {
+        var json = JSONWriter(capacity: 1024)
         json.object { json in
             if let line { json.member("line") { $0.number(line) } }
             let request = response.finalRequest
@@ -28,7 +47,7 @@ enum Report {
                     }
                     let trailers = response.trailers
                     if !trailers.isEmpty { json.member("trailers") { headers(trailers, into: &$0) } }
-                    json.member("body") { bodyValue(body, contentType: head.headers.value(for: .contentType), into: &$0) }
+                    json.member("body") { $0.fragment(CollectionOfOne(bodyHole)) }
                 }
             } else {
                 json.null()
@@ -48,7 +67,7 @@ enum Report {
                 json.null()
             }
         }
-        return json.text + "\n"
+        return json.bytes + [UInt8(ascii: "\n")]
     }
 
     private static func isStatusOnly(_ error: AFError) -> Bool {
@@ -74,45 +93,6 @@ enum Report {
                 json.string(header.value)
             }
         }
-    }
-
-    /// The body as a JSON value when it is JSON, a string when it is UTF-8 text, else base64.
-    static func bodyValue(_ body: [UInt8], contentType: String?, into writer: inout JSONWriter) {
-        let (_, json) = BodyPrinter.splitXSSI(body)
-        let candidate = Array(json)
-        if !candidate.isEmpty, JSONScanner.validate(candidate) == nil {
-            writer.fragment(compact(candidate))
-        } else if !body.contains(0), let text = String(validating: body, as: UTF8.self) {
-            writer.string(text)
-        } else {
-            writer.object { $0.member("base64") { $0.string(Base64.encode(body)) } }
-        }
-    }
-
-    /// Valid JSON without the whitespace between tokens; every token stays as it came.
-    static func compact(_ json: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(json.count)
-        var inString = false
-        var escaped = false
-        for byte in json {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                out.append(byte)
-            } else if byte == 32 || byte == 9 || byte == 10 || byte == 13 {
-                continue
-            } else {
-                if byte == UInt8(ascii: "\"") { inString = true }
-                out.append(byte)
-            }
-        }
-        return out
     }
 
     private static func attempt(_ attempt: Attempt, into json: inout JSONWriter) {

@@ -92,7 +92,7 @@ final class Execution {
         let session: Session
         let request: Request
         let printer: ExchangePrinter
-        let memory: MemorySink?
+        let memory: ReportBody?
     }
 
     /// What `start` did: concluded at once (`--curl`, `--offline`), or sent a request.
@@ -131,7 +131,7 @@ final class Execution {
             let command = CurlCommand.render(built: built, description: withSessionCookies(built.description), settings: settings, caBundle: trust.caBundle)
             return .finished(stdout.writeResult(command + "\n", errors: stderr))
         }
-        let memory = settings.report ? MemorySink() : nil
+        let memory = settings.report ? ReportBody(temporaryDirectory: environment.temporaryDirectory) : nil
         let target: ExchangePrinter.BodyTarget
         if let download {
             target = .forward(download)
@@ -359,7 +359,7 @@ final class Execution {
         )
     }
 
-    private func conclude(_ response: Response, printer: ExchangePrinter, memory: MemorySink?) -> Int32 {
+    private func conclude(_ response: Response, printer: ExchangePrinter, memory: ReportBody?) -> Int32 {
         if let quiet = quietEnding() { return quiet }
         let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus || settings.download)
         if settings.download, !settings.quiet, let report = download?.report {
@@ -370,7 +370,7 @@ final class Execution {
         // would: a reader that went away ends quietly, a full disk is exit 9.
         do throws(AFError) {
             if let memory {
-                try stdout.write(Report.render(response: response, body: memory.bytes, exitCode: status, settings: settings, line: batchLine))
+                try Report.write(response: response, body: memory, exitCode: status, settings: settings, line: batchLine, to: stdout)
             } else {
                 // Trailer fields come after the body, as curl -i shows them.
                 if plan.shows("h"), !response.trailers.isEmpty { try printer.printAfterExchange(plan.head.fields(response.trailers)) }

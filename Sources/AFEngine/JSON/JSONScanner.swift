@@ -633,6 +633,8 @@ struct ContainerStack {
 
 /// A sink that ignores tokens (validation only).
 package struct DiscardingSink: JSONTokenSink {
+    package init() {}
+
     package mutating func token(_ kind: JSONTokenKind, _ bytes: UnsafeRawBufferPointer, isKey: Bool, complete: Bool) {}
 }
 

@@ -213,7 +213,14 @@ package struct JSONWriter {
     private mutating func appendQuoted(_ text: UnsafeBufferPointer<UInt8>) {
         bytes.reserveCapacity(bytes.count + text.count + 2)
         bytes.append(UInt8(ascii: "\""))
-        let raw = UnsafeRawBufferPointer(text)
+        Self.appendStringContent(UnsafeRawBufferPointer(text), to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The inside of a string literal for the UTF-8 `text`, escaped, appended to `bytes`.
+    /// Escapes are decided byte by byte, so a string may be written in pieces cut anywhere
+    /// (a report's body streamed from a file), between its own quotes.
+    package static func appendStringContent(_ raw: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
         var runStart = 0
         var index = 0
         while index < raw.count {
@@ -221,18 +228,17 @@ package struct JSONWriter {
             guard index < raw.count else { break }
             let byte = raw[index]
             if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index]))
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[runStart..<index]))
                 runStart = index + 1
-                appendEscape(byte)
+                appendEscape(byte, to: &bytes)
             }
             index += 1
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...]))
-        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[runStart...]))
     }
 
     /// The escape for `byte` (a quote, a backslash or a control character).
-    private mutating func appendEscape(_ byte: UInt8) {
+    private static func appendEscape(_ byte: UInt8, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\\"))
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
