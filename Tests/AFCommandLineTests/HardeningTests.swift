@@ -382,6 +382,10 @@ import Testing
         let query = InProcessAF.run([server.url("/get"), "q==@\(value)"])
         #expect(query.status == 64)
         #expect(query.err.hasSuffix(" of them the URL; send large values in the body\n"))
+        // Many small headers: no one part is to blame.
+        let many = InProcessAF.run([server.url("/get")] + (0..<40_000).map { "h\($0):" + String(repeating: "v", count: 20) })
+        #expect(many.status == 64)
+        #expect(many.err.hasSuffix(" more than libcurl puts in a request head (1 MiB), in 40003 headers; send fewer headers, or their values in the body\n"), "\(many.err)")
         #expect(server.requests.isEmpty)
     }
 

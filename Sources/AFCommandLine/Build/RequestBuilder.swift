@@ -211,8 +211,13 @@ enum RequestBuilder {
             let item = items.first { $0.item.headerName.map { HTTPHeaders.Name($0) } == Optional(header.name) }
             largest = "the header '\(header.name.rawValue)'\(item.map { " from '\(Quote.argument($0.argument))'" } ?? "")"
         }
-        return .usage("the request's URL and headers come to \(RequestHeadLimit.estimatedSize(of: description)) bytes, more than libcurl puts "
-            + "in a request head (1 MiB), \(largestSize) of them \(largest); send large values in the body")
+        let total = RequestHeadLimit.estimatedSize(of: description)
+        let limit = "the request's URL and headers come to \(total) bytes, more than libcurl puts in a request head (1 MiB)"
+        // No part is much of it: many headers (a batch line with thousands of items).
+        guard largestSize * 4 >= total else {
+            return .usage("\(limit), in \(description.headers.count) headers; send fewer headers, or their values in the body")
+        }
+        return .usage("\(limit), \(largestSize) of them \(largest); send large values in the body")
     }
 
     /// Default headers, then the user's header items: a user header replaces the default of
