@@ -34,6 +34,30 @@ import Testing
         #expect(result.status == 130)
     }
 
+    /// A reader that stops reading (a pipe to a stalled program) left af blocked in its write
+    /// after SIGINT or SIGTERM, for as long as the reader waited: the write, interrupted by the
+    /// signal, was simply tried again.
+    @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated")])
+    func aSignalEndsAWriteToAReaderThatDoesNotRead(signal: Int32, status: Int32, word: String) throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-stalled-reader")
+        let script = """
+            cd '\(directory)' && mkfifo pipe
+            sleep 30 < pipe & reader=$!
+            '\(AF.binary)' '\(server.url("/bytes/50000000"))' > pipe 2> errors & af=$!
+            sleep 1
+            kill -\(signal) $af
+            sleep 1
+            if kill -0 $af 2> /dev/null; then echo still running > state; fi
+            kill $reader
+            wait $af; echo $? > status
+            """
+        let (shell, errors) = try AF.shell(script)
+        #expect(shell == 0, "\(errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/state"), "af was still running a second after the signal")
+        #expect(try String(contentsOfFile: directory + "/status", encoding: .utf8) == "\(status)\n")
+        #expect(try String(contentsOfFile: directory + "/errors", encoding: .utf8) == "af: error: \(word)\n")
+    }
+
     @Test func readerGoingAwayEndsQuietly() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")

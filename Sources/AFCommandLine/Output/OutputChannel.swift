@@ -107,8 +107,9 @@ final class OutputChannel: Sendable {
         let failure: AFError? = state.withLock { state in
             if state.closed { return Self.closedError }
             guard let fd else { return state.held?.write(bytes) }
-            let code = FileIO.writeAll(fd, bytes)
+            let code = FileIO.writeAllUnlessInterrupted(fd, bytes)
             if code == 0 { return nil }
+            if code == EINTR { return Self.interruptedError }
             if code == EPIPE {
                 state.closed = true
                 return Self.closedError
@@ -121,6 +122,11 @@ final class OutputChannel: Sendable {
     /// For a held channel: ends it (see `HeldOutput.release`).
     func release() -> (file: SpoolRegion?, bytes: [UInt8], lost: Bool) {
         state.withLock { $0.held?.release() } ?? (nil, [], false)
+    }
+
+    /// A write SIGINT or SIGTERM interrupted: the run ends as that signal asks.
+    private static var interruptedError: AFError {
+        .cancelled(ProcessInterruption.pending ?? .interrupted)
     }
 
     private static func writeError(_ code: Int32) -> AFError {
@@ -152,7 +158,7 @@ final class OutputChannel: Sendable {
                 } else {
                     moved = pread(source, buffer.baseAddress, wanted, position)
                     if moved > 0 {
-                        let code = FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[..<moved]))
+                        let code = FileIO.writeAllUnlessInterrupted(fd, UnsafeRawBufferPointer(rebasing: buffer[..<moved]))
                         if code != 0 {
                             errno = code
                             moved = -1
@@ -163,6 +169,7 @@ final class OutputChannel: Sendable {
                 }
                 if moved < 0 {
                     let code = errno
+                    if code == EINTR, ProcessInterruption.pending != nil { return Self.interruptedError }
                     if code == EINTR || code == EAGAIN { continue }
                     if code == EPIPE {
                         state.closed = true

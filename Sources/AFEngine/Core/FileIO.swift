@@ -20,6 +20,27 @@ package enum FileIO {
         return 0
     }
 
+    /// `writeAll`, except that a write interrupted by SIGINT or SIGTERM
+    /// (`ProcessInterruption`) gives up and returns `EINTR`: a write blocked on a pipe whose
+    /// reader does not read would otherwise hold the process past Ctrl-C, or past the SIGTERM
+    /// of a job's time limit, for as long as that reader waits.
+    package static func writeAllUnlessInterrupted(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(fd, base + offset, bytes.count - offset)
+            if count < 0 {
+                if errno == EINTR {
+                    if ProcessInterruption.pending != nil { return EINTR }
+                    continue
+                }
+                return errno
+            }
+            offset += count
+        }
+        return 0
+    }
+
     /// Writes every byte at `offset` (`pwrite`), leaving the descriptor's position alone;
     /// returns 0 or the `errno` that stopped it.
     package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Int32 {
