@@ -53,7 +53,11 @@ final class Runner: @unchecked Sendable {
             next += 1
             inFlight += 1
             let session = Session(configuration: Session.Configuration(), sharingConnectionsWith: primary)
-            let request = session.request(RequestDescription(url: url))
+            // As af batch sends them: nothing shows the head sent, so it is not recorded
+            // (recording it turns on libcurl's verbose mode).
+            var description = RequestDescription(url: url)
+            description.options.recordsSentHead = false
+            let request = session.request(description)
             request.onCompletion { response in
                 self.primary.async {
                     self.inFlight -= 1
