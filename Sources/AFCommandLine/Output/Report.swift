@@ -5,7 +5,7 @@ import AFEngine
 enum Report {
     /// Writes the report to `out`; `line` (in `af batch`) comes first as `"line": N`. The
     /// body is streamed from where `body` keeps it, so memory does not grow with its size;
-    /// a report that fits in `flushSize` goes out in one write.
+    /// a report that fits in `ReportBodyWriter.flushSize` goes out in one write.
     static func write(response: Response, body: ReportBody, exitCode: Int32, settings: Settings, line: Int? = nil, to out: OutputChannel) throws(AFError) {
         let document = render(response: response, exitCode: exitCode, settings: settings, line: line)
         guard let hole = document.firstIndex(of: bodyHole) else {

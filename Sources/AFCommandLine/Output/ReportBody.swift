@@ -10,15 +10,13 @@ final class ReportBody: ResponseBodySink {
     }
 
     /// What a body may hold in memory before it moves to a file.
-    static let defaultMemoryLimit = 1 << 20
+    static let memoryLimit = 1 << 20
 
     private let state = Locked(State())
-    private let memoryLimit: Int
     private let temporaryDirectory: String
 
-    init(temporaryDirectory: String, memoryLimit: Int = ReportBody.defaultMemoryLimit) {
+    init(temporaryDirectory: String) {
         self.temporaryDirectory = temporaryDirectory
-        self.memoryLimit = memoryLimit
     }
 
     func open(_ head: ResponseHead, attempt: Int) throws(AFError) {
@@ -29,7 +27,7 @@ final class ReportBody: ResponseBodySink {
         try state.withLock { state throws(AFError) in
             if let spool = state.spool {
                 try spool.write(bytes)
-            } else if state.bytes.count + bytes.count <= memoryLimit {
+            } else if state.bytes.count + bytes.count <= Self.memoryLimit {
                 state.bytes.append(contentsOf: bytes)
             } else {
                 let spool = try Spool(directory: temporaryDirectory)

@@ -7,17 +7,7 @@ package enum FileIO {
     /// Writes every byte, retrying short writes and `EINTR`; returns 0 or the `errno` that
     /// stopped it.
     package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
-        guard let base = bytes.baseAddress else { return 0 }
-        var offset = 0
-        while offset < bytes.count {
-            let count = write(fd, base + offset, bytes.count - offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            offset += count
-        }
-        return 0
+        writeAll(fd, bytes, givingUpOnSignals: false)
     }
 
     /// `writeAll`, except that a write interrupted by SIGINT or SIGTERM
@@ -25,13 +15,17 @@ package enum FileIO {
     /// reader does not read would otherwise hold the process past Ctrl-C, or past the SIGTERM
     /// of a job's time limit, for as long as that reader waits.
     package static func writeAllUnlessInterrupted(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        writeAll(fd, bytes, givingUpOnSignals: true)
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, givingUpOnSignals: Bool) -> Int32 {
         guard let base = bytes.baseAddress else { return 0 }
         var offset = 0
         while offset < bytes.count {
             let count = write(fd, base + offset, bytes.count - offset)
             if count < 0 {
                 if errno == EINTR {
-                    if ProcessInterruption.pending != nil { return EINTR }
+                    if givingUpOnSignals, ProcessInterruption.pending != nil { return EINTR }
                     continue
                 }
                 return errno

@@ -221,6 +221,8 @@ package struct JSONWriter {
     /// Escapes are decided byte by byte, so a string may be written in pieces cut anywhere
     /// (a report's body streamed from a file), between its own quotes.
     package static func appendStringContent(_ raw: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        // Runs are appended from typed memory: one copy each.
+        let text = raw.assumingMemoryBound(to: UInt8.self)
         var runStart = 0
         var index = 0
         while index < raw.count {
@@ -228,13 +230,13 @@ package struct JSONWriter {
             guard index < raw.count else { break }
             let byte = raw[index]
             if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[runStart..<index]))
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index]))
                 runStart = index + 1
                 appendEscape(byte, to: &bytes)
             }
             index += 1
         }
-        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[runStart...]))
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...]))
     }
 
     /// The escape for `byte` (a quote, a backslash or a control character).
