@@ -20,6 +20,8 @@ final class OutputChannel: Sendable {
 
         /// The reader has gone away.
         var closed = false
+        /// A write gave up for SIGINT or SIGTERM: later ones do at once.
+        var interrupted = false
         /// The descriptor's first other write failure (a full disk).
         var failure: AFError?
         /// A held channel's output.
@@ -106,10 +108,14 @@ final class OutputChannel: Sendable {
         beforeWriting?()
         let failure: AFError? = state.withLock { state in
             if state.closed { return Self.closedError }
+            if state.interrupted { return Self.interruptedError }
             guard let fd else { return state.held?.write(bytes) }
             let code = FileIO.writeAllUnlessInterrupted(fd, bytes)
             if code == 0 { return nil }
-            if code == EINTR { return Self.interruptedError }
+            if code == EINTR {
+                state.interrupted = true
+                return Self.interruptedError
+            }
             if code == EPIPE {
                 state.closed = true
                 return Self.closedError
@@ -143,6 +149,7 @@ final class OutputChannel: Sendable {
         if count > 0 { beforeWriting?() }
         let failure: AFError? = state.withLock { state in
             if state.closed { return Self.closedError }
+            if state.interrupted { return Self.interruptedError }
             var position = off_t(offset)
             let end = off_t(offset + count)
             var kernelCopies = copiesInKernel
@@ -169,7 +176,10 @@ final class OutputChannel: Sendable {
                 }
                 if moved < 0 {
                     let code = errno
-                    if code == EINTR, ProcessInterruption.pending != nil { return Self.interruptedError }
+                    if code == EINTR, ProcessInterruption.pending != nil {
+                        state.interrupted = true
+                        return Self.interruptedError
+                    }
                     if code == EINTR || code == EAGAIN { continue }
                     if code == EPIPE {
                         state.closed = true

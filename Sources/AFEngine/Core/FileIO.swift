@@ -10,18 +10,27 @@ package enum FileIO {
         writeAll(fd, bytes, givingUpOnSignals: false)
     }
 
-    /// `writeAll`, except that a write interrupted by SIGINT or SIGTERM
-    /// (`ProcessInterruption`) gives up and returns `EINTR`: a write blocked on a pipe whose
-    /// reader does not read would otherwise hold the process past Ctrl-C, or past the SIGTERM
-    /// of a job's time limit, for as long as that reader waits.
+    /// `writeAll`, except that it gives up, returning `EINTR`, once SIGINT or SIGTERM has
+    /// arrived (`ProcessInterruption`) and the descriptor takes nothing for a second: a write
+    /// blocked on a pipe whose reader does not read would otherwise hold the process past
+    /// Ctrl-C, or past the SIGTERM of a job's time limit, for as long as that reader waits.
+    /// A reader that reads still gets everything, the last words of the run included.
     package static func writeAllUnlessInterrupted(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         writeAll(fd, bytes, givingUpOnSignals: true)
     }
+
+    /// How long a write waits for a descriptor that takes nothing, once a signal has asked
+    /// the process to end.
+    static let lastWordsWait: Int32 = 1000
 
     private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, givingUpOnSignals: Bool) -> Int32 {
         guard let base = bytes.baseAddress else { return 0 }
         var offset = 0
         while offset < bytes.count {
+            if givingUpOnSignals, ProcessInterruption.pending != nil {
+                var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                if poll(&descriptor, 1, lastWordsWait) == 0 { return EINTR }
+            }
             let count = write(fd, base + offset, bytes.count - offset)
             if count < 0 {
                 if errno == EINTR {
