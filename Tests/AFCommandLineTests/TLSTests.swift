@@ -139,7 +139,11 @@ import Testing
         #expect(pinnedCA.status == 0, "\(pinnedCA.err)")
         let unreadable = InProcessAF.run(["--pin-cert=/nonexistent.pem", server.url("/get")])
         #expect(unreadable.status == 66)
-        #expect(unreadable.err.hasPrefix("af: error: cannot use --pin-cert '/nonexistent.pem'"))
+        #expect(unreadable.err == "af: error: cannot use --pin-cert '/nonexistent.pem': no such file or directory\n")
+        // A directory read as an empty file ("no PEM or DER certificate in it").
+        let directory = InProcessAF.run(["--pin-cert=/tmp", server.url("/get")])
+        #expect(directory.status == 66)
+        #expect(directory.err == "af: error: cannot use --pin-cert '/tmp': it is a directory; name a certificate file\n")
     }
 
     @Test func stapledOCSPIsRequiredWithCheckRevocation() throws {
@@ -289,7 +293,10 @@ import Testing
         let file = InProcessAF.run(["pin", "--file", issued.certificatePath])
         #expect(file.status == 0)
         #expect(file.out.contains("  Pin:         \(expected)\n"))
-        #expect(InProcessAF.run(["pin", "--file", "/nonexistent"]).status == 66)
+        let missing = InProcessAF.run(["pin", "--file", "/nonexistent"])
+        #expect(missing.status == 66)
+        // The path once, and why (it was named twice, without the reason).
+        #expect(missing.err == "af: error: cannot read certificates from '/nonexistent': no such file or directory\n")
         #expect(InProcessAF.run(["pin"]).status == 64)
     }
 

@@ -41,7 +41,7 @@ final class TrustConfiguration: Sendable {
                 do {
                     certificates += try Certificates.load(path: path)
                 } catch {
-                    throw .unreadable("cannot use --pin-cert '\(path)': \(error.description)")
+                    throw .unreadable("cannot use --pin-cert '\(path)': \(error.unreadableReason)")
                 }
             }
             extras.append(PinnedCertificatesTrustEvaluator(certificates: certificates))

@@ -102,7 +102,7 @@ enum TrustPolicyFile {
                         do {
                             certificates += try Certificates.load(path: file)
                         } catch {
-                            throw .unreadable("cannot use certificate \"\(entry)\" for \"\(host)\" in '\(path)': \(error.description)")
+                            throw .unreadable("cannot use certificate \"\(entry)\" for \"\(host)\" in '\(path)': '\(file)': \(error.unreadableReason)")
                         }
                     }
                     others.append(PinnedCertificatesTrustEvaluator(certificates: certificates))

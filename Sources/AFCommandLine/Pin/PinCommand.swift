@@ -11,7 +11,7 @@ enum PinCommand {
             do {
                 certificates = try Certificates.load(path: file)
             } catch {
-                throw .unreadable("cannot read certificates from '\(file)': \(error.description)")
+                throw .unreadable("cannot read certificates from '\(file)': \(error.unreadableReason)")
             }
             return stdout.writeResult(render(certificates, theme: theme, served: false), errors: stderr)
         }

@@ -134,3 +134,12 @@ extension Response {
     /// are not tries: "(after 2 attempts)" once followed a redirect and a single failure.
     var tries: Int { 1 + attempts.reduce(0) { $0 + ($1.retryDelay == nil ? 0 : 1) } }
 }
+
+extension AFError {
+    /// Why an input could not be read, without naming it again, for a message that names it
+    /// already; any other error's description.
+    var unreadableReason: String {
+        if case .inputUnreadable(_, let reason) = self { return reason }
+        return description
+    }
+}

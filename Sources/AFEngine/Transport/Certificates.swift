@@ -1,11 +1,21 @@
 internal import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Certificate reading and hashing with OpenSSL.
 public enum Certificates {
     /// Reads every certificate in a PEM file, or the one certificate in a DER file, as DER.
     public static func load(path: String) throws(AFError) -> [[UInt8]] {
+        // A directory opens (for reading, as a stream) and then reads as nothing at all.
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            throw .inputUnreadable(path: path, reason: "it is a directory; name a certificate file")
+        }
         guard let bio = BIO_new_file(path, "rb") else {
-            throw .inputUnreadable(path: path, reason: "cannot open the certificate file")
+            let reason = POSIXFailure(code: errno).description
+            ERR_clear_error()
+            throw .inputUnreadable(path: path, reason: reason)
         }
         defer { BIO_free(bio) }
         var result: [[UInt8]] = []
