@@ -139,11 +139,11 @@ import Testing
         #expect(pinnedCA.status == 0, "\(pinnedCA.err)")
         let unreadable = InProcessAF.run(["--pin-cert=/nonexistent.pem", server.url("/get")])
         #expect(unreadable.status == 66)
-        #expect(unreadable.err == "af: error: cannot use --pin-cert '/nonexistent.pem': no such file or directory\n")
+        #expect(unreadable.err == "af: error: cannot read '/nonexistent.pem' (from '--pin-cert'): no such file or directory; check the path and its permissions\n")
         // A directory read as an empty file ("no PEM or DER certificate in it").
         let directory = InProcessAF.run(["--pin-cert=/tmp", server.url("/get")])
         #expect(directory.status == 66)
-        #expect(directory.err == "af: error: cannot use --pin-cert '/tmp': it is a directory; name a certificate file\n")
+        #expect(directory.err == "af: error: cannot read '/tmp' (from '--pin-cert'): it is a directory; name a file\n")
     }
 
     @Test func stapledOCSPIsRequiredWithCheckRevocation() throws {
@@ -295,8 +295,8 @@ import Testing
         #expect(file.out.contains("  Pin:         \(expected)\n"))
         let missing = InProcessAF.run(["pin", "--file", "/nonexistent"])
         #expect(missing.status == 66)
-        // The path once, and why (it was named twice, without the reason).
-        #expect(missing.err == "af: error: cannot read certificates from '/nonexistent': no such file or directory\n")
+        // As every other file option says it (it named the path twice, without the reason).
+        #expect(missing.err == "af: error: cannot read '/nonexistent' (from '--file'): no such file or directory; check the path and its permissions\n")
         #expect(InProcessAF.run(["pin"]).status == 64)
     }
 

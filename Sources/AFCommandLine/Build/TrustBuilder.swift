@@ -38,6 +38,7 @@ final class TrustConfiguration: Sendable {
         if !settings.pinCerts.isEmpty {
             var certificates: [[UInt8]] = []
             for path in settings.pinCerts {
+                try FileReading.checkReadable(path, item: "--pin-cert")
                 do {
                     certificates += try Certificates.load(path: path)
                 } catch {

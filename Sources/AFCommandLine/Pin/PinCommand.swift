@@ -7,6 +7,7 @@ enum PinCommand {
         let theme = environment.stdoutIsTerminal && !environment.derived.noColor ? Theme.named(settings.style) : nil
         if let file = settings.pinFile {
             guard positionals.isEmpty else { throw .usage("af pin --file takes no host; got '\(positionals[0].text)'") }
+            try FileReading.checkReadable(file, item: "--file")
             let certificates: [[UInt8]]
             do {
                 certificates = try Certificates.load(path: file)
