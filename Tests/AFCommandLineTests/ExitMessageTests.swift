@@ -6,19 +6,19 @@ import Testing
 @Suite struct ExitMessageTests {
     private let unanswered = AFError.transport(TransportFailure(
         kind: .connectionReset,
-        message: "127.0.0.1:8443 closed its HTTP/2 connection before answering: Error in the HTTP2 framing layer",
+        message: "127.0.0.1:8443 closed its HTTP/2 connection before answering (servers close one after so many requests)",
         cause: .unansweredOnReusedConnection
     ))
 
     /// Tried once: --retry (and --retry-all-methods for a POST) would send it again.
     @Test func anUnansweredRequestTriedOnceSuggestsRetrying() {
         #expect(ExitMapping.message(for: unanswered, attempts: 1)
-            == "127.0.0.1:8443 closed its HTTP/2 connection before answering: Error in the HTTP2 framing layer; --retry sends it again (and --retry-all-methods a POST, which the server may have processed)")
+            == "127.0.0.1:8443 closed its HTTP/2 connection before answering (servers close one after so many requests); --retry sends it again (and --retry-all-methods a POST, which the server may have processed)")
     }
 
     /// Retried already: both options were given, so the line names only the tries.
     @Test func anUnansweredRequestRetriedAlreadySuggestsNothingMore() {
         #expect(ExitMapping.message(for: unanswered, attempts: 4)
-            == "127.0.0.1:8443 closed its HTTP/2 connection before answering: Error in the HTTP2 framing layer (after 4 attempts)")
+            == "127.0.0.1:8443 closed its HTTP/2 connection before answering (servers close one after so many requests) (after 4 attempts)")
     }
 }

@@ -191,8 +191,9 @@ enum CurlErrorMapping {
         case CURLE_HTTP2 where transfer.head == nil && easy.long(CURLINFO_NUM_CONNECTS) == 0 && easy.offset(CURLINFO_SIZE_DOWNLOAD_T) == 0:
             // On a connection earlier requests had used, before any of the response: libcurl
             // 7.88 fails the streams of a connection the server is closing (GOAWAY) that it
-            // had not yet taken, rather than sending them again itself.
-            return failure(.connectionReset, "\(peer) closed its HTTP/2 connection before answering: \(detail)", .unansweredOnReusedConnection)
+            // had not yet taken, rather than sending them again itself. Its text for it
+            // ("Error in the HTTP2 framing layer") blames the server's framing, which was fine.
+            return failure(.connectionReset, "\(peer) closed its HTTP/2 connection before answering (servers close one after so many requests)", .unansweredOnReusedConnection)
         case CURLE_HTTP2_STREAM where transfer.head != nil:
             // The server reset the stream after its head (RST_STREAM): the body stopped short,
             // as it does when a connection breaks, and a retry may well get all of it.
