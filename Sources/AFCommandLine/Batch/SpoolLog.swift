@@ -57,7 +57,12 @@ struct SpoolLog: Sendable {
         current = index
         let offset = files[index].end
         let fd = files[index].fd
-        guard bytes.withUnsafeBytes({ FileIO.writeAll(fd, $0, at: offset, keeping: &files[index].room) }) == 0 else { return nil }
+        // A local, not `self`, is what the closure captures and hands on inout
+        // (ThreadSanitizer's instrumentation of captured inout parameters faults in 6.3.1).
+        var room = files[index].room
+        let code = bytes.withUnsafeBytes { FileIO.writeAll(fd, $0, at: offset, keeping: &room) }
+        files[index].room = room
+        guard code == 0 else { return nil }
         files[index].end += Int64(bytes.count)
         files[index].waiting += 1
         return Region(file: index, offset: offset, count: Int64(bytes.count))

@@ -69,11 +69,12 @@ enum StandardInput {
             CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory), exitCode: ExitStatus.output)
         }.get()
         defer { close(out) }
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
         var total: Int64 = 0
         var room = TemporaryRoom()
         while true {
-            let count = read(fd, &buffer, buffer.count)
+            let count = read(fd, buffer.baseAddress, buffer.count)
             if count < 0 {
                 if errno == EINTR {
                     guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
@@ -84,7 +85,7 @@ enum StandardInput {
                 throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
             }
             if count == 0 { break }
-            let code = buffer.withUnsafeBytes { FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]), keeping: &room) }
+            let code = FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), keeping: &room)
             if code != 0 {
                 unlink(path)
                 throw CommandFailure("cannot spool \(source) to \(path): \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)

@@ -74,7 +74,11 @@ struct HeldOutput: Sendable {
             }
         }
         guard let file, !bytes.isEmpty else { return nil }
+        // A local, not `self`, is what the closure captures and hands on inout
+        // (ThreadSanitizer's instrumentation of captured inout parameters faults in 6.3.1).
+        var room = self.room
         let code = bytes.withUnsafeBytes { FileIO.writeAll(file.fd, $0, keeping: &room) }
+        self.room = room
         guard code == 0 else { return Self.fileError(code) }
         bytes = []
         return nil

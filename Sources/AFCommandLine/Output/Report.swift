@@ -12,10 +12,10 @@ enum Report {
             try out.write(document)
             return
         }
-        var pending = Array(document[..<hole])
-        try ReportBodyWriter.write(body, form: ReportBodyWriter.form(of: body), into: &pending, flushing: out)
-        pending.append(contentsOf: document[(hole + 1)...])
-        try out.write(pending)
+        let writer = ReportBodyWriter(pending: Array(document[..<hole]), out: out)
+        try writer.write(body, form: ReportBodyWriter.form(of: body))
+        writer.append(document[(hole + 1)...])
+        try out.write(writer.pending)
     }
 
     /// Where the body's value goes in the rendered document: a byte JSON text never holds

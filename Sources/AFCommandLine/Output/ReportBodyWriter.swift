@@ -4,7 +4,12 @@ import AFEngine
 /// (after an anti-XSSI prefix, without the whitespace between its tokens), a string when it
 /// is UTF-8 text without NUL, else `{"base64": …}`. The form is decided, and the body
 /// written, a piece at a time from where `ReportBody` keeps it.
-enum ReportBodyWriter {
+///
+/// The state carried from piece to piece lives in objects whose methods the replay calls:
+/// closures that capture variables and hand them on `inout` (a scanner's sink, the output
+/// buffer) through the replay's nested closures made ThreadSanitizer's instrumentation fault
+/// in Swift 6.3.1.
+final class ReportBodyWriter {
     enum Form: Equatable {
         /// The JSON after the first `skip` bytes (an anti-XSSI prefix).
         case json(skip: Int)
@@ -15,113 +20,152 @@ enum ReportBodyWriter {
     /// Output waiting past this size goes to the channel.
     static let flushSize = 256 * 1024
 
-    static func form(of body: ReportBody) throws(AFError) -> Form {
-        let (prefix, _) = BodyPrinter.splitXSSI(body.prefix(BodyPrinter.xssiLimit))
-        if try isJSON(body, skipping: prefix.count) { return .json(skip: prefix.count) }
-        return try isText(body) ? .text : .base64
+    /// What waits to be written to `out`.
+    private(set) var pending: [UInt8]
+    private let out: OutputChannel
+    private var compactor = Compactor()
+    /// Compacted JSON whose last character the piece cut.
+    private var compacted: [UInt8] = []
+    /// Bytes of a base64 group the piece cut, or of a JSON prefix still to skip.
+    private var carry: [UInt8] = []
+    private var skipped = 0
+
+    /// A writer that appends to `pending` and hands it to `out` whenever it has grown past
+    /// `flushSize`.
+    init(pending: [UInt8], out: OutputChannel) {
+        self.pending = pending
+        self.out = out
     }
 
-    /// Appends the body's value to `pending`, handing `pending` to `out` whenever it has
-    /// grown past `flushSize`.
-    static func write(_ body: ReportBody, form: Form, into pending: inout [UInt8], flushing out: OutputChannel) throws(AFError) {
-        func flushIfFull() throws(AFError) {
-            guard pending.count >= flushSize else { return }
-            try out.write(pending)
-            pending.removeAll(keepingCapacity: true)
-        }
+    static func form(of body: ReportBody) throws(AFError) -> Form {
+        let (prefix, _) = BodyPrinter.splitXSSI(body.prefix(BodyPrinter.xssiLimit))
+        let json = JSONCheck(skip: prefix.count)
+        try body.replay(json.take)
+        if json.isValid { return .json(skip: prefix.count) }
+        let text = TextCheck()
+        try body.replay(text.take)
+        return text.isValid ? .text : .base64
+    }
+
+    /// Appends the body's value in `form`.
+    func write(_ body: ReportBody, form: Form) throws(AFError) {
         switch form {
         case .json(let skip):
+            skipped = skip
+            try body.replay(json)
             // The scanner lets any bytes through inside strings; the report is UTF-8, so
             // stray bytes become U+FFFD, as they do everywhere else in it.
-            var compactor = Compactor()
-            var compacted: [UInt8] = []
-            var offset = 0
-            try body.replay { piece throws(AFError) in
-                let start = min(piece.count, max(0, skip - offset))
-                offset += piece.count
-                compactor.append(UnsafeRawBufferPointer(rebasing: piece[start...]), to: &compacted)
-                let whole = compacted.withUnsafeBytes { UTF8Cut.wholeLength($0) }
-                pending.append(contentsOf: String(decoding: compacted[..<whole], as: UTF8.self).utf8)
-                compacted.removeSubrange(..<whole)
-                try flushIfFull()
-                return true
-            }
             pending.append(contentsOf: String(decoding: compacted, as: UTF8.self).utf8)
         case .text:
             pending.append(UInt8(ascii: "\""))
-            try body.replay { piece throws(AFError) in
-                JSONWriter.appendStringContent(piece, to: &pending)
-                try flushIfFull()
-                return true
-            }
+            try body.replay(text)
             pending.append(UInt8(ascii: "\""))
         case .base64:
             pending.append(contentsOf: #"{"base64": ""#.utf8)
-            var carry: [UInt8] = []
-            try body.replay { piece throws(AFError) in
-                var rest = piece[...]
-                if !carry.isEmpty {
-                    let taken = min(3 - carry.count, rest.count)
-                    carry.append(contentsOf: rest.prefix(taken))
-                    rest = rest.dropFirst(taken)
-                    guard carry.count == 3 else { return true }
-                    pending.append(contentsOf: Base64.encode(carry).utf8)
-                    carry = []
-                }
-                let whole = rest.count / 3 * 3
-                let encoded = UnsafeRawBufferPointer(rebasing: rest.prefix(whole)).withMemoryRebound(to: UInt8.self) { Base64.encode($0) }
-                pending.append(contentsOf: encoded.utf8)
-                carry.append(contentsOf: rest.dropFirst(whole))
-                try flushIfFull()
-                return true
-            }
+            try body.replay(base64)
             pending.append(contentsOf: Base64.encode(carry).utf8)
             pending.append(contentsOf: "\"}".utf8)
         }
     }
 
-    /// Whether the body past `skip` is one valid JSON value; stops reading at the first
-    /// error.
-    private static func isJSON(_ body: ReportBody, skipping skip: Int) throws(AFError) -> Bool {
-        var scanner = JSONScanner()
-        var sink = DiscardingSink()
-        var offset = 0
-        var valid = true
-        var empty = true
-        try body.replay { piece throws(AFError) in
-            let start = min(piece.count, max(0, skip - offset))
-            offset += piece.count
+    /// Appends `bytes` as they are.
+    func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+        pending.append(contentsOf: bytes)
+    }
+
+    private func json(_ piece: UnsafeRawBufferPointer) throws(AFError) -> Bool {
+        let start = min(piece.count, skipped)
+        skipped -= start
+        compactor.append(UnsafeRawBufferPointer(rebasing: piece[start...]), to: &compacted)
+        let whole = compacted.withUnsafeBytes { UTF8Cut.wholeLength($0) }
+        pending.append(contentsOf: String(decoding: compacted[..<whole], as: UTF8.self).utf8)
+        compacted.removeSubrange(..<whole)
+        try flushIfFull()
+        return true
+    }
+
+    private func text(_ piece: UnsafeRawBufferPointer) throws(AFError) -> Bool {
+        JSONWriter.appendStringContent(piece, to: &pending)
+        try flushIfFull()
+        return true
+    }
+
+    private func base64(_ piece: UnsafeRawBufferPointer) throws(AFError) -> Bool {
+        var rest = piece[...]
+        if !carry.isEmpty {
+            let taken = min(3 - carry.count, rest.count)
+            carry.append(contentsOf: rest.prefix(taken))
+            rest = rest.dropFirst(taken)
+            guard carry.count == 3 else { return true }
+            pending.append(contentsOf: Base64.encode(carry).utf8)
+            carry = []
+        }
+        let whole = rest.count / 3 * 3
+        let encoded = UnsafeRawBufferPointer(rebasing: rest.prefix(whole)).withMemoryRebound(to: UInt8.self) { Base64.encode($0) }
+        pending.append(contentsOf: encoded.utf8)
+        carry.append(contentsOf: rest.dropFirst(whole))
+        try flushIfFull()
+        return true
+    }
+
+    private func flushIfFull() throws(AFError) {
+        guard pending.count >= Self.flushSize else { return }
+        try out.write(pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether the body past `skip` is one valid JSON value; stops at the first error.
+    private final class JSONCheck {
+        private var scanner = JSONScanner()
+        private var sink = DiscardingSink()
+        private var skip: Int
+        private var failed = false
+        private var empty = true
+
+        init(skip: Int) {
+            self.skip = skip
+        }
+
+        func take(_ piece: UnsafeRawBufferPointer) -> Bool {
+            let start = min(piece.count, skip)
+            skip -= start
             let rest = UnsafeRawBufferPointer(rebasing: piece[start...])
             if !rest.isEmpty { empty = false }
             do {
                 try scanner.feed(rest, into: &sink)
             } catch {
-                valid = false
+                failed = true
             }
-            return valid
+            return !failed
         }
-        guard valid, !empty else { return false }
-        do {
-            try scanner.finish(into: &sink)
-        } catch {
-            return false
+
+        var isValid: Bool {
+            guard !failed, !empty else { return false }
+            do {
+                try scanner.finish(into: &sink)
+            } catch {
+                return false
+            }
+            return true
         }
-        return true
     }
 
-    /// Whether the body is UTF-8 text without NUL; stops reading at the first stray byte.
-    private static func isText(_ body: ReportBody) throws(AFError) -> Bool {
-        var carry: [UInt8] = []
-        var valid = true
-        try body.replay { piece throws(AFError) in
+    /// Whether the body is UTF-8 text without NUL; stops at the first stray byte.
+    private final class TextCheck {
+        /// The start of a character the last piece cut.
+        private var carry: [UInt8] = []
+        private var failed = false
+
+        func take(_ piece: UnsafeRawBufferPointer) -> Bool {
             var joined = carry
             joined.append(contentsOf: piece)
             let whole = joined.withUnsafeBytes { UTF8Cut.wholeLength($0) }
-            valid = !joined.contains(0) && String(validating: joined[..<whole], as: UTF8.self) != nil
+            failed = joined.contains(0) || String(validating: joined[..<whole], as: UTF8.self) == nil
             carry = Array(joined[whole...])
-            return valid
+            return !failed
         }
-        return valid && carry.isEmpty
+
+        var isValid: Bool { !failed && carry.isEmpty }
     }
 
     /// Valid JSON without the whitespace between tokens, every token as it came, written a

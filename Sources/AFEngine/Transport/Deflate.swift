@@ -25,22 +25,14 @@ enum Deflate {
             AFError.output(OutputFailure(kind: .writeFailed, message: "cannot create a temporary file in '\(MessageQuote.capped(directory))' to compress the body: \(failure.description)"))
         }.get()
         defer { close(fd) }
-        var size: Int64 = 0
-        var room = TemporaryRoom()
-        func save(_ chunk: UnsafeRawBufferPointer) throws(AFError) {
-            let code = FileIO.writeAll(fd, chunk, keeping: &room)
-            guard code == 0 else {
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write the compressed body to \(path): \(POSIXFailure(code: code).description)"))
-            }
-            size += Int64(chunk.count)
-        }
+        let file = CompressedFile(fd: fd, path: path)
         do throws(AFError) {
             let reader = try BodyReader(body: body)
             var buffer = [UInt8](repeating: 0, count: 256 * 1024)
             while true {
                 let count = try buffer.withMutableBytes { raw throws(AFError) in try reader.read(into: raw) }
                 try buffer.withMutableBytes { raw throws(AFError) in
-                    try run(&stream, input: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]), finish: count == 0, output: save)
+                    try run(&stream, input: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]), finish: count == 0, output: file.save)
                 }
                 if count == 0 { break }
             }
@@ -48,7 +40,7 @@ enum Deflate {
             unlink(path)
             throw error
         }
-        return (.file(path: path), size, path)
+        return (.file(path: path), file.size, path)
     }
 
     private static func run(
@@ -74,5 +66,29 @@ enum Deflate {
             guard status == Z_OK || status == Z_BUF_ERROR else { throw .output(OutputFailure(kind: .writeFailed, message: "zlib failed to compress the body (\(status))")) }
             if !finish && stream.avail_in == 0 { return }
         }
+    }
+}
+
+/// The temporary file a streamed body is deflated into, and how much of it is written. An
+/// object, so that `save`, handed to the compressor, captures no variable to hand on inout
+/// (the room it keeps): closures that did so faulted in ThreadSanitizer's instrumentation in
+/// Swift 6.3.1 (see `ReportBodyWriter`).
+private final class CompressedFile {
+    let fd: Int32
+    let path: String
+    private(set) var size: Int64 = 0
+    private var room = TemporaryRoom()
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    func save(_ chunk: UnsafeRawBufferPointer) throws(AFError) {
+        let code = FileIO.writeAll(fd, chunk, keeping: &room)
+        guard code == 0 else {
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot write the compressed body to \(path): \(POSIXFailure(code: code).description)"))
+        }
+        size += Int64(chunk.count)
     }
 }
