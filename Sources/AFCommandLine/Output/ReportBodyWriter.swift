@@ -26,8 +26,9 @@ final class ReportBodyWriter {
     private var compactor = Compactor()
     /// Compacted JSON whose last character the piece cut.
     private var compacted: [UInt8] = []
-    /// Bytes of a base64 group the piece cut, or of a JSON prefix still to skip.
+    /// Bytes of a base64 group the piece cut.
     private var carry: [UInt8] = []
+    /// Bytes of the anti-XSSI prefix still to skip before the JSON.
     private var skipped = 0
 
     /// A writer that appends to `pending` and hands it to `out` whenever it has grown past

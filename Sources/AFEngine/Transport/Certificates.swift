@@ -8,8 +8,7 @@ public enum Certificates {
     /// Reads every certificate in a PEM file, or the one certificate in a DER file, as DER.
     public static func load(path: String) throws(AFError) -> [[UInt8]] {
         // A directory opens (for reading, as a stream) and then reads as nothing at all.
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+        if FileIO.isDirectory(path) {
             throw .inputUnreadable(path: path, reason: "it is a directory; name a certificate file")
         }
         guard let bio = BIO_new_file(path, "rb") else {
