@@ -26,6 +26,7 @@ package enum FuzzTargets {
         ("markup", markup),
         ("charset", charset),
         ("body-chunks", bodyChunks),
+        ("report-body", reportBody),
         ("batch-line", batchLine),
     ]
 
@@ -433,16 +434,7 @@ package enum FuzzTargets {
         ]
         let style = styles[Int(data[1]) % styles.count]
         let body = Array(data[3...].prefix(1 << 16))
-        // Cut sizes from 1 to 16 bytes, repeating the third byte's pattern.
-        var cuts: [Int] = []
-        var at = 0
-        var pattern = UInt32(data[2]) &* 2_654_435_761
-        while at < body.count {
-            let size = Int(pattern >> 28) + 1
-            pattern = pattern &* 1_103_515_245 &+ 12345
-            cuts.append(min(size, body.count - at))
-            at += size
-        }
+        let cuts = pieceSizes(of: body.count, seed: data[2])
         let whole = shown(body, cutInto: [body.count], type: type, style: style)
         let pieces = shown(body, cutInto: cuts, type: type, style: style)
         if !style.format, !style.escapes {
@@ -464,6 +456,66 @@ package enum FuzzTargets {
         if declared, !style.stream, !body.contains(0) {
             precondition(whole == pieces, "a body cut into \(cuts) was shown differently (\(type)): \(String(decoding: whole, as: UTF8.self).debugDescription) against \(String(decoding: pieces, as: UTF8.self).debugDescription)")
         }
+    }
+
+    /// Sizes from 1 to 16 bytes that add up to `count`, in a pattern `seed` picks: where a
+    /// body arriving from the network is cut.
+    static func pieceSizes(of count: Int, seed: UInt8) -> [Int] {
+        var sizes: [Int] = []
+        var at = 0
+        var pattern = UInt32(seed) &* 2_654_435_761
+        while at < count {
+            let size = Int(pattern >> 28) + 1
+            pattern = pattern &* 1_103_515_245 &+ 12345
+            sizes.append(min(size, count - at))
+            at += size
+        }
+        return sizes
+    }
+
+    /// A report's body (`--report=json`), written from pieces: whatever the bytes and
+    /// wherever the pieces are cut, the value is the same as from one piece, and it is valid
+    /// JSON in valid UTF-8 (the report around it is).
+    static func reportBody(_ data: [UInt8]) {
+        guard let seed = data.first else { return }
+        let body = Array(data.dropFirst().prefix(1 << 16))
+        let whole = reported(body, cutInto: [body.count])
+        let pieces = reported(body, cutInto: pieceSizes(of: body.count, seed: seed))
+        precondition(whole == pieces, "a report's body cut into pieces came out differently: \(String(decoding: whole, as: UTF8.self).debugDescription) against \(String(decoding: pieces, as: UTF8.self).debugDescription)")
+        precondition(String(validating: whole, as: UTF8.self) != nil, "a report's body is not UTF-8")
+        precondition(JSONScanner.validate(whole) == nil, "a report's body is not one JSON value: \(String(decoding: whole, as: UTF8.self).debugDescription)")
+    }
+
+    /// The body in pieces of `sizes`, as a report reads it back.
+    private struct Pieces: ReportBodySource {
+        let body: [UInt8]
+        let sizes: [Int]
+
+        func replay(_ piece: (UnsafeRawBufferPointer) throws(AFError) -> Bool) throws(AFError) {
+            var offset = 0
+            for size in sizes {
+                let more = try Array(body[offset..<(offset + size)]).withBytes { chunk throws(AFError) in try piece(chunk) }
+                offset += size
+                if !more { return }
+            }
+        }
+
+        func prefix(_ count: Int) -> [UInt8] { Array(body.prefix(count)) }
+    }
+
+    /// What `ReportBodyWriter` writes for `body` read back in pieces of `sizes`.
+    private static func reported(_ body: [UInt8], cutInto sizes: [Int]) -> [UInt8] {
+        let source = Pieces(body: body, sizes: sizes)
+        let out = OutputChannel(holdingUpTo: 64 << 20, isTerminal: false) {
+            .failure(.output(OutputFailure(kind: .writeFailed, message: "held output overflowed")))
+        }
+        let writer = ReportBodyWriter(pending: [], out: out)
+        do throws(AFError) {
+            try writer.write(source, form: ReportBodyWriter.form(of: source))
+        } catch {
+            preconditionFailure("writing to held output failed: \(error)")
+        }
+        return out.release().bytes + writer.pending
     }
 
     /// What a `BodyPrinter` writes for `body` delivered in chunks of `sizes`.

@@ -1,9 +1,16 @@
 @_spi(Locking) import AFEngine
 
+/// A body kept whole, handed on in pieces: what `ReportBodyWriter` reads.
+protocol ReportBodySource {
+    func replay(_ piece: (UnsafeRawBufferPointer) throws(AFError) -> Bool) throws(AFError)
+    /// The first bytes of the body, up to `count`.
+    func prefix(_ count: Int) -> [UInt8]
+}
+
 /// The response body for `--report=json`, which prints it only once the request has ended:
 /// in memory while it is small, in a temporary file (`Spool`) once it outgrows
 /// `memoryLimit`, so a report of a 1 GB download holds no more memory than one of 1 KB.
-final class ReportBody: ResponseBodySink {
+final class ReportBody: ResponseBodySink, ReportBodySource {
     private final class State {
         var bytes: [UInt8] = []
         var spool: Spool?
@@ -48,8 +55,6 @@ final class ReportBody: ResponseBodySink {
 
     func finish(error: AFError?) -> AFError? { error }
 
-    /// Hands the body on in pieces, from its start, while `piece` returns true; called
-    /// again, it starts over.
     func replay(_ piece: (UnsafeRawBufferPointer) throws(AFError) -> Bool) throws(AFError) {
         try state.withLock { state throws(AFError) in
             if let spool = state.spool {
@@ -60,7 +65,6 @@ final class ReportBody: ResponseBodySink {
         }
     }
 
-    /// The first bytes of the body, up to `count`.
     func prefix(_ count: Int) -> [UInt8] {
         state.withLock { state in
             if let spool = state.spool { return spool.prefix(count) }

@@ -3,7 +3,7 @@ import AFEngine
 /// How `--report=json` writes a response body: the JSON value itself when the body is JSON
 /// (after an anti-XSSI prefix, without the whitespace between its tokens), a string when it
 /// is UTF-8 text without NUL, else `{"base64": …}`. The form is decided, and the body
-/// written, a piece at a time from where `ReportBody` keeps it.
+/// written, a piece at a time from where `ReportBody` keeps it (`ReportBodySource`).
 ///
 /// The state carried from piece to piece lives in objects whose methods the replay calls:
 /// closures that capture variables and hand them on `inout` (a scanner's sink, the output
@@ -38,7 +38,7 @@ final class ReportBodyWriter {
         self.out = out
     }
 
-    static func form(of body: ReportBody) throws(AFError) -> Form {
+    static func form(of body: some ReportBodySource) throws(AFError) -> Form {
         let (prefix, _) = BodyPrinter.splitXSSI(body.prefix(BodyPrinter.xssiLimit))
         let json = JSONCheck(skip: prefix.count)
         try body.replay(json.take)
@@ -49,7 +49,7 @@ final class ReportBodyWriter {
     }
 
     /// Appends the body's value in `form`.
-    func write(_ body: ReportBody, form: Form) throws(AFError) {
+    func write(_ body: some ReportBodySource, form: Form) throws(AFError) {
         switch form {
         case .json(let skip):
             skipped = skip
