@@ -58,6 +58,8 @@ enum ExitMapping {
             return message + "; --cert and --cert-key take PEM files, and an encrypted key needs its pass phrase (--cert-key-pass)"
         case .connectTimedOut(_, let total):
             return message + "; check the address, or raise \(total ? "--timeout" : "--connect-timeout")"
+        case .resolveTimedOut(_, let total):
+            return message + "; check the name and the DNS servers in /etc/resolv.conf, or raise \(total ? "--timeout" : "--connect-timeout")"
         case .handshakeTimedOut(_, let total):
             return message + "; the server took the connection but did not answer in TLS: if that port serves plain HTTP, \(plainHTTP); otherwise raise \(total ? "--timeout" : "--connect-timeout")"
         case .responseTimedOut(let limit):

@@ -84,6 +84,14 @@ enum CurlErrorMapping {
             if !connected || tlsPending, transfer.head == nil, transfer.sentHead == nil {
                 let (limit, total) = connectLimit(transfer.description.options)
                 let after = limit.map { " after \(Format.seconds($0))" } ?? ""
+                // The name never resolved: no address was tried, so "connecting" would send
+                // the user to check a server that was never reached. libcurl resolves the
+                // proxy's name when there is one, and says so only in its message.
+                if !connected, detail.containsBytes(of: "Resolving timed out") {
+                    let proxy = proxyInUse(transfer)
+                    let name = proxy.map { "the host of the proxy \(MessageQuote.withoutCredentials($0))" } ?? "host '\(url.host)'"
+                    return failure(.connectTimeout, "resolving \(name) timed out\(after)", .resolveTimedOut(limit: limit, total: total))
+                }
                 // Not even the proxy answered: it was named as the host it was asked for.
                 if !connected, let proxy = proxyInUse(transfer) {
                     return failure(.connectTimeout, "connecting to the proxy \(MessageQuote.withoutCredentials(proxy)) for \(authority) timed out\(after)",

@@ -179,6 +179,11 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, copying: "http,https")
         try easy.set(CURLOPT_FOLLOWLOCATION, false)
         try easy.set(CURLOPT_NOSIGNAL, true)
+        // A name still resolving when the transfer ends (its timeout, a cancel, Ctrl-C) is
+        // left to its resolver thread: libcurl otherwise joins that thread inside
+        // curl_multi_perform, which stalls every transfer of the loop until getaddrinfo
+        // gives up on its own (5 s a server and attempt by default), as curl's tool avoids.
+        try easy.set(CURLOPT_QUICK_EXIT, true)
         try easy.set(CURLOPT_PATH_AS_IS, options.pathAsIs)
         try easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, true)
         try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
