@@ -91,6 +91,19 @@ import Testing
         #expect(shorthand.err == "af: error: invalid URL 'http://localhost:99999/x': port number was not a decimal number between 0 and 65535; check the URL ':99999/x'\n")
     }
 
+    /// An IPv6 link-local address means something only on one interface, which the URL
+    /// names as its zone. The kernel refuses one without a zone, or with one that is no
+    /// interface here, as an invalid argument, which af passed on as all it said.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/net/if_inet6")))
+    func aLinkLocalAddressWithoutItsInterfaceIsExplained() {
+        let bare = AF.run(["--connect-timeout=5", "http://[fe80::1]:9/x"])
+        #expect(bare.status == 1)
+        #expect(bare.err == "af: error: cannot connect to [fe80::1]:9: a link-local address needs the interface it is on, as its zone: http://[fe80::1%25eth0]/ (see 'ip -6 address')\n")
+        let unknown = AF.run(["--connect-timeout=5", "http://[fe80::1%25nosuch0]:9/x"])
+        #expect(unknown.status == 1)
+        #expect(unknown.err == "af: error: cannot connect to [fe80::1]:9: there is no network interface 'nosuch0' for the zone of the link-local address (see 'ip -6 address')\n")
+    }
+
     /// What an error line quotes — a server's reason phrase, an argument — may hold control
     /// characters: they are written out, so an escape sequence from a server cannot recolour
     /// or clear the user's terminal, and a line break cannot split the one line.

@@ -77,6 +77,9 @@ enum CurlErrorMapping {
             if osError == ECONNREFUSED || osError == 0 {
                 return failure(.connectionRefused, "connection refused by \(authority); is the server running?")
             }
+            if osError == EINVAL, let problem = linkLocalProblem(url) {
+                return failure(.connectionRefused, "cannot connect to \(authority): \(problem)")
+            }
             return failure(.connectionRefused, "cannot connect to \(authority): \(POSIXFailure(code: osError).description)")
         case CURLE_OPERATION_TIMEDOUT:
             let connected = easy.offset(CURLINFO_CONNECT_TIME_T) > 0
@@ -245,6 +248,26 @@ enum CurlErrorMapping {
         default:
             return failure(.other, "request to \(authority) failed: \(detail) (libcurl error \(code.rawValue))")
         }
+    }
+
+    /// Why connecting to an IPv6 link-local address (`fe80::/10`) was an invalid argument:
+    /// such an address means something only on one interface, which the URL names as the
+    /// address's zone (`[fe80::1%25eth0]`), and the kernel refuses one without it, or with a
+    /// name that is no interface here. Nil for any other host.
+    static func linkLocalProblem(_ url: HTTPURL) -> String? {
+        let host = url.host.lowercased().utf8
+        guard host.starts(with: "[fe".utf8), host.count > 4,
+              [UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(host[host.index(host.startIndex, offsetBy: 3)])
+        else { return nil }
+        // libcurl keeps the zone out of the host part; the URL as sent still has it.
+        let text = url.string.utf8
+        guard let percent = text.firstIndex(of: UInt8(ascii: "%")),
+              let close = text[percent...].firstIndex(of: UInt8(ascii: "]")) else {
+            return "a link-local address needs the interface it is on, as its zone: http://\(url.host.dropLast())%25eth0]/ (see 'ip -6 address')"
+        }
+        var zone = Substring(text[text.index(after: percent)..<close])
+        if zone.hasPrefix("25") { zone = zone.dropFirst(2) }
+        return "there is no network interface '\(MessageQuote.url(String(zone)))' for the zone of the link-local address (see 'ip -6 address')"
     }
 
     /// The proxy a failed connection went to: through a proxy it is the proxy that did not
