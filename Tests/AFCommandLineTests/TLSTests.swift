@@ -140,10 +140,16 @@ import Testing
         let unreadable = InProcessAF.run(["--pin-cert=/nonexistent.pem", server.url("/get")])
         #expect(unreadable.status == 66)
         #expect(unreadable.err == "af: error: cannot read '/nonexistent.pem' (from '--pin-cert'): no such file or directory; check the path and its permissions\n")
-        // A directory read as an empty file ("no PEM or DER certificate in it").
+        // A directory read as an empty file ("it holds no PEM or DER certificate").
         let directory = InProcessAF.run(["--pin-cert=/tmp", server.url("/get")])
         #expect(directory.status == 66)
         #expect(directory.err == "af: error: cannot read '/tmp' (from '--pin-cert'): it is a directory; name a file\n")
+        // A file that holds no certificate is named as --cert's and --verify's are.
+        let notCertificate = self.directory + "/not-a-certificate.txt"
+        try "hello\n".write(toFile: notCertificate, atomically: false, encoding: .utf8)
+        let garbage = InProcessAF.run(["--pin-cert=\(notCertificate)", server.url("/get")])
+        #expect(garbage.status == 66)
+        #expect(garbage.err == "af: error: cannot use '\(notCertificate)' (from '--pin-cert'): it holds no PEM or DER certificate\n")
     }
 
     @Test func stapledOCSPIsRequiredWithCheckRevocation() throws {
@@ -297,6 +303,11 @@ import Testing
         #expect(missing.status == 66)
         // As every other file option says it (it named the path twice, without the reason).
         #expect(missing.err == "af: error: cannot read '/nonexistent' (from '--file'): no such file or directory; check the path and its permissions\n")
+        let notCertificate = directory + "/pin-not-a-certificate.txt"
+        try "hello\n".write(toFile: notCertificate, atomically: false, encoding: .utf8)
+        let garbage = InProcessAF.run(["pin", "--file", notCertificate])
+        #expect(garbage.status == 66)
+        #expect(garbage.err == "af: error: cannot read certificates from '\(notCertificate)': it holds no PEM or DER certificate\n")
         #expect(InProcessAF.run(["pin"]).status == 64)
     }
 
@@ -415,20 +426,36 @@ import Testing
         #expect(InProcessAF.run(["--curl", "--verify=false", url]).out.hasSuffix(" --insecure\n"))
     }
 
-    /// A CA bundle or CRL that OpenSSL cannot load was reported with advice about --ssl,
-    /// --ciphers and --cert; the advice now names the file's kind and where it came from.
-    @Test func aFileThatIsNoBundleOrCRLIsNamedAsSuch() throws {
+    /// A CA bundle or CRL that holds no PEM certificate (or revocation list) is refused
+    /// before anything is sent, as a wrong --cert is, naming the file and what it should
+    /// hold: it was found by the handshake after connecting (exit 7, "error setting
+    /// certificate file", with advice about environment variables the user had not set).
+    @Test func aFileThatIsNoBundleOrCRLIsRefusedBeforeConnecting() throws {
         let server = try server(try pki.issue(name: "bad-bundle"))
         let url = "https://localhost:\(server.port)/get"
         let notPEM = directory + "/not-a-bundle.txt"
         try "hello\n".write(toFile: notPEM, atomically: false, encoding: .utf8)
+        let der = directory + "/bundle.der"
+        try Data([0x30, 0x82, 0x01, 0x0A, 0x02]).write(to: URL(fileURLWithPath: der))
+        let connections = server.connections
         let bundle = InProcessAF.run(["--verify=\(notPEM)", url])
-        #expect(bundle.status == 7)
-        #expect(bundle.err == "af: error: TLS with localhost:\(server.port) failed: error setting certificate file: \(notPEM); a CA bundle is a file of PEM certificates (or a directory of hashed ones): check --verify, or the variable that names it (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE, SSL_CERT_DIR)\n")
-        #expect(InProcessAF.run([url], environment: ["CURL_CA_BUNDLE": notPEM]).err == bundle.err)
+        #expect(bundle.status == 66)
+        #expect(bundle.err == "af: error: cannot use '\(notPEM)' (from '--verify'): it holds no PEM certificate; a CA bundle is a file of -----BEGIN CERTIFICATE----- blocks (or a directory of hashed ones)\n")
+        let binary = InProcessAF.run(["--verify=\(der)", url])
+        #expect(binary.status == 66)
+        #expect(binary.err == "af: error: cannot use '\(der)' (from '--verify'): it looks like a DER certificate, and a CA bundle is PEM: convert it (openssl x509 -inform DER -in FILE -out FILE.pem)\n")
+        let variable = InProcessAF.run([url], environment: ["CURL_CA_BUNDLE": notPEM])
+        #expect(variable.status == 66)
+        #expect(variable.err == "af: error: cannot use the CA bundle '\(notPEM)' that CURL_CA_BUNDLE names: it holds no PEM certificate; a CA bundle is a file of -----BEGIN CERTIFICATE----- blocks (or a directory of hashed ones); correct CURL_CA_BUNDLE or unset it\n")
         let crl = InProcessAF.run([ca, "--crl=\(notPEM)", url])
-        #expect(crl.status == 7)
-        #expect(crl.err == "af: error: TLS with localhost:\(server.port) failed: error loading CRL file: \(notPEM); --crl takes a PEM certificate revocation list\n")
+        #expect(crl.status == 66)
+        #expect(crl.err == "af: error: cannot use '\(notPEM)' (from '--crl'): it holds no PEM certificate revocation list; name a file with a -----BEGIN X509 CRL----- block\n")
+        #expect(server.connections == connections, "nothing was sent")
+        // A bundle with text around its certificates, as the system's has, is used.
+        let annotated = directory + "/annotated.pem"
+        try ("# Our private CA\n" + String(contentsOfFile: pki.caCertificatePath, encoding: .utf8) + "\n# end\n").write(toFile: annotated, atomically: false, encoding: .utf8)
+        let used = InProcessAF.run(["--verify=\(annotated)", url])
+        #expect(used.status == 0, "\(used.err)")
     }
 
     @Test func trustPolicyCertificatesAreRelativeToTheFile() throws {

@@ -31,7 +31,12 @@ final class TrustConfiguration: Sendable {
     static func make(settings: Settings, environment: Environment, usesTLS: Bool) throws(CommandFailure) -> TrustConfiguration {
         var extras: [any ServerTrustEvaluating] = []
         if settings.checkRevocation || settings.crl != nil {
-            if let crl = settings.crl { try FileReading.checkReadable(crl, item: "--crl") }
+            if let crl = settings.crl {
+                try FileReading.checkReadable(crl, item: "--crl")
+                if let problem = try TrustFileCheck.problem(.revocationList, path: crl, item: "--crl") {
+                    throw .unreadable("cannot use '\(Quote.argument(crl))' (from '--crl'): \(problem)")
+                }
+            }
             extras.append(RevocationTrustEvaluator(requireStapledOCSP: settings.checkRevocation, crlFile: settings.crl))
         }
         if !settings.pins.isEmpty { extras.append(PublicKeysTrustEvaluator(pins: settings.pins)) }
@@ -42,7 +47,7 @@ final class TrustConfiguration: Sendable {
                 do {
                     certificates += try Certificates.load(path: path)
                 } catch {
-                    throw .unreadable("cannot use --pin-cert '\(path)': \(error.unreadableReason)")
+                    throw .unreadable("cannot use '\(Quote.argument(path))' (from '--pin-cert'): \(error.unreadableReason)")
                 }
             }
             extras.append(PinnedCertificatesTrustEvaluator(certificates: certificates))
@@ -57,6 +62,10 @@ final class TrustConfiguration: Sendable {
                 if usesTLS, let reason = environment.derived.caBundleProblem() {
                     throw .unreadable("cannot read the CA bundle '\(Quote.argument(path))' that \(variable) names: \(reason); correct \(variable) or unset it")
                 }
+                if usesTLS, variable != "SSL_CERT_DIR", !FileIO.isDirectory(path),
+                   let problem = try TrustFileCheck.problem(.caBundle, path: path, item: variable) {
+                    throw .unreadable("cannot use the CA bundle '\(Quote.argument(path))' that \(variable) names: \(problem); correct \(variable) or unset it")
+                }
                 base = DefaultTrustEvaluator(caBundle: path)
                 caBundle = path
             }
@@ -69,6 +78,9 @@ final class TrustConfiguration: Sendable {
             // A PEM bundle, or a directory of hashed certificates (as requests and curl's
             // --capath take one); a directory was refused as "not a file".
             try FileReading.checkReadable(path, item: "--verify", directoryAllowed: true)
+            if !FileIO.isDirectory(path), let problem = try TrustFileCheck.problem(.caBundle, path: path, item: "--verify") {
+                throw .unreadable("cannot use '\(Quote.argument(path))' (from '--verify'): \(problem)")
+            }
             base = DefaultTrustEvaluator(caBundle: path)
             caBundle = path
         }

@@ -12,7 +12,7 @@ enum PinCommand {
             do {
                 certificates = try Certificates.load(path: file)
             } catch {
-                throw .unreadable("cannot read certificates from '\(file)': \(error.unreadableReason)")
+                throw .unreadable("cannot read certificates from '\(Quote.argument(file))': \(error.unreadableReason)")
             }
             return stdout.writeResult(render(certificates, theme: theme, served: false), errors: stderr)
         }

@@ -32,9 +32,40 @@ public enum Certificates {
             ERR_clear_error()
         }
         guard !result.isEmpty else {
-            throw .inputUnreadable(path: path, reason: "no PEM or DER certificate in it")
+            throw .inputUnreadable(path: path, reason: "it holds no PEM or DER certificate")
         }
         return result
+    }
+
+    /// What a file of trust material holds, for `holdsPEM(_:in:)`.
+    public enum PEMContent: Sendable {
+        /// A certificate (`CERTIFICATE`, `X509 CERTIFICATE` or `TRUSTED CERTIFICATE`), as a
+        /// CA bundle holds them.
+        case certificate
+        /// A certificate revocation list (`X509 CRL`).
+        case revocationList
+    }
+
+    /// Whether `bytes` hold a PEM block of `content` that OpenSSL reads, as the handshake's
+    /// loading of a CA bundle or CRL file needs at least one. Blocks of other kinds, and text
+    /// between blocks, are passed over as OpenSSL's loaders pass them over. Only the first
+    /// such block is decoded: a bundle may hold hundreds.
+    public static func holdsPEM(_ content: PEMContent, in bytes: [UInt8]) -> Bool {
+        CurlRuntime.ensureInitialized()
+        defer { ERR_clear_error() }
+        return bytes.withUnsafeBytes { raw -> Bool in
+            guard let base = raw.baseAddress, let bio = BIO_new_mem_buf(base, Int32(clamping: raw.count)) else { return false }
+            defer { BIO_free(bio) }
+            switch content {
+            case .certificate:
+                guard let certificate = PEM_read_bio_X509_AUX(bio, nil, nil, nil) else { return false }
+                X509_free(certificate)
+            case .revocationList:
+                guard let list = PEM_read_bio_X509_CRL(bio, nil, nil, nil) else { return false }
+                X509_CRL_free(list)
+            }
+            return true
+        }
     }
 
     /// Details of a certificate for display.
