@@ -32,7 +32,9 @@ let package = Package(
         .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib"], exclude: ["AFEngine.md"]),
         // Build facts for `af --version`, defined by install.sh (-Xcc -DAF_BUILD_COMMIT=...).
         .systemLibrary(name: "CBuildInfo"),
-        .target(name: "AFCommandLine", dependencies: ["AFEngine", "CBuildInfo"]),
+        // glibc's posix_spawn_file_actions_addclosefrom_np, which the Glibc module leaves out.
+        .systemLibrary(name: "CSpawn"),
+        .target(name: "AFCommandLine", dependencies: ["AFEngine", "CBuildInfo", "CSpawn"]),
         // The process's arguments for CommandLine without the runtime's /proc/self/maps scan at start-up.
         .target(name: "CStartup"),
         .executableTarget(name: "af", dependencies: ["AFCommandLine", "CStartup"]),

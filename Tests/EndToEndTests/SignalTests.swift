@@ -23,6 +23,50 @@ import Testing
         #expect(result.out.contains("Attempt 1: error: \(word)"))
     }
 
+    /// A token command still running when a signal ends af (one that waits on a slow
+    /// vault, say) was left running without af: Ctrl-C on a terminal reaches the whole
+    /// process group, but `kill`, `timeout` or a CI runner signals af alone.
+    @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
+    func aTokenCommandDoesNotOutliveASignalledRun(signal: Int32, status: Int32) throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-auth-cmd-signal")
+        let pids = directory + "/pids"
+        let running = AF.start(["--auth-cmd=echo $$ > '\(pids)'; sleep 30 & echo $! >> '\(pids)'; wait", server.url("/get")])
+        var started: [pid_t] = []
+        for _ in 0..<50 where started.count < 2 {
+            Thread.sleep(forTimeInterval: 0.1)
+            started = ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { pid_t($0) }
+        }
+        #expect(started.count == 2, "the command wrote its shell's and its sleep's process ids")
+        let sent = Date()
+        running.signal(signal)
+        let result = running.wait(timeout: 5)
+        #expect(result.status == status)
+        #expect(Date().timeIntervalSince(sent) < 2, "af's output ended with af")
+        #expect(server.requests.isEmpty, "no token, no request")
+        // Gone, or a zombie waiting for whoever adopted it to reap it.
+        Thread.sleep(forTimeInterval: 0.2)
+        for pid in started {
+            let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: ")").last?.split(separator: " ").first
+            #expect(state == nil || state == "Z", "process \(pid) still runs (state \(state.map(String.init) ?? "?"))")
+        }
+    }
+
+    /// The command got af's descriptors that are not close-on-exec (the transfer loop's
+    /// wake-up sockets, a connection libcurl opened, whatever af inherited): one that went on
+    /// running held them, and af's reader waited for it to see af's output end.
+    @Test func aTokenCommandGetsNoneOfAfsDescriptors() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-auth-cmd-descriptors")
+        let listing = directory + "/fds"
+        let result = AF.run(["--auth-cmd=ls -l /proc/$$/fd > '\(listing)'; echo token", server.url("/get")])
+        #expect(result.status == 0, "\(result.err)")
+        // The shell's own: its three, and those it keeps at 10 and above (dash saves one).
+        let text = try String(contentsOfFile: listing, encoding: .utf8)
+        let open = text.split(separator: "\n").compactMap { line in line.split(separator: " ").dropLast(2).last.flatMap { Int($0) } }
+        #expect(open.contains(2), "\(text)")
+        #expect(open.allSatisfy { $0 <= 2 || $0 >= 10 }, "\(text)")
+        #expect(!text.contains("socket:"), "\(text)")
+    }
+
     @Test func interruptDuringARetryWaitIsImmediate() {
         server.route("/wait") { _, _ in .response(status: 503) }
         let running = AF.start(["--retry=3", "--retry-delay=20", server.url("/wait")])

@@ -45,6 +45,12 @@ public enum AFCommand {
         }
     }
 
+    /// Stops the commands af started that are still running (`--auth-cmd`), with what
+    /// they started: for the end of the process, after `run`.
+    public static func stopCommands() {
+        Subprocess.stopRunning()
+    }
+
     /// Config defaults, then the command line.
     static func parse(_ environment: Environment) throws(CommandFailure) -> (Settings, [Positional]) {
         var settings = Settings()

@@ -1,4 +1,5 @@
-import AFEngine
+@_spi(Locking) import AFEngine
+internal import CSpawn
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,6 +15,40 @@ enum Subprocess {
         var overflowed = false
         /// The command ran past its time limit and was stopped.
         var timedOut = false
+        /// SIGINT or SIGTERM reached af while the command ran, and it was stopped.
+        var interrupted = false
+    }
+
+    /// The shells started and not yet waited for, and whether af is ending (a shell started
+    /// after `stopRunning()` looked is stopped by whoever started it).
+    private struct Children {
+        var running: Set<pid_t> = []
+        var stopping = false
+    }
+
+    private static let children = Locked(Children())
+
+    /// Stops every command still running, with what it started: for af's exit, so that a
+    /// command a signal or a failure left behind (a token fetch in flight) does not outlive
+    /// af; one started later is stopped at once. A shell this stops is reaped by its own
+    /// `shell` call, if that is still waiting.
+    static func stopRunning() {
+        let running = children.withLock { children in
+            children.stopping = true
+            return children.running
+        }
+        for pid in running { stop(pid) }
+    }
+
+    /// Stops `pid` and what it started (which may not write, and so would not end on SIGPIPE
+    /// from closed pipes): held still first, so it starts nothing more while its processes
+    /// are looked up. The command stays in af's process group, where a prompt on the terminal
+    /// can still read.
+    private static func stop(_ pid: pid_t) {
+        kill(pid, SIGSTOP)
+        let started = ProcessTree.descendants(of: pid)
+        kill(pid, SIGKILL)
+        for process in started { kill(process, SIGKILL) }
     }
 
     /// Runs `/bin/sh -c command` with standard input from /dev/null, default signal
@@ -35,6 +70,11 @@ enum Subprocess {
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
         for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        // Nothing else of af's: its sockets (a connection to the server, the transfer loop's
+        // wake-up pair) and descriptors are not all close-on-exec, and a command that goes on
+        // running (an agent it starts) would hold them, and a reader of af's output would
+        // wait for the command's end to see af's.
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -54,6 +94,10 @@ enum Subprocess {
         }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, variables)
+        if spawned == 0 {
+            let child = pid
+            if children.withLock({ children in children.running.insert(child); return children.stopping }) { stop(child) }
+        }
         close(outPipe[1])
         close(errPipe[1])
         guard spawned == 0 else {
@@ -69,6 +113,7 @@ enum Subprocess {
         var status: Int32 = 0
         var reaped = false
         var timedOut = false
+        var interrupted = false
         let deadline = timeLimit.map { Monotonic.now() + $0 }
         // Reads what is ready on the open pipes (waiting up to `wait` ms for some); false
         // when nothing was.
@@ -99,7 +144,12 @@ enum Subprocess {
         }
         // With a time limit the wait goes on after both pipes are closed (a command can close
         // them and go on running); without one, a blocking wait for the shell follows.
-        while !open.isEmpty || deadline != nil, !overflowed, !timedOut {
+        while !open.isEmpty || deadline != nil, !overflowed, !timedOut, !interrupted {
+            // The run is ending: what the command prints can no longer be used.
+            if ProcessInterruption.pending != nil {
+                interrupted = true
+                break
+            }
             var wait: Int32 = 100
             if let deadline {
                 let left = deadline - Monotonic.now()
@@ -119,22 +169,15 @@ enum Subprocess {
             }
         }
         for fd in open { close(fd) }
-        if overflowed || timedOut, !reaped {
-            // The shell is stopped, and so is what it started (which may not write, and so
-            // would not end on SIGPIPE from the closed pipes): held still first, so it starts
-            // nothing more while its processes are looked up. The command stays in af's
-            // process group, where a prompt on the terminal can still read.
-            kill(pid, SIGSTOP)
-            let started = ProcessTree.descendants(of: pid)
-            kill(pid, SIGKILL)
-            for process in started { kill(process, SIGKILL) }
-        }
+        if overflowed || timedOut || interrupted, !reaped { stop(pid) }
         if !reaped {
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         }
+        let child = pid
+        _ = children.withLock { $0.running.remove(child) }
         let exited = (status & 0x7F) == 0
         let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Outcome(status: code, stdout: out, stderr: err, overflowed: overflowed, timedOut: timedOut && !reaped)
+        return Outcome(status: code, stdout: out, stderr: err, overflowed: overflowed, timedOut: timedOut && !reaped, interrupted: interrupted && !reaped)
     }
 }
 
@@ -166,6 +209,9 @@ struct CommandTokenProvider: TokenProvider {
         let command = authCommand.command
         guard let outcome = Subprocess.shell(command, environment: environment, outputLimit: tokenLimit, timeLimit: authCommand.timeLimit) else {
             return .failure(.adaptationFailed(reason: "cannot run --auth-cmd '\(command)' with /bin/sh"))
+        }
+        if outcome.interrupted {
+            return .failure(.cancelled(ProcessInterruption.pending ?? .interrupted))
         }
         if outcome.timedOut, let limit = authCommand.timeLimit {
             return .failure(.adaptationFailed(reason: "--auth-cmd '\(command)' did not finish within \(Format.seconds(limit)) (--timeout) and was stopped; run it yourself to see where it waits"))
