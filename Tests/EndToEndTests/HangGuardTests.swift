@@ -1,6 +1,9 @@
 import AFTestSupport
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Stalled peers: af must give up on its own. These run the real binary so that, were af to
 /// hang, the harness kills it after `timeout` instead of the whole suite hanging.
@@ -56,6 +59,28 @@ import Testing
         // Without a proxy the host itself is named, as before.
         let direct = AF.run(["--connect-timeout=0.5", "http://127.0.0.1:\(proxy.port)/"], timeout: 10)
         #expect(direct.err == "af: error: connecting to 127.0.0.1:\(proxy.port) timed out after 500ms; check the address, or raise --connect-timeout\n")
+    }
+
+    /// A proxy's port that takes the connection and never answers the CONNECT (not a proxy,
+    /// or a stuck one) was "connecting to the proxy … timed out; check the address", which
+    /// was right.
+    @Test func aProxyThatNeverAnswersTheConnectIsNamed() throws {
+        // A listener that never accepts: the kernel completes the connection in its queue,
+        // and nothing ever reads or answers it.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ready = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        #expect(ready)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let result = AF.run(["--connect-timeout=0.5", "--proxy=https:http://127.0.0.1:\(port)", "https://example.test/"], timeout: 10)
+        #expect(result.status == 2)
+        #expect(result.err == "af: error: the proxy http://127.0.0.1:\(port) took the connection but did not answer the CONNECT for example.test:443 within 500ms; check that what listens there is an HTTP proxy, or raise --connect-timeout\n")
     }
 
     @Test func pinCommandHonoursConnectTimeout() throws {

@@ -60,6 +60,8 @@ enum ExitMapping {
             return message + "; check the address, or raise \(total ? "--timeout" : "--connect-timeout")"
         case .resolveTimedOut(_, let total):
             return message + "; check the name and the DNS servers in /etc/resolv.conf, or raise \(total ? "--timeout" : "--connect-timeout")"
+        case .tunnelTimedOut(_, let total):
+            return message + "; check that what listens there is an HTTP proxy, or raise \(total ? "--timeout" : "--connect-timeout")"
         case .handshakeTimedOut(_, let total):
             return message + "; the server took the connection but did not answer in TLS: if that port serves plain HTTP, \(plainHTTP); otherwise raise \(total ? "--timeout" : "--connect-timeout")"
         case .responseTimedOut(let limit):

@@ -111,6 +111,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// The host's name (or the proxy's) did not resolve within the connect timeout, or
         /// the total timeout when that was the shorter (`total`): no address was tried.
         case resolveTimedOut(limit: Double?, total: Bool)
+        /// The proxy took the connection but did not answer the `CONNECT` for a tunnel within
+        /// the connect timeout, or the total timeout when that was the shorter (`total`).
+        case tunnelTimedOut(limit: Double?, total: Bool)
         /// The connection was made but its TLS handshake did not finish within the connect
         /// timeout, or the total timeout when that was the shorter (`total`): the server
         /// answered nothing, as a plain HTTP server does while it waits for a request line

@@ -95,6 +95,13 @@ enum CurlErrorMapping {
                     let name = proxy.map { "the host of the proxy \(MessageQuote.withoutCredentials($0))" } ?? "host '\(url.host)'"
                     return failure(.connectTimeout, "resolving \(name) timed out\(after)", .resolveTimedOut(limit: limit, total: total))
                 }
+                // The proxy took the connection but never answered the CONNECT that asks it
+                // for a tunnel: its address is right, what listens there may not be a proxy.
+                if detail.containsBytes(of: "Proxy CONNECT aborted due to timeout"), let proxy = proxyInUse(transfer) {
+                    let within = limit.map { " within \(Format.seconds($0))" } ?? ""
+                    return failure(.connectTimeout, "the proxy \(MessageQuote.withoutCredentials(proxy)) took the connection but did not answer the CONNECT for \(authority)\(within)",
+                                   .tunnelTimedOut(limit: limit, total: total))
+                }
                 // Not even the proxy answered: it was named as the host it was asked for.
                 if !connected, let proxy = proxyInUse(transfer) {
                     return failure(.connectTimeout, "connecting to the proxy \(MessageQuote.withoutCredentials(proxy)) for \(authority) timed out\(after)",
