@@ -47,6 +47,18 @@ enum CurlErrorMapping {
         }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
+            // An address given for the host, but for another port (--resolve=HOST:80:ADDR with
+            // a URL on 8080, or a redirect to https), is not used: libcurl matches both.
+            let host = url.host.lowercased()
+            let otherPorts = transfer.description.options.resolve.compactMap { entry -> Substring? in
+                let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+                guard parts.count == 3, (parts[0].first == "+" ? parts[0].dropFirst() : parts[0]).lowercased() == host,
+                      parts[1] != "\(url.effectivePort)" else { return nil }
+                return parts[1]
+            }
+            if let port = otherPorts.first {
+                return failure(.dnsFailure, "cannot resolve host '\(url.host)'; the address given for it (--resolve) is for port \(port), and this request is for port \(url.effectivePort): give one for \(url.host):\(url.effectivePort) too")
+            }
             return failure(.dnsFailure, "cannot resolve host '\(url.host)'; check the name and your network")
         case CURLE_COULDNT_RESOLVE_PROXY:
             // libcurl says "Could not resolve proxy: NAME"; the name is what matters.
