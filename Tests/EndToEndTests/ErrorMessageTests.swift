@@ -62,7 +62,7 @@ import Testing
         Case(name: "method without URL", arguments: { _, _ in ["get", "--timeout=20"] }, status: 1, what: "cannot resolve host 'get'", fix: "give the URL after the method (af get URL)"),
         // libcurl's "Could not resolve proxy: NAME" was shown after af's own words for it.
         Case(name: "--resolve for another port", arguments: { s, _ in ["--resolve=example.test:80:127.0.0.1", "--timeout=20", "http://example.test:\(s.port)/get"] }, status: 1,
-             what: "cannot resolve host 'example.test'", fix: "the address given for it (--resolve) is for port 80, and this request is for port "),
+             what: "cannot resolve host 'example.test'; the address given for it is for port 80, and this request is for port ", fix: ":ADDRESS gives one for this port too"),
         Case(name: "unresolvable proxy", arguments: { s, _ in ["--proxy=http:http://nosuchproxy:3128", "--timeout=20", s.url("/")] }, status: 1,
              what: "cannot resolve the proxy host 'nosuchproxy'", fix: "check the proxy's name and your network"),
         Case(name: "help as a word", arguments: { _, _ in ["help", "--timeout=20"] }, status: 1, what: "cannot resolve host 'help'", fix: "af --help shows how to use af"),

@@ -60,6 +60,8 @@ enum ExitMapping {
             return message + "; check the address, or raise \(total ? "--timeout" : "--connect-timeout")"
         case .resolveTimedOut(_, let total):
             return message + "; check the name and the DNS servers in /etc/resolv.conf, or raise \(total ? "--timeout" : "--connect-timeout")"
+        case .addressForAnotherPort(_, let needed):
+            return message + "; --resolve=\(needed):ADDRESS gives one for this port too"
         case .tunnelTimedOut(_, let total):
             return message + "; check that what listens there is an HTTP proxy, or raise \(total ? "--timeout" : "--connect-timeout")"
         case .handshakeTimedOut(_, let total):

@@ -111,6 +111,10 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// The host's name (or the proxy's) did not resolve within the connect timeout, or
         /// the total timeout when that was the shorter (`total`): no address was tried.
         case resolveTimedOut(limit: Double?, total: Bool)
+        /// The host did not resolve, and the addresses given for it
+        /// (`TransferOptions.resolve`) are for another port (`given`) than the `needed`
+        /// HOST:PORT.
+        case addressForAnotherPort(given: Int, needed: String)
         /// The proxy took the connection but did not answer the `CONNECT` for a tunnel within
         /// the connect timeout, or the total timeout when that was the shorter (`total`).
         case tunnelTimedOut(limit: Double?, total: Bool)

@@ -47,17 +47,19 @@ enum CurlErrorMapping {
         }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
-            // An address given for the host, but for another port (--resolve=HOST:80:ADDR with
-            // a URL on 8080, or a redirect to https), is not used: libcurl matches both.
+            // An address given for the host, but for another port (`TransferOptions.resolve`
+            // with HOST:80:ADDR and a URL on 8080, or a redirect to https), is not used:
+            // libcurl matches host and port.
             let host = url.host.lowercased()
-            let otherPorts = transfer.description.options.resolve.compactMap { entry -> Substring? in
+            let otherPort = transfer.description.options.resolve.lazy.compactMap { entry -> Int? in
                 let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
                 guard parts.count == 3, (parts[0].first == "+" ? parts[0].dropFirst() : parts[0]).lowercased() == host,
-                      parts[1] != "\(url.effectivePort)" else { return nil }
-                return parts[1]
-            }
-            if let port = otherPorts.first {
-                return failure(.dnsFailure, "cannot resolve host '\(url.host)'; the address given for it (--resolve) is for port \(port), and this request is for port \(url.effectivePort): give one for \(url.host):\(url.effectivePort) too")
+                      let port = Int(parts[1]), port != url.effectivePort else { return nil }
+                return port
+            }.first
+            if let otherPort {
+                return failure(.dnsFailure, "cannot resolve host '\(url.host)'; the address given for it is for port \(otherPort), and this request is for port \(url.effectivePort)",
+                               .addressForAnotherPort(given: otherPort, needed: "\(url.host):\(url.effectivePort)"))
             }
             return failure(.dnsFailure, "cannot resolve host '\(url.host)'; check the name and your network")
         case CURLE_COULDNT_RESOLVE_PROXY:
