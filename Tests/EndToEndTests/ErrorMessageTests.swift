@@ -61,6 +61,10 @@ import Testing
         // resolve (a single label, in no hosts file).
         Case(name: "method without URL", arguments: { _, _ in ["get", "--timeout=20"] }, status: 1, what: "cannot resolve host 'get'", fix: "give the URL after the method (af get URL)"),
         // libcurl's "Could not resolve proxy: NAME" was shown after af's own words for it.
+        Case(name: "scheme as the method", arguments: { _, _ in ["https", "example.org/x", "a==1"] }, status: 64,
+             what: "'https example.org/x' reads as the method HTTPS and the URL 'example.org/x'", fix: "did you mean 'https://example.org/x'?"),
+        Case(name: "http before a method", arguments: { _, _ in ["http", "GET", "example.org/x"] }, status: 64,
+             what: "'http GET' reads as the method HTTP and the URL 'GET'", fix: "did you mean 'af GET http://example.org/x'?"),
         Case(name: "--resolve for another port", arguments: { s, _ in ["--resolve=example.test:80:127.0.0.1", "--timeout=20", "http://example.test:\(s.port)/get"] }, status: 1,
              what: "cannot resolve host 'example.test'; the address given for it is for port 80, and this request is for port ", fix: ":ADDRESS gives one for this port too"),
         Case(name: "unresolvable proxy", arguments: { s, _ in ["--proxy=http:http://nosuchproxy:3128", "--timeout=20", s.url("/")] }, status: 1,

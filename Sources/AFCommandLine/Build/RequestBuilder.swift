@@ -51,9 +51,27 @@ enum RequestBuilder {
         if positionals.count >= 2, !first.text.isEmpty, first.text.allSatisfy({ $0.isASCII && $0.isLetter }),
            !isBodyOrQueryItem(positionals[1].text)
         {
+            if let mistake = schemeAsMethod(first.text, followedBy: positionals.dropFirst().map(\.text)) { throw mistake }
             return (first.text.uppercased(), positionals[1].text, positionals.dropFirst(2).map(\.text))
         }
         return (nil, first.text, positionals.dropFirst().map(\.text))
+    }
+
+    /// `af https example.org/x` (a space for "://") or `af http GET URL` (a habit from
+    /// HTTPie's `http` command) would send the method HTTP or HTTPS, which no server knows:
+    /// a usage error with the command meant, before anything is sent.
+    static func schemeAsMethod(_ word: String, followedBy rest: [String]) -> CommandFailure? {
+        let scheme = word.lowercased()
+        guard scheme == "http" || scheme == "https", let next = rest.first else { return nil }
+        let meant: String
+        if isURL(next) || next.hasPrefix(":") {
+            meant = "af " + rest.joined(separator: " ")
+        } else if rest.count >= 2, next.allSatisfy({ $0.isASCII && $0.isLetter }) {
+            meant = "af \(next) \(isURL(rest[1]) ? "" : scheme + "://")\(rest[1])"
+        } else {
+            meant = "\(scheme)://\(next)"
+        }
+        return .usage("'\(Quote.argument(word)) \(Quote.argument(next))' reads as the method \(word.uppercased()) and the URL '\(Quote.argument(next))'; did you mean '\(Quote.argument(meant))'?")
     }
 
     /// Whether an argument is a method name af cannot send as METHOD: upper-case letters with
