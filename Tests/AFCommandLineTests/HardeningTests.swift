@@ -399,6 +399,23 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// A response held for a retry (or for --report=json) stays in memory while it is small:
+    /// every `--retry` GET needed a temporary file, so a TMPDIR that is not there failed them
+    /// all. A body past a megabyte still needs one, and says so.
+    @Test func aSmallResponseHeldForARetryNeedsNoTemporaryFile() {
+        let missing = "/nonexistent-af-tmp"
+        let small = InProcessAF.run(["--retry=1", server.url("/get")], environment: ["TMPDIR": missing])
+        #expect(small.status == 0, "\(small.err)")
+        #expect(small.out.hasPrefix(#"{"method": "GET", "target": "/get""#), "\(small.out.prefix(100))")
+        let report = InProcessAF.run(["--report=json", server.url("/bytes/1000")], environment: ["TMPDIR": missing])
+        #expect(report.status == 0, "\(report.err)")
+        let large = InProcessAF.run(["--retry=1", server.url("/bytes/2000000")], environment: ["TMPDIR": missing])
+        #expect(large.status == 9)
+        #expect(large.err == "af: error: cannot create a temporary file in '\(missing)': no such file or directory; set TMPDIR to a writable directory\n")
+        // What arrived before the failure is shown, as an attempt that fails mid-body shows it.
+        #expect(large.stdout.count <= 1 << 20)
+    }
+
     /// A server that sends only an interim head (a 101 switch nobody asked for, a 100
     /// Continue) and closes did answer: the error says what came instead of "without
     /// answering", as libcurl's "Empty reply from server" made it.

@@ -100,7 +100,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             state.openAttempt = attempt
             if plan.buffered {
                 if printsBody {
-                    if state.spool == nil { state.spool = try Spool(directory: temporaryDirectory) }
+                    if state.spool == nil { state.spool = Spool(directory: temporaryDirectory) }
                     state.spool?.reset()
                 }
             } else {

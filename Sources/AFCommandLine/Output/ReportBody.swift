@@ -8,22 +8,13 @@ protocol ReportBodySource {
 }
 
 /// The response body for `--report=json`, which prints it only once the request has ended:
-/// in memory while it is small, in a temporary file (`Spool`) once it outgrows
-/// `memoryLimit`, so a report of a 1 GB download holds no more memory than one of 1 KB.
+/// a `Spool`, in memory while it is small and in a temporary file past that, so a report of
+/// a 1 GB download holds no more memory than one of 1 KB.
 final class ReportBody: ResponseBodySink, ReportBodySource {
-    private final class State {
-        var bytes: [UInt8] = []
-        var spool: Spool?
-    }
-
-    /// What a body may hold in memory before it moves to a file.
-    static let memoryLimit = 1 << 20
-
-    private let state = Locked(State())
-    private let temporaryDirectory: String
+    private let spool: Locked<Spool>
 
     init(temporaryDirectory: String) {
-        self.temporaryDirectory = temporaryDirectory
+        spool = Locked(Spool(directory: temporaryDirectory))
     }
 
     func open(_ head: ResponseHead, attempt: Int) throws(AFError) {
@@ -31,44 +22,20 @@ final class ReportBody: ResponseBodySink, ReportBodySource {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
-        try state.withLock { state throws(AFError) in
-            if let spool = state.spool {
-                try spool.write(bytes)
-            } else if state.bytes.count + bytes.count <= Self.memoryLimit {
-                state.bytes.append(contentsOf: bytes)
-            } else {
-                let spool = try Spool(directory: temporaryDirectory)
-                try state.bytes.withBytes { held throws(AFError) in try spool.write(held) }
-                try spool.write(bytes)
-                state.bytes = []
-                state.spool = spool
-            }
-        }
+        try spool.withLock { spool throws(AFError) in try spool.write(bytes) }
     }
 
     func rollback() {
-        state.withLock { state in
-            state.bytes = []
-            state.spool?.reset()
-        }
+        spool.withLock { $0.reset() }
     }
 
     func finish(error: AFError?) -> AFError? { error }
 
     func replay(_ piece: (UnsafeRawBufferPointer) throws(AFError) -> Bool) throws(AFError) {
-        try state.withLock { state throws(AFError) in
-            if let spool = state.spool {
-                try spool.replay(while: piece)
-            } else if !state.bytes.isEmpty {
-                _ = try state.bytes.withBytes { held throws(AFError) in try piece(held) }
-            }
-        }
+        try spool.withLock { spool throws(AFError) in try spool.replay(while: piece) }
     }
 
     func prefix(_ count: Int) -> [UInt8] {
-        state.withLock { state in
-            if let spool = state.spool { return spool.prefix(count) }
-            return Array(state.bytes.prefix(count))
-        }
+        spool.withLock { $0.prefix(count) }
     }
 }
