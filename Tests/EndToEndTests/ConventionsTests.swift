@@ -12,6 +12,32 @@ import Testing
         directory = try TemporaryDirectory.make(prefix: "af-conventions")
     }
 
+    /// Standard input that is a file the shell has read into (a `read` before af, a `while
+    /// read` loop) is sent from where its reading stands, and af takes it as read, as curl's
+    /// `-d @-` and HTTPie do. af opened the file anew by its /proc path, at its start: it
+    /// sent lines the shell had already read, and left the loop to send them all again.
+    @Test func standardInputIsReadFromWhereItsReadingStands() throws {
+        let lines = try TemporaryDirectory.write("\(server.url("/get?n=1"))\n\(server.url("/get?n=2"))\n\(server.url("/get?n=3"))\n", named: "urls.txt", in: directory)
+        let binary = AF.binary
+        let loop = try AF.shell("while read url; do '\(binary)' \"$url\" > /dev/null || exit 1; done < '\(lines)'")
+        #expect(loop.status == 0, "\(loop.errors)")
+        // The first line's request took the rest as its body; the loop found nothing left.
+        #expect(server.requests.map(\.target) == ["/get?n=1"])
+        #expect(server.requests.first?.method == "POST")
+        #expect(server.requests.first?.bodyText == "\(server.url("/get?n=2"))\n\(server.url("/get?n=3"))\n")
+        let item = try AF.shell("{ read first; '\(binary)' post '\(server.url("/post"))' rest=@- > /dev/null; } < '\(lines)'")
+        #expect(item.status == 0, "\(item.errors)")
+        #expect(server.requests.last?.bodyText == #"{"rest": "\#(server.url("/get?n=2"))\n\#(server.url("/get?n=3"))\n"}"#)
+        let read = try AF.shell("{ cat > /dev/null; '\(binary)' put '\(server.url("/put"))' > /dev/null; } < '\(lines)'")
+        #expect(read.status == 0, "\(read.errors)")
+        #expect(server.requests.last?.method == "PUT")
+        #expect(server.requests.last?.body.isEmpty == true, "nothing was left to send")
+        // A file not read into is sent whole, as before.
+        let whole = try AF.shell("'\(binary)' post '\(server.url("/post"))' < '\(lines)' > /dev/null")
+        #expect(whole.status == 0, "\(whole.errors)")
+        #expect(server.requests.last?.body.count == 3 * server.url("/get?n=1").utf8.count + 3)
+    }
+
     /// A file's name after the URL looks like a host name (`data.json`); when the file is
     /// there, it is an item that forgot its `@`, not a URL typed after items.
     @Test func aFileNameAfterTheURLIsNotTakenForAURL() throws {

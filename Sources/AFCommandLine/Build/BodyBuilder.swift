@@ -108,7 +108,7 @@ enum BodyBuilder {
             if settings.json { return BuiltBody(contentType: "application/json", isJSON: true) }
             return settings.form ? BuiltBody(contentType: formType) : BuiltBody()
         case .regularFile:
-            let path = "/proc/self/fd/\(environment.stdin)"
+            let path = try StandardInput.remainderPath(environment.stdin, temporaryDirectory: environment.temporaryDirectory)
             return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
         case .pipe:
             // Streamed only when it will be sent once; a retry, a redirect that keeps the body or

@@ -7,7 +7,9 @@ import Glibc
 /// file with at least one byte; a terminal or a character device such as `/dev/null` is
 /// never read.
 enum StandardInput {
-    enum Kind { case none, pipe, regularFile(size: Int64) }
+    /// A regular file counts from where its reading stands (`offset`): the shell, or a
+    /// `read` in a loop, may have read its start, which is then not af's to send.
+    enum Kind { case none, pipe, regularFile(size: Int64, offset: Int64) }
 
     /// What standard input is.
     static func kind(of fd: Int32, isTerminal: Bool) -> Kind {
@@ -16,9 +18,47 @@ enum StandardInput {
         guard fstat(fd, &info) == 0 else { return .none }
         switch info.st_mode & S_IFMT {
         case S_IFIFO, S_IFSOCK: return .pipe
-        case S_IFREG: return info.st_size > 0 ? .regularFile(size: Int64(info.st_size)) : .none
+        case S_IFREG:
+            let offset = max(0, Int64(lseek(fd, 0, SEEK_CUR)))
+            let size = Int64(info.st_size) - offset
+            return size > 0 ? .regularFile(size: size, offset: offset) : .none
         default: return .none
         }
+    }
+
+    /// A path from which what is left of standard input reads, for a body or an item that
+    /// reads it by path, and standard input taken as read, as curl and HTTPie leave it (a
+    /// `while read` loop over the same file ends instead of sending its lines again). The
+    /// path `/proc/self/fd/N` opens the file anew, at its start: a regular file read past
+    /// its start is copied from where its reading stands to a file without a name.
+    static func remainderPath(_ fd: Int32, temporaryDirectory: String) throws(CommandFailure) -> String {
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return "/proc/self/fd/\(fd)" }
+        guard lseek(fd, 0, SEEK_CUR) > 0 else {
+            _ = lseek(fd, 0, SEEK_END)
+            return "/proc/self/fd/\(fd)"
+        }
+        let copy = try FileIO.makeUnnamedFile(in: temporaryDirectory, prefix: "af-stdin").mapError { failure in
+            CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory), exitCode: ExitStatus.output)
+        }.get()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
+        var room = TemporaryRoom()
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count < 0, errno == EINTR {
+                if let interrupted = CommandFailure.interrupted(whileReading: "standard input") { throw interrupted }
+                continue
+            }
+            if count < 0 { throw .unreadable("cannot read standard input: \(POSIXFailure(code: errno).description)") }
+            if count == 0 { break }
+            let code = FileIO.writeAll(copy, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), keeping: &room)
+            if code != 0 {
+                throw CommandFailure("cannot copy standard input to a temporary file: \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
+            }
+        }
+        // The copy lives as long as af: its descriptor is its only name.
+        return "/proc/self/fd/\(copy)"
     }
 
     /// Whether input is waiting right now, without blocking (used when the command line

@@ -52,7 +52,7 @@ enum StandardInputItems {
             throw .usage("standard input can be read once, by one item; '\(readers[0].argument)' and '\(readers[1].argument)' both read it")
         }
         try checkReadable(by: reader, settings: settings, environment: environment)
-        let input = "/proc/self/fd/\(environment.stdin)"
+        let input = try StandardInput.remainderPath(environment.stdin, temporaryDirectory: environment.temporaryDirectory)
         let resolved = items.map { item -> SourcedItem in
             guard item == reader else { return item }
             var item = item
