@@ -38,6 +38,19 @@ import Testing
         #expect(server.requests.last?.body.count == 3 * server.url("/get?n=1").utf8.count + 3)
     }
 
+    /// `-o /dev/stdout` (as scripts give it to curl) is standard output as it stands, as
+    /// `-o -` is: with standard output on a regular file, af refused it as an existing file.
+    @Test func dashOToDevStdoutWritesToStandardOutput() throws {
+        let output = directory + "/stdout.txt"
+        let binary = AF.binary
+        for name in ["/dev/stdout", "/dev/fd/1"] {
+            let (status, errors) = try AF.shell("{ echo kept; '\(binary)' -o \(name) '\(server.url("/get"))'; } > '\(output)'")
+            #expect(status == 0, "\(errors)")
+            let text = try String(contentsOfFile: output, encoding: .utf8)
+            #expect(text.hasPrefix("kept\n{\"method\": \"GET\", \"target\": \"/get\""), "\(name): \(text.prefix(80))")
+        }
+    }
+
     /// A file's name after the URL looks like a host name (`data.json`); when the file is
     /// there, it is an item that forgot its `@`, not a URL typed after items.
     @Test func aFileNameAfterTheURLIsNotTakenForAURL() throws {

@@ -126,7 +126,7 @@ struct LinePlanner: Sendable {
         if first.text == "pin" || first.text == "batch" {
             throw .usage("af \(first.text) cannot run on a line of a batch")
         }
-        if settings.output == "-" {
+        if settings.outputIsStandardOutput {
             throw .usage("-o - would write past the order af batch keeps on standard output; leave it out (the body is printed there in line order) or give -o a file name")
         }
         if let item = parsed.positionals.dropFirst().first(where: { $0.text.hasSuffix("@-") }) {

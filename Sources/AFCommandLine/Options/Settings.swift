@@ -24,6 +24,15 @@ struct Settings: Sendable {
         storage.isUnchangedCopy(of: other.storage)
     }
 
+    /// Whether `-o` names standard output: `-`, or one of its names (`/dev/stdout`,
+    /// `/dev/fd/1`, `/proc/self/fd/1`), which scripts give as they give them to curl. The body
+    /// is then written to af's standard output as it stands, never to the name opened anew
+    /// (a regular file there was refused as existing, or would have been truncated).
+    var outputIsStandardOutput: Bool {
+        guard let output = storage.values.output else { return false }
+        return output == "-" || output == "/dev/stdout" || output == "/dev/fd/1" || output == "/proc/self/fd/1"
+    }
+
     subscript<T>(dynamicMember path: WritableKeyPath<Values, T>) -> T {
         get { storage.values[keyPath: path] }
         _modify { yield &storage.values[keyPath: path] }

@@ -51,7 +51,7 @@ enum CurlCommand {
     /// (`--no-clobber`, which picks `NAME.1` where af picks `NAME-1` or stops).
     private static func outputWords(_ settings: Settings) -> [String] {
         guard settings.download || settings.output != nil else { return [] }
-        if settings.output == "-" { return settings.download ? ["--fail"] : [] }
+        if settings.outputIsStandardOutput { return settings.download ? ["--fail"] : [] }
         var words: [String] = []
         if let output = settings.output {
             words += ["--output", quote(output)]

@@ -66,13 +66,13 @@ final class Execution {
             if settings.overwrite { options.insert(.removePreviousFile) }
             let configuration = DownloadSink.Configuration(
                 directory: settings.outputDir ?? ".",
-                fixedName: settings.output == "-" ? nil : settings.output,
+                fixedName: settings.outputIsStandardOutput ? nil : settings.output,
                 options: options,
                 checksum: try settings.checksum.map { text throws(AFError) in try Checksum(parsing: text) },
                 resume: settings.resume,
                 savesAnyStatus: !settings.download,
                 requestURL: built.url.string,
-                fileDescriptor: settings.output == "-" ? stdout : nil
+                fileDescriptor: settings.outputIsStandardOutput ? stdout : nil
             )
             let quiet = settings.quiet
             return try DownloadSink(configuration: configuration) { notice in
@@ -397,7 +397,7 @@ final class Execution {
         let seconds = response.attempts.compactMap { $0.metrics?.total }.reduce(0, +)
         let fetched = report.bytes - report.resumedFrom
         let speed = seconds > 0 ? " at \(Format.bytes(Int64(Saturating.int(Double(fetched) / seconds))))/s" : ""
-        var text = settings.output == "-"
+        var text = settings.outputIsStandardOutput
             ? "wrote \(Format.bytes(report.bytes)) to standard output in \(Format.seconds(seconds))\(speed)"
             : "saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
         if report.resumedFrom > 0 { text += ", resumed after \(Format.bytes(report.resumedFrom))" }
