@@ -693,6 +693,26 @@ import Testing
         #expect(server.requests.last?.target == "/echo?u")
     }
 
+    /// A proxy variable naming no proxy libcurl can use is refused before anything is sent,
+    /// as --proxy with that value is, naming the variable (without its password): libcurl
+    /// said it could not resolve the proxy host (':3128'), or that the proxy refused the
+    /// connection (a scheme it does not speak).
+    @Test func aProxyVariableNamingNoUsableProxyIsRefused() {
+        let empty = InProcessAF.run(["http://example.test/echo"], environment: ["http_proxy": ":3128"])
+        #expect(empty.status == 64)
+        #expect(empty.err == "af: error: the proxy that http_proxy names, ':3128', cannot be used: no proxy host; correct http_proxy or unset it\n")
+        let scheme = InProcessAF.run(["https://example.test/echo"], environment: ["HTTPS_PROXY": "ftp://user:secret@proxy.test:21"])
+        #expect(scheme.status == 64)
+        #expect(scheme.err == "af: error: the proxy that HTTPS_PROXY names, 'ftp://user:***@proxy.test:21', cannot be used: 'ftp' is no proxy scheme af can use: "
+                + "http, https, socks4, socks4a, socks5 or socks5h; correct HTTPS_PROXY or unset it\n")
+        // Not when an option names the proxy, nor when no_proxy may send the request around it.
+        let named = InProcessAF.run(["--proxy=http:\(server.baseURL)", "http://example.test/echo"], environment: ["http_proxy": ":3128"])
+        #expect(named.status == 0, "\(named.err)")
+        let bypassed = InProcessAF.run([server.url("/echo")], environment: ["http_proxy": ":3128", "no_proxy": "127.0.0.1"])
+        #expect(bypassed.status == 0, "\(bypassed.err)")
+        #expect(server.requests.count == 2)
+    }
+
     /// A proxy that will not open a tunnel (407, 403) is named with its answer, not called a
     /// reset connection, and the request is not sent again (it was retried as a reset).
     @Test func aProxyRefusingTheTunnelIsNamedWithItsAnswer() throws {

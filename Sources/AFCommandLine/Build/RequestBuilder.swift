@@ -155,6 +155,7 @@ enum RequestBuilder {
                 throw .usage("-6 (--ipv6) cannot reach the IPv4 address \(url.host); drop -6")
             }
         }
+        try checkProxyVariable(settings, environment: environment, scheme: url.scheme)
         if settings.authCmd != nil, settings.auth != nil || parsed.user != nil {
             throw .usage("--auth-cmd supplies the credentials; drop -a (or the user in the URL), or drop --auth-cmd")
         }
@@ -463,6 +464,18 @@ enum RequestBuilder {
     }
 
     /// The proxies of `--proxy`, then those of the environment's variables.
+    /// A proxy variable this request would go through that names no proxy libcurl can use
+    /// (`http_proxy=:3128`, `ftp://…`) is a usage error naming it, as `--proxy` with that
+    /// value is: libcurl said "cannot resolve the proxy host" or "connection refused" for
+    /// it. Not checked when an option names the proxy, when `no_proxy` may send the request
+    /// around it, or through a Unix socket.
+    static func checkProxyVariable(_ settings: Settings, environment: Environment, scheme: String) throws(CommandFailure) {
+        guard settings.unixSocket == nil, environment.derived.proxies.noProxy == nil,
+              !settings.proxies.contains(where: { $0.lowercased().hasPrefix(scheme + ":") || $0.lowercased().hasPrefix("all:") }),
+              let (name, value) = environment.proxyVariable(forScheme: scheme), let problem = ProxyAddress.problem(value) else { return }
+        throw .usage("the proxy that \(name) names, '\(MessageQuote.url(value))', cannot be used: \(problem); correct \(name) or unset it")
+    }
+
     static func proxySettings(_ settings: Settings, environment: Environment) -> ProxySettings {
         var proxy = ProxySettings()
         for entry in settings.proxies {

@@ -36,6 +36,19 @@ public struct Environment: Sendable {
             storage.values.derived = Derived(newValue)
         }
     }
+    /// The variable whose proxy a request of `scheme` goes through when no option names one
+    /// (as libcurl reads them: `https_proxy` or `HTTPS_PROXY`, `http_proxy` in lower case
+    /// only, then `all_proxy` or `ALL_PROXY`), and its value; nil when none is set.
+    func proxyVariable(forScheme scheme: String) -> (name: String, value: String)? {
+        let proxies = derived.proxies
+        if scheme == "https", let value = proxies.https {
+            return (variables["https_proxy"] != nil ? "https_proxy" : "HTTPS_PROXY", value)
+        }
+        if scheme == "http", let value = proxies.http { return ("http_proxy", value) }
+        if let value = proxies.all { return (variables["all_proxy"] != nil ? "all_proxy" : "ALL_PROXY", value) }
+        return nil
+    }
+
     /// What every request reads from `variables`, looked up once (a batch builds two
     /// requests per line).
     var derived: Derived { storage.values.derived }

@@ -65,18 +65,8 @@ extension Execution {
         let scheme = built.url.scheme
         // `--proxy=SCHEME:URL` for this scheme (or all) named the proxy on the command line.
         let named = settings.proxies.contains { $0.lowercased().hasPrefix(scheme + ":") || $0.lowercased().hasPrefix("all:") }
-        guard !named, case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy") else { return "" }
-        let variables = environment.derived.proxies
-        let name: String
-        if scheme == "https", variables.https != nil {
-            name = environment.variables["https_proxy"] != nil ? "https_proxy" : "HTTPS_PROXY"
-        } else if scheme == "http", variables.http != nil {
-            name = "http_proxy"
-        } else if variables.all != nil {
-            name = environment.variables["all_proxy"] != nil ? "all_proxy" : "ALL_PROXY"
-        } else {
-            return ""
-        }
+        guard !named, case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy"),
+              let (name, _) = environment.proxyVariable(forScheme: scheme) else { return "" }
         return " (the proxy is set by \(name) in the environment; unset it, or list the host in no_proxy, to connect directly)"
     }
 
