@@ -40,6 +40,8 @@ import Testing
         Case(name: "refused", arguments: { _, _ in ["http://127.0.0.1:9/"] }, status: 1, what: "connection refused by 127.0.0.1:9", fix: "is the server running?"),
         Case(name: "timeout", arguments: { s, _ in ["--timeout=0.2", s.url("/delay/2")] }, status: 2, what: "no complete response from 127.0.0.1", fix: "raise --timeout"),
         Case(name: "redirect not followed", arguments: { s, _ in ["--check-status", s.url("/redirect/1")] }, status: 3, what: "server answered 302 Found", fix: "add --follow"),
+        Case(name: "no redirect allowed", arguments: { s, _ in ["-F", "--max-redirects=0", s.url("/redirect/1")] }, status: 6,
+             what: "the server redirected, and --max-redirects=0 follows none", fix: "leave out --follow to get the redirect itself"),
         Case(name: "too many redirects", arguments: { s, _ in ["-F", "--max-redirects=1", s.url("/redirect/3")] }, status: 6, what: "more than 1 redirect;", fix: "raise --max-redirects"),
         Case(name: "too many headers", arguments: { s, _ in [s.url("/headers?count=120")] }, status: 1, what: "more than 100 header lines", fix: "raise --max-headers"),
         Case(name: "too large", arguments: { s, _ in ["--max-filesize=10", s.url("/bytes/100")] }, status: 1, what: "exceeds --max-filesize", fix: "raise it"),

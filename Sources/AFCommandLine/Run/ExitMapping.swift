@@ -113,7 +113,9 @@ enum ExitMapping {
         switch error {
         case .responseValidationFailed(let status, let reason):
             return "server answered \(status) \(Quote.argument(reason))\(after)".replacingBytes(of: "  ", with: " ")
-        case .tooManyRedirects:
+        case .tooManyRedirects(let limit):
+            // "more than 0 redirects" would read as a count gone wrong.
+            if limit == 0 { return "the server redirected, and --max-redirects=0 follows none; raise it, or leave out --follow to get the redirect itself" }
             return "\(error.description); raise --max-redirects or check for a redirect loop"
         case .transport(let failure):
             if let cause = failure.cause { return advice(failure.message, for: cause, attempts: attempts, tlsOnly: tlsOnly) + after }
