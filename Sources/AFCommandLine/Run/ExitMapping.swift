@@ -50,6 +50,10 @@ enum ExitMapping {
             }
         case .handshakeFailed:
             return message + "; check --ssl, --ciphers, --cert and the server's TLS setup"
+        case .clientCertificateRefused(let given):
+            return message + (given
+                ? "; check that --cert is the certificate this server expects, issued by a CA it trusts, and still valid"
+                : "; give yours with --cert (and --cert-key when its key is a separate file)")
         case .unusableTrustFile(.caBundle):
             return message + "; a CA bundle is a file of PEM certificates (or a directory of hashed ones): check --verify, or the variable that names it (" + TrustConfiguration.bundleVariables.joined(separator: ", ") + ")"
         case .unusableTrustFile(.crl):

@@ -102,6 +102,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case untrustedCertificate(code: Int32, problem: TrustProblem)
         /// The TLS handshake failed for another reason (versions, ciphers, client certificate).
         case handshakeFailed
+        /// The server refused the client certificate, or asked for one and got none
+        /// (`given`: the transfer had one, `TLSOptions.clientCertificate`).
+        case clientCertificateRefused(given: Bool)
         /// A file of the TLS configuration could not be used before the handshake: the CA
         /// bundle, the CRL, or the client certificate or its key is not what OpenSSL can load.
         case unusableTrustFile(TrustFile)

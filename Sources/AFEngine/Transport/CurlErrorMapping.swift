@@ -143,6 +143,14 @@ enum CurlErrorMapping {
             if code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CRL_BADFILE {
                 return failure(.tls, "TLS with \(authority) failed: \(detail)", .unusableTrustFile(code == CURLE_SSL_CRL_BADFILE ? .crl : .caBundle))
             }
+            if code == CURLE_SSL_CONNECT_ERROR, clientCertificateAlert(detail) != nil {
+                return clientCertificateFailure(detail, transfer: transfer, failure)
+            }
+            // TLS 1.2 servers answer a missing certificate with a plain handshake failure.
+            if code == CURLE_SSL_CONNECT_ERROR, transfer.clientCertificateRequested, detail.containsBytes(of: "alert handshake failure") {
+                return failure(.tls, "TLS with \(authority) failed: the server asked for a client certificate and ended the handshake when none came (alert handshake failure)",
+                               .clientCertificateRefused(given: false))
+            }
             if code == CURLE_SSL_CERTPROBLEM {
                 // libcurl's code for its own side: the client certificate or key did not load.
                 return failure(.tls, "TLS with \(authority) failed: \(detail)", .unusableTrustFile(.clientIdentity))
@@ -204,6 +212,18 @@ enum CurlErrorMapping {
             let status = transfer.head.map { " \($0.status)" } ?? ""
             let sent = easy.offset(CURLINFO_SIZE_UPLOAD_T)
             return failure(.sendFailed, "\(peer) answered\(status) before taking the whole request body, then closed the connection (\(sent) bytes of it sent): \(detail)")
+        case CURLE_RECV_ERROR where transfer.head == nil && clientCertificateAlert(detail) != nil,
+             CURLE_SEND_ERROR where transfer.head == nil && clientCertificateAlert(detail) != nil:
+            // TLS 1.3 ends the handshake before the server has checked the client's
+            // certificate: its refusal (or its demand for one) arrives as an alert on the first
+            // read, which read as a reset connection.
+            return clientCertificateFailure(detail, transfer: transfer, failure)
+        case CURLE_RECV_ERROR where transfer.head == nil && transfer.clientCertificateRequested,
+             CURLE_SEND_ERROR where transfer.head == nil && transfer.clientCertificateRequested:
+            // The server asked for a certificate, got none, and closed the connection before
+            // its alert could be read (sending the request met the reset).
+            return failure(.tls, "TLS with \(authority) failed: the server asked for a client certificate and closed the connection when none came (\(detail))",
+                           .clientCertificateRefused(given: false))
         case CURLE_RECV_ERROR where transfer.head == nil && detail.hasPrefix("Connection died, tried "):
             // libcurl sent the request again, on a new connection, each time one closed or
             // its HTTP/2 stream was refused before any answer, and gave up after a few: the
@@ -289,6 +309,24 @@ enum CurlErrorMapping {
         var zone = Substring(text[text.index(after: percent)..<close])
         if zone.hasPrefix("25") { zone = zone.dropFirst(2) }
         return "there is no network interface '\(MessageQuote.url(String(zone)))' for the zone of the link-local address (see 'ip -6 address')"
+    }
+
+    /// A server's refusal of the client certificate, or its demand for one, as a TLS failure
+    /// that says which.
+    private static func clientCertificateFailure(_ detail: String, transfer: Transfer,
+                                                 _ failure: (TransportFailure.Kind, String, TransportFailure.Cause?) -> AFError) -> AFError {
+        let alert = clientCertificateAlert(detail) ?? ""
+        let given = transfer.description.options.tls.clientCertificate != nil
+        let what = alert == "certificate required" && !given ? "the server requires a client certificate" : "the server refused the client certificate"
+        return failure(.tls, "TLS with \(transfer.url.authority) failed: \(what) (alert \(alert))", .clientCertificateRefused(given: given))
+    }
+
+    /// The TLS alert in libcurl's message by which a server refuses a client certificate, or
+    /// asks for one it did not get (`certificate required`, TLS 1.3's alert 116), or nil.
+    static func clientCertificateAlert(_ detail: String) -> String? {
+        let alerts = ["certificate required", "unknown ca", "bad certificate", "certificate unknown", "certificate expired",
+                      "certificate revoked", "unsupported certificate"]
+        return alerts.first { detail.containsBytes(of: "alert " + $0) }
     }
 
     /// The proxy a failed connection went to: through a proxy it is the proxy that did not

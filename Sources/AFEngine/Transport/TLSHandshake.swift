@@ -33,7 +33,19 @@ enum TLSHandshake {
         // context from the transfer that opens it.
         afssl_ctx_disable_renegotiation(context)
         SSL_CTX_set_cert_verify_callback(context, verifyCallback, userdata)
+        // Told when the server asks for a client certificate the transfer does not have:
+        // a server that then refuses the connection is named for it.
+        SSL_CTX_set_ex_data(context, 0, userdata)
+        SSL_CTX_set_client_cert_cb(context, clientCertificateCallback)
         return CURLE_OK
+    }
+
+    /// OpenSSL asks for a client certificate when the server requested one and none was set:
+    /// the transfer notes that it had none, and none is given.
+    static let clientCertificateCallback: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32 = { ssl, _, _ in
+        guard let ssl, let context = SSL_get_SSL_CTX(ssl), let userdata = SSL_CTX_get_ex_data(context, 0) else { return 0 }
+        Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().clientCertificateRequested = true
+        return 0
     }
 
     static let verifyCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { store, userdata in

@@ -108,6 +108,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// once the connection below TLS is up: the handshake began.
     var handshakeStarted = false
     var handshakeSeen = false
+    /// The server asked for a client certificate in the handshake, and this transfer had
+    /// none to give (OpenSSL asks for one only then).
+    var clientCertificateRequested = false
     var pinResult: String?
     var chainVerified = false
     /// Sockets libcurl opened for this transfer, and how many of them the last `connected`
