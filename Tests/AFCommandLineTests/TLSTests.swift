@@ -24,6 +24,20 @@ import Testing
 
     private var ca: String { "--verify=\(pki.caCertificatePath)" }
 
+    /// A certificate sent without its issuer's (a server that leaves out its intermediate,
+    /// which browsers paper over) read as one from a private CA; the issuer is named, with
+    /// both readings of it.
+    @Test func aCertificateSentWithoutItsIssuersIsNamedSo() throws {
+        let issued = try pki.issue(name: "alone")
+        let server = try TestServer(tls: TLSServerIdentity(certificateChainPath: issued.certificatePath, privateKeyPath: issued.keyPath))
+        let refused = InProcessAF.run([server.url("/get")])
+        #expect(refused.status == 7)
+        #expect(refused.err.hasPrefix("af: error: the certificate of 127.0.0.1 is not trusted: unable to get local issuer certificate (the server sent its certificate alone, without that of its issuer '"), "\(refused.err)")
+        #expect(refused.err.hasSuffix("'); if that issuer is a public CA's, the server must send its certificate too (tell the server's owner); if it is a private CA, use --verify=CA.pem\n"), "\(refused.err)")
+        #expect(InProcessAF.run([ca, server.url("/get")]).status == 0)
+        #expect(server.requests.count == 1)
+    }
+
     @Test func unknownCAIsRefusedAndAPrivateCAIsAccepted() throws {
         let server = try server(try pki.issue(name: "default"))
         let refused = InProcessAF.run([server.url("/get")])

@@ -76,7 +76,8 @@ extension Execution {
     /// failed.
     fileprivate func caBundleVariableHint(_ error: AFError) -> String {
         guard [nil, "yes", "true"].contains(settings.verify), case .transport(let failure) = error.underlyingError,
-              case .untrustedCertificate(_, .unknownIssuer)? = failure.cause, let (variable, path) = environment.derived.caBundle
+              case .untrustedCertificate(_, let problem)? = failure.cause, problem == .unknownIssuer || problem == .issuerNotSent,
+              let (variable, path) = environment.derived.caBundle
         else { return "" }
         // Many systems set these variables to the system's own bundle (Nix, container images):
         // then they changed nothing. Said only where libcurl names its defaults to compare.

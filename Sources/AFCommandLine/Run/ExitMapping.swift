@@ -44,6 +44,8 @@ enum ExitMapping {
         case .untrustedCertificate(_, let problem):
             switch problem {
             case .unknownIssuer: return message + "; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate"
+            case .issuerNotSent:
+                return message + "; if that issuer is a public CA's, the server must send its certificate too (tell the server's owner); if it is a private CA, use --verify=CA.pem"
             case .validityDates: return message + "; check the certificate's dates (and this machine's clock)"
             case .revoked: return message + "; the server's certificate was revoked; tell its owner"
             case .other: return message + "; see what the server presents with 'af pin --verify=no HOST'"

@@ -172,6 +172,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
     public enum TrustProblem: Sendable, Equatable {
         /// No trusted issuer: a private CA or a self-signed certificate.
         case unknownIssuer
+        /// No trusted issuer, and the server sent its certificate alone: its issuer may be a
+        /// public CA's intermediate that the server failed to send, or a private CA.
+        case issuerNotSent
         /// Expired or not yet valid.
         case validityDates
         case revoked

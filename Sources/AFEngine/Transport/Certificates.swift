@@ -146,6 +146,11 @@ public enum Certificates {
         return "sha256//" + Base64.encode(sha256(bytes))
     }
 
+    /// The issuer's distinguished name of `certificate`, one line.
+    static func issuerName(of certificate: OpaquePointer) -> String {
+        name(X509_get_issuer_name(certificate))
+    }
+
     private static func name(_ name: OpaquePointer?) -> String {
         guard let name, let bio = BIO_new(BIO_s_mem()) else { return "" }
         defer { BIO_free(bio) }

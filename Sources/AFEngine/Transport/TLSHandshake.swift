@@ -65,11 +65,20 @@ enum TLSHandshake {
         if transfer.trustSettings.verifyPeer {
             guard X509_verify_cert(store) == 1 else {
                 let code = X509_STORE_CTX_get_error(store)
-                let reason = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
+                var reason = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
+                var problem = problem(forVerificationError: code)
+                // A leaf sent without the intermediate that links it to a root (a common server
+                // mistake, which browsers paper over) reads like a private CA; its issuer says
+                // which it is.
+                if code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY || code == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE,
+                   afssl_stack_x509_num(untrusted) <= 1, let leaf = X509_STORE_CTX_get0_cert(store), X509_check_issued(leaf, leaf) != X509_V_OK {
+                    reason += " (the server sent its certificate alone, without that of its issuer '\(MessageQuote.capped(Certificates.issuerName(of: leaf)))')"
+                    problem = .issuerNotSent
+                }
                 transfer.fail(.transport(TransportFailure(
                     kind: .tls,
                     message: "the certificate of \(host) is not trusted: \(reason)",
-                    cause: .untrustedCertificate(code: code, problem: problem(forVerificationError: code))
+                    cause: .untrustedCertificate(code: code, problem: problem)
                 )))
                 return 0
             }
