@@ -26,6 +26,20 @@ static inline int afssl_tls1_2_version(void) { return TLS1_2_VERSION; }
  * connection never runs the callback again after its transfer is gone. */
 static inline void afssl_ctx_disable_renegotiation(SSL_CTX *c) { SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION); }
 
+/* A certificate's subjectAltName entries (GENERAL_NAMES, from X509_get_ext_d2i): how many, one
+ * of them, and the stack freed. For an entry, the DNS name (GEN_DNS) or the address bytes
+ * (GEN_IPADD) it holds, with its type; NULL for other kinds. */
+static inline int afssl_general_names_num(void *names) { return sk_GENERAL_NAME_num((GENERAL_NAMES *)names); }
+static inline const GENERAL_NAME *afssl_general_names_value(void *names, int i) { return sk_GENERAL_NAME_value((GENERAL_NAMES *)names, i); }
+static inline void afssl_general_names_free(void *names) { GENERAL_NAMES_free((GENERAL_NAMES *)names); }
+static inline const ASN1_STRING *afssl_general_name_content(const GENERAL_NAME *name, int *type) {
+    *type = name->type;
+    if (name->type == GEN_DNS) return name->d.dNSName;
+    if (name->type == GEN_IPADD) return name->d.iPAddress;
+    return NULL;
+}
+static inline int afssl_gen_dns(void) { return GEN_DNS; }
+
 static inline unsigned long afssl_name_flags(void) { return ASN1_STRFLGS_RFC2253 | XN_FLAG_SEP_CPLUS_SPC | XN_FLAG_FN_SN | XN_FLAG_DUMP_UNKNOWN_FIELDS; }
 
 #endif

@@ -38,6 +38,17 @@ import Testing
         #expect(server.requests.count == 1)
     }
 
+    /// A certificate for other hosts says which: the URL or the server is wrong, and the
+    /// names tell which (af said only "other hosts").
+    @Test func aCertificateForOtherHostsNamesThem() throws {
+        let server = try server(try pki.issue(name: "other-hosts", hosts: ["other.test", "*.other.test", "10.1.2.3", "::1"]))
+        let refused = InProcessAF.run([ca, server.url("/get")])
+        #expect(refused.status == 7)
+        #expect(refused.err == "af: error: TLS with 127.0.0.1:\(server.port) failed: SSL: no alternative certificate subject name matches target host name '127.0.0.1'; "
+                + "the certificate names other hosts: other.test, *.other.test, 10.1.2.3, ::1 (see 'af pin 127.0.0.1:\(server.port)')\n")
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func unknownCAIsRefusedAndAPrivateCAIsAccepted() throws {
         let server = try server(try pki.issue(name: "default"))
         let refused = InProcessAF.run([server.url("/get")])

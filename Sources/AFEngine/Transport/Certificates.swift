@@ -146,6 +146,32 @@ public enum Certificates {
         return "sha256//" + Base64.encode(sha256(bytes))
     }
 
+    /// The DNS names and IP addresses a certificate (DER) is for, from its subjectAltName,
+    /// in their order; empty when it has none or does not decode.
+    static func subjectAltNames(der: [UInt8]) -> [String] {
+        guard let certificate = decode(der: der) else { return [] }
+        defer { X509_free(certificate) }
+        guard let names = X509_get_ext_d2i(certificate, NID_subject_alt_name, nil, nil) else { return [] }
+        defer { afssl_general_names_free(names) }
+        var result: [String] = []
+        for index in 0..<afssl_general_names_num(names) {
+            var type: Int32 = 0
+            guard let name = afssl_general_names_value(names, index), let content = afssl_general_name_content(name, &type),
+                  let data = ASN1_STRING_get0_data(content) else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(content))))
+            if type == afssl_gen_dns() {
+                result.append(String(decoding: bytes, as: UTF8.self))
+            } else if bytes.count == 4 {
+                result.append(bytes.map(String.init).joined(separator: "."))
+            } else if bytes.count == 16 {
+                var text = [CChar](repeating: 0, count: 64)
+                let written = bytes.withUnsafeBytes { raw in inet_ntop(AF_INET6, raw.baseAddress, &text, socklen_t(text.count)) }
+                if written != nil { result.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+            }
+        }
+        return result
+    }
+
     /// The issuer's distinguished name of `certificate`, one line.
     static func issuerName(of certificate: OpaquePointer) -> String {
         name(X509_get_issuer_name(certificate))

@@ -156,7 +156,12 @@ enum CurlErrorMapping {
                 return failure(.tls, "TLS with \(authority) failed: \(detail)", .unusableTrustFile(.clientIdentity))
             }
             if detail.containsBytes(of: "subject name") {
-                return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names other hosts (see 'af pin \(authority)')")
+                // Which hosts it is for says whether the URL or the server is wrong.
+                let names = transfer.serverChain.first.map { Certificates.subjectAltNames(der: $0.der) } ?? []
+                let shown = names.prefix(8).map { MessageQuote.capped($0) }.joined(separator: ", ")
+                let more = names.count > 8 ? " and \(names.count - 8) more" : ""
+                let hosts = names.isEmpty ? "other hosts" : "other hosts: \(shown)\(more)"
+                return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names \(hosts) (see 'af pin \(authority)')")
             }
             // OpenSSL's reading of a reply that is no TLS record at all, such as a plain HTTP
             // server's "400 Bad Request".
