@@ -81,6 +81,11 @@ import Testing
         #expect(result.err.split(separator: "\n").count == 1)
         #expect(server.requests.isEmpty)
         #expect(server.connections == 1, "TLS failures must not be retried")
+        if kind == "expired" {
+            // Which certificate, and until when: the server's, or a clock that is wrong.
+            #expect(result.err == "af: error: the certificate of 127.0.0.1 is not trusted: certificate has expired ('CN=localhost' was valid until Jan  1 00:00:00 2021 GMT); "
+                    + "check the certificate's dates (and this machine's clock)\n")
+        }
     }
 
     @Test func verificationCanBeTurnedOffWithAWarning() throws {

@@ -172,6 +172,12 @@ public enum Certificates {
         return result
     }
 
+    /// The subject's distinguished name of `certificate`, one line, and the times it is
+    /// valid from and until, as OpenSSL prints them.
+    static func validity(of certificate: OpaquePointer) -> (subject: String, notBefore: String, notAfter: String) {
+        (name(X509_get_subject_name(certificate)), time(X509_get0_notBefore(certificate)), time(X509_get0_notAfter(certificate)))
+    }
+
     /// The issuer's distinguished name of `certificate`, one line.
     static func issuerName(of certificate: OpaquePointer) -> String {
         name(X509_get_issuer_name(certificate))

@@ -75,6 +75,13 @@ enum TLSHandshake {
                     reason += " (the server sent its certificate alone, without that of its issuer '\(MessageQuote.capped(Certificates.issuerName(of: leaf)))')"
                     problem = .issuerNotSent
                 }
+                // Which certificate is out of date, and since or until when: the server's
+                // own, or one above it, and a clock that is wrong, tell apart by the dates.
+                if code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID, let current = X509_STORE_CTX_get_current_cert(store) {
+                    let (subject, notBefore, notAfter) = Certificates.validity(of: current)
+                    let when = code == X509_V_ERR_CERT_HAS_EXPIRED ? "was valid until \(notAfter)" : "is valid from \(notBefore)"
+                    reason += " ('\(MessageQuote.capped(subject))' \(when))"
+                }
                 transfer.fail(.transport(TransportFailure(
                     kind: .tls,
                     message: "the certificate of \(host) is not trusted: \(reason)",
