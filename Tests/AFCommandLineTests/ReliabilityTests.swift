@@ -266,6 +266,21 @@ import Testing
         #expect(result.err == "af: error: server answered 302 Found; add --follow to follow redirects\n")
     }
 
+    /// A Location with a space or bytes past ASCII, as some servers send it, is followed with
+    /// them percent-encoded (a space in the query as '+'), as curl and browsers follow it:
+    /// an absolute one was refused as an invalid URL (a relative one libcurl encoded).
+    @Test func aLocationWithSpacesIsFollowedEncoded() {
+        let base = server.baseURL
+        server.route("/spaced-absolute") { _, _ in .raw(Array("HTTP/1.1 302 Found\r\nLocation: \(base)/echo/a b?q=c d\r\nContent-Length: 0\r\n\r\n".utf8), close: true) }
+        server.route("/spaced-relative") { _, _ in .raw(Array("HTTP/1.1 302 Found\r\nLocation: /echo/e f?q=\u{E9}\r\nContent-Length: 0\r\n\r\n".utf8), close: true) }
+        let absolute = InProcessAF.run(["-F", server.url("/spaced-absolute")])
+        #expect(absolute.status == 0, "\(absolute.err)")
+        #expect(server.requests.last?.target == "/echo/a%20b?q=c+d")
+        let relative = InProcessAF.run(["-F", server.url("/spaced-relative")])
+        #expect(relative.status == 0, "\(relative.err)")
+        #expect(server.requests.last?.target.lowercased() == "/echo/e%20f?q=%c3%a9")
+    }
+
     /// A redirect status without a Location to go to (none, or an empty one, which libcurl
     /// ignores too) is the response itself, with or without --follow; --check-status says
     /// there is nothing to follow instead of suggesting --follow, and a 304 or 300 (which

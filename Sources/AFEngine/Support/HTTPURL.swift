@@ -76,7 +76,10 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         parts = Parts(scheme: scheme, user: nil, password: nil, host: host, port: port, path: path, query: query, string: string)
     }
 
-    private init(base: String?, reference: String, pathAsIs: Bool) throws(AFError) {
+    /// `encodesReference`: spaces and bytes past ASCII in `reference` are percent-encoded (a
+    /// space in a query as `+`), as libcurl does to a `Location` it follows and browsers do; a
+    /// relative reference got that from libcurl already, an absolute one was refused.
+    private init(base: String?, reference: String, pathAsIs: Bool, encodesReference: Bool = false) throws(AFError) {
         CurlRuntime.ensureInitialized()
         guard let handle = curl_url() else { throw .invalidRequest(reason: "out of memory parsing a URL") }
         defer { curl_url_cleanup(handle) }
@@ -86,7 +89,8 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
                 throw .invalidRequest(reason: "invalid URL '\(MessageQuote.url(base))'")
             }
         }
-        let code = curl_url_set(handle, CURLUPART_URL, reference, flags)
+        let referenceFlags = flags | (encodesReference ? UInt32(CURLU_URLENCODE) | UInt32(CURLU_ALLOW_SPACE) : 0)
+        let code = curl_url_set(handle, CURLUPART_URL, reference, referenceFlags)
         guard code == CURLUE_OK else {
             let why = curl_url_strerror(code).map { String(cString: $0) } ?? "cannot parse it"
             throw .invalidRequest(reason: "invalid URL '\(MessageQuote.url(reference))': \(why.lowercasedFirst)")
@@ -216,7 +220,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Resolves a reference (a `Location` value) against this URL.
     public func resolving(_ reference: String) throws(AFError) -> HTTPURL {
-        try HTTPURL(base: string, reference: reference, pathAsIs: false)
+        try HTTPURL(base: string, reference: reference, pathAsIs: false, encodesReference: true)
     }
 
     /// The port that will be used: the explicit one or the scheme's default.
