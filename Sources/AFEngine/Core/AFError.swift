@@ -102,6 +102,10 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case untrustedCertificate(code: Int32, problem: TrustProblem)
         /// The TLS handshake failed for another reason (versions, ciphers, client certificate).
         case handshakeFailed
+        /// The server and the client share no TLS version: the server's alert, or OpenSSL's
+        /// refusal of the version the server chose; `requiredTLS13`: the transfer asked for
+        /// TLS 1.3 at least (`TLSOptions.minimumVersion`).
+        case noCommonTLSVersion(requiredTLS13: Bool)
         /// The server refused the client certificate, or asked for one and got none
         /// (`given`: the transfer had one, `TLSOptions.clientCertificate`).
         case clientCertificateRefused(given: Bool)

@@ -163,6 +163,13 @@ enum CurlErrorMapping {
                 let hosts = names.isEmpty ? "other hosts" : "other hosts: \(shown)\(more)"
                 return failure(.tls, "TLS with \(authority) failed: \(detail); the certificate names \(hosts) (see 'af pin \(authority)')")
             }
+            // No TLS version in common: the server's alert, or OpenSSL's own refusal of the
+            // server's choice.
+            if detail.containsBytes(of: "alert protocol version") || detail.containsBytes(of: "unsupported protocol") {
+                let floor = transfer.description.options.tls.minimumVersion
+                return failure(.tls, "TLS with \(authority) failed: the server and af have no TLS version in common (\(detail))",
+                               .noCommonTLSVersion(requiredTLS13: floor == .tls1_3))
+            }
             // OpenSSL's reading of a reply that is no TLS record at all, such as a plain HTTP
             // server's "400 Bad Request".
             let plain = code == CURLE_SSL_CONNECT_ERROR && detail.containsBytes(of: "wrong version number")
