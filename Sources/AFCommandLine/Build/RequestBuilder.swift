@@ -463,7 +463,6 @@ enum RequestBuilder {
         }
     }
 
-    /// The proxies of `--proxy`, then those of the environment's variables.
     /// A proxy variable this request would go through that names no proxy libcurl can use
     /// (`http_proxy=:3128`, `ftp://…`) is a usage error naming it, as `--proxy` with that
     /// value is: libcurl said "cannot resolve the proxy host" or "connection refused" for
@@ -471,11 +470,12 @@ enum RequestBuilder {
     /// around it, or through a Unix socket.
     static func checkProxyVariable(_ settings: Settings, environment: Environment, scheme: String) throws(CommandFailure) {
         guard settings.unixSocket == nil, environment.derived.proxies.noProxy == nil,
-              !settings.proxies.contains(where: { $0.lowercased().hasPrefix(scheme + ":") || $0.lowercased().hasPrefix("all:") }),
+              !settings.namesProxy(forScheme: scheme),
               let (name, value) = environment.proxyVariable(forScheme: scheme), let problem = ProxyAddress.problem(value) else { return }
         throw .usage("the proxy that \(name) names, '\(MessageQuote.url(value))', cannot be used: \(problem); correct \(name) or unset it")
     }
 
+    /// The proxies of `--proxy`, then those of the environment's variables.
     static func proxySettings(_ settings: Settings, environment: Environment) -> ProxySettings {
         var proxy = ProxySettings()
         for entry in settings.proxies {

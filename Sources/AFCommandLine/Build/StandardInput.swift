@@ -41,24 +41,35 @@ enum StandardInput {
         let copy = try FileIO.makeUnnamedFile(in: temporaryDirectory, prefix: "af-stdin").mapError { failure in
             CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory), exitCode: ExitStatus.output)
         }.get()
+        _ = try copyRest(of: fd, to: copy, source: "standard input", copying: "copy standard input to a temporary file")
+        // The copy lives as long as af: its descriptor is its only name.
+        return "/proc/self/fd/\(copy)"
+    }
+
+    /// Copies what is left to read of `fd` (`source`, for errors) to `out`, leaving the
+    /// file system's last room free; the bytes copied. `copying` says what the copy is for,
+    /// in an error: "cannot COPYING: REASON; set TMPDIR to a roomier directory".
+    private static func copyRest(of fd: Int32, to out: Int32, source: String, copying: String) throws(CommandFailure) -> Int64 {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
         defer { buffer.deallocate() }
+        var total: Int64 = 0
         var room = TemporaryRoom()
         while true {
             let count = read(fd, buffer.baseAddress, buffer.count)
-            if count < 0, errno == EINTR {
-                if let interrupted = CommandFailure.interrupted(whileReading: "standard input") { throw interrupted }
-                continue
+            if count < 0 {
+                if errno == EINTR {
+                    guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
+                    throw interrupted
+                }
+                throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
             }
-            if count < 0 { throw .unreadable("cannot read standard input: \(POSIXFailure(code: errno).description)") }
-            if count == 0 { break }
-            let code = FileIO.writeAll(copy, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), keeping: &room)
+            if count == 0 { return total }
+            let code = FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), keeping: &room)
             if code != 0 {
-                throw CommandFailure("cannot copy standard input to a temporary file: \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
+                throw CommandFailure("cannot \(copying): \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
             }
+            total += Int64(count)
         }
-        // The copy lives as long as af: its descriptor is its only name.
-        return "/proc/self/fd/\(copy)"
     }
 
     /// Whether input is waiting right now, without blocking (used when the command line
@@ -109,28 +120,12 @@ enum StandardInput {
             CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory), exitCode: ExitStatus.output)
         }.get()
         defer { close(out) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
-        defer { buffer.deallocate() }
-        var total: Int64 = 0
-        var room = TemporaryRoom()
-        while true {
-            let count = read(fd, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR {
-                    guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
-                    unlink(path)
-                    throw interrupted
-                }
-                unlink(path)
-                throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
-            }
-            if count == 0 { break }
-            let code = FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), keeping: &room)
-            if code != 0 {
-                unlink(path)
-                throw CommandFailure("cannot spool \(source) to \(path): \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
-            }
-            total += Int64(count)
+        let total: Int64
+        do throws(CommandFailure) {
+            total = try copyRest(of: fd, to: out, source: source, copying: "spool \(source) to \(path)")
+        } catch {
+            unlink(path)
+            throw error
         }
         guard total > 0 else {
             unlink(path)

@@ -62,7 +62,7 @@ final class TrustConfiguration: Sendable {
                 if usesTLS, let reason = environment.derived.caBundleProblem() {
                     throw .unreadable("cannot read the CA bundle '\(Quote.argument(path))' that \(variable) names: \(reason); correct \(variable) or unset it")
                 }
-                if usesTLS, variable != "SSL_CERT_DIR", !FileIO.isDirectory(path),
+                if usesTLS, variable != "SSL_CERT_DIR",
                    let problem = try TrustFileCheck.problem(.caBundle, path: path, item: variable) {
                     throw .unreadable("cannot use the CA bundle '\(Quote.argument(path))' that \(variable) names: \(problem); correct \(variable) or unset it")
                 }
@@ -78,7 +78,7 @@ final class TrustConfiguration: Sendable {
             // A PEM bundle, or a directory of hashed certificates (as requests and curl's
             // --capath take one); a directory was refused as "not a file".
             try FileReading.checkReadable(path, item: "--verify", directoryAllowed: true)
-            if !FileIO.isDirectory(path), let problem = try TrustFileCheck.problem(.caBundle, path: path, item: "--verify") {
+            if let problem = try TrustFileCheck.problem(.caBundle, path: path, item: "--verify") {
                 throw .unreadable("cannot use '\(Quote.argument(path))' (from '--verify'): \(problem)")
             }
             base = DefaultTrustEvaluator(caBundle: path)

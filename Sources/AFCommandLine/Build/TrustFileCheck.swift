@@ -13,11 +13,12 @@ enum TrustFileCheck {
     }
 
     /// Why the file at `path` cannot serve as `kind`, or nil when it can (or af cannot tell
-    /// before the handshake). `item` names where the path came from, for a read error.
+    /// before the handshake: a directory of hashed certificates, a FIFO). `item` names where
+    /// the path came from, for a read error.
     static func problem(_ kind: Kind, path: String, item: String) throws(CommandFailure) -> String? {
         let memoKey = (kind == .caBundle ? "b\u{0}" : "c\u{0}") + path
         if let known = verdicts.withLock({ $0[memoKey] }) { return known }
-        guard let bytes = try FileReading.regularFile(atPath: path, item: item) else { return nil }
+        guard !FileIO.isDirectory(path), let bytes = try FileReading.regularFile(atPath: path, item: item) else { return nil }
         let verdict: String?
         switch kind {
         case .caBundle:

@@ -33,6 +33,12 @@ struct Settings: Sendable {
         return output == "-" || output == "/dev/stdout" || output == "/dev/fd/1" || output == "/proc/self/fd/1"
     }
 
+    /// Whether `--proxy=SCHEME:URL` names the proxy for `scheme` (or `all:` for every one),
+    /// so that no environment variable's proxy applies.
+    func namesProxy(forScheme scheme: String) -> Bool {
+        storage.values.proxies.contains { $0.lowercased().hasPrefix(scheme + ":") || $0.lowercased().hasPrefix("all:") }
+    }
+
     subscript<T>(dynamicMember path: WritableKeyPath<Values, T>) -> T {
         get { storage.values[keyPath: path] }
         _modify { yield &storage.values[keyPath: path] }

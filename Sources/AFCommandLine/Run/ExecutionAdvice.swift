@@ -63,9 +63,7 @@ extension Execution {
     /// is set in this shell (or a CI job's environment): name it, and the ways around it.
     fileprivate func proxyVariableHint(_ error: AFError) -> String {
         let scheme = built.url.scheme
-        // `--proxy=SCHEME:URL` for this scheme (or all) named the proxy on the command line.
-        let named = settings.proxies.contains { $0.lowercased().hasPrefix(scheme + ":") || $0.lowercased().hasPrefix("all:") }
-        guard !named, case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy"),
+        guard !settings.namesProxy(forScheme: scheme), case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy"),
               let (name, _) = environment.proxyVariable(forScheme: scheme) else { return "" }
         return " (the proxy is set by \(name) in the environment; unset it, or list the host in no_proxy, to connect directly)"
     }
