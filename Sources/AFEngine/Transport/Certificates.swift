@@ -88,7 +88,12 @@ public enum Certificates {
     public static func details(der: [UInt8]) -> Details? {
         guard let certificate = decode(der: der) else { return nil }
         defer { X509_free(certificate) }
-        let fingerprint = Hex.encode(sha256(der), uppercase: true, separator: ":")
+        return details(of: certificate, der: der)
+    }
+
+    /// The same of a certificate OpenSSL holds (one the handshake is verifying).
+    static func details(of certificate: OpaquePointer, der: [UInt8]? = nil) -> Details {
+        let fingerprint = Hex.encode(sha256(der ?? Self.der(of: certificate)), uppercase: true, separator: ":")
         return Details(
             subject: name(X509_get_subject_name(certificate)),
             issuer: name(X509_get_issuer_name(certificate)),
@@ -170,17 +175,6 @@ public enum Certificates {
             }
         }
         return result
-    }
-
-    /// The subject's distinguished name of `certificate`, one line, and the times it is
-    /// valid from and until, as OpenSSL prints them.
-    static func validity(of certificate: OpaquePointer) -> (subject: String, notBefore: String, notAfter: String) {
-        (name(X509_get_subject_name(certificate)), time(X509_get0_notBefore(certificate)), time(X509_get0_notAfter(certificate)))
-    }
-
-    /// The issuer's distinguished name of `certificate`, one line.
-    static func issuerName(of certificate: OpaquePointer) -> String {
-        name(X509_get_issuer_name(certificate))
     }
 
     private static func name(_ name: OpaquePointer?) -> String {

@@ -72,15 +72,15 @@ enum TLSHandshake {
                 // which it is.
                 if code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY || code == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE,
                    afssl_stack_x509_num(untrusted) <= 1, let leaf = X509_STORE_CTX_get0_cert(store), X509_check_issued(leaf, leaf) != X509_V_OK {
-                    reason += " (the server sent its certificate alone, without that of its issuer '\(MessageQuote.capped(Certificates.issuerName(of: leaf)))')"
+                    reason += " (the server sent its certificate alone, without that of its issuer '\(MessageQuote.capped(Certificates.details(of: leaf).issuer))')"
                     problem = .issuerNotSent
                 }
                 // Which certificate is out of date, and since or until when: the server's
                 // own, or one above it, and a clock that is wrong, tell apart by the dates.
                 if code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID, let current = X509_STORE_CTX_get_current_cert(store) {
-                    let (subject, notBefore, notAfter) = Certificates.validity(of: current)
-                    let when = code == X509_V_ERR_CERT_HAS_EXPIRED ? "was valid until \(notAfter)" : "is valid from \(notBefore)"
-                    reason += " ('\(MessageQuote.capped(subject))' \(when))"
+                    let details = Certificates.details(of: current)
+                    let when = code == X509_V_ERR_CERT_HAS_EXPIRED ? "was valid until \(details.notAfter)" : "is valid from \(details.notBefore)"
+                    reason += " ('\(MessageQuote.capped(details.subject))' \(when))"
                 }
                 transfer.fail(.transport(TransportFailure(
                     kind: .tls,
