@@ -508,6 +508,17 @@ import Testing
         try ("# Our private CA\n" + String(contentsOfFile: pki.caCertificatePath, encoding: .utf8) + "\n# end\n").write(toFile: annotated, atomically: false, encoding: .utf8)
         let used = InProcessAF.run(["--verify=\(annotated)", url])
         #expect(used.status == 0, "\(used.err)")
+        // A CERTIFICATE block with bytes after the certificate's structure, which OpenSSL's
+        // loader (and curl --cacert) ignore: the check read it with the trust settings a
+        // TRUSTED CERTIFICATE carries there, failed, and refused a bundle the handshake takes.
+        let pem = try String(contentsOfFile: pki.caCertificatePath, encoding: .utf8)
+        let base64 = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        let padded = (Data(base64Encoded: base64) ?? Data()) + Data([0, 1, 2, 3])
+        let trailing = directory + "/trailing.pem"
+        try ("-----BEGIN CERTIFICATE-----\n" + padded.base64EncodedString(options: .lineLength64Characters) + "\n-----END CERTIFICATE-----\n")
+            .write(toFile: trailing, atomically: false, encoding: .utf8)
+        let padding = InProcessAF.run(["--verify=\(trailing)", url])
+        #expect(padding.status == 0, "\(padding.err)")
     }
 
     @Test func trustPolicyCertificatesAreRelativeToTheFile() throws {

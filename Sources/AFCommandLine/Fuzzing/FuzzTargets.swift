@@ -598,6 +598,13 @@ package enum FuzzTargets {
         let given = ClientIdentity.problem(certificate: certificate, key: key, passPhrase: "pass")
         precondition(given != .passPhraseNeeded, "a pass phrase was given, yet one was needed")
         if unasked != .passPhraseNeeded { precondition(given == unasked, "a pass phrase changed the verdict on a key that asks for none") }
+        // The same bytes as a CA bundle or CRL file (checked before sending), and as a
+        // server's certificate whose names an error lists.
+        if unasked != .noCertificate(looksBinary: certificate.first == 0x30) {
+            precondition(Certificates.holdsPEM(.certificate, in: certificate), "a PEM certificate the client check read is no CA bundle's")
+        }
+        _ = Certificates.holdsPEM(.revocationList, in: body)
+        _ = EngineFuzzing.subjectAltNames(body)
     }
 
     static func retryAfter(_ data: [UInt8]) {

@@ -2,6 +2,12 @@ internal import CZlib
 /// Entry points into engine parsers that are not public, for the fuzz targets
 /// (`FuzzTargets` in the command line). Each must return without trapping for any input.
 package enum EngineFuzzing {
+    /// The names a certificate in DER is for, as an error about another host lists them
+    /// (a server chooses every byte of its certificate).
+    package static func subjectAltNames(_ der: [UInt8]) -> [String] {
+        Certificates.subjectAltNames(der: der)
+    }
+
     /// Feeds `data`, split into lines, to a response head parser with a limit taken from the
     /// first byte (0 means none).
     package static func responseHead(_ data: [UInt8]) {

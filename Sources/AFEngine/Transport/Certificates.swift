@@ -53,18 +53,35 @@ public enum Certificates {
     public static func holdsPEM(_ content: PEMContent, in bytes: [UInt8]) -> Bool {
         CurlRuntime.ensureInitialized()
         defer { ERR_clear_error() }
-        return bytes.withUnsafeBytes { raw -> Bool in
-            guard let base = raw.baseAddress, let bio = BIO_new_mem_buf(base, Int32(clamping: raw.count)) else { return false }
-            defer { BIO_free(bio) }
-            switch content {
-            case .certificate:
+        // Each block kind decoded as the loader decodes it: a `CERTIFICATE` as a plain X.509
+        // structure (bytes after it are ignored), a `TRUSTED CERTIFICATE` with its trust
+        // settings after it.
+        func reads(_ read: (OpaquePointer) -> Bool) -> Bool {
+            bytes.withUnsafeBytes { raw -> Bool in
+                guard let base = raw.baseAddress, let bio = BIO_new_mem_buf(base, Int32(clamping: raw.count)) else { return false }
+                defer { BIO_free(bio) }
+                return read(bio)
+            }
+        }
+        switch content {
+        case .certificate:
+            let plain = { (bio: OpaquePointer) -> Bool in
+                guard let certificate = PEM_read_bio_X509(bio, nil, nil, nil) else { return false }
+                X509_free(certificate)
+                return true
+            }
+            let trusted = { (bio: OpaquePointer) -> Bool in
                 guard let certificate = PEM_read_bio_X509_AUX(bio, nil, nil, nil) else { return false }
                 X509_free(certificate)
-            case .revocationList:
+                return true
+            }
+            return reads(plain) || reads(trusted)
+        case .revocationList:
+            return reads { bio in
                 guard let list = PEM_read_bio_X509_CRL(bio, nil, nil, nil) else { return false }
                 X509_CRL_free(list)
+                return true
             }
-            return true
         }
     }
 
@@ -86,6 +103,7 @@ public enum Certificates {
 
     /// Subject, issuer, validity, fingerprint and pin of a DER certificate.
     public static func details(der: [UInt8]) -> Details? {
+        defer { ERR_clear_error() }
         guard let certificate = decode(der: der) else { return nil }
         defer { X509_free(certificate) }
         return details(of: certificate, der: der)
@@ -154,6 +172,9 @@ public enum Certificates {
     /// The DNS names and IP addresses a certificate (DER) is for, from its subjectAltName,
     /// in their order; empty when it has none or does not decode.
     static func subjectAltNames(der: [UInt8]) -> [String] {
+        // Nothing left on this thread's OpenSSL error queue, where libcurl (and OpenSSL's own
+        // PEM reading) would take it for an error of theirs.
+        defer { ERR_clear_error() }
         guard let certificate = decode(der: der) else { return [] }
         defer { X509_free(certificate) }
         guard let names = X509_get_ext_d2i(certificate, NID_subject_alt_name, nil, nil) else { return [] }

@@ -25,6 +25,9 @@ public enum ClientIdentity {
     public static func problem(certificate: [UInt8], key: [UInt8]?, passPhrase: String?) -> Problem? {
         // OpenSSL set up as the transfers need it (no exit-time cleanup) before its first use.
         CurlRuntime.ensureInitialized()
+        // OpenSSL's PEM reading decides by the last error on the queue whether a file ended;
+        // one left there by another caller would change the verdict.
+        ERR_clear_error()
         defer { ERR_clear_error() }
         guard let x509 = withBIO(certificate, { PEM_read_bio_X509($0, nil, refusePassPhrase, nil) }) else {
             return .noCertificate(looksBinary: certificate.first == 0x30)
