@@ -400,11 +400,13 @@ import Testing
             thread.start()
             let notices = Locked([String]())
             let notice = StandardInput.WaitNotice(seconds: 0.2) { text in notices.withLock { $0.append(text) } }
-            let spooled = try StandardInput.spool(ends[0], temporaryDirectory: directory, notice: notice)
+            let held = try StandardInput.hold(ends[0], temporaryDirectory: directory, notice: notice)
             close(ends[0])
-            let path = try #require(spooled?.path)
-            #expect(try String(contentsOfFile: path, encoding: .utf8) == "body")
-            unlink(path)
+            guard case .bytes(let bytes) = held else {
+                Issue.record("four bytes are held in memory, not \(String(describing: held))")
+                return
+            }
+            #expect(bytes == Array("body".utf8))
             let seen = notices.withLock { $0 }
             #expect(seen == (noticed ? ["nothing has come on standard input in 200ms; af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)"] : []), "delay \(delay)")
         }

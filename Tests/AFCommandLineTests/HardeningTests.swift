@@ -393,7 +393,8 @@ import Testing
     /// what to do: standard input kept for a retry said "in /x:" where a batch said "in '/x'".
     @Test func aTemporaryDirectoryThatIsNotThereIsQuoted() {
         let missing = "/nonexistent-af-tmp"
-        let result = InProcessAF.run(["--retry=1", "put", server.url("/put")], stdin: .bytes(Array("x".utf8)), environment: ["TMPDIR": missing])
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: (1 << 20) + 1)
+        let result = InProcessAF.run(["--retry=1", "put", server.url("/put")], stdin: .bytes(body), environment: ["TMPDIR": missing])
         #expect(result.status == 9)
         #expect(result.err == "af: error: cannot create a temporary file in '\(missing)': no such file or directory; set TMPDIR to a writable directory\n")
         #expect(server.requests.isEmpty)
@@ -414,6 +415,35 @@ import Testing
         #expect(large.err == "af: error: cannot create a temporary file in '\(missing)': no such file or directory; set TMPDIR to a writable directory\n")
         // What arrived before the failure is shown, as an attempt that fails mid-body shows it.
         #expect(large.stdout.count <= 1 << 20)
+    }
+
+    /// A piped body is held to be sent (for its length, and for a retry, a redirect or an
+    /// authentication round trip that sends it again) in memory while it is small: it was
+    /// always copied to a temporary file, so `echo '{}' | af post URL` failed (exit 9) where
+    /// TMPDIR was not there or the file system was read-only, as in many containers. Past a
+    /// megabyte it still goes to a file, whole.
+    @Test func aSmallPipedBodyNeedsNoTemporaryFile() throws {
+        let missing = "/nonexistent-af-tmp"
+        let plain = InProcessAF.run(["post", server.url("/post")], stdin: .bytes(Array(#"{"a": 1}"#.utf8)), environment: ["TMPDIR": missing])
+        #expect(plain.status == 0, "\(plain.err)")
+        #expect(plain.err == "")
+        let limit = 1 << 20
+        let body = (0..<limit).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        // Sent twice: to the redirect, then to where it leads.
+        let resent = InProcessAF.run(["-F", "--retry=1", "-q", "post", server.url("/redirect-to?url=/echo&status=307")],
+                                     stdin: .bytes(body), environment: ["TMPDIR": missing])
+        #expect(resent.status == 0, "\(resent.err)")
+        // Compared whole, not element by element: a failure's diff of a megabyte takes hours.
+        let sent = server.requests.map(\.body)
+        #expect(sent.count == 3 && sent[1] == body && sent[2] == body, "\(sent.map(\.count))")
+        let directory = try TemporaryDirectory.make(prefix: "af-piped-body")
+        let larger = body + [1, 2, 3]
+        let spooled = InProcessAF.run(["-F", "-q", "post", server.url("/redirect-to?url=/echo&status=307")],
+                                      stdin: .bytes(larger), environment: ["TMPDIR": directory])
+        #expect(spooled.status == 0, "\(spooled.err)")
+        let sentLarger = server.requests.suffix(2).map(\.body)
+        #expect(sentLarger.count == 2 && sentLarger.allSatisfy { $0 == larger }, "\(sentLarger.map(\.count))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "the spooled copy is removed")
     }
 
     /// A server that sends only an interim head (a 101 switch nobody asked for, a 100

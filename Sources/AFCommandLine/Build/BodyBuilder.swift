@@ -11,8 +11,9 @@ enum BodyOrigin: Sendable {
     case multipart(MultipartFormData)
     /// `@file`.
     case file(path: String)
-    /// Standard input, spooled to `path` (or streamed when `path` is nil).
-    case standardInput(path: String?)
+    /// Standard input as held to be sent (in memory, or in a file: a spooled copy or
+    /// standard input's own), or nil when it is streamed as it is read.
+    case standardInput(StandardInput.Held?)
 }
 
 /// The body and the headers that describe it.
@@ -109,20 +110,27 @@ enum BodyBuilder {
             return settings.form ? BuiltBody(contentType: formType) : BuiltBody()
         case .regularFile:
             let path = try StandardInput.remainderPath(environment.stdin, temporaryDirectory: environment.temporaryDirectory)
-            return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
+            let held = StandardInput.Held.file(path: path, size: FileIO.regularFileSize(path) ?? 0)
+            return BuiltBody(body: .file(path: path), origin: .standardInput(held), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
         case .pipe:
             // Streamed only when it will be sent once; a retry, a redirect that keeps the body or
-            // an authentication round trip needs all of it again, so it is spooled first.
+            // an authentication round trip needs all of it again, so it is held first (in
+            // memory while it is small).
             if settings.chunked, !mayResend(settings), !settings.offline, !settings.curl {
-                return BuiltBody(body: .stream(fileDescriptor: environment.stdin), origin: .standardInput(path: nil),
+                return BuiltBody(body: .stream(fileDescriptor: environment.stdin), origin: .standardInput(nil),
                                  contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
             }
             let notice = settings.quiet ? nil : StandardInput.waitNotice(stderr: environment.stderr)
-            guard let (path, _) = try StandardInput.spool(environment.stdin, temporaryDirectory: environment.temporaryDirectory, notice: notice) else {
+            guard let held = try StandardInput.hold(environment.stdin, temporaryDirectory: environment.temporaryDirectory, notice: notice) else {
                 return BuiltBody()
             }
-            return BuiltBody(body: .file(path: path), origin: .standardInput(path: path), contentType: mode == .form ? formType : "application/json",
-                             isJSON: mode == .json, temporaryFiles: [path])
+            let contentType = mode == .form ? formType : "application/json"
+            switch held {
+            case .bytes(let bytes):
+                return BuiltBody(body: .bytes(bytes), origin: .standardInput(held), contentType: contentType, isJSON: mode == .json)
+            case .file(let path, _):
+                return BuiltBody(body: .file(path: path), origin: .standardInput(held), contentType: contentType, isJSON: mode == .json, temporaryFiles: [path])
+            }
         }
     }
 

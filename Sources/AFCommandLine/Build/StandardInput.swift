@@ -101,28 +101,37 @@ enum StandardInput {
         }
     }
 
-    /// Copies a pipe to a temporary file (memory stays flat) so the body has a length and
-    /// can be sent again; nil when the pipe gave no bytes. With `notice`, a pipe that gives
+    /// A pipe read whole, so that the body has a length and can be sent again: its bytes
+    /// while they fit in `Spool.memoryLimit`, so that a small body needs no file (nor a
+    /// writable `TMPDIR`), else the temporary file they were copied to (memory stays flat).
+    enum Held: Sendable {
+        case bytes([UInt8])
+        case file(path: String, size: Int64)
+    }
+
+    /// Reads `fd` to its end and holds what it gave (`Held`), in memory up to
+    /// `memoryLimit` bytes; nil when it gave no bytes. With `notice`, a pipe that gives
     /// nothing, not even its end, for `notice.seconds` gets one line saying af waits for it.
-    static func spool(_ fd: Int32, temporaryDirectory: String, source: String = "standard input", notice: WaitNotice? = nil) throws(CommandFailure) -> (path: String, size: Int64)? {
-        if let notice {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            var ready = poll(&descriptor, 1, Int32(notice.seconds * 1000))
-            while ready < 0, errno == EINTR {
-                if let interrupted = CommandFailure.interrupted(whileReading: source) { throw interrupted }
-                ready = poll(&descriptor, 1, Int32(notice.seconds * 1000))
-            }
-            if ready == 0 {
-                notice.write("nothing has come on \(source) in \(Format.seconds(notice.seconds)); af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)")
-            }
+    static func hold(_ fd: Int32, temporaryDirectory: String, source: String = "standard input", notice: WaitNotice? = nil,
+                     memoryLimit: Int = Spool.memoryLimit) throws(CommandFailure) -> Held? {
+        if let notice { try wait(for: fd, source: source, notice: notice) }
+        var start: [UInt8] = []
+        if memoryLimit > 0, try readStart(of: fd, into: &start, limit: memoryLimit, source: source) {
+            return start.isEmpty ? nil : .bytes(start)
         }
         let (out, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-stdin").mapError { failure in
             CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory), exitCode: ExitStatus.output)
         }.get()
         defer { close(out) }
+        let copying = "spool \(source) to \(path)"
         let total: Int64
         do throws(CommandFailure) {
-            total = try copyRest(of: fd, to: out, source: source, copying: "spool \(source) to \(path)")
+            var room = TemporaryRoom()
+            let code = start.withUnsafeBytes { FileIO.writeAll(out, $0, keeping: &room) }
+            if code != 0 {
+                throw CommandFailure("cannot \(copying): \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
+            }
+            total = try Int64(start.count) + copyRest(of: fd, to: out, source: source, copying: copying)
         } catch {
             unlink(path)
             throw error
@@ -131,6 +140,47 @@ enum StandardInput {
             unlink(path)
             return nil
         }
-        return (path, total)
+        return .file(path: path, size: total)
+    }
+
+    /// Copies a pipe to a temporary file (memory stays flat) so that it can be read again by
+    /// its path; nil when the pipe gave no bytes.
+    static func spool(_ fd: Int32, temporaryDirectory: String, source: String) throws(CommandFailure) -> (path: String, size: Int64)? {
+        guard case .file(let path, let size) = try hold(fd, temporaryDirectory: temporaryDirectory, source: source, memoryLimit: 0) else { return nil }
+        return (path, size)
+    }
+
+    /// Waits for `fd` to have something to read (or its end), saying so through `notice`
+    /// once it has been silent for `notice.seconds`.
+    private static func wait(for fd: Int32, source: String, notice: WaitNotice) throws(CommandFailure) {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var ready = poll(&descriptor, 1, Int32(notice.seconds * 1000))
+        while ready < 0, errno == EINTR {
+            if let interrupted = CommandFailure.interrupted(whileReading: source) { throw interrupted }
+            ready = poll(&descriptor, 1, Int32(notice.seconds * 1000))
+        }
+        if ready == 0 {
+            notice.write("nothing has come on \(source) in \(Format.seconds(notice.seconds)); af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)")
+        }
+    }
+
+    /// Reads `fd` into `bytes` until its end (true) or until `bytes` holds more than
+    /// `limit` (false: the rest is still to read).
+    private static func readStart(of fd: Int32, into bytes: inout [UInt8], limit: Int, source: String) throws(CommandFailure) -> Bool {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
+        while bytes.count <= limit {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR {
+                    guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
+                    throw interrupted
+                }
+                throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
+            }
+            if count == 0 { return true }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+        return false
     }
 }

@@ -151,7 +151,7 @@ public enum ManPage {
         One that cannot be read stops an https request with status 66; plain http ignores it.
         .TP
         .B TMPDIR
-        Where standard input, retried responses and the waiting outputs of \\fBaf batch\\fR are spooled (default \\fI/tmp\\fR).
+        Where standard input, retried responses and the waiting outputs of \\fBaf batch\\fR are spooled once they pass 1\\ MiB (32\\ KiB for a batch line's output; default \\fI/tmp\\fR); smaller ones stay in memory.
         af leaves 1\\ % of that file system free (at most 256\\ MiB): a spool that would reach into it fails its request, with status 9, instead of filling the disk.
         .SH FILES
         .TP

@@ -74,10 +74,13 @@ enum CurlCommand {
             return ["--data-raw", quote(text)]
         case .file(let path):
             return ["--data-binary", quote("@" + path)]
-        case .standardInput(let path):
-            if let path, let bytes = try? FileReading.bytes(atPath: path, item: "standard input"), bytes.count <= 1 << 20,
-               let text = String(validating: bytes, as: UTF8.self), !text.contains("\0")
-            {
+        case .standardInput(let held):
+            let bytes: [UInt8]? = switch held {
+            case .bytes(let bytes): bytes
+            case .file(let path, _): try? FileReading.bytes(atPath: path, item: "standard input")
+            case nil: nil
+            }
+            if let bytes, bytes.count <= 1 << 20, let text = String(validating: bytes, as: UTF8.self), !text.contains("\0") {
                 return ["--data-raw", quote(text)]
             }
             return ["--data-binary", "@-"]

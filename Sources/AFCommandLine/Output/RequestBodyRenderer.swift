@@ -21,8 +21,11 @@ struct RequestBodyRenderer: Sendable {
             return show(Array(text.utf8), contentType: contentType)
         case .file(let path):
             return file(path, label: "'\(path)'", contentType: contentType)
-        case .standardInput(let path):
-            guard let path else { return note("[standard input, streamed as it is read]") }
+        case .standardInput(nil):
+            return note("[standard input, streamed as it is read]")
+        case .standardInput(.bytes(let bytes)):
+            return contents(bytes, label: "standard input", contentType: contentType)
+        case .standardInput(.file(let path, _)):
             return file(path, label: "standard input", contentType: contentType)
         case .multipart(let form):
             // For reading, each piece is made safe for the terminal on its own: a note about
@@ -63,8 +66,14 @@ struct RequestBodyRenderer: Sendable {
         guard size <= Self.inlineLimit, let bytes = try? FileReading.bytes(atPath: path, item: label) else {
             return note("[contents of \(label): \(Format.bytes(size))]")
         }
+        return contents(bytes, label: label, contentType: contentType, formatting: formatting)
+    }
+
+    /// The contents of `label` (a file, or standard input), as shown.
+    private func contents(_ bytes: [UInt8], label: String, contentType: String?, formatting: Bool = true) -> [UInt8] {
+        guard bytes.count <= Self.inlineLimit else { return note("[contents of \(label): \(Format.bytes(Int64(bytes.count)))]") }
         if !style.escapes { return bytes }
-        guard Self.isText(bytes, contentType: contentType) else { return note("[contents of \(label): \(Format.bytes(size)) of binary data]") }
+        guard Self.isText(bytes, contentType: contentType) else { return note("[contents of \(label): \(Format.bytes(Int64(bytes.count))) of binary data]") }
         return formatting ? show(bytes, contentType: contentType) : readable(Self.decoded(bytes, contentType: contentType))
     }
 
