@@ -436,6 +436,11 @@ import Testing
         // Compared whole, not element by element: a failure's diff of a megabyte takes hours.
         let sent = server.requests.map(\.body)
         #expect(sent.count == 3 && sent[1] == body && sent[2] == body, "\(sent.map(\.count))")
+        // A file item that reads a pipe (standard input here, `<(…)` in a shell) is held the same way.
+        let part = InProcessAF.run(["--retry=1", "-q", "post", server.url("/post"), "f@-"], stdin: .bytes(Array("part\n".utf8)), environment: ["TMPDIR": missing])
+        #expect(part.status == 0, "\(part.err)")
+        let form = server.requests.last?.bodyText ?? ""
+        #expect(form.contains("Content-Disposition: form-data; name=\"f\"; filename=\"-\"\r\nContent-Type: application/octet-stream\r\n\r\npart\n\r\n"), "\(form)")
         let directory = try TemporaryDirectory.make(prefix: "af-piped-body")
         let larger = body + [1, 2, 3]
         let spooled = InProcessAF.run(["-F", "-q", "post", server.url("/redirect-to?url=/echo&status=307")],

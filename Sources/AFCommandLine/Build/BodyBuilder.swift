@@ -94,9 +94,12 @@ enum BodyBuilder {
         }
         if !namesStandardInput, let file = bodyFiles.first, case .bodyFile(let given) = file.item {
             try FileReading.checkReadable(given, item: file.argument)
-            let path = try spooler.replayable(given, item: file.argument)
+            let body: RequestBody = switch try spooler.replayable(given, item: file.argument) {
+            case .file(let path): .file(path: path)
+            case .bytes(let bytes): .bytes(bytes)
+            }
             let type = MIMEType.guess(forPath: given) ?? "application/octet-stream"
-            return BuiltBody(body: .file(path: path), origin: .file(path: given), contentType: type, isJSON: type == "application/json",
+            return BuiltBody(body: body, origin: .file(path: given), contentType: type, isJSON: type == "application/json",
                              temporaryFiles: spooler.files)
         }
         if let raw = settings.raw {
@@ -256,8 +259,9 @@ enum BodyBuilder {
             && (settings.retry > 0 || settings.follow || settings.authCmd != nil || settings.authType == .digest)
     }
 
-    /// Copies body files that can be read only once (a pipe, `<(…)`, a device) to temporary
-    /// files when the request may be sent again, so that every attempt sends the whole body.
+    /// Holds body files that can be read only once (a pipe, `<(…)`, a device) when the
+    /// request may be sent again, so that every attempt sends the whole body: in memory while
+    /// they are small, else in temporary files.
     final class Spooler {
         let needed: Bool
         let temporaryDirectory: String
@@ -268,22 +272,21 @@ enum BodyBuilder {
             self.temporaryDirectory = temporaryDirectory
         }
 
-        /// `path`, or the path of a spooled copy when it cannot be read twice.
-        func replayable(_ path: String, item: String) throws(CommandFailure) -> String {
-            guard needed, FileIO.exists(path), FileIO.regularFileSize(path) == nil else { return path }
+        /// What sends the file at `path` on every attempt: the file itself, or, when it cannot
+        /// be read twice, its bytes (while they are few) or a spooled copy of them.
+        func replayable(_ path: String, item: String) throws(CommandFailure) -> MultipartFormData.Part.Content {
+            guard needed, FileIO.exists(path), FileIO.regularFileSize(path) == nil else { return .file(path: path) }
             let fd = try FileReading.openToRead(path, item: item)
             defer { close(fd) }
-            guard let (copy, _) = try StandardInput.spool(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") else {
-                // Empty: an empty regular file stands in for it.
-                let (out, empty) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-body").mapError { failure in
-                    CommandFailure(failure.temporaryFileMessage(in: temporaryDirectory), exitCode: ExitStatus.output)
-                }.get()
-                close(out)
-                files.append(empty)
-                return empty
+            switch try StandardInput.hold(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") {
+            case nil:
+                return .bytes([])
+            case .bytes(let bytes):
+                return .bytes(bytes)
+            case .file(let copy, _):
+                files.append(copy)
+                return .file(path: copy)
             }
-            files.append(copy)
-            return copy
         }
     }
 
@@ -300,8 +303,9 @@ enum BodyBuilder {
                 try FileReading.checkReadable(path, item: item.argument)
                 // Standard input's part is called `-`, as curl calls it.
                 let base = path == standardInput ? "-" : path.pathBaseName
-                form.append(fileAt: try spooler.replayable(path, item: item.argument), name: name, filename: base,
-                            contentType: type ?? MIMEType.guess(forPath: base))
+                let content = try spooler.replayable(path, item: item.argument)
+                form.append(MultipartFormData.Part(name: name, filename: base, contentType: type ?? MIMEType.guess(forPath: base) ?? "application/octet-stream",
+                                                   content: content))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
                 form.append(name: NestedPath.literal(key), value: try scalarText(try rawJSON(item), item: item.argument, way: way))
             default:

@@ -110,13 +110,12 @@ enum StandardInput {
     }
 
     /// Reads `fd` to its end and holds what it gave (`Held`), in memory up to
-    /// `memoryLimit` bytes; nil when it gave no bytes. With `notice`, a pipe that gives
+    /// `Spool.memoryLimit` bytes; nil when it gave no bytes. With `notice`, a pipe that gives
     /// nothing, not even its end, for `notice.seconds` gets one line saying af waits for it.
-    static func hold(_ fd: Int32, temporaryDirectory: String, source: String = "standard input", notice: WaitNotice? = nil,
-                     memoryLimit: Int = Spool.memoryLimit) throws(CommandFailure) -> Held? {
+    static func hold(_ fd: Int32, temporaryDirectory: String, source: String = "standard input", notice: WaitNotice? = nil) throws(CommandFailure) -> Held? {
         if let notice { try wait(for: fd, source: source, notice: notice) }
         var start: [UInt8] = []
-        if memoryLimit > 0, try readStart(of: fd, into: &start, limit: memoryLimit, source: source) {
+        if try readStart(of: fd, into: &start, limit: Spool.memoryLimit, source: source) {
             return start.isEmpty ? nil : .bytes(start)
         }
         let (out, path) = try FileIO.makeTemporaryFile(in: temporaryDirectory, prefix: "af-stdin").mapError { failure in
@@ -141,13 +140,6 @@ enum StandardInput {
             return nil
         }
         return .file(path: path, size: total)
-    }
-
-    /// Copies a pipe to a temporary file (memory stays flat) so that it can be read again by
-    /// its path; nil when the pipe gave no bytes.
-    static func spool(_ fd: Int32, temporaryDirectory: String, source: String) throws(CommandFailure) -> (path: String, size: Int64)? {
-        guard case .file(let path, let size) = try hold(fd, temporaryDirectory: temporaryDirectory, source: source, memoryLimit: 0) else { return nil }
-        return (path, size)
     }
 
     /// Waits for `fd` to have something to read (or its end), saying so through `notice`
