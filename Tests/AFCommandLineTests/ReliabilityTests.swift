@@ -331,8 +331,17 @@ import Testing
         #expect(chunked.status == 1)
         let bomb = InProcessAF.run([server.url("/bomb?mb=64")])
         #expect(bomb.status == 1)
-        #expect(bomb.err.hasPrefix("af: error: response inflates more than 200×"))
+        #expect(bomb.err.hasPrefix("af: error: the response inflates more than 200× ("), "\(bomb.err)")
+        #expect(bomb.err.hasSuffix(" MiB as it was decoded); refusing a likely decompression bomb; if you trust the server, --max-filesize=SIZE accepts up to SIZE decoded (or -d saves the compressed bytes)\n"), "\(bomb.err)")
         #expect(bomb.stdout.count < 64 << 20)
+        // A limit the user gives rules instead: a body that inflates far (a repetitive log)
+        // is whole below it, and refused as too large above it.
+        let bounded = InProcessAF.run(["--max-filesize=64M", server.url("/bomb?mb=64")])
+        #expect(bounded.status == 0, "\(bounded.err)")
+        #expect(bounded.stdout.count == 64 << 20)
+        let smaller = InProcessAF.run(["--max-filesize=16M", server.url("/bomb?mb=64")])
+        #expect(smaller.status == 1)
+        #expect(smaller.err == "af: error: response body exceeds --max-filesize (16777216 bytes); raise it if you expect a body this large\n")
     }
 
     @Test func compressedResponsesAreDecoded() {

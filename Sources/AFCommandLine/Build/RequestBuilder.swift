@@ -505,6 +505,9 @@ enum RequestBuilder {
         options.pathAsIs = settings.pathAsIs
         options.chunked = settings.chunked
         options.maxFileSize = settings.maxFilesize
+        // A decoded body the user bounds is not also held to a ratio: up to their limit, a
+        // body that inflates far (a repetitive log or JSON) is what they accept.
+        if let limit = settings.maxFilesize { options.decompressionAllowance = max(options.decompressionAllowance, limit) }
         options.maxHeaders = settings.maxHeaders
         options.decodeContent = !(settings.download || settings.output != nil)
         options.resolve = settings.resolve

@@ -82,6 +82,8 @@ enum ExitMapping {
             return message + "; raise --max-headers if you trust the server"
         case .bodyTooLarge(let limit):
             return "response body exceeds --max-filesize\(limit.map { " (\($0) bytes)" } ?? ""); raise it if you expect a body this large"
+        case .inflatedTooFar:
+            return message + "; if you trust the server, --max-filesize=SIZE accepts up to SIZE decoded (or -d saves the compressed bytes)"
         case .tunnelRefused(let status):
             return message + (status == 407 ? "; give the proxy's credentials in its URL (--proxy=https:http://USER:PASSWORD@HOST:PORT)" : "; check --proxy and the proxy's rules")
         case .unansweredOnReusedConnection:

@@ -136,6 +136,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case tooManyHeaderLines(limit: Int)
         /// A body larger than `TransferOptions.maxFileSize`.
         case bodyTooLarge(limit: Int64?)
+        /// A compressed body that inflated to more than `ratio` times its size on the wire
+        /// once past `TransferOptions.decompressionAllowance`, as a decompression bomb does.
+        case inflatedTooFar(ratio: Int64)
         /// The proxy answered the CONNECT for a tunnel with `status` (407: it wants
         /// credentials; 0 when libcurl did not say).
         case tunnelRefused(status: Int)

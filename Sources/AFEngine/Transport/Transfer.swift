@@ -611,7 +611,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             if decodedBytes / wire > ratio {
                 fail(.transport(TransportFailure(
                     kind: .limitExceeded,
-                    message: "response inflates more than \(ratio)× (\(wire) bytes became \(decodedBytes)); refusing a likely decompression bomb (-d saves the compressed bytes instead)"
+                    message: "the response inflates more than \(ratio)× (\(Format.bytes(wire)) became \(Format.bytes(decodedBytes)) as it was decoded); refusing a likely decompression bomb",
+                    cause: .inflatedTooFar(ratio: ratio)
                 )))
                 return false
             }
