@@ -548,6 +548,26 @@ import Testing
         #expect(server.requests.last?.header("X-Kept") == "1")
     }
 
+    /// A named session lives under the home directory, which af never makes: with a `HOME`
+    /// that is not there (`/nonexistent`, as system accounts have), af made it, and as root
+    /// even `/nonexistent`. It refuses before sending; read-only, or with XDG_CONFIG_HOME
+    /// naming where configuration goes (made as the XDG specification asks), it goes on.
+    @Test func aNamedSessionNeedsAHomeThatIsThere() throws {
+        let missing = config + "/no-home"
+        let refused = InProcessAF.run(["--session=work", server.url("/get")], environment: ["HOME": missing], unsetting: ["AF_CONFIG_DIR", "XDG_CONFIG_HOME"])
+        #expect(refused.status == 9)
+        #expect(refused.err == "af: error: cannot write the session in '\(missing)/.config/af/sessions/127.0.0.1_\(server.port)': the home directory '\(missing)' is not there; set HOME to one that is (or AF_CONFIG_DIR), give --session a path, or use --session-read-only to use it without saving it\n")
+        #expect(server.requests.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        let readOnly = InProcessAF.run(["--session-read-only=work", server.url("/get")], environment: ["HOME": missing], unsetting: ["AF_CONFIG_DIR", "XDG_CONFIG_HOME"])
+        #expect(readOnly.status == 0, "\(readOnly.err)")
+        let xdg = config + "/xdg"
+        let kept = InProcessAF.run(["--session=work", server.url("/get")], environment: ["HOME": missing, "XDG_CONFIG_HOME": xdg], unsetting: ["AF_CONFIG_DIR"])
+        #expect(kept.status == 0, "\(kept.err)")
+        #expect(FileManager.default.fileExists(atPath: "\(xdg)/af/sessions/127.0.0.1_\(server.port)/work.json"))
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
     @Test func expiredAndForeignCookiesAreNotSent() throws {
         let path = config + "/cookies.json"
         // A name other than localhost: libcurl treats localhost as a secure context.

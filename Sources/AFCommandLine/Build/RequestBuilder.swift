@@ -164,7 +164,9 @@ enum RequestBuilder {
             let path = try SessionFile.path(for: name, url: url, environment: environment)
             let option = settings.sessionReadOnlyName != nil && settings.session == settings.sessionReadOnlyName ? "--session-read-only" : "--session"
             session = try SessionFile.load(path: path, url: url, option: option)
-            if !settings.sessionReadOnly, session?.writer == nil { try SessionFile.checkWritable(path: path) }
+            if !settings.sessionReadOnly, session?.writer == nil {
+                try SessionFile.checkWritable(path: path, home: SessionFile.isPath(name) ? nil : environment.homeHoldingConfig)
+            }
         }
         let applicable = session.flatMap { $0.applies(to: url) ? $0 : nil }
         let body = try BodyBuilder.build(items: items, settings: settings, environment: environment, standardInputItem: standardInput)

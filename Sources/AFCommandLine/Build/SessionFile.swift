@@ -249,9 +249,14 @@ struct SessionFile: Sendable {
     /// Fails before anything is sent when the session could not be written back after the
     /// exchange: af may not make files in its directory or, where that is missing, in the
     /// nearest directory of its path that exists; or a file stands where a directory of the
-    /// path would be made.
-    static func checkWritable(path: String) throws(CommandFailure) {
+    /// path would be made. `home`: the home directory a named session is kept under, which
+    /// must be there (af made a missing one, as root even `/nonexistent`).
+    static func checkWritable(path: String, home: String? = nil) throws(CommandFailure) {
         let directory = FileIO.directory(of: path)
+        if let home, !FileIO.isDirectory(home) {
+            throw CommandFailure("cannot write the session in '\(directory)': the home directory '\(home)' is not there; set HOME to one that is (or AF_CONFIG_DIR), give --session a path, or use --session-read-only to use it without saving it",
+                                 exitCode: ExitStatus.output)
+        }
         var existing = directory
         while !FileSystem.exists(existing) {
             let parent = FileIO.directory(of: existing)

@@ -215,6 +215,16 @@ public struct Environment: Sendable {
         return configHome + "/af"
     }
 
+    /// The home directory when the configuration directory is made under it (`~/.config/af`),
+    /// which af never makes itself: a `HOME` that is not there (`/nonexistent`, as system
+    /// accounts have) is not a place to keep files. Nil when `AF_CONFIG_DIR` or
+    /// `XDG_CONFIG_HOME` names where they go, which is made as the XDG specification asks.
+    var homeHoldingConfig: String? {
+        if let explicit = variables["AF_CONFIG_DIR"], !explicit.isEmpty { return nil }
+        if let xdg = variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return nil }
+        return homeDirectory
+    }
+
     /// Where programs keep their configuration directories: `$XDG_CONFIG_HOME`, else
     /// `~/.config`. The XDG Base Directory specification: a relative path there is invalid
     /// and ignored (it would put sessions wherever af happens to run).
