@@ -130,7 +130,7 @@ complete -c af -l cert-key -r -F -d 'Private key for --cert when it is a separat
 complete -c af -l no-cert-key -d 'Undo --cert-key'
 complete -c af -l cert-key-pass -x -d 'Pass phrase for an encrypted private key (asked for on a terminal when not given)'
 complete -c af -l no-cert-key-pass -d 'Undo --cert-key-pass'
-complete -c af -l ssl -x -a 'tls1.2 tls1.3' -d 'Minimum TLS version: tls1.2 or tls1.3'
+complete -c af -l ssl -x -a 'tls1.2 tls1.3' -d 'Minimum TLS version: tls1.2 (the default) or tls1.3'
 complete -c af -l no-ssl -d 'Undo --ssl'
 complete -c af -l ciphers -x -d 'OpenSSL cipher list to offer'
 complete -c af -l no-ciphers -d 'Undo --ciphers'

@@ -305,6 +305,17 @@ import Testing
         #expect(result.out.contains(try TestPKI.publicKeyPin(ofCertificate: issued.certificatePath)))
     }
 
+    /// TLS 1.0 and 1.1 are never used (RFC 8996 retired them): af took libcurl's floor, TLS
+    /// 1.0, so a server that spoke only TLS 1.1 was reached over it although `--ssl` names
+    /// no version below 1.2. Refused as having no version in common, saying why.
+    @Test func aServerThatSpeaksOnlyTLS11IsRefused() throws {
+        let server = try server(try pki.issue(name: "tls11", rsa: true), maximum: "1.1")
+        let result = InProcessAF.run([ca, "-m", server.url("/get")])
+        #expect(result.status == 7, "\(result.out)")
+        #expect(result.err.hasPrefix("af: error: TLS with 127.0.0.1:\(server.port) failed: the server and af have no TLS version in common ("), "\(result.err)")
+        #expect(result.err.hasSuffix("); af speaks TLS 1.2 and 1.3, and a server that speaks only older versions needs upgrading\n"), "\(result.err)")
+    }
+
     @Test func minimumVersionAndCiphers() throws {
         let server = try server(try pki.issue(name: "tls12"), maximum: "1.2")
         let modern = InProcessAF.run([ca, "--ssl=tls1.3", server.url("/get")])

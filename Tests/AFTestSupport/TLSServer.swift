@@ -10,7 +10,8 @@ public struct TLSServerIdentity: Sendable {
     public var ocspResponsePath: String?
     /// When set, clients must present a certificate issued by this CA (PEM).
     public var clientCAPath: String?
-    /// The highest TLS version offered: "1.2" or nil for the library's best.
+    /// The highest TLS version offered: "1.2", "1.1" (with RSA key exchange only, for an RSA
+    /// key) or nil for the library's best.
     public var maximumVersion: String?
     /// Select `h2` by ALPN when the client offers it (the routes then speak HTTP/2 frames).
     public var offersHTTP2 = false
@@ -47,6 +48,13 @@ final class TLSServerContext: @unchecked Sendable {
         }
         if identity.maximumVersion == "1.2" {
             _ = afssl_ctx_set_max_proto(context, afssl_tls1_2_version())
+        }
+        if identity.maximumVersion == "1.1" {
+            // TLS 1.1 (0x0302) as a server from before 2014 speaks it: RSA key exchange, which
+            // needs no signature OpenSSL 3 refuses, at the security level that allows it.
+            SSL_CTX_set_security_level(context, 0)
+            _ = afssl_ctx_set_max_proto(context, 0x0302)
+            _ = SSL_CTX_set_cipher_list(context, "AES128-SHA:@SECLEVEL=0")
         }
         if identity.offersHTTP2 {
             SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, offered, offeredLength, _ in

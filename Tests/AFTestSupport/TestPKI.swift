@@ -61,8 +61,9 @@ public final class TestPKI: @unchecked Sendable {
         }
     }
 
-    /// Issues a certificate for `hosts` (DNS names or IP addresses).
-    public func issue(name: String, hosts: [String] = ["localhost", "127.0.0.1"], expired: Bool = false, client: Bool = false) throws -> Issued {
+    /// Issues a certificate for `hosts` (DNS names or IP addresses), with an EC key (an RSA
+    /// key with `rsa`, for a server whose cipher exchanges keys by RSA).
+    public func issue(name: String, hosts: [String] = ["localhost", "127.0.0.1"], expired: Bool = false, client: Bool = false, rsa: Bool = false) throws -> Issued {
         let base = lock.withLock { () -> String in
             serial += 1
             return "\(directory)/\(name)-\(serial)"
@@ -71,8 +72,8 @@ public final class TestPKI: @unchecked Sendable {
         let csrPath = base + ".csr"
         let certificatePath = base + ".pem"
         let extensionsPath = base + ".ext"
-        try Self.openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                          "-keyout", keyPath, "-out", csrPath, "-subj", "/CN=\(hosts.first ?? name)"])
+        let key = rsa ? ["-newkey", "rsa:2048"] : ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+        try Self.openssl(["req", "-new"] + key + ["-nodes", "-keyout", keyPath, "-out", csrPath, "-subj", "/CN=\(hosts.first ?? name)"])
         let names = hosts.map { $0.first?.isNumber == true ? "IP:\($0)" : "DNS:\($0)" }.joined(separator: ",")
         var extensions = "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
         extensions += client ? "extendedKeyUsage=clientAuth\n" : "extendedKeyUsage=serverAuth\nsubjectAltName=\(names)\n"

@@ -345,7 +345,7 @@ public enum OptionTable {
                    binding: .text(\.certKey, sample: "client.key")),
         OptionSpec(.certKeyPass, "cert-key-pass", value: .required("PASS"), group: .tls, help: "Pass phrase for an encrypted private key (asked for on a terminal when not given)",
                    binding: .text(\.certKeyPass, nonEmpty: false)),
-        OptionSpec(.ssl, "ssl", value: .required("VERSION"), group: .tls, help: "Minimum TLS version: tls1.2 or tls1.3",
+        OptionSpec(.ssl, "ssl", value: .required("VERSION"), group: .tls, help: "Minimum TLS version: tls1.2 (the default) or tls1.3",
                    completion: .choices(["tls1.2", "tls1.3"]),
                    binding: .choice(\.ssl, TLSOptions.Version.self)),
         OptionSpec(.ciphers, "ciphers", value: .required("LIST"), group: .tls, help: "OpenSSL cipher list to offer",

@@ -351,11 +351,12 @@ public struct TLSOptions: Sendable, Hashable {
     public var clientKey: String?
     /// Pass phrase for the private key.
     public var clientKeyPassword: String?
-    /// The lowest TLS version accepted; nil for the library default.
+    /// The lowest TLS version accepted; nil for TLS 1.2 (TLS 1.0 and 1.1 are never used:
+    /// RFC 8996 retired them).
     public var minimumVersion: Version?
     /// OpenSSL cipher list.
     public var ciphers: String?
 
-    /// Defaults: no client certificate, library default versions and ciphers.
+    /// Defaults: no client certificate, TLS 1.2 or later, the library's default ciphers.
     public init() {}
 }
