@@ -316,6 +316,36 @@ import Testing
         #expect(result.err.hasSuffix("); af speaks TLS 1.2 and 1.3, and a server that speaks only older versions needs upgrading\n"), "\(result.err)")
     }
 
+    /// An HTTPS proxy's certificate is verified with --verify's CA bundle (or not at all
+    /// with --verify=no), and named as the proxy's: libcurl verified it against its built-in
+    /// bundle whatever --verify said, so a proxy with a private CA could not be used, and the
+    /// handshake hooks judged its chain as the server's ("the certificate of example.test is
+    /// not trusted"), with the server's pins.
+    @Test func anHTTPSProxysCertificateIsTheProxys() throws {
+        let proxy = try server(try pki.issue(name: "proxy"))
+        let proxyOption = "--proxy=all:https://127.0.0.1:\(proxy.port)"
+        let trusted = InProcessAF.run([ca, proxyOption, "-b", "http://example.test/echo"])
+        #expect(trusted.status == 0, "\(trusted.err)")
+        #expect(trusted.out.hasPrefix(#"{"method": "GET", "target": "http://example.test/echo""#), "\(trusted.out.prefix(100))")
+        let unverified = InProcessAF.run(["--verify=no", proxyOption, "-b", "http://example.test/echo"])
+        #expect(unverified.status == 0, "\(unverified.err)")
+        // curl verifies a proxy with options of its own.
+        #expect(InProcessAF.run(["--curl", ca, proxyOption, "http://example.test/echo"]).out.contains(" --proxy-cacert \(pki.caCertificatePath)"))
+        #expect(InProcessAF.run(["--curl", "--verify=no", proxyOption, "http://example.test/echo"]).out.contains(" --proxy-insecure"))
+        let advice = "use --verify=CA.pem for the proxy's private CA (--verify applies to an HTTPS proxy too)"
+        for url in ["http://example.test/echo", "https://example.test/echo"] {
+            let untrusted = InProcessAF.run([proxyOption, url])
+            #expect(untrusted.status == 7)
+            #expect(untrusted.err == "af: error: the certificate of the proxy 127.0.0.1:\(proxy.port) is not trusted: self-signed certificate in certificate chain; \(advice)\n", "\(url)")
+        }
+        // The server's pin is the server's: the proxy (which is no tunnel) is reached and
+        // answers the CONNECT itself.
+        let pinned = InProcessAF.run([ca, proxyOption, "--pin=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "https://example.test/echo"])
+        #expect(pinned.status == 1, "\(pinned.err)")
+        #expect(pinned.err.hasPrefix("af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 404"), "\(pinned.err)")
+        #expect(proxy.requests.contains { $0.method == "CONNECT" })
+    }
+
     @Test func minimumVersionAndCiphers() throws {
         let server = try server(try pki.issue(name: "tls12"), maximum: "1.2")
         let modern = InProcessAF.run([ca, "--ssl=tls1.3", server.url("/get")])

@@ -153,6 +153,14 @@ enum CurlCommand {
         if let crl = settings.crl { words += ["--crlfile", quote(crl)] }
         if let url = try? HTTPURL(parsing: description.url), let proxy = options.proxy.explicitProxy(forScheme: url.scheme) {
             words += ["--proxy", quote(proxy)]
+            // af verifies an HTTPS proxy as it verifies the server; curl has options of its own.
+            if proxy.lowercased().hasPrefix("https://") {
+                if settings.verify == "no" || settings.verify == "false" {
+                    words.append("--proxy-insecure")
+                } else if let bundle = caBundle {
+                    words += [FileIO.isCertificateDirectory(bundle) ? "--proxy-capath" : "--proxy-cacert", quote(bundle)]
+                }
+            }
         }
         for entry in options.resolve { words += ["--resolve", quote(entry)] }
         if let socket = options.unixSocketPath { words += ["--unix-socket", quote(socket)] }

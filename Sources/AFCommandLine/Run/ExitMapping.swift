@@ -50,6 +50,12 @@ enum ExitMapping {
             case .revoked: return message + "; the server's certificate was revoked; tell its owner"
             case .other: return message + "; see what the server presents with 'af pin --verify=no HOST'"
             }
+        case .untrustedProxyCertificate(_, let problem):
+            switch problem {
+            case .unknownIssuer, .issuerNotSent: return message + "; use --verify=CA.pem for the proxy's private CA (--verify applies to an HTTPS proxy too)"
+            case .validityDates: return message + "; check the proxy certificate's dates (and this machine's clock)"
+            case .revoked, .other: return message + "; check --proxy and the proxy's certificate"
+            }
         case .handshakeFailed:
             return message + "; check --ssl, --ciphers, --cert and the server's TLS setup"
         case .noCommonTLSVersion(let requiredTLS13):

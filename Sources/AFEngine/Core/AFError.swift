@@ -100,6 +100,8 @@ public struct TransportFailure: Error, Sendable, Equatable {
     public enum Cause: Sendable, Equatable {
         /// The server's chain did not verify; `code` is OpenSSL's `X509_V_ERR_*` value.
         case untrustedCertificate(code: Int32, problem: TrustProblem)
+        /// The HTTPS proxy's chain did not verify (against the default trust's CA bundle).
+        case untrustedProxyCertificate(code: Int32, problem: TrustProblem)
         /// The TLS handshake failed for another reason (versions, ciphers, client certificate).
         case handshakeFailed
         /// The server and the client share no TLS version: the server's alert, or OpenSSL's

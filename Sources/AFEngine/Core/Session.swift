@@ -205,6 +205,17 @@ public final class Session: Sendable {
         return configuration.defaultTrust
     }
 
+    /// What the certificate of the HTTPS proxy `description` goes through for `url` is
+    /// verified with: the default trust's CA bundle and switches (per-host evaluators and
+    /// pins are the servers'); the defaults when there is no such proxy.
+    func proxyTrustSettings(for description: RequestDescription, url: HTTPURL) -> TrustSettings {
+        var settings = TrustSettings()
+        if description.options.proxy.explicitProxy(forScheme: url.scheme)?.lowercased().hasPrefix("https://") == true {
+            configuration.defaultTrust?.prepare(&settings)
+        }
+        return settings
+    }
+
     /// Drives the session's transfers on the calling thread until `done()` holds, after
     /// calling `start()` there; completion handlers, `async` work and watched descriptors
     /// run on this thread meanwhile. Returns false, having only called `start()`, when the

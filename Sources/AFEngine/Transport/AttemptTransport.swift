@@ -31,7 +31,9 @@ struct CurlTransport: AttemptTransport {
         _ description: RequestDescription, url: HTTPURL, attempt: Int, hop: Int,
         trust: (any ServerTrustEvaluating)?, session: Session, delegate: any TransferDelegate
     ) throws(AFError) -> any AttemptHandle {
-        let transfer = try Transfer(description: description, attempt: attempt, hop: hop, trust: trust, parsedURL: url, handles: session.driver.easyHandles, delegate: delegate)
+        let proxyTrust = session.proxyTrustSettings(for: description, url: url)
+        let transfer = try Transfer(description: description, attempt: attempt, hop: hop, trust: trust, proxyTrust: proxyTrust,
+                                    parsedURL: url, handles: session.driver.easyHandles, delegate: delegate)
         transfer.attach(driver: session.driver, share: session.share)
         return transfer
     }

@@ -140,6 +140,13 @@ enum CurlErrorMapping {
             if code == CURLE_SSL_INVALIDCERTSTATUS {
                 return failure(.tls, "revocation check failed for \(url.host): \(detail)")
             }
+            // The HTTPS proxy's certificate, which libcurl verified itself (the handshake
+            // hooks see it only when the server is https too): named as the proxy's.
+            if let proxy = transfer.httpsProxy, case let result = easy.long(CURLINFO_PROXY_SSL_VERIFYRESULT), result != 0 {
+                let code = Int32(truncatingIfNeeded: result)
+                return failure(.tls, "the certificate of the proxy \(proxy.authority) is not trusted: \(TLSHandshake.verificationReason(code))",
+                               .untrustedProxyCertificate(code: code, problem: TLSHandshake.problem(forVerificationError: code)))
+            }
             if code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CRL_BADFILE {
                 return failure(.tls, "TLS with \(authority) failed: \(detail)", .unusableTrustFile(code == CURLE_SSL_CRL_BADFILE ? .crl : .caBundle))
             }

@@ -51,6 +51,9 @@ enum TLSHandshake {
     static let verifyCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { store, userdata in
         guard let store, let userdata else { return 0 }
         let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+        if let proxy = transfer.httpsProxy, isProxyHandshake(store, proxy: proxy.host, server: transfer.url.host) {
+            return verifyProxy(store, proxy: proxy.authority, transfer: transfer)
+        }
         transfer.handshakeSeen = true
         var chain: [ServerCertificate] = []
         func collect(_ certificate: OpaquePointer?) {
@@ -65,7 +68,7 @@ enum TLSHandshake {
         if transfer.trustSettings.verifyPeer {
             guard X509_verify_cert(store) == 1 else {
                 let code = X509_STORE_CTX_get_error(store)
-                var reason = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
+                var reason = verificationReason(code)
                 var problem = problem(forVerificationError: code)
                 // A leaf sent without the intermediate that links it to a root (a common server
                 // mistake, which browsers paper over) reads like a private CA; its issuer says
@@ -106,6 +109,45 @@ enum TLSHandshake {
             }
         }
         return 1
+    }
+
+    /// Whether the handshake `store` verifies is the HTTPS proxy's rather than the server's
+    /// (libcurl hands both to the same hooks): the name it was sent for is the proxy's.
+    /// libcurl sends no name for an address, so a handshake without one is the proxy's only
+    /// when the proxy is an address and the server is not. Anything else is taken for the
+    /// server's, which is judged the stricter way.
+    private static func isProxyHandshake(_ store: OpaquePointer, proxy: String, server: String) -> Bool {
+        guard let raw = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()) else { return false }
+        func isAddress(_ host: String) -> Bool { host.contains(":") || host.allSatisfy { $0 == "." || $0.isASCII && $0.isNumber } }
+        guard let name = SSL_get_servername(OpaquePointer(raw), TLSEXT_NAMETYPE_host_name) else {
+            return isAddress(proxy) && !isAddress(server)
+        }
+        let sent = String(cString: name).lowercased()
+        return sent == proxy.lowercased() && sent != server.lowercased()
+    }
+
+    /// Verifies an HTTPS proxy's chain as OpenSSL would (libcurl checks its name after): the
+    /// server's pins and evaluators are not the proxy's, and its chain is not the server's.
+    private static func verifyProxy(_ store: OpaquePointer, proxy: String, transfer: Transfer) -> Int32 {
+        guard transfer.proxyTrustSettings.verifyPeer else {
+            X509_STORE_CTX_set_error(store, X509_V_OK)
+            return 1
+        }
+        guard X509_verify_cert(store) == 1 else {
+            let code = X509_STORE_CTX_get_error(store)
+            transfer.fail(.transport(TransportFailure(
+                kind: .tls,
+                message: "the certificate of the proxy \(proxy) is not trusted: \(verificationReason(code))",
+                cause: .untrustedProxyCertificate(code: code, problem: problem(forVerificationError: code))
+            )))
+            return 0
+        }
+        return 1
+    }
+
+    /// OpenSSL's words for a chain verification's error `code`.
+    static func verificationReason(_ code: Int32) -> String {
+        X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
     }
 
     /// The class of a failed chain verification.

@@ -69,6 +69,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     let easy: EasyHandle
     let trust: (any ServerTrustEvaluating)?
     let trustSettings: TrustSettings
+    /// What an HTTPS proxy's certificate is verified with (`Session.proxyTrustSettings`).
+    let proxyTrustSettings: TrustSettings
     /// Bytes the sink held before this attempt (a resumed download), for progress.
     let resumedFrom: Int64
     /// Set only for `af pin`: connect, shake hands, stop.
@@ -113,6 +115,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     var clientCertificateRequested = false
     var pinResult: String?
     var chainVerified = false
+    /// The HTTPS proxy this transfer goes through, whose TLS handshake the handshake hooks
+    /// tell from the server's by the name it was sent for.
+    private(set) var httpsProxy: HTTPURL?
     /// Sockets libcurl opened for this transfer, and how many of them the last `connected`
     /// event covered (-1: none announced yet).
     var socketsOpened = 0
@@ -131,6 +136,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         attempt: Int,
         hop: Int,
         trust: (any ServerTrustEvaluating)?,
+        proxyTrust: TrustSettings = TrustSettings(),
         resumedFrom: Int64 = 0,
         connectOnly: Bool = false,
         parsedURL: HTTPURL? = nil,
@@ -157,6 +163,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         var settings = TrustSettings()
         trust?.prepare(&settings)
         trustSettings = settings
+        proxyTrustSettings = proxyTrust
         easy = try EasyHandle(pool: handles)
         if description.body.isEmpty || description.method == .head {
             reader = nil
@@ -342,6 +349,25 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         }
     }
 
+    /// The TLS of an HTTPS proxy's connection: verified with the session's default trust
+    /// (its CA bundle, or not at all), TLS 1.2 at least; pins and trust evaluators judge the
+    /// server alone. libcurl otherwise verified the proxy against its built-in bundle whatever the
+    /// trust settings said, and the handshake hooks judged the proxy's chain as the server's.
+    private func configureProxyTLS(_ proxy: String) throws(AFError) {
+        httpsProxy = try? HTTPURL(parsing: proxy)
+        try easy.set(CURLOPT_PROXY_SSL_VERIFYPEER, proxyTrustSettings.verifyPeer)
+        try easy.set(CURLOPT_PROXY_SSL_VERIFYHOST, proxyTrustSettings.verifyHost ? 2 : 0)
+        if let bundle = proxyTrustSettings.caBundle {
+            if FileIO.isCertificateDirectory(bundle) {
+                try easy.set(CURLOPT_PROXY_CAPATH, copying: bundle)
+                try easy.set(CURLOPT_PROXY_CAINFO, copying: nil)
+            } else {
+                try easy.set(CURLOPT_PROXY_CAINFO, copying: bundle)
+            }
+        }
+        try easy.set(CURLOPT_PROXY_SSLVERSION, afcurl_sslversion(12))
+    }
+
     /// Refuses header names and values that would smuggle extra lines into the request.
     static func checkHeader(_ header: HTTPHeader) throws(AFError) {
         let name = header.name.rawValue
@@ -358,7 +384,10 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     }
 
     private func configureTLS() throws(AFError) {
-        guard url.scheme == "https" || description.options.proxy.explicitProxy(forScheme: url.scheme)?.hasPrefix("https") == true else { return }
+        if let proxy = description.options.proxy.explicitProxy(forScheme: url.scheme), proxy.lowercased().hasPrefix("https://") {
+            try configureProxyTLS(proxy)
+        }
+        guard url.scheme == "https" else { return }
         let tls = description.options.tls
         try easy.set(CURLOPT_SSL_VERIFYPEER, trustSettings.verifyPeer)
         try easy.set(CURLOPT_SSL_VERIFYHOST, trustSettings.verifyHost ? 2 : 0)
