@@ -23,6 +23,26 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
     }
 
+    /// A symbolic link where a resumed download's partial file (or the file to resume) is:
+    /// af measured what it points to for the Range it asked for, sent the request, then
+    /// refused to write through the link and said to run the same command with -c. Now
+    /// nothing is sent, and what it points to is neither read nor written.
+    @Test func aResumeThroughASymbolicLinkIsRefusedBeforeSending() throws {
+        let victim = try TemporaryDirectory.write("not yours\n", named: "victim.txt", in: directory)
+        let linked = directory + "/linked"
+        try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: false)
+        for (name, extra) in [("100.part", ["--output-dir=\(linked)"]), ("100", ["--output-dir=\(linked)"]), ("out.bin", ["-o", linked + "/out.bin"])] {
+            let link = linked + "/" + name
+            #expect(symlink(victim, link) == 0)
+            let result = InProcessAF.run(["-d", "-c"] + extra + [server.url("/bytes/100")])
+            #expect(result.status == 9, "\(name)")
+            #expect(result.err == "af: error: cannot write '\(link)': it is a symbolic link; af never writes through one: remove it, or save under another name\n", "\(name)")
+            unlink(link)
+        }
+        #expect(server.requests.isEmpty)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "not yours\n")
+    }
+
     @Test(arguments: [
         ("attachment; filename=\"../../escape.txt\"", "escape.txt"),
         ("attachment; filename=\"/etc/passwd\"", "passwd"),

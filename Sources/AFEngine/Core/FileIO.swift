@@ -89,6 +89,12 @@ package enum FileIO {
         return lstat(path, &info) == 0
     }
 
+    /// Whether `path` is a symbolic link itself (whatever it points to, if anything).
+    package static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
     /// `path` with its symbolic links, `.` and `..` resolved (`realpath`); nil when it cannot
     /// be resolved (it does not exist).
     package static func resolvedPath(_ path: String) -> String? {

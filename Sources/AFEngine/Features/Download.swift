@@ -202,6 +202,12 @@ public final class DownloadSink: ResponseBodySink {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot write files in '\(target)': \(POSIXFailure(code: errno).description)"))
         }
         if let final = initial.finalPath, let part = initial.partPath {
+            // A link where the partial file goes (or, to be resumed, where the file is) would
+            // be written through, or measured for a Range, at whatever it points to: refused
+            // before the request, as writing refuses it.
+            for path in configuration.resume ? [part, final] : [part] where FileIO.isSymbolicLink(path) {
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': it is a symbolic link; af never writes through one: remove it, or save under another name"))
+            }
             guard let claim = PartFileClaims.claim(part) else { throw Self.inUse(final) }
             initial.claim = claim
         }
