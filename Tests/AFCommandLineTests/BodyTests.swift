@@ -412,3 +412,19 @@ import Testing
         }
     }
 }
+
+/// A token command that runs on gets one line saying af waits for it, and how to limit it:
+/// without --timeout, `--auth-cmd` held a script without a word for as long as it ran.
+@Suite struct TokenCommandWaitTests {
+    @Test func aSlowTokenCommandGetsOneNotice() {
+        for (command, limit, noticed) in [("sleep 0.6; echo slow", nil as Double?, true), ("sleep 0.6; echo slow", 5, true), ("echo quick", nil, false)] {
+            let notices = Locked([String]())
+            let notice = StandardInput.WaitNotice(seconds: 0.2) { text in notices.withLock { $0.append(text) } }
+            let result = CommandTokenProvider.fetch(AuthCommand(command: command, timeLimit: limit), environment: ["PATH": "/usr/bin:/bin"], notice: notice)
+            #expect((try? result.get()) == (noticed ? "slow" : "quick"))
+            let advice = limit == nil ? "give --timeout to limit it" : "--timeout limits it"
+            let seen = notices.withLock { $0 }
+            #expect(seen == (noticed ? ["--auth-cmd '\(command)' has not finished in 200ms; af waits for its token (\(advice))"] : []), "\(command)")
+        }
+    }
+}

@@ -87,9 +87,9 @@ enum StandardInput {
     }
 
     /// How long a pipe may stay silent before af says what it is waiting for, and how.
-    struct WaitNotice {
+    struct WaitNotice: Sendable {
         var seconds: Double
-        var write: (String) -> Void
+        var write: @Sendable (String) -> Void
     }
 
     /// The notice for standard input in a script: a pipe nobody writes to or closes (a CI

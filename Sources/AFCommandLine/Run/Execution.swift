@@ -53,7 +53,9 @@ final class Execution {
         }
         authenticator = settings.authCmd.map { command in
             let command = AuthCommand(command: command, timeLimit: settings.timeout)
-            return AuthenticationInterceptor(provider: tokens?(command) ?? CommandTokenProvider(command: command, environment: environment.variables), origin: built.url)
+            let notice = settings.quiet ? nil : StandardInput.waitNotice(stderr: environment.stderr)
+            return AuthenticationInterceptor(provider: tokens?(command) ?? CommandTokenProvider(command: command, environment: environment.variables, notice: notice),
+                                             origin: built.url)
         }
     }
 

@@ -59,7 +59,8 @@ enum Subprocess {
     /// (seconds) a command still running after it is stopped. The command is done when the
     /// shell exits, whatever it left running in the background; a command that is stopped
     /// takes the processes it started with it.
-    static func shell(_ command: String, environment: [String: String], outputLimit: Int, errorLimit: Int = 4096, timeLimit: Double? = nil) -> Outcome? {
+    static func shell(_ command: String, environment: [String: String], outputLimit: Int, errorLimit: Int = 4096, timeLimit: Double? = nil,
+                      notice: (wait: StandardInput.WaitNotice, text: String)? = nil) -> Outcome? {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { return nil }
@@ -115,6 +116,8 @@ enum Subprocess {
         var timedOut = false
         var interrupted = false
         let deadline = timeLimit.map { Monotonic.now() + $0 }
+        // When to say, once, that af still waits for the command.
+        var noticeAt = notice.map { Monotonic.now() + $0.wait.seconds }
         // Reads what is ready on the open pipes (waiting up to `wait` ms for some); false
         // when nothing was.
         func readReady(wait: Int32) -> Bool {
@@ -157,6 +160,10 @@ enum Subprocess {
                 wait = Int32(max(0, min(100, (left * 1000).rounded(.up))))
             }
             if !timedOut { _ = readReady(wait: wait) }  // with no pipe open, a sleep
+            if let at = noticeAt, let notice, Monotonic.now() >= at {
+                notice.wait.write(notice.text)
+                noticeAt = nil
+            }
             // The command is done when the shell has exited, even if something it started in
             // the background (an agent, a cache daemon) still holds the pipes open: what the
             // shell wrote before it exited is in them already, and is read without waiting
@@ -192,12 +199,16 @@ struct AuthCommand: Hashable, Sendable {
 struct CommandTokenProvider: TokenProvider {
     let command: AuthCommand
     let environment: [String: String]
+    /// Says on standard error when the command has run for a while (a script would
+    /// otherwise wait without a word); nil says nothing (`-q`).
+    var notice: StandardInput.WaitNotice?
 
     func token(completion: @escaping @Sendable (Result<String, AFError>) -> Void) {
         let command = command
         let environment = environment
+        let notice = notice
         BackgroundWork.run {
-            completion(Self.fetch(command, environment: environment))
+            completion(Self.fetch(command, environment: environment, notice: notice))
         }
     }
 
@@ -205,9 +216,13 @@ struct CommandTokenProvider: TokenProvider {
     /// kilobytes), far less than what would strain memory or a server's header limits.
     static let tokenLimit = 64 << 10
 
-    static func fetch(_ authCommand: AuthCommand, environment: [String: String]) -> Result<String, AFError> {
+    static func fetch(_ authCommand: AuthCommand, environment: [String: String], notice: StandardInput.WaitNotice? = nil) -> Result<String, AFError> {
         let command = authCommand.command
-        guard let outcome = Subprocess.shell(command, environment: environment, outputLimit: tokenLimit, timeLimit: authCommand.timeLimit) else {
+        let waiting = notice.map { wait in
+            let limit = authCommand.timeLimit == nil ? "give --timeout to limit it" : "--timeout limits it"
+            return (wait, "--auth-cmd '\(command)' has not finished in \(Format.seconds(wait.seconds)); af waits for its token (\(limit))")
+        }
+        guard let outcome = Subprocess.shell(command, environment: environment, outputLimit: tokenLimit, timeLimit: authCommand.timeLimit, notice: waiting) else {
             return .failure(.adaptationFailed(reason: "cannot run --auth-cmd '\(command)' with /bin/sh"))
         }
         if outcome.interrupted {
