@@ -55,14 +55,7 @@ enum StandardInput {
         var total: Int64 = 0
         var room = TemporaryRoom()
         while true {
-            let count = read(fd, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR {
-                    guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
-                    throw interrupted
-                }
-                throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
-            }
+            let count = try readSome(fd, into: buffer, source: source)
             if count == 0 { return total }
             let code = FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), keeping: &room)
             if code != 0 {
@@ -162,17 +155,24 @@ enum StandardInput {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { buffer.deallocate() }
         while bytes.count <= limit {
-            let count = read(fd, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR {
-                    guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
-                    throw interrupted
-                }
-                throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
-            }
+            let count = try readSome(fd, into: buffer, source: source)
             if count == 0 { return true }
             bytes.append(contentsOf: buffer[0..<count])
         }
         return false
+    }
+
+    /// One `read` of `fd` (`source`, for errors) into `buffer`: the bytes read, 0 at its end.
+    /// A signal that interrupts it reads again, unless it ends the run.
+    private static func readSome(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, source: String) throws(CommandFailure) -> Int {
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count >= 0 { return count }
+            if errno == EINTR {
+                guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
+                throw interrupted
+            }
+            throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
+        }
     }
 }
