@@ -154,7 +154,7 @@ enum CurlCommand {
         if let url = try? HTTPURL(parsing: description.url), let proxy = options.proxy.explicitProxy(forScheme: url.scheme) {
             words += ["--proxy", quote(proxy)]
             // af verifies an HTTPS proxy as it verifies the server; curl has options of its own.
-            if proxy.lowercased().hasPrefix("https://") {
+            if options.proxy.httpsProxy(forScheme: url.scheme) != nil {
                 if settings.verify == "no" || settings.verify == "false" {
                     words.append("--proxy-insecure")
                 } else if let bundle = caBundle {

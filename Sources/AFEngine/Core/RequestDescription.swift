@@ -284,6 +284,11 @@ public struct ProxySettings: Sendable, Hashable {
         explicit[scheme.lowercased()] ?? explicit["all"]
     }
 
+    /// The explicit proxy for `scheme` when it is reached over TLS (an `https://` proxy).
+    public func httpsProxy(forScheme scheme: String) -> String? {
+        explicitProxy(forScheme: scheme).flatMap { $0.lowercased().hasPrefix("https://") ? $0 : nil }
+    }
+
     /// These settings with the proxy variables of `variables` (an environment other than
     /// this process's) folded in, read the way libcurl reads them: `http_proxy` (lower case
     /// only), `https_proxy`, `all_proxy` and `no_proxy` (either case). Explicit proxies keep

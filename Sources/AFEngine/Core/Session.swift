@@ -210,7 +210,7 @@ public final class Session: Sendable {
     /// pins are the servers'); the defaults when there is no such proxy.
     func proxyTrustSettings(for description: RequestDescription, url: HTTPURL) -> TrustSettings {
         var settings = TrustSettings()
-        if description.options.proxy.explicitProxy(forScheme: url.scheme)?.lowercased().hasPrefix("https://") == true {
+        if description.options.proxy.httpsProxy(forScheme: url.scheme) != nil {
             configuration.defaultTrust?.prepare(&settings)
         }
         return settings

@@ -351,8 +351,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
 
     /// The TLS of an HTTPS proxy's connection: verified with the session's default trust
     /// (its CA bundle, or not at all), TLS 1.2 at least; pins and trust evaluators judge the
-    /// server alone. libcurl otherwise verified the proxy against its built-in bundle whatever the
-    /// trust settings said, and the handshake hooks judged the proxy's chain as the server's.
+    /// server alone. libcurl otherwise verified the proxy against its built-in bundle,
+    /// whatever the trust settings said, and the handshake hooks judged the proxy's chain as
+    /// the server's.
     private func configureProxyTLS(_ proxy: String) throws(AFError) {
         httpsProxy = try? HTTPURL(parsing: proxy)
         try easy.set(CURLOPT_PROXY_SSL_VERIFYPEER, proxyTrustSettings.verifyPeer)
@@ -384,9 +385,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     }
 
     private func configureTLS() throws(AFError) {
-        if let proxy = description.options.proxy.explicitProxy(forScheme: url.scheme), proxy.lowercased().hasPrefix("https://") {
-            try configureProxyTLS(proxy)
-        }
+        if let proxy = description.options.proxy.httpsProxy(forScheme: url.scheme) { try configureProxyTLS(proxy) }
         guard url.scheme == "https" else { return }
         let tls = description.options.tls
         try easy.set(CURLOPT_SSL_VERIFYPEER, trustSettings.verifyPeer)
