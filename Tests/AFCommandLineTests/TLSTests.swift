@@ -344,6 +344,14 @@ import Testing
         #expect(pinned.status == 1, "\(pinned.err)")
         #expect(pinned.err.hasPrefix("af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 404"), "\(pinned.err)")
         #expect(proxy.requests.contains { $0.method == "CONNECT" })
+        // A pinned certificate is a trust anchor for the server alone: the proxy's own
+        // self-signed certificate, given as the server's --pin-cert, does not make it trusted.
+        let selfSigned = try pki.selfSigned(name: "proxy-self", hosts: ["127.0.0.1"])
+        let anchored = try server(selfSigned)
+        let refused = InProcessAF.run(["--pin-cert=\(selfSigned.certificatePath)", "--proxy=all:https://127.0.0.1:\(anchored.port)", "https://example.test/echo"])
+        #expect(refused.status == 7, "\(refused.err)")
+        #expect(refused.err.hasPrefix("af: error: the certificate of the proxy 127.0.0.1:\(anchored.port) is not trusted: self-signed certificate; "), "\(refused.err)")
+        #expect(anchored.requests.isEmpty)
     }
 
     @Test func minimumVersionAndCiphers() throws {

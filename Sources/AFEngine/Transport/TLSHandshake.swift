@@ -13,14 +13,6 @@ enum TLSHandshake {
         let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
         transfer.handshakeStarted = true
         let context = OpaquePointer(sslContext)
-        if !transfer.trustSettings.anchors.isEmpty, let store = SSL_CTX_get_cert_store(context) {
-            for der in transfer.trustSettings.anchors {
-                if let certificate = Certificates.decode(der: der) {
-                    X509_STORE_add_cert(store, certificate)
-                    X509_free(certificate)
-                }
-            }
-        }
         if !transfer.trustSettings.verifyPeer, transfer.trust != nil {
             // Verification is off but an evaluator still judges the chain: its refusal
             // must abort the handshake, which OpenSSL only does in peer-verify mode.
@@ -53,6 +45,17 @@ enum TLSHandshake {
         let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
         if let proxy = transfer.httpsProxy, isProxyHandshake(store, proxy: proxy.host, server: transfer.url.host) {
             return verifyProxy(store, proxy: proxy.authority, transfer: transfer)
+        }
+        // Pinned certificates are trust anchors for the server alone: added here, once the
+        // handshake is known to be the server's, to the store of its connection's context
+        // (libcurl makes one for each new connection), not to an HTTPS proxy's.
+        if !transfer.trustSettings.anchors.isEmpty, let trusted = X509_STORE_CTX_get0_store(store) {
+            for der in transfer.trustSettings.anchors {
+                if let certificate = Certificates.decode(der: der) {
+                    X509_STORE_add_cert(trusted, certificate)
+                    X509_free(certificate)
+                }
+            }
         }
         transfer.handshakeSeen = true
         var chain: [ServerCertificate] = []
