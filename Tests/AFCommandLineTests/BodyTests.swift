@@ -427,4 +427,22 @@ import Testing
             #expect(seen == (noticed ? ["--auth-cmd '\(command)' has not finished in 200ms; af waits for its token (\(advice))"] : []), "\(command)")
         }
     }
+
+    /// The lines of `af batch` that share a command share its notice: one, however many wait.
+    @Test func aSharedTokenCommandGetsOneNotice() {
+        let notices = Locked([String]())
+        let notice = StandardInput.WaitNotice(seconds: 0.2) { text in notices.withLock { $0.append(text) } }
+        let shared = SharedCommandToken(command: AuthCommand(command: "sleep 0.6; echo shared"), environment: ["PATH": "/usr/bin:/bin"], notice: notice)
+        let tokens = Locked([String]())
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<3 {
+            shared.token(replacing: nil) { result in
+                tokens.withLock { $0.append((try? result.get()) ?? "failed") }
+                done.signal()
+            }
+        }
+        for _ in 0..<3 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(tokens.withLock { $0 } == ["shared", "shared", "shared"])
+        #expect(notices.withLock { $0 } == ["--auth-cmd 'sleep 0.6; echo shared' has not finished in 200ms; af waits for its token (give --timeout to limit it)"])
+    }
 }

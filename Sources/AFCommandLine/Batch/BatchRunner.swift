@@ -284,7 +284,9 @@ final class BatchRunner: Sendable {
     private func sharedToken(for command: AuthCommand) -> SharedCommandToken {
         state.write { state in
             if let shared = state.tokens[command] { return shared }
-            let shared = SharedCommandToken(command: command, environment: planner.environment.variables)
+            let stderr = stderr
+            let notice = options.quiet ? nil : StandardInput.WaitNotice(seconds: 10) { text in stderr.writeNotice(text) }
+            let shared = SharedCommandToken(command: command, environment: planner.environment.variables, notice: notice)
             state.tokens[command] = shared
             return shared
         }

@@ -14,11 +14,14 @@ final class SharedCommandToken: Sendable {
 
     let command: AuthCommand
     private let environment: [String: String]
+    /// Says when the command runs on (`CommandTokenProvider.notice`); nil says nothing.
+    private let notice: StandardInput.WaitNotice?
     private let state = Protected(State())
 
-    init(command: AuthCommand, environment: [String: String]) {
+    init(command: AuthCommand, environment: [String: String], notice: StandardInput.WaitNotice? = nil) {
         self.command = command
         self.environment = environment
+        self.notice = notice
     }
 
     /// The current token; with `stale`, the token a 401 refused, a new one unless another line
@@ -42,8 +45,9 @@ final class SharedCommandToken: Sendable {
         guard starts else { return }
         let command = command
         let environment = environment
+        let notice = notice
         BackgroundWork.run { [state] in
-            let result = CommandTokenProvider.fetch(command, environment: environment)
+            let result = CommandTokenProvider.fetch(command, environment: environment, notice: notice)
             let waiters = state.write { state -> [@Sendable (Result<String, AFError>) -> Void] in
                 state.fetching = false
                 state.result = result
