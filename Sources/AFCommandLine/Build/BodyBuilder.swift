@@ -94,10 +94,7 @@ enum BodyBuilder {
         }
         if !namesStandardInput, let file = bodyFiles.first, case .bodyFile(let given) = file.item {
             try FileReading.checkReadable(given, item: file.argument)
-            let body: RequestBody = switch try spooler.replayable(given, item: file.argument) {
-            case .file(let path): .file(path: path)
-            case .bytes(let bytes): .bytes(bytes)
-            }
+            let body = try spooler.replayable(given, item: file.argument).body
             let type = MIMEType.guess(forPath: given) ?? "application/octet-stream"
             return BuiltBody(body: body, origin: .file(path: given), contentType: type, isJSON: type == "application/json",
                              temporaryFiles: spooler.files)
@@ -113,8 +110,7 @@ enum BodyBuilder {
             return settings.form ? BuiltBody(contentType: formType) : BuiltBody()
         case .regularFile:
             let path = try StandardInput.remainderPath(environment.stdin, temporaryDirectory: environment.temporaryDirectory)
-            let held = StandardInput.Held.file(path: path, size: FileIO.regularFileSize(path) ?? 0)
-            return BuiltBody(body: .file(path: path), origin: .standardInput(held), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
+            return BuiltBody(body: .file(path: path), origin: .standardInput(.file(path: path)), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
         case .pipe:
             // Streamed only when it will be sent once; a retry, a redirect that keeps the body or
             // an authentication round trip needs all of it again, so it is held first (in
@@ -127,13 +123,9 @@ enum BodyBuilder {
             guard let held = try StandardInput.hold(environment.stdin, temporaryDirectory: environment.temporaryDirectory, notice: notice) else {
                 return BuiltBody()
             }
-            let contentType = mode == .form ? formType : "application/json"
-            switch held {
-            case .bytes(let bytes):
-                return BuiltBody(body: .bytes(bytes), origin: .standardInput(held), contentType: contentType, isJSON: mode == .json)
-            case .file(let path, _):
-                return BuiltBody(body: .file(path: path), origin: .standardInput(held), contentType: contentType, isJSON: mode == .json, temporaryFiles: [path])
-            }
+            let spooled: [String] = if case .file(let path) = held { [path] } else { [] }
+            return BuiltBody(body: held.body, origin: .standardInput(held), contentType: mode == .form ? formType : "application/json",
+                             isJSON: mode == .json, temporaryFiles: spooled)
         }
     }
 
@@ -274,19 +266,13 @@ enum BodyBuilder {
 
         /// What sends the file at `path` on every attempt: the file itself, or, when it cannot
         /// be read twice, its bytes (while they are few) or a spooled copy of them.
-        func replayable(_ path: String, item: String) throws(CommandFailure) -> MultipartFormData.Part.Content {
+        func replayable(_ path: String, item: String) throws(CommandFailure) -> StandardInput.Held {
             guard needed, FileIO.exists(path), FileIO.regularFileSize(path) == nil else { return .file(path: path) }
             let fd = try FileReading.openToRead(path, item: item)
             defer { close(fd) }
-            switch try StandardInput.hold(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") {
-            case nil:
-                return .bytes([])
-            case .bytes(let bytes):
-                return .bytes(bytes)
-            case .file(let copy, _):
-                files.append(copy)
-                return .file(path: copy)
-            }
+            let held = try StandardInput.hold(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") ?? .bytes([])
+            if case .file(let copy) = held { files.append(copy) }
+            return held
         }
     }
 
@@ -303,7 +289,7 @@ enum BodyBuilder {
                 try FileReading.checkReadable(path, item: item.argument)
                 // Standard input's part is called `-`, as curl calls it.
                 let base = path == standardInput ? "-" : path.pathBaseName
-                let content = try spooler.replayable(path, item: item.argument)
+                let content = try spooler.replayable(path, item: item.argument).partContent
                 form.append(MultipartFormData.Part(name: name, filename: base, contentType: type ?? MIMEType.guess(forPath: base) ?? "application/octet-stream",
                                                    content: content))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):

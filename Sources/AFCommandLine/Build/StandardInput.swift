@@ -7,9 +7,10 @@ import Glibc
 /// file with at least one byte; a terminal or a character device such as `/dev/null` is
 /// never read.
 enum StandardInput {
-    /// A regular file counts from where its reading stands (`offset`): the shell, or a
-    /// `read` in a loop, may have read its start, which is then not af's to send.
-    enum Kind { case none, pipe, regularFile(size: Int64, offset: Int64) }
+    /// A regular file counts from where its reading stands: the shell, or a `read` in a
+    /// loop, may have read its start, which is then not af's to send (a file read to its end
+    /// is `none`).
+    enum Kind { case none, pipe, regularFile }
 
     /// What standard input is.
     static func kind(of fd: Int32, isTerminal: Bool) -> Kind {
@@ -20,8 +21,7 @@ enum StandardInput {
         case S_IFIFO, S_IFSOCK: return .pipe
         case S_IFREG:
             let offset = max(0, Int64(lseek(fd, 0, SEEK_CUR)))
-            let size = Int64(info.st_size) - offset
-            return size > 0 ? .regularFile(size: size, offset: offset) : .none
+            return Int64(info.st_size) > offset ? .regularFile : .none
         default: return .none
         }
     }
@@ -81,6 +81,10 @@ enum StandardInput {
 
     /// How long a pipe may stay silent before af says what it is waiting for, and how.
     struct WaitNotice: Sendable {
+        /// How long af waits in silence: long enough for any command or pipe that is merely
+        /// slow, short enough for a person watching a CI log.
+        static let seconds = 10.0
+
         var seconds: Double
         var write: @Sendable (String) -> Void
     }
@@ -88,7 +92,7 @@ enum StandardInput {
     /// The notice for standard input in a script: a pipe nobody writes to or closes (a CI
     /// step's open stdin) would hold af without a word, as HTTPie would be held.
     static func waitNotice(stderr: Int32) -> WaitNotice {
-        WaitNotice(seconds: 10) { text in
+        WaitNotice(seconds: WaitNotice.seconds) { text in
             let line = "af: \(text)\n"
             _ = Array(line.utf8).withUnsafeBytes { FileIO.writeAll(stderr, $0) }
         }
@@ -99,7 +103,23 @@ enum StandardInput {
     /// writable `TMPDIR`), else the temporary file they were copied to (memory stays flat).
     enum Held: Sendable {
         case bytes([UInt8])
-        case file(path: String, size: Int64)
+        case file(path: String)
+
+        /// The request body that sends it.
+        var body: RequestBody {
+            switch self {
+            case .bytes(let bytes): .bytes(bytes)
+            case .file(let path): .file(path: path)
+            }
+        }
+
+        /// The multipart part's content that sends it.
+        var partContent: MultipartFormData.Part.Content {
+            switch self {
+            case .bytes(let bytes): .bytes(bytes)
+            case .file(let path): .file(path: path)
+            }
+        }
     }
 
     /// Reads `fd` to its end and holds what it gave (`Held`), in memory up to
@@ -116,23 +136,18 @@ enum StandardInput {
         }.get()
         defer { close(out) }
         let copying = "spool \(source) to \(path)"
-        let total: Int64
         do throws(CommandFailure) {
             var room = TemporaryRoom()
             let code = start.withUnsafeBytes { FileIO.writeAll(out, $0, keeping: &room) }
             if code != 0 {
                 throw CommandFailure("cannot \(copying): \(POSIXFailure(code: code).description); set TMPDIR to a roomier directory", exitCode: ExitStatus.output)
             }
-            total = try Int64(start.count) + copyRest(of: fd, to: out, source: source, copying: copying)
+            _ = try copyRest(of: fd, to: out, source: source, copying: copying)
         } catch {
             unlink(path)
             throw error
         }
-        guard total > 0 else {
-            unlink(path)
-            return nil
-        }
-        return .file(path: path, size: total)
+        return .file(path: path)
     }
 
     /// Waits for `fd` to have something to read (or its end), saying so through `notice`

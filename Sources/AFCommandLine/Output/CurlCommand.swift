@@ -77,7 +77,7 @@ enum CurlCommand {
         case .standardInput(let held):
             let bytes: [UInt8]? = switch held {
             case .bytes(let bytes): bytes
-            case .file(let path, _): try? FileReading.bytes(atPath: path, item: "standard input")
+            case .file(let path): try? FileReading.bytes(atPath: path, item: "standard input")
             case nil: nil
             }
             if let bytes, bytes.count <= 1 << 20, let text = String(validating: bytes, as: UTF8.self), !text.contains("\0") {

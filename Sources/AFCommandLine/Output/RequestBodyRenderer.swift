@@ -25,7 +25,7 @@ struct RequestBodyRenderer: Sendable {
             return note("[standard input, streamed as it is read]")
         case .standardInput(.bytes(let bytes)):
             return contents(bytes, label: "standard input", contentType: contentType)
-        case .standardInput(.file(let path, _)):
+        case .standardInput(.file(let path)):
             return file(path, label: "standard input", contentType: contentType)
         case .multipart(let form):
             // For reading, each piece is made safe for the terminal on its own: a note about
