@@ -67,6 +67,23 @@ import Testing
         #expect(!text.contains("socket:"), "\(text)")
     }
 
+    /// `af pin` against a server that takes the connection and never answers waited out its
+    /// connect timeout (30 s) whatever signal came: `timeout 5 af pin HOST` ran for 30 s.
+    @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated")])
+    func pinEndsAtASignal(signal: Int32, status: Int32, word: String) throws {
+        let silent = try TestServer()
+        silent.route("/") { _, _ in .custom { _ in Thread.sleep(forTimeInterval: 5) } }
+        let running = AF.start(["pin", "127.0.0.1:\(silent.port)"])
+        Thread.sleep(forTimeInterval: 0.5)
+        let sent = Date()
+        running.signal(signal)
+        let result = running.wait(timeout: 10)
+        #expect(Date().timeIntervalSince(sent) < 1)
+        #expect(result.status == status)
+        #expect(result.err == "af: error: \(word)\n")
+        #expect(result.out == "")
+    }
+
     @Test func interruptDuringARetryWaitIsImmediate() {
         server.route("/wait") { _, _ in .response(status: 503) }
         let running = AF.start(["--retry=3", "--retry-delay=20", server.url("/wait")])

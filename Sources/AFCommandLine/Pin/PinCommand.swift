@@ -23,7 +23,11 @@ enum PinCommand {
         let trust = try TrustConfiguration.make(settings: settings, environment: environment, usesTLS: true)
         if let warning = trust.warning { stderr.writeNotice(warning) }
         let session = Session(configuration: Session.Configuration(trustManager: trust.manager, defaultTrust: trust.defaultTrust))
-        let (chain, error) = session.fetchCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings, environment: environment))
+        let probe = session.probeCertificateChain(url: url, options: try RequestBuilder.transferOptions(settings, environment: environment))
+        // A server that takes the connection and says nothing holds the probe until the
+        // connect timeout; Ctrl-C or a script's SIGTERM must not wait for it.
+        SignalWatcher.install(on: session) { reason in probe.cancel(reason) }
+        let (chain, error) = probe.wait()
         let rendered = chain.isEmpty ? nil : render(chain.map(\.der), theme: theme, served: true)
         if let error {
             // The server's failure is the run's error line, not the output's.

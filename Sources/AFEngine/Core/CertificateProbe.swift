@@ -3,24 +3,44 @@ extension Session {
     /// chain as the server sent it, with the error, if any (the chain is returned even when
     /// verification fails, so that a user can inspect it).
     public func fetchCertificateChain(url: String, options: TransferOptions) -> ([ServerCertificate], AFError?) {
-        let probe = ChainProbe()
+        probeCertificateChain(url: url, options: options).wait()
+    }
+
+    /// Starts what `fetchCertificateChain(url:options:)` does and returns at once: the probe
+    /// can be cancelled while it waits (for a server that takes the connection and never
+    /// answers, say) and gives its result to `wait()`.
+    public func probeCertificateChain(url: String, options: TransferOptions) -> CertificateChainProbe {
+        let probe = CertificateChainProbe()
         let description = RequestDescription(url: url, options: options)
         do {
             let parsed = try HTTPURL(parsing: url)
             let trust = try trustEvaluator(for: parsed)
             let transfer = try Transfer(description: description, attempt: 1, hop: 0, trust: trust, connectOnly: true, delegate: probe)
-            driver.submit(.add(transfer, share))
+            transfer.attach(driver: driver, share: share)
+            probe.started(transfer)
+            transfer.start()
         } catch {
-            return ([], error)
+            probe.fail(error)
         }
-        return probe.wait()
+        return probe
     }
 }
 
-/// Waits for a connect-only transfer and keeps what it saw.
-private final class ChainProbe: TransferDelegate {
+/// A connect-only transfer that fetches a server's certificate chain: `wait()` for what it
+/// saw, `cancel(_:)` to end it early (the chain is then whatever arrived, and the error the
+/// cancellation).
+public final class CertificateChainProbe: TransferDelegate {
     private let latch = Latch()
-    private let outcome = Protected<TransferOutcome?>(nil)
+    private let state = Protected(State())
+
+    private struct State {
+        var transfer: Transfer?
+        var chain: [ServerCertificate] = []
+        var error: AFError?
+        var finished = false
+    }
+
+    init() {}
 
     var eventInterests: RequestEvent.Interests { [] }
 
@@ -29,13 +49,35 @@ private final class ChainProbe: TransferDelegate {
     func transfer(_ transfer: any AttemptHandle, routeFor head: ResponseHead) -> BodyRoute { .preview }
 
     func transfer(_ transfer: any AttemptHandle, didFinish outcome: TransferOutcome) {
-        self.outcome.write { $0 = outcome }
-        latch.open()
+        finish(chain: outcome.serverChain, error: outcome.error)
     }
 
-    func wait() -> ([ServerCertificate], AFError?) {
+    fileprivate func started(_ transfer: Transfer) {
+        state.write { $0.transfer = transfer }
+    }
+
+    fileprivate func fail(_ error: AFError) {
+        finish(chain: [], error: error)
+    }
+
+    private func finish(chain: [ServerCertificate], error: AFError?) {
+        let first = state.write { state -> Bool in
+            guard !state.finished else { return false }
+            state = State(transfer: nil, chain: chain, error: error, finished: true)
+            return true
+        }
+        if first { latch.open() }
+    }
+
+    /// Ends the probe with `.cancelled(reason)` unless it has finished; `wait()` then returns.
+    public func cancel(_ reason: AFError.Cancellation = .explicitly) {
+        state.read { $0.transfer }?.cancel(reason)
+    }
+
+    /// Blocks until the probe has finished or been cancelled: the chain as the server sent
+    /// it (empty when none arrived) and the error, if any.
+    public func wait() -> ([ServerCertificate], AFError?) {
         latch.wait()
-        let result = outcome.value
-        return (result?.serverChain ?? [], result?.error)
+        return state.read { ($0.chain, $0.error) }
     }
 }
