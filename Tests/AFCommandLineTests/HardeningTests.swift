@@ -161,6 +161,27 @@ import Testing
         #expect(result.err.contains("--timeout"))
     }
 
+    /// A NUL ends a C string: `-o "out\u0000.json"` in the config file wrote to 'out', and the
+    /// error named a file that was not there; a header value read from a file or a session
+    /// with one was said to hold a line break.
+    @Test func aNULInAConfigOptionOrAHeaderValueIsNamed() throws {
+        let config = try TemporaryDirectory.make(prefix: "af-config")
+        try #"{"default_options": ["-o", "\#(directory)/out\u0000.json"]}"#.write(toFile: config + "/config.json", atomically: false, encoding: .utf8)
+        let configured = InProcessAF.run([server.url("/get")], environment: ["AF_CONFIG_DIR": config])
+        #expect(configured.status == 64)
+        #expect(configured.err == "af: error: \"default_options\" in '\(config)/config.json' has '\(directory)/out\\u{0}.json', with a NUL character (\\u0000), which no command line can hold\n")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/out"))
+        let value = try write("value", "a\u{0}b")
+        let header = InProcessAF.run([server.url("/get"), "X-A:@\(value)"])
+        #expect(header.status == 64)
+        #expect(header.err == "af: error: header 'X-A' in 'X-A:@\(value)' contains a NUL character, which no header value can hold\n")
+        let session = try write("session.json", #"{"af_session": 1, "host": "127.0.0.1:\#(server.port)", "headers": [["X-A", "a\u0000b"]]}"#)
+        let stored = InProcessAF.run(["--session-read-only=\(session)", server.url("/get")])
+        #expect(stored.status == 64)
+        #expect(stored.err == "af: error: header 'X-A' contains a NUL character, which no header value can hold\n")
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func largestDurationsStillWork() {
         let result = InProcessAF.run(["--timeout=2000000", "--connect-timeout=2000000", "--retry=1", "--retry-delay=2000000",
                              "--retry-max-delay=2000000", "--retry-max-time=1", server.url("/status/503")])

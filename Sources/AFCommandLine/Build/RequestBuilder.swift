@@ -449,7 +449,7 @@ enum RequestBuilder {
                       + "Quote a header value with spaces as one argument: \(Quote.argument(CurlCommand.quote(name + ": " + words.joined(separator: " "))))")
     }
 
-    /// Refuses header names that are not tokens and values with line breaks.
+    /// Refuses header names that are not tokens and values with line breaks or NULs.
     static func check(_ header: HTTPHeader, item: String) throws(CommandFailure) {
         let name = header.name.rawValue
         let tokenCharacters = "!#$%&'*+-.^_`|~"
@@ -460,8 +460,8 @@ enum RequestBuilder {
             }
             throw .usage("invalid header name '\(name)' in '\(item)': use letters, digits and !#$%&'*+-.^_`|~")
         }
-        guard !header.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
-            throw .usage("header '\(name)' in '\(item)' contains a line break; header values must be one line")
+        if let problem = header.valueProblem {
+            throw .usage("header '\(name)' in '\(item)' \(problem)")
         }
     }
 

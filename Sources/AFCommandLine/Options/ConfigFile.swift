@@ -37,6 +37,10 @@ enum ConfigFile {
                 guard let option = item.stringValue else {
                     throw .usage("\"default_options\" in '\(path)' must be an array of strings; found \(item.text)")
                 }
+                // A C string ends at it: `-o "a\u0000b"` wrote to 'a'.
+                guard !option.utf8.contains(0) else {
+                    throw .usage("\"default_options\" in '\(path)' has '\(Quote.argument(option))', with a NUL character (\\u0000), which no command line can hold")
+                }
                 options.append(option)
             }
         }

@@ -17,6 +17,17 @@ public struct HTTPHeader: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(name.rawValue): \(value)" }
+
+    /// Why the value cannot be sent, as the end of a sentence that starts with the header,
+    /// or nil: a line break would start a header line of its own (header injection), and a
+    /// NUL would end the value early.
+    package var valueProblem: String? {
+        let isBad: (UInt8) -> Bool = { $0 == 13 || $0 == 10 || $0 == 0 }
+        // In place where the bytes are contiguous: this runs for every header of every request.
+        let found: UInt8? = value.utf8.withContiguousStorageIfAvailable { $0.first(where: isBad) } ?? value.utf8.first(where: isBad)
+        guard let found else { return nil }
+        return found == 0 ? "contains a NUL character, which no header value can hold" : "contains a line break; header values must be one line"
+    }
 }
 
 /// An ordered list of headers.

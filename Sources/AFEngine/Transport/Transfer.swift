@@ -379,8 +379,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         if name.isEmpty || has(name, { $0 <= 32 || $0 == 58 || $0 >= 127 }) {
             throw .invalidRequest(reason: "invalid header name '\(name)'")
         }
-        if has(header.value, { $0 == 13 || $0 == 10 || $0 == 0 }) {
-            throw .invalidRequest(reason: "header '\(name)' contains a line break; header values must be one line")
+        if let problem = header.valueProblem {
+            throw .invalidRequest(reason: "header '\(name)' \(problem)")
         }
     }
 
