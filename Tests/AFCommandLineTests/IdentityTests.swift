@@ -823,6 +823,12 @@ import Testing
         let plain = InProcessAF.run(["--unix-socket=\(file)", "http://localhost/echo"])
         #expect(plain.status == 1)
         #expect(plain.err == "af: error: cannot connect to unix socket '\(file)': it is not a socket\n")
+        // A socket address holds 107 bytes of path: libcurl said "cannot resolve host 'localhost'".
+        let long = "/tmp/" + String(repeating: "s", count: 103)
+        let tooLong = InProcessAF.run(["--unix-socket=\(long)", "http://localhost/echo"])
+        #expect(tooLong.status == 64)
+        #expect(tooLong.err == "af: error: invalid value '\(long)' for --unix-socket: the path is 108 bytes long, and a socket address holds at most 107; "
+                + "give a shorter path to the socket (a symbolic link to it works)\n")
     }
 
     @Test func httpVersions() {

@@ -67,6 +67,20 @@ import Testing
         #expect(server.hits("/never") == 0)
     }
 
+    /// A path longer than a socket address holds is the request's fault, said before connecting.
+    @Test func aUnixSocketPathTooLongIsAnInvalidRequest() async {
+        let session = Session()
+        defer { session.shutdown() }
+        var description = RequestDescription(url: "http://localhost/")
+        let path = "/tmp/" + String(repeating: "s", count: 103)
+        description.options.unixSocketPath = path
+        let reason = "cannot connect to unix socket '\(path)': the path is 108 bytes long, and a socket address holds at most 107; "
+            + "give a shorter path to the socket (a symbolic link to it works)"
+        await #expect(throws: AFError.invalidRequest(reason: reason)) {
+            _ = try await session.request(description).serializingData()
+        }
+    }
+
     @Test func failuresAreThrown() async {
         let session = Session()
         defer { session.shutdown() }

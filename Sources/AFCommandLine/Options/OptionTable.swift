@@ -407,7 +407,13 @@ public enum OptionTable {
                        settings.resolve.append(try Settings.resolveEntry(option.value ?? "", option.spelling))
                    }),
         OptionSpec(.unixSocket, "unix-socket", value: .required("PATH"), group: .network, help: "Connect through a Unix domain socket", completion: .file,
-                   binding: .text(\.unixSocket, sample: "/run/app.sock")),
+                   binding: .custom(sample: "/run/app.sock", resets: [.field(\.unixSocket)]) { settings, option throws(CommandFailure) in
+                       let path = try Settings.nonEmpty(option.value ?? "", option.spelling)
+                       if let problem = TransferOptions.unixSocketPathProblem(path) {
+                           throw .usage("invalid value '\(Quote.argument(path))' for \(option.spelling): \(problem)")
+                       }
+                       settings.unixSocket = path
+                   }),
         OptionSpec(.interface, "interface", value: .required("NAME"), group: .network, help: "Use this network interface or local address",
                    binding: .text(\.interface, sample: "lo")),
         OptionSpec(.ipv4, "ipv4", short: "4", group: .network, help: "Resolve host names to IPv4 addresses only",

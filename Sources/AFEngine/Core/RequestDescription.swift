@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Everything needed to perform one HTTP exchange, as a value.
 ///
 /// The command line builds one; adapters derive new ones from it (auth, compression, a
@@ -188,6 +192,17 @@ public struct TransferOptions: Sendable {
     public var unixSocketPath: String? {
         get { storage.values.unixSocketPath }
         _modify { yield &storage.values.unixSocketPath }
+    }
+
+    /// Why `path` cannot name a Unix domain socket to connect to, or nil: a socket address
+    /// holds a path of at most 107 bytes (libcurl said "cannot resolve host" for a longer
+    /// one), and a NUL would end the path early.
+    package static func unixSocketPathProblem(_ path: String) -> String? {
+        if path.utf8.contains(0) { return "the path has a NUL character" }
+        let capacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+        guard path.utf8.count >= capacity else { return nil }
+        return "the path is \(path.utf8.count) bytes long, and a socket address holds at most \(capacity - 1); "
+            + "give a shorter path to the socket (a symbolic link to it works)"
     }
     /// Use this network interface or local address.
     public var interface: String? {

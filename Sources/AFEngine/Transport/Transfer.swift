@@ -237,7 +237,12 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
 
     private func configureNetwork(_ options: TransferOptions) throws(AFError) {
         try easy.set(CURLOPT_RESOLVE, list: options.resolve)
-        if let path = options.unixSocketPath { try easy.set(CURLOPT_UNIX_SOCKET_PATH, copying: path) }
+        if let path = options.unixSocketPath {
+            if let problem = TransferOptions.unixSocketPathProblem(path) {
+                throw .invalidRequest(reason: "cannot connect to unix socket '\(MessageQuote.capped(path))': \(problem)")
+            }
+            try easy.set(CURLOPT_UNIX_SOCKET_PATH, copying: path)
+        }
         if let interface = options.interface { try easy.set(CURLOPT_INTERFACE, copying: interface) }
         switch options.ipVersion {
         case .any: break
