@@ -40,7 +40,7 @@ import Testing
 
     /// `-o /dev/stdout` (as scripts give it to curl) is standard output as it stands, as
     /// `-o -` is: with standard output on a regular file, af refused it as an existing file.
-    @Test func dashOToDevStdoutWritesToStandardOutput() throws {
+    @Test func dashOToDevStdoutOrStderrWritesToThatStream() throws {
         let output = directory + "/stdout.txt"
         let binary = AF.binary
         for name in ["/dev/stdout", "/dev/fd/1"] {
@@ -49,6 +49,19 @@ import Testing
             let text = try String(contentsOfFile: output, encoding: .utf8)
             #expect(text.hasPrefix("kept\n{\"method\": \"GET\", \"target\": \"/get\""), "\(name): \(text.prefix(80))")
         }
+        // Standard error's names likewise: onto a log file, af refused it as existing (and
+        // curl truncates the log, since it opens the name anew).
+        let log = directory + "/stderr.txt"
+        for name in ["/dev/stderr", "/dev/fd/2"] {
+            let (status, errors) = try AF.shell("{ echo kept >&2; '\(binary)' -o \(name) '\(server.url("/get"))'; } 2> '\(log)'")
+            #expect(status == 0, "\(errors)")
+            let text = try String(contentsOfFile: log, encoding: .utf8)
+            #expect(text.hasPrefix("kept\n{\"method\": \"GET\", \"target\": \"/get\""), "\(name): \(text.prefix(80))")
+        }
+        let batch = try TemporaryDirectory.write("\(server.url("/get")) -o /dev/stderr\n", named: "lines.txt", in: directory)
+        let mixed = AF.run(["batch", batch])
+        #expect(mixed.status == 64)
+        #expect(mixed.err == "af: error: \(batch):1: -o /dev/stderr would mix the bodies of the lines in flight on standard error; give -o a file name\n")
     }
 
     /// A file's name after the URL looks like a host name (`data.json`); when the file is

@@ -24,13 +24,17 @@ struct Settings: Sendable {
         storage.isUnchangedCopy(of: other.storage)
     }
 
-    /// Whether `-o` names standard output: `-`, or one of its names (`/dev/stdout`,
-    /// `/dev/fd/1`, `/proc/self/fd/1`), which scripts give as they give them to curl. The body
-    /// is then written to af's standard output as it stands, never to the name opened anew
-    /// (a regular file there was refused as existing, or would have been truncated).
-    var outputIsStandardOutput: Bool {
-        guard let output = storage.values.output else { return false }
-        return output == "-" || output == "/dev/stdout" || output == "/dev/fd/1" || output == "/proc/self/fd/1"
+    /// The standard stream `-o` names, as its descriptor, or nil for a file: 1 for `-` and
+    /// standard output's other names (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`), which
+    /// scripts give as they give them to curl; 2 for standard error's (`/dev/stderr`, …). The
+    /// body is then written to af's own stream as it stands, never to the name opened anew (a
+    /// regular file there was refused as existing, or would have been truncated).
+    var outputStream: Int32? {
+        switch storage.values.output {
+        case "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1": return 1
+        case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2": return 2
+        default: return nil
+        }
     }
 
     /// Whether `--proxy=SCHEME:URL` names the proxy for `scheme` (or `all:` for every one),

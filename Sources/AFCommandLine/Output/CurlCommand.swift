@@ -51,7 +51,10 @@ enum CurlCommand {
     /// (`--no-clobber`, which picks `NAME.1` where af picks `NAME-1` or stops).
     private static func outputWords(_ settings: Settings) -> [String] {
         guard settings.download || settings.output != nil else { return [] }
-        if settings.outputIsStandardOutput { return settings.download ? ["--fail"] : [] }
+        if let stream = settings.outputStream {
+            // curl's --no-clobber would take an existing /dev/stderr for a file to keep.
+            return (stream == 2 ? ["--output", "/dev/stderr"] : []) + (settings.download ? ["--fail"] : [])
+        }
         var words: [String] = []
         if let output = settings.output {
             words += ["--output", quote(output)]

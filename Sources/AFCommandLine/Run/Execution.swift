@@ -42,7 +42,7 @@ final class Execution {
         } else {
             trust = try TrustConfiguration.make(settings: settings, environment: environment, usesTLS: built.url.scheme == "https")
         }
-        download = try Self.makeDownload(settings: settings, built: built, stdout: environment.stdout, stderr: stderr)
+        download = try Self.makeDownload(settings: settings, built: built, streams: (environment.stdout, environment.stderr), stderr: stderr)
         // `af batch` reads ~/.netrc once for all its lines.
         if settings.ignoreNetrc {
             netrc = nil
@@ -60,7 +60,7 @@ final class Execution {
     }
 
     /// The download destination, checked before anything is sent.
-    private static func makeDownload(settings: Settings, built: BuiltRequest, stdout: Int32, stderr: OutputChannel) throws(CommandFailure) -> DownloadSink? {
+    private static func makeDownload(settings: Settings, built: BuiltRequest, streams: (out: Int32, err: Int32), stderr: OutputChannel) throws(CommandFailure) -> DownloadSink? {
         guard (settings.download || settings.output != nil), !settings.offline, !settings.curl else { return nil }
         do {
             var options: DownloadOptions = []
@@ -68,13 +68,13 @@ final class Execution {
             if settings.overwrite { options.insert(.removePreviousFile) }
             let configuration = DownloadSink.Configuration(
                 directory: settings.outputDir ?? ".",
-                fixedName: settings.outputIsStandardOutput ? nil : settings.output,
+                fixedName: settings.outputStream == nil ? settings.output : nil,
                 options: options,
                 checksum: try settings.checksum.map { text throws(AFError) in try Checksum(parsing: text) },
                 resume: settings.resume,
                 savesAnyStatus: !settings.download,
                 requestURL: built.url.string,
-                fileDescriptor: settings.outputIsStandardOutput ? stdout : nil
+                fileDescriptor: settings.outputStream.map { $0 == 1 ? streams.out : streams.err }
             )
             let quiet = settings.quiet
             return try DownloadSink(configuration: configuration) { notice in
@@ -399,8 +399,8 @@ final class Execution {
         let seconds = response.attempts.compactMap { $0.metrics?.total }.reduce(0, +)
         let fetched = report.bytes - report.resumedFrom
         let speed = seconds > 0 ? " at \(Format.bytes(Int64(Saturating.int(Double(fetched) / seconds))))/s" : ""
-        var text = settings.outputIsStandardOutput
-            ? "wrote \(Format.bytes(report.bytes)) to standard output in \(Format.seconds(seconds))\(speed)"
+        var text = settings.outputStream != nil
+            ? "wrote \(Format.bytes(report.bytes)) to standard \(settings.outputStream == 1 ? "output" : "error") in \(Format.seconds(seconds))\(speed)"
             : "saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
         if report.resumedFrom > 0 { text += ", resumed after \(Format.bytes(report.resumedFrom))" }
         if report.verified, let algorithm = download?.configuration.checksum?.algorithm { text += "; \(algorithm.rawValue) verified" }
