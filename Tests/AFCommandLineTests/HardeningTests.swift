@@ -117,7 +117,13 @@ import Testing
         #expect(FileManager.default.createFile(atPath: netrc, contents: "machine 127.0.0.1 login u password p\n".data(using: .utf16)))
         let credentials = InProcessAF.run([server.url("/get")], environment: ["NETRC": netrc])
         #expect(credentials.status == 66)
-        #expect(credentials.err == "af: error: cannot read '\(netrc)' (from 'netrc') as text: it is UTF-16 text (it starts with UTF-16's byte order mark); \(conversion)\n")
+        #expect(credentials.err == "af: error: cannot read '\(netrc)' (from 'NETRC') as text: it is UTF-16 text (it starts with UTF-16's byte order mark); \(conversion); --ignore-netrc runs without it\n")
+        // af reads ~/.netrc unasked: the error names it so, and the way past it.
+        let home = try TemporaryDirectory.make(prefix: "af-home")
+        try FileManager.default.createDirectory(atPath: home + "/.netrc", withIntermediateDirectories: false)
+        let folder = InProcessAF.run([server.url("/get")], environment: ["HOME": home], unsetting: ["NETRC"])
+        #expect(folder.status == 66)
+        #expect(folder.err == "af: error: cannot read '\(home)/.netrc' (from '~/.netrc'): it is not a regular file; name a file; --ignore-netrc runs without it\n")
         let batch = directory + "/lines.txt"
         #expect(FileManager.default.createFile(atPath: batch, contents: (server.url("/get") + "\n").data(using: .utf16)))
         let lines = InProcessAF.run(["batch", batch])
@@ -128,6 +134,7 @@ import Testing
         #expect(InProcessAF.run(["batch", bare]).err == "af: error: \(bare):1: the line has NUL bytes, so this is no UTF-8 text file of command lines "
                 + "(UTF-16 text, a program, an archive?); af batch reads one af command line per line of UTF-8 text\n")
         #expect(server.requests.isEmpty)
+        #expect(InProcessAF.run(["--ignore-netrc", server.url("/get")], environment: ["HOME": home], unsetting: ["NETRC"]).status == 0)
     }
 
     /// A program given as the batch file by mistake is named as that, not quoted as a line:

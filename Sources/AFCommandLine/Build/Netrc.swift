@@ -107,14 +107,27 @@ struct Netrc: Sendable {
 
     /// Where the file is: `$NETRC`, else `~/.netrc`.
     static func path(environment: Environment) -> String {
-        environment.variables["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? environment.homeDirectory + "/.netrc"
+        variable(environment) ?? environment.homeDirectory + "/.netrc"
     }
 
-    /// The user's netrc, or nil when there is none.
+    private static func variable(_ environment: Environment) -> String? {
+        environment.variables["NETRC"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The user's netrc, or nil when there is none. One that cannot be read is an error
+    /// that names where its path came from and the way to run without it: af reads
+    /// `~/.netrc` unasked, so the user may never have heard of it.
     static func load(environment: Environment) throws(CommandFailure) -> Netrc? {
         let path = path(environment: environment)
         guard FileSystem.exists(path) else { return nil }
-        let bytes = try FileReading.document(atPath: path, what: "netrc")
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReading.document(atPath: path, what: variable(environment) == nil ? "~/.netrc" : "NETRC")
+        } catch {
+            var failure = error
+            failure.message += "; --ignore-netrc runs without it"
+            throw failure
+        }
         return Netrc(text: String(decoding: bytes, as: UTF8.self))
     }
 }
