@@ -603,6 +603,9 @@ import Testing
         #expect(DownloadNaming.sanitize("evil\u{202E}txt.exe") == "eviltxt.exe")
         #expect(DownloadNaming.sanitize("a\u{2066}b\u{200F}c\u{FEFF}.txt") == "abc.txt")
         #expect(DownloadNaming.sanitize("-rf") == "_-rf")
+        #expect(DownloadNaming.sanitize("~") == "_~")
+        #expect(DownloadNaming.sanitize("~root.txt") == "_~root.txt")
+        #expect(DownloadNaming.sanitize("a~") == "a~")
         #expect(DownloadNaming.sanitize("../../-x") == "_-x")
         #expect(DownloadNaming.sanitize("\u{202E}") == "")
         // A combining mark after a slash, dot or dash makes one character of the two; the

@@ -56,8 +56,10 @@ public enum DownloadNaming {
 
     /// A safe base name: no directories, no `..`, no leading dot, no control or invisible
     /// format characters (the right-to-left override that makes `evil\u{202E}txt.exe` look
-    /// like `evilexe.txt`), no leading `-` (which a shell command would take for an option;
-    /// such a name gets a `_` in front), at most 200 bytes. Empty when nothing usable is left.
+    /// like `evilexe.txt`), no leading `-` (which a shell command would take for an option)
+    /// or `~` (which a shell expands to a home directory: a file named `~` is one `rm -r ~`
+    /// away from the user's home); such a name gets a `_` in front. At most 200 bytes. Empty
+    /// when nothing usable is left.
     ///
     /// Every test is on Unicode scalars, not characters: a combining mark after `/` or `.`
     /// makes one character of the two, which compares equal to neither, so a character test
@@ -77,7 +79,7 @@ public enum DownloadNaming {
         while let first = cleaned.unicodeScalars.first, first == "." || Self.isMark(first) {
             cleaned.unicodeScalars.removeFirst()
         }
-        if cleaned.unicodeScalars.first == "-" { cleaned = "_" + cleaned }
+        if let first = cleaned.unicodeScalars.first, first == "-" || first == "~" { cleaned = "_" + cleaned }
         return shortened(cleaned, to: 200)
     }
 
