@@ -620,6 +620,17 @@ import Testing
         #expect(result.err == "af: error: \(word); 1 of 3 requests had finished, 2 cancelled\n")
     }
 
+    /// `af batch -` that has read no line yet says only that it stopped: it said "0 of 0
+    /// requests had finished, 0 cancelled".
+    @Test func aSignalBeforeTheFirstLineSaysNoRequestHadStarted() throws {
+        let running = AF.start(["batch", "-"], stdin: .openPipe)
+        usleep(300_000)
+        running.signal(SIGTERM)
+        let result = running.wait(timeout: 10)
+        #expect(result.status == 143)
+        #expect(result.err == "af: error: terminated before any request had started\n")
+    }
+
     /// A line that finished while an earlier one still ran waits in a temporary file; when
     /// the run is interrupted, the earlier line is cancelled and prints nothing, and the
     /// waiting output is printed all the same.

@@ -421,7 +421,9 @@ final class BatchRunner: Sendable {
         progress.eraseIfShown()
         if case .signal(let status) = final.stop {
             let what = status == ExitStatus.terminated ? "terminated" : "interrupted"
-            stderr.writeError("\(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled")
+            // `af batch -` waiting for its first line has nothing to count.
+            stderr.writeError(final.started == 0 ? "\(what) before any request had started"
+                : "\(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled")
             return status
         }
         if let failure = output.stdout.writeFailure {
