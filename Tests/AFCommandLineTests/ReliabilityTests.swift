@@ -412,6 +412,23 @@ import Testing
         #expect(result.err == "af: redirect to \(second.url("/echo")) leaves the origin; not sending Authorization, Cookie, X-Api-Key there (--location-trusted keeps them)\n")
     }
 
+    /// A Host header given for the first host was sent to the host a redirect named, which
+    /// then served (or refused) a site of the first; it stays only while the host does, as in
+    /// curl, --location-trusted or not.
+    @Test func aGivenHostHeaderStaysWithItsHost() throws {
+        first.route("/elsewhere") { _, _ in .response(status: 302, headers: [("Location", "http://localhost:\(self.second.port)/echo")]) }
+        first.route("/port") { _, _ in .response(status: 302, headers: [("Location", self.second.url("/echo"))]) }
+        for trusted in [false, true] {
+            let result = InProcessAF.run(["-F"] + (trusted ? ["--location-trusted"] : []) + [first.url("/elsewhere"), "Host:api.internal"])
+            #expect(result.status == 0, "\(result.err)")
+            #expect(first.requests(to: "/elsewhere").last?.header("Host") == "api.internal")
+            #expect(second.requests(to: "/echo").last?.header("Host") == "localhost:\(second.port)")
+        }
+        // The same host on another port: still the host the header was given for.
+        #expect(InProcessAF.run(["-F", first.url("/port"), "Host:api.internal"]).status == 0)
+        #expect(second.requests(to: "/echo").last?.header("Host") == "api.internal")
+    }
+
     /// The test server's `/redirect-to` takes its URL unencoded, as a person types it (the
     /// server read a target whose query held `://` as a proxy's absolute URL, path `/`).
     @Test func theBuiltinRedirectTakesAnUnencodedURL() throws {

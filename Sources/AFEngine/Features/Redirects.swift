@@ -70,6 +70,10 @@ public struct RedirectPolicy: Sendable {
         if !changesMethod, !next.body.isEmpty, !next.body.isReplayable {
             throw .redirectFailed(reason: "the \(head.status) redirect to \(MessageQuote.url(next.url)) asks for the body again, but it was streamed and cannot be read twice")
         }
+        // A Host header the user gave names the first host: sent to another one it would ask
+        // that server for a site of the first (curl drops it there too, --location-trusted or
+        // not). The URL's own host is sent instead.
+        if source.host.lowercased() != target.host.lowercased() { next.headers.remove(name: .host) }
         let downgrade = source.scheme == "https" && target.scheme == "http"
         if !source.sameOrigin(as: target), !trustedLocation || downgrade {
             let secret = Self.credentialHeaders + secretHeaders
