@@ -286,6 +286,24 @@ import Testing
         #expect(malformed.err.hasPrefix("af: error: invalid checksum 'sha256:xyz'"))
     }
 
+    /// A standard stream cannot be taken back or resumed; the messages name the stream it
+    /// is (standard error was called standard output) without quoting it as a path.
+    @Test func aStandardStreamIsNamedAsOne() throws {
+        server.serveRangedFile(size: Self.size)
+        let wrong = String(repeating: "0", count: 64)
+        let sha = Digests.sha256Hex(TestData.bytes(count: Self.size))
+        let written = InProcessAF.run(["-o", "-", "--checksum=sha256:\(wrong)", server.url("/file/s.bin")])
+        #expect(written.status == 9)
+        let whole = written.stdout == TestData.bytes(count: Self.size)
+        #expect(whole, "the body is written as it comes")
+        #expect(written.err == "af: error: sha256 of the download is \(sha), not \(wrong); what was written to standard output is not what you expected\n")
+        for (name, stream) in [("-", "standard output"), ("/dev/stderr", "standard error")] {
+            let resumed = InProcessAF.run(["-c", "-o", name, server.url("/file/s.bin")])
+            #expect(resumed.status == 9)
+            #expect(resumed.err == "af: error: \(stream) cannot be resumed; name a file to resume\n")
+        }
+    }
+
     @Test func nonSuccessIsNotSaved() {
         let result = InProcessAF.run(["-d", "--output-dir", directory, server.url("/status/404")])
         #expect(result.status == 4)

@@ -68,7 +68,7 @@ final class Execution {
             if settings.overwrite { options.insert(.removePreviousFile) }
             let configuration = DownloadSink.Configuration(
                 directory: settings.outputDir ?? ".",
-                fixedName: settings.outputStream == nil ? settings.output : nil,
+                fixedName: settings.outputStream.map { $0 == 1 ? "standard output" : "standard error" } ?? settings.output,
                 options: options,
                 checksum: try settings.checksum.map { text throws(AFError) in try Checksum(parsing: text) },
                 resume: settings.resume,

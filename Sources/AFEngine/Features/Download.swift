@@ -25,6 +25,8 @@ public final class DownloadSink: ResponseBodySink {
         /// The directory for the file (and for a relative `fixedName`).
         public var directory: String
         /// The file name or path chosen by the user; nil to name the file from the response.
+        /// With `fileDescriptor`, the name messages give the descriptor ("standard output"
+        /// when nil).
         public var fixedName: String?
         /// How the file system is treated.
         public var options: DownloadOptions
@@ -36,8 +38,8 @@ public final class DownloadSink: ResponseBodySink {
         public var savesAnyStatus: Bool
         /// The URL asked for, to name the file when the response does not.
         public var requestURL: String
-        /// Write to this open descriptor (standard output) instead of a file: no `.part`,
-        /// no renaming, no resuming.
+        /// Write to this open descriptor (standard output or error) instead of a file: no
+        /// `.part`, no renaming, no resuming.
         public var fileDescriptor: Int32?
 
         /// Describes a download; by default into the current directory, named from the response.
@@ -153,11 +155,12 @@ public final class DownloadSink: ResponseBodySink {
         var initial = State()
         initial.digest = configuration.checksum.map { Digest($0.algorithm) }
         if let descriptor = configuration.fileDescriptor {
+            let name = configuration.fixedName ?? "standard output"
             guard !configuration.resume else {
-                throw .output(OutputFailure(kind: .resumeRefused, message: "standard output cannot be resumed; name a file to resume"))
+                throw .output(OutputFailure(kind: .resumeRefused, message: "\(name) cannot be resumed; name a file to resume"))
             }
             initial.inPlace = true
-            initial.finalPath = configuration.fixedName ?? "standard output"
+            initial.finalPath = name
             initial.fd = descriptor
             state = Locked(initial)
             return
@@ -487,10 +490,12 @@ public final class DownloadSink: ResponseBodySink {
         var verified = false
         if let checksum = configuration.checksum, let digest = state.digest {
             let actual = digest.finalize()
+            // A path in quotes; a descriptor's name ("standard output") as it reads.
+            let written = configuration.fileDescriptor == nil ? "'\(state.finalPath ?? "")'" : state.finalPath ?? ""
             guard actual == checksum.expected else {
                 return .output(OutputFailure(
                     kind: .checksumMismatch,
-                    message: "\(checksum.algorithm.rawValue) of the download is \(Digest.hex(actual)), not \(Digest.hex(checksum.expected)); what was written to '\(state.finalPath ?? "")' is not what you expected"
+                    message: "\(checksum.algorithm.rawValue) of the download is \(Digest.hex(actual)), not \(Digest.hex(checksum.expected)); what was written to \(written) is not what you expected"
                 ))
             }
             verified = true
