@@ -71,7 +71,7 @@ public struct RedirectPolicy: Sendable {
             throw .redirectFailed(reason: "the \(head.status) redirect to \(MessageQuote.url(next.url)) asks for the body again, but it was streamed and cannot be read twice")
         }
         // A Host header the user gave names the first host: sent to another one it would ask
-        // that server for a site of the first (curl drops it there too, --location-trusted or
+        // that server for a site of the first (curl drops it there too, trusted location or
         // not). The URL's own host is sent instead.
         if source.host.lowercased() != target.host.lowercased() { next.headers.remove(name: .host) }
         let downgrade = source.scheme == "https" && target.scheme == "http"
