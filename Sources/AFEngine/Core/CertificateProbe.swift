@@ -10,7 +10,7 @@ extension Session {
     /// can be cancelled while it waits (for a server that takes the connection and never
     /// answers, say) and gives its result to `wait()`.
     public func probeCertificateChain(url: String, options: TransferOptions) -> CertificateChainProbe {
-        let probe = CertificateChainProbe()
+        let probe = CertificateChainProbe(driver: driver)
         let description = RequestDescription(url: url, options: options)
         do {
             let parsed = try HTTPURL(parsing: url)
@@ -32,6 +32,7 @@ extension Session {
 public final class CertificateChainProbe: TransferDelegate {
     private let latch = Latch()
     private let state = Protected(State())
+    private let driver: TransferDriver
 
     private struct State {
         var transfer: Transfer?
@@ -40,7 +41,9 @@ public final class CertificateChainProbe: TransferDelegate {
         var finished = false
     }
 
-    init() {}
+    init(driver: TransferDriver) {
+        self.driver = driver
+    }
 
     var eventInterests: RequestEvent.Interests { [] }
 
@@ -77,6 +80,7 @@ public final class CertificateChainProbe: TransferDelegate {
     /// Blocks until the probe has finished or been cancelled: the chain as the server sent
     /// it (empty when none arrived) and the error, if any.
     public func wait() -> ([ServerCertificate], AFError?) {
+        precondition(!driver.isCurrentThread, "CertificateChainProbe.wait() cannot wait on the session's transfer thread, which runs the probe")
         latch.wait()
         return state.read { ($0.chain, $0.error) }
     }
