@@ -84,6 +84,26 @@ import Testing
         #expect(result.out == "")
     }
 
+    /// A run saving a session waits its turn on the session's directory; another run
+    /// stopped while it held it (Ctrl-Z) held this one past any signal.
+    @Test func aSignalEndsAWaitToSaveASession() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-session-lock")
+        let lock = open(directory, O_RDONLY | O_DIRECTORY)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX) == 0)
+        let running = AF.start(["--session=\(directory)/s.json", server.url("/get")])
+        let deadline = Date().addingTimeInterval(10)
+        while server.requests(to: "/get").isEmpty, Date() < deadline { usleep(10000) }
+        usleep(300_000)
+        let sent = Date()
+        running.signal(SIGTERM)
+        let result = running.wait(timeout: 10)
+        #expect(Date().timeIntervalSince(sent) < 1)
+        #expect(result.status == 143)
+        #expect(result.err == "af: error: terminated while waiting for another af to finish writing the session '\(directory)/s.json'; this exchange's changes were not saved\n")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/s.json"))
+    }
+
     @Test func interruptDuringARetryWaitIsImmediate() {
         server.route("/wait") { _, _ in .response(status: 503) }
         let running = AF.start(["--retry=3", "--retry-delay=20", server.url("/wait")])

@@ -237,10 +237,18 @@ struct SessionFile: Sendable {
         // Best effort: without the lock (a directory af may not lock) the file is still
         // written atomically, only not in turn.
         let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if lock >= 0 {
-            while flock(lock, LOCK_EX) != 0, errno == EINTR {}
-        }
         defer { if lock >= 0 { close(lock) } }
+        if lock >= 0 {
+            while flock(lock, LOCK_EX) != 0, errno == EINTR {
+                // Another run holds the lock only while it writes, unless it was stopped
+                // (Ctrl-Z) there: a signal must still end this one.
+                if let pending = ProcessInterruption.pending {
+                    let word = pending == .terminated ? "terminated" : "interrupted"
+                    throw CommandFailure("\(word) while waiting for another af to finish writing the session '\(path)'; this exchange's changes were not saved",
+                                         exitCode: pending == .terminated ? ExitStatus.terminated : ExitStatus.interrupted)
+                }
+            }
+        }
         var session = try load(path: path, url: url)
         try change(&session)
         try session.save(in: directory)
