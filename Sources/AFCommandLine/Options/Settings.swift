@@ -37,6 +37,11 @@ struct Settings: Sendable {
         }
     }
 
+    /// What messages call `outputStream`: "standard output" or "standard error".
+    var outputStreamName: String? {
+        outputStream.map { $0 == 1 ? "standard output" : "standard error" }
+    }
+
     /// Whether `--proxy=SCHEME:URL` names the proxy for `scheme` (or `all:` for every one),
     /// so that no environment variable's proxy applies.
     func namesProxy(forScheme scheme: String) -> Bool {

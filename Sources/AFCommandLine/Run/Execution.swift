@@ -68,7 +68,7 @@ final class Execution {
             if settings.overwrite { options.insert(.removePreviousFile) }
             let configuration = DownloadSink.Configuration(
                 directory: settings.outputDir ?? ".",
-                fixedName: settings.outputStream.map { $0 == 1 ? "standard output" : "standard error" } ?? settings.output,
+                fixedName: settings.outputStreamName ?? settings.output,
                 options: options,
                 checksum: try settings.checksum.map { text throws(AFError) in try Checksum(parsing: text) },
                 resume: settings.resume,
@@ -399,9 +399,8 @@ final class Execution {
         let seconds = response.attempts.compactMap { $0.metrics?.total }.reduce(0, +)
         let fetched = report.bytes - report.resumedFrom
         let speed = seconds > 0 ? " at \(Format.bytes(Int64(Saturating.int(Double(fetched) / seconds))))/s" : ""
-        var text = settings.outputStream != nil
-            ? "wrote \(Format.bytes(report.bytes)) to standard \(settings.outputStream == 1 ? "output" : "error") in \(Format.seconds(seconds))\(speed)"
-            : "saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
+        var text = settings.outputStreamName.map { "wrote \(Format.bytes(report.bytes)) to \($0) in \(Format.seconds(seconds))\(speed)" }
+            ?? "saved '\(report.path)' (\(Format.bytes(report.bytes))) in \(Format.seconds(seconds))\(speed)"
         if report.resumedFrom > 0 { text += ", resumed after \(Format.bytes(report.resumedFrom))" }
         if report.verified, let algorithm = download?.configuration.checksum?.algorithm { text += "; \(algorithm.rawValue) verified" }
         return text
