@@ -239,14 +239,16 @@ struct SessionFile: Sendable {
         let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if lock >= 0 { close(lock) } }
         if lock >= 0 {
-            while flock(lock, LOCK_EX) != 0, errno == EINTR {
-                // Another run holds the lock only while it writes, unless it was stopped
-                // (Ctrl-Z) there: a signal must still end this one.
+            // Another run holds the lock only while it writes, unless it was stopped (Ctrl-Z)
+            // there: a signal must still end this one, including one that came just before
+            // the wait began, which a blocking flock(2) would never see.
+            while flock(lock, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK || errno == EINTR {
                 if let pending = ProcessInterruption.pending {
                     let word = pending == .terminated ? "terminated" : "interrupted"
                     throw CommandFailure("\(word) while waiting for another af to finish writing the session '\(path)'; this exchange's changes were not saved",
                                          exitCode: pending == .terminated ? ExitStatus.terminated : ExitStatus.interrupted)
                 }
+                usleep(20_000)
             }
         }
         var session = try load(path: path, url: url)
