@@ -16,6 +16,22 @@ import Testing
         return (response, sink.bytes)
     }
 
+    /// A certificate probe of a server that takes the connection and never answers TLS ends
+    /// when cancelled, not at the connect timeout.
+    @Test func aCertificateProbeCanBeCancelled() {
+        server.route("/") { _, _ in .custom { _ in Thread.sleep(forTimeInterval: 5) } }
+        let session = Session()
+        defer { session.shutdown() }
+        let probe = session.probeCertificateChain(url: "https://127.0.0.1:\(server.port)/", options: TransferOptions())
+        Thread.sleep(forTimeInterval: 0.3)
+        let started = Date()
+        probe.cancel()
+        let (chain, error) = probe.wait()
+        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(chain.isEmpty)
+        #expect(error == .cancelled(.explicitly))
+    }
+
     @Test func getReturnsBodyAndMetrics() throws {
         let (response, body) = perform(RequestDescription(url: server.url("/bytes/5000")))
         #expect(response.error == nil)
