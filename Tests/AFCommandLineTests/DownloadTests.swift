@@ -286,6 +286,30 @@ import Testing
         #expect(malformed.err.hasPrefix("af: error: invalid checksum 'sha256:xyz'"))
     }
 
+    /// `-c -o FILE` saved whatever answer came, as `-o` alone does: a 404 replaced the
+    /// partial file with the error page, exit 0, and a 503 before a retry that would have
+    /// resumed made the retry start from zero. Only a successful body continues a resume.
+    @Test func aResumeSavesOnlyASuccessfulBody() throws {
+        let whole = TestData.bytes(count: 3000)
+        server.route("/flaky") { request, hit in
+            guard hit > 1 else { return .response(status: 503, body: Array("busy".utf8)) }
+            let start = Int(request.header("Range")?.dropFirst(6).split(separator: "-").first ?? "") ?? 0
+            return .response(status: start > 0 ? 206 : 200, headers: start > 0 ? [("Content-Range", "bytes \(start)-2999/3000")] : [],
+                             body: Array(whole[start...]))
+        }
+        let target = directory + "/r.bin"
+        #expect(FileManager.default.createFile(atPath: target, contents: Data(whole[..<2000])))
+        let missing = InProcessAF.run(["-c", "-o", target, server.url("/status/404")])
+        #expect(missing.status == 4)
+        #expect(missing.err == "af: error: server answered 404 Not Found; the partial download is in '\(target).part' (2.0 KiB): run the same command with -c to resume\n")
+        #expect(contents("r.bin.part") == Array(whole[..<2000]))
+        let resumed = InProcessAF.run(["-c", "--retry=1", "--retry-delay=0.01", "-o", target, server.url("/flaky")])
+        #expect(resumed.status == 0, "\(resumed.err)")
+        #expect(server.requests(to: "/flaky").map { $0.header("Range") } == ["bytes=2000-", "bytes=2000-"])
+        let same = contents("r.bin") == whole
+        #expect(same, "the file is the resource, resumed after 2000 bytes")
+    }
+
     /// A standard stream cannot be taken back or resumed; the messages name the stream it
     /// is (standard error was called standard output) without quoting it as a path.
     @Test func aStandardStreamIsNamedAsOne() throws {

@@ -47,7 +47,7 @@ enum CurlCommand {
     /// Where the body goes, as curl says it: `-o FILE` as `--output`; a download (`-d`) with
     /// the name from the URL or `Content-Disposition` (`--remote-name --remote-header-name`;
     /// curl cannot resume with the latter, and af names a resumed file from the URL too),
-    /// only for a 2xx response (`--fail`), without replacing a file unless `--overwrite`
+    /// only for a 2xx response (`--fail`; a resume too), without replacing a file unless `--overwrite`
     /// (`--no-clobber`, which picks `NAME.1` where af picks `NAME-1` or stops).
     private static func outputWords(_ settings: Settings) -> [String] {
         guard settings.download || settings.output != nil else { return [] }
@@ -65,7 +65,7 @@ enum CurlCommand {
         if let directory = settings.outputDir { words += ["--output-dir", quote(directory)] }
         if settings.createDirs { words.append("--create-dirs") }
         if settings.resume { words += ["--continue-at", "-"] } else if !settings.overwrite, curlHasNoClobber { words.append("--no-clobber") }
-        if settings.download { words.append("--fail") }
+        if settings.download || settings.resume { words.append("--fail") }
         return words
     }
 

@@ -72,7 +72,9 @@ final class Execution {
                 options: options,
                 checksum: try settings.checksum.map { text throws(AFError) in try Checksum(parsing: text) },
                 resume: settings.resume,
-                savesAnyStatus: !settings.download,
+                // A body that is no continuation (an error page) must not replace what a resume
+                // continues: -c saves only a successful body, as -d does.
+                savesAnyStatus: !settings.download && !settings.resume,
                 requestURL: built.url.string,
                 fileDescriptor: settings.outputStream.map { $0 == 1 ? streams.out : streams.err }
             )
@@ -206,11 +208,11 @@ final class Execution {
     }
 
     /// Statuses that end the request successfully: 2xx (and 416 when resuming) for a
-    /// download, which saves only a successful body; 2xx and `--accept-status` with
-    /// `--check-status`; anything otherwise. Retryable statuses (and 401 with `--auth-cmd`)
-    /// reach the retriers whatever the validation says.
+    /// download or a resume, which save only a successful body; 2xx and `--accept-status`
+    /// with `--check-status`; anything otherwise. Retryable statuses (and 401 with
+    /// `--auth-cmd`) reach the retriers whatever the validation says.
     var validation: StatusValidation? {
-        if settings.download {
+        if settings.download || settings.resume {
             return StatusValidation(acceptable: [200...299] + (settings.resume ? [416...416] : []) + settings.acceptStatus)
         }
         if settings.checkStatus {
@@ -363,7 +365,7 @@ final class Execution {
 
     private func conclude(_ response: Response, printer: ExchangePrinter, memory: ReportBody?) -> Int32 {
         if let quiet = quietEnding() { return quiet }
-        let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus || settings.download)
+        let status = ExitMapping.status(for: response.error, checkStatus: settings.checkStatus || settings.download || settings.resume)
         if settings.download, !settings.quiet, let report = download?.report {
             stderr.writeNotice(summary(of: report, response: response))
             if let note = redirectedOutputNote(report) { stderr.writeNotice(note) }
