@@ -81,6 +81,21 @@ import Testing
         }
     }
 
+    /// HTTP/1.0 has no chunked encoding: a body of unknown length is refused before connecting.
+    @Test func aStreamOverHTTP10IsAnInvalidRequest() async throws {
+        let session = Session()
+        defer { session.shutdown() }
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        var description = RequestDescription(method: .post, url: server.url("/never"), body: .stream(fileDescriptor: ends[0]))
+        description.options.httpVersion = .http1_0
+        await #expect(throws: AFError.invalidRequest(reason: "HTTP/1.0 has no chunked encoding, so a body must be sent with its length, and this one's is not known (a stream, or chunked asked for); use HTTP/1.1 or a body of known length")) {
+            _ = try await session.request(description).serializingData()
+        }
+        #expect(server.hits("/never") == 0)
+    }
+
     @Test func failuresAreThrown() async {
         let session = Session()
         defer { session.shutdown() }

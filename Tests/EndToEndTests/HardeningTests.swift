@@ -175,6 +175,29 @@ import Glibc
         #expect(try String(contentsOfFile: outside, encoding: .utf8) == "precious")
     }
 
+    /// HTTP/1.0 has no chunked encoding: a body read once (a FIFO) went out as a stream,
+    /// and libcurl failed once connected ("Chunky upload is not supported by HTTP 1.0").
+    /// It is held to learn its length; --chunked with HTTP/1.0 is a usage error.
+    @Test func aBodyReadOnceIsSentWithItsLengthOverHTTP10() throws {
+        let fifo = directory + "/body.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        Thread.detachNewThread {
+            let handle = FileHandle(forWritingAtPath: fifo)
+            handle?.write(Data("from a fifo".utf8))
+            try? handle?.close()
+        }
+        let result = AF.run(["--http-version=1.0", "post", server.url("/post"), "@" + fifo])
+        #expect(result.status == 0, "\(result.err)")
+        let received = try #require(server.requests(to: "/post").last)
+        #expect(received.httpVersion == "HTTP/1.0")
+        #expect(received.bodyText == "from a fifo")
+        #expect(received.header("Content-Length") == "11")
+        let chunked = AF.run(["--http-version=1.0", "--chunked", "post", server.url("/post"), "a=1"])
+        #expect(chunked.status == 64)
+        #expect(chunked.err == "af: error: --chunked needs HTTP/1.1: HTTP/1.0 has no chunked encoding; drop --chunked or --http-version=1.0\n")
+        #expect(server.requests(to: "/post").count == 1)
+    }
+
     @Test func devicesAndFIFOsAreWrittenInPlaceNeverReplaced() throws {
         let fifo = directory + "/out.fifo"
         #expect(mkfifo(fifo, 0o600) == 0)

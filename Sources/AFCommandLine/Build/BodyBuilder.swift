@@ -73,7 +73,8 @@ enum BodyBuilder {
             throw .usage("the body comes from both \(sources.joined(separator: " and ")); give only one\(hint)")
         }
 
-        let spooler = Spooler(needed: mayResend(settings), temporaryDirectory: environment.temporaryDirectory)
+        // HTTP/1.0 has no chunked encoding: a body read once (a FIFO, `<(cmd)`) is held to learn its length.
+        let spooler = Spooler(needed: mayResend(settings) || settings.httpVersion == .http1_0, temporaryDirectory: environment.temporaryDirectory)
         if !dataItems.isEmpty {
             switch mode {
             case .json: return try json(dataItems)

@@ -112,6 +112,9 @@ public enum AFCommand {
         where !given.isEmpty && given.contains(requirement.option) && !requirement.anyOf.contains(where: given.contains) {
             throw .usage(requirement.message)
         }
+        if settings.chunked, settings.httpVersion == .http1_0 {
+            throw .usage("--chunked needs HTTP/1.1: HTTP/1.0 has no chunked encoding; drop --chunked or --http-version=1.0")
+        }
         // Two names for the session: which one was used depended on the options' order.
         if let readOnly = settings.sessionReadOnlyName, let session = settings.sessionName, session != readOnly {
             throw .usage("--session=\(Quote.argument(session)) and --session-read-only=\(Quote.argument(readOnly)) name two sessions; give one (--session-read-only alone makes --session read-only)")

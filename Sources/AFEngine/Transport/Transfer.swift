@@ -275,6 +275,10 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             }
             return
         }
+        if uploadSize == nil, description.options.httpVersion == .http1_0 {
+            // libcurl said "Chunky upload is not supported by HTTP 1.0" once connected.
+            throw .invalidRequest(reason: "HTTP/1.0 has no chunked encoding, so a body must be sent with its length, and this one's is not known (a stream, or chunked asked for); use HTTP/1.1 or a body of known length")
+        }
         try easy.set(CURLOPT_POST, true)
         if method != .post { try easy.set(CURLOPT_CUSTOMREQUEST, copying: method.rawValue) }
         try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadSize ?? -1)
