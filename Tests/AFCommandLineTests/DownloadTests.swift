@@ -310,6 +310,30 @@ import Testing
         #expect(same, "the file is the resource, resumed after 2000 bytes")
     }
 
+    /// A mistyped checksum deleted the file a resume was pointed at: a complete one (416),
+    /// or the partial one with what this run added. Bytes from before the run are kept.
+    @Test func aChecksumMismatchKeepsWhatWasOnDiskBeforeTheRun() throws {
+        server.serveRangedFile(size: Self.size)
+        let whole = TestData.bytes(count: Self.size)
+        let wrong = String(repeating: "1", count: 64)
+        let sha = Digests.sha256Hex(whole)
+        let target = directory + "/c.bin"
+        #expect(FileManager.default.createFile(atPath: target, contents: Data(whole)))
+        let complete = InProcessAF.run(["-c", "-o", target, "--checksum=sha256:\(wrong)", server.url("/file/c.bin")])
+        #expect(complete.status == 9)
+        #expect(complete.err == "af: error: sha256 of the download is \(sha), not \(wrong); nothing was saved as '\(target)', and '\(target).part' keeps the "
+                + "\(Self.size) bytes (\(Self.size) of them there before this run); check the checksum and where it came from, or remove it to download the file whole\n")
+        let kept = contents("c.bin.part") == whole
+        #expect(kept)
+        #expect(files() == ["c.bin.part"])
+        #expect(FileManager.default.createFile(atPath: target + ".part", contents: Data(whole[..<1000])))
+        let resumed = InProcessAF.run(["-c", "-o", target, "--checksum=sha256:\(wrong)", server.url("/file/c.bin")])
+        #expect(resumed.status == 9)
+        #expect(resumed.err.contains("keeps the \(Self.size) bytes (1000 of them there before this run)"))
+        let grown = contents("c.bin.part") == whole
+        #expect(grown)
+    }
+
     /// A standard stream cannot be taken back or resumed; the messages name the stream it
     /// is (standard error was called standard output) without quoting it as a path.
     @Test func aStandardStreamIsNamedAsOne() throws {

@@ -220,7 +220,7 @@ public enum OptionTable {
                    binding: .flag(\.resume)),
         OptionSpec(.checksum, "checksum", value: .required("ALGO:HEX"), group: .downloads,
                    help: "Verify the download (sha256, sha1, sha512 or md5) before it gets its name",
-                   details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9. Needs --download or -o FILE; with -o - the body goes to standard output and a mismatch still exits 9.",
+                   details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9; the bytes are deleted, except those that were on disk before the run (with -c), which stay in NAME.part. Needs --download or -o FILE; with -o - the body goes to standard output and a mismatch still exits 9.",
                    binding: .text(\.checksum, sample: "sha256:00")),
     ] }
 

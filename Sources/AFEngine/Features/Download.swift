@@ -458,10 +458,17 @@ public final class DownloadSink: ResponseBodySink {
                 }
                 let actual = digest.finalize()
                 guard actual == checksum.expected else {
-                    unlink(part)
+                    let mismatch = "\(checksum.algorithm.rawValue) of the download is \(Digest.hex(actual)), not \(Digest.hex(checksum.expected)); nothing was saved as '\(final)'"
+                    // Bytes that were on disk before this run (a resumed file, or one already
+                    // complete) are the user's: a mistyped checksum must not delete them.
+                    guard state.resumedFrom > 0 else {
+                        unlink(part)
+                        return .output(OutputFailure(kind: .checksumMismatch, message: mismatch + "; check the checksum and where it came from"))
+                    }
                     return .output(OutputFailure(
                         kind: .checksumMismatch,
-                        message: "\(checksum.algorithm.rawValue) of the download is \(Digest.hex(actual)), not \(Digest.hex(checksum.expected)); nothing was saved as '\(final)'; check the checksum and where it came from"
+                        message: mismatch + ", and '\(part)' keeps the \(state.written) bytes (\(state.resumedFrom) of them there before this run); "
+                            + "check the checksum and where it came from, or remove it to download the file whole"
                     ))
                 }
                 verified = true
