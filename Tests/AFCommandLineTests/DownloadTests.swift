@@ -286,6 +286,23 @@ import Testing
         #expect(malformed.err.hasPrefix("af: error: invalid checksum 'sha256:xyz'"))
     }
 
+    /// A resume that fails before adding a byte (refused, an error page, a range the server
+    /// refused) left the user's file renamed to NAME.part; it goes back under its name.
+    @Test func aResumeThatAddsNothingLeavesTheFileWhereItWas() throws {
+        server.serveRangedFile(size: 1000)
+        let target = directory + "/kept.bin"
+        let bytes = TestData.bytes(count: 2000)
+        #expect(FileManager.default.createFile(atPath: target, contents: Data(bytes)))
+        let refused = InProcessAF.run(["-c", "-o", target, "http://127.0.0.1:1/kept.bin"])
+        #expect(refused.status == 1)
+        #expect(refused.err == "af: error: connection refused by 127.0.0.1:1; is the server running?\n")
+        let larger = InProcessAF.run(["-d", "-c", "-o", target, server.url("/file/kept.bin")])
+        #expect(larger.status == 9)
+        #expect(larger.err.hasSuffix("af: error: the server refused the range (416) but the resource has 1000 bytes and '\(target)' holds 2000; remove it to start over\n"))
+        #expect(files() == ["kept.bin"])
+        #expect(contents("kept.bin") == bytes)
+    }
+
     /// `-c -o FILE` saved whatever answer came, as `-o` alone does: a 404 replaced the
     /// partial file with the error page, exit 0, and a 503 before a retry that would have
     /// resumed made the retry start from zero. Only a successful body continues a resume.
@@ -301,8 +318,10 @@ import Testing
         #expect(FileManager.default.createFile(atPath: target, contents: Data(whole[..<2000])))
         let missing = InProcessAF.run(["-c", "-o", target, server.url("/status/404")])
         #expect(missing.status == 4)
-        #expect(missing.err == "af: error: server answered 404 Not Found; the partial download is in '\(target).part' (2.0 KiB): run the same command with -c to resume\n")
-        #expect(contents("r.bin.part") == Array(whole[..<2000]))
+        #expect(missing.err == "af: error: server answered 404 Not Found\n")
+        // Nothing was added, so the file is back under its name (the run moved it to r.bin.part).
+        #expect(contents("r.bin") == Array(whole[..<2000]))
+        #expect(files() == ["r.bin"])
         let resumed = InProcessAF.run(["-c", "--retry=1", "--retry-delay=0.01", "-o", target, server.url("/flaky")])
         #expect(resumed.status == 0, "\(resumed.err)")
         #expect(server.requests(to: "/flaky").map { $0.header("Range") } == ["bytes=2000-", "bytes=2000-"])

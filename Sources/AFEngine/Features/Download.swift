@@ -95,6 +95,9 @@ public final class DownloadSink: ResponseBodySink {
         var savedThisResponse = false
         var alreadyComplete = false
         var restarted = false
+        /// The file to resume was moved to the `.part` name for this run; a run that fails
+        /// before adding to it puts it back.
+        var movedAside = false
         var validator: String?
         var report: Report?
         /// Writing straight into a destination that is not a regular file (a device such as
@@ -222,6 +225,7 @@ public final class DownloadSink: ResponseBodySink {
                     if let claim = initial.claim { PartFileClaims.release(claim) }
                     throw .output(OutputFailure(kind: .writeFailed, message: "cannot move '\(final)' aside to resume it: \(reason)"))
                 }
+                initial.movedAside = true
             }
             initial.written = FileIO.size(part) ?? 0
             initial.resumedFrom = initial.written
@@ -273,7 +277,7 @@ public final class DownloadSink: ResponseBodySink {
                     let told = total.map { "the resource has \($0) bytes" } ?? "it did not say the resource's size"
                     throw .output(OutputFailure(
                         kind: .resumeRefused,
-                        message: "the server refused the range (416) but \(told) and '\(state.partPath ?? "")' holds \(state.written); remove it to start over"
+                        message: "the server refused the range (416) but \(told) and '\((state.movedAside ? state.finalPath : state.partPath) ?? "")' holds \(state.written); remove it to start over"
                     ))
                 }
                 state.alreadyComplete = true
@@ -439,7 +443,11 @@ public final class DownloadSink: ResponseBodySink {
             if state.inPlace { return finishInPlace(&state, error: error) }
             guard let part = state.partPath, let final = state.finalPath else { return error }
             if let error {
-                if case .responseValidationFailed = error, state.savedThisResponse, state.startOffset == 0 {
+                if state.movedAside, !state.restarted, state.written == state.resumedFrom, !FileIO.exists(final) {
+                    // Nothing was added (the server was down, refused the range, sent an
+                    // error page): the file goes back under its name, as the user left it.
+                    _ = rename(part, final)
+                } else if case .responseValidationFailed = error, state.savedThisResponse, state.startOffset == 0 {
                     unlink(part)
                 } else if state.written == 0, FileIO.exists(part), (FileIO.size(part) ?? 0) == 0 {
                     unlink(part)
