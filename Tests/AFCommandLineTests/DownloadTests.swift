@@ -301,6 +301,18 @@ import Testing
         #expect(larger.err.hasSuffix("af: error: the server refused the range (416) but the resource has 1000 bytes and '\(target)' holds 2000; remove it to start over\n"))
         #expect(files() == ["kept.bin"])
         #expect(contents("kept.bin") == bytes)
+        // NAME and NAME.part both there: the part was resumed, then refused its name at the
+        // end ("it appeared while downloading"). Now nothing is sent.
+        #expect(FileManager.default.createFile(atPath: target + ".part", contents: Data(bytes[..<500])))
+        let requests = server.requests.count
+        let both = InProcessAF.run(["-c", "-o", target, server.url("/file/kept.bin")])
+        #expect(both.status == 9)
+        #expect(both.err == "af: error: both '\(target)' and '\(target).part' exist: resuming '\(target).part' would end by replacing '\(target)'; add --overwrite to let it, or remove one of them\n")
+        #expect(server.requests.count == requests)
+        let replaced = InProcessAF.run(["-c", "--overwrite", "-o", target, server.url("/file/kept.bin")])
+        #expect(replaced.status == 0, "\(replaced.err)")
+        #expect(files() == ["kept.bin"])
+        #expect(contents("kept.bin") == Array(bytes[..<500]) + Array(TestData.bytes(count: 1000)[500...]))
     }
 
     /// `-c -o FILE` saved whatever answer came, as `-o` alone does: a 404 replaced the

@@ -226,6 +226,11 @@ public final class DownloadSink: ResponseBodySink {
                     throw .output(OutputFailure(kind: .writeFailed, message: "cannot move '\(final)' aside to resume it: \(reason)"))
                 }
                 initial.movedAside = true
+            } else if FileIO.exists(part), FileIO.exists(final), !configuration.options.contains(.removePreviousFile) {
+                // The part would be resumed, then refused its name at the end ("it appeared
+                // while downloading", though it was there all along).
+                if let claim = initial.claim { PartFileClaims.release(claim) }
+                throw .output(OutputFailure(kind: .destinationExists, message: "both '\(final)' and '\(part)' exist: resuming '\(part)' would end by replacing '\(final)'; add --overwrite to let it, or remove one of them"))
             }
             initial.written = FileIO.size(part) ?? 0
             initial.resumedFrom = initial.written
