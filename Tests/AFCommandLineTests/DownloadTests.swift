@@ -307,12 +307,29 @@ import Testing
         let requests = server.requests.count
         let both = InProcessAF.run(["-c", "-o", target, server.url("/file/kept.bin")])
         #expect(both.status == 9)
-        #expect(both.err == "af: error: both '\(target)' and '\(target).part' exist: resuming '\(target).part' would end by replacing '\(target)'; add --overwrite to let it, or remove one of them\n")
+        #expect(both.err == "af: error: both '\(target)' and '\(target).part' exist: resuming '\(target).part' would end by replacing '\(target)', which is not allowed; remove one of them, or add --overwrite to allow it\n")
         #expect(server.requests.count == requests)
         let replaced = InProcessAF.run(["-c", "--overwrite", "-o", target, server.url("/file/kept.bin")])
         #expect(replaced.status == 0, "\(replaced.err)")
         #expect(files() == ["kept.bin"])
         #expect(contents("kept.bin") == Array(bytes[..<500]) + Array(TestData.bytes(count: 1000)[500...]))
+    }
+
+    /// A partial download an earlier run left (telling the user to resume it with -c) was
+    /// truncated by `-o NAME` without -c; now that run is refused before sending.
+    @Test func anEarlierPartialDownloadIsNotTruncatedWithoutResume() throws {
+        server.serveRangedFile(size: 1000)
+        let target = directory + "/p.bin"
+        let partial = Array(TestData.bytes(count: 1000)[..<400])
+        #expect(FileManager.default.createFile(atPath: target + ".part", contents: Data(partial)))
+        let refused = InProcessAF.run(["-o", target, server.url("/file/p.bin")])
+        #expect(refused.status == 9)
+        #expect(refused.err == "af: error: '\(target).part' holds 400 B of an earlier download of '\(target)'; use --overwrite to replace it or -c to resume it\n")
+        #expect(server.requests.isEmpty)
+        #expect(contents("p.bin.part") == partial)
+        let resumed = InProcessAF.run(["-c", "-o", target, server.url("/file/p.bin")])
+        #expect(resumed.status == 0, "\(resumed.err)")
+        #expect(contents("p.bin") == TestData.bytes(count: 1000))
     }
 
     /// `-c -o FILE` saved whatever answer came, as `-o` alone does: a 404 replaced the

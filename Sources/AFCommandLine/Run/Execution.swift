@@ -87,7 +87,13 @@ final class Execution {
             // `-d -o DIR`, as wget's -P or curl's --output-dir take a directory.
             let directory = settings.download && settings.output.map { FileIO.isDirectory(DownloadSink.path(of: $0, in: settings.outputDir ?? ".")) } == true
                 ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.argument(CurlCommand.quote(settings.output ?? ""))) instead of -o" : ""
-            throw CommandFailure(ExitMapping.message(for: error, attempts: 0) + directory, exitCode: ExitMapping.status(for: error, checkStatus: true))
+            // `-c` with NAME and NAME.part both there: replacing NAME is what --overwrite allows.
+            var replacing = ""
+            if settings.resume, !settings.overwrite, case .output(let failure) = error, failure.kind == .destinationExists,
+               let name = settings.output, FileSystem.exists(DownloadSink.path(of: name, in: settings.outputDir ?? ".") + ".part") {
+                replacing = ", or add --overwrite to allow it"
+            }
+            throw CommandFailure(ExitMapping.message(for: error, attempts: 0) + directory + replacing, exitCode: ExitMapping.status(for: error, checkStatus: true))
         }
     }
 

@@ -216,6 +216,13 @@ public final class DownloadSink: ResponseBodySink {
             }
             guard let claim = PartFileClaims.claim(part) else { throw Self.inUse(final) }
             initial.claim = claim
+            // A partial download an earlier run left (and told the user to resume) was
+            // truncated by a run without -c.
+            if configuration.fixedName != nil, !configuration.resume, !configuration.options.contains(.removePreviousFile),
+               let size = FileIO.size(part), size > 0 {
+                PartFileClaims.release(claim)
+                throw .output(OutputFailure(kind: .fileExists, message: "'\(part)' holds \(Format.bytes(size)) of an earlier download of '\(final)'"))
+            }
         }
         if configuration.resume, let final = initial.finalPath, let part = initial.partPath {
             if !FileIO.exists(part), FileIO.exists(final) {
@@ -230,7 +237,7 @@ public final class DownloadSink: ResponseBodySink {
                 // The part would be resumed, then refused its name at the end ("it appeared
                 // while downloading", though it was there all along).
                 if let claim = initial.claim { PartFileClaims.release(claim) }
-                throw .output(OutputFailure(kind: .destinationExists, message: "both '\(final)' and '\(part)' exist: resuming '\(part)' would end by replacing '\(final)'; add --overwrite to let it, or remove one of them"))
+                throw .output(OutputFailure(kind: .destinationExists, message: "both '\(final)' and '\(part)' exist: resuming '\(part)' would end by replacing '\(final)', which is not allowed; remove one of them"))
             }
             initial.written = FileIO.size(part) ?? 0
             initial.resumedFrom = initial.written
