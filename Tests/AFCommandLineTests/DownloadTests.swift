@@ -330,6 +330,13 @@ import Testing
         let resumed = InProcessAF.run(["-c", "-o", target, server.url("/file/p.bin")])
         #expect(resumed.status == 0, "\(resumed.err)")
         #expect(contents("p.bin") == TestData.bytes(count: 1000))
+        // Named by the server, a download takes the next free name, and says why.
+        #expect(FileManager.default.createFile(atPath: directory + "/q.bin.part", contents: Data(partial)))
+        let named = InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/q.bin")])
+        #expect(named.status == 0, "\(named.err)")
+        #expect(named.err.contains("af: '\(directory)/q.bin.part' holds 400 B of an earlier download of '\(directory)/q.bin'; saving this one as '\(directory)/q-1.bin' (resuming would continue that part)\n"))
+        #expect(contents("q.bin.part") == partial)
+        #expect(contents("q-1.bin") == TestData.bytes(count: 1000))
     }
 
     /// `-c -o FILE` saved whatever answer came, as `-o` alone does: a 404 replaced the

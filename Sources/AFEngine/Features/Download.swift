@@ -563,10 +563,17 @@ public final class DownloadSink: ResponseBodySink {
     /// turn, the same names each time.
     private func uniquePath(_ name: String) throws(AFError) -> (path: String, claim: String) {
         let replacing = configuration.options.contains(.removePreviousFile)
+        let first = Self.join(configuration.directory, name)
         for attempt in 0..<10_000 {
             let path = Self.join(configuration.directory, DownloadNaming.numbered(name, attempt))
             guard replacing || (!FileIO.exists(path) && !FileIO.exists(path + ".part")) else { continue }
-            if let claim = PartFileClaims.claim(path + ".part") { return (path, claim) }
+            if let claim = PartFileClaims.claim(path + ".part") {
+                // The name was free but for an earlier run's partial download: say where it is.
+                if attempt > 0, !FileIO.exists(first), !PartFileClaims.isClaimed(first + ".part"), let size = FileIO.size(first + ".part"), size > 0 {
+                    notice("'\(first).part' holds \(Format.bytes(size)) of an earlier download of '\(first)'; saving this one as '\(path)' (resuming would continue that part)")
+                }
+                return (path, claim)
+            }
         }
         throw .output(OutputFailure(kind: .destinationExists, message: "no free name for '\(name)' in '\(configuration.directory)'"))
     }

@@ -21,6 +21,12 @@ enum PartFileClaims {
         return taken ? nil : key
     }
 
+    /// Whether a download of this process holds `part`.
+    static func isClaimed(_ part: String) -> Bool {
+        let key = canonical(part)
+        return claimed.withLock { $0.contains(key) }
+    }
+
     /// Gives up a claim `claim(_:)` made.
     static func release(_ key: String) {
         claimed.withLock { _ = $0.remove(key) }
