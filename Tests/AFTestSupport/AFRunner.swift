@@ -163,6 +163,15 @@ public final class RunningAF: @unchecked Sendable {
         kill(process.processIdentifier, number)
     }
 
+    /// Sends a signal and waits for the process (killing it after `timeout` seconds): what it
+    /// left, and how many seconds it took from the signal to its end.
+    public func stop(with number: Int32, timeout: Double = 10) -> (result: AFResult, seconds: Double) {
+        let sent = Date()
+        signal(number)
+        let result = wait(timeout: timeout)
+        return (result, Date().timeIntervalSince(sent))
+    }
+
     /// Writes to standard input (started with `.openPipe`), waiting while the pipe is full.
     public func send(_ bytes: [UInt8]) {
         keepOpen?.fileHandleForWriting.write(Data(bytes))

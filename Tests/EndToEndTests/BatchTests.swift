@@ -611,10 +611,8 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while server.requests.count < 3, Date() < deadline { usleep(10000) }
         usleep(200_000)
-        let started = Date()
-        running.signal(signal)
-        let result = running.wait(timeout: 10)
-        #expect(Date().timeIntervalSince(started) < 2)
+        let (result, seconds) = running.stop(with: signal)
+        #expect(seconds < 2)
         #expect(result.status == status)
         #expect(result.out == "answer 1\n")
         #expect(result.err == "af: error: \(word); 1 of 3 requests had finished, 2 cancelled\n")
@@ -625,8 +623,7 @@ import Testing
     @Test func aSignalBeforeTheFirstLineSaysNoRequestHadStarted() throws {
         let running = AF.start(["batch", "-"], stdin: .openPipe)
         usleep(300_000)
-        running.signal(SIGTERM)
-        let result = running.wait(timeout: 10)
+        let (result, _) = running.stop(with: SIGTERM)
         #expect(result.status == 143)
         #expect(result.err == "af: error: terminated before any request had started\n")
     }
