@@ -217,7 +217,7 @@ public final class DownloadSink: ResponseBodySink {
             guard let claim = PartFileClaims.claim(part) else { throw Self.inUse(final) }
             initial.claim = claim
             // A partial download an earlier run left (and told the user to resume) was
-            // truncated by a run without -c.
+            // truncated by a run that did not resume it.
             if configuration.fixedName != nil, !configuration.resume, !configuration.options.contains(.removePreviousFile),
                let size = FileIO.size(part), size > 0 {
                 PartFileClaims.release(claim)
