@@ -313,6 +313,11 @@ import Testing
         #expect(replaced.status == 0, "\(replaced.err)")
         #expect(files() == ["kept.bin"])
         #expect(contents("kept.bin") == Array(bytes[..<500]) + Array(TestData.bytes(count: 1000)[500...]))
+        // Named from the URL (-d -c without -o), the same advice.
+        #expect(FileManager.default.createFile(atPath: target + ".part", contents: Data(bytes[..<500])))
+        let named = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/kept.bin")])
+        #expect(named.status == 9)
+        #expect(named.err.hasSuffix("which is not allowed; remove one of them, or add --overwrite to allow it\n"))
     }
 
     /// A partial download an earlier run left (telling the user to resume it with -c) was

@@ -88,9 +88,11 @@ final class Execution {
             let directory = settings.download && settings.output.map { FileIO.isDirectory(DownloadSink.path(of: $0, in: settings.outputDir ?? ".")) } == true
                 ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.argument(CurlCommand.quote(settings.output ?? ""))) instead of -o" : ""
             // `-c` with NAME and NAME.part both there: replacing NAME is what --overwrite allows.
+            // (A resume without -o names the file from the URL.)
             var replacing = ""
+            let name = settings.output ?? DownloadNaming.suggestedFilename(for: nil, url: built.url.string)
             if settings.resume, !settings.overwrite, case .output(let failure) = error, failure.kind == .destinationExists,
-               let name = settings.output, FileSystem.exists(DownloadSink.path(of: name, in: settings.outputDir ?? ".") + ".part") {
+               FileSystem.exists(DownloadSink.path(of: name, in: settings.outputDir ?? ".") + ".part") {
                 replacing = ", or add --overwrite to allow it"
             }
             throw CommandFailure(ExitMapping.message(for: error, attempts: 0) + directory + replacing, exitCode: ExitMapping.status(for: error, checkStatus: true))
