@@ -391,6 +391,23 @@ import Testing
         InProcessAF.run(arguments, environment: ["AF_CONFIG_DIR": config])
     }
 
+    /// A session path that is a symbolic link (a session kept with one's dotfiles) is
+    /// written through: the atomic save replaced the link with a file, and the file it
+    /// pointed to never saw the change.
+    @Test func aSessionReachedThroughASymbolicLinkIsWrittenThrough() throws {
+        let kept = try TemporaryDirectory.make(prefix: "af-dotfiles")
+        let target = kept + "/session.json"
+        let link = config + "/linked.json"
+        #expect(run(["--session=\(target)", server.url("/cookies/set?a=1")]).status == 0)
+        #expect(symlink(target, link) == 0)
+        #expect(run(["--session=\(link)", server.url("/cookies/set?b=2")]).status == 0)
+        #expect(FileIO.isSymbolicLink(link), "the link is still a link")
+        let text = try String(contentsOfFile: target, encoding: .utf8)
+        #expect(text.contains("\"name\": \"a\"") && text.contains("\"name\": \"b\""), "\(text)")
+        var info = stat()
+        #expect(stat(target, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
     @Test func sessionKeepsCookiesHeadersAndAuthAcrossRuns() throws {
         #expect(run(["--session=work", server.url("/cookies/set?sid=abc&theme=dark"), "X-Team:blue", "Content-Type:text/plain", "-a", "ada:pw"]).status == 0)
         let path = "\(config)/sessions/127.0.0.1_\(server.port)/work.json"

@@ -232,7 +232,8 @@ struct SessionFile: Sendable {
     /// Reads the session at `path` as it is now, lets `change` update it, and writes it back,
     /// holding a lock on its directory meanwhile: runs that save one session side by side take
     /// turns, and none writes back a file another changed after it was read.
-    static func update(path: String, url: HTTPURL, _ change: (inout SessionFile) throws(CommandFailure) -> Void) throws(CommandFailure) {
+    static func update(path given: String, url: HTTPURL, _ change: (inout SessionFile) throws(CommandFailure) -> Void) throws(CommandFailure) {
+        let path = target(of: given)
         let directory = try makeDirectory(for: path)
         // Best effort: without the lock (a directory af may not lock) the file is still
         // written atomically, only not in turn.
@@ -262,7 +263,7 @@ struct SessionFile: Sendable {
     /// path would be made. `home`: the home directory a named session is kept under, which
     /// must be there (af made a missing one, as root even `/nonexistent`).
     static func checkWritable(path: String, home: String? = nil) throws(CommandFailure) {
-        let directory = FileIO.directory(of: path)
+        let directory = FileIO.directory(of: target(of: path))
         if let home, !FileIO.isDirectory(home) {
             throw CommandFailure("cannot write the session in '\(directory)': the home directory '\(home)' is not there; set HOME to one that is (or AF_CONFIG_DIR), give --session a path, or use --session-read-only to use it without saving it",
                                  exitCode: ExitStatus.output)
@@ -283,6 +284,13 @@ struct SessionFile: Sendable {
     }
 
     /// The directory of `path`, created (0700) where missing.
+    /// The file a session path names: a symbolic link's target (a session kept with one's
+    /// dotfiles, say), which is written in place of the link, as an editor writes through
+    /// it; the path itself otherwise, or when the link leads nowhere.
+    private static func target(of path: String) -> String {
+        FileIO.isSymbolicLink(path) ? FileIO.resolvedPath(path) ?? path : path
+    }
+
     private static func makeDirectory(for path: String) throws(CommandFailure) -> String {
         let directory = FileIO.directory(of: path)
         if case .failure(let failure) = FileIO.makeDirectories(directory, mode: 0o700) {
