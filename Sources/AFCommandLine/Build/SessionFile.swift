@@ -283,7 +283,6 @@ struct SessionFile: Sendable {
         throw unwritable(existing, POSIXFailure(code: errno).description)
     }
 
-    /// The directory of `path`, created (0700) where missing.
     /// The file a session path names: a symbolic link's target (a session kept with one's
     /// dotfiles, say), which is written in place of the link, as an editor writes through
     /// it; the path itself otherwise, or when the link leads nowhere.
@@ -291,6 +290,7 @@ struct SessionFile: Sendable {
         FileIO.isSymbolicLink(path) ? FileIO.resolvedPath(path) ?? path : path
     }
 
+    /// The directory of `path`, created (0700) where missing.
     private static func makeDirectory(for path: String) throws(CommandFailure) -> String {
         let directory = FileIO.directory(of: path)
         if case .failure(let failure) = FileIO.makeDirectories(directory, mode: 0o700) {
