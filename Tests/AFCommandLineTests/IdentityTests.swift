@@ -406,6 +406,14 @@ import Testing
         #expect(text.contains("\"name\": \"a\"") && text.contains("\"name\": \"b\""), "\(text)")
         var info = stat()
         #expect(stat(target, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        // A link to a session not made yet (relative, as dotfile managers make them) is where
+        // the new session goes; it was read as a file, and failed with exit 66.
+        let dangling = config + "/dangling.json"
+        #expect(symlink("later.json", dangling) == 0)
+        let fresh = run(["--session=\(dangling)", server.url("/cookies/set?c=3")])
+        #expect(fresh.status == 0, "\(fresh.err)")
+        #expect(FileIO.isSymbolicLink(dangling))
+        #expect(try String(contentsOfFile: config + "/later.json", encoding: .utf8).contains("\"name\": \"c\""))
     }
 
     @Test func sessionKeepsCookiesHeadersAndAuthAcrossRuns() throws {

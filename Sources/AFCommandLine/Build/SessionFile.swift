@@ -36,7 +36,8 @@ struct SessionFile: Sendable {
 
     /// Reads a session; a missing file is an empty session, a corrupt one an error naming
     /// `option`, the option that named the session.
-    static func load(path: String, url: HTTPURL, option: String = "--session") throws(CommandFailure) -> SessionFile {
+    static func load(path given: String, url: HTTPURL, option: String = "--session") throws(CommandFailure) -> SessionFile {
+        let path = target(of: given)
         var session = SessionFile(path: path, host: url.authority)
         guard FileSystem.exists(path) else {
             session.isNew = true
@@ -284,10 +285,17 @@ struct SessionFile: Sendable {
     }
 
     /// The file a session path names: a symbolic link's target (a session kept with one's
-    /// dotfiles, say), which is written in place of the link, as an editor writes through
-    /// it; the path itself otherwise, or when the link leads nowhere.
+    /// dotfiles, say), which is read and written in place of the link, as an editor writes
+    /// through it; one that is not there yet is where a new session goes (the link was read
+    /// as a file and failed). The path itself when it is no link.
     private static func target(of path: String) -> String {
-        FileIO.isSymbolicLink(path) ? FileIO.resolvedPath(path) ?? path : path
+        guard FileIO.isSymbolicLink(path) else { return path }
+        if let resolved = FileIO.resolvedPath(path) { return resolved }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink(path, &buffer, buffer.count - 1)
+        guard length > 0 else { return path }
+        let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return link.hasPrefix("/") ? link : FileIO.directory(of: path) + "/" + link
     }
 
     /// The directory of `path`, created (0700) where missing.
