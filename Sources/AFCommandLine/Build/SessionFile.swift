@@ -246,9 +246,9 @@ struct SessionFile: Sendable {
             // the wait began, which a blocking flock(2) would never see.
             while flock(lock, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK || errno == EINTR {
                 if let pending = ProcessInterruption.pending {
-                    let word = pending == .terminated ? "terminated" : "interrupted"
-                    throw CommandFailure("\(word) while waiting for another af to finish writing the session '\(path)'; this exchange's changes were not saved",
-                                         exitCode: pending == .terminated ? ExitStatus.terminated : ExitStatus.interrupted)
+                    let signalled = AFError.cancelled(pending)
+                    throw CommandFailure("\(ExitMapping.message(for: signalled, attempts: 1)) while waiting for another af to finish writing the session '\(path)'; this exchange's changes were not saved",
+                                         exitCode: ExitMapping.status(for: signalled, checkStatus: false))
                 }
                 usleep(20_000)
             }
