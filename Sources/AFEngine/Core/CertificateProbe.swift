@@ -35,10 +35,10 @@ public final class CertificateChainProbe: TransferDelegate {
     private let driver: TransferDriver
 
     private struct State {
+        /// The transfer while it runs, for `cancel(_:)`.
         var transfer: Transfer?
-        var chain: [ServerCertificate] = []
-        var error: AFError?
-        var finished = false
+        /// What it saw, once it has finished.
+        var result: ([ServerCertificate], AFError?)?
     }
 
     init(driver: TransferDriver) {
@@ -65,8 +65,8 @@ public final class CertificateChainProbe: TransferDelegate {
 
     private func finish(chain: [ServerCertificate], error: AFError?) {
         let first = state.write { state -> Bool in
-            guard !state.finished else { return false }
-            state = State(transfer: nil, chain: chain, error: error, finished: true)
+            guard state.result == nil else { return false }
+            state = State(transfer: nil, result: (chain, error))
             return true
         }
         if first { latch.open() }
@@ -82,6 +82,6 @@ public final class CertificateChainProbe: TransferDelegate {
     public func wait() -> ([ServerCertificate], AFError?) {
         precondition(!driver.isCurrentThread, "CertificateChainProbe.wait() cannot wait on the session's transfer thread, which runs the probe")
         latch.wait()
-        return state.read { ($0.chain, $0.error) }
+        return state.read { $0.result } ?? ([], nil)
     }
 }
