@@ -370,6 +370,40 @@ import Testing
         #expect(same, "the file is the resource, resumed after 2000 bytes")
     }
 
+    /// `-o FILE` saves whatever answer the request ends with, but a retried 503's page went
+    /// into the `.part` file: the next attempt asked for a range after it (12 bytes), and a
+    /// server that honoured it had the file saved as the page followed by the rest of the
+    /// resource, exit 0; a 503 after a body cut short threw away what had come. An answer
+    /// that is retried is not saved, and only a successful body is resumed.
+    @Test func aRetriedAnswerIsNotSavedIntoTheFile() throws {
+        let whole = TestData.bytes(count: 3000)
+        server.route("/busy") { request, hit in
+            if hit == 1 || hit == 3 { return .response(status: 503, headers: [("Retry-After", "0")], body: Array("busy, sorry\n".utf8)) }
+            let start = Int(request.header("Range")?.dropFirst(6).split(separator: "-").first ?? "") ?? 0
+            guard hit > 2 else {
+                return .custom { connection in
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 3000\r\nETag: \"v1\"\r\n\r\n")
+                    connection.write(Array(whole[..<1000]))
+                    connection.close()
+                }
+            }
+            return .response(status: 206, headers: [("Content-Range", "bytes \(start)-2999/3000"), ("ETag", "\"v1\"")], body: Array(whole[start...]))
+        }
+        let target = directory + "/busy.bin"
+        let result = InProcessAF.run(["--retry=3", "--retry-delay=0.01", "-o", target, server.url("/busy")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(!result.err.contains("did not resume"), "\(result.err)")
+        #expect(server.requests(to: "/busy").map { $0.header("Range") } == [nil, nil, "bytes=1000-", "bytes=1000-"])
+        let same = contents("busy.bin") == whole
+        #expect(same)
+        #expect(files() == ["busy.bin"])
+        // The answer the request ends with is saved, as without retries.
+        let ended = InProcessAF.run(["--retry=1", "--retry-delay=0.01", "-o", directory + "/page.txt", server.url("/status/503")])
+        #expect(ended.status == 0, "\(ended.err)")
+        #expect(files() == ["busy.bin", "page.txt"])
+        #expect(FileManager.default.contents(atPath: directory + "/page.txt")?.isEmpty == false)
+    }
+
     /// A mistyped checksum deleted the file a resume was pointed at: a complete one (416),
     /// or the partial one with what this run added. Bytes from before the run are kept.
     @Test func aChecksumMismatchKeepsWhatWasOnDiskBeforeTheRun() throws {

@@ -193,4 +193,65 @@ import Testing
             #expect(lines.allSatisfy { $0.contains(" / 390.6 KiB") && !$0.contains("ETA") }, "\(output.debugDescription)")
         }
     }
+
+    // MARK: Retries into a stream
+
+    /// `-o -` (a stream, a FIFO, a device) cannot take back what it was given. A retried
+    /// 503's page went out ahead of the body; after a body cut short, a server that ignored
+    /// the range sent the whole body after the part already out, a range at the wrong place
+    /// was spliced on, and an error page followed the part: each exit 0.
+    @Test func aRetriedAnswerDoesNotGoIntoAStream() throws {
+        server.route("/busy") { _, hit in
+            hit == 1 ? .response(status: 503, headers: [("Retry-After", "0")], body: Array("busy, sorry\n".utf8)) : .response(status: 200, body: Array("hello\n".utf8))
+        }
+        let result = AF.run(["--retry=2", "--retry-delay=0.01", "-o", "-", server.url("/busy")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "hello\n")
+        #expect(result.err == "af: retrying in 0s (attempt 2 of 3): server answered 503 Service Unavailable\n")
+    }
+
+    /// After a body cut short, the rest follows what is already out: the range asked for, or
+    /// (from a server that ignores ranges) the whole body again with the same ETag, its first
+    /// bytes skipped.
+    @Test(arguments: [false, true])
+    func aStreamCutShortIsContinued(ignoreRange: Bool) throws {
+        server.serveRangedFile(size: Self.size, drop: 100_000, ignoreRange: ignoreRange)
+        let result = AF.run(["--retry=2", "--retry-delay=0.01", "-o", "-", server.url("/file/s.bin")])
+        #expect(result.status == 0, "\(result.err)")
+        let same = result.stdout == TestData.bytes(count: Self.size)
+        #expect(same, "\(result.stdout.count) bytes")
+        let requests = server.requests(to: "/file/s.bin")
+        #expect(requests.map { $0.header("Range") } == [nil, "bytes=100000-"])
+        #expect(requests.last?.header("If-Range") == "\"v1\"")
+    }
+
+    /// What cannot follow the part already out ends the run (exit 9), which says so; the
+    /// stream has exactly that part.
+    @Test(arguments: [
+        ("wrong", "the server resumed at byte 99000 instead of after them"),
+        ("missing", "the server answered 404 Not Found instead of sending the rest"),
+        ("changed", "the server answered 200 OK instead of sending the rest"),
+    ])
+    func whatCannotFollowAStreamCutShortEndsTheRun(mode: String, told: String) throws {
+        let body = TestData.bytes(count: 200_000)
+        server.route("/cut/*") { _, hit in
+            guard hit > 1 else {
+                return .custom { connection in
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 200000\r\nETag: \"v1\"\r\n\r\n")
+                    connection.write(Array(body[..<100_000]))
+                    connection.close()
+                }
+            }
+            switch mode {
+            case "wrong": return .response(status: 206, headers: [("Content-Range", "bytes 99000-199999/200000")], body: Array(body[99_000...]))
+            case "missing": return .response(status: 404, body: Array("gone\n".utf8))
+            default: return .response(status: 200, headers: [("ETag", "\"v2\"")], body: body)
+            }
+        }
+        let result = AF.run(["--retry=2", "--retry-delay=0.01", "-o", "-", server.url("/cut/" + mode)])
+        #expect(result.status == 9)
+        #expect(result.err.hasSuffix("\naf: error: standard output got 100000 bytes of the body before an attempt failed, and \(told); they cannot be taken back, so what was written is incomplete (after 2 attempts)\n"), "\(result.err)")
+        let part = result.stdout == Array(body[..<100_000])
+        #expect(part, "\(result.stdout.count) bytes")
+    }
 }

@@ -205,7 +205,7 @@ public enum OptionTable {
                    binding: .flag(\.download)),
         OptionSpec(.output, "output", short: "o", value: .required("FILE"), group: .downloads,
                    help: "Write the body to FILE (- for standard output); never replaces a file without --overwrite",
-                   details: "Write the body to FILE; - (or /dev/stdout) writes it to standard output as it stands, byte for byte, and /dev/stderr to standard error. An existing regular file is never replaced without --overwrite (and then only once the body is complete). Devices and FIFOs, such as /dev/null, are written in place and never replaced. Nothing else is printed on standard output unless -p, -h or -v asks for it.",
+                   details: "Write the body to FILE; - (or /dev/stdout) writes it to standard output as it stands, byte for byte, and /dev/stderr to standard error. An existing regular file is never replaced without --overwrite (and then only once the body is complete). Devices and FIFOs, such as /dev/null, are written in place and never replaced. With --retry only the answer the request ends with is written (a retried 503's page is not), and a body cut short is continued after what was written: into a stream, which cannot take bytes back, only the rest of that body may follow, and any other answer is exit 9. Nothing else is printed on standard output unless -p, -h or -v asks for it.",
                    completion: .file,
                    binding: .text(\.output, sample: "out.bin")),
         OptionSpec(.outputDir, "output-dir", value: .required("DIR"), group: .downloads, help: "Put downloaded files in DIR", completion: .directory,

@@ -109,7 +109,21 @@ public final class DownloadSink: ResponseBodySink {
         /// `written`): libcurl hands a body over 16 KiB at a time, and a `write` per piece
         /// cost a 1 GiB download 65,536 system calls.
         var pending = WriteBehind()
+        /// A response of another status than 2xx whose body `savesAnyStatus` keeps: held
+        /// (up to `heldLimit` bytes) until the request ends with it.
+        var heldHead: ResponseHead?
+        var heldBytes: [UInt8] = []
+        /// What `written` counts is such an answer's body, not a successful one's: it is not
+        /// resumed.
+        var writtenIsOtherAnswer = false
+        /// Bytes at the start of a body sent whole again that were already written.
+        var skip: Int64 = 0
+        /// Bytes past the end of a resumed body's range, not written.
+        var overrun: Int64 = 0
     }
+
+    /// How much of a held answer's body stays in memory; more is saved as it comes.
+    static let heldLimit = 1 << 20
 
     /// A buffer that gathers the pieces of a body into large writes.
     private struct WriteBehind {
@@ -254,8 +268,8 @@ public final class DownloadSink: ResponseBodySink {
         }
     }
 
-    /// Bytes already saved, from which the next attempt should continue.
-    public var partialBytes: Int64 { state.withLock { $0.written } }
+    /// Bytes of a successful body already saved, from which the next attempt should continue.
+    public var partialBytes: Int64 { state.withLock { $0.writtenIsOtherAnswer ? 0 : $0.written } }
 
     /// The validator (`ETag` or `Last-Modified`) for `If-Range`, once a response gave one.
     public var rangeValidator: String? { state.withLock { $0.validator } }
@@ -281,7 +295,9 @@ public final class DownloadSink: ResponseBodySink {
             _ = closeFile(&state)
             state.saving = false
             state.savedThisResponse = false
-            if head.status == 416, state.written > 0 {
+            state.heldHead = nil
+            state.heldBytes = []
+            if head.status == 416, state.written > 0, !state.writtenIsOtherAnswer {
                 // Complete only when the server's size is the size on disk; otherwise the
                 // local file is not the resource (it changed, or the part is corrupt).
                 let total = Self.unsatisfiedRangeTotal(head.headers.value(for: .contentRange))
@@ -289,118 +305,238 @@ public final class DownloadSink: ResponseBodySink {
                     let told = total.map { "the resource has \($0) bytes" } ?? "it did not say the resource's size"
                     throw .output(OutputFailure(
                         kind: .resumeRefused,
-                        message: "the server refused the range (416) but \(told) and '\((state.movedAside ? state.finalPath : state.partPath) ?? "")' holds \(state.written); remove it to start over"
+                        message: "the server refused the range (416) but \(told) and \(holderName(state)) holds \(state.written); remove it to start over"
                     ))
                 }
                 state.alreadyComplete = true
                 return
             }
-            guard (200...299).contains(head.status) || configuration.savesAnyStatus else { return }
-            if state.inPlace {
-                if state.fd < 0, configuration.fileDescriptor == nil, let path = state.finalPath {
-                    state.fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
-                    guard state.fd >= 0 else {
-                        throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': \(POSIXFailure(code: errno).description)"))
-                    }
-                }
-                state.saving = true
-                state.savedThisResponse = true
-                // For the progress bar's percent and time left, as into a file.
-                state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
-                return
+            if (200...299).contains(head.status) {
+                try begin(head, &state)
+            } else if configuration.savesAnyStatus {
+                // Held until the request ends with it: a retry takes it back, and neither the
+                // partial body an earlier attempt saved nor a stream may get it meanwhile.
+                state.heldHead = head
             }
-            if state.finalPath == nil {
-                let (path, claim) = try uniquePath(DownloadNaming.suggestedFilename(for: head, url: configuration.requestURL))
-                state.finalPath = path
-                state.partPath = path + ".part"
-                state.claim = claim
+        }
+    }
+
+    /// Starts saving the body of `head`: a 2xx answer's as it opens, another status's once
+    /// the request has ended with it.
+    private func begin(_ head: ResponseHead, _ state: inout State) throws(AFError) {
+        let success = (200...299).contains(head.status)
+        state.rangeEnd = nil
+        state.overrun = 0
+        state.skip = 0
+        if state.inPlace {
+            try beginInPlace(head, success: success, &state)
+            return
+        }
+        if state.finalPath == nil {
+            let (path, claim) = try uniquePath(DownloadNaming.suggestedFilename(for: head, url: configuration.requestURL))
+            state.finalPath = path
+            state.partPath = path + ".part"
+            state.claim = claim
+        }
+        guard let part = state.partPath else { return }
+        if success { state.validator = Self.validator(of: head) }
+        if head.status == 206, state.written > 0, !state.writtenIsOtherAnswer {
+            let value = head.headers.value(for: .contentRange)
+            switch Self.resumedRange(value, offset: state.written) {
+            case .appendable(let end, let total):
+                state.rangeEnd = end
+                state.expectedTotal = total ?? end
+            case .otherStart(let start):
+                let told = start.map { "byte \($0)" } ?? "an unknown position"
+                throw .output(OutputFailure(
+                    kind: .resumeRefused,
+                    message: "the server resumed at \(told) but '\(part)' holds \(state.written) bytes; remove it to start over"
+                ))
+            case .invalid:
+                throw .output(OutputFailure(
+                    kind: .resumeRefused,
+                    message: "the server resumed with an invalid range ('Content-Range: \(value ?? "")'); '\(part)' was kept as it was (\(state.written) bytes): try again later, or remove it to start over"
+                ))
             }
-            guard let part = state.partPath else { return }
-            // Bytes: a combining mark after `W/` would make `hasPrefix` miss a weak validator.
-            if let validator = head.headers.value(for: .etag), !validator.utf8.starts(with: "W/".utf8) {
-                state.validator = validator
-            } else if let modified = head.headers.value(for: .lastModified) {
-                state.validator = modified
+            // O_NOFOLLOW: a `.part` planted as a symbolic link must not redirect the bytes.
+            state.fd = Glibc.open(part, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+            if state.fd >= 0, !state.digestCurrent, let digest = state.digest {
+                try Self.hashFile(part, into: digest)
+                state.digestCurrent = true
             }
-            state.rangeEnd = nil
-            if head.status == 206, state.written > 0 {
-                let value = head.headers.value(for: .contentRange)
-                switch Self.resumedRange(value, offset: state.written) {
-                case .appendable(let end, let total):
-                    state.rangeEnd = end
-                    state.expectedTotal = total ?? end
-                case .otherStart(let start):
-                    let told = start.map { "byte \($0)" } ?? "an unknown position"
-                    throw .output(OutputFailure(
-                        kind: .resumeRefused,
-                        message: "the server resumed at \(told) but '\(part)' holds \(state.written) bytes; remove it to start over"
-                    ))
-                case .invalid:
-                    throw .output(OutputFailure(
-                        kind: .resumeRefused,
-                        message: "the server resumed with an invalid range ('Content-Range: \(value ?? "")'); '\(part)' was kept as it was (\(state.written) bytes): try again later, or remove it to start over"
-                    ))
-                }
-                // O_NOFOLLOW: a `.part` planted as a symbolic link must not redirect the bytes.
-                state.fd = Glibc.open(part, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
-                if state.fd >= 0, !state.digestCurrent, let digest = state.digest {
-                    try Self.hashFile(part, into: digest)
-                    state.digestCurrent = true
-                }
-            } else {
-                if state.written > 0 {
-                    state.restarted = true
-                    state.resumedFrom = 0
+        } else {
+            if state.written > 0 {
+                state.restarted = true
+                state.resumedFrom = 0
+                if success, !state.writtenIsOtherAnswer {
                     notice("the server did not resume the download; starting '\(state.finalPath ?? part)' from the beginning")
                 }
-                state.written = 0
-                state.digest?.reset()
-                state.digestCurrent = true
-                let fresh = !configuration.resume && !FileIO.exists(part)
-                state.fd = Glibc.open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (fresh ? O_EXCL : 0), 0o644)
-                state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
             }
-            guard state.fd >= 0 else {
-                let reason = errno == ELOOP ? "it is a symbolic link; af never writes through one" : POSIXFailure(code: errno).description
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(part)': \(reason)"))
-            }
-            state.startOffset = state.written
-            state.saving = true
-            state.savedThisResponse = true
+            state.written = 0
+            state.writtenIsOtherAnswer = !success
+            state.digest?.reset()
+            state.digestCurrent = true
+            let fresh = !configuration.resume && !FileIO.exists(part)
+            state.fd = Glibc.open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (fresh ? O_EXCL : 0), 0o644)
+            state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
         }
+        guard state.fd >= 0 else {
+            let reason = errno == ELOOP ? "it is a symbolic link; af never writes through one" : POSIXFailure(code: errno).description
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(part)': \(reason)"))
+        }
+        state.startOffset = state.written
+        state.saving = true
+        state.savedThisResponse = true
+    }
+
+    /// Starts writing into a destination that is not a regular file. What an earlier attempt
+    /// wrote there cannot be taken back, so only the rest of that same body may follow it:
+    /// the range asked for, or the whole body again with the same validator (a server that
+    /// ignores ranges), its first bytes skipped. Anything else fails, and says what was
+    /// written is incomplete.
+    private func beginInPlace(_ head: ResponseHead, success: Bool, _ state: inout State) throws(AFError) {
+        if state.fd < 0, configuration.fileDescriptor == nil, let path = state.finalPath {
+            state.fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+            guard state.fd >= 0 else {
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': \(POSIXFailure(code: errno).description)"))
+            }
+        }
+        if state.written > 0 {
+            let value = head.headers.value(for: .contentRange)
+            let range = head.status == 206 && !state.writtenIsOtherAnswer ? Self.resumedRange(value, offset: state.written) : nil
+            if case .appendable(let end, let total)? = range {
+                state.rangeEnd = end
+                state.expectedTotal = total ?? end
+            } else if head.status == 200, !state.writtenIsOtherAnswer, let validator = Self.validator(of: head), validator == state.validator {
+                state.skip = state.written
+            } else {
+                let answer: String
+                switch range {
+                case .otherStart(let start)?: answer = "resumed at \(start.map { "byte \($0)" } ?? "an unknown position") instead of after them"
+                case .invalid?: answer = "resumed with an invalid range ('Content-Range: \(value ?? "")')"
+                default: answer = "answered \(head.status) \(head.displayReason) instead of sending the rest"
+                }
+                throw .output(OutputFailure(
+                    kind: .resumeRefused,
+                    message: "\(holderName(state)) got \(state.written) bytes of the body before an attempt failed, and the server \(answer); they cannot be taken back, so what was written is incomplete"
+                ))
+            }
+        } else {
+            // For the progress bar's percent and time left, as into a file.
+            state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
+            if success { state.validator = Self.validator(of: head) }
+            state.writtenIsOtherAnswer = !success
+        }
+        state.startOffset = state.written
+        state.saving = true
+        state.savedThisResponse = true
+    }
+
+    /// A response's validator for `If-Range`: a strong `ETag`, else `Last-Modified`.
+    private static func validator(of head: ResponseHead) -> String? {
+        // Bytes: a combining mark after `W/` would make `hasPrefix` miss a weak validator.
+        if let validator = head.headers.value(for: .etag), !validator.utf8.starts(with: "W/".utf8) { return validator }
+        return head.headers.value(for: .lastModified)
+    }
+
+    /// What holds the bytes saved so far, as messages name it.
+    private func holderName(_ state: State) -> String {
+        if state.inPlace {
+            // A path in quotes; a descriptor's name ("standard output") as it reads.
+            return configuration.fileDescriptor == nil ? "'\(state.finalPath ?? "")'" : state.finalPath ?? ""
+        }
+        return "'\((state.movedAside ? state.finalPath : state.partPath) ?? "")'"
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         try state.withLock { state throws(AFError) in
-            guard state.saving, state.fd >= 0 else { return }
-            var code: Int32 = 0
-            if state.inPlace {
-                // A device, FIFO or standard output gets each piece as it comes.
-                code = FileIO.writeAll(state.fd, bytes)
-            } else if !state.pending.take(bytes) {
-                code = state.pending.drain(to: state.fd)
-                if code == 0, !state.pending.take(bytes) { code = FileIO.writeAll(state.fd, bytes) }
+            if state.heldHead != nil {
+                guard state.heldBytes.count + bytes.count > Self.heldLimit else {
+                    state.heldBytes.append(contentsOf: bytes)
+                    return
+                }
+                // Too large to hold: saved from here on, as any answer is without retries.
+                try saveHeldAnswer(&state)
             }
-            guard code == 0 else {
-                Self.resynchronise(&state)
-                throw writeFailure(code, state)
-            }
-            state.digest?.update(bytes)
-            state.written += Int64(bytes.count)
+            try save(bytes, &state)
         }
+    }
+
+    /// Writes the next bytes of the body being saved: past those a body sent whole again
+    /// repeats, and not past the end of the range a resumed body announced.
+    private func save(_ bytes: UnsafeRawBufferPointer, _ state: inout State) throws(AFError) {
+        guard state.saving, state.fd >= 0 else { return }
+        var bytes = bytes
+        if state.skip > 0 {
+            let skipped = Int(min(Int64(bytes.count), state.skip))
+            state.skip -= Int64(skipped)
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
+        }
+        if let end = state.rangeEnd, state.written + Int64(bytes.count) > end {
+            let kept = Int(max(0, end - state.written))
+            state.overrun += Int64(bytes.count - kept)
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[..<kept])
+        }
+        guard !bytes.isEmpty else { return }
+        var code: Int32 = 0
+        if state.inPlace {
+            // A device, FIFO or standard output gets each piece as it comes.
+            code = FileIO.writeAll(state.fd, bytes)
+        } else if !state.pending.take(bytes) {
+            code = state.pending.drain(to: state.fd)
+            if code == 0, !state.pending.take(bytes) { code = FileIO.writeAll(state.fd, bytes) }
+        }
+        guard code == 0 else {
+            Self.resynchronise(&state)
+            throw writeFailure(code, state)
+        }
+        state.digest?.update(bytes)
+        state.written += Int64(bytes.count)
+    }
+
+    /// The request ended with the answer being held (or it outgrew `heldLimit`): its body is
+    /// saved as it would have been without retries.
+    private func saveHeldAnswer(_ state: inout State) throws(AFError) {
+        guard let head = state.heldHead else { return }
+        let bytes = state.heldBytes
+        state.heldHead = nil
+        state.heldBytes = []
+        try begin(head, &state)
+        // A copy, not `withUnsafeBytes`: a closure passing `state` on `inout` trips the
+        // thread sanitizer of this toolchain.
+        let held = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+        defer { held.deallocate() }
+        held.copyBytes(from: bytes)
+        try save(UnsafeRawBufferPointer(held), &state)
     }
 
     /// A resumed body must end where its `Content-Range` said: a server that closed it early
     /// within a correct `Content-Length` left a file short of the resource, which was saved
     /// as complete. Short, the attempt fails as a truncated body (retried, and resumed from
-    /// what arrived); long, the bytes past the range are cut off the `.part` file again, so
-    /// that resuming continues from where the range ended, and the attempt fails. A range
-    /// that ends before the resource does (the request asked for all the rest) fails as a
-    /// truncated body too.
+    /// what arrived); long, the bytes past the range were not written, so that resuming
+    /// continues from where the range ended, and the attempt fails. A range that ends before
+    /// the resource does (the request asked for all the rest) fails as a truncated body too,
+    /// and a whole body sent again that ends before the bytes already written fails as
+    /// malformed.
     public func bodyDidEnd() -> AFError? {
         state.withLock { state -> AFError? in
-            guard state.savedThisResponse, !state.inPlace, state.fd >= 0, let end = state.rangeEnd else { return nil }
+            guard state.savedThisResponse, state.fd >= 0 else { return nil }
+            if state.skip > 0 {
+                return .transport(TransportFailure(
+                    kind: .malformedResponse,
+                    message: "the body sent again ended \(state.skip) bytes before the \(state.written) already written",
+                    curlCode: 0
+                ))
+            }
+            guard let end = state.rangeEnd else { return nil }
             let range = "bytes \(state.startOffset)-\(end - 1)"
+            if state.overrun > 0 {
+                return .transport(TransportFailure(
+                    kind: .malformedResponse,
+                    message: "the resumed body ran \(state.overrun) bytes past the range its Content-Range announced (\(range)); they were not kept",
+                    curlCode: 0
+                ))
+            }
             if state.written == end {
                 // Asked for everything from the offset on, given less: the file is not whole.
                 guard let total = state.expectedTotal, end < total else { return nil }
@@ -410,25 +546,9 @@ public final class DownloadSink: ResponseBodySink {
                     curlCode: 0
                 ))
             }
-            if state.written < end {
-                return .transport(TransportFailure(
-                    kind: .truncatedBody,
-                    message: "the resumed body ended \(end - state.written) bytes short of the range its Content-Range announced (\(range))",
-                    curlCode: 0
-                ))
-            }
-            let extra = state.written - end
-            var code = state.pending.drain(to: state.fd)
-            if code == 0, ftruncate(state.fd, off_t(end)) != 0 { code = errno }
-            guard code == 0 else {
-                Self.resynchronise(&state)
-                return writeFailure(code, state)
-            }
-            state.written = end
-            state.digestCurrent = false
             return .transport(TransportFailure(
-                kind: .malformedResponse,
-                message: "the resumed body ran \(extra) bytes past the range its Content-Range announced (\(range)); they were not kept",
+                kind: .truncatedBody,
+                message: "the resumed body ended \(end - state.written) bytes short of the range its Content-Range announced (\(range))",
                 curlCode: 0
             ))
         }
@@ -438,11 +558,29 @@ public final class DownloadSink: ResponseBodySink {
         state.withLock { state in
             _ = closeFile(&state)
             state.saving = false
+            state.heldHead = nil
+            state.heldBytes = []
         }
     }
 
     public func finish(error: AFError?) -> AFError? {
         state.withLock { state -> AFError? in
+            var error = error
+            if state.heldHead != nil {
+                // The answer the request ended with: saved, unless it failed (or, into a file,
+                // failed validation, which keeps no body and leaves an earlier part as it was).
+                var keeps = error == nil
+                if case .responseValidationFailed? = error, state.inPlace { keeps = true }
+                if keeps {
+                    do throws(AFError) {
+                        try saveHeldAnswer(&state)
+                    } catch let failure {
+                        error = failure
+                    }
+                }
+                state.heldHead = nil
+                state.heldBytes = []
+            }
             defer {
                 // After the rename: the name is free for the next download only once this
                 // one is done with it.
@@ -517,8 +655,7 @@ public final class DownloadSink: ResponseBodySink {
         var verified = false
         if let checksum = configuration.checksum, let digest = state.digest {
             let actual = digest.finalize()
-            // A path in quotes; a descriptor's name ("standard output") as it reads.
-            let written = configuration.fileDescriptor == nil ? "'\(state.finalPath ?? "")'" : state.finalPath ?? ""
+            let written = holderName(state)
             guard actual == checksum.expected else {
                 return .output(OutputFailure(
                     kind: .checksumMismatch,
