@@ -105,6 +105,20 @@ import Testing
         #expect(server.hits("/down") == 4)
     }
 
+    /// `--stream` prints as the body comes, so with retries a 503's page and head went out,
+    /// then the next attempt's body after it without its own head. An answer of another
+    /// status than 2xx is held until the request ends with it; a 2xx streams.
+    @Test func aStreamShowsOnlyTheAnswerTheRequestEndsWith() {
+        script("/busy", [503, 200])
+        let result = InProcessAF.run(["--stream", "--retry=1", "--retry-delay=0.01", "-p", "hb", server.url("/busy")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "HTTP/1.1 200 OK\nContent-Type: text/plain\nContent-Length: 14\n\nanswer 2: 200\n")
+        script("/down", [503])
+        let ended = InProcessAF.run(["--stream", "--retry=1", "--retry-delay=0.01", "-p", "hb", server.url("/down")])
+        #expect(ended.status == 0)
+        #expect(ended.out == "HTTP/1.1 503 Service Unavailable\nContent-Type: text/plain\nContent-Length: 14\n\nanswer 2: 503\n")
+    }
+
     @Test func retryAfterSecondsIsHonoured() throws {
         script("/busy", [429, 200], headers: [("Retry-After", "2")])
         let result = InProcessAF.run(["--retry=1", server.url("/busy")])

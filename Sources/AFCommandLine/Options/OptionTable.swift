@@ -170,7 +170,7 @@ public enum OptionTable {
                    }),
         OptionSpec(.stream, "stream", short: "S", group: .output,
                    help: "Write the body as it arrives (server-sent events, NDJSON)",
-                   details: "Write each chunk of the response body as soon as it arrives. With formatting on, each NDJSON line is formatted on its own.",
+                   details: "Write each chunk of the response body as soon as it arrives. With formatting on, each NDJSON line is formatted on its own. With --retry, an answer of another status than 2xx (a 503 that may be retried) is held until the request ends with it.",
                    binding: .flag(\.stream)),
         OptionSpec(.offline, "offline", group: .output,
                    help: "Build the request and print it without sending it",

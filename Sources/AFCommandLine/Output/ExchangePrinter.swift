@@ -6,7 +6,8 @@
 ///
 /// Without retries, output is live: the final hop's heads print when its response arrives
 /// and the body streams. With retries, an attempt may be thrown away, so the body is spooled
-/// to a temporary file and everything prints when the request ends.
+/// to a temporary file and everything prints when the request ends; with `--stream`, only
+/// an answer of another status than 2xx (which a retry may replace) is held so.
 final class ExchangePrinter: ResponseBodySink, EventMonitor {
     /// What happens to the response body.
     enum BodyTarget: Sendable {
@@ -24,6 +25,8 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         var lastFinished: Attempt?
         var openHead: ResponseHead?
         var openAttempt = 0
+        /// The open answer is held until the request ends (`OutputPlan.hold`).
+        var holding = false
         var printer: BodyPrinter?
         var spool: Spool?
         /// Something was printed and the next section needs a blank line before it.
@@ -98,7 +101,8 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         try state.withLock { state throws(AFError) in
             state.openHead = head
             state.openAttempt = attempt
-            if plan.buffered {
+            state.holding = plan.hold.holds(head.status)
+            if state.holding {
                 if printsBody {
                     if state.spool == nil { state.spool = Spool(directory: temporaryDirectory) }
                     state.spool?.reset()
@@ -116,7 +120,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             switch target {
             case .print:
                 guard plan.shows("b") else { return }
-                if let spool = state.spool, plan.buffered {
+                if let spool = state.spool, state.holding {
                     try spool.write(bytes)
                 } else {
                     try state.printer?.write(bytes, to: out)
@@ -147,7 +151,7 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         if case .forward(let sink) = target { result = sink.finish(error: error) }
         do {
             try state.withLock { state throws(AFError) in
-                if plan.buffered || state.openHead == nil {
+                if state.holding || state.openHead == nil {
                     try printFinalHeads(state)
                     if let head = state.openHead, printsBody {
                         let printer = BodyPrinter(head: head, style: plan.body)

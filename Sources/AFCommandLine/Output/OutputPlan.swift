@@ -15,12 +15,32 @@ final class OutputPlan: Sendable {
     let body: BodyStyle
     /// Heads (and notes) go to standard error: downloads keep standard output clean.
     let headsToStandardError: Bool
-    /// Hold output until the request ends, because a retry may discard an attempt.
-    let buffered: Bool
+    /// What is held until the request ends, because a retry may discard an attempt.
+    let hold: Hold
+
+    /// What output waits for the request to end.
+    enum Hold: Sendable {
+        /// Nothing: no attempt is retried.
+        case nothing
+        /// An answer of another status than 2xx (a 503 that is retried), the rest printed
+        /// as it comes (`--stream`).
+        case unsuccessfulAnswers
+        /// Every answer.
+        case everything
+
+        /// Whether an answer with this status is held.
+        func holds(_ status: Int) -> Bool {
+            switch self {
+            case .nothing: false
+            case .unsuccessfulAnswers: !(200...299).contains(status)
+            case .everything: true
+            }
+        }
+    }
 
     init(
         sections: Sections, all: Bool, historySections: Sections, head: HeadRenderer, body: BodyStyle,
-        headsToStandardError: Bool, buffered: Bool
+        headsToStandardError: Bool, hold: Hold
     ) {
         self.sections = sections
         self.all = all
@@ -28,7 +48,7 @@ final class OutputPlan: Sendable {
         self.head = head
         self.body = body
         self.headsToStandardError = headsToStandardError
-        self.buffered = buffered
+        self.hold = hold
     }
 
     func shows(_ section: Character) -> Bool { sections.contains(section) }
@@ -37,7 +57,7 @@ final class OutputPlan: Sendable {
     func printingNoSections() -> OutputPlan {
         OutputPlan(
             sections: [], all: all, historySections: historySections, head: head, body: body,
-            headsToStandardError: headsToStandardError, buffered: buffered
+            headsToStandardError: headsToStandardError, hold: hold
         )
     }
 
@@ -124,7 +144,7 @@ final class OutputPlan: Sendable {
             head: HeadRenderer(theme: theme, terminal: terminal, sortHeaders: settings.sortHeaders),
             body: bodyStyle,
             headsToStandardError: headsToStandardError,
-            buffered: (settings.retry > 0 || settings.authCmd != nil) && !settings.stream
+            hold: settings.retry == 0 && settings.authCmd == nil ? .nothing : settings.stream ? .unsuccessfulAnswers : .everything
         )
     }
 }
