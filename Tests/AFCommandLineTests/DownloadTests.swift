@@ -173,6 +173,22 @@ import Testing
         #expect(identical)
     }
 
+    /// `-c` without `-o` resumes the name from the URL, so after a download the server named
+    /// ("real.iso" for /file/get) the advice "run the same command with -c" downloaded it
+    /// whole again under the URL's name. The advice names the file.
+    @Test func theAdviceToResumeNamesAFileTheServerNamed() throws {
+        server.serveRangedFile(size: Self.size, drop: 50_000, disposition: "attachment; filename=\"real.iso\"")
+        let first = InProcessAF.run(["-d", "--output-dir", directory, server.url("/file/get")])
+        #expect(first.status == 1)
+        #expect(first.err.hasSuffix("; the partial download is in '\(directory)/real.iso.part' (48.8 KiB): run the same command with -c -o real.iso to resume\n"), "\(first.err)")
+        let resumed = InProcessAF.run(["-d", "-c", "-o", "real.iso", "--output-dir", directory, server.url("/file/get")])
+        #expect(resumed.status == 0, "\(resumed.err)")
+        #expect(resumed.err.contains("resumed after 48.8 KiB"))
+        #expect(files() == ["real.iso"])
+        let identical = contents("real.iso") == TestData.bytes(count: Self.size)
+        #expect(identical)
+    }
+
     @Test func flakyServerWithRetryResumesMidway() throws {
         server.serveRangedFile(size: Self.size, drop: 123_456)
         let result = InProcessAF.run(["-d", "--retry=2", "--retry-delay=0.1", "--output-dir", directory, server.url("/file/flaky.bin")])

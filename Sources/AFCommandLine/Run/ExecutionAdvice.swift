@@ -122,6 +122,13 @@ extension Execution {
     /// How to resume, when a partial download was left behind.
     fileprivate func resumeHint() -> String {
         guard let download, let part = download.partPath, let size = FileSystem.size(part), size > 0 else { return "" }
-        return "; the partial download is in '\(part)' (\(Format.bytes(size))): run the same command with -c to resume"
+        let kept = "; the partial download is in '\(part)' (\(Format.bytes(size)))"
+        // -c resumes the name -o gives, else the URL's: a name the server gave (or a numbered
+        // one) is resumed only when -o names it.
+        let directory = settings.outputDir ?? "."
+        let name = settings.output ?? DownloadNaming.suggestedFilename(for: nil, url: built.url.string)
+        guard DownloadSink.path(of: name, in: directory) + ".part" != part else { return kept + ": run the same command with -c to resume" }
+        let file = String(part.dropLast(".part".count).split(separator: "/", omittingEmptySubsequences: false).last ?? "")
+        return kept + ": run the same command with -c -o \(Quote.argument(CurlCommand.quote(file))) to resume"
     }
 }
