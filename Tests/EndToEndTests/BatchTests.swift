@@ -674,6 +674,17 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: output).sorted() == names)
     }
 
+    /// A line's download cut short is resumed by running that line again with -c: the advice
+    /// said "the same command", which in a batch is the whole batch.
+    @Test func anInterruptedDownloadSaysToRunItsLineAgain() throws {
+        let output = try TemporaryDirectory.make(prefix: "af-batch-cut")
+        server.serveRangedFile(size: 100_000, drop: 40_000)
+        let path = try file([server.url("/file/cut.bin") + " -d -q"])
+        let result = AF.run(["batch", "--output-dir=\(output)", path])
+        #expect(result.status == 1)
+        #expect(result.err.contains("; the partial download is in '\(output)/cut.bin.part' (39.1 KiB): run the same line with -c to resume\n"), "\(result.err)")
+    }
+
     /// Lines that save to one name while another is saving it are refused before they are
     /// sent (with or without --overwrite; `./` makes no other file): two downloads into one
     /// `.part` file truncated and interleaved each other's bytes, and the one renamed second

@@ -122,13 +122,14 @@ extension Execution {
     /// How to resume, when a partial download was left behind.
     fileprivate func resumeHint() -> String {
         guard let download, let part = download.partPath, let size = FileSystem.size(part), size > 0 else { return "" }
-        let kept = "; the partial download is in '\(part)' (\(Format.bytes(size)))"
+        // In a batch, the line is what runs again (in a batch of its own, or alone).
+        let kept = "; the partial download is in '\(part)' (\(Format.bytes(size))): run the same \(batchLine == nil ? "command" : "line")"
         // -c resumes the name -o gives, else the URL's: a name the server gave (or a numbered
         // one) is resumed only when -o names it.
         let directory = settings.outputDir ?? "."
         let name = settings.output ?? DownloadNaming.suggestedFilename(for: nil, url: built.url.string)
-        guard DownloadSink.path(of: name, in: directory) + ".part" != part else { return kept + ": run the same command with -c to resume" }
+        guard DownloadSink.path(of: name, in: directory) + ".part" != part else { return kept + " with -c to resume" }
         let file = String(part.dropLast(".part".count).split(separator: "/", omittingEmptySubsequences: false).last ?? "")
-        return kept + ": run the same command with -c -o \(Quote.argument(CurlCommand.quote(file))) to resume"
+        return kept + " with -c -o \(Quote.argument(CurlCommand.quote(file))) to resume"
     }
 }
