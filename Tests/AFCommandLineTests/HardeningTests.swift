@@ -45,6 +45,21 @@ import Testing
 
     /// Two `Content-Encoding: gzip` headers are two layers, as libcurl stacks them: af took
     /// the first header alone for the whole coding, decoded one layer and printed gzip bytes.
+    /// Seconds and factors are decimal: `0x10` was read as hexadecimal (a 16 s delay), where
+    /// every other number af takes is refused so.
+    @Test(arguments: [("--retry-delay=0x10", "expected a number of seconds from 0 to 2000000"),
+                      ("--timeout=0x1p3", "expected a number of seconds from 0 to 2000000"),
+                      ("--retry-backoff=0x2", "expected a factor from 1 to 100")])
+    func secondsAndFactorsAreDecimal(option: String, expected: String) {
+        let value = String(option.split(separator: "=")[1])
+        let name = String(option.split(separator: "=")[0])
+        let result = InProcessAF.run(["--offline", option, server.url("/get")])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: invalid value '\(value)' for \(name): \(expected)\n")
+        // Spaces around a number are taken, as for counts.
+        #expect(InProcessAF.run(["--offline", "--retry-delay= 1.5 ", "--retry=2", server.url("/get")]).status == 0)
+    }
+
     @Test func twoEncodingHeadersAreTwoLayers() {
         let result = InProcessAF.run([server.url("/hostile/gzip-twice")])
         #expect(result.status == 0, "\(result.err)")

@@ -235,7 +235,7 @@ public enum OptionTable {
                    help: "Multiply the delay by FACTOR after each retry (default 2; 1 to 100)",
                    binding: .custom(sample: "2", resets: [.field(\.retryBackoff)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
-                       guard let factor = Double(value), (1...100).contains(factor) else {
+                       guard let factor = Settings.decimal(value), (1...100).contains(factor) else {
                            throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected a factor from 1 to 100")
                        }
                        settings.retryBackoff = factor

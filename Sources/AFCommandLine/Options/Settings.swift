@@ -283,8 +283,16 @@ struct Settings: Sendable {
         return number
     }
 
+    /// A decimal number (`1.5`, `2e3`), spaces around it allowed as for counts: `Double`
+    /// alone also reads hexadecimal (`0x10` was a 16 s delay), `inf` and `nan`.
+    static func decimal(_ value: String) -> Double? {
+        let text = value.trimmingCharacters(in: " ")
+        guard text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }) else { return nil }
+        return Double(text)
+    }
+
     static func seconds(_ value: String, _ name: String) throws(CommandFailure) -> Double {
-        guard let number = Double(value), number >= 0, number <= maximumSeconds else {
+        guard let number = decimal(value), number >= 0, number <= maximumSeconds else {
             throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a number of seconds from 0 to \(Int(maximumSeconds))")
         }
         return number
