@@ -230,6 +230,25 @@ import Testing
         #expect(whole)
         #expect(server.hits("/unstable") == 2)
         #expect(result.err.contains("retrying in 100ms (attempt 2 of 3): the connection to 127.0.0.1:\(server.port) broke during the response body") || result.err.contains("closed the connection before the body was complete"))
+        // Without a validator to send in If-Range, the retry asks for the whole body again.
+        #expect(server.requests(to: "/unstable").map { $0.header("Range") } == [nil, nil])
+    }
+
+    /// A printed body cut short was downloaded whole again by the retry (and a server that
+    /// always broke at the same byte failed every attempt). With a validator for If-Range, the
+    /// retry asks for the rest and the output is the whole body, shown under the head of the
+    /// answer it belongs to; a server that ignores the range sends it whole again.
+    @Test(arguments: [false, true])
+    func aPrintedBodyCutShortIsResumedByARetry(ignoreRange: Bool) {
+        server.serveRangedFile(size: 300_000, drop: 100_000, ignoreRange: ignoreRange)
+        let result = InProcessAF.run(["--retry=2", "--retry-delay=0.01", "-p", "hb", server.url("/file/r.bin")])
+        #expect(result.status == 0, "\(result.err)")
+        let head = Array("HTTP/1.1 200 OK\nContent-Length: 300000\nETag: \"v1\"\nContent-Type: application/octet-stream\n\n".utf8)
+        let whole = result.stdout == head + TestData.bytes(count: 300_000)
+        #expect(whole, "\(result.stdout.count) bytes")
+        let requests = server.requests(to: "/file/r.bin")
+        #expect(requests.map { $0.header("Range") } == [nil, "bytes=100000-"])
+        #expect(requests.last?.header("If-Range") == "\"v1\"")
     }
 
     @Test func refusedConnectionsAreRetried() throws {

@@ -7,8 +7,10 @@
 /// Without retries, output is live: the final hop's heads print when its response arrives
 /// and the body streams. With retries, an attempt may be thrown away, so the body is spooled
 /// to a temporary file and everything prints when the request ends; with `--stream`, only
-/// an answer of another status than 2xx (which a retry may replace) is held so.
-final class ExchangePrinter: ResponseBodySink, EventMonitor {
+/// an answer of another status than 2xx (which a retry may replace) is held so. A spooled
+/// body cut short is kept for the retry to ask only for the rest (`DownloadResumer`), when
+/// it came as it is (no `Content-Encoding`) with a validator to send in `If-Range`.
+final class ExchangePrinter: ResumableBodySink, EventMonitor {
     /// What happens to the response body.
     enum BodyTarget: Sendable {
         /// Printed to standard output.
@@ -27,6 +29,14 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
         var openAttempt = 0
         /// The open answer is held until the request ends (`OutputPlan.hold`).
         var holding = false
+        /// The answer whose body is in the spool, and its validator when a body cut short
+        /// could be resumed.
+        var spooledHead: ResponseHead?
+        var validator: String?
+        /// Bytes of a body cut short kept in the spool for the next attempt to continue.
+        var kept: Int64 = 0
+        /// The range the open answer continues the spooled body with.
+        var resumed: ResumedBody?
         var printer: BodyPrinter?
         var spool: Spool?
         /// Something was printed and the next section needs a blank line before it.
@@ -105,7 +115,16 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             if state.holding {
                 if printsBody {
                     if state.spool == nil { state.spool = Spool(directory: temporaryDirectory) }
-                    state.spool?.reset()
+                    state.resumed = state.kept > 0 && Self.isUnencoded(head) ? ResumedBody(head, start: state.kept) : nil
+                    if state.resumed != nil {
+                        // Printed as the answer whose body this is, the rest now added.
+                        state.openHead = state.spooledHead
+                    } else {
+                        state.spool?.reset()
+                        state.spooledHead = head
+                        state.validator = head.status == 200 && Self.isUnencoded(head) ? DownloadSink.validator(of: head) : nil
+                    }
+                    state.kept = 0
                 }
             } else {
                 try printFinalHeads(state)
@@ -121,6 +140,8 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
             case .print:
                 guard plan.shows("b") else { return }
                 if let spool = state.spool, state.holding {
+                    var bytes = bytes
+                    if state.resumed != nil { bytes = state.resumed?.admit(bytes, kept: Int64(spool.size)) ?? bytes }
                     try spool.write(bytes)
                 } else {
                     try state.printer?.write(bytes, to: out)
@@ -135,15 +156,38 @@ final class ExchangePrinter: ResponseBodySink, EventMonitor {
 
     func bodyDidEnd() -> AFError? {
         if case .forward(let sink) = target { return sink.bodyDidEnd() }
-        return nil
+        return state.withLock { state in state.resumed?.problem(kept: Int64(state.spool?.size ?? 0)) }
     }
 
     func rollback() {
         state.withLock { state in
             state.openHead = nil
-            state.spool?.reset()
+            if let spool = state.spool, spool.size > 0, state.validator != nil, state.holding {
+                state.kept = Int64(spool.size)
+            } else {
+                state.spool?.reset()
+                state.kept = 0
+            }
         }
         if case .forward(let sink) = target { sink.rollback() }
+    }
+
+    // MARK: ResumableBodySink
+
+    var partialBytes: Int64 { state.withLock { $0.kept } }
+
+    var rangeValidator: String? { state.withLock { $0.validator } }
+
+    /// Whether a body cut short may be resumed: printed (`-p b`) and held whole until the
+    /// request ends.
+    var resumesBody: Bool {
+        guard case .print = target, case .everything = plan.hold else { return false }
+        return plan.shows("b")
+    }
+
+    /// The body comes as the resource is, so a byte range of it continues it.
+    private static func isUnencoded(_ head: ResponseHead) -> Bool {
+        head.headers.value(for: .contentEncoding).map { $0.trimmingCharacters(in: " \t").lowercased() == "identity" } ?? true
     }
 
     func finish(error: AFError?) -> AFError? {

@@ -339,7 +339,11 @@ final class Execution {
         var adapters: [any RequestAdapter] = []
         if let authenticator { adapters.append(authenticator) }
         if let netrc { adapters.append(NetrcAdapter(netrc: netrc)) }
-        if let download { adapters.append(DownloadResumer(sink: download)) }
+        if let download {
+            adapters.append(DownloadResumer(sink: download))
+        } else if printer.resumesBody {
+            adapters.append(DownloadResumer(sink: printer))
+        }
         if let compressor { adapters.append(compressor) }
         var retriers: [any RequestRetrier] = []
         if let authenticator { retriers.append(authenticator) }

@@ -83,10 +83,9 @@ public final class DownloadSink: ResponseBodySink {
         var startOffset: Int64 = 0
         var resumedFrom: Int64 = 0
         var expectedTotal: Int64?
-        /// The size the `.part` file has when a resumed (206) body ends where its
-        /// `Content-Range` says it does; nil for a whole (200) body, which libcurl's framing
-        /// checks.
-        var rangeEnd: Int64?
+        /// The range of a resumed (206) body, which it must fill; nil for a whole (200) body,
+        /// which libcurl's framing checks.
+        var resumed: ResumedBody?
         var digest: Digest?
         /// Whether the digest covers every byte now in the `.part` file.
         var digestCurrent = true
@@ -118,8 +117,6 @@ public final class DownloadSink: ResponseBodySink {
         var writtenIsOtherAnswer = false
         /// Bytes at the start of a body sent whole again that were already written.
         var skip: Int64 = 0
-        /// Bytes past the end of a resumed body's range, not written.
-        var overrun: Int64 = 0
     }
 
     /// How much of a held answer's body stays in memory; more is saved as it comes.
@@ -325,8 +322,7 @@ public final class DownloadSink: ResponseBodySink {
     /// the request has ended with it.
     private func begin(_ head: ResponseHead, _ state: inout State) throws(AFError) {
         let success = (200...299).contains(head.status)
-        state.rangeEnd = nil
-        state.overrun = 0
+        state.resumed = nil
         state.skip = 0
         if state.inPlace {
             try beginInPlace(head, success: success, &state)
@@ -344,7 +340,7 @@ public final class DownloadSink: ResponseBodySink {
             let value = head.headers.value(for: .contentRange)
             switch Self.resumedRange(value, offset: state.written) {
             case .appendable(let end, let total):
-                state.rangeEnd = end
+                state.resumed = ResumedBody(head, start: state.written)
                 state.expectedTotal = total ?? end
             case .otherStart(let start):
                 let told = start.map { "byte \($0)" } ?? "an unknown position"
@@ -405,7 +401,7 @@ public final class DownloadSink: ResponseBodySink {
             let value = head.headers.value(for: .contentRange)
             let range = head.status == 206 && !state.writtenIsOtherAnswer ? Self.resumedRange(value, offset: state.written) : nil
             if case .appendable(let end, let total)? = range {
-                state.rangeEnd = end
+                state.resumed = ResumedBody(head, start: state.written)
                 state.expectedTotal = total ?? end
             } else if head.status == 200, !state.writtenIsOtherAnswer, let validator = Self.validator(of: head), validator == state.validator {
                 state.skip = state.written
@@ -430,13 +426,6 @@ public final class DownloadSink: ResponseBodySink {
         state.startOffset = state.written
         state.saving = true
         state.savedThisResponse = true
-    }
-
-    /// A response's validator for `If-Range`: a strong `ETag`, else `Last-Modified`.
-    private static func validator(of head: ResponseHead) -> String? {
-        // Bytes: a combining mark after `W/` would make `hasPrefix` miss a weak validator.
-        if let validator = head.headers.value(for: .etag), !validator.utf8.starts(with: "W/".utf8) { return validator }
-        return head.headers.value(for: .lastModified)
     }
 
     /// What holds the bytes saved so far, as messages name it.
@@ -472,11 +461,7 @@ public final class DownloadSink: ResponseBodySink {
             state.skip -= Int64(skipped)
             bytes = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
         }
-        if let end = state.rangeEnd, state.written + Int64(bytes.count) > end {
-            let kept = Int(max(0, end - state.written))
-            state.overrun += Int64(bytes.count - kept)
-            bytes = UnsafeRawBufferPointer(rebasing: bytes[..<kept])
-        }
+        if state.resumed != nil { bytes = state.resumed?.admit(bytes, kept: state.written) ?? bytes }
         guard !bytes.isEmpty else { return }
         var code: Int32 = 0
         if state.inPlace {
@@ -528,29 +513,7 @@ public final class DownloadSink: ResponseBodySink {
                     curlCode: 0
                 ))
             }
-            guard let end = state.rangeEnd else { return nil }
-            let range = "bytes \(state.startOffset)-\(end - 1)"
-            if state.overrun > 0 {
-                return .transport(TransportFailure(
-                    kind: .malformedResponse,
-                    message: "the resumed body ran \(state.overrun) bytes past the range its Content-Range announced (\(range)); they were not kept",
-                    curlCode: 0
-                ))
-            }
-            if state.written == end {
-                // Asked for everything from the offset on, given less: the file is not whole.
-                guard let total = state.expectedTotal, end < total else { return nil }
-                return .transport(TransportFailure(
-                    kind: .truncatedBody,
-                    message: "the server resumed with \(range) of the resource's \(total) bytes, not all the rest",
-                    curlCode: 0
-                ))
-            }
-            return .transport(TransportFailure(
-                kind: .truncatedBody,
-                message: "the resumed body ended \(end - state.written) bytes short of the range its Content-Range announced (\(range))",
-                curlCode: 0
-            ))
+            return state.resumed?.problem(kept: state.written)
         }
     }
 
@@ -748,54 +711,6 @@ public final class DownloadSink: ResponseBodySink {
         }
     }
 
-    /// `N` from `Content-Range: bytes */N`, the form a 416 response carries.
-    static func unsatisfiedRangeTotal(_ value: String?) -> Int64? {
-        guard let value, value.lowercased().hasPrefix("bytes */") else { return nil }
-        return Int64(value.dropFirst(8).trimmingCharacters(in: " \t"))
-    }
-
-    /// What a 206 answer's `Content-Range` means for a download resumed at `offset`.
-    package enum ResumedRange: Equatable {
-        /// Its body goes on the end of the file, which then has `end` bytes; `total` is the
-        /// resource's length when the server gave it.
-        case appendable(end: Int64, total: Int64?)
-        /// The range starts elsewhere (nil: no range could be read).
-        case otherStart(Int64?)
-        /// A range that ends before it starts, or at or past the length it gives (RFC 9110
-        /// §14.4: invalid, its content ignored), or that no file could reach.
-        case invalid
-    }
-
-    /// Reads `bytes FIRST-LAST/LENGTH` (LENGTH may be `*`): decimal digits only, so a sign, a
-    /// space inside or a number beyond 64 bits reads as no range at all.
-    package static func resumedRange(_ value: String?, offset: Int64) -> ResumedRange {
-        guard let value else { return .otherStart(nil) }
-        var text = value.utf8[...]
-        while let first = text.first, first == 32 || first == 9 { text = text.dropFirst() }
-        while let last = text.last, last == 32 || last == 9 { text = text.dropLast() }
-        let unit = Array("bytes ".utf8)
-        guard text.count > unit.count, zip(text.prefix(unit.count), unit).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { return .otherStart(nil) }
-        text = text.dropFirst(unit.count)
-        func number(_ digits: Substring.UTF8View.SubSequence) -> Int64? {
-            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-            return Int64(String(decoding: digits, as: UTF8.self))
-        }
-        guard let dash = text.firstIndex(of: UInt8(ascii: "-")), let slash = text.firstIndex(of: UInt8(ascii: "/")), dash < slash,
-              let first = number(text[..<dash]), let last = number(text[text.index(after: dash)..<slash])
-        else { return .otherStart(nil) }
-        let length = text[text.index(after: slash)...]
-        let total: Int64?
-        if length.elementsEqual("*".utf8) {
-            total = nil
-        } else {
-            guard let given = number(length) else { return .otherStart(nil) }
-            total = given
-        }
-        guard first == offset else { return .otherStart(first) }
-        guard last >= first, last < Int64.max, total.map({ $0 > last }) ?? true else { return .invalid }
-        return .appendable(end: last + 1, total: total)
-    }
-
     /// Where a fixed name (`-o`) lands: itself when absolute, else in `directory`.
     package static func path(of name: String, in directory: String) -> String {
         name.hasPrefix("/") ? name : join(directory, name)
@@ -803,36 +718,5 @@ public final class DownloadSink: ResponseBodySink {
 
     static func join(_ directory: String, _ name: String) -> String {
         directory == "." ? name : (directory.hasSuffix("/") ? directory + name : directory + "/" + name)
-    }
-}
-
-/// Before each attempt of a download, asks for the rest of a partial file: `Range` from the
-/// bytes already saved, and `If-Range` once the server gave a validator, so a changed
-/// resource starts over instead of being spliced.
-public struct DownloadResumer: RequestAdapter {
-    /// The download to resume.
-    public let sink: DownloadSink
-
-    /// Resumes into `sink`.
-    public init(sink: DownloadSink) {
-        self.sink = sink
-    }
-
-    public func adapt(
-        _ description: RequestDescription,
-        for request: Request,
-        completion: @escaping @Sendable (Result<RequestDescription, AFError>) -> Void
-    ) {
-        completion(.success(adapted(description)))
-    }
-
-    /// The description with range headers for what is already on disk.
-    public func adapted(_ description: RequestDescription) -> RequestDescription {
-        let offset = sink.partialBytes
-        guard offset > 0 else { return description }
-        var adapted = description
-        adapted.headers.set(name: .range, value: "bytes=\(offset)-")
-        if let validator = sink.rangeValidator { adapted.headers.set(name: .ifRange, value: validator) }
-        return adapted
     }
 }
