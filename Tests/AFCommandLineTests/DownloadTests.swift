@@ -420,6 +420,26 @@ import Testing
         #expect(FileManager.default.contents(atPath: directory + "/page.txt")?.isEmpty == false)
     }
 
+    /// `--max-filesize` looked at the part a resumed answer brings: 50,000 bytes on top of
+    /// 250,000 on disk passed a 260,000-byte limit and saved a file of 300,000. The limit
+    /// bounds the file resuming makes, by the Content-Range the answer gives.
+    @Test func aResumeCannotMakeAFileOverTheSizeLimit() throws {
+        server.serveRangedFile(size: 300_000)
+        let whole = TestData.bytes(count: 300_000)
+        let target = directory + "/big.bin"
+        #expect(FileManager.default.createFile(atPath: target, contents: Data(whole[..<250_000])))
+        let refused = InProcessAF.run(["-c", "-o", target, "--max-filesize=260000", server.url("/file/big.bin")])
+        #expect(refused.status == 1)
+        #expect(refused.err == "af: error: response body exceeds --max-filesize (260000 bytes); raise it if you expect a body this large\n")
+        let kept = contents("big.bin") == Array(whole[..<250_000])
+        #expect(kept)
+        #expect(files() == ["big.bin"])
+        let resumed = InProcessAF.run(["-c", "-o", target, "--max-filesize=300000", server.url("/file/big.bin")])
+        #expect(resumed.status == 0, "\(resumed.err)")
+        let same = contents("big.bin") == whole
+        #expect(same)
+    }
+
     /// A mistyped checksum deleted the file a resume was pointed at: a complete one (416),
     /// or the partial one with what this run added. Bytes from before the run are kept.
     @Test func aChecksumMismatchKeepsWhatWasOnDiskBeforeTheRun() throws {

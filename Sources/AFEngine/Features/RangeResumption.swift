@@ -132,30 +132,56 @@ extension DownloadSink {
     /// Reads `bytes FIRST-LAST/LENGTH` (LENGTH may be `*`): decimal digits only, so a sign, a
     /// space inside or a number beyond 64 bits reads as no range at all.
     package static func resumedRange(_ value: String?, offset: Int64) -> ResumedRange {
-        guard let value else { return .otherStart(nil) }
+        guard let range = ByteRanges.contentRange(value) else { return .otherStart(nil) }
+        guard range.first == offset else { return .otherStart(range.first) }
+        guard range.last >= range.first, range.last < Int64.max, range.total.map({ $0 > range.last }) ?? true else { return .invalid }
+        return .appendable(end: range.last + 1, total: range.total)
+    }
+}
+
+/// `Range` and `Content-Range` values as resuming reads them: decimal digits only, so a
+/// sign, a space inside or a number beyond 64 bits reads as no range at all.
+package enum ByteRanges {
+    /// N from a request's `Range: bytes=N-`, which asks for the rest of a body from byte N;
+    /// nil for any other range.
+    package static func restStart(_ value: String?) -> Int64? {
+        guard let value else { return nil }
+        let text = trimmed(value)
+        let unit = Array("bytes=".utf8)
+        guard text.count > unit.count + 1, startsWith(text, unit), text.last == UInt8(ascii: "-") else { return nil }
+        return number(text.dropFirst(unit.count).dropLast())
+    }
+
+    /// FIRST, LAST and LENGTH (nil for `*`) of `bytes FIRST-LAST/LENGTH`.
+    package static func contentRange(_ value: String?) -> (first: Int64, last: Int64, total: Int64?)? {
+        guard let value else { return nil }
+        var text = trimmed(value)
+        let unit = Array("bytes ".utf8)
+        guard text.count > unit.count, startsWith(text, unit) else { return nil }
+        text = text.dropFirst(unit.count)
+        guard let dash = text.firstIndex(of: UInt8(ascii: "-")), let slash = text.firstIndex(of: UInt8(ascii: "/")), dash < slash,
+              let first = number(text[..<dash]), let last = number(text[text.index(after: dash)..<slash])
+        else { return nil }
+        let length = text[text.index(after: slash)...]
+        if length.elementsEqual("*".utf8) { return (first, last, nil) }
+        guard let total = number(length) else { return nil }
+        return (first, last, total)
+    }
+
+    private static func trimmed(_ value: String) -> Substring.UTF8View.SubSequence {
         var text = value.utf8[...]
         while let first = text.first, first == 32 || first == 9 { text = text.dropFirst() }
         while let last = text.last, last == 32 || last == 9 { text = text.dropLast() }
-        let unit = Array("bytes ".utf8)
-        guard text.count > unit.count, zip(text.prefix(unit.count), unit).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { return .otherStart(nil) }
-        text = text.dropFirst(unit.count)
-        func number(_ digits: Substring.UTF8View.SubSequence) -> Int64? {
-            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-            return Int64(String(decoding: digits, as: UTF8.self))
-        }
-        guard let dash = text.firstIndex(of: UInt8(ascii: "-")), let slash = text.firstIndex(of: UInt8(ascii: "/")), dash < slash,
-              let first = number(text[..<dash]), let last = number(text[text.index(after: dash)..<slash])
-        else { return .otherStart(nil) }
-        let length = text[text.index(after: slash)...]
-        let total: Int64?
-        if length.elementsEqual("*".utf8) {
-            total = nil
-        } else {
-            guard let given = number(length) else { return .otherStart(nil) }
-            total = given
-        }
-        guard first == offset else { return .otherStart(first) }
-        guard last >= first, last < Int64.max, total.map({ $0 > last }) ?? true else { return .invalid }
-        return .appendable(end: last + 1, total: total)
+        return text
+    }
+
+    /// Whether `text` starts with `unit`, letters in either case.
+    private static func startsWith(_ text: Substring.UTF8View.SubSequence, _ unit: [UInt8]) -> Bool {
+        text.count >= unit.count && zip(text.prefix(unit.count), unit).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+    }
+
+    private static func number(_ digits: Substring.UTF8View.SubSequence) -> Int64? {
+        guard !digits.isEmpty, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        return Int64(String(decoding: digits, as: UTF8.self))
     }
 }

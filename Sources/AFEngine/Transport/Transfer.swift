@@ -89,6 +89,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     @exclusivity(unchecked) var route: BodyRoute = .preview
     var preview: [UInt8] = []
     var decodedBytes: Int64 = 0
+    /// Bytes of the body the client already has before this answer's range (a resumed
+    /// download), counted toward `maxFileSize`.
+    var priorBytes: Int64 = 0
     @exclusivity(unchecked) var failure: AFError?
     /// af's own decoder for a gzip or deflate body (see `InflateDecoder`); nil when libcurl
     /// decodes, or nothing does.
@@ -548,6 +551,10 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         emit(.responseHead, .responseHead(attempt: attempt, received))
         route = delegate.transfer(self, routeFor: received)
         if case .refuse(let error) = route { fail(error) }
+        if case .sink = route, let error = resumedSizeProblem(received) {
+            route = .preview
+            fail(error)
+        }
         if case .sink(let sink) = route {
             do {
                 try sink.open(received, attempt: attempt)
@@ -632,11 +639,28 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         return inflater.coding.name
     }
 
+    /// A body that continues one the client has `N` bytes of (it asked for `Range: bytes=N-`
+    /// and the answer starts there) makes a file of the resource's size: `maxFileSize` bounds
+    /// that, not the part this answer brings, or resuming would save a file of any size.
+    private func resumedSizeProblem(_ received: ResponseHead) -> AFError? {
+        priorBytes = 0
+        guard received.status == 206, let limit = description.options.maxFileSize,
+              let start = ByteRanges.restStart(description.headers.value(for: .range)),
+              let range = ByteRanges.contentRange(received.headers.value(for: .contentRange)), range.first == start
+        else { return nil }
+        priorBytes = start
+        let size = range.total ?? (range.last < Int64.max ? range.last + 1 : range.last)
+        guard size > limit else { return nil }
+        return .transport(TransportFailure(
+            kind: .limitExceeded, message: "the resumed body makes a file of \(size) bytes, over the size limit of \(limit) bytes", cause: .bodyTooLarge(limit: limit)
+        ))
+    }
+
     /// Delivers decoded body bytes to the route; false stops the transfer.
     private func deliverBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard failure == nil else { return false }
         decodedBytes += Int64(bytes.count)
-        if let limit = description.options.maxFileSize, decodedBytes > limit {
+        if let limit = description.options.maxFileSize, decodedBytes > limit - min(priorBytes, limit) {
             fail(.transport(TransportFailure(
                 kind: .limitExceeded, message: "the response body exceeds the size limit of \(limit) bytes", cause: .bodyTooLarge(limit: limit)
             )))
