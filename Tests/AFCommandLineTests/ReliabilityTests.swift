@@ -477,6 +477,26 @@ import Testing
         #expect(second.requests(to: "/echo").last?.header("Authorization") == "Basic YWRhOnNlY3JldA==")
     }
 
+    /// Credentials a `Location` names were never sent, though the notice for another origin
+    /// said --location-trusted keeps them (and a space in them made the redirect exit 64,
+    /// "invalid URL"). They are sent where curl sends them: to the same origin, or anywhere
+    /// with --location-trusted; credentials of the request's own stay
+    /// (`AuthTests.takingCredentialsOutOfARedirectKeepsItsHost`).
+    @Test func credentialsALocationNamesAreSentWhereCurlSendsThem() throws {
+        let same = first.url("/landing").replacingOccurrences(of: "http://", with: "http://bob:pw x@")
+        first.route("/same") { _, _ in .response(status: 302, headers: [("Location", same)]) }
+        first.route("/landing") { _, _ in .response(status: 200) }
+        let sent = InProcessAF.run(["-F", "--check-status", first.url("/same")])
+        #expect(sent.status == 0, "\(sent.err)")
+        #expect(first.requests(to: "/landing").last?.header("Authorization") == "Basic Ym9iOnB3IHg=")
+        let away = second.url("/basic-auth/bob/pw").replacingOccurrences(of: "http://", with: "http://bob:pw@")
+        first.route("/away") { _, _ in .response(status: 302, headers: [("Location", away)]) }
+        let refused = InProcessAF.run(["-F", "--check-status", first.url("/away")])
+        #expect(refused.status == 4)
+        #expect(refused.err.hasPrefix("af: redirect to \(second.url("/basic-auth/bob/pw")) leaves the origin; not sending URL credentials there (--location-trusted keeps them)\n"))
+        #expect(InProcessAF.run(["-F", "--check-status", "--location-trusted", first.url("/away")]).status == 0)
+    }
+
     @Test func retryAfterARedirectResendsOnlyTheFailingHop() {
         first.route("/start") { _, _ in .response(status: 302, headers: [("Location", self.second.url("/flaky"))]) }
         second.route("/flaky") { _, hit in .response(status: hit == 1 ? 503 : 200, body: Array("hop \(hit)\n".utf8)) }

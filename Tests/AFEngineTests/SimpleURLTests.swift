@@ -66,6 +66,15 @@ import Testing
     func othersGoToLibcurl(text: String) {
         #expect(SimpleURL.parse(text) == nil)
     }
+
+    /// libcurl encodes a followed Location's path and query, not its credentials: a space
+    /// left there made a URL that did not parse again (found by the url fuzz target).
+    @Test func aFollowedLocationEncodesASpaceInItsCredentials() throws {
+        let target = try HTTPURL(parsing: "http://a.test/b/c?d").resolving("http://bob:pw xa:e8a@080/x")
+        #expect(target.string == "http://bob:pw%20xa:e8a@080/x")
+        #expect(target.password == "pw xa:e8a")
+        #expect(try HTTPURL(parsing: target.string, pathAsIs: true).string == target.string)
+    }
 }
 
 /// Content types: the essence of a value (returned as it is when it already is one), and

@@ -86,6 +86,12 @@ public struct RedirectPolicy: Sendable {
                 dropped.append("credentials")
             }
             if target.user != nil || target.password != nil { dropped.append("URL credentials") }
+        } else if target.user != nil || target.password != nil, !next.headers.contains(.authorization), next.challengeCredentials == nil {
+            // Credentials the Location names are sent there, as curl does: to the same origin,
+            // or anywhere with a trusted location. The request's own come first: a server does
+            // not choose whom the user is.
+            let pair = (target.user ?? "") + ":" + (target.password ?? "")
+            next.headers.set(name: .authorization, value: "Basic " + Base64.encode(Array(pair.utf8)))
         }
         let record = RedirectRecord(status: head.status, from: source.string, to: next.url, method: next.method, dropped: dropped)
         return (next, record)

@@ -128,8 +128,10 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
             let size = length == Int.max ? "far more than that" : "\(length)"
             throw .invalidRequest(reason: "invalid host name: the label '\(MessageQuote.capped(label))' takes \(size) bytes in its ASCII form (IDNA), and DNS allows \(IDNA.maximumLabelLength)")
         }
-        let rawUser = part(CURLUPART_USER)
-        let rawPassword = part(CURLUPART_PASSWORD)
+        // libcurl encodes a followed reference's path and query, not its user name and
+        // password: a space left there made a URL that did not parse again.
+        let rawUser = part(CURLUPART_USER).map { encodesReference ? Self.encodingSpacesAndNonASCII($0) : $0 }
+        let rawPassword = part(CURLUPART_PASSWORD).map { encodesReference ? Self.encodingSpacesAndNonASCII($0) : $0 }
         let rawPort = part(CURLUPART_PORT)
         let rawPath = part(CURLUPART_PATH)
         let query = part(CURLUPART_QUERY)
@@ -145,6 +147,21 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
             string: Self.compose(scheme: rawScheme, user: rawUser, password: rawPassword, host: asciiHost, port: rawPort, path: rawPath, query: query)
                 ?? Self.rendered(handle) ?? reference
         )
+    }
+
+    /// `text` with each space and byte past ASCII percent-encoded, as libcurl encodes a
+    /// followed reference's path.
+    private static func encodingSpacesAndNonASCII(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0x20 || $0 >= 0x80 }) else { return text }
+        var out: [UInt8] = []
+        for byte in text.utf8 {
+            if byte == 0x20 || byte >= 0x80 {
+                out += Array("%\(Hex.encode([byte], uppercase: true))".utf8)
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// One part of a parsed URL, as libcurl gives it.
