@@ -251,6 +251,31 @@ import Testing
         #expect(requests.last?.header("If-Range") == "\"v1\"")
     }
 
+    /// An answer to the range af asked for to resume a printed body, that does not continue
+    /// it, was printed as the response: the tail of the resource under a 206, exit 0.
+    @Test(arguments: [
+        (false, "206 Partial Content (Content-Range: bytes 99000-299999/300000)"),
+        (true, "416 Range Not Satisfiable (Content-Range: bytes */300000)"),
+    ])
+    func anAnswerThatDoesNotContinueAPrintedBodyIsNotPrinted(refuses: Bool, told: String) {
+        server.route("/cut") { _, hit in
+            guard hit > 1 else {
+                return .custom { connection in
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 300000\r\nETag: \"v1\"\r\n\r\n")
+                    connection.write(TestData.bytes(count: 100_000))
+                    connection.close()
+                }
+            }
+            return refuses
+                ? .response(status: 416, headers: [("Content-Range", "bytes */300000")])
+                : .response(status: 206, headers: [("Content-Range", "bytes 99000-299999/300000")], body: Array(TestData.bytes(count: 300_000)[99_000...]))
+        }
+        let result = InProcessAF.run(["--retry=2", "--retry-delay=0.01", "-p", "hb", server.url("/cut")])
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty, "\(result.out.prefix(200))")
+        #expect(result.err.hasSuffix("af: error: asked for the rest of the body from byte 100000, the server answered \(told), which does not continue it; run again to fetch it whole (after 2 attempts)\n"), "\(result.err)")
+    }
+
     @Test func refusedConnectionsAreRetried() throws {
         let closed = try TestServer()
         let url = closed.url("/x")

@@ -116,6 +116,20 @@ final class ExchangePrinter: ResumableBodySink, EventMonitor {
                 if printsBody {
                     if state.spool == nil { state.spool = Spool(directory: temporaryDirectory) }
                     state.resumed = state.kept > 0 && Self.isUnencoded(head) ? ResumedBody(head, start: state.kept) : nil
+                    if state.kept > 0, state.resumed == nil, head.status == 206 || head.status == 416 {
+                        // An answer to the range af asked for that does not continue the body:
+                        // not the response the user asked for, which is never printed so.
+                        let asked = state.kept
+                        state.spool?.reset()
+                        state.kept = 0
+                        state.openHead = nil
+                        let range = head.headers.value(for: .contentRange).map { " (Content-Range: \(Quote.controls(Quote.argument($0))))" } ?? ""
+                        throw .transport(TransportFailure(
+                            kind: .malformedResponse,
+                            message: "asked for the rest of the body from byte \(asked), the server answered \(head.status) \(head.displayReason)\(range), which does not continue it; run again to fetch it whole",
+                            curlCode: 0
+                        ))
+                    }
                     if state.resumed != nil {
                         // Printed as the answer whose body this is, the rest now added.
                         state.openHead = state.spooledHead
