@@ -231,6 +231,7 @@ import Testing
         ("wrong", "the server resumed at byte 99000 instead of after them"),
         ("missing", "the server answered 404 Not Found instead of sending the rest"),
         ("changed", "the server answered 200 OK instead of sending the rest"),
+        ("refused", "the server refused the range (416), and the resource has 300000 bytes"),
     ])
     func whatCannotFollowAStreamCutShortEndsTheRun(mode: String, told: String) throws {
         let body = TestData.bytes(count: 200_000)
@@ -245,6 +246,7 @@ import Testing
             switch mode {
             case "wrong": return .response(status: 206, headers: [("Content-Range", "bytes 99000-199999/200000")], body: Array(body[99_000...]))
             case "missing": return .response(status: 404, body: Array("gone\n".utf8))
+            case "refused": return .response(status: 416, headers: [("Content-Range", "bytes */300000")])
             default: return .response(status: 200, headers: [("ETag", "\"v2\"")], body: body)
             }
         }

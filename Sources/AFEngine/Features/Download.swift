@@ -300,6 +300,7 @@ public final class DownloadSink: ResponseBodySink {
                 let total = Self.unsatisfiedRangeTotal(head.headers.value(for: .contentRange))
                 guard total == state.written else {
                     let told = total.map { "the resource has \($0) bytes" } ?? "it did not say the resource's size"
+                    if state.inPlace { throw incompleteStream(state, answer: "refused the range (416), and \(told)") }
                     throw .output(OutputFailure(
                         kind: .resumeRefused,
                         message: "the server refused the range (416) but \(told) and \(holderName(state)) holds \(state.written); remove it to start over"
@@ -412,10 +413,7 @@ public final class DownloadSink: ResponseBodySink {
                 case .invalid?: answer = "resumed with an invalid range ('Content-Range: \(value ?? "")')"
                 default: answer = "answered \(head.status) \(head.displayReason) instead of sending the rest"
                 }
-                throw .output(OutputFailure(
-                    kind: .resumeRefused,
-                    message: "\(holderName(state)) got \(state.written) bytes of the body before an attempt failed, and the server \(answer); they cannot be taken back, so what was written is incomplete"
-                ))
+                throw incompleteStream(state, answer: answer)
             }
         } else {
             // For the progress bar's percent and time left, as into a file.
@@ -426,6 +424,15 @@ public final class DownloadSink: ResponseBodySink {
         state.startOffset = state.written
         state.saving = true
         state.savedThisResponse = true
+    }
+
+    /// The failure of a stream that got part of the body from an earlier attempt, when the
+    /// server's `answer` cannot follow it.
+    private func incompleteStream(_ state: State, answer: String) -> AFError {
+        .output(OutputFailure(
+            kind: .resumeRefused,
+            message: "\(holderName(state)) got \(state.written) bytes of the body before an attempt failed, and the server \(answer); they cannot be taken back, so what was written is incomplete"
+        ))
     }
 
     /// What holds the bytes saved so far, as messages name it.
