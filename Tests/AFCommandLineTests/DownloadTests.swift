@@ -420,6 +420,29 @@ import Testing
         #expect(FileManager.default.contents(atPath: directory + "/page.txt")?.isEmpty == false)
     }
 
+    /// Without a validator, a retry asks for a range without If-Range, and a resource that
+    /// changed meanwhile had its rest spliced onto the start of the old one. A range of a
+    /// resource of another length than the one begun is refused, the part kept.
+    @Test func aRangeOfAResourceOfAnotherLengthIsNotSpliced() throws {
+        server.route("/grew") { _, hit in
+            guard hit > 1 else {
+                return .custom { connection in
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 3000\r\n\r\n")
+                    connection.write(TestData.bytes(count: 1000))
+                    connection.close()
+                }
+            }
+            return .response(status: 206, headers: [("Content-Range", "bytes 1000-3999/4000")], body: Array(TestData.bytes(count: 4000)[1000...]))
+        }
+        let target = directory + "/grew.bin"
+        let result = InProcessAF.run(["--retry=2", "--retry-delay=0.01", "-o", target, server.url("/grew")])
+        #expect(result.status == 9)
+        #expect(result.err.hasSuffix("af: error: the server resumed a resource of 4000 bytes, but '\(target).part' holds the start of one of 3000: it changed since; remove it to start over (after 2 attempts)\n"), "\(result.err)")
+        #expect(server.requests(to: "/grew").map { $0.header("Range") } == [nil, "bytes=1000-"])
+        let kept = contents("grew.bin.part") == TestData.bytes(count: 1000)
+        #expect(kept)
+    }
+
     /// `--max-filesize` looked at the part a resumed answer brings: 50,000 bytes on top of
     /// 250,000 on disk passed a 260,000-byte limit and saved a file of 300,000. The limit
     /// bounds the file resuming makes, by the Content-Range the answer gives.

@@ -252,12 +252,15 @@ import Testing
     }
 
     /// An answer to the range af asked for to resume a printed body, that does not continue
-    /// it, was printed as the response: the tail of the resource under a 206, exit 0.
+    /// it, was printed as the response: the tail of the resource under a 206, exit 0. A range
+    /// of a resource of another length than the one begun (no validator told it changed)
+    /// does not continue it either.
     @Test(arguments: [
-        (false, "206 Partial Content (Content-Range: bytes 99000-299999/300000)"),
-        (true, "416 Range Not Satisfiable (Content-Range: bytes */300000)"),
+        ("elsewhere", "206 Partial Content (Content-Range: bytes 99000-299999/300000)"),
+        ("refused", "416 Range Not Satisfiable (Content-Range: bytes */300000)"),
+        ("longer", "206 Partial Content (Content-Range: bytes 100000-399999/400000)"),
     ])
-    func anAnswerThatDoesNotContinueAPrintedBodyIsNotPrinted(refuses: Bool, told: String) {
+    func anAnswerThatDoesNotContinueAPrintedBodyIsNotPrinted(mode: String, told: String) {
         server.route("/cut") { _, hit in
             guard hit > 1 else {
                 return .custom { connection in
@@ -266,9 +269,11 @@ import Testing
                     connection.close()
                 }
             }
-            return refuses
-                ? .response(status: 416, headers: [("Content-Range", "bytes */300000")])
-                : .response(status: 206, headers: [("Content-Range", "bytes 99000-299999/300000")], body: Array(TestData.bytes(count: 300_000)[99_000...]))
+            switch mode {
+            case "refused": return .response(status: 416, headers: [("Content-Range", "bytes */300000")])
+            case "longer": return .response(status: 206, headers: [("Content-Range", "bytes 100000-399999/400000")], body: Array(TestData.bytes(count: 400_000)[100_000...]))
+            default: return .response(status: 206, headers: [("Content-Range", "bytes 99000-299999/300000")], body: Array(TestData.bytes(count: 300_000)[99_000...]))
+            }
         }
         let result = InProcessAF.run(["--retry=2", "--retry-delay=0.01", "-p", "hb", server.url("/cut")])
         #expect(result.status == 1)

@@ -232,6 +232,7 @@ import Testing
         ("missing", "the server answered 404 Not Found instead of sending the rest"),
         ("changed", "the server answered 200 OK instead of sending the rest"),
         ("refused", "the server refused the range (416), and the resource has 300000 bytes"),
+        ("longer", "the server resumed a resource of 400000 bytes, not the one of 200000 it began with"),
     ])
     func whatCannotFollowAStreamCutShortEndsTheRun(mode: String, told: String) throws {
         let body = TestData.bytes(count: 200_000)
@@ -247,6 +248,7 @@ import Testing
             case "wrong": return .response(status: 206, headers: [("Content-Range", "bytes 99000-199999/200000")], body: Array(body[99_000...]))
             case "missing": return .response(status: 404, body: Array("gone\n".utf8))
             case "refused": return .response(status: 416, headers: [("Content-Range", "bytes */300000")])
+            case "longer": return .response(status: 206, headers: [("Content-Range", "bytes 100000-399999/400000")], body: Array(TestData.bytes(count: 400_000)[100_000...]))
             default: return .response(status: 200, headers: [("ETag", "\"v2\"")], body: body)
             }
         }

@@ -116,6 +116,11 @@ final class ExchangePrinter: ResumableBodySink, EventMonitor {
                 if printsBody {
                     if state.spool == nil { state.spool = Spool(directory: temporaryDirectory) }
                     state.resumed = state.kept > 0 && Self.isUnencoded(head) ? ResumedBody(head, start: state.kept) : nil
+                    // A range of a resource of another length than the one begun is of another.
+                    if let resumed = state.resumed, let total = resumed.total,
+                       let length = state.spooledHead?.headers.value(for: .contentLength).flatMap({ Int64($0) }), total != length {
+                        state.resumed = nil
+                    }
                     if state.kept > 0, state.resumed == nil, head.status == 206 || head.status == 416 {
                         // An answer to the range af asked for that does not continue the body:
                         // not the response the user asked for, which is never printed so.

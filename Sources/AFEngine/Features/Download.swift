@@ -117,6 +117,9 @@ public final class DownloadSink: ResponseBodySink {
         var writtenIsOtherAnswer = false
         /// Bytes at the start of a body sent whole again that were already written.
         var skip: Int64 = 0
+        /// The resource's length as the answer that began the body gave it, when it did: a
+        /// range of a resource of another length is of another resource.
+        var resourceLength: Int64?
     }
 
     /// How much of a held answer's body stays in memory; more is saved as it comes.
@@ -341,8 +344,15 @@ public final class DownloadSink: ResponseBodySink {
             let value = head.headers.value(for: .contentRange)
             switch Self.resumedRange(value, offset: state.written) {
             case .appendable(let end, let total):
+                if let total, let known = state.resourceLength, total != known {
+                    throw .output(OutputFailure(
+                        kind: .resumeRefused,
+                        message: "the server resumed a resource of \(total) bytes, but '\(part)' holds the start of one of \(known): it changed since; remove it to start over"
+                    ))
+                }
                 state.resumed = ResumedBody(head, start: state.written)
                 state.expectedTotal = total ?? end
+                state.resourceLength = total ?? state.resourceLength
             case .otherStart(let start):
                 let told = start.map { "byte \($0)" } ?? "an unknown position"
                 throw .output(OutputFailure(
@@ -376,6 +386,7 @@ public final class DownloadSink: ResponseBodySink {
             let fresh = !configuration.resume && !FileIO.exists(part)
             state.fd = Glibc.open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (fresh ? O_EXCL : 0), 0o644)
             state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
+            state.resourceLength = success ? state.expectedTotal : nil
         }
         guard state.fd >= 0 else {
             let reason = errno == ELOOP ? "it is a symbolic link; af never writes through one" : POSIXFailure(code: errno).description
@@ -402,6 +413,9 @@ public final class DownloadSink: ResponseBodySink {
             let value = head.headers.value(for: .contentRange)
             let range = head.status == 206 && !state.writtenIsOtherAnswer ? Self.resumedRange(value, offset: state.written) : nil
             if case .appendable(let end, let total)? = range {
+                if let total, let known = state.resourceLength, total != known {
+                    throw incompleteStream(state, answer: "resumed a resource of \(total) bytes, not the one of \(known) it began with")
+                }
                 state.resumed = ResumedBody(head, start: state.written)
                 state.expectedTotal = total ?? end
             } else if head.status == 200, !state.writtenIsOtherAnswer, let validator = Self.validator(of: head), validator == state.validator {
@@ -418,6 +432,7 @@ public final class DownloadSink: ResponseBodySink {
         } else {
             // For the progress bar's percent and time left, as into a file.
             state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
+            state.resourceLength = success ? state.expectedTotal : nil
             if success { state.validator = Self.validator(of: head) }
             state.writtenIsOtherAnswer = !success
         }
