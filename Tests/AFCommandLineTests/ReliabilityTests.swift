@@ -251,6 +251,42 @@ import Testing
         #expect(requests.last?.header("If-Range") == "\"v1\"")
     }
 
+    /// A 503 between a body cut short and the retry that continues it threw the kept body
+    /// away (the held answers had one spool), so the next retry started from byte 0. The
+    /// 503 is held beside it; a run that ends with it prints it.
+    @Test func aPrintedBodyCutShortIsResumedAcrossARetried503() {
+        let whole = TestData.bytes(count: 300_000)
+        server.route("/busy") { request, hit in
+            switch hit {
+            case 1:
+                return .custom { connection in
+                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 300000\r\nETag: \"v1\"\r\n\r\n")
+                    connection.write(Array(whole[..<100_000]))
+                    connection.close()
+                }
+            case 2:
+                return .response(status: 503, headers: [("Retry-After", "0")], body: Array("busy\n".utf8))
+            default:
+                return .response(status: 206, headers: [("Content-Range", "bytes 100000-299999/300000"), ("ETag", "\"v1\"")], body: Array(whole[100_000...]))
+            }
+        }
+        let result = InProcessAF.run(["--retry=3", "--retry-delay=0.01", server.url("/busy")])
+        #expect(result.status == 0, "\(result.err)")
+        let same = result.stdout == whole
+        #expect(same, "\(result.stdout.count) bytes")
+        #expect(server.requests(to: "/busy").map { $0.header("Range") } == [nil, "bytes=100000-", "bytes=100000-"])
+        server.route("/down") { _, hit in
+            hit == 1 ? .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 300000\r\nETag: \"v1\"\r\n\r\n")
+                connection.write(Array(whole[..<100_000]))
+                connection.close()
+            } : .response(status: 503, body: Array("busy\n".utf8))
+        }
+        let ended = InProcessAF.run(["--retry=2", "--retry-delay=0.01", "-p", "hb", server.url("/down")])
+        #expect(ended.status == 0, "\(ended.err)")
+        #expect(ended.out == "HTTP/1.1 503 Service Unavailable\nContent-Length: 5\n\nbusy\n")
+    }
+
     /// An answer to the range af asked for to resume a printed body, that does not continue
     /// it, was printed as the response: the tail of the resource under a 206, exit 0. A range
     /// of a resource of another length than the one begun (no validator told it changed)

@@ -37,6 +37,9 @@ final class ExchangePrinter: ResumableBodySink, EventMonitor {
         var kept: Int64 = 0
         /// The range the open answer continues the spooled body with.
         var resumed: ResumedBody?
+        /// The body of an answer of another status held beside a body cut short (`spool`),
+        /// which the retry after it may still continue.
+        var aside: Spool?
         var printer: BodyPrinter?
         var spool: Spool?
         /// Something was printed and the next section needs a blank line before it.
@@ -113,38 +116,7 @@ final class ExchangePrinter: ResumableBodySink, EventMonitor {
             state.openAttempt = attempt
             state.holding = plan.hold.holds(head.status)
             if state.holding {
-                if printsBody {
-                    if state.spool == nil { state.spool = Spool(directory: temporaryDirectory) }
-                    state.resumed = state.kept > 0 && Self.isUnencoded(head) ? ResumedBody(head, start: state.kept) : nil
-                    // A range of a resource of another length than the one begun is of another.
-                    if let resumed = state.resumed, let total = resumed.total,
-                       let length = state.spooledHead?.headers.value(for: .contentLength).flatMap({ Int64($0) }), total != length {
-                        state.resumed = nil
-                    }
-                    if state.kept > 0, state.resumed == nil, head.status == 206 || head.status == 416 {
-                        // An answer to the range af asked for that does not continue the body:
-                        // not the response the user asked for, which is never printed so.
-                        let asked = state.kept
-                        state.spool?.reset()
-                        state.kept = 0
-                        state.openHead = nil
-                        let range = head.headers.value(for: .contentRange).map { " (Content-Range: \(Quote.controls(Quote.argument($0))))" } ?? ""
-                        throw .transport(TransportFailure(
-                            kind: .malformedResponse,
-                            message: "asked for the rest of the body from byte \(asked), the server answered \(head.status) \(head.displayReason)\(range), which does not continue it; run again to fetch it whole",
-                            curlCode: 0
-                        ))
-                    }
-                    if state.resumed != nil {
-                        // Printed as the answer whose body this is, the rest now added.
-                        state.openHead = state.spooledHead
-                    } else {
-                        state.spool?.reset()
-                        state.spooledHead = head
-                        state.validator = head.status == 200 && Self.isUnencoded(head) ? DownloadSink.validator(of: head) : nil
-                    }
-                    state.kept = 0
-                }
+                if printsBody { try spoolBody(of: head, state) }
             } else {
                 try printFinalHeads(state)
                 if printsBody { state.printer = BodyPrinter(head: head, style: plan.body) }
@@ -153,12 +125,58 @@ final class ExchangePrinter: ResumableBodySink, EventMonitor {
         }
     }
 
+    /// Where a held answer's body goes: on the end of a body cut short that it continues;
+    /// into a spool of its own beside that body when it is another status's (a 503 before the
+    /// retry that may still continue the body); else into the emptied spool. An answer to the
+    /// range af asked for that does not continue the body fails the attempt: it is not the
+    /// response the user asked for, and is never printed as one.
+    private func spoolBody(of head: ResponseHead, _ state: State) throws(AFError) {
+        if state.spool == nil { state.spool = Spool(directory: temporaryDirectory) }
+        state.aside = nil
+        state.resumed = nil
+        guard state.kept > 0 else { return startSpool(head, state) }
+        // A range of a resource of another length than the one begun is of another.
+        let length = state.spooledHead?.headers.value(for: .contentLength).flatMap { Int64($0) }
+        if Self.isUnencoded(head), let resumed = ResumedBody(head, start: state.kept), resumed.total == nil || length == nil || resumed.total == length {
+            // Printed as the answer whose body this is, the rest now added.
+            state.resumed = resumed
+            state.openHead = state.spooledHead
+            state.kept = 0
+            return
+        }
+        if head.status == 206 || head.status == 416 {
+            let asked = state.kept
+            state.spool?.reset()
+            state.kept = 0
+            state.openHead = nil
+            let range = head.headers.value(for: .contentRange).map { " (Content-Range: \(Quote.controls(Quote.argument($0))))" } ?? ""
+            throw .transport(TransportFailure(
+                kind: .malformedResponse,
+                message: "asked for the rest of the body from byte \(asked), the server answered \(head.status) \(head.displayReason)\(range), which does not continue it; run again to fetch it whole",
+                curlCode: 0
+            ))
+        }
+        if !(200...299).contains(head.status) {
+            state.aside = Spool(directory: temporaryDirectory)
+            return
+        }
+        state.kept = 0
+        startSpool(head, state)
+    }
+
+    /// Spools `head`'s body from its start, resumable when it came unencoded with a validator.
+    private func startSpool(_ head: ResponseHead, _ state: State) {
+        state.spool?.reset()
+        state.spooledHead = head
+        state.validator = head.status == 200 && Self.isUnencoded(head) ? DownloadSink.validator(of: head) : nil
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         try state.withLock { state throws(AFError) in
             switch target {
             case .print:
                 guard plan.shows("b") else { return }
-                if let spool = state.spool, state.holding {
+                if state.holding, let spool = state.aside ?? state.spool {
                     var bytes = bytes
                     if state.resumed != nil { bytes = state.resumed?.admit(bytes, kept: Int64(spool.size)) ?? bytes }
                     try spool.write(bytes)
@@ -181,7 +199,10 @@ final class ExchangePrinter: ResumableBodySink, EventMonitor {
     func rollback() {
         state.withLock { state in
             state.openHead = nil
-            if let spool = state.spool, spool.size > 0, state.validator != nil, state.holding {
+            if state.aside != nil {
+                // The body cut short stays kept for the next attempt.
+                state.aside = nil
+            } else if let spool = state.spool, spool.size > 0, state.validator != nil, state.holding {
                 state.kept = Int64(spool.size)
             } else {
                 state.spool?.reset()
@@ -219,7 +240,7 @@ final class ExchangePrinter: ResumableBodySink, EventMonitor {
                     if let head = state.openHead, printsBody {
                         let printer = BodyPrinter(head: head, style: plan.body)
                         state.printer = printer
-                        try state.spool?.replay { chunk throws(AFError) in try printer.write(chunk, to: out) }
+                        try (state.aside ?? state.spool)?.replay { chunk throws(AFError) in try printer.write(chunk, to: out) }
                     }
                 }
                 if let printer = state.printer {
