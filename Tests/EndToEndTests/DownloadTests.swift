@@ -225,6 +225,24 @@ import Testing
         #expect(requests.last?.header("If-Range") == "\"v1\"")
     }
 
+    /// The null device keeps nothing, so nothing written there can be wrong: `-o /dev/null`
+    /// (or standard output sent there), used to check a status, starts each answer over
+    /// instead of failing when a retry cannot continue the body.
+    @Test func theNullDeviceStartsEachAnswerOver() throws {
+        server.route("/plain") { _, hit in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n")
+                connection.write(TestData.bytes(count: hit % 2 == 1 ? 100_000 : 200_000))
+                if hit % 2 == 1 { connection.close() }
+            }
+        }
+        let result = AF.run(["--retry=2", "--retry-delay=0.01", "--check-status", "-o", "/dev/null", server.url("/plain")])
+        #expect(result.status == 0, "\(result.err)")
+        let (status, text) = try AF.shell("exec '\(AF.binary)' --retry=2 --retry-delay=0.01 -o - '\(server.url("/plain"))' > /dev/null")
+        #expect(status == 0, "\(text)")
+        #expect(server.requests(to: "/plain").map { $0.header("Range") } == [nil, nil, nil, nil])
+    }
+
     /// What cannot follow the part already out ends the run (exit 9), which says so; the
     /// stream has exactly that part.
     @Test(arguments: [

@@ -168,6 +168,15 @@ package enum FileIO {
         return kind == S_IFCHR || kind == S_IFBLK || kind == S_IFIFO || kind == S_IFSOCK
     }
 
+    /// Whether `path` (or, with `path` nil, the open descriptor `fd`) is the null device,
+    /// which keeps nothing written to it.
+    package static func isNullDevice(path: String?, fd: Int32 = -1) -> Bool {
+        var info = stat()
+        var null = stat()
+        guard (path.map { stat($0, &info) } ?? fstat(fd, &info)) == 0, stat("/dev/null", &null) == 0 else { return false }
+        return info.st_mode & S_IFMT == S_IFCHR && null.st_mode & S_IFMT == S_IFCHR && info.st_rdev == null.st_rdev
+    }
+
     /// The size of the file at `path`.
     package static func size(_ path: String) -> Int64? {
         var info = stat()

@@ -117,6 +117,9 @@ public final class DownloadSink: ResponseBodySink {
         var writtenIsOtherAnswer = false
         /// Bytes at the start of a body sent whole again that were already written.
         var skip: Int64 = 0
+        /// The destination is the null device: nothing written there can be wrong, so each
+        /// answer starts over rather than continue (`-o /dev/null` to check a status).
+        var discards = false
         /// The resource's length as the answer that began the body gave it, when it did: a
         /// range of a resource of another length is of another resource.
         var resourceLength: Int64?
@@ -177,6 +180,7 @@ public final class DownloadSink: ResponseBodySink {
                 throw .output(OutputFailure(kind: .resumeRefused, message: "\(name) cannot be resumed; name a file to resume"))
             }
             initial.inPlace = true
+            initial.discards = FileIO.isNullDevice(path: nil, fd: descriptor)
             initial.finalPath = name
             initial.fd = descriptor
             state = Locked(initial)
@@ -199,6 +203,7 @@ public final class DownloadSink: ResponseBodySink {
                     throw .output(OutputFailure(kind: .resumeRefused, message: "'\(path)' is not a regular file and cannot be resumed"))
                 }
                 initial.inPlace = true
+                initial.discards = FileIO.isNullDevice(path: path)
                 initial.finalPath = path
                 state = Locked(initial)
                 return
@@ -269,7 +274,7 @@ public final class DownloadSink: ResponseBodySink {
     }
 
     /// Bytes of a successful body already saved, from which the next attempt should continue.
-    public var partialBytes: Int64 { state.withLock { $0.writtenIsOtherAnswer ? 0 : $0.written } }
+    public var partialBytes: Int64 { state.withLock { $0.writtenIsOtherAnswer || $0.discards ? 0 : $0.written } }
 
     /// The validator (`ETag` or `Last-Modified`) for `If-Range`, once a response gave one.
     public var rangeValidator: String? { state.withLock { $0.validator } }
@@ -408,6 +413,10 @@ public final class DownloadSink: ResponseBodySink {
             guard state.fd >= 0 else {
                 throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': \(POSIXFailure(code: errno).description)"))
             }
+        }
+        if state.discards {
+            state.written = 0
+            state.digest?.reset()
         }
         if state.written > 0 {
             let value = head.headers.value(for: .contentRange)
