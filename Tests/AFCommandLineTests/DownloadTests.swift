@@ -396,13 +396,7 @@ import Testing
         server.route("/busy") { request, hit in
             if hit == 1 || hit == 3 { return .response(status: 503, headers: [("Retry-After", "0")], body: Array("busy, sorry\n".utf8)) }
             let start = Int(request.header("Range")?.dropFirst(6).split(separator: "-").first ?? "") ?? 0
-            guard hit > 2 else {
-                return .custom { connection in
-                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 3000\r\nETag: \"v1\"\r\n\r\n")
-                    connection.write(Array(whole[..<1000]))
-                    connection.close()
-                }
-            }
+            guard hit > 2 else { return .cut(Array(whole[..<1000]), announcing: 3000, headers: [("ETag", "\"v1\"")]) }
             return .response(status: 206, headers: [("Content-Range", "bytes \(start)-2999/3000"), ("ETag", "\"v1\"")], body: Array(whole[start...]))
         }
         let target = directory + "/busy.bin"
@@ -425,13 +419,7 @@ import Testing
     /// resource of another length than the one begun is refused, the part kept.
     @Test func aRangeOfAResourceOfAnotherLengthIsNotSpliced() throws {
         server.route("/grew") { _, hit in
-            guard hit > 1 else {
-                return .custom { connection in
-                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 3000\r\n\r\n")
-                    connection.write(TestData.bytes(count: 1000))
-                    connection.close()
-                }
-            }
+            guard hit > 1 else { return .cut(TestData.bytes(count: 1000), announcing: 3000) }
             return .response(status: 206, headers: [("Content-Range", "bytes 1000-3999/4000")], body: Array(TestData.bytes(count: 4000)[1000...]))
         }
         let target = directory + "/grew.bin"

@@ -259,11 +259,7 @@ import Testing
         server.route("/busy") { request, hit in
             switch hit {
             case 1:
-                return .custom { connection in
-                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 300000\r\nETag: \"v1\"\r\n\r\n")
-                    connection.write(Array(whole[..<100_000]))
-                    connection.close()
-                }
+                return .cut(Array(whole[..<100_000]), announcing: 300_000, headers: [("ETag", "\"v1\"")])
             case 2:
                 return .response(status: 503, headers: [("Retry-After", "0")], body: Array("busy\n".utf8))
             default:
@@ -276,11 +272,7 @@ import Testing
         #expect(same, "\(result.stdout.count) bytes")
         #expect(server.requests(to: "/busy").map { $0.header("Range") } == [nil, "bytes=100000-", "bytes=100000-"])
         server.route("/down") { _, hit in
-            hit == 1 ? .custom { connection in
-                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 300000\r\nETag: \"v1\"\r\n\r\n")
-                connection.write(Array(whole[..<100_000]))
-                connection.close()
-            } : .response(status: 503, body: Array("busy\n".utf8))
+            hit == 1 ? .cut(Array(whole[..<100_000]), announcing: 300_000, headers: [("ETag", "\"v1\"")]) : .response(status: 503, body: Array("busy\n".utf8))
         }
         let ended = InProcessAF.run(["--retry=2", "--retry-delay=0.01", "-p", "hb", server.url("/down")])
         #expect(ended.status == 0, "\(ended.err)")
@@ -298,13 +290,7 @@ import Testing
     ])
     func anAnswerThatDoesNotContinueAPrintedBodyIsNotPrinted(mode: String, told: String) {
         server.route("/cut") { _, hit in
-            guard hit > 1 else {
-                return .custom { connection in
-                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 300000\r\nETag: \"v1\"\r\n\r\n")
-                    connection.write(TestData.bytes(count: 100_000))
-                    connection.close()
-                }
-            }
+            guard hit > 1 else { return .cut(TestData.bytes(count: 100_000), announcing: 300_000, headers: [("ETag", "\"v1\"")]) }
             switch mode {
             case "refused": return .response(status: 416, headers: [("Content-Range", "bytes */300000")])
             case "longer": return .response(status: 206, headers: [("Content-Range", "bytes 100000-399999/400000")], body: Array(TestData.bytes(count: 400_000)[100_000...]))

@@ -95,6 +95,14 @@ public enum Reply: Sendable {
         .response(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(text.utf8))
     }
 
+    /// A 200 whose head announces `length` bytes and whose connection closes after `body`
+    /// (fewer of them): a body cut short.
+    public static func cut(_ body: [UInt8], announcing length: Int, headers: [(String, String)] = []) -> Reply {
+        var head = "HTTP/1.1 200 OK\r\nContent-Length: \(length)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        return .raw(Array((head + "\r\n").utf8) + body, close: true)
+    }
+
     /// A text response.
     public static func text(_ text: String, status: Int = 200, type: String = "text/plain; charset=utf-8", headers: [(String, String)] = []) -> Reply {
         .response(status: status, headers: [("Content-Type", type)] + headers, body: Array(text.utf8))

@@ -230,11 +230,7 @@ import Testing
     /// instead of failing when a retry cannot continue the body.
     @Test func theNullDeviceStartsEachAnswerOver() throws {
         server.route("/plain") { _, hit in
-            .custom { connection in
-                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n")
-                connection.write(TestData.bytes(count: hit % 2 == 1 ? 100_000 : 200_000))
-                if hit % 2 == 1 { connection.close() }
-            }
+            hit % 2 == 1 ? .cut(TestData.bytes(count: 100_000), announcing: 200_000) : .response(status: 200, body: TestData.bytes(count: 200_000))
         }
         let result = AF.run(["--retry=2", "--retry-delay=0.01", "--check-status", "-o", "/dev/null", server.url("/plain")])
         #expect(result.status == 0, "\(result.err)")
@@ -255,13 +251,7 @@ import Testing
     func whatCannotFollowAStreamCutShortEndsTheRun(mode: String, told: String) throws {
         let body = TestData.bytes(count: 200_000)
         server.route("/cut/*") { _, hit in
-            guard hit > 1 else {
-                return .custom { connection in
-                    connection.write("HTTP/1.1 200 OK\r\nContent-Length: 200000\r\nETag: \"v1\"\r\n\r\n")
-                    connection.write(Array(body[..<100_000]))
-                    connection.close()
-                }
-            }
+            guard hit > 1 else { return .cut(Array(body[..<100_000]), announcing: 200_000, headers: [("ETag", "\"v1\"")]) }
             switch mode {
             case "wrong": return .response(status: 206, headers: [("Content-Range", "bytes 99000-199999/200000")], body: Array(body[99_000...]))
             case "missing": return .response(status: 404, body: Array("gone\n".utf8))
