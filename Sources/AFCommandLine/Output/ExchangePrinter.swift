@@ -135,9 +135,8 @@ final class ExchangePrinter: ResumableBodySink, EventMonitor {
         state.aside = nil
         state.resumed = nil
         guard state.kept > 0 else { return startSpool(head, state) }
-        // A range of a resource of another length than the one begun is of another.
         let length = state.spooledHead?.headers.value(for: .contentLength).flatMap { Int64($0) }
-        if Self.isUnencoded(head), let resumed = ResumedBody(head, start: state.kept), resumed.total == nil || length == nil || resumed.total == length {
+        if head.status == 206, Self.isUnencoded(head), case .continues(let resumed) = ResumedBody.verdict(on: head, start: state.kept, resourceLength: length) {
             // Printed as the answer whose body this is, the rest now added.
             state.resumed = resumed
             state.openHead = state.spooledHead

@@ -347,17 +347,16 @@ public final class DownloadSink: ResponseBodySink {
         if success { state.validator = Self.validator(of: head) }
         if head.status == 206, state.written > 0, !state.writtenIsOtherAnswer {
             let value = head.headers.value(for: .contentRange)
-            switch Self.resumedRange(value, offset: state.written) {
-            case .appendable(let end, let total):
-                if let total, let known = state.resourceLength, total != known {
-                    throw .output(OutputFailure(
-                        kind: .resumeRefused,
-                        message: "the server resumed a resource of \(total) bytes, but '\(part)' holds the start of one of \(known): it changed since; remove it to start over"
-                    ))
-                }
-                state.resumed = ResumedBody(head, start: state.written)
-                state.expectedTotal = total ?? end
-                state.resourceLength = total ?? state.resourceLength
+            switch ResumedBody.verdict(on: head, start: state.written, resourceLength: state.resourceLength) {
+            case .continues(let resumed):
+                state.resumed = resumed
+                state.expectedTotal = resumed.total ?? resumed.end
+                state.resourceLength = resumed.total ?? state.resourceLength
+            case .otherResource(let total, let known):
+                throw .output(OutputFailure(
+                    kind: .resumeRefused,
+                    message: "the server resumed a resource of \(total) bytes, but '\(part)' holds the start of one of \(known): it changed since; remove it to start over"
+                ))
             case .otherStart(let start):
                 let told = start.map { "byte \($0)" } ?? "an unknown position"
                 throw .output(OutputFailure(
@@ -419,22 +418,20 @@ public final class DownloadSink: ResponseBodySink {
             state.digest?.reset()
         }
         if state.written > 0 {
-            let value = head.headers.value(for: .contentRange)
-            let range = head.status == 206 && !state.writtenIsOtherAnswer ? Self.resumedRange(value, offset: state.written) : nil
-            if case .appendable(let end, let total)? = range {
-                if let total, let known = state.resourceLength, total != known {
-                    throw incompleteStream(state, answer: "resumed a resource of \(total) bytes, not the one of \(known) it began with")
-                }
-                state.resumed = ResumedBody(head, start: state.written)
-                state.expectedTotal = total ?? end
+            let verdict = head.status == 206 && !state.writtenIsOtherAnswer
+                ? ResumedBody.verdict(on: head, start: state.written, resourceLength: state.resourceLength) : nil
+            if case .continues(let resumed)? = verdict {
+                state.resumed = resumed
+                state.expectedTotal = resumed.total ?? resumed.end
             } else if head.status == 200, !state.writtenIsOtherAnswer, let validator = Self.validator(of: head), validator == state.validator {
                 state.skip = state.written
             } else {
                 let answer: String
-                switch range {
+                switch verdict {
                 case .otherStart(let start)?: answer = "resumed at \(start.map { "byte \($0)" } ?? "an unknown position") instead of after them"
-                case .invalid?: answer = "resumed with an invalid range ('Content-Range: \(value ?? "")')"
-                default: answer = "answered \(head.status) \(head.displayReason) instead of sending the rest"
+                case .invalid?: answer = "resumed with an invalid range ('Content-Range: \(head.headers.value(for: .contentRange) ?? "")')"
+                case .otherResource(let total, let known)?: answer = "resumed a resource of \(total) bytes, not the one of \(known) it began with"
+                case .continues?, nil: answer = "answered \(head.status) \(head.displayReason) instead of sending the rest"
                 }
                 throw incompleteStream(state, answer: answer)
             }

@@ -54,12 +54,33 @@ package struct ResumedBody: Sendable, Equatable {
     /// Bytes that came past `end`, not kept.
     package private(set) var overrun: Int64 = 0
 
-    /// The resumed answer to `head` for a body `start` bytes of which are kept: nil when it
-    /// is no 206 continuing there (`DownloadSink.resumedRange` says what else it is).
-    package init?(_ head: ResponseHead, start: Int64) {
-        guard head.status == 206, case .appendable(let end, let total) = DownloadSink.resumedRange(head.headers.value(for: .contentRange), offset: start) else {
-            return nil
+    /// What a 206 answer does with a body `start` bytes of which are kept, from a resource of
+    /// `resourceLength` bytes when the answer that began it said: continues it, or not.
+    package enum Verdict: Sendable, Equatable {
+        /// Its body goes on after the kept bytes.
+        case continues(ResumedBody)
+        /// Its range starts elsewhere (nil: no range could be read).
+        case otherStart(Int64?)
+        /// Its range is invalid (`DownloadSink.ResumedRange.invalid`).
+        case invalid
+        /// It is a range of a resource of another length: another resource.
+        case otherResource(total: Int64, known: Int64)
+    }
+
+    /// The verdict on `head`, a 206, for a body `start` bytes of which are kept.
+    package static func verdict(on head: ResponseHead, start: Int64, resourceLength: Int64?) -> Verdict {
+        switch DownloadSink.resumedRange(head.headers.value(for: .contentRange), offset: start) {
+        case .otherStart(let first):
+            return .otherStart(first)
+        case .invalid:
+            return .invalid
+        case .appendable(let end, let total):
+            if let total, let known = resourceLength, total != known { return .otherResource(total: total, known: known) }
+            return .continues(ResumedBody(start: start, end: end, total: total))
         }
+    }
+
+    private init(start: Int64, end: Int64, total: Int64?) {
         self.start = start
         self.end = end
         self.total = total
