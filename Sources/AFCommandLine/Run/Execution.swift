@@ -59,6 +59,12 @@ final class Execution {
         }
     }
 
+    /// The file `-c` resumes: the one `-o` names, else the one the URL names (the response's
+    /// name is not known before the request), in `--output-dir`.
+    static func resumedPath(settings: Settings, url: HTTPURL) -> String {
+        DownloadSink.path(of: settings.output ?? DownloadNaming.suggestedFilename(for: nil, url: url.string), in: settings.outputDir ?? ".")
+    }
+
     /// The download destination, checked before anything is sent.
     private static func makeDownload(settings: Settings, built: BuiltRequest, streams: (out: Int32, err: Int32), stderr: OutputChannel) throws(CommandFailure) -> DownloadSink? {
         guard (settings.download || settings.output != nil), !settings.offline, !settings.curl else { return nil }
@@ -88,11 +94,9 @@ final class Execution {
             let directory = settings.download && settings.output.map { FileIO.isDirectory(DownloadSink.path(of: $0, in: settings.outputDir ?? ".")) } == true
                 ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.argument(CurlCommand.quote(settings.output ?? ""))) instead of -o" : ""
             // `-c` with NAME and NAME.part both there: replacing NAME is what --overwrite allows.
-            // (A resume without -o names the file from the URL.)
             var replacing = ""
-            let name = settings.output ?? DownloadNaming.suggestedFilename(for: nil, url: built.url.string)
             if settings.resume, !settings.overwrite, case .output(let failure) = error, failure.kind == .destinationExists,
-               FileSystem.exists(DownloadSink.path(of: name, in: settings.outputDir ?? ".") + ".part") {
+               FileSystem.exists(resumedPath(settings: settings, url: built.url) + ".part") {
                 replacing = ", or add --overwrite to allow it"
             }
             throw CommandFailure(ExitMapping.message(for: error, attempts: 0) + directory + replacing, exitCode: ExitMapping.status(for: error, checkStatus: true))

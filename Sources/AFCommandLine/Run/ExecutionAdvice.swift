@@ -124,12 +124,9 @@ extension Execution {
         guard let download, let part = download.partPath, let size = FileSystem.size(part), size > 0 else { return "" }
         // In a batch, the line is what runs again (in a batch of its own, or alone).
         let kept = "; the partial download is in '\(part)' (\(Format.bytes(size))): run the same \(batchLine == nil ? "command" : "line")"
-        // -c resumes the name -o gives, else the URL's: a name the server gave (or a numbered
-        // one) is resumed only when -o names it.
-        let directory = settings.outputDir ?? "."
-        let name = settings.output ?? DownloadNaming.suggestedFilename(for: nil, url: built.url.string)
-        guard DownloadSink.path(of: name, in: directory) + ".part" != part else { return kept + " with -c to resume" }
-        let file = String(part.dropLast(".part".count).split(separator: "/", omittingEmptySubsequences: false).last ?? "")
+        // A name the server gave (or a numbered one) is resumed only when -o names it.
+        guard Self.resumedPath(settings: settings, url: built.url) + ".part" != part else { return kept + " with -c to resume" }
+        let file = FileIO.name(of: String(part.dropLast(".part".count)))
         return kept + " with -c -o \(Quote.argument(CurlCommand.quote(file))) to resume"
     }
 }

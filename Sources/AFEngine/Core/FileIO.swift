@@ -136,6 +136,12 @@ package enum FileIO {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
+    /// The last component of `path`: what comes after its last `/` (bytes, as `directory(of:)`).
+    package static func name(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
+    }
+
     /// Whether `path` is a directory (following symbolic links).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
