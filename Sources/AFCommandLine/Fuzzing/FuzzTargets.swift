@@ -571,6 +571,7 @@ package enum FuzzTargets {
     /// A resumed download's `Content-Range`, at an offset the first eight bytes give: a range
     /// to append starts at the offset and ends after it, within the length it gives, and reads
     /// the same when written out again; one that starts elsewhere says where, unless unread.
+    /// The same bytes as a `Range: bytes=N-` value read as N written out again.
     static func contentRange(_ data: [UInt8]) {
         var offset: Int64 = 0
         for byte in data.prefix(8) { offset = offset << 8 | Int64(byte) }
@@ -586,6 +587,13 @@ package enum FuzzTargets {
                 precondition(start != at, "a range at the offset read as starting elsewhere")
             case .invalid:
                 break
+            }
+        }
+        // The request's own `Range: bytes=N-`, read back to count a resumed body's bytes
+        // toward --max-filesize: N reads the same when written out again.
+        for text in [value, "bytes=" + value] {
+            if let start = ByteRanges.restStart(text) {
+                precondition(start >= 0 && ByteRanges.restStart("bytes=\(start)-") == start, "\(text) reads as \(start)")
             }
         }
     }
