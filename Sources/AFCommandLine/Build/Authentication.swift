@@ -34,14 +34,6 @@ enum Authentication {
         return nil
     }
 
-    /// `Basic BASE64` or `Bearer TOKEN`.
-    static func headerValue(for credentials: Credentials) -> String {
-        switch credentials.scheme {
-        case .bearer: return "Bearer \(credentials.password)"
-        default: return "Basic " + Base64.encode(Array("\(credentials.user):\(credentials.password)".utf8))
-        }
-    }
-
     /// Reads a password from the terminal with echo off; a usage error when standard input
     /// is not a terminal, so a script never hangs and nothing is sent.
     static func prompt(for user: String, host: String, environment: Environment, allowed: Bool) throws(CommandFailure) -> String {

@@ -151,7 +151,7 @@ struct NetrcAdapter: RequestAdapter {
               let url = try? HTTPURL(parsing: description.url), let entry = netrc.credentials(for: url.host)
         else { return description }
         var adapted = description
-        adapted.headers.add(name: .authorization, value: Authentication.headerValue(for: Credentials(user: entry.login, password: entry.password, scheme: .basic)))
+        adapted.headers.add(name: .authorization, value: Credentials(user: entry.login, password: entry.password, scheme: .basic).authorizationValue)
         return adapted
     }
 }

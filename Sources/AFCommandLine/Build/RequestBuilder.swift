@@ -191,7 +191,7 @@ enum RequestBuilder {
                     challenge = credentials
                 case .basic, .bearer:
                     if !headers.contains(.authorization) {
-                        headers.add(name: .authorization, value: Authentication.headerValue(for: credentials))
+                        headers.add(name: .authorization, value: credentials.authorizationValue)
                     }
                 }
             }

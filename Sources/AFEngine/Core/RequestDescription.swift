@@ -114,6 +114,15 @@ public struct Credentials: Sendable, Hashable {
         self.password = password
         self.scheme = scheme
     }
+
+    /// The `Authorization` value that presents them up front: `Bearer TOKEN`, else `Basic
+    /// BASE64` (digest answers a challenge instead; see `challengeCredentials`).
+    public var authorizationValue: String {
+        switch scheme {
+        case .bearer: return "Bearer \(password)"
+        default: return "Basic " + Base64.encode(Array("\(user):\(password)".utf8))
+        }
+    }
 }
 
 /// Per-transfer settings that are not part of the HTTP message itself.

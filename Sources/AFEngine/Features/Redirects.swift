@@ -90,8 +90,7 @@ public struct RedirectPolicy: Sendable {
             // Credentials the Location names are sent there, as curl does: to the same origin,
             // or anywhere with a trusted location. The request's own come first: a server does
             // not choose whom the user is.
-            let pair = (target.user ?? "") + ":" + (target.password ?? "")
-            next.headers.set(name: .authorization, value: "Basic " + Base64.encode(Array(pair.utf8)))
+            next.headers.set(name: .authorization, value: Credentials(user: target.user ?? "", password: target.password ?? "", scheme: .basic).authorizationValue)
         }
         let record = RedirectRecord(status: head.status, from: source.string, to: next.url, method: next.method, dropped: dropped)
         return (next, record)
