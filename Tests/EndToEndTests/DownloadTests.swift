@@ -225,6 +225,21 @@ import Testing
         #expect(requests.last?.header("If-Range") == "\"v1\"")
     }
 
+    /// `-o FIFO` with a retry hung: the FIFO was closed after the attempt that was cut short,
+    /// so its reader saw the end and went, and opening it again for the retry waited for a
+    /// reader that never came. It stays open, and the retry continues the body in it.
+    @Test func aRetryIntoAFIFOContinuesIt() throws {
+        server.serveRangedFile(size: Self.size, drop: 100_000)
+        let fifo = directory + "/pipe", out = directory + "/out.bin"
+        let (status, text) = try AF.shell("""
+            mkfifo '\(fifo)' && { cat '\(fifo)' > '\(out)' & } && \
+            timeout 20 '\(AF.binary)' --retry=2 --retry-delay=0.01 -o '\(fifo)' '\(server.url("/file/f.bin"))'; s=$?; wait; exit $s
+            """)
+        #expect(status == 0, "\(text)")
+        #expect(FileManager.default.contents(atPath: out).map(Array.init) == TestData.bytes(count: Self.size))
+        #expect(server.requests(to: "/file/f.bin").map { $0.header("Range") } == [nil, "bytes=100000-"])
+    }
+
     /// The null device keeps nothing, so nothing written there can be wrong: `-o /dev/null`
     /// (or standard output sent there), used to check a status, starts each answer over
     /// instead of failing when a retry cannot continue the body.

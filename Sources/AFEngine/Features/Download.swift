@@ -578,7 +578,7 @@ public final class DownloadSink: ResponseBodySink {
                 if let claim = state.claim { PartFileClaims.release(claim) }
                 state.claim = nil
             }
-            let code = closeFile(&state)
+            let code = closeFile(&state, ending: true)
             state.pending.release()
             if code != 0, error == nil { return writeFailure(code, state) }
             if state.inPlace { return finishInPlace(&state, error: error) }
@@ -661,13 +661,17 @@ public final class DownloadSink: ResponseBodySink {
 
     // MARK: Files
 
-    /// Writes out what the buffer holds and closes the file; 0, or the `errno` of a failed
-    /// write, after which `written` is what the file holds (so a retry resumes from there).
-    private func closeFile(_ state: inout State) -> Int32 {
+    /// Writes out what the buffer holds and closes the file (one written in place only when
+    /// the download is `ending`); 0, or the `errno` of a failed write, after which `written`
+    /// is what the file holds (so a retry resumes from there).
+    private func closeFile(_ state: inout State, ending: Bool = false) -> Int32 {
         guard state.fd >= 0 else { return 0 }
         let code = state.pending.drain(to: state.fd)
         if code != 0 { Self.resynchronise(&state) }
-        if state.inPlace, configuration.fileDescriptor != nil { return code }
+        // A destination written in place stays open from one attempt to the next: closed, a
+        // FIFO's reader saw the end of its data and went, and opening it again for the retry
+        // waited for a reader that never came.
+        if state.inPlace, configuration.fileDescriptor != nil || !ending { return code }
         close(state.fd)
         state.fd = -1
         return code
