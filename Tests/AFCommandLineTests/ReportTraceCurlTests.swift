@@ -178,10 +178,10 @@ import Testing
     }
 
     /// Sends with af, then with the printed curl command; returns both requests as received.
-    private func both(_ arguments: [String]) throws -> (ServerRequest, ServerRequest) {
-        #expect(InProcessAF.run(arguments).status == 0)
+    private func both(_ arguments: [String], environment: [String: String] = [:]) throws -> (ServerRequest, ServerRequest) {
+        #expect(InProcessAF.run(arguments, environment: environment).status == 0)
         let fromAF = try #require(server.requests.last)
-        let printed = InProcessAF.run(["--curl"] + arguments)
+        let printed = InProcessAF.run(["--curl"] + arguments, environment: environment)
         #expect(printed.status == 0)
         #expect(server.requests.count == 1, "--curl must not send")
         #expect(shell(printed.out) == 0, "curl failed: \(printed.out)")
@@ -332,6 +332,30 @@ import Testing
         #expect(InProcessAF.run(["--curl", server.url("/get")]).out.contains(" --connect-timeout 30"))
         #expect(!InProcessAF.run(["--curl", "--timeout=60", server.url("/get")]).out.contains("--connect-timeout"))
         #expect(InProcessAF.run(["--curl", "--connect-timeout=90", server.url("/get")]).out.contains(" --connect-timeout 90"))
+    }
+
+    /// Credentials af takes from a netrc reach curl without being printed: the line names
+    /// the file, which curl reads as af does (af 0.1 left it out, so the printed line was
+    /// refused where af was let in).
+    @Test func netrcCredentialsAreCarriedUnprinted() throws {
+        let netrc = try TemporaryDirectory.write("machine 127.0.0.1 login nu password s3cret\n", named: "netrc", in: directory)
+        let (a, c) = try both([server.url("/get")], environment: ["NETRC": netrc])
+        #expect(a.header("Authorization") == "Basic bnU6czNjcmV0")
+        #expect(comparable(a) == comparable(c))
+        let printed = InProcessAF.run(["--curl", server.url("/get")], environment: ["NETRC": netrc])
+        #expect(printed.out.contains(" --netrc-file \(netrc) "))
+        #expect(!printed.out.contains("s3cret") && !printed.out.contains("bnU6czNjcmV0"))
+        // Credentials of the request's own leave the netrc out, as they do for af.
+        #expect(!InProcessAF.run(["--curl", "-a", "x:y", server.url("/get")], environment: ["NETRC": netrc]).out.contains("--netrc-file"))
+    }
+
+    /// So does an `--auth-cmd` token: the line runs the command when it runs, as af does.
+    @Test func anAuthCommandsTokenIsCarriedUnprinted() throws {
+        let command = #"printf %s "it's-$((6 * 7))""#
+        let (b, d) = try both(["--auth-cmd=\(command)", server.url("/get")])
+        #expect(b.header("Authorization") == "Bearer it's-42")
+        #expect(comparable(b) == comparable(d))
+        #expect(!InProcessAF.run(["--curl", "--auth-cmd=\(command)", server.url("/get")]).out.contains("it's-42"))
     }
 
     @Test func optionsAreCarriedOver() {

@@ -11,6 +11,9 @@ struct Netrc: Sendable {
     private(set) var machines: [String: Entry] = [:]
     private(set) var fallback: Entry?
 
+    /// Whether the file names no credentials at all.
+    var isEmpty: Bool { machines.isEmpty && fallback == nil }
+
     /// The entry for `host` (no port, in its ASCII form as `HTTPURL` has it), or the
     /// `default` entry.
     func credentials(for host: String) -> Entry? {

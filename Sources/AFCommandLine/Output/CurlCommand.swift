@@ -6,8 +6,9 @@ enum CurlCommand {
     /// `caBundle`: the CA bundle af trusts instead of the system's roots (`--verify=PATH`'s, or
     /// one an environment variable names), printed as `--cacert`, or `--capath` for a directory.
     /// `description`: the request as it would be sent, when it is more than `built`'s (a
-    /// session's cookies).
-    static func render(built: BuiltRequest, description: RequestDescription? = nil, settings: Settings, caBundle: String?) -> String {
+    /// session's cookies). `netrcFile`: the netrc af takes this request's credentials from
+    /// (or a redirect's), given to curl by its path so that the line does not print them.
+    static func render(built: BuiltRequest, description: RequestDescription? = nil, settings: Settings, caBundle: String?, netrcFile: String? = nil) -> String {
         let description = description ?? built.description
         var words = ["curl"]
         func add(_ items: String...) { words += items }
@@ -35,6 +36,12 @@ enum CurlCommand {
         if let credentials = description.challengeCredentials {
             add("--digest", "--user", quote("\(credentials.user):\(credentials.password)"))
         }
+        if let command = settings.authCmd {
+            // The token is what the command prints when the line runs (af runs it with sh -c
+            // too), so the line works as long as the token does, and does not print it.
+            add("--oauth2-bearer", "\"$(sh -c \(quote(command)))\"")
+        }
+        if let netrcFile { add("--netrc-file", quote(netrcFile)) }
         words += optionWords(settings, description: description, caBundle: caBundle)
         words += outputWords(settings)
         return words.joined(separator: " ")

@@ -144,7 +144,8 @@ final class Execution {
             if curlLosesCompression {
                 stderr.writeNotice("warning: curl has no option to compress a request body: the command sends it uncompressed, without Content-Encoding: deflate")
             }
-            let command = CurlCommand.render(built: built, description: withSessionCookies(built.description), settings: settings, caBundle: trust.caBundle)
+            let command = CurlCommand.render(built: built, description: withSessionCookies(built.description), settings: settings, caBundle: trust.caBundle,
+                                             netrcFile: curlNetrcFile)
             return .finished(stdout.writeResult(command + "\n", errors: stderr))
         }
         let memory = settings.report ? ReportBody(temporaryDirectory: environment.temporaryDirectory) : nil
@@ -248,6 +249,16 @@ final class Execution {
         guard let compressor, !description.body.isEmpty, !description.headers.contains(.contentEncoding) else { return false }
         guard case .bytes = description.body, !compressor.always else { return true }
         return (try? compressor.compress(description))?.headers.contains(.contentEncoding) ?? true
+    }
+
+    /// The netrc a `--curl` line reads: the file af takes this request's credentials from, or
+    /// may take a redirect's from (it looks the file up again for every host).
+    private var curlNetrcFile: String? {
+        guard let netrc, !netrc.isEmpty else { return nil }
+        let description = built.description
+        let takesCredentials = !description.headers.contains(.authorization)
+            && NetrcAdapter(netrc: netrc).adapted(description).headers.contains(.authorization)
+        return takesCredentials || settings.follow ? Netrc.path(environment: environment) : nil
     }
 
     /// The description as the adapters that need no network would send it, for `--offline`.
