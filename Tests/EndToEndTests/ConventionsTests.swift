@@ -64,6 +64,29 @@ import Testing
         #expect(mixed.err == "af: error: \(batch):1: -o /dev/stderr would mix the bodies of the lines in flight on standard error; give -o a file name\n")
     }
 
+    /// `-o /dev/fd/3` with descriptor 3 opened by the shell (`3>FILE`, `3>>FILE`, `exec
+    /// 3>log`) is that descriptor as it stands, as `/dev/stdout` is standard output: af
+    /// refused a regular file there as existing, and with --overwrite tried to write
+    /// '/dev/fd/3.part'. A descriptor af was not given, or one open only for reading, is
+    /// refused before anything is sent.
+    @Test func dashOToAnInheritedDescriptorWritesToIt() throws {
+        let output = directory + "/fd3.txt"
+        let binary = AF.binary
+        for (name, redirect) in [("/dev/fd/3", "3>"), ("/proc/self/fd/3", "3>>")] {
+            let (status, errors) = try AF.shell("echo kept > '\(output)'; '\(binary)' -o \(name) '\(server.url("/bytes/5"))' \(redirect) '\(output)'")
+            #expect(status == 0, "\(errors)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data((redirect == "3>" ? [] : Array("kept\n".utf8)) + TestData.bytes(count: 5)), "\(name)")
+        }
+        let sent = server.requests.count
+        let (closed, closedErrors) = try AF.shell("'\(binary)' -o /dev/fd/7 '\(server.url("/get"))'")
+        #expect(closed == 9)
+        #expect(closedErrors == "af: error: '/dev/fd/7' names descriptor 7, which af was not started with; open it for af in the shell (7>FILE) or give -o a file name\n")
+        let (reading, readingErrors) = try AF.shell("'\(binary)' -o /dev/fd/3 '\(server.url("/get"))' 3< '\(output)'")
+        #expect(reading == 9)
+        #expect(readingErrors == "af: error: '/dev/fd/3' names descriptor 3, which is open only for reading; open it for writing (3>FILE) or give -o a file name\n")
+        #expect(server.requests.count == sent, "nothing is sent")
+    }
+
     /// A file's name after the URL looks like a host name (`data.json`); when the file is
     /// there, it is an item that forgot its `@`, not a URL typed after items.
     @Test func aFileNameAfterTheURLIsNotTakenForAURL() throws {

@@ -129,7 +129,7 @@ struct LinePlanner: Sendable {
         if let stream = settings.outputStream {
             throw .usage(stream == 1
                 ? "-o - would write past the order af batch keeps on standard output; leave it out (the body is printed there in line order) or give -o a file name"
-                : "-o \(settings.output ?? "/dev/stderr") would mix the bodies of the lines in flight on standard error; give -o a file name")
+                : "-o \(settings.output ?? "/dev/stderr") would mix the bodies of the lines in flight \(stream == 2 ? "on standard error" : "in it"); give -o a file name")
         }
         if let item = parsed.positionals.dropFirst().first(where: { $0.text.hasSuffix("@-") }) {
             throw .usage("'\(Quote.argument(item.text))' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE")

@@ -24,22 +24,39 @@ struct Settings: Sendable {
         storage.isUnchangedCopy(of: other.storage)
     }
 
-    /// The standard stream `-o` names, as its descriptor, or nil for a file: 1 for `-` and
-    /// standard output's other names (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`), which
-    /// scripts give as they give them to curl; 2 for standard error's (`/dev/stderr`, …). The
-    /// body is then written to af's own stream as it stands, never to the name opened anew (a
-    /// regular file there was refused as existing, or would have been truncated).
+    /// The descriptor `-o` names, or nil for a file: 1 for `-` and standard output's other
+    /// names (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`), which scripts give as they give
+    /// them to curl; 2 for standard error's (`/dev/stderr`, …); N for `/dev/fd/N` or
+    /// `/proc/self/fd/N` when af was started with descriptor N open (`af -o /dev/fd/3 URL
+    /// 3>body`, or a descriptor a script opened with `exec 3>log`). The body is then written
+    /// to the descriptor as it stands, never to the name opened anew (a regular file there
+    /// was refused as existing, or would have been truncated).
     var outputStream: Int32? {
-        switch storage.values.output {
-        case "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1": return 1
-        case "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2": return 2
-        default: return nil
+        guard let output = storage.values.output else { return nil }
+        switch output {
+        case "-", "/dev/stdout": return 1
+        case "/dev/stderr": return 2
+        default:
+            guard let number = Self.descriptorNumber(named: output) else { return nil }
+            return number == 1 || number == 2 || FileSystem.isInherited(number) ? number : nil
         }
     }
 
-    /// What messages call `outputStream`: "standard output" or "standard error".
+    /// What messages call `outputStream`: "standard output", "standard error", or the name
+    /// given in quotes.
     var outputStreamName: String? {
-        outputStream.map { $0 == 1 ? "standard output" : "standard error" }
+        outputStream.map { $0 == 1 ? "standard output" : $0 == 2 ? "standard error" : "'\(Quote.argument(storage.values.output ?? ""))'" }
+    }
+
+    /// The descriptor `/dev/fd/N` or `/proc/self/fd/N` names (N in plain decimal), or nil
+    /// for any other path.
+    static func descriptorNumber(named path: String) -> Int32? {
+        for prefix in ["/dev/fd/", "/proc/self/fd/"] where path.hasPrefix(prefix) {
+            let digits = path.utf8.dropFirst(prefix.utf8.count)
+            guard (1...9).contains(digits.count), digits.allSatisfy({ (48...57).contains($0) }), digits.first != 48 || digits.count == 1 else { return nil }
+            return Int32(String(decoding: digits, as: UTF8.self))
+        }
+        return nil
     }
 
     /// Whether `--proxy=SCHEME:URL` names the proxy for `scheme` (or `all:` for every one),

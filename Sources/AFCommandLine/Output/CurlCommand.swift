@@ -59,8 +59,9 @@ enum CurlCommand {
     private static func outputWords(_ settings: Settings) -> [String] {
         guard settings.download || settings.output != nil else { return [] }
         if let stream = settings.outputStream {
-            // curl's --no-clobber would take an existing /dev/stderr for a file to keep.
-            return (stream == 2 ? ["--output", "/dev/stderr"] : []) + (settings.download ? ["--fail"] : [])
+            // curl's --no-clobber would take an existing /dev/stderr (or /dev/fd/3) for a file to keep.
+            let name = stream == 2 ? "/dev/stderr" : "/dev/fd/\(stream)"
+            return (stream == 1 ? [] : ["--output", name]) + (settings.download ? ["--fail"] : [])
         }
         var words: [String] = []
         if let output = settings.output {

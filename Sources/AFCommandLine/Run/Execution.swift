@@ -68,6 +68,7 @@ final class Execution {
     /// The download destination, checked before anything is sent.
     private static func makeDownload(settings: Settings, built: BuiltRequest, streams: (out: Int32, err: Int32), stderr: OutputChannel) throws(CommandFailure) -> DownloadSink? {
         guard (settings.download || settings.output != nil), !settings.offline, !settings.curl else { return nil }
+        try checkDescriptor(settings)
         do {
             var options: DownloadOptions = []
             if settings.createDirs { options.insert(.createIntermediateDirectories) }
@@ -82,7 +83,7 @@ final class Execution {
                 // continues: -c saves only a successful body, as -d does.
                 savesAnyStatus: !settings.download && !settings.resume,
                 requestURL: built.url.string,
-                fileDescriptor: settings.outputStream.map { $0 == 1 ? streams.out : streams.err }
+                fileDescriptor: settings.outputStream.map { $0 == 1 ? streams.out : $0 == 2 ? streams.err : $0 }
             )
             let quiet = settings.quiet
             return try DownloadSink(configuration: configuration) { notice in
@@ -100,6 +101,20 @@ final class Execution {
                 replacing = ", or add --overwrite to allow it"
             }
             throw CommandFailure(ExitMapping.message(for: error, attempts: 0) + directory + replacing, exitCode: ExitMapping.status(for: error, checkStatus: true))
+        }
+    }
+
+    /// `-o /dev/fd/N` for a descriptor af cannot write the body to, refused before sending:
+    /// one the shell did not open for it (the name would be opened anew, or not found), or
+    /// one open only for reading.
+    private static func checkDescriptor(_ settings: Settings) throws(CommandFailure) {
+        guard let output = settings.output, let number = Settings.descriptorNumber(named: output), number > 2 else { return }
+        let name = Quote.argument(output)
+        guard settings.outputStream != nil else {
+            throw CommandFailure("'\(name)' names descriptor \(number), which af was not started with; open it for af in the shell (\(number)>FILE) or give -o a file name", exitCode: ExitStatus.output)
+        }
+        if FileSystem.isReadOnly(number) {
+            throw CommandFailure("'\(name)' names descriptor \(number), which is open only for reading; open it for writing (\(number)>FILE) or give -o a file name", exitCode: ExitStatus.output)
         }
     }
 

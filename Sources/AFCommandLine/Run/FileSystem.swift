@@ -8,6 +8,19 @@ enum FileSystem {
     static func exists(_ path: String) -> Bool { FileIO.exists(path) }
     static func size(_ path: String) -> Int64? { FileIO.size(path) }
 
+    /// Whether descriptor `fd` is open and was inherited from the process that started af:
+    /// one af opens itself is close-on-exec, and exec closes every such one it is given.
+    static func isInherited(_ fd: Int32) -> Bool {
+        let flags = fcntl(fd, F_GETFD)
+        return flags >= 0 && flags & FD_CLOEXEC == 0
+    }
+
+    /// Whether descriptor `fd` is open only for reading.
+    static func isReadOnly(_ fd: Int32) -> Bool {
+        let flags = fcntl(fd, F_GETFL)
+        return flags >= 0 && flags & O_ACCMODE == O_RDONLY
+    }
+
     static func remove(_ path: String) {
         _ = unlink(path)
     }

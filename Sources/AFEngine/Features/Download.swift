@@ -38,8 +38,8 @@ public final class DownloadSink: ResponseBodySink {
         public var savesAnyStatus: Bool
         /// The URL asked for, to name the file when the response does not.
         public var requestURL: String
-        /// Write to this open descriptor (standard output or error) instead of a file: no
-        /// `.part`, no renaming, no resuming.
+        /// Write to this open descriptor (standard output or error, or another the program
+        /// was started with) instead of a file: no `.part`, no renaming, no resuming.
         public var fileDescriptor: Int32?
 
         /// Describes a download; by default into the current directory, named from the response.
