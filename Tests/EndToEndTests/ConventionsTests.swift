@@ -84,6 +84,9 @@ import Testing
         let (reading, readingErrors) = try AF.shell("'\(binary)' -o /dev/fd/3 '\(server.url("/get"))' 3< '\(output)'")
         #expect(reading == 9)
         #expect(readingErrors == "af: error: '/dev/fd/3' names descriptor 3, which is open only for reading; open it for writing (3>FILE) or give -o a file name\n")
+        let (input, inputErrors) = try AF.shell("'\(binary)' -o /dev/fd/0 '\(server.url("/get"))' < '\(output)'")
+        #expect(input == 9)
+        #expect(inputErrors == "af: error: '/dev/fd/0' names descriptor 0, which is open only for reading; open it for writing (0>FILE) or give -o a file name\n")
         #expect(server.requests.count == sent, "nothing is sent")
     }
 

@@ -108,7 +108,7 @@ final class Execution {
     /// one the shell did not open for it (the name would be opened anew, or not found), or
     /// one open only for reading.
     private static func checkDescriptor(_ settings: Settings) throws(CommandFailure) {
-        guard let output = settings.output, let number = Settings.descriptorNumber(named: output), number > 2 else { return }
+        guard let output = settings.output, let number = Settings.descriptorNumber(named: output), number != 1, number != 2 else { return }
         let name = Quote.argument(output)
         guard settings.outputStream != nil else {
             throw CommandFailure("'\(name)' names descriptor \(number), which af was not started with; open it for af in the shell (\(number)>FILE) or give -o a file name", exitCode: ExitStatus.output)
