@@ -231,6 +231,8 @@ import Testing
         (["--header", "X:1"], "unknown option '--header'; af sends a header given as a request item: af URL 'X-Name:value'"),
         (["-H", "X:1"], "unknown option '-H'; af sends a header given as a request item"),
         (["-sSL"], "unknown option '-s'; af shows no progress when standard error is not a terminal"),
+        // HTTPie's -s is its --style.
+        (["-s", "monokai"], "unknown option '-s'; af shows no progress when standard error is not a terminal; -q prints nothing at all (curl's -s); HTTPie's -s STYLE is --style=STYLE"),
         (["-X", "POST"], "unknown option '-X'; the method goes before the URL: af POST URL"),
         (["--data=a"], "unknown option '--data'; af sends a body from data items"),
         (["--location"], "unknown option '--location'; -F (--follow) follows redirects"),

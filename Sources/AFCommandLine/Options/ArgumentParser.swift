@@ -175,6 +175,8 @@ enum Suggestions {
     }
 
     static func shortHint(for letter: Character) -> String {
+        // HTTPie's -s takes a style; curl's (far more often typed) is silent.
+        if letter == "s", let instead = curlLong["silent"] { return "; \(instead) (curl's -s); HTTPie's -s STYLE is --style=STYLE" }
         if let name = curlShort[letter], let instead = curlLong[name] { return "; \(instead)" }
         if let instead = curlLettersForAfLongs[letter] { return "; \(instead)" }
         return "; see 'af --help' for the options"
