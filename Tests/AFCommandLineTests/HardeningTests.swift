@@ -575,6 +575,15 @@ import Testing
         expectOneError(result, status: 1, containing: "before the body was complete")
     }
 
+    /// A body cut short is counted in the error: "1 of the 5 bytes it announced came", not
+    /// libcurl's "transfer closed with 4 bytes remaining to read" (which also says "1 bytes").
+    @Test func aBodyCutShortSaysHowMuchCame() {
+        server.route("/short") { _, _ in .cut(Array("x".utf8), announcing: 5) }
+        let result = InProcessAF.run([server.url("/short")])
+        #expect(result.status == 1)
+        #expect(result.err == "af: error: 127.0.0.1:\(server.port) closed the connection before the body was complete (1 of the 5 bytes it announced came)\n")
+    }
+
     @Test func maxHeadersZeroMeansNoLimit() {
         let result = InProcessAF.run(["--max-headers=0", server.url("/headers?count=500")])
         #expect(result.status == 0, "\(result.err)")

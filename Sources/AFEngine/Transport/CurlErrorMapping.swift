@@ -258,7 +258,10 @@ enum CurlErrorMapping {
             }
             return failure(.connectionReset, "the connection to \(peer) was reset: \(detail)")
         case CURLE_PARTIAL_FILE:
-            return failure(.truncatedBody, "\(peer) closed the connection before the body was complete (\(detail))")
+            // libcurl's own words count "1 bytes remaining"; the sizes say more.
+            let received = easy.offset(CURLINFO_SIZE_DOWNLOAD_T), announced = easy.offset(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+            let what = announced > 0 && (0..<announced).contains(received) ? "\(received) of the \(announced) bytes it announced came" : detail
+            return failure(.truncatedBody, "\(peer) closed the connection before the body was complete (\(what))")
         case CURLE_HTTP2 where transfer.head == nil && easy.long(CURLINFO_NUM_CONNECTS) == 0 && easy.offset(CURLINFO_SIZE_DOWNLOAD_T) == 0:
             // On a connection earlier requests had used, before any of the response: libcurl
             // 7.88 fails the streams of a connection the server is closing (GOAWAY) that it
