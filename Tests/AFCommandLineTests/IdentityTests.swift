@@ -789,6 +789,23 @@ import Testing
         #expect(direct.err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n")
     }
 
+    /// `-6` (or `-4`) with a host name that refused or could not be found says the other
+    /// family's addresses were not tried: `localhost` is 127.0.0.1 here, and `-6` made a
+    /// server that was running look down.
+    @Test func anAddressFamilyOptionIsNamedWhenTheHostIsNotReached() throws {
+        let gone = try TestServer()
+        let port = gone.port
+        gone.stop()
+        let refused = InProcessAF.run(["-6", "http://localhost:\(port)/x"])
+        #expect(refused.status == 1)
+        #expect(refused.err.hasPrefix("af: error: connection refused by localhost:\(port); is the server running? (with -6 af tried only the IPv6 addresses of localhost; try without -6)\n")
+                || refused.err.hasPrefix("af: error: cannot resolve host 'localhost'; check the name and your network (with -6 af tried only the IPv6 addresses of localhost; try without -6)\n"),
+                "\(refused.err)")
+        // An address is no host name: its family is what it is.
+        #expect(InProcessAF.run(["-4", "http://127.0.0.1:\(port)/x"]).err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n")
+        #expect(InProcessAF.run(["http://localhost:\(port)/x"]).err == "af: error: connection refused by localhost:\(port); is the server running?\n")
+    }
+
     /// A proxy no option named came from the environment, where a user may not know one is
     /// set (a shell profile, a CI runner): the error names the variable and the ways around it.
     @Test func aProxyFromTheEnvironmentNamesItsVariable() throws {
