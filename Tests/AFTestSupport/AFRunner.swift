@@ -315,10 +315,14 @@ extension PTYRunner {
     /// line before or after it) that hold `marker`, as the terminal was asked to show them.
     public static func statusLines(in output: String, holding marker: String) -> [String] {
         let erase = "\u{1B}[K"
+        // A terminal ends lines with CR LF, one Character to Swift, which a split at CR leaves whole.
+        let output = output.replacingOccurrences(of: "\r\n", with: "\n")
         return output.split(separator: "\r", omittingEmptySubsequences: true).compactMap { piece -> String? in
             var line = String(piece)
             if line.hasPrefix(erase) { line.removeFirst(erase.count) }
             if line.hasSuffix(erase) { line.removeLast(erase.count) }
+            // The last drawing, ended to stay as a summary.
+            if line.hasSuffix("\n") { line.removeLast() }
             return line.contains("\n") || !line.contains(marker) ? nil : line
         }
     }

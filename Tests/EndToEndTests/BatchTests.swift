@@ -860,9 +860,10 @@ import Testing
         #expect(outcome.status == 0)
         let pieces = outcome.output.components(separatedBy: "requests/s")
         #expect(pieces.count >= 3, "a line drawn after each output: \(outcome.output.debugDescription)")
-        for piece in pieces.dropFirst() {
+        for piece in pieces.dropFirst().dropLast() {
             #expect(piece.isEmpty || piece.hasPrefix("\r"), "written on after the progress line: \(outcome.output.debugDescription)")
         }
+        #expect(pieces.last == "\r\n", "the last drawing stays: \(outcome.output.debugDescription)")
         #expect(outcome.output.contains("answer 2"))
     }
 
@@ -872,6 +873,15 @@ import Testing
         #expect(outcome.status == 0)
         #expect(outcome.output.contains("af: 3/3 done, 0 failed"), "\(outcome.output)")
         #expect(outcome.output.contains("answer 3"))
+        // On success the last drawing stays as the run's summary (it was erased, and a batch
+        // with its output redirected left nothing behind); a failed run erases it for its
+        // error line.
+        let tail = outcome.output.components(separatedBy: "af: 3/3 done, 0 failed").last ?? ""
+        #expect(tail.hasSuffix("requests/s\r\n") && !tail.contains("\u{1B}[K"), "\(outcome.output.debugDescription)")
+        let failing = try file([server.url("/answer/1"), server.url("/status/500")])
+        let failed = PTYRunner.run(["batch", "--check-status", failing])
+        #expect(failed.status == 5)
+        #expect(failed.output.hasSuffix("\r\u{1B}[Kaf: error: 1 of 2 requests failed (line 2)\r\n"), "\(failed.output.debugDescription)")
     }
 
     /// On a narrow terminal the progress line keeps to one row: one that wrapped left a copy

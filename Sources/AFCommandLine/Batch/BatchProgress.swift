@@ -56,6 +56,16 @@ struct BatchProgress: Sendable {
         ], columns: columns)
     }
 
+    /// Ends the line, if one is shown, so that it stays on the terminal as the run's summary
+    /// (as curl -Z leaves its last meter); a run that failed erases it for its error line.
+    func keep() {
+        guard enabled, drawing.write({ drawing -> Bool in
+            defer { drawing.shown = false }
+            return drawing.shown
+        }) else { return }
+        stderr.writeQuietly("\n")
+    }
+
     /// Erases the line, if one is shown, until the next completion draws it again (before
     /// output for the terminal it shares, which was written on after the line), or for good
     /// at the end of the run.

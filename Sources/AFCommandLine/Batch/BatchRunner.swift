@@ -418,7 +418,11 @@ final class BatchRunner: Sendable {
     private func conclude() -> Int32 {
         let final = state.read { $0 }
         progress.draw(done: final.finished, total: source.total, failed: final.failed, force: true)
-        progress.eraseIfShown()
+        if final.failed == 0, final.stop == nil, output.stdout.writeFailure == nil {
+            progress.keep()
+        } else {
+            progress.eraseIfShown()
+        }
         if case .signal(let status) = final.stop {
             let what = status == ExitStatus.terminated ? "terminated" : "interrupted"
             // `af batch -` waiting for its first line has nothing to count.
