@@ -779,9 +779,7 @@ import Testing
     /// A proxy that is down is named (without its credentials), not the host behind it: the
     /// message had blamed example.test for refusing the connection.
     @Test func aProxyThatIsDownIsNamed() throws {
-        let gone = try TestServer()
-        let port = gone.port
-        gone.stop()
+        let port = try TestServer.closedPort()
         let result = InProcessAF.run(["--proxy=http:http://ada:secret@127.0.0.1:\(port)", "http://example.test/x"])
         #expect(result.status == 1)
         #expect(result.err == "af: error: cannot connect to the proxy http://127.0.0.1:\(port) for example.test:80: connection refused; is the proxy running?\n")
@@ -793,14 +791,15 @@ import Testing
     /// family's addresses were not tried: `localhost` is 127.0.0.1 here, and `-6` made a
     /// server that was running look down.
     @Test func anAddressFamilyOptionIsNamedWhenTheHostIsNotReached() throws {
-        let gone = try TestServer()
-        let port = gone.port
-        gone.stop()
+        let port = try TestServer.closedPort()
         let refused = InProcessAF.run(["-6", "http://localhost:\(port)/x"])
         #expect(refused.status == 1)
         #expect(refused.err.hasPrefix("af: error: connection refused by localhost:\(port); is the server running? (with -6 af tried only the IPv6 addresses of localhost; try without -6)\n")
                 || refused.err.hasPrefix("af: error: cannot resolve host 'localhost'; check the name and your network (with -6 af tried only the IPv6 addresses of localhost; try without -6)\n"),
                 "\(refused.err)")
+        // The host named is the one not reached: here a redirect's, which has only an IPv6 address.
+        let redirected = InProcessAF.run(["-4", "-F", "--resolve=v6only.test:\(port):::1", server.url("/redirect-to?url=http://v6only.test:\(port)/x")])
+        #expect(redirected.err == "af: error: cannot resolve host 'v6only.test'; check the name and your network (with -4 af tried only the IPv4 addresses of v6only.test; try without -4)\n")
         // An address is no host name: its family is what it is.
         #expect(InProcessAF.run(["-4", "http://127.0.0.1:\(port)/x"]).err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n")
         #expect(InProcessAF.run(["http://localhost:\(port)/x"]).err == "af: error: connection refused by localhost:\(port); is the server running?\n")
@@ -809,9 +808,7 @@ import Testing
     /// A proxy no option named came from the environment, where a user may not know one is
     /// set (a shell profile, a CI runner): the error names the variable and the ways around it.
     @Test func aProxyFromTheEnvironmentNamesItsVariable() throws {
-        let gone = try TestServer()
-        let port = gone.port
-        gone.stop()
+        let port = try TestServer.closedPort()
         let advice = "; unset it, or list the host in no_proxy, to connect directly)\n"
         let plain = InProcessAF.run(["http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)"])
         #expect(plain.status == 1)

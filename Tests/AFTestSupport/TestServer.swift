@@ -117,6 +117,15 @@ public final class TestServer: @unchecked Sendable {
     /// TLS handshakes that completed.
     public var completedHandshakes: Int { lock.withLock { handshakeCount } }
 
+    /// A port on 127.0.0.1 that a server had a moment ago and nothing listens on now, for
+    /// connections that must be refused.
+    public static func closedPort() throws -> Int {
+        let gone = try TestServer()
+        let port = gone.port
+        gone.stop()
+        return port
+    }
+
     /// Stops accepting and closes open connections.
     public func stop() {
         // Only wake the threads here; each closes its own descriptor, so no number is reused

@@ -8,7 +8,7 @@ extension Execution {
     func advice(for error: AFError, response: Response, message: String) -> String {
         ExitMapping.redirectHint(for: error, head: response.head, follow: settings.follow)
             + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
-            + priorKnowledgeHint(error) + addressFamilyHint(error) + authenticationHint(error, response: response) + methodAsURLHint(error)
+            + priorKnowledgeHint(error) + addressFamilyHint(error, response: response) + authenticationHint(error, response: response) + methodAsURLHint(error)
             + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
     }
 
@@ -48,12 +48,13 @@ extension Execution {
         }
     }
 
-    /// `-4` or `-6` with a host name that could not be reached: the other family's addresses,
-    /// which af alone would have tried (`localhost` is `::1` and `127.0.0.1`), were left out.
-    fileprivate func addressFamilyHint(_ error: AFError) -> String {
+    /// `-4` or `-6` with a host name that could not be reached (the one asked for, or a
+    /// redirect's): the other family's addresses, which af alone would have tried
+    /// (`localhost` is `::1` and `127.0.0.1`), were left out.
+    fileprivate func addressFamilyHint(_ error: AFError, response: Response) -> String {
         guard settings.ipVersion != .any, settings.unixSocket == nil, case .transport(let failure) = error.underlyingError,
               [.connectionRefused, .dnsFailure, .connectTimeout].contains(failure.kind), failure.cause == nil,
-              let host = try? HTTPURL(parsing: built.url.string).host, URLBuilder.addressFamily(of: host) == nil
+              let host = try? HTTPURL(parsing: response.finalURL).host, URLBuilder.addressFamily(of: host) == nil
         else { return "" }
         let (flag, family) = settings.ipVersion == .v6 ? ("-6", "IPv6") : ("-4", "IPv4")
         return " (with \(flag) af tried only the \(family) addresses of \(host); try without \(flag))"
