@@ -191,7 +191,7 @@ public enum OptionTable {
                    }),
         OptionSpec(.trace, "trace", value: .optional("FORMAT"), group: .output,
                    help: "Write lifecycle events to standard error as they happen (--trace=json: JSON lines)",
-                   details: "Write each lifecycle event (request built and adapted, attempt started, resolved, connected, TLS established, sent, response head, retry scheduled, redirect, finished or cancelled) to standard error with a monotonic timestamp. --trace=json writes one JSON object per line.",
+                   details: "Write each lifecycle event (request built and adapted, attempt started, resolved, connected, TLS established, sent, response head, retry scheduled, redirect, finished or cancelled) to standard error with a monotonic timestamp. --trace=json writes one JSON object per line; af's own lines (notices, the error line) still go to standard error between them, each starting with 'af:', so a reader keeps the lines that start with '{'.",
                    completion: .choices(["text", "json"]),
                    binding: .custom(.choice(Settings.TraceFormat.allCases.map(\.rawValue)), sample: "json", resets: [.field(\.trace)]) { settings, option throws(CommandFailure) in
                        settings.trace = option.value == nil ? .text : try Settings.choice(option.value ?? "", option.spelling, Settings.TraceFormat.self)
