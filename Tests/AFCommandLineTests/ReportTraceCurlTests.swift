@@ -346,7 +346,11 @@ import Testing
         #expect(printed.out.contains(" --netrc-file \(netrc) "))
         #expect(!printed.out.contains("s3cret") && !printed.out.contains("bnU6czNjcmV0"))
         // Credentials of the request's own leave the netrc out, as they do for af.
-        #expect(!InProcessAF.run(["--curl", "-a", "x:y", server.url("/get")], environment: ["NETRC": netrc]).out.contains("--netrc-file"))
+        for own in [["-a", "x:y"], ["-a", "x:y", "-A", "digest"], ["-A", "bearer", "-a", "t"]] {
+            #expect(!InProcessAF.run(["--curl", "-F"] + own + [server.url("/get")], environment: ["NETRC": netrc]).out.contains("--netrc-file"), "\(own)")
+        }
+        #expect(InProcessAF.run(["--curl", "-F", "http://other.test/"], environment: ["NETRC": netrc]).out.contains(" --netrc-file \(netrc) "),
+                "a redirect may lead to a host the netrc names")
     }
 
     /// So does an `--auth-cmd` token: the line runs the command when it runs, as af does.

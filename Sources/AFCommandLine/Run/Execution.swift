@@ -267,12 +267,12 @@ final class Execution {
     }
 
     /// The netrc a `--curl` line reads: the file af takes this request's credentials from, or
-    /// may take a redirect's from (it looks the file up again for every host).
+    /// may take a redirect's from (it looks the file up again for every host). A request
+    /// with credentials of its own gets none from it, in af or in curl.
     private var curlNetrcFile: String? {
-        guard let netrc, !netrc.isEmpty else { return nil }
         let description = built.description
-        let takesCredentials = !description.headers.contains(.authorization)
-            && NetrcAdapter(netrc: netrc).adapted(description).headers.contains(.authorization)
+        guard let netrc, !netrc.isEmpty, !description.headers.contains(.authorization), description.challengeCredentials == nil else { return nil }
+        let takesCredentials = NetrcAdapter(netrc: netrc).adapted(description).headers.contains(.authorization)
         return takesCredentials || settings.follow ? Netrc.path(environment: environment) : nil
     }
 
