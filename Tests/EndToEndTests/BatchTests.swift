@@ -793,18 +793,22 @@ import Testing
     }
 
     /// A streamed line over 1 MiB fails that line once and the lines after it run. (The
-    /// reader once reported the same line again and again, without end.)
+    /// reader once reported the same line again and again, without end.) Its message names
+    /// the line once, as every streamed line's does (it said "line 2: error: standard
+    /// input:2:"), and so does a line that is not UTF-8.
     @Test func aStreamedLineTooLongFailsOnlyItself() throws {
         var input = Array((server.url("/answer/1") + "\n").utf8)
         input += Array(repeating: UInt8(ascii: "a"), count: 2 << 20) + [10]
         input += Array((server.url("/answer/3") + "\n").utf8)
+        input += Array("x\u{FF}".utf8.prefix(1)) + [0xFF, 10]
         let result = AF.run(["batch", "-"], stdin: .bytes(input), timeout: 20)
         #expect(!result.timedOut)
         #expect(result.status == 64)
         #expect(result.out == "answer 1\nanswer 3\n")
         #expect(result.err == """
-        af: line 2: error: standard input:2: the line is longer than 1 MiB; one line holds one af command line
-        af: error: 1 of 3 requests failed (line 2)
+        af: line 2: error: the line is longer than 1 MiB; one line holds one af command line
+        af: line 4: error: the line 'x\\xFF' is not UTF-8 text; af reads its lines as UTF-8
+        af: error: 2 of 4 requests failed (lines 2, 4)
 
         """)
     }

@@ -196,7 +196,7 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
     /// Starts watching `fd` on `session`, whose loop this thread drives; `arrived` runs after
     /// each read that may have brought lines.
     func start(fd: Int32, name: String, session: Session, arrived: @escaping @Sendable () -> Void) {
-        reader = LineReader(fd: fd, name: name)
+        reader = LineReader(fd: fd, name: name, locates: false)
         self.session = session
         self.arrived = arrived
         take()

@@ -11,6 +11,9 @@ final class LineReader {
     let fd: Int32
     /// Names the input in messages.
     let name: String
+    /// Whether a bad line's message starts with where it is (`FILE:LINE: `); `af batch -`
+    /// names the line its own way (`af: line 17: error: …`).
+    private let locates: Bool
     private var buffer: [UInt8] = []
     /// Where each `read` lands: 64 KiB, never cleared.
     private let block = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -37,7 +40,8 @@ final class LineReader {
     /// A reader of `fd`. With `copy`, every byte read is also written to `copy.fd` as it is
     /// read, so that input that cannot be read twice (a pipe) is kept only as far as it was
     /// checked: a bad line stops the copy there.
-    init(fd: Int32, name: String, copy: Copy? = nil) {
+    init(fd: Int32, name: String, copy: Copy? = nil, locates: Bool = true) {
+        self.locates = locates
         self.fd = fd
         self.name = name
         self.copy = copy
@@ -87,7 +91,7 @@ final class LineReader {
                 skipping = true
                 buffer.removeAll(keepingCapacity: true)
                 start = 0
-                throw .usage("\(name):\(lineNumber): the line is longer than 1 MiB; one line holds one af command line")
+                throw .usage("\(location(lineNumber))the line is longer than 1 MiB; one line holds one af command line")
             }
             guard ended else { return .more }
             guard start < buffer.count else { return .end }
@@ -156,7 +160,7 @@ final class LineReader {
             case .line(let more):
                 text += "\n" + more
                 if text.utf8.count > Self.maximumLength {
-                    throw .usage("\(name):\(commandLineNumber): the command line that starts here is longer than 1 MiB")
+                    throw .usage("\(location(commandLineNumber))the command line that starts here is longer than 1 MiB")
                 }
                 guard ShellWords.continues(more, from: &carry) else { return .command(text) }
             case .end:
@@ -168,6 +172,11 @@ final class LineReader {
         }
     }
 
+    /// How a bad line's message begins: `FILE:LINE: `, or nothing.
+    private func location(_ line: Int) -> String {
+        locates ? "\(name):\(line): " : ""
+    }
+
     /// A line's text; the first without a byte order mark. A line that is not UTF-8 is an
     /// error for that line, as an argument would be.
     private func text(_ bytes: ArraySlice<UInt8>) throws(CommandFailure) -> String {
@@ -176,15 +185,15 @@ final class LineReader {
         // quoted, would be a wall of escapes that says less than this.
         if lineNumber == 1 {
             if let problem = FileReading.TextProblem(content), problem.encoding != nil {
-                throw .usage("\(name):1: the file is \(problem.what); \(problem.advice)")
+                throw .usage("\(location(1))the file is \(problem.what); \(problem.advice)")
             }
             // One NUL is a slip in a line (LinePlanner names it); text has no more.
             if let first = content.firstIndex(of: 0), content[(first + 1)...].contains(0) {
-                throw .usage("\(name):1: the line has NUL bytes, so this is no UTF-8 text file of command lines (UTF-16 text, a program, an archive?); af batch reads one af command line per line of UTF-8 text")
+                throw .usage("\(location(1))the line has NUL bytes, so this is no UTF-8 text file of command lines (UTF-16 text, a program, an archive?); af batch reads one af command line per line of UTF-8 text")
             }
         }
         if let shown = Quote.invalidUTF8(content) {
-            throw .usage("\(name):\(lineNumber): the line '\(Quote.argument(shown))' is not UTF-8 text; af reads its lines as UTF-8")
+            throw .usage("\(location(lineNumber))the line '\(Quote.argument(shown))' is not UTF-8 text; af reads its lines as UTF-8")
         }
         return String(decoding: content, as: UTF8.self)
     }
