@@ -120,6 +120,34 @@ import Testing
         #expect(refused.status == 4)
     }
 
+    /// A digest server may call the nonce of an answer stale, with a new challenge that
+    /// libcurl answers in turn: that 401 was taken for the response, and its head printed
+    /// over the body of the 200 that came after it (exit 0, or 4 with --check-status). A
+    /// server that calls every nonce stale got answers without end (2,561 requests, then an
+    /// error about the size of the response head); af stops after the answer to the
+    /// challenge and two renewals.
+    @Test func aStaleDigestNonceIsRenewedAWhileAndNotPrinted() {
+        server.route("/stale-once") { _, hit in
+            switch hit {
+            case 1: return .response(status: 401, headers: [("WWW-Authenticate", #"Digest realm="r", nonce="n1", qop="auth""#)], body: Array("denied".utf8))
+            case 2: return .response(status: 401, headers: [("WWW-Authenticate", #"Digest realm="r", nonce="n2", qop="auth", stale=true"#)], body: Array("stale".utf8))
+            default: return .text("ok\n")
+            }
+        }
+        let renewed = InProcessAF.run(["--check-status", "-p", "hb", "-A", "digest", "-a", "user:pass", server.url("/stale-once")])
+        #expect(renewed.status == 0, "\(renewed.err)")
+        #expect(renewed.out.hasPrefix("HTTP/1.1 200 OK\n") && renewed.out.hasSuffix("\n\nok\n"), "\(renewed.out)")
+        #expect(server.hits("/stale-once") == 3)
+
+        server.route("/stale") { _, _ in
+            .response(status: 401, headers: [("WWW-Authenticate", #"Digest realm="r", nonce="n0", qop="auth", stale=true"#)], body: Array("denied".utf8))
+        }
+        let result = InProcessAF.run(["-A", "digest", "-a", "user:pass", server.url("/stale")])
+        #expect(result.status == 1)
+        #expect(result.err == "af: error: 127.0.0.1:\(server.port) answered 3 digest responses in a row with a new challenge (a stale nonce); it takes none from these credentials\n")
+        #expect(server.hits("/stale") == 4)
+    }
+
     @Test func multipartContentTypeGetsTheBoundary() {
         let result = InProcessAF.run(["--offline", "--multipart", "--boundary=XYZ", server.url("/post"), "Content-Type:multipart/mixed", "a=b"])
         #expect(result.out.contains("Content-Type: multipart/mixed; boundary=XYZ\n"))

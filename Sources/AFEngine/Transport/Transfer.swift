@@ -98,12 +98,18 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     private var inflater: InflateDecoder?
     /// Whether body bytes went through `inflater`.
     private var inflaterStarted = false
-    /// A digest challenge was held in this transfer: libcurl answers one at most.
-    private var challengeHeld = false
     /// A digest challenge (a 401) held until libcurl shows what it made of it: it answers one
     /// it can use by sending the request again within this transfer, and ignores one it cannot
-    /// (no nonce, a value past its limits), whose 401 is then the response.
-    private var heldChallenge: ResponseHead?
+    /// (no nonce, a value past its limits, a second one that does not call the nonce of the
+    /// answer stale), whose 401 is then the response.
+    private(set) var heldChallenge: ResponseHead?
+    /// Digest challenges libcurl answered in this transfer.
+    private(set) var challengesAnswered = 0
+    /// How many challenges libcurl may answer in one transfer: the first, and two that call
+    /// the answer's nonce stale. It answers every one that does, so a server that calls each
+    /// nonce stale got requests without end (each 401 adding to one response head, until it
+    /// passed libcurl's size limit: some 2,500 requests).
+    static let challengeLimit = 3
     var sentHead: String?
     var sentHeadComplete = false
     /// libcurl has read the request body to its end.
@@ -521,13 +527,14 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// Whether `head` may be a digest challenge that libcurl answers by itself inside this
     /// transfer (it sends the request again with the computed `Authorization`); it is then held
     /// until `settleChallenge(answered:)` says whether it was, or was the response after all.
-    /// Only the first such challenge is answered; a second 401 means the credentials were
-    /// refused.
+    /// Every such 401 is held: libcurl answers the first, and each later one that calls the
+    /// nonce of the answer stale (a second 401 without that means the credentials were
+    /// refused, and its body settles it as the response). Taking a stale one for the
+    /// response had printed its head over the body of the 200 that came after it.
     func holdsChallenge(_ head: ResponseHead) -> Bool {
-        guard !challengeHeld, head.status == 401, description.challengeCredentials?.scheme == .digest,
+        guard head.status == 401, description.challengeCredentials?.scheme == .digest,
               head.headers.values(for: .wwwAuthenticate).contains(where: { $0.lowercased().hasPrefix("digest") })
         else { return false }
-        challengeHeld = true
         heldChallenge = head
         return true
     }
@@ -538,6 +545,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         guard let held = heldChallenge else { return }
         heldChallenge = nil
         if answered {
+            challengesAnswered += 1
             emit(.challengeAnswered, .challengeAnswered(attempt: attempt, held))
         } else {
             headDidComplete(held)

@@ -79,6 +79,13 @@ enum TransferCallbacks {
 
     static let prerequest: afcurl_prereq_cb = { userdata, primaryIP, _, primaryPort, _ in
         guard let transfer = transfer(userdata) else { return 0 }
+        if transfer.heldChallenge != nil, transfer.challengesAnswered >= Transfer.challengeLimit {
+            transfer.fail(.transport(TransportFailure(
+                kind: .other,
+                message: "\(transfer.url.authority) answered \(Transfer.challengeLimit) digest responses in a row with a new challenge (a stale nonce); it takes none from these credentials"
+            )))
+            return 1
+        }
         // Called before every request libcurl sends: one sent again within the transfer
         // answers the challenge held. The connection is announced the first time, and again
         // when libcurl had to open a new one since (a pooled connection the server had closed
