@@ -769,7 +769,7 @@ import Testing
         }
         let refused = InProcessAF.run(["--proxy=https:\(proxy.baseURL)", "--retry=2", "https://example.test/x"])
         #expect(refused.status == 1)
-        #expect(refused.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 407; give the proxy's credentials in its URL (--proxy=https:http://USER:PASSWORD@HOST:PORT)\n")
+        #expect(refused.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 407; give the proxy's credentials in its URL (--proxy=https:http://USER:PASSWORD@HOST:PORT), which af sends with Basic authentication (a proxy that asks for another scheme refuses them)\n")
         #expect(proxy.requests.map(\.method) == ["CONNECT"], "not retried")
         let forbidden = InProcessAF.run(["--proxy=https:\(proxy.baseURL)", "https://forbidden.test/x"])
         #expect(forbidden.status == 1)
