@@ -226,6 +226,8 @@ import Testing
         let result = InProcessAF.run(["--auth-cmd", command, server.url("/protected")])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == "{\"ok\": true}")
+        // Said as what it is: it read "retrying in 0s (attempt 2 of 1)" without --retry.
+        #expect(result.err == "af: server answered 401 Unauthorized: it refused the token; running --auth-cmd again for a new one\n")
         #expect(server.requests(to: "/protected").map { $0.header("Authorization") } == ["Bearer token-1", "Bearer token-2"])
         #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
     }
