@@ -304,6 +304,8 @@ import Testing
         // What was probably meant, where the item parser alone said "not a request item" or
         // "invalid header name '{"a"'".
         (["name", "=", "value"], "af: error: '=' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json\n", 64),
+        (["name=", "value"], "af: error: 'value' is not a request item; the item before it, 'name=', ends with its separator: write the two as one argument, name=value\n", 64),
+        (["q==", "two words"], "af: error: 'two words' is not a request item; the item before it, 'q==', ends with its separator: write the two as one argument, 'q==two words'\n", 64),
         (["{\"a\": 1}"], "af: error: '{\"a\": 1}' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\n", 64),
         (["-d", "[1, 2]"], "af: error: '[1, 2]' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json; -d means --download in af, as in HTTPie\n", 64),
         // A header value the shell split at its space: `Name:` alone leaves the header out.

@@ -353,6 +353,13 @@ enum RequestBuilder {
         if RequestItemParser.separators.contains(argument) {
             throw .usage("'\(argument)' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json")
         }
+        // `name= value`, `q== swift`: the value typed apart from its separator (a header's,
+        // `Name: value`, is answered where items are parsed, with every word of the value).
+        if index > 0, case let previous = items[index - 1], ["=", "==", ":="].contains(where: { previous.hasSuffix($0) }),
+           !isURLArgument(argument), (try? RequestItemParser.parse(argument)) == nil {
+            let joined = Quote.argument(CurlCommand.quote(previous + argument))
+            throw .usage("'\(Quote.argument(argument))' is not a request item; the item before it, '\(Quote.argument(previous))', ends with its separator: write the two as one argument, \(joined)")
+        }
         if isURLArgument(argument) {
             if !settings.download, let misplaced = urlAfterItems(method: method, url: url, items: items, at: index) { throw misplaced }
             // It would be sent as a header named http or https: `curl URL1 URL2` fetches both,
