@@ -139,6 +139,29 @@ import Testing
         #expect(result.out == "{\n \"n\": 0\n}\n{\n \"n\": 1\n}\n{\n \"n\": 2\n}\n")
     }
 
+    /// A body in one-byte chunks (libcurl hands each to af on its own) arrives whole and in
+    /// order, past the 64 KiB af gathers small pieces into, printed as it came, formatted, and
+    /// streamed. (Each byte had been a write of its own: 17 times curl's time for 2 MB.)
+    @Test func aBodyInOneByteChunksArrivesWhole() throws {
+        let body = Array(("[" + (0..<12_000).map { "{\"é\": \($0)}" }.joined(separator: ",") + "]").utf8)
+        server.route("/one-byte-chunks") { _, _ in
+            .custom { connection in
+                var wire = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+                for byte in body { wire += Array("1\r\n".utf8) + [byte] + Array("\r\n".utf8) }
+                connection.write(wire + Array("0\r\n\r\n".utf8))
+            }
+        }
+        #expect(body.count > 64 * 1024)
+        let exact = AF.run([server.url("/one-byte-chunks")])
+        #expect(exact.status == 0)
+        #expect(exact.stdout == body)
+        let streamed = AF.run(["--stream", server.url("/one-byte-chunks")])
+        #expect(streamed.stdout == body)
+        let formatted = AF.run(["--pretty=format", "--indent=0", server.url("/one-byte-chunks")])
+        #expect(formatted.out.hasPrefix("[\n{\n\"é\": 0\n},\n{\n\"é\": 1\n}"))
+        #expect(formatted.out.hasSuffix("{\n\"é\": 11999\n}\n]\n"))
+    }
+
     @Test func serverSentEventsStreamToAPipe() {
         let running = AF.start(["-S", server.url("/sse?count=40")])
         Thread.sleep(forTimeInterval: 0.5)

@@ -295,6 +295,9 @@ final class TransferDriver: Sendable {
         runQueuedCommands()
         runDueTimers(loop)
         curl_multi_perform(multi, &running)
+        // Small pieces of bodies gathered in this turn go to their sinks before anything
+        // waits (and before a finished transfer concludes).
+        for transfer in loop.active.values where transfer.hasGatheredBody { transfer.flushGatheredBody() }
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
