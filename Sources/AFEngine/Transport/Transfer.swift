@@ -699,7 +699,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         switch route {
         case .sink(let sink):
             if bytes.count < Self.gatherBelow {
-                if gathered.capacity < Self.gatherCapacity { gathered.reserveCapacity(Self.gatherCapacity) }
+                // Grown as pieces come, not reserved: a small body (a short JSON answer, one
+                // piece) keeps a small buffer, however many transfers a batch has in flight.
                 gathered.append(contentsOf: bytes)
                 return gathered.count < Self.gatherCapacity || flushGatheredBody()
             }
