@@ -336,6 +336,14 @@ import Testing
     @Test func sizesAndStatusLists() throws {
         #expect(try Settings.size("10M", "--max-filesize") == 10 << 20)
         #expect(try Settings.size("512k", "--max-filesize") == 512 << 10)
+        // As af prints sizes ("saved 'f' (1.5 MiB)"), and with a B; a fraction needs a unit.
+        #expect(try Settings.size("10MiB", "--max-filesize") == 10 << 20)
+        #expect(try Settings.size("10MB", "--max-filesize") == 10 << 20)
+        #expect(try Settings.size("1.5 GiB", "--max-filesize") == 3 << 29)
+        #expect(try Settings.size("0.5k", "--max-filesize") == 512)
+        for bad in ["1.5", "10iB", "0x10M", "1e3K", ".5M", "5.M", "-1M", "10Q"] {
+            #expect(throws: CommandFailure.self, "\(bad)") { try Settings.size(bad, "--max-filesize") }
+        }
         #expect(try Settings.statusList("200-299,404", "--accept-status") == [200...299, 404...404])
     }
 }

@@ -438,7 +438,7 @@ public enum OptionTable {
                    binding: .count(\.maxHeaders)),
         OptionSpec(.maxFilesize, "max-filesize", value: .required("SIZE"), group: .network,
                    help: "Refuse response bodies larger than SIZE (bytes, or with K, M, G)",
-                   details: "Refuse response bodies larger than SIZE (bytes, or with K, M, G; for a compressed body af decodes, its decoded size). Without it, a compressed body that inflates more than 200 times once past 8 MiB is refused as a likely decompression bomb; with it, SIZE alone bounds the decoded body. A resumed download (-c, or a retry that asks for the rest) must make a file of at most SIZE, by the resource's size its Content-Range gives.",
+                   details: "Refuse response bodies larger than SIZE (bytes, or with K, M, G or T, counted in 1024s as curl counts them; 10MiB and 1.5G as af prints sizes; for a compressed body af decodes, its decoded size). Without it, a compressed body that inflates more than 200 times once past 8 MiB is refused as a likely decompression bomb; with it, SIZE alone bounds the decoded body. A resumed download (-c, or a retry that asks for the rest) must make a file of at most SIZE, by the resource's size its Content-Range gives.",
                    binding: .size(\.maxFilesize)),
     ] }
 

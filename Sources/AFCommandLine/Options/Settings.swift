@@ -381,22 +381,39 @@ struct Settings: Sendable {
         return ranges
     }
 
-    /// `1048576`, `512K`, `10M`, `2G`.
+    /// `1048576`, `512K`, `10M`, `2G`; also as af prints sizes (`10MiB`, `1.5 GiB`: a
+    /// fraction with a unit) and with a `B` (`10MB`). K, M, G and T count in 1024s, as curl's.
     static func size(_ value: String, _ name: String) throws(CommandFailure) -> Int64 {
         let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
-        var digits = value.uppercased()
+        let invalid = CommandFailure.usage("invalid value '\(Quote.argument(value))' for \(name): expected a size such as 1048576, 512K, 10M or 1.5G")
+        var digits = value.uppercased().trimmingCharacters(in: " ")
         var multiplier: Int64 = 1
-        if digits.hasSuffix("B") { digits.removeLast() }
+        if digits.hasSuffix("IB") {
+            digits.removeLast(2)
+            guard let last = digits.last, units[last] != nil else { throw invalid }
+        } else if digits.hasSuffix("B") {
+            digits.removeLast()
+        }
         if let last = digits.last, let unit = units[last] {
             multiplier = unit
             digits.removeLast()
+            digits = digits.trimmingCharacters(in: " ")
         }
-        guard let number = Int64(digits), number >= 0 else {
-            throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a size such as 1048576, 512K or 10M")
-        }
-        let (bytes, overflow) = number.multipliedReportingOverflow(by: multiplier)
-        guard !overflow else {
-            throw .usage("invalid value '\(Quote.argument(value))' for \(name): sizes go up to \(Int64.max) bytes (8E)")
+        let bytes: Int64
+        if let number = Int64(digits), number >= 0 {
+            let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+            guard !overflow else {
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): sizes go up to \(Int64.max) bytes (8E)")
+            }
+            bytes = product
+        } else {
+            // A fraction only with a unit, in plain decimal digits (Double would read hexadecimal).
+            let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
+            guard multiplier > 1, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+                  parts.allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) } }),
+                  let number = Double(digits), case let product = (number * Double(multiplier)).rounded(), product < 0x1p63
+            else { throw invalid }
+            bytes = Int64(product)
         }
         return bytes
     }
