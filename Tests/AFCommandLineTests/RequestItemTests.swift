@@ -275,7 +275,7 @@ import Testing
         ("--retry=-1", "invalid value '-1' for --retry"),
         ("--pretty=fancy", "invalid value 'fancy' for --pretty: choose all, colors, format, none"),
         ("--print=Hx", "use the letters H, B, h, b and m"),
-        ("--accept-status=200-199", "expected statuses and ranges"),
+        ("--accept-status=200-199", "expected statuses, ranges and classes"),
         ("--pin=sha256//short", "invalid pin"),
         ("--max-filesize=ten", "expected a size"),
         // --resolve is checked as libcurl reads it (a bad entry had been a libcurl failure,
@@ -345,5 +345,10 @@ import Testing
             #expect(throws: CommandFailure.self, "\(bad)") { try Settings.size(bad, "--max-filesize") }
         }
         #expect(try Settings.statusList("200-299,404", "--accept-status") == [200...299, 404...404])
+        // Classes as people write them.
+        #expect(try Settings.statusList("4xx, 5XX,302", "--accept-status") == [400...499, 500...599, 302...302])
+        for bad in ["0xx", "xx", "5x", "5xxx", "10xx", "abc"] {
+            #expect(throws: CommandFailure.self, "\(bad)") { try Settings.statusList(bad, "--retry-on") }
+        }
     }
 }

@@ -250,6 +250,7 @@ public enum OptionTable {
                    binding: .seconds(\.retryMaxTime, positive: false)),
         OptionSpec(.retryOn, "retry-on", value: .required("STATUSES"), group: .retries,
                    help: "Statuses to retry, replacing 408,429,500,502,503,504",
+                   details: "Statuses to retry, replacing 408,429,500,502,503,504: a list of statuses, ranges and classes, such as 503,520-530 or 5xx.",
                    binding: .custom(sample: "503", resets: [.field(\.retryOn)]) { settings, option throws(CommandFailure) in
                        settings.retryOn = Set(try Settings.statusList(option.value ?? "", option.spelling).flatMap { Array($0) })
                    }),
@@ -266,6 +267,7 @@ public enum OptionTable {
                    binding: .flag(\.checkStatus)),
         OptionSpec(.acceptStatus, "accept-status", value: .required("LIST"), group: .retries,
                    help: "Statuses --check-status accepts besides 2xx, such as 200-299,404",
+                   details: "Statuses --check-status accepts besides 2xx: a list of statuses, ranges and classes, such as 200-299,404 or 3xx.",
                    binding: .custom(sample: "200-299", resets: [.field(\.acceptStatus)]) { settings, option throws(CommandFailure) in settings.acceptStatus = try Settings.statusList(option.value ?? "", option.spelling) }),
     ] }
 

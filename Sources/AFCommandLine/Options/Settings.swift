@@ -370,11 +370,18 @@ struct Settings: Sendable {
     static func statusList(_ value: String, _ name: String) throws(CommandFailure) -> [ClosedRange<Int>] {
         var ranges: [ClosedRange<Int>] = []
         for part in value.split(separator: ",", omittingEmptySubsequences: false) {
+            // A class as people write it: 5xx is 500-599.
+            let word = part.trimmingCharacters(in: " ").lowercased().utf8
+            if word.count == 3, let digit = word.first, (49...57).contains(digit), word.dropFirst().allSatisfy({ $0 == UInt8(ascii: "x") }) {
+                let low = Int(digit - 48) * 100
+                ranges.append(low...(low + 99))
+                continue
+            }
             let bounds = part.split(separator: "-", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: " ")) }
             guard (1...2).contains(bounds.count), let low = bounds[0], let high = bounds.last ?? nil, low <= high,
                   (100...999).contains(low), (100...999).contains(high)
             else {
-                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected statuses and ranges such as 200-299,404")
+                throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected statuses, ranges and classes such as 200-299,404 or 5xx")
             }
             ranges.append(low...high)
         }
