@@ -334,6 +334,14 @@ import Testing
     }
 
     @Test func sizesAndStatusLists() throws {
+        // Durations as they are often written, in seconds.
+        #expect(try Settings.seconds("30s", "--timeout") == 30)
+        #expect(try Settings.seconds("500ms", "--retry-delay") == 0.5)
+        #expect(try Settings.seconds("1.5m", "--retry-max-time") == 90)
+        #expect(try Settings.seconds(" 1H ", "--timeout") == 3600)
+        for bad in ["s", "5ss", "0x10s", "-1s", "5d", "1e9h"] {
+            #expect(throws: CommandFailure.self, "\(bad)") { try Settings.seconds(bad, "--timeout") }
+        }
         #expect(try Settings.size("10M", "--max-filesize") == 10 << 20)
         #expect(try Settings.size("512k", "--max-filesize") == 512 << 10)
         // As af prints sizes ("saved 'f' (1.5 MiB)"), and with a B; a fraction needs a unit.

@@ -308,8 +308,17 @@ struct Settings: Sendable {
         return Double(text)
     }
 
+    /// Seconds: a number, or one with a unit as durations are often written (`500ms`, `30s`,
+    /// `2m`, `1h`).
     static func seconds(_ value: String, _ name: String) throws(CommandFailure) -> Double {
-        guard let number = decimal(value), number >= 0, number <= maximumSeconds else {
+        var text = value.trimmingCharacters(in: " ").lowercased()
+        var scale = 1.0
+        for (suffix, factor) in [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] where text.hasSuffix(suffix) {
+            text.removeLast(suffix.count)
+            scale = factor
+            break
+        }
+        guard let plain = decimal(text), case let number = plain * scale, number >= 0, number <= maximumSeconds else {
             throw .usage("invalid value '\(Quote.argument(value))' for \(name): expected a number of seconds from 0 to \(Int(maximumSeconds))")
         }
         return number
