@@ -701,6 +701,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             if bytes.count < Self.gatherBelow {
                 // Grown as pieces come, not reserved: a small body (a short JSON answer, one
                 // piece) keeps a small buffer, however many transfers a batch has in flight.
+                if gathered.isEmpty { driver?.noteGathering(self) }
                 gathered.append(contentsOf: bytes)
                 return gathered.count < Self.gatherCapacity || flushGatheredBody()
             }
@@ -720,13 +721,11 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         return true
     }
 
-    /// Whether small pieces of the body wait to be handed to the sink.
-    var hasGatheredBody: Bool { !gathered.isEmpty }
-
     /// Hands the gathered pieces to the sink, as one write; false when that failed (the
-    /// failure is recorded). The driver calls it after each turn of libcurl's work, before
-    /// it waits, so that nothing gathered waits on the network; the head of another answer
-    /// and the end of the transfer call it first too.
+    /// failure is recorded). The driver calls it after each turn of libcurl's work for the
+    /// transfers that gathered (`TransferDriver.noteGathering`), before it waits, so that
+    /// nothing gathered waits on the network; the head of another answer and the end of the
+    /// transfer call it first too.
     @discardableResult
     func flushGatheredBody() -> Bool {
         guard !gathered.isEmpty else { return failure == nil }

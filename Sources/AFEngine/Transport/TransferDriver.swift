@@ -54,6 +54,8 @@ final class TransferDriver: Sendable {
         var peakActive = 0
         var timers: [(deadline: Double, work: @Sendable () -> Void)] = []
         var watched: [(fd: Int32, handler: @Sendable () -> Void)] = []
+        /// Transfers that gathered small pieces of a body in this turn (`noteGathering`).
+        var gathering: [Transfer] = []
     }
 
     private let handles: Handles
@@ -297,7 +299,10 @@ final class TransferDriver: Sendable {
         curl_multi_perform(multi, &running)
         // Small pieces of bodies gathered in this turn go to their sinks before anything
         // waits (and before a finished transfer concludes).
-        for transfer in loop.active.values where transfer.hasGatheredBody { transfer.flushGatheredBody() }
+        if !loop.gathering.isEmpty {
+            for transfer in loop.gathering { transfer.flushGatheredBody() }
+            loop.gathering.removeAll(keepingCapacity: true)
+        }
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
@@ -323,6 +328,12 @@ final class TransferDriver: Sendable {
         for command in commands { execute(command, loop) }
         commands.removeAll(keepingCapacity: true)
         state.write { $0.spare = commands }
+    }
+
+    /// Called from a transfer's write callback (on the driving thread, inside libcurl's
+    /// work): `transfer` began to gather small pieces of its body, which the turn hands on.
+    func noteGathering(_ transfer: Transfer) {
+        loop.gathering.append(transfer)
     }
 
     /// Sleeps in `curl_multi_poll` until a socket, a watched descriptor, a wakeup or the next
