@@ -30,9 +30,10 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `http` or `https`, lower-cased.
     public var scheme: String { parts.scheme }
-    /// The user name from the authority, still percent-encoded.
+    /// The user name from the authority, percent-decoded (`a%40b` is `a@b`), as credentials
+    /// are sent.
     public var user: String? { parts.user }
-    /// The password from the authority, still percent-encoded.
+    /// The password from the authority, percent-decoded.
     public var password: String? { parts.password }
     /// The host name or address as libcurl's parser returns it (an IPv6 address in
     /// brackets), a name in Unicode in its ASCII form (`xn--` labels, `IDNA`).
