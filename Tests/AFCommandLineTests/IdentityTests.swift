@@ -232,6 +232,28 @@ import Testing
         #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
     }
 
+    /// A refreshed token is not a retry: `--retry=2` still allows two retries of the 503s
+    /// that follow it (the refresh took one of them, and the second 503 was the answer), and
+    /// the notices number the retries 2 and 3 of 3, as without the refresh.
+    @Test func aRefreshedTokenLeavesRetryAllItsAttempts() throws {
+        server.route("/expired-then-busy") { request, hit in
+            if request.header("Authorization") != "Bearer token-2" { return .response(status: 401) }
+            return hit < 4 ? .response(status: 503, body: Array("busy\n".utf8)) : .json("{\"hit\": \(hit)}")
+        }
+        let (command, counter) = try counterScript()
+        let result = InProcessAF.run(["--retry=2", "--retry-delay=0.01", "--retry-backoff=1", "--auth-cmd", command, server.url("/expired-then-busy")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "{\"hit\": 4}")
+        #expect(result.err == """
+            af: server answered 401 Unauthorized: it refused the token; running --auth-cmd again for a new one
+            af: retrying in 10ms (attempt 2 of 3): server answered 503 Service Unavailable
+            af: retrying in 10ms (attempt 3 of 3): server answered 503 Service Unavailable
+
+            """)
+        #expect(server.requests(to: "/expired-then-busy").map { $0.header("Authorization") } == ["Bearer token-1"] + Array(repeating: "Bearer token-2", count: 3))
+        #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
+    }
+
     /// The lines of a batch share one --auth-cmd token: the command runs once for all of
     /// them, and once more when the token is refused, however many lines the 401 reached (it
     /// ran once per line, and again per refused line).

@@ -62,8 +62,8 @@ struct BudgetedRetrier: RequestRetrier {
         policy.retry(request, after: response) { result in completion(Self.charge(result, to: budget)) }
     }
 
-    /// A retry only while the budget lasts.
+    /// A retry only while the budget lasts; renewed credentials are no retry of a failure.
     private static func charge(_ result: RetryResult, to budget: RetryBudget) -> RetryResult {
-        result.delay != nil && !budget.take() ? .doNotRetry : result
+        result.delay != nil && result != .retryAfterRefresh && !budget.take() ? .doNotRetry : result
     }
 }

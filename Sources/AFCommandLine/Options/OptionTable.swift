@@ -298,7 +298,7 @@ public enum OptionTable {
                                     otherwise: "-A is --auth-type in af, as in HTTPie; a User-Agent (curl's -A) is a header item: af URL 'User-Agent:VALUE'")),
         OptionSpec(.authCmd, "auth-cmd", value: .required("CMD"), group: .redirectsAndAuth,
                    help: "Run CMD for a bearer token; on a 401 run it again and retry once",
-                   details: "Run CMD with /bin/sh and send its standard output (trimmed) as a bearer token. On a 401 response af runs CMD again and retries once; at most 3 refreshes happen in one run. CMD is done when its shell exits (what it leaves running in the background is not waited for); with --timeout it may take that long, and is stopped after.",
+                   details: "Run CMD with /bin/sh and send its standard output (trimmed) as a bearer token. On a 401 response af runs CMD again and retries once (not one of the attempts --retry counts); at most 3 refreshes happen in one run. CMD is done when its shell exits (what it leaves running in the background is not waited for); with --timeout it may take that long, and is stopped after.",
                    binding: .text(\.authCmd, sample: "echo token")),
         OptionSpec(.ignoreNetrc, "ignore-netrc", group: .redirectsAndAuth, help: "Do not read credentials from ~/.netrc (or $NETRC)",
                    binding: .flag(\.ignoreNetrc)),

@@ -76,9 +76,9 @@ struct TraceMonitor: EventMonitor {
             fields.append(("error", string(attempt.error?.description)))
             fields.append(("total", number(attempt.metrics?.total)))
             return ("attempt_finished", fields, "attempt \(attempt.number) finished: \(outcome)")
-        case .retryScheduled(let attempt, let reason, let delay):
-            return ("retry_scheduled", [("attempt", integer(attempt)), ("reason", string(reason)), ("delay", number(delay))],
-                    "retry scheduled: attempt \(attempt) in \(Format.seconds(delay)) because \(reason)")
+        case .retryScheduled(let attempt, let reason, let delay, let refreshed):
+            return ("retry_scheduled", [("attempt", integer(attempt)), ("reason", string(reason)), ("delay", number(delay)), ("refreshed", .bool(refreshed))],
+                    "retry scheduled: attempt \(attempt) in \(Format.seconds(delay)) because \(reason)\(refreshed ? " (credentials renewed)" : "")")
         case .redirected(let record):
             var fields = [("status", integer(record.status)), ("from", string(record.from)), ("to", string(record.to)), ("method", string(record.method.rawValue))]
             fields.append(("dropped", .array(record.dropped.map { .string($0) })))

@@ -360,7 +360,7 @@ final class Execution {
         monitors.reserveCapacity(6)
         monitors.append(printer)
         monitors.append(RedirectNotice(stderr: stderr))
-        if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry, authenticator: authenticator)) }
+        if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         if settings.debug { monitors.append(TransportLogMonitor(output: stderr, redaction: DebugRedaction(secretHeaders: settings.secretHeaders))) }
         if let download, environment.drawsProgress, !settings.quiet {

@@ -1,30 +1,17 @@
 @_spi(Locking) import AFEngine
 
 /// Prints one line per scheduled retry: the attempt, the reason and the delay; or, for the
-/// retry `--auth-cmd`'s authenticator asked for after a 401, that the command runs again
-/// (it was counted as an attempt of `--retry`'s: "attempt 2 of 1" without it).
+/// attempt made again after `--auth-cmd`'s authenticator renewed the token on a 401 (a
+/// refresh, not among `--retry`'s attempts), that the command runs again.
 struct RetryNotice: EventMonitor {
     let stderr: OutputChannel
     let limit: Int
-    /// `--auth-cmd`'s, whose refreshes tell its retries from the policy's.
-    let authenticator: AuthenticationInterceptor?
-    private let refreshesSeen = Protected(0)
-
-    init(stderr: OutputChannel, limit: Int, authenticator: AuthenticationInterceptor?) {
-        self.stderr = stderr
-        self.limit = limit
-        self.authenticator = authenticator
-    }
 
     var interests: RequestEvent.Interests { .retryScheduled }
 
     func request(_ request: Request, didEmit event: RequestEvent) {
-        guard case .retryScheduled(_, let reason, let delay) = event.kind else { return }
-        // The authenticator decides before the policy, and counts the refresh it asked for.
-        if let refreshes = authenticator?.refreshes, refreshesSeen.write({ seen -> Bool in
-            defer { seen = refreshes }
-            return refreshes > seen
-        }) {
+        guard case .retryScheduled(_, let reason, let delay, let refreshed) = event.kind else { return }
+        if refreshed {
             stderr.writeNotice("\(reason): it refused the token; running --auth-cmd again for a new one")
             return
         }

@@ -44,8 +44,10 @@ public struct RequestEvent: Sendable {
         case progress(TransferProgress)
         /// An attempt ended, well or badly.
         indirect case attemptFinished(Attempt)
-        /// The retrier asked for another attempt after `delay` seconds.
-        case retryScheduled(attempt: Int, reason: String, delay: Double)
+        /// The retrier asked for another attempt after `delay` seconds; `refreshed` when it
+        /// renewed credentials for it (`RetryResult.retryAfterRefresh`) rather than retrying
+        /// a failure.
+        case retryScheduled(attempt: Int, reason: String, delay: Double, refreshed: Bool)
         /// A redirect is being followed.
         indirect case redirected(RedirectRecord)
         /// The request ended (successfully or with `response.error`).

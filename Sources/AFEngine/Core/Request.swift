@@ -33,6 +33,7 @@ public final class Request: Sendable, TransferDelegate {
         var attempts: [Attempt] = []
         var redirects: [RedirectRecord] = []
         var retryCount = 0
+        var refreshCount = 0
         var transfer: (any AttemptHandle)?
         /// `transfer` was built while the request was suspended (during adaptation) and is
         /// held back until `resume()`.
@@ -78,8 +79,10 @@ public final class Request: Sendable, TransferDelegate {
     public var attempts: [Attempt] { mutable.read { $0.attempts } }
     /// Redirects followed so far.
     public var redirects: [RedirectRecord] { mutable.read { $0.redirects } }
-    /// Retries made so far, across every hop.
+    /// Retries of failures made so far, across every hop (what retry limits count).
     public var retryCount: Int { mutable.read { $0.retryCount } }
+    /// Attempts made again after a retrier renewed credentials (`RetryResult.retryAfterRefresh`).
+    public var refreshCount: Int { mutable.read { $0.refreshCount } }
     /// The description of the current hop, before adapters.
     public var currentDescription: RequestDescription { mutable.read { $0.description } }
     /// The head of the latest response received.
@@ -407,7 +410,7 @@ public final class Request: Sendable, TransferDelegate {
             complete(error: nil)
         case .doNotRetryWithError(let error):
             complete(error: error)
-        case .retry, .retryWithDelay:
+        case .retry, .retryWithDelay, .retryAfterRefresh:
             apply(result, for: .responseValidationFailed(status: head.status, reason: head.displayReason))
         }
     }
@@ -415,17 +418,18 @@ public final class Request: Sendable, TransferDelegate {
     private func apply(_ result: RetryResult, for error: AFError) {
         assertOnTransferThread()
         switch result {
-        case .retry, .retryWithDelay:
+        case .retry, .retryWithDelay, .retryAfterRefresh:
             let delay = result.delay ?? 0
+            let refreshed = result == .retryAfterRefresh
             let scheduled = mutable.write { state -> (Int, Int)? in
                 guard !state.state.isTerminal else { return nil }
-                state.retryCount += 1
+                if refreshed { state.refreshCount += 1 } else { state.retryCount += 1 }
                 if !state.attempts.isEmpty { state.attempts[state.attempts.count - 1].retryDelay = delay }
                 return (state.generation, state.attempts.count + 1)
             }
             guard let (generation, next) = scheduled else { return }
             sink.rollback()
-            emit(.retryScheduled, .retryScheduled(attempt: next, reason: error.description, delay: delay))
+            emit(.retryScheduled, .retryScheduled(attempt: next, reason: error.description, delay: delay, refreshed: refreshed))
             // Without a delay, at once: a turn of the loop would let transfers queued since
             // (new requests of a batch) take the next connection's first places before it,
             // and a server that closes connections after a few streams (GOAWAY) could refuse

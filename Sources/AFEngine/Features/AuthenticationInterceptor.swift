@@ -82,7 +82,7 @@ public final class AuthenticationInterceptor: RequestInterceptor {
             switch result {
             case .success(let token):
                 self.state.write { $0.token = token }
-                completion(.retry)
+                completion(.retryAfterRefresh)
             case .failure(let failure):
                 completion(.doNotRetryWithError(failure))
             }

@@ -4,6 +4,10 @@ public enum RetryResult: Sendable, Equatable {
     case retry
     /// Try again after this many seconds.
     case retryWithDelay(Double)
+    /// Try again now: the retrier renewed what the adapters send (a token), so this is not a
+    /// failure tried again. It does not count in `Request.retryCount`, which retry limits
+    /// read, but in `Request.refreshCount`.
+    case retryAfterRefresh
     /// Do not try again; let the next retrier decide, or fail with the error.
     case doNotRetry
     /// Do not try again, and fail with this error instead.
@@ -12,7 +16,7 @@ public enum RetryResult: Sendable, Equatable {
     /// The delay when this is a retry.
     public var delay: Double? {
         switch self {
-        case .retry: return 0
+        case .retry, .retryAfterRefresh: return 0
         case .retryWithDelay(let delay): return delay
         case .doNotRetry, .doNotRetryWithError: return nil
         }
