@@ -205,11 +205,13 @@ import Testing
 
     /// The first 1,000 bytes of `name` as its `.part`, resumed (`-d -c`, and `options`) from a
     /// server that answers ranges with `answer`; the run, the `.part` path and the whole file.
-    private func resume(_ name: String, answer: RangeAnswer, options: [String] = []) -> (result: AFResult, part: String, whole: [UInt8]) {
+    /// Resumes `name` from 1000 bytes left in `name.part`, or with `underItsName` in `name`
+    /// itself (what `-c` moves aside while it resumes).
+    private func resume(_ name: String, answer: RangeAnswer, options: [String] = [], underItsName: Bool = false) -> (result: AFResult, part: String, whole: [UInt8]) {
         server.serveRangedFile(size: Self.size, answer: answer)
         let part = directory + "/" + name + ".part"
         let whole = TestData.bytes(count: Self.size)
-        _ = FileManager.default.createFile(atPath: part, contents: Data(whole[0..<1000]))
+        _ = FileManager.default.createFile(atPath: underItsName ? directory + "/" + name : part, contents: Data(whole[0..<1000]))
         let result = InProcessAF.run(["-d", "-c"] + options + ["--output-dir", directory, server.url("/file/" + name)])
         return (result, part, whole)
     }
@@ -250,6 +252,23 @@ import Testing
         #expect(result.status == 1)
         #expect(result.err.hasSuffix("\naf: error: the server resumed with bytes 1000-299999 of the resource's 300010 bytes, not all the rest; the partial download is in '\(part)' (293.0 KiB): run the same command with -c to resume\n"), "\(result.err)")
         #expect(files() == ["capped.bin.part"])
+    }
+
+    /// A file resumed under its own name (not a `.part`) is named so when the server resumes
+    /// it wrongly: the messages named the `.part` it had been moved to, which was moved back.
+    @Test(arguments: [
+        ("bytes 0-299999/300000", "the server resumed at byte 0 but '%@' holds 1000 bytes; remove it to start over"),
+        ("bytes 1000-999/300000", "the server resumed with an invalid range ('Content-Range: bytes 1000-999/300000'); '%@' was kept as it was (1000 bytes): try again later, or remove it to start over"),
+    ])
+    func aFileResumedUnderItsNameIsNamedWhenTheResumeIsRefused(value: String, message: String) throws {
+        let name = "own-\(UUID().uuidString).bin"
+        let (result, _, whole) = resume(name, answer: .contentRange(value), options: ["--check-status"], underItsName: true)
+        #expect(result.status == 9)
+        let expected = message.replacingOccurrences(of: "%@", with: directory + "/" + name)
+        #expect(result.err.hasSuffix("\naf: error: \(expected)\n"), "\(result.err)")
+        #expect(files().filter { $0.hasPrefix(name) } == [name])
+        let kept = contents(name) == Array(whole[0..<1000])
+        #expect(kept)
     }
 
     /// RFC 9110 §14.4: a Content-Range that ends before it starts, or at or past the length it

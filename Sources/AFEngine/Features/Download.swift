@@ -355,18 +355,18 @@ public final class DownloadSink: ResponseBodySink {
             case .otherResource(let total, let known):
                 throw .output(OutputFailure(
                     kind: .resumeRefused,
-                    message: "the server resumed a resource of \(total) bytes, but '\(part)' holds the start of one of \(known): it changed since; remove it to start over"
+                    message: "the server resumed a resource of \(total) bytes, but \(holderName(state)) holds the start of one of \(known): it changed since; remove it to start over"
                 ))
             case .otherStart(let start):
                 let told = start.map { "byte \($0)" } ?? "an unknown position"
                 throw .output(OutputFailure(
                     kind: .resumeRefused,
-                    message: "the server resumed at \(told) but '\(part)' holds \(state.written) bytes; remove it to start over"
+                    message: "the server resumed at \(told) but \(holderName(state)) holds \(state.written) bytes; remove it to start over"
                 ))
             case .invalid:
                 throw .output(OutputFailure(
                     kind: .resumeRefused,
-                    message: "the server resumed with an invalid range ('Content-Range: \(value ?? "")'); '\(part)' was kept as it was (\(state.written) bytes): try again later, or remove it to start over"
+                    message: "the server resumed with an invalid range ('Content-Range: \(value ?? "")'); \(holderName(state)) was kept as it was (\(state.written) bytes): try again later, or remove it to start over"
                 ))
             }
             // O_NOFOLLOW: a `.part` planted as a symbolic link must not redirect the bytes.
