@@ -25,8 +25,15 @@ import Testing
         #expect(server.requests.map(\.target) == ["/get?n=1"])
         #expect(server.requests.first?.method == "POST")
         #expect(server.requests.first?.bodyText == "\(server.url("/get?n=2"))\n\(server.url("/get?n=3"))\n")
+        // ... which is said, with the way out: the loop's other lines were lost in silence.
+        let first = server.url("/get?n=1").utf8.count + 1
+        let resolved = URL(fileURLWithPath: lines).resolvingSymlinksInPath().path
+        #expect(loop.errors == "af: standard input is '\(resolved)', already read to byte \(first) (by a `while read` loop?): its other \(2 * first) bytes are sent as the body; -I (--ignore-stdin) leaves them unread\n")
+        let ignoring = try AF.shell("while read url; do '\(binary)' -I \"$url\" > /dev/null || exit 1; done < '\(lines)'")
+        #expect(ignoring.status == 0 && ignoring.errors.isEmpty, "\(ignoring.errors)")
+        #expect(server.requests.suffix(3).map(\.target) == ["/get?n=1", "/get?n=2", "/get?n=3"])
         let item = try AF.shell("{ read first; '\(binary)' post '\(server.url("/post"))' rest=@- > /dev/null; } < '\(lines)'")
-        #expect(item.status == 0, "\(item.errors)")
+        #expect(item.status == 0 && item.errors.isEmpty, "\(item.errors)")
         #expect(server.requests.last?.bodyText == #"{"rest": "\#(server.url("/get?n=2"))\n\#(server.url("/get?n=3"))\n"}"#)
         let read = try AF.shell("{ cat > /dev/null; '\(binary)' put '\(server.url("/put"))' > /dev/null; } < '\(lines)'")
         #expect(read.status == 0, "\(read.errors)")
@@ -34,7 +41,7 @@ import Testing
         #expect(server.requests.last?.body.isEmpty == true, "nothing was left to send")
         // A file not read into is sent whole, as before.
         let whole = try AF.shell("'\(binary)' post '\(server.url("/post"))' < '\(lines)' > /dev/null")
-        #expect(whole.status == 0, "\(whole.errors)")
+        #expect(whole.status == 0 && whole.errors.isEmpty, "\(whole.errors)")
         #expect(server.requests.last?.body.count == 3 * server.url("/get?n=1").utf8.count + 3)
     }
 

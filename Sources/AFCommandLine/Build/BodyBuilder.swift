@@ -110,6 +110,9 @@ enum BodyBuilder {
             if settings.json { return BuiltBody(contentType: "application/json", isJSON: true) }
             return settings.form ? BuiltBody(contentType: formType) : BuiltBody()
         case .regularFile:
+            if !settings.quiet, let notice = StandardInput.readPastStartNotice(environment.stdin) {
+                StandardInput.waitNotice(stderr: environment.stderr).write(notice)
+            }
             let path = try StandardInput.remainderPath(environment.stdin, temporaryDirectory: environment.temporaryDirectory)
             return BuiltBody(body: .file(path: path), origin: .standardInput(.file(path: path)), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
         case .pipe:

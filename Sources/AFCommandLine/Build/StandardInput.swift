@@ -46,6 +46,19 @@ enum StandardInput {
         return "/proc/self/fd/\(copy)"
     }
 
+    /// What to say when a regular file on standard input was read past its start before af
+    /// ran, as a `while read` loop over it leaves it: its other lines become the body (and
+    /// the loop ends), which the user of such a loop rarely meant. Nil for a file at its
+    /// start (`af post URL < body.json`).
+    static func readPastStartNotice(_ fd: Int32) -> String? {
+        var info = stat()
+        let offset = lseek(fd, 0, SEEK_CUR)
+        guard offset > 0, fstat(fd, &info) == 0, Int64(info.st_size) > Int64(offset) else { return nil }
+        let name = FileIO.resolvedPath("/proc/self/fd/\(fd)").map { "'\(Quote.argument($0))'" } ?? "a file"
+        return "standard input is \(name), already read to byte \(offset) (by a `while read` loop?): "
+            + "its other \(Int64(info.st_size) - Int64(offset)) bytes are sent as the body; -I (--ignore-stdin) leaves them unread"
+    }
+
     /// Copies what is left to read of `fd` (`source`, for errors) to `out`, leaving the
     /// file system's last room free; the bytes copied. `copying` says what the copy is for,
     /// in an error: "cannot COPYING: REASON; set TMPDIR to a roomier directory".
