@@ -507,6 +507,24 @@ import Testing
         #expect(InProcessAF.run([server.url("/json-charset")]).stdout == body, "piped without formatting: the exact bytes")
     }
 
+    /// A body labelled JSON that is not JSON, shown in colour (escaped for a terminal), is
+    /// shown whole, as text: a body under four bytes (`nul`, `[1`) came out as nothing, the
+    /// text decoder holding them for a charset it never settled; and one in a declared
+    /// charset, already turned into UTF-8 for the formatter, was decoded by that charset again
+    /// (UTF-16 `{` came out as U+FFFD).
+    @Test(arguments: [
+        ("", Array("nul".utf8), "nul"),
+        ("", Array("[1".utf8), "[1"),
+        ("; charset=utf-16", [0xFF, 0xFE, 0x7B, 0x00], "{"),
+        ("; charset=iso-8859-1", Array(#"{"a":"caf"#.utf8) + [0xE9], "{\"a\":\"caf\u{E9}"),
+    ] as [(String, [UInt8], String)])
+    func aJSONBodyThatIsNotJSONIsShownWhole(charset: String, body: [UInt8], shown: String) {
+        server.route("/not-json") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json\(charset)")], body: body) }
+        let result = InProcessAF.run(["--pretty=all", "-b", server.url("/not-json")])
+        #expect(result.status == 0)
+        #expect(result.out == shown, "\(charset): \(result.out.debugDescription)")
+    }
+
     /// The first chunks of a Latin-1 JSON body all ASCII: the first chunk that is not decides
     /// the charset (the first chunk did, and the é went out as its byte).
     @Test func jsonInAnotherCharsetIsDecidedByItsFirstBytesBeyondASCII() {

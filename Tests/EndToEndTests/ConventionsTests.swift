@@ -177,6 +177,15 @@ import Testing
         #expect(piped.out.contains(#"caf\u00e9 \ud83d\ude00"#))
     }
 
+    /// A body labelled JSON that is not JSON ends on a line of its own on a terminal, as text
+    /// does: its last bytes were not shown at all, and then the prompt followed them.
+    @Test func aJSONBodyThatIsNotJSONEndsItsLineOnATerminal() {
+        server.route("/not-json") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json")], body: Array("nul".utf8)) }
+        let (output, status) = PTYRunner.run(["-b", server.url("/not-json")])
+        #expect(status == 0)
+        #expect(output == "nul\r\n", "\(output.debugDescription)")
+    }
+
     /// DEL and C1 controls are valid unescaped in a JSON string; a terminal would obey them
     /// (U+009B is a control sequence introducer), so a terminal sees them escaped. U+00A0,
     /// whose UTF-8 starts like a C1 control's, stays; a pipe gets the exact bytes.

@@ -62,6 +62,11 @@ final class BodyPrinter {
     /// body's start says (`CharsetDecoder.sniffing`). Made when a body is first decoded
     /// (text on a terminal, markup): a body passed on as it came needs none.
     private lazy var decoder: CharsetDecoder = declaredCharset.flatMap { CharsetDecoder(label: $0) } ?? .sniffing()
+    /// How a JSON body that is not JSON after all is shown as text on a terminal. With a
+    /// declared charset its bytes reached the JSON path in UTF-8 (transcoded, or found to be
+    /// UTF-8 already), and decoding them by that charset again garbled them (a UTF-16 body
+    /// came out as U+FFFD); without one, they are sniffed as any text is.
+    private lazy var jsonTextDecoder: CharsetDecoder = declaredCharset == nil ? .sniffing() : .utf8()
     /// --response-charset, else the charset `Content-Type` declares.
     private lazy var declaredCharset: String? = style.responseCharset ?? MediaType.charset(contentType)
     /// How JSON is laid out; the formatter (and its buffers) is made only for a JSON body.
@@ -71,6 +76,8 @@ final class BodyPrinter {
     private var formatter: JSONFormatter?
     private var buffered: [UInt8] = []
     private var lastByte: UInt8 = 10
+    /// Bytes of a JSON body went through `decoder` as text (it was not JSON after all).
+    private var shownAsText = false
     private var streaming: Bool
     private var fellBack = false
     private var prefixChecked = false
@@ -338,46 +345,61 @@ final class BodyPrinter {
                 if style.terminal, lastByte != 10, !text.isEmpty { try out.write("\n") }
             }
         case .json:
-            try releaseHeldMark(to: out)
-            if case .undecided(let transcoder) = jsonCharset, !heldRaw.isEmpty {
-                try releaseHeldRaw(transcoder, final: true, to: out)
+            try finishJSON(to: out)
+            // A body shown as received (not JSON after all) went through the text decoder,
+            // which holds the bytes that might still start a wider character: at the end
+            // they are text too (a body of under four bytes, such as `nul`, was shown as
+            // nothing).
+            if shownAsText {
+                try writeText(jsonTextDecoder.decode([UInt8](), final: true), to: out)
+                // On a line of its own, as text is shown.
+                if style.terminal, lastByte != 10 { try out.write("\n") }
             }
-            if case .decided(let transcoder?) = jsonCharset {
-                let rest = Array(transcoder.decode([UInt8](), final: true).utf8)
-                if !rest.isEmpty { try rest.withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) } }
-            }
-            if !heldStart.isEmpty {
-                let held = heldStart
-                heldStart = []
-                try held.withBytes { raw throws(AFError) in try format(raw, to: out) }
-            }
-            if fellBack { return }
-            if !streaming {
-                let body = buffered
-                buffered = []
-                let json = Array(Self.splitXSSI(body).json)
-                guard JSONScanner.validate(json, multipleValues: formatterStyle.multipleValues) == nil else {
-                    return try writeAsReceived(body, to: out)
-                }
-                try body.withBytes { raw throws(AFError) in try format(raw, to: out) }
-                if fellBack { return }
-            }
-            var incomplete = false
-            // What is left: a large sorted object that ends here, a megabyte at a time; the
-            // final new line; an object cut short, as it came.
-            var writeFailure: AFError?
-            if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
-            do {
-                try formatter?.finish { pending in
-                    guard writeFailure == nil else { return }
-                    do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
-                }
-            } catch {
-                incomplete = true
-            }
-            if let writeFailure { throw writeFailure }
-            if incomplete { try writeAsReceived(formatter?.unformattedTail ?? [], to: out) }
         }
+    }
+
+    /// The end of a JSON body: what was held back for a byte order mark, a charset or a
+    /// prefix, validated and formatted, or shown as received when it is not JSON.
+    private func finishJSON(to out: OutputChannel) throws(AFError) {
+        try releaseHeldMark(to: out)
+        if case .undecided(let transcoder) = jsonCharset, !heldRaw.isEmpty {
+            try releaseHeldRaw(transcoder, final: true, to: out)
+        }
+        if case .decided(let transcoder?) = jsonCharset {
+            let rest = Array(transcoder.decode([UInt8](), final: true).utf8)
+            if !rest.isEmpty { try rest.withBytes { utf8 throws(AFError) in try writeJSON(utf8, to: out) } }
+        }
+        if !heldStart.isEmpty {
+            let held = heldStart
+            heldStart = []
+            try held.withBytes { raw throws(AFError) in try format(raw, to: out) }
+        }
+        if fellBack { return }
+        if !streaming {
+            let body = buffered
+            buffered = []
+            let json = Array(Self.splitXSSI(body).json)
+            guard JSONScanner.validate(json, multipleValues: formatterStyle.multipleValues) == nil else {
+                return try writeAsReceived(body, to: out)
+            }
+            try body.withBytes { raw throws(AFError) in try format(raw, to: out) }
+            if fellBack { return }
+        }
+        var incomplete = false
+        // What is left: a large sorted object that ends here, a megabyte at a time; the
+        // final new line; an object cut short, as it came.
+        var writeFailure: AFError?
+        if formatter == nil { formatter = JSONFormatter(style: formatterStyle) }
+        do {
+            try formatter?.finish { pending in
+                guard writeFailure == nil else { return }
+                do throws(AFError) { try out.write(pending) } catch { writeFailure = error }
+            }
+        } catch {
+            incomplete = true
+        }
+        if let writeFailure { throw writeFailure }
+        if incomplete { try writeAsReceived(formatter?.unformattedTail ?? [], to: out) }
     }
 
     /// Formats bytes (after an anti-XSSI prefix, which is kept as is); on a syntax error the
@@ -448,7 +470,8 @@ final class BodyPrinter {
 
     private func writeAsReceived(_ bytes: [UInt8], to out: OutputChannel) throws(AFError) {
         if style.escapes {
-            try writeText(decoder.decode(bytes), to: out)
+            shownAsText = true
+            try writeText(jsonTextDecoder.decode(bytes), to: out)
         } else {
             try out.write(bytes)
         }
