@@ -177,13 +177,20 @@ import Testing
         #expect(piped.out.contains(#"caf\u00e9 \ud83d\ude00"#))
     }
 
-    /// A body labelled JSON that is not JSON ends on a line of its own on a terminal, as text
-    /// does: its last bytes were not shown at all, and then the prompt followed them.
-    @Test func aJSONBodyThatIsNotJSONEndsItsLineOnATerminal() {
-        server.route("/not-json") { _, _ in .response(status: 200, headers: [("Content-Type", "application/json")], body: Array("nul".utf8)) }
-        let (output, status) = PTYRunner.run(["-b", server.url("/not-json")])
+    /// A body that does not end its last line ends it on a terminal, as text does: JSON
+    /// that is not JSON (its last bytes were not shown at all) and HTML coloured as it came
+    /// (the prompt followed it on its line). Formatted XML ends its own.
+    @Test(arguments: [
+        ("application/json", "nul", "nul\r\n"),
+        ("text/html", "<b>x</b>", "\u{1B}[34m<b>\u{1B}[0mx\u{1B}[34m</b>\u{1B}[0m\r\n"),
+        ("text/html", "<b>x</b>\n", "\u{1B}[34m<b>\u{1B}[0mx\u{1B}[34m</b>\u{1B}[0m\r\n"),
+        ("application/xml", "<a><b/></a>", "\u{1B}[34m<a>\u{1B}[0m\r\n  \u{1B}[34m<b/>\u{1B}[0m\r\n\u{1B}[34m</a>\u{1B}[0m\r\n"),
+    ])
+    func aBodyEndsItsLastLineOnATerminal(type: String, body: String, shown: String) {
+        server.route("/unended") { _, _ in .response(status: 200, headers: [("Content-Type", type)], body: Array(body.utf8)) }
+        let (output, status) = PTYRunner.run(["-b", server.url("/unended")])
         #expect(status == 0)
-        #expect(output == "nul\r\n", "\(output.debugDescription)")
+        #expect(output == shown, "\(output.debugDescription)")
     }
 
     /// DEL and C1 controls are valid unescaped in a JSON string; a terminal would obey them

@@ -343,6 +343,9 @@ final class BodyPrinter {
                 // Malformed: as it came (escaped for reading).
                 try writeText(text, to: out)
                 if style.terminal, lastByte != 10, !text.isEmpty { try out.write("\n") }
+            } else if style.terminal, !indented, let last = text.utf8.last, last != 10 {
+                // Coloured as it came: on a line of its own, as text is shown.
+                try out.write("\n")
             }
         case .json:
             try finishJSON(to: out)
