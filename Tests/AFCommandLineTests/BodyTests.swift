@@ -243,6 +243,22 @@ import Testing
         #expect(request.header("X-Token") == "secret-token")
     }
 
+    /// A value file whose line ends in CRLF (saved on Windows, or by a tool that writes them)
+    /// is one line: its header was refused as holding a line break, and its query value got
+    /// `%0D%0A`. A line break inside the value is still refused.
+    @Test func valueFilesEndingInCRLFAreOneLine() throws {
+        let token = try file("crlf-token", "Bearer abc\r\n")
+        let result = InProcessAF.run([server.url("/echo"), "Authorization:@\(token)", "q==@\(token)"])
+        #expect(result.status == 0, "\(result.err)")
+        let request = try last()
+        #expect(request.header("Authorization") == "Bearer abc")
+        #expect(request.target == "/echo?q=Bearer%20abc")
+        let two = try file("crlf-two", "a\r\nb\r\n")
+        let refused = InProcessAF.run([server.url("/echo"), "X-A:@\(two)"])
+        #expect(refused.status == 64)
+        #expect(refused.err == "af: error: header 'X-A' in 'X-A:@\(two)' contains a line break; header values must be one line\n")
+    }
+
     @Test func queryFromFileAndEscapes() throws {
         let value = try file("q", "a b&c\n")
         #expect(InProcessAF.run([server.url("/echo?x=1"), "q==@\(value)", "k\\===v"]).status == 0)

@@ -196,7 +196,8 @@ enum FileReading {
     /// The value's text with trailing newlines removed (for headers and query values).
     static func line(atPath path: String, item: String) throws(CommandFailure) -> String {
         var text = try text(atPath: path, item: item)
-        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        // By scalar: "\r\n" is one Character, which neither hasSuffix("\n") nor "\r" matched.
+        while let last = text.unicodeScalars.last, last == "\n" || last == "\r" { text.unicodeScalars.removeLast() }
         return text
     }
 
