@@ -313,6 +313,20 @@ import Testing
         #expect(!InProcessAF.run(["--curl", "-o", "-", server.url("/bytes/10")]).out.contains("--output"))
     }
 
+    /// `--check-status` fails the printed command on an error status too, with the body
+    /// still printed (`--fail-with-body`); the line ran and exited 0 where af exits 5.
+    @Test func checkStatusMakesTheCommandFailOnAnErrorStatus() {
+        let printed = InProcessAF.run(["--curl", "--check-status", server.url("/status/503")])
+        #expect(printed.status == 0)
+        #expect(printed.out.hasSuffix(" --fail-with-body\n"), "\(printed.out)")
+        #expect(shell(printed.out) == 22)
+        #expect(shell(InProcessAF.run(["--curl", "--check-status", server.url("/get")]).out) == 0)
+        #expect(!InProcessAF.run(["--curl", server.url("/get")]).out.contains("--fail"))
+        // A status --accept-status takes is no failure to curl either.
+        #expect(!InProcessAF.run(["--curl", "--check-status", "--accept-status=503", server.url("/status/503")]).out.contains("--fail"))
+        #expect(InProcessAF.run(["--curl", "--check-status", "--accept-status=304", server.url("/get")]).out.contains(" --fail-with-body"))
+    }
+
     /// curl cannot deflate a body: `-x` gets a warning that the command sends it as it is.
     @Test func compressionIsNamedAsNotCarriedOver() {
         let printed = InProcessAF.run(["--curl", "-x", "post", server.url("/echo"), "a=\(String(repeating: "x", count: 500))"])

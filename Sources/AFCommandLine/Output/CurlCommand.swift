@@ -44,7 +44,21 @@ enum CurlCommand {
         if let netrcFile { add("--netrc-file", quote(netrcFile)) }
         words += optionWords(settings, description: description, caBundle: caBundle)
         words += outputWords(settings)
+        words += failWords(settings)
         return words.joined(separator: " ")
+    }
+
+    /// Whether the curl of this libcurl's version has `--fail-with-body` (7.76.0 on).
+    static let curlHasFailWithBody = CurlRuntime.versionNumber.map { $0 >= 0x074C00 } ?? false
+
+    /// `--check-status` as curl says it: `--fail-with-body` fails on a status of 400 or more
+    /// and still prints the body, as af does (curl's code is 22 where af's are 4 and 5). Not
+    /// when `--accept-status` takes such a status (curl has nothing like it), nor for a
+    /// download, which has `--fail` already.
+    private static func failWords(_ settings: Settings) -> [String] {
+        guard settings.checkStatus, !settings.download, !settings.resume, curlHasFailWithBody,
+              !settings.acceptStatus.contains(where: { $0.upperBound >= 400 }) else { return [] }
+        return ["--fail-with-body"]
     }
 
     /// Whether the curl of this libcurl's version has `--no-clobber` (7.83.0 on; the curl
