@@ -189,7 +189,7 @@ final class Execution {
         }
 
         if let warning = trust.warning { stderr.writeNotice(warning) }
-        let configuration = sessionConfiguration(printer: printer, budget: batch?.budget)
+        let configuration = sessionConfiguration(printer: printer, batch: batch)
         let session = batch.map { Session(configuration: configuration, sharingConnectionsWith: $0.connections) }
             ?? Session(configuration: configuration)
         if let stored = built.session {
@@ -354,13 +354,19 @@ final class Execution {
         return nil
     }
 
-    private func sessionConfiguration(printer: ExchangePrinter, budget: RetryBudget?) -> Session.Configuration {
+    private func sessionConfiguration(printer: ExchangePrinter, batch: BatchContext?) -> Session.Configuration {
+        let budget = batch?.budget
         // Room for every monitor below at once, not grown by copies as they are appended.
         var monitors: [any EventMonitor] = []
-        monitors.reserveCapacity(6)
+        monitors.reserveCapacity(7)
         monitors.append(printer)
         monitors.append(RedirectNotice(stderr: stderr))
         if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
+        // A line of a batch waits with the others, under the batch's progress line.
+        if !settings.quiet, settings.timeout == nil, batch == nil {
+            let stderr = stderr
+            monitors.append(SilenceNotice { text in stderr.writeNotice(text) })
+        }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         if settings.debug { monitors.append(TransportLogMonitor(output: stderr, redaction: DebugRedaction(secretHeaders: settings.secretHeaders))) }
         if let download, environment.drawsProgress, !settings.quiet {

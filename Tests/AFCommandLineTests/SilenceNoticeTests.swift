@@ -1,0 +1,60 @@
+@testable import AFCommandLine
+@_spi(Locking) import AFEngine
+import AFTestSupport
+import Foundation
+import Testing
+
+/// A server that takes a request and does not answer gets one line on standard error after a
+/// while (af without --timeout waits as long as it does), through the real engine.
+@Suite struct SilenceNoticeTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer()
+    }
+
+    /// Runs a GET of `path` with the notice after `seconds`; what the notice said.
+    private func notices(_ path: String, seconds: Double) -> [String] {
+        let said = Protected<[String]>([])
+        let notice = SilenceNotice(seconds: seconds) { text in said.write { $0.append(text) } }
+        _ = Session(configuration: .init(eventMonitors: [notice])).request(RequestDescription(url: server.url(path))).run()
+        // A check that was due as the request ended has had its time.
+        Thread.sleep(forTimeInterval: seconds + 0.2)
+        return said.value
+    }
+
+    @Test func aSilentServerIsNamedOnce() {
+        server.route("/silent") { _, _ in .custom { connection in Thread.sleep(forTimeInterval: 2.5); connection.close() } }
+        #expect(notices("/silent", seconds: 0.3) == ["127.0.0.1:\(server.port) has not answered for 300ms; still waiting (--timeout=SECONDS sets a limit)"])
+    }
+
+    @Test func anAnswerInTimeIsNotASilence() {
+        server.route("/prompt") { _, _ in .custom { connection in Thread.sleep(forTimeInterval: 0.2); connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") } }
+        #expect(notices("/prompt", seconds: 2).isEmpty)
+        // Nor a body that is slow after its head came.
+        server.route("/slow-body") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\no")
+                Thread.sleep(forTimeInterval: 2.5)
+                connection.write("k")
+            }
+        }
+        #expect(notices("/slow-body", seconds: 1).isEmpty)
+    }
+
+    /// Each attempt is counted from its own connection: a retry after a silence that was
+    /// told is told again.
+    @Test func eachAttemptIsCountedOnItsOwn() {
+        server.route("/silent-twice") { _, _ in .custom { connection in Thread.sleep(forTimeInterval: 2.5); connection.close() } }
+        let said = Protected<[String]>([])
+        let notice = SilenceNotice(seconds: 0.3) { text in said.write { $0.append(text) } }
+        let configuration = Session.Configuration(
+            interceptor: Interceptor(retriers: [RetryPolicy(retryLimit: 1, delayScale: 0.01)]),
+            eventMonitors: [notice]
+        )
+        _ = Session(configuration: configuration).request(RequestDescription(url: server.url("/silent-twice"))).run()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(server.hits("/silent-twice") == 2)
+        #expect(said.value.count == 2, "\(said.value)")
+    }
+}
