@@ -305,6 +305,9 @@ import Testing
         (["n:={'a': 1}"], "af: error: invalid JSON in 'n:={'a': 1}': unexpected ''' at line 1, column 2; JSON strings take double quotes (\"x\"), not single ones (in a shell, quote the whole item: 'name:={\"x\": 1}')\n", 64),
         (["n:=[1,]"], "af: error: invalid JSON in 'n:=[1,]': unexpected ']' where a value should be at line 1, column 4; JSON allows no comma before a closing bracket\n", 64),
         (["X-A : 1"], "af: error: invalid header name 'X-A ' in 'X-A : 1': a header name has no spaces around it; write 'X-A:VALUE'\n", 64),
+        // "Token:$(cat token.txt)" of a file saved with CRLF line ends.
+        (["Token:abc\r"], "af: error: header 'Token' in 'Token:abc\\r' ends with a carriage return (\\r), as text from a file with CRLF line ends does; remove it (tr -d '\\r'), or read the file with 'Token:@FILE', which drops line ends\n", 64),
+        (["Token:a\rb"], "af: error: header 'Token' in 'Token:a\\rb' contains a line break; header values must be one line\n", 64),
         (["a=1", "a[b]=2"], "af: error: request items 'a=1' and 'a[b]=2' conflict: 'a' cannot be both a value and an object; keep one, or give them different names\n", 64),
         (["bad"], "af: error: 'bad' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n", 64),
         (["a=@/nonexistent/file"], "af: error: cannot read '/nonexistent/file' (from 'a=@/nonexistent/file'): no such file or directory; check the path and its permissions\n", 66),
