@@ -200,7 +200,7 @@ import Testing
         let session = try write("session.json", #"{"af_session": 1, "host": "127.0.0.1:\#(server.port)", "headers": [["X-A", "a\u0000b"]]}"#)
         let stored = InProcessAF.run(["--session-read-only=\(session)", server.url("/get")])
         #expect(stored.status == 64)
-        #expect(stored.err == "af: error: header 'X-A' contains a NUL character, which no header value can hold\n")
+        #expect(stored.err == "af: error: the session file '\(session)' has a header 'X-A' whose value contains a NUL character, which no header value can hold; fix it or remove it (af never replaces it)\n")
         #expect(server.requests.isEmpty)
     }
 

@@ -666,6 +666,46 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// So are a header or credentials no request can carry: a line break in a header value
+    /// or a bearer token printed a header line of its own with `--offline` and `--curl`, and
+    /// a name that is no token was sent as it was.
+    @Test(arguments: [
+        (#""headers": [["X-A", "1\r\nX-Evil: yes"]]"#, "has a header 'X-A' whose value contains a line break; header values must be one line"),
+        (#""headers": [["X A", "1"]]"#, "has a header named 'X A', which is no header name"),
+        (#""auth": {"type": "bearer", "user": "", "password": "t\r\nX-Evil: yes"}"#, "has credentials with a line break or a NUL character in them"),
+        (#""auth": {"type": "basic", "user": "u", "password": "p\r"}"#, "has credentials with a line break or a NUL character in them"),
+    ])
+    func aSessionHeaderOrCredentialsNoRequestCanCarryAreRefused(member: String, problem: String) throws {
+        let path = config + "/edited-\(UUID().uuidString).json"
+        try "{\"af_session\": 1, \"host\": \"127.0.0.1:\(server.port)\", \(member)}".write(toFile: path, atomically: false, encoding: .utf8)
+        for mode in ["--offline", "--curl", "-v"] {
+            let result = run([mode, "--session-read-only=\(path)", server.url("/get")])
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: the session file '\(path)' \(problem); fix it or remove it (af never replaces it)\n")
+            #expect(result.out.isEmpty)
+        }
+        #expect(server.requests.isEmpty)
+    }
+
+    /// `-a` with a line break: a bearer token carried it into a header line of its own with
+    /// `--offline` and `--curl`, and `-a "u:$(cat pass.txt)"` of a file with CRLF line ends
+    /// sent a password with a CR in it. The message does not repeat the secret.
+    @Test func credentialsWithALineBreakAreRefused() {
+        let cases: [([String], String)] = [
+            (["-a", "u:p\r"], "the credentials given with -a end with a carriage return (\\r), as text from a file with CRLF line ends does; remove it (tr -d '\\r')"),
+            (["-A", "bearer", "-a", "t\r\nX-Evil: yes"], "the credentials given with -a hold a line break or a NUL character, which no credentials can; check how the value was made"),
+        ]
+        for (arguments, message) in cases {
+            for mode in ["--offline", "--curl", "-v"] {
+                let result = run([mode] + arguments + [server.url("/get")])
+                #expect(result.status == 64)
+                #expect(result.err == "af: error: \(message)\n")
+                #expect(result.out.isEmpty)
+            }
+        }
+        #expect(server.requests.isEmpty)
+    }
+
     /// A session an HTTPie user brings (`--session=PATH` to HTTPie's file) was refused as "not
     /// an af session". Both of HTTPie's layouts are read — 3.2's lists and `raw_auth`, older
     /// objects and `username`/`password` — and the file is never written back (HTTPie could no

@@ -9,6 +9,7 @@ enum Authentication {
     static func credentials(settings: Settings, url: HTTPURL, environment: Environment) throws(CommandFailure) -> Credentials? {
         let scheme = settings.authType ?? .basic
         if let auth = settings.auth {
+            try checkLineBreaks(auth)
             if scheme == .bearer {
                 guard !auth.isEmpty else { throw .usage("-a needs the token for --auth-type=bearer") }
                 return Credentials(user: "", password: auth, scheme: .bearer)
@@ -32,6 +33,20 @@ enum Authentication {
             }
         }
         return nil
+    }
+
+    /// Refuses `-a` credentials with a line break or a NUL, which a bearer token would carry
+    /// into a header line of its own and a password into credentials no one has; the usual
+    /// one is the CR a file with CRLF line ends leaves in `-a "u:$(cat pass.txt)"`. The
+    /// message does not repeat the secret.
+    static func checkLineBreaks(_ auth: String) throws(CommandFailure) {
+        let bytes = auth.utf8
+        let isBreak: (UInt8) -> Bool = { $0 == 13 || $0 == 10 || $0 == 0 }
+        guard bytes.contains(where: isBreak) else { return }
+        if bytes.last == 13, !bytes.dropLast().contains(where: isBreak) {
+            throw .usage("the credentials given with -a end with a carriage return (\\r), as text from a file with CRLF line ends does; remove it (tr -d '\\r')")
+        }
+        throw .usage("the credentials given with -a hold a line break or a NUL character, which no credentials can; check how the value was made")
     }
 
     /// Reads a password from the terminal with echo off; a usage error when standard input

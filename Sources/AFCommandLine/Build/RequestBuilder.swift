@@ -457,10 +457,15 @@ enum RequestBuilder {
     }
 
     /// Refuses header names that are not tokens and values with line breaks or NULs.
+    /// Whether `name` can be a header's name: an HTTP token.
+    static func isHeaderName(_ name: String) -> Bool {
+        let tokenCharacters = "!#$%&'*+-.^_`|~"
+        return !name.isEmpty && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenCharacters.unicodeScalars.contains($0)) }
+    }
+
     static func check(_ header: HTTPHeader, item: String) throws(CommandFailure) {
         let name = header.name.rawValue
-        let tokenCharacters = "!#$%&'*+-.^_`|~"
-        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenCharacters.unicodeScalars.contains($0)) }) else {
+        guard isHeaderName(name) else {
             let trimmed = name.trimmingCharacters(in: " \t")
             if trimmed != name, !trimmed.isEmpty {
                 throw .usage("invalid header name '\(name)' in '\(item)': a header name has no spaces around it; write '\(trimmed):VALUE'")

@@ -53,7 +53,11 @@ struct SessionFile: Sendable {
         } catch {
             throw corrupt("is not valid JSON: \(error.description)")
         }
-        if HTTPieSession.isOne(document) { return try HTTPieSession.read(document, path: path, url: url, corrupt: corrupt) }
+        if HTTPieSession.isOne(document) {
+            let read = try HTTPieSession.read(document, path: path, url: url, corrupt: corrupt)
+            try read.checkSendable(corrupt: corrupt)
+            return read
+        }
         guard document["af_session"]?.numberText == "1" else { throw corrupt("is not an af session (no \"af_session\": 1)") }
         guard let host = document["host"]?.stringValue else { throw corrupt("has no \"host\"") }
         session.host = host
@@ -83,7 +87,26 @@ struct SessionFile: Sendable {
                 isLatin1: item["latin1"]?.boolValue ?? false
             ), corrupt: corrupt))
         }
+        try session.checkSendable(corrupt: corrupt)
         return session
+    }
+
+    /// Refuses headers and credentials no request can carry, as the command line refuses
+    /// them: a line break in a header value or a bearer token would start a header line of
+    /// its own (only an edited file, or one from elsewhere, has one), and a name that is no
+    /// token would be sent as it is. `--offline` and `--curl` printed them as sent.
+    func checkSendable(corrupt: (String) -> CommandFailure) throws(CommandFailure) {
+        for header in headers {
+            guard RequestBuilder.isHeaderName(header.name.rawValue) else {
+                throw corrupt("has a header named '\(Quote.argument(header.name.rawValue))', which is no header name")
+            }
+            if let problem = header.valueProblem {
+                throw corrupt("has a header '\(header.name.rawValue)' whose value \(problem)")
+            }
+        }
+        if let auth, (auth.user + auth.password).utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+            throw corrupt("has credentials with a line break or a NUL character in them")
+        }
     }
 
     /// `cookie`, or the session file's error when libcurl could not carry it (a control
