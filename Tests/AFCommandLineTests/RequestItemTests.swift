@@ -128,6 +128,12 @@ import Testing
         // Scheme-relative, as HTML writes it: the default scheme.
         ("//example.org/a", false, "http://example.org/a"),
         ("//example.org:8080", true, "https://example.org:8080/"),
+        // Spaces and control characters around it are dropped, as a browser drops them: the
+        // CR of `"$(cat url.txt)"` from a file with CRLF line ends was sent as %0D.
+        ("http://example.org/a\r", false, "http://example.org/a"),
+        (" example.org/a ", false, "http://example.org/a"),
+        ("\t:3000/x\u{1}", false, "http://localhost:3000/x"),
+        ("http://example.org/a b\r\n", false, "http://example.org/a%20b"),
     ])
     func shorthands(argument: String, https: Bool, expected: String) throws {
         #expect(try URLBuilder.build(argument, https: https, query: [], pathAsIs: false).string == expected)

@@ -7,11 +7,12 @@ import Glibc
 enum URLBuilder {
     /// Applies shorthands (`:3000/x`, `example.org`, `--https`), percent-encodes characters
     /// that cannot appear in a URL, and appends query items.
-    static func build(_ argument: String, https: Bool, query: [(String, String)], pathAsIs: Bool) throws(CommandFailure) -> HTTPURL {
+    static func build(_ given: String, https: Bool, query: [(String, String)], pathAsIs: Bool) throws(CommandFailure) -> HTTPURL {
         // An empty argument (`af "$URL"` with URL unset) read as "http://", with no host.
-        if argument.utf8.allSatisfy({ $0 == 32 || $0 == 9 }) {
-            throw .usage("the URL argument is empty\(argument.isEmpty ? "" : " (only blanks)"); give the URL to request (a variable that should hold it may be unset)")
+        if given.utf8.allSatisfy({ $0 == 32 || $0 == 9 }) {
+            throw .usage("the URL argument is empty\(given.isEmpty ? "" : " (only blanks)"); give the URL to request (a variable that should hold it may be unset)")
         }
+        let argument = withoutSurroundingControls(given)
         let expanded = try expand(argument, https: https)
         var text = encodeInvalidCharacters(expanded)
         if !query.isEmpty {
@@ -50,6 +51,17 @@ enum URLBuilder {
             throw .usage("invalid URL '\(MessageQuote.url(argument))': it names the host '\(parsed.host)'; did you mean '\(MessageQuote.url(meant))'?")
         }
         return parsed
+    }
+
+    /// The argument without the spaces and control characters around it, as a browser reads
+    /// a URL (WHATWG URL: C0 controls and spaces at either end are dropped): `af "$(cat
+    /// url.txt)"` of a file with CRLF line ends kept the CR, sent as `%0D` at the end of
+    /// the path, and `af ' example.org'` named a host ' '.
+    static func withoutSurroundingControls(_ argument: String) -> String {
+        let bytes = argument.utf8
+        guard let first = bytes.first, let last = bytes.last, first <= 0x20 || last <= 0x20 else { return argument }
+        guard let start = bytes.firstIndex(where: { $0 > 0x20 }), let end = bytes.lastIndex(where: { $0 > 0x20 }) else { return "" }
+        return String(argument[start...end])
     }
 
     /// Whether the URL's host part holds two or more colons outside brackets, as an IPv6
