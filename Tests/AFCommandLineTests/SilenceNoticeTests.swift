@@ -16,7 +16,7 @@ import Testing
     /// Runs a GET of `path` with the notice after `seconds`; what the notice said.
     private func notices(_ path: String, seconds: Double) -> [String] {
         let said = Protected<[String]>([])
-        let notice = SilenceNotice(seconds: seconds) { text in said.write { $0.append(text) } }
+        let notice = SilenceNotice(seconds: seconds, sendsBody: false) { text in said.write { $0.append(text) } }
         _ = Session(configuration: .init(eventMonitors: [notice])).request(RequestDescription(url: server.url(path))).run()
         // A check that was due as the request ended has had its time.
         Thread.sleep(forTimeInterval: seconds + 0.2)
@@ -42,12 +42,36 @@ import Testing
         #expect(notices("/slow-body", seconds: 1).isEmpty)
     }
 
+    /// A body still going up is no silence: counted from the last byte sent.
+    @Test func aSlowUploadIsNotASilence() throws {
+        server.route("/upload") { request, _ in .text("got \(request.body.count)") }
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        let writer = Thread {
+            for _ in 0..<8 {
+                Thread.sleep(forTimeInterval: 0.25)
+                _ = write(writeEnd, "chunk", 5)
+            }
+            close(writeEnd)
+        }
+        writer.start()
+        let said = Protected<[String]>([])
+        let notice = SilenceNotice(seconds: 0.8, sendsBody: true) { text in said.write { $0.append(text) } }
+        let description = RequestDescription(method: .post, url: server.url("/upload"), body: .stream(fileDescriptor: readEnd))
+        let response = Session(configuration: .init(eventMonitors: [notice])).request(description).run()
+        close(readEnd)
+        #expect(response.head?.status == 200)
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(said.value.isEmpty, "\(said.value)")
+    }
+
     /// Each attempt is counted from its own connection: a retry after a silence that was
     /// told is told again.
     @Test func eachAttemptIsCountedOnItsOwn() {
         server.route("/silent-twice") { _, _ in .custom { connection in Thread.sleep(forTimeInterval: 2.5); connection.close() } }
         let said = Protected<[String]>([])
-        let notice = SilenceNotice(seconds: 0.3) { text in said.write { $0.append(text) } }
+        let notice = SilenceNotice(seconds: 0.3, sendsBody: false) { text in said.write { $0.append(text) } }
         let configuration = Session.Configuration(
             interceptor: Interceptor(retriers: [RetryPolicy(retryLimit: 1, delayScale: 0.01)]),
             eventMonitors: [notice]

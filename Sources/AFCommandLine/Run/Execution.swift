@@ -365,7 +365,7 @@ final class Execution {
         // A line of a batch waits with the others, under the batch's progress line.
         if !settings.quiet, settings.timeout == nil, batch == nil {
             let stderr = stderr
-            monitors.append(SilenceNotice { text in stderr.writeNotice(text) })
+            monitors.append(SilenceNotice(sendsBody: !built.description.body.isEmpty) { text in stderr.writeNotice(text) })
         }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         if settings.debug { monitors.append(TransportLogMonitor(output: stderr, redaction: DebugRedaction(secretHeaders: settings.secretHeaders))) }

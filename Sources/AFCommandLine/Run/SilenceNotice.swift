@@ -27,15 +27,18 @@ final class SilenceNotice: EventMonitor, Sendable {
     private let seconds: Double
     private let write: @Sendable (String) -> Void
     private let state = Protected(State())
+    let interests: RequestEvent.Interests
 
-    /// `write` takes the notice's text (without `af: `).
-    init(seconds: Double = SilenceNotice.seconds, write: @escaping @Sendable (String) -> Void) {
+    /// `write` takes the notice's text (without `af: `). `sendsBody`: the request has a body,
+    /// whose upload progress is watched (libcurl's progress callback, which a download
+    /// would otherwise pay for on every piece it receives).
+    init(seconds: Double = SilenceNotice.seconds, sendsBody: Bool, write: @escaping @Sendable (String) -> Void) {
         self.seconds = seconds
         self.write = write
+        // Not `requestSent`: it is made only where the sent head is recorded, for -v.
+        let always: RequestEvent.Interests = [.attemptStarted, .connected, .responseHead, .informational, .attemptFinished, .finished]
+        interests = sendsBody ? always.union(.progress) : always
     }
-
-    // Not `requestSent`: it is made only where the sent head is recorded, for -v.
-    var interests: RequestEvent.Interests { [.attemptStarted, .connected, .progress, .responseHead, .informational, .attemptFinished, .finished] }
 
     func request(_ request: Request, didEmit event: RequestEvent) {
         let now = Monotonic.now()
