@@ -887,6 +887,26 @@ import Testing
         #expect(named.err == "af: error: cannot connect to the proxy http://127.0.0.1:\(port) for example.test:80: connection refused; is the proxy running?\n")
         let other = InProcessAF.run(["--proxy=https:http://127.0.0.1:\(port)", "http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)"])
         #expect(other.err.hasSuffix("(the proxy is set by http_proxy in the environment" + advice), "\(other.err)")
+        // A no_proxy list that leaves the host to the proxy: it was the server that was said
+        // to refuse ("connection refused by example.test:80") whatever the list held.
+        let listed = InProcessAF.run(["http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)", "no_proxy": "localhost,.internal"])
+        #expect(listed.err == plain.err, "\(listed.err)")
+        // One it cannot read as libcurl would (an address range) names both.
+        let range = InProcessAF.run(["http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)", "no_proxy": "10.0.0.0/8"])
+        #expect(range.err.hasPrefix("af: error: connection refused by example.test:80 or by the proxy http://127.0.0.1:\(port) (no_proxy decides which gets the request); is it running?"), "\(range.err)")
+    }
+
+    /// `no_proxy` read as libcurl reads it, or nil where af cannot tell.
+    @Test(arguments: [
+        (nil, "example.test", false), ("", "example.test", false), ("*", "example.test", true),
+        ("localhost,.internal", "example.test", false), ("example.test", "example.test", true), ("EXAMPLE.test", "example.test", true),
+        (".test", "example.test", true), ("test", "example.test", true), ("ample.test", "example.test", false),
+        (" a , example.test ", "example.test", true), ("10.0.0.0/8", "10.1.2.3", nil), ("10.0.0.0/8,example.test", "example.test", true),
+        ("example.test:8080", "example.test", nil), ("bücher.example", "xn--bcher-kva.example", true), ("127.0.0.1", "127.0.0.1", true),
+        (" * ", "example.test", true), ("a,*", "example.test", nil),
+    ] as [(String?, String, Bool?)])
+    func noProxyListsAreReadAsLibcurlReadsThem(list: String?, host: String, bypasses: Bool?) {
+        #expect(ProxySettings.noProxyList(list, sendsAround: host) == bypasses)
     }
 
     /// -4 with an IPv6 address, or -6 with an IPv4 one, can only fail to connect, which read

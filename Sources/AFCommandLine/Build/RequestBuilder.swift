@@ -155,7 +155,7 @@ enum RequestBuilder {
                 throw .usage("-6 (--ipv6) cannot reach the IPv4 address \(url.host); drop -6")
             }
         }
-        try checkProxyVariable(settings, environment: environment, scheme: url.scheme)
+        try checkProxyVariable(settings, environment: environment, url: url)
         if settings.authCmd != nil, settings.auth != nil || parsed.user != nil {
             throw .usage("--auth-cmd supplies the credentials; drop -a (or the user in the URL), or drop --auth-cmd")
         }
@@ -486,10 +486,11 @@ enum RequestBuilder {
     /// A proxy variable this request would go through that names no proxy libcurl can use
     /// (`http_proxy=:3128`, `ftp://…`) is a usage error naming it, as `--proxy` with that
     /// value is: libcurl said "cannot resolve the proxy host" or "connection refused" for
-    /// it. Not checked when an option names the proxy, when `no_proxy` may send the request
-    /// around it, or through a Unix socket.
-    static func checkProxyVariable(_ settings: Settings, environment: Environment, scheme: String) throws(CommandFailure) {
-        guard settings.unixSocket == nil, environment.derived.proxies.noProxy == nil,
+    /// it. Not checked when an option names the proxy, when `no_proxy` sends the request
+    /// around it (or may), or through a Unix socket.
+    static func checkProxyVariable(_ settings: Settings, environment: Environment, url: HTTPURL) throws(CommandFailure) {
+        let scheme = url.scheme
+        guard settings.unixSocket == nil, ProxySettings.noProxyList(environment.derived.proxies.noProxy, sendsAround: url.host) == false,
               !settings.namesProxy(forScheme: scheme),
               let (name, value) = environment.proxyVariable(forScheme: scheme), let problem = ProxyAddress.problem(value) else { return }
         throw .usage("the proxy that \(name) names, '\(MessageQuote.url(value))', cannot be used: \(problem); correct \(name) or unset it")

@@ -89,6 +89,10 @@ enum CurlErrorMapping {
                                .outOfDescriptors(limit: exhausted.limit))
             }
             if osError == ECONNREFUSED || osError == 0 {
+                if let proxy = transfer.description.options.proxy.explicitProxy(forScheme: transfer.url.scheme),
+                   transfer.description.options.proxy.bypassesProxy(forHost: transfer.url.host) == nil {
+                    return failure(.connectionRefused, "connection refused by \(authority) or by the proxy \(MessageQuote.withoutCredentials(proxy)) (no_proxy decides which gets the request); is it running?")
+                }
                 return failure(.connectionRefused, "connection refused by \(authority); is the server running?")
             }
             if osError == EINVAL, let problem = linkLocalProblem(url) {
@@ -352,11 +356,13 @@ enum CurlErrorMapping {
     }
 
     /// The proxy a failed connection went to: through a proxy it is the proxy that did not
-    /// answer (libcurl does not say which address it tried). Nil without one, and where a
-    /// `no_proxy` list may have sent the request to the host directly.
+    /// answer (libcurl does not say which address it tried). Nil without one, and where the
+    /// `no_proxy` list sends the request to the host directly, or may (it had been nil for
+    /// any list, so a refused proxy from the environment was reported as the server).
     private static func proxyInUse(_ transfer: Transfer) -> String? {
         let options = transfer.description.options
-        guard let proxy = options.proxy.explicitProxy(forScheme: transfer.url.scheme), options.proxy.noProxy?.isEmpty ?? true,
+        guard let proxy = options.proxy.explicitProxy(forScheme: transfer.url.scheme),
+              options.proxy.bypassesProxy(forHost: transfer.url.host) == false,
               options.unixSocketPath == nil else { return nil }
         return proxy
     }
