@@ -111,7 +111,7 @@ enum BodyBuilder {
             return settings.form ? BuiltBody(contentType: formType) : BuiltBody()
         case .regularFile:
             if !settings.quiet, let notice = StandardInput.readPastStartNotice(environment.stdin) {
-                StandardInput.waitNotice(stderr: environment.stderr).write(notice)
+                StandardInput.writeNotice(notice, stderr: environment.stderr)
             }
             let path = try StandardInput.remainderPath(environment.stdin, temporaryDirectory: environment.temporaryDirectory)
             return BuiltBody(body: .file(path: path), origin: .standardInput(.file(path: path)), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)

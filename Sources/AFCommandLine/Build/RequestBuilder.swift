@@ -456,13 +456,13 @@ enum RequestBuilder {
                       + "Quote a header value with spaces as one argument: \(Quote.argument(CurlCommand.quote(name + ": " + words.joined(separator: " "))))")
     }
 
-    /// Refuses header names that are not tokens and values with line breaks or NULs.
     /// Whether `name` can be a header's name: an HTTP token.
     static func isHeaderName(_ name: String) -> Bool {
         let tokenCharacters = "!#$%&'*+-.^_`|~"
         return !name.isEmpty && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenCharacters.unicodeScalars.contains($0)) }
     }
 
+    /// Refuses header names that are not tokens and values with line breaks or NULs.
     static func check(_ header: HTTPHeader, item: String) throws(CommandFailure) {
         let name = header.name.rawValue
         guard isHeaderName(name) else {

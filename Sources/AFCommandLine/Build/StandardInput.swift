@@ -105,10 +105,13 @@ enum StandardInput {
     /// The notice for standard input in a script: a pipe nobody writes to or closes (a CI
     /// step's open stdin) would hold af without a word, as HTTPie would be held.
     static func waitNotice(stderr: Int32) -> WaitNotice {
-        WaitNotice(seconds: WaitNotice.seconds) { text in
-            let line = "af: \(text)\n"
-            _ = Array(line.utf8).withUnsafeBytes { FileIO.writeAll(stderr, $0) }
-        }
+        WaitNotice(seconds: WaitNotice.seconds) { text in writeNotice(text, stderr: stderr) }
+    }
+
+    /// Writes `af: TEXT` as one line on `stderr`, before there is an output channel.
+    static func writeNotice(_ text: String, stderr: Int32) {
+        let line = "af: \(text)\n"
+        _ = Array(line.utf8).withUnsafeBytes { FileIO.writeAll(stderr, $0) }
     }
 
     /// A pipe read whole, so that the body has a length and can be sent again: its bytes

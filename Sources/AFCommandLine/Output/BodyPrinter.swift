@@ -76,7 +76,7 @@ final class BodyPrinter {
     private var formatter: JSONFormatter?
     private var buffered: [UInt8] = []
     private var lastByte: UInt8 = 10
-    /// Bytes of a JSON body went through `decoder` as text (it was not JSON after all).
+    /// Bytes of a JSON body went through `jsonTextDecoder` as text (it was not JSON after all).
     private var shownAsText = false
     private var streaming: Bool
     private var fellBack = false
