@@ -42,6 +42,18 @@ import Testing
         #expect(notices("/slow-body", seconds: 1).isEmpty)
     }
 
+    /// An interim response (`103 Early Hints`) is no answer: the silence after it counts.
+    @Test func aSilenceAfterAnInterimResponseIsNamed() {
+        server.route("/hinted") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n")
+                Thread.sleep(forTimeInterval: 2.5)
+                connection.close()
+            }
+        }
+        #expect(notices("/hinted", seconds: 0.5) == ["127.0.0.1:\(server.port) has not answered for 500ms; still waiting (--timeout=SECONDS sets a limit)"])
+    }
+
     /// A body still going up is no silence: counted from the last byte sent.
     @Test func aSlowUploadIsNotASilence() throws {
         server.route("/upload") { request, _ in .text("got \(request.body.count)") }

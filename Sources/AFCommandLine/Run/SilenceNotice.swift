@@ -62,7 +62,10 @@ final class SilenceNotice: EventMonitor, Sendable {
                 state.sent = progress.sent
                 state.lastActivity = now
             }
-        case .responseHead, .informational, .attemptFinished:
+        case .informational:
+            // `100 Continue` or `103 Early Hints` is no answer yet; the silence starts anew.
+            state.write { $0.lastActivity = now }
+        case .responseHead, .attemptFinished:
             state.write { $0.waiting = false }
         case .finished:
             state.write { state in
