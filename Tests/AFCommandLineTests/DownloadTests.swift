@@ -318,7 +318,33 @@ import Testing
         #expect(files() == ["good.bin"])
         let malformed = InProcessAF.run(["-d", "--checksum=sha256:xyz", server.url("/file/x")])
         #expect(malformed.status == 64)
-        #expect(malformed.err.hasPrefix("af: error: invalid checksum 'sha256:xyz'"))
+        #expect(malformed.err == "af: error: invalid value 'sha256:xyz' for --checksum: a sha256 digest has 64 hexadecimal digits, not 3\n")
+    }
+
+    /// A checksum is checked as the option is read: --offline and --curl took any value, and
+    /// only a download said what was wrong with it. A digest as people paste it gets a word
+    /// on what to change: a `sha256sum` line with its file name, the CR of a file with CRLF
+    /// line ends, a digest without its function's name.
+    @Test func aChecksumIsCheckedAsItIsRead() {
+        let sha = String(repeating: "ab", count: 32)
+        let md5 = String(repeating: "cd", count: 16)
+        let cases: [(String, String)] = [
+            ("sha256:\(sha)  file.iso", "a sha256 digest has 64 hexadecimal digits, not 74; give the digest alone, without the file name that follows it in a sha256sum line"),
+            ("sha256:\(sha)\r", "a sha256 digest has 64 hexadecimal digits, not 65; the last is a carriage return, which a file with CRLF line ends leaves (tr -d '\\r')"),
+            (sha, "expected ALGO:HEX; 64 hexadecimal digits are a sha256 digest: give sha256:\(sha)"),
+            (md5, "expected ALGO:HEX; 32 hexadecimal digits are an md5 digest: give md5:\(md5)"),
+            ("crc32:00", "expected ALGO:HEX with ALGO one of sha256, sha1, sha512, md5"),
+        ]
+        for (value, problem) in cases {
+            for mode in ["--offline", "--curl"] {
+                let result = InProcessAF.run([mode, "-d", "--checksum=\(value)", server.url("/file/x")])
+                #expect(result.status == 64)
+                #expect(result.err == "af: error: invalid value '\(value.replacingOccurrences(of: "\r", with: "\\r"))' for --checksum: \(problem)\n", "\(result.err)")
+                #expect(result.out.isEmpty)
+            }
+        }
+        #expect(InProcessAF.run(["--offline", "-d", "--checksum=SHA256:\(sha.uppercased())", server.url("/file/x")]).status == 0)
+        #expect(server.requests.isEmpty)
     }
 
     /// A resume that fails before adding a byte (refused, an error page, a range the server

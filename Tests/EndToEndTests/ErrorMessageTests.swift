@@ -51,7 +51,7 @@ import Testing
         }, status: 9, what: "'\u{0}exists' exists", fix: "use --overwrite"),
         Case(name: "no output directory", arguments: { s, d in ["-d", "--output-dir", d + "/missing", s.url("/bytes/10")] }, status: 9, what: "directory '\u{0}missing' does not exist", fix: "add --create-dirs"),
         Case(name: "checksum mismatch", arguments: { s, d in ["-d", "--output-dir", d, "--checksum=md5:" + String(repeating: "0", count: 32), s.url("/bytes/10")] }, status: 9, what: "md5 of the download is", fix: "check the checksum"),
-        Case(name: "checksum syntax", arguments: { s, _ in ["-d", "--checksum=sha256", s.url("/bytes/10")] }, status: 64, what: "invalid checksum 'sha256'", fix: "expected ALGO:HEX"),
+        Case(name: "checksum syntax", arguments: { s, _ in ["-d", "--checksum=sha256", s.url("/bytes/10")] }, status: 64, what: "invalid value 'sha256' for --checksum", fix: "expected ALGO:HEX"),
         Case(name: "broken download", arguments: { s, d in ["-o", d + "/cut.bin", s.url("/drop")] }, status: 1, what: "closed the connection before the body was complete", fix: "run the same command with -c to resume"),
         Case(name: "bad pin", arguments: { s, _ in ["--pin=sha1//abc", s.url("/")] }, status: 64, what: "invalid pin 'sha1//abc'", fix: "see 'af pin HOST'"),
         Case(name: "session corrupt", arguments: { s, d in

@@ -221,7 +221,15 @@ public enum OptionTable {
         OptionSpec(.checksum, "checksum", value: .required("ALGO:HEX"), group: .downloads,
                    help: "Verify the download (sha256, sha1, sha512 or md5) before it gets its name",
                    details: "Verify the saved body against ALGO:HEX (sha256, sha1, sha512 or md5) before renaming NAME.part to NAME. On a mismatch nothing is left under NAME and af exits 9; the bytes are deleted, except those that were on disk before the run (with -c), which stay in NAME.part. Needs --download or -o FILE; with -o - the body goes to standard output and a mismatch still exits 9.",
-                   binding: .text(\.checksum, sample: "sha256:00")),
+                   binding: .custom(sample: "md5:00112233445566778899aabbccddeeff", resets: [.field(\.checksum)]) { settings, option throws(CommandFailure) in
+                       // Checked as it is parsed: --offline, --curl and a batch's up-front check
+                       // took any value, and only a download said what was wrong with it.
+                       let value = option.value ?? ""
+                       if let problem = Checksum.problem(in: value) {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): \(problem)")
+                       }
+                       settings.checksum = value
+                   }),
     ] }
 
     private static var retries: [OptionSpec] { [
