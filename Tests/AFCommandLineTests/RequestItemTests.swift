@@ -284,6 +284,9 @@ import Testing
         ("--accept-status=200-199", "expected statuses, ranges and classes"),
         ("--pin=sha256//short", "invalid pin"),
         ("--max-filesize=ten", "expected a size"),
+        // A name no header can have matched none, and kept nothing from a redirect.
+        ("--secret-header=X-Token:", "invalid value 'X-Token:' for --secret-header: expected a header name such as X-Api-Key"),
+        ("--secret-header=Api Key", "invalid value 'Api Key' for --secret-header: expected a header name"),
         // --resolve is checked as libcurl reads it (a bad entry had been a libcurl failure,
         // exit 1, after the request started).
         ("--resolve=a.test:80:notanip", "invalid value 'a.test:80:notanip' for --resolve: 'notanip' is not an IP address; expected HOST:PORT:ADDRESS"),

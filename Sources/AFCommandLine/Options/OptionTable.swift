@@ -291,7 +291,14 @@ public enum OptionTable {
                    binding: .count(\.maxRedirects)),
         OptionSpec(.secretHeader, "secret-header", value: .required("NAME"), group: .redirectsAndAuth,
                    help: "Treat header NAME as a credential: drop it on cross-origin redirects (repeatable)",
-                   binding: .texts(\.secretHeaders, sample: "X-Token")),
+                   binding: .custom(sample: "X-Token", resets: [.field(\.secretHeaders)]) { settings, option throws(CommandFailure) in
+                       // A name no header can have would match none, and keep nothing from a redirect.
+                       let value = option.value ?? ""
+                       guard RequestBuilder.isHeaderName(value) else {
+                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected a header name such as X-Api-Key (letters, digits and !#$%&'*+-.^_`|~)")
+                       }
+                       settings.secretHeaders.append(value)
+                   }),
         OptionSpec(.locationTrusted, "location-trusted", group: .redirectsAndAuth,
                    help: "Keep credentials on cross-origin redirects (never after https to http)",
                    binding: .flag(\.locationTrusted)),
