@@ -40,11 +40,9 @@ enum Authentication {
     /// one is the CR a file with CRLF line ends leaves in `-a "u:$(cat pass.txt)"`. The
     /// message does not repeat the secret.
     static func checkLineBreaks(_ auth: String) throws(CommandFailure) {
-        let bytes = auth.utf8
-        let isBreak: (UInt8) -> Bool = { $0 == 13 || $0 == 10 || $0 == 0 }
-        guard bytes.contains(where: isBreak) else { return }
-        if bytes.last == 13, !bytes.dropLast().contains(where: isBreak) {
-            throw .usage("the credentials given with -a end with a carriage return (\\r), as text from a file with CRLF line ends does; remove it (tr -d '\\r')")
+        guard LineBreaks.breaksALine(auth) else { return }
+        if LineBreaks.endsWithStrayCarriageReturn(auth) {
+            throw .usage("the credentials given with -a end with a carriage return (\\r), \(LineBreaks.strayCarriageReturnAdvice)")
         }
         throw .usage("the credentials given with -a hold a line break or a NUL character, which no credentials can; check how the value was made")
     }

@@ -475,9 +475,8 @@ enum RequestBuilder {
         if let problem = header.valueProblem {
             // `"Name:$(cat token.txt)"` of a file with CRLF line ends: the shell strips the
             // LF and leaves the CR.
-            let bytes = header.value.utf8
-            if bytes.last == 13, !bytes.dropLast().contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
-                throw .usage("header '\(name)' in '\(item)' ends with a carriage return (\\r), as text from a file with CRLF line ends does; remove it (tr -d '\\r'), or read the file with '\(name):@FILE', which drops line ends")
+            if LineBreaks.endsWithStrayCarriageReturn(header.value) {
+                throw .usage("header '\(name)' in '\(item)' ends with a carriage return (\\r), \(LineBreaks.strayCarriageReturnAdvice), or read the file with '\(name):@FILE', which drops line ends")
             }
             throw .usage("header '\(name)' in '\(item)' \(problem)")
         }

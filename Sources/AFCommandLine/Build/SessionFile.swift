@@ -104,7 +104,7 @@ struct SessionFile: Sendable {
                 throw corrupt("has a header '\(header.name.rawValue)' whose value \(problem)")
             }
         }
-        if let auth, (auth.user + auth.password).utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+        if let auth, LineBreaks.breaksALine(auth.user + auth.password) {
             throw corrupt("has credentials with a line break or a NUL character in them")
         }
     }
