@@ -11,8 +11,8 @@ final class SilenceNotice: EventMonitor, Sendable {
     static let seconds = 30.0
 
     private struct State: Sendable {
-        /// The origin the current attempt went to, as it is named in messages.
-        var origin = ""
+        /// The URL of the current attempt, whose origin a notice names.
+        var url = ""
         /// An attempt waits for a response head; when it last sent a byte.
         var waiting = false
         var lastActivity = 0.0
@@ -21,7 +21,6 @@ final class SilenceNotice: EventMonitor, Sendable {
         var told = false
         /// A check is scheduled.
         var checking = false
-        var finished = false
     }
 
     private let seconds: Double
@@ -44,8 +43,7 @@ final class SilenceNotice: EventMonitor, Sendable {
         let now = Monotonic.now()
         switch event.kind {
         case .attemptStarted(_, _, _, let url):
-            let origin = (try? HTTPURL(parsing: url))?.authority ?? url
-            state.write { $0.origin = origin }
+            state.write { $0.url = url }
         case .connected:
             let schedule = state.write { state -> Bool in
                 state.waiting = true
@@ -65,13 +63,8 @@ final class SilenceNotice: EventMonitor, Sendable {
         case .informational:
             // `100 Continue` or `103 Early Hints` is no answer yet; the silence starts anew.
             state.write { $0.lastActivity = now }
-        case .responseHead, .attemptFinished:
+        case .responseHead, .attemptFinished, .finished:
             state.write { $0.waiting = false }
-        case .finished:
-            state.write { state in
-                state.waiting = false
-                state.finished = true
-            }
         default:
             break
         }
@@ -84,7 +77,7 @@ final class SilenceNotice: EventMonitor, Sendable {
             let now = Monotonic.now()
             enum Next { case stop, tell(String), wait(Double) }
             let next = state.write { state -> Next in
-                guard !state.finished, state.waiting, !state.told else {
+                guard state.waiting, !state.told else {
                     state.checking = false
                     return .stop
                 }
@@ -92,12 +85,13 @@ final class SilenceNotice: EventMonitor, Sendable {
                 guard silent >= seconds else { return .wait(seconds - silent) }
                 state.told = true
                 state.checking = false
-                return .tell(state.origin)
+                return .tell(state.url)
             }
             switch next {
             case .stop: break
             case .wait(let rest): check(after: rest)
-            case .tell(let origin):
+            case .tell(let url):
+                let origin = (try? HTTPURL(parsing: url))?.authority ?? url
                 write("\(origin) has not answered for \(Format.seconds(seconds)); still waiting (--timeout=SECONDS sets a limit)")
             }
         }
