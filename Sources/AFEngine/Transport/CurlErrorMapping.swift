@@ -78,7 +78,8 @@ enum CurlErrorMapping {
                 }
                 return failure(.connectionRefused, "cannot connect to unix socket '\(socket)': \(osError != 0 ? POSIXFailure(code: osError).description : detail)")
             }
-            if let proxy = proxyInUse(transfer) {
+            let route = proxyRoute(transfer)
+            if case .through(let proxy) = route {
                 let reason = osError == ECONNREFUSED || osError == 0 ? "connection refused" : POSIXFailure(code: osError).description
                 return failure(.connectionRefused, "cannot connect to the proxy \(MessageQuote.withoutCredentials(proxy)) for \(authority): \(reason); is the proxy running?")
             }
@@ -89,8 +90,7 @@ enum CurlErrorMapping {
                                .outOfDescriptors(limit: exhausted.limit))
             }
             if osError == ECONNREFUSED || osError == 0 {
-                if let proxy = transfer.description.options.proxy.explicitProxy(forScheme: transfer.url.scheme),
-                   transfer.description.options.proxy.bypassesProxy(forHost: transfer.url.host) == nil {
+                if case .undecided(let proxy) = route {
                     return failure(.connectionRefused, "connection refused by \(authority) or by the proxy \(MessageQuote.withoutCredentials(proxy)) (no_proxy decides which gets the request); is it running?")
                 }
                 return failure(.connectionRefused, "connection refused by \(authority); is the server running?")
@@ -360,11 +360,26 @@ enum CurlErrorMapping {
     /// `no_proxy` list sends the request to the host directly, or may (it had been nil for
     /// any list, so a refused proxy from the environment was reported as the server).
     private static func proxyInUse(_ transfer: Transfer) -> String? {
+        if case .through(let proxy) = proxyRoute(transfer) { return proxy }
+        return nil
+    }
+
+    /// How a transfer went: straight to its host, through a proxy, or either, where af
+    /// cannot read the `no_proxy` list as libcurl does.
+    private enum ProxyRoute {
+        case direct
+        case through(String)
+        case undecided(String)
+    }
+
+    private static func proxyRoute(_ transfer: Transfer) -> ProxyRoute {
         let options = transfer.description.options
-        guard let proxy = options.proxy.explicitProxy(forScheme: transfer.url.scheme),
-              options.proxy.bypassesProxy(forHost: transfer.url.host) == false,
-              options.unixSocketPath == nil else { return nil }
-        return proxy
+        guard let proxy = options.proxy.explicitProxy(forScheme: transfer.url.scheme), options.unixSocketPath == nil else { return .direct }
+        switch options.proxy.bypassesProxy(forHost: transfer.url.host) {
+        case false?: return .through(proxy)
+        case true?: return .direct
+        case nil: return .undecided(proxy)
+        }
     }
 
     /// The address the transfer connected to, with a leading space (` 127.0.0.1:3128`), for a
