@@ -1,4 +1,4 @@
-@_spi(Locking) import AFEngine
+import AFEngine
 
 /// Prints one line per scheduled retry: the attempt, the reason and the delay; or, for the
 /// attempt made again after `--auth-cmd`'s authenticator renewed the token on a 401 (a
