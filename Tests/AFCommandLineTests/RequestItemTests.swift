@@ -139,6 +139,15 @@ import Testing
         #expect(try URLBuilder.build(argument, https: https, query: [], pathAsIs: false).string == expected)
     }
 
+    /// An argument of nothing but blanks or control characters is an empty URL: one of
+    /// control characters was read as "http://" ("no host part … check the URL ''").
+    @Test(arguments: [("", ""), (" \t", " (only blanks)"), ("\r", " (only blanks and control characters)"), ("\u{1} \n", " (only blanks and control characters)")])
+    func anArgumentOfNothingButBlanksIsAnEmptyURL(argument: String, what: String) {
+        #expect(throws: CommandFailure.usage("the URL argument is empty\(what); give the URL to request (a variable that should hold it may be unset)")) {
+            try URLBuilder.build(argument, https: false, query: [], pathAsIs: false)
+        }
+    }
+
     /// The mending alone, byte by byte: only http and https (any case), only a slash short or
     /// over, and never when nothing follows the slashes.
     @Test(arguments: [

@@ -8,11 +8,13 @@ enum URLBuilder {
     /// Applies shorthands (`:3000/x`, `example.org`, `--https`), percent-encodes characters
     /// that cannot appear in a URL, and appends query items.
     static func build(_ given: String, https: Bool, query: [(String, String)], pathAsIs: Bool) throws(CommandFailure) -> HTTPURL {
-        // An empty argument (`af "$URL"` with URL unset) read as "http://", with no host.
-        if given.utf8.allSatisfy({ $0 == 32 || $0 == 9 }) {
-            throw .usage("the URL argument is empty\(given.isEmpty ? "" : " (only blanks)"); give the URL to request (a variable that should hold it may be unset)")
-        }
+        // An empty argument (`af "$URL"` with URL unset) read as "http://", with no host; so
+        // did one of nothing but control characters ("check the URL ''").
         let argument = withoutSurroundingControls(given)
+        if argument.isEmpty {
+            let what = given.isEmpty ? "" : given.utf8.allSatisfy({ $0 == 32 || $0 == 9 }) ? " (only blanks)" : " (only blanks and control characters)"
+            throw .usage("the URL argument is empty\(what); give the URL to request (a variable that should hold it may be unset)")
+        }
         let expanded = try expand(argument, https: https)
         var text = encodeInvalidCharacters(expanded)
         if !query.isEmpty {
