@@ -254,6 +254,23 @@ import Testing
         #expect(try String(contentsOfFile: counter, encoding: .utf8) == "2\n")
     }
 
+    /// A POST that fails after a refresh is still told why `--retry` did not retry it: the
+    /// refresh made two attempts, and the hint looked for one.
+    @Test func aPostNotRetriedAfterARefreshSaysWhy() throws {
+        server.route("/expired-then-down") { request, _ in
+            request.header("Authorization") != "Bearer token-2" ? .response(status: 401) : .response(status: 503)
+        }
+        let (command, _) = try counterScript()
+        let result = InProcessAF.run(["--retry=2", "--check-status", "--auth-cmd", command, "post", server.url("/expired-then-down"), "a=1"])
+        #expect(result.status == 5)
+        #expect(result.err == """
+            af: server answered 401 Unauthorized: it refused the token; running --auth-cmd again for a new one
+            af: error: server answered 503 Service Unavailable (after 2 attempts) (POST is not retried without --retry-all-methods)
+
+            """)
+        #expect(server.hits("/expired-then-down") == 2)
+    }
+
     /// The lines of a batch share one --auth-cmd token: the command runs once for all of
     /// them, and once more when the token is refused, however many lines the 401 reached (it
     /// ran once per line, and again per refused line).

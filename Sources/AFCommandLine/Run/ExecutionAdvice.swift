@@ -7,7 +7,7 @@ extension Execution {
     /// Everything to add to `message`, the account of `error` ending `response`.
     func advice(for error: AFError, response: Response, message: String) -> String {
         ExitMapping.redirectHint(for: error, head: response.head, follow: settings.follow)
-            + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, attempts: response.tries)
+            + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, retries: response.retries)
             + priorKnowledgeHint(error) + addressFamilyHint(error, response: response) + authenticationHint(error, response: response) + methodAsURLHint(error)
             + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
     }
@@ -116,9 +116,9 @@ extension Execution {
 
     /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a
     /// user who asked for retries would otherwise not know they were skipped.
-    fileprivate func notRetriedHint(_ error: AFError, attempts: Int) -> String {
+    fileprivate func notRetriedHint(_ error: AFError, retries: Int) -> String {
         let method = built.description.method
-        guard settings.retry > 0, !settings.retryAllMethods, attempts == 1, !HTTPMethod.idempotent.contains(method) else { return "" }
+        guard settings.retry > 0, !settings.retryAllMethods, retries == 0, !HTTPMethod.idempotent.contains(method) else { return "" }
         let policy = RetryPolicy(retryLimit: settings.retry, retryableStatuses: settings.retryOn ?? RetryPolicy.defaultRetryableStatuses)
         guard policy.isRetryable(error.underlyingError) else { return "" }
         return " (\(method.rawValue) is not retried without --retry-all-methods)"

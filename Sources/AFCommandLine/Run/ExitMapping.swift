@@ -159,6 +159,10 @@ extension Response {
     /// How many times the request was tried: one, and one more for each retry. Redirect hops
     /// are not tries: "(after 2 attempts)" once followed a redirect and a single failure.
     var tries: Int { 1 + attempts.reduce(0) { $0 + ($1.retryDelay == nil ? 0 : 1) } }
+
+    /// How many of those tries were retries (`--retry`'s), not tries again with renewed
+    /// credentials (an `--auth-cmd` refresh).
+    var retries: Int { attempts.reduce(0) { $0 + ($1.retryDelay == nil || $1.refreshed ? 0 : 1) } }
 }
 
 extension AFError {

@@ -424,7 +424,10 @@ public final class Request: Sendable, TransferDelegate {
             let scheduled = mutable.write { state -> (Int, Int)? in
                 guard !state.state.isTerminal else { return nil }
                 if refreshed { state.refreshCount += 1 } else { state.retryCount += 1 }
-                if !state.attempts.isEmpty { state.attempts[state.attempts.count - 1].retryDelay = delay }
+                if !state.attempts.isEmpty {
+                    state.attempts[state.attempts.count - 1].retryDelay = delay
+                    state.attempts[state.attempts.count - 1].refreshed = refreshed
+                }
                 return (state.generation, state.attempts.count + 1)
             }
             guard let (generation, next) = scheduled else { return }

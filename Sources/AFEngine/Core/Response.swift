@@ -119,6 +119,12 @@ public struct Attempt: Sendable {
         get { storage.values.retryDelay }
         _modify { yield &storage.values.retryDelay }
     }
+    /// Whether the attempt after this one followed renewed credentials
+    /// (`RetryResult.retryAfterRefresh`) rather than a retry the retry limit counts.
+    public var refreshed: Bool {
+        get { storage.values.refreshed }
+        _modify { yield &storage.values.refreshed }
+    }
     /// Trailer fields the server sent after the body (chunked HTTP/1.1, HTTP/2).
     public var trailers: HTTPHeaders {
         get { storage.values.trailers }
@@ -142,6 +148,7 @@ public struct Attempt: Sendable {
         var error: AFError?
         var bodyPreview: [UInt8]
         var retryDelay: Double?
+        var refreshed = false
         var trailers: HTTPHeaders
     }
 
