@@ -1,5 +1,6 @@
 @testable import AFCommandLine
 @_spi(Locking) import AFEngine
+import AFInProcess
 import AFTestSupport
 import Foundation
 import Testing
@@ -92,5 +93,50 @@ import Testing
         Thread.sleep(forTimeInterval: 0.5)
         #expect(server.hits("/silent-twice") == 2)
         #expect(said.value.count == 2, "\(said.value)")
+    }
+
+    /// A line of a batch that waits is named, by its line: a CI log has no progress line to
+    /// show which line holds the batch. Not with -q.
+    @Test func aSilentLineOfABatchIsNamed() throws {
+        server.route("/answered") { _, _ in .text("ok") }
+        server.route("/late") { _, _ in
+            .custom { connection in
+                Thread.sleep(forTimeInterval: 1.5)
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlate")
+            }
+        }
+        let directory = try TemporaryDirectory.make(prefix: "silent-batch")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lines = [server.url("/answered"), server.url("/late"), server.url("/answered")].joined(separator: "\n")
+        let path = try TemporaryDirectory.write(lines, named: "lines.txt", in: directory)
+        let result = InProcessAF.run(["batch", "--parallel=3", path], noticeDelays: NoticeDelays(silentServer: 0.4))
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "oklateok")
+        #expect(result.err == "af: line 2: 127.0.0.1:\(server.port) has not answered for 400ms; still waiting (--timeout=SECONDS sets a limit)\n")
+        let quiet = InProcessAF.run(["batch", "-q", "--parallel=3", path], noticeDelays: NoticeDelays(silentServer: 0.4))
+        #expect(quiet.status == 0 && quiet.err.isEmpty, "\(quiet.err)")
+    }
+
+    /// The watch holds a request only while it waits for its answer: after 40 answered
+    /// requests it holds none, while a silent one waits it holds that one.
+    @Test func theWatchHoldsOnlyRequestsThatWait() {
+        server.route("/quick") { _, _ in .text("ok") }
+        server.route("/slow") { _, _ in .custom { connection in Thread.sleep(forTimeInterval: 1); connection.close() } }
+        let watch = SilenceWatch()
+        let notice = SilenceNotice(seconds: 30, sendsBody: false, watch: watch) { _ in }
+        let session = Session(configuration: .init(eventMonitors: [notice]))
+        for _ in 0..<40 {
+            #expect(session.request(RequestDescription(url: server.url("/quick"))).run().head?.status == 200)
+        }
+        #expect(watch.count == 0)
+        // A connection of its own: libcurl sends a request again, at once, when a reused
+        // connection closes without an answer.
+        let request = Session(configuration: .init(eventMonitors: [notice])).request(RequestDescription(url: server.url("/slow")))
+        let started = Thread { _ = request.run() }
+        started.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(watch.count == 1)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(watch.count == 0)
     }
 }

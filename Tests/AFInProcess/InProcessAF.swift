@@ -11,9 +11,11 @@ import Glibc
 /// working directory, a terminal, a crash or hang that must not take the runner with it).
 public enum InProcessAF {
     /// Runs `arguments` as `AF.run` would and returns what it wrote and its exit status;
-    /// `unsetting` removes variables `AF.environment` would set.
+    /// `unsetting` removes variables `AF.environment` would set; `noticeDelays` shortens the
+    /// waits before af says what it waits for.
     public static func run(
-        _ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:], unsetting: [String] = []
+        _ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:], unsetting: [String] = [],
+        noticeDelays: NoticeDelays = NoticeDelays()
     ) -> AFResult {
         var variables = AF.environment(extra)
         for name in unsetting { variables.removeValue(forKey: name) }
@@ -54,7 +56,7 @@ public enum InProcessAF {
             input = ends.read
             heldOpen = ends.write
         }
-        let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr)
+        let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr, noticeDelays: noticeDelays)
         let status = AFCommand.run(environment)
         for fd in [input, stdout, stderr] + (heldOpen.map { [$0] } ?? []) { close(fd) }
         return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: status, timedOut: false)

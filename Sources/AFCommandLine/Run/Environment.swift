@@ -19,6 +19,7 @@ public struct Environment: Sendable {
         var stderrIsTerminal: Bool
         var terminalWidth: Int
         var undecodableArgument: String?
+        var noticeDelays: NoticeDelays
     }
 
     private var storage: CopyOnWrite<Values>
@@ -149,6 +150,12 @@ public struct Environment: Sendable {
         set { storage.values.undecodableArgument = newValue }
     }
 
+    /// How long af lets a wait last before it says on standard error what it waits for.
+    public var noticeDelays: NoticeDelays {
+        get { storage.values.noticeDelays }
+        set { storage.values.noticeDelays = newValue }
+    }
+
     /// Collects the surroundings; defaults suit a test that reads nothing and is not on a terminal.
     public init(
         arguments: [String],
@@ -160,12 +167,13 @@ public struct Environment: Sendable {
         stdoutIsTerminal: Bool = false,
         stderrIsTerminal: Bool = false,
         terminalWidth: Int = 80,
-        undecodableArgument: String? = nil
+        undecodableArgument: String? = nil,
+        noticeDelays: NoticeDelays = NoticeDelays()
     ) {
         storage = CopyOnWrite(Values(
             arguments: arguments, variables: variables, derived: Derived(variables), stdin: stdin, stdout: stdout, stderr: stderr,
             stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
-            terminalWidth: terminalWidth, undecodableArgument: undecodableArgument
+            terminalWidth: terminalWidth, undecodableArgument: undecodableArgument, noticeDelays: noticeDelays
         ))
     }
 
@@ -235,4 +243,16 @@ public struct Environment: Sendable {
 
     /// A directory for temporary files.
     public var temporaryDirectory: String { derived.temporaryDirectory }
+}
+
+/// How long af lets a wait last before it says once on standard error what it waits for, so
+/// that a CI log shows where a job is held; tests wait less.
+public struct NoticeDelays: Sendable {
+    /// A server that has taken a request and not answered it (`SilenceNotice`).
+    public var silentServer: Double
+
+    /// The defaults: 30 seconds for a server.
+    public init(silentServer: Double = 30) {
+        self.silentServer = silentServer
+    }
 }

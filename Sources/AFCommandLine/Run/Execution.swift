@@ -362,10 +362,10 @@ final class Execution {
         monitors.append(printer)
         monitors.append(RedirectNotice(stderr: stderr))
         if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
-        // A line of a batch waits with the others, under the batch's progress line.
-        if !settings.quiet, settings.timeout == nil, batch == nil {
+        // In a batch too: a line that waits holds the batch, and a CI log shows no progress line.
+        if !settings.quiet, settings.timeout == nil {
             let stderr = stderr
-            monitors.append(SilenceNotice(sendsBody: !built.description.body.isEmpty) { text in stderr.writeNotice(text) })
+            monitors.append(SilenceNotice(seconds: environment.noticeDelays.silentServer, sendsBody: !built.description.body.isEmpty) { text in stderr.writeNotice(text) })
         }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         if settings.debug { monitors.append(TransportLogMonitor(output: stderr, redaction: DebugRedaction(secretHeaders: settings.secretHeaders))) }

@@ -1,59 +1,56 @@
 @_spi(Locking) import AFEngine
-import Dispatch
 
 /// Says once on standard error when a server has taken a request and not answered for a
 /// while: without `--timeout` af waits as long as the server does (as curl and HTTPie do),
 /// and a CI job's log otherwise shows nothing until the job's own limit ends it. Counted
 /// from when the request could go out (its connection ready): a body still going up is no
-/// silence.
+/// silence. The process's `SilenceWatch` looks at it while it waits.
 final class SilenceNotice: EventMonitor, Sendable {
-    /// How long a server may be silent before af says so.
-    static let seconds = 30.0
-
     private struct State: Sendable {
-        /// The URL of the current attempt, whose origin a notice names.
-        var url = ""
+        /// The request while it waits, whose origin a notice names.
+        var request: Request?
         /// An attempt waits for a response head; when it last sent a byte.
         var waiting = false
         var lastActivity = 0.0
         var sent: Int64 = 0
         /// That attempt's silence was told already.
         var told = false
-        /// A check is scheduled.
-        var checking = false
     }
 
     private let seconds: Double
     private let write: @Sendable (String) -> Void
+    private let watch: SilenceWatch
     private let state = Protected(State())
     let interests: RequestEvent.Interests
 
-    /// `write` takes the notice's text (without `af: `). `sendsBody`: the request has a body,
-    /// whose upload progress is watched (libcurl's progress callback, which a download
-    /// would otherwise pay for on every piece it receives).
-    init(seconds: Double = SilenceNotice.seconds, sendsBody: Bool, write: @escaping @Sendable (String) -> Void) {
+    /// `seconds`: how long a server may be silent before af says so
+    /// (`NoticeDelays.silentServer`). `write` takes the notice's text (without `af: `).
+    /// `sendsBody`: the request has a body, whose upload progress is watched (libcurl's
+    /// progress callback, which a download would otherwise pay for on every piece it
+    /// receives).
+    init(seconds: Double, sendsBody: Bool, watch: SilenceWatch = .shared, write: @escaping @Sendable (String) -> Void) {
         self.seconds = seconds
         self.write = write
-        // Not `requestSent`: it is made only where the sent head is recorded, for -v.
-        let always: RequestEvent.Interests = [.attemptStarted, .connected, .responseHead, .informational, .attemptFinished, .finished]
+        self.watch = watch
+        // Not `requestSent`: it is made only where the sent head is recorded, for -v. Every
+        // attempt that connected ends with `attemptFinished`.
+        let always: RequestEvent.Interests = [.connected, .responseHead, .informational, .attemptFinished]
         interests = sendsBody ? always.union(.progress) : always
     }
 
     func request(_ request: Request, didEmit event: RequestEvent) {
         let now = Monotonic.now()
         switch event.kind {
-        case .attemptStarted(_, _, _, let url):
-            state.write { $0.url = url }
         case .connected:
-            let schedule = state.write { state -> Bool in
+            // The watch is told under the lock, in the order the request's turns come.
+            state.write { state in
+                state.request = request
                 state.waiting = true
                 state.lastActivity = now
                 state.sent = 0
                 state.told = false
-                defer { state.checking = true }
-                return !state.checking
+                watch.watch(self, due: now + seconds)
             }
-            if schedule { check(after: seconds) }
         case .progress(let progress):
             state.write { state in
                 guard state.waiting, progress.sent != state.sent else { return }
@@ -63,37 +60,41 @@ final class SilenceNotice: EventMonitor, Sendable {
         case .informational:
             // `100 Continue` or `103 Early Hints` is no answer yet; the silence starts anew.
             state.write { $0.lastActivity = now }
-        case .responseHead, .attemptFinished, .finished:
-            state.write { $0.waiting = false }
+        case .responseHead, .attemptFinished:
+            state.write { state in
+                state.waiting = false
+                state.request = nil
+                watch.unwatch(self)
+            }
         default:
             break
         }
     }
 
-    /// Looks again in `delay` seconds: tells a silence that has lasted, or waits for the rest
-    /// of one that has not yet.
-    private func check(after delay: Double) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-            let now = Monotonic.now()
-            enum Next { case stop, tell(String), wait(Double) }
-            let next = state.write { state -> Next in
-                guard state.waiting, !state.told else {
-                    state.checking = false
-                    return .stop
-                }
-                let silent = now - state.lastActivity
-                guard silent >= seconds else { return .wait(seconds - silent) }
-                state.told = true
-                state.checking = false
-                return .tell(state.url)
+    /// For the watch, at `now`: tells a silence that has lasted, and leaves the watch then,
+    /// as when the request waits no longer (nil); otherwise the time it may turn silent.
+    func check(at now: Double) -> Double? {
+        enum Next { case done, tell(Request), due(Double) }
+        let next = state.write { state -> Next in
+            guard state.waiting, !state.told, let request = state.request else {
+                watch.unwatch(self)
+                return .done
             }
-            switch next {
-            case .stop: break
-            case .wait(let rest): check(after: rest)
-            case .tell(let url):
-                let origin = (try? HTTPURL(parsing: url))?.authority ?? url
-                write("\(origin) has not answered for \(Format.seconds(seconds)); still waiting (--timeout=SECONDS sets a limit)")
-            }
+            guard now - state.lastActivity >= seconds else { return .due(state.lastActivity + seconds) }
+            state.told = true
+            watch.unwatch(self)
+            return .tell(request)
+        }
+        switch next {
+        case .done:
+            return nil
+        case .due(let due):
+            return due
+        case .tell(let request):
+            let url = request.currentDescription.url
+            let origin = (try? HTTPURL(parsing: url))?.authority ?? url
+            write("\(origin) has not answered for \(Format.seconds(seconds)); still waiting (--timeout=SECONDS sets a limit)")
+            return nil
         }
     }
 }
