@@ -31,7 +31,7 @@ complete -c af -s v -l verbose -d 'Print the whole exchange (-p HBhb); -vv adds 
 complete -c af -l no-verbose -d 'Undo --verbose'
 complete -c af -s m -l meta -d 'Also print metadata: timings, addresses and sizes of every attempt'
 complete -c af -l no-meta -d 'Undo --meta'
-complete -c af -s q -l quiet -d 'Print nothing on standard output, and no progress or notices'
+complete -c af -s q -l quiet -d 'Print nothing on standard output, and no progress or notices; -qq no warnings either'
 complete -c af -l no-quiet -d 'Undo --quiet'
 complete -c af -l all -d 'With --follow, print every hop of a redirect chain, not just the last'
 complete -c af -l no-all -d 'Undo --all'

@@ -497,6 +497,40 @@ import Testing
         #expect(result.err == "af: redirect to \(second.url("/echo")) leaves the origin; not sending Authorization, Cookie, X-Api-Key there (--location-trusted keeps them)\n")
     }
 
+    /// The notice of what a redirect left behind stays with -q and goes with -qq, whose
+    /// standard error holds only errors.
+    @Test func twiceQuietLeavesOutTheRedirectNotice() throws {
+        first.route("/hop-quietly") { _, _ in .response(status: 302, headers: [("Location", self.second.url("/echo"))]) }
+        let notice = "af: redirect to \(second.url("/echo")) leaves the origin; not sending Authorization there (--location-trusted keeps them)\n"
+        #expect(InProcessAF.run(["-q", "-F", "-a", "ada:secret", first.url("/hop-quietly")]).err == notice)
+        let result = InProcessAF.run(["-qq", "-F", "-a", "ada:secret", first.url("/hop-quietly")])
+        #expect(result.status == 0)
+        #expect(result.err.isEmpty, "\(result.err)")
+        #expect(second.requests(to: "/echo").last?.header("Authorization") == nil)
+    }
+
+    /// In a batch, `-qq` given to the batch or on a line of its own leaves that notice out;
+    /// a line's error and the run's one error line stay.
+    @Test func twiceQuietInABatchLeavesOnlyErrors() throws {
+        first.route("/hop-in-batch") { _, _ in .response(status: 302, headers: [("Location", self.second.url("/echo"))]) }
+        let directory = try TemporaryDirectory.make(prefix: "quiet-batch")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let hop = "-F -a ada:secret \(first.url("/hop-in-batch"))"
+        let port = try TestServer.closedPort()
+        let refused = "http://127.0.0.1:\(port)/"
+        let errors = "af: line 2: error: connection refused by 127.0.0.1:\(port); is the server running?\n"
+            + "af: error: 1 of 2 requests failed (line 2)\n"
+        let lines = try TemporaryDirectory.write("\(hop)\n\(refused)\n", named: "lines.txt", in: directory)
+        let batch = InProcessAF.run(["batch", "-qq", lines])
+        #expect(batch.status == 1)
+        #expect(batch.err == errors)
+        let own = try TemporaryDirectory.write("-qq \(hop)\n\(refused)\n", named: "own.txt", in: directory)
+        let line = InProcessAF.run(["batch", own])
+        #expect(line.err == errors)
+        let once = InProcessAF.run(["batch", "-q", lines])
+        #expect(once.err == "af: line 1: redirect to \(second.url("/echo")) leaves the origin; not sending Authorization there (--location-trusted keeps them)\n" + errors)
+    }
+
     /// A Host header given for the first host was sent to the host a redirect named, which
     /// then served (or refused) a site of the first; it stays only while the host does, as in
     /// curl, --location-trusted or not.

@@ -97,6 +97,25 @@ import Testing
         }
     }
 
+    /// `-q` keeps warnings, as HTTPie's does; `-qq` leaves them out too (only errors), and
+    /// `--no-quiet` undoes both.
+    @Test func twiceQuietLeavesOutWarnings() throws {
+        let server = try server(try pki.selfSigned(name: "quiet"))
+        let warning = "af: warning: certificate verification is off (--verify=no); anyone on the path can read and change this exchange\n"
+        #expect(InProcessAF.run(["-q", "-k", server.url("/get")]).err == warning)
+        for quiet in [["-qq"], ["-q", "--quiet"]] {
+            let result = InProcessAF.run(quiet + ["-k", server.url("/get")])
+            #expect(result.status == 0)
+            #expect(result.out.isEmpty && result.err.isEmpty, "\(result.err)")
+        }
+        #expect(InProcessAF.run(["-qq", "--no-quiet", "-b", "-k", server.url("/get")]).err == warning)
+        // Errors still go to standard error.
+        server.route("/missing") { _, _ in .response(status: 404) }
+        let failed = InProcessAF.run(["-qq", "-k", "--check-status", server.url("/missing")])
+        #expect(failed.status == 4)
+        #expect(failed.err == "af: error: server answered 404 Not Found\n")
+    }
+
     @Test func publicKeyPinsAreCheckedInTheHandshake() throws {
         let issued = try pki.issue(name: "pinned")
         let server = try server(issued)

@@ -108,9 +108,12 @@ public enum OptionTable {
         OptionSpec(.meta, "meta", short: "m", group: .output, help: "Also print metadata: timings, addresses and sizes of every attempt",
                    binding: .flag(\.meta)),
         OptionSpec(.quiet, "quiet", short: "q", group: .output,
-                   help: "Print nothing on standard output, and no progress or notices",
-                   details: "Print nothing on standard output, and leave out the progress bar, retry notices and download summary on standard error. Errors and warnings still go to standard error and the exit status is unchanged.",
-                   binding: .flag(\.quiet)),
+                   help: "Print nothing on standard output, and no progress or notices; -qq no warnings either",
+                   details: "Print nothing on standard output, and leave out the progress bar, retry notices and download summary on standard error. Errors and warnings still go to standard error and the exit status is unchanged. Given twice (-qq), warnings and every other notice are left out too: only errors reach standard error.",
+                   binding: .custom(.flag, sample: nil) { settings, option in
+                       settings.quietWarnings = !option.negated && settings.quiet
+                       settings.quiet = !option.negated
+                   }),
         OptionSpec(.all, "all", group: .output, help: "With --follow, print every hop of a redirect chain, not just the last",
                    binding: .flag(\.all)),
         OptionSpec(.pretty, "pretty", value: .required("MODE"), group: .output,

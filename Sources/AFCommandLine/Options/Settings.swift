@@ -90,6 +90,8 @@ struct Settings: Sendable {
         var verbose = 0
         var meta = false
         var quiet = false
+        /// `-qq`: warnings and notices left out too; only errors on standard error.
+        var quietWarnings = false
         var all = false
         var pretty: Pretty?
         var style: Style = .auto

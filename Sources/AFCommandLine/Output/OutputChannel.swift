@@ -42,6 +42,8 @@ final class OutputChannel: Sendable {
     /// Runs before each write to the descriptor (a batch erases its progress line from the
     /// terminal both share).
     private let beforeWriting: (@Sendable () -> Void)?
+    /// `writeNotice` writes nothing (`-qq`): only errors reach the descriptor.
+    private let mutesNotices: Bool
     private let state: Mutex<State>
 
     convenience init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
@@ -51,11 +53,13 @@ final class OutputChannel: Sendable {
     }
 
     private init(
-        fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)?, copiesInKernel: Bool, beforeWriting: (@Sendable () -> Void)? = nil
+        fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)?, copiesInKernel: Bool, beforeWriting: (@Sendable () -> Void)? = nil,
+        mutesNotices: Bool = false
     ) {
         self.fd = fd
         self.copiesInKernel = copiesInKernel
         self.beforeWriting = beforeWriting
+        self.mutesNotices = mutesNotices
         state = Mutex(State())
         self.isTerminal = isTerminal
         self.rewrite = rewrite
@@ -67,6 +71,7 @@ final class OutputChannel: Sendable {
         fd = nil
         copiesInKernel = false
         beforeWriting = nil
+        mutesNotices = false
         state = Mutex(State(held: HeldOutput(limit: limit, takeFile: spill)))
         self.isTerminal = isTerminal
         rewrite = nil
@@ -75,13 +80,20 @@ final class OutputChannel: Sendable {
     /// The same descriptor, not taken for a terminal, with each message rewritten by
     /// `rewrite`. Nil for a held channel.
     func rewriting(_ rewrite: @escaping @Sendable (String) -> String) -> OutputChannel? {
-        fd.map { OutputChannel(fd: $0, isTerminal: false, rewrite: rewrite, copiesInKernel: copiesInKernel) }
+        fd.map { OutputChannel(fd: $0, isTerminal: false, rewrite: rewrite, copiesInKernel: copiesInKernel, mutesNotices: mutesNotices) }
+    }
+
+    /// The same channel with its notices left out (`-qq`): `writeNotice` writes nothing, and
+    /// only errors are written. Itself when it mutes them already, or is a held channel.
+    func mutingNotices() -> OutputChannel {
+        guard !mutesNotices, let fd else { return self }
+        return OutputChannel(fd: fd, isTerminal: isTerminal, rewrite: rewrite, copiesInKernel: copiesInKernel, beforeWriting: beforeWriting, mutesNotices: true)
     }
 
     /// The same descriptor, as much a terminal as this one, running `prelude` before each
     /// write. Nil for a held channel.
     func preceding(eachWriteWith prelude: @escaping @Sendable () -> Void) -> OutputChannel? {
-        fd.map { OutputChannel(fd: $0, isTerminal: isTerminal, rewrite: rewrite, copiesInKernel: copiesInKernel, beforeWriting: prelude) }
+        fd.map { OutputChannel(fd: $0, isTerminal: isTerminal, rewrite: rewrite, copiesInKernel: copiesInKernel, beforeWriting: prelude, mutesNotices: mutesNotices) }
     }
 
     /// The width of the terminal this channel writes to, read now (a terminal can be resized
@@ -231,13 +243,19 @@ final class OutputChannel: Sendable {
     /// Writes an error line, `af: error: MESSAGE`, ignoring failures. The message's control
     /// characters are shown, not written (`Quote.controls`): it may quote a server's words.
     func writeError(_ message: String) {
-        writeNotice("error: \(message)")
+        writeLine("error: \(message)")
     }
 
     /// Writes one line of af's own on standard error, `af: MESSAGE` (a warning, a retry or
-    /// a saved file), ignoring failures. Control characters are shown, not written
-    /// (`Quote.controls`): messages quote file names, URLs and servers' words.
+    /// a saved file), ignoring failures; nothing on a channel that mutes notices (`-qq`).
     func writeNotice(_ message: String) {
+        guard !mutesNotices else { return }
+        writeLine(message)
+    }
+
+    /// Writes `af: MESSAGE` and a line break. Control characters are shown, not written
+    /// (`Quote.controls`): messages quote file names, URLs and servers' words.
+    private func writeLine(_ message: String) {
         writeQuietly("af: \(Quote.controls(message))\n")
     }
 

@@ -5,7 +5,7 @@ public enum AFCommand {
     /// Runs af with `environment` and returns the exit status.
     public static func run(_ environment: Environment) -> Int32 {
         let stdout = OutputChannel(fd: environment.stdout, isTerminal: environment.stdoutIsTerminal)
-        let stderr = OutputChannel(fd: environment.stderr, isTerminal: environment.stderrIsTerminal)
+        var stderr = OutputChannel(fd: environment.stderr, isTerminal: environment.stderrIsTerminal)
         SignalWatcher.arm()
         // For an error's word on options the config file set.
         var parsedSettings: Settings?
@@ -15,6 +15,7 @@ public enum AFCommand {
             }
             let (settings, positionals) = try parse(environment)
             parsedSettings = settings
+            if settings.quietWarnings { stderr = stderr.mutingNotices() }
             if settings.debug {
                 DebugReport.write(settings: settings, positionals: positionals, environment: environment, to: stderr)
                 // `af --debug` alone is asked for the report (versions for a bug report), as in HTTPie.

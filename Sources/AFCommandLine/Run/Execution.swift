@@ -33,7 +33,8 @@ final class Execution {
         self.built = built
         self.environment = environment
         self.stdout = stdout
-        self.stderr = stderr
+        // A line of a batch may give -qq of its own.
+        self.stderr = settings.quietWarnings ? stderr.mutingNotices() : stderr
         plan = madePlan ?? OutputPlan.make(settings: settings, environment: environment)
         // `af batch` makes the configuration of its own settings once for all lines that
         // have no options of their own (its files are checked and read once).
@@ -42,7 +43,7 @@ final class Execution {
         } else {
             trust = try TrustConfiguration.make(settings: settings, environment: environment, usesTLS: built.url.scheme == "https")
         }
-        download = try Self.makeDownload(settings: settings, built: built, streams: (environment.stdout, environment.stderr), stderr: stderr)
+        download = try Self.makeDownload(settings: settings, built: built, streams: (environment.stdout, environment.stderr), stderr: self.stderr)
         // `af batch` reads ~/.netrc once for all its lines.
         if settings.ignoreNetrc {
             netrc = nil
