@@ -369,6 +369,7 @@ public enum OptionTable {
                    completion: .choices(["tls1.2", "tls1.3"]),
                    binding: .choice(\.ssl, TLSOptions.Version.self)),
         OptionSpec(.ciphers, "ciphers", value: .required("LIST"), group: .tls, help: "OpenSSL cipher list to offer",
+                   details: "The ciphers to offer, separated by colons: OpenSSL's names and cipher-list words for TLS 1.2 (ECDHE-RSA-AES128-GCM-SHA256, HIGH:!aNULL), and TLS 1.3's suite names (TLS_AES_128_GCM_SHA256). OpenSSL sets the two apart: a list without TLS_ names leaves TLS 1.3 its default suites, so a server that speaks TLS 1.3 is reached with one of those, as with curl's --ciphers. A list OpenSSL knows no name of is a usage error.",
                    binding: .text(\.ciphers, sample: "ECDHE-RSA-AES128-GCM-SHA256")),
         OptionSpec(.pin, "pin", value: .required("sha256//BASE64"), group: .tls,
                    help: "Require a public key with this SPKI hash in the server's chain (repeatable)",
