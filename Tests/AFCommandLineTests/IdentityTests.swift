@@ -852,6 +852,17 @@ import Testing
         #expect(refused.status == 1)
         #expect(refused.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 407; give the proxy's credentials in its URL (--proxy=https:http://USER:PASSWORD@HOST:PORT), which af sends with Basic authentication (a proxy that asks for another scheme refuses them)\n")
         #expect(proxy.requests.map(\.method) == ["CONNECT"], "not retried")
+        // Credentials it refused, from --proxy's URL or a variable's, are not asked for again.
+        let withCredentials = "http://ada:wrong@127.0.0.1:\(proxy.port)"
+        let refusedCredentials = "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to example.test:443: it answered 407; it refused the credentials in the proxy's URL, which af sends with Basic authentication (a proxy that asks for another scheme refuses them)\n"
+        #expect(InProcessAF.run(["--proxy=https:\(withCredentials)", "https://example.test/x"]).err == refusedCredentials)
+        #expect(InProcessAF.run(["https://example.test/x"], environment: ["https_proxy": withCredentials]).err
+                == refusedCredentials.dropLast() + " (the proxy is set by https_proxy in the environment; unset it, or list the host in no_proxy, to connect directly)\n")
+        // A plain http request gets the proxy's 407 as its answer; with --check-status the
+        // error says the same.
+        let plain = InProcessAF.run(["--check-status", "--proxy=http:\(proxy.baseURL)", "http://example.test/x"])
+        #expect(plain.status == 4)
+        #expect(plain.err == "af: error: server answered 407 Status; give the proxy's credentials in its URL (--proxy=http:http://USER:PASSWORD@HOST:PORT), which af sends with Basic authentication (a proxy that asks for another scheme refuses them)\n")
         let forbidden = InProcessAF.run(["--proxy=https:\(proxy.baseURL)", "https://forbidden.test/x"])
         #expect(forbidden.status == 1)
         #expect(forbidden.err == "af: error: the proxy 127.0.0.1:\(proxy.port) did not open a tunnel to forbidden.test:443: it answered 403; check --proxy and the proxy's rules\n")

@@ -9,7 +9,7 @@ extension Execution {
         ExitMapping.redirectHint(for: error, head: response.head, follow: settings.follow)
             + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, retries: response.retries)
             + priorKnowledgeHint(error) + addressFamilyHint(error, response: response) + authenticationHint(error, response: response) + methodAsURLHint(error)
-            + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
+            + proxyCredentialsHint(error) + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
     }
 
     /// A 401: Digest when the challenge asks for it and af sent Basic or nothing; credentials
@@ -112,6 +112,33 @@ extension Execution {
             guard HTTPMethod.standard.contains(HTTPMethod(rawValue: host.uppercased())) else { return "" }
             return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
         }
+    }
+
+    /// A proxy that asked for credentials (407 to the CONNECT of an https request, or as the
+    /// answer to a plain http one with `--check-status`): how to give them, or, when the
+    /// proxy's URL (`--proxy`'s or the variable's) held some, that it refused those.
+    fileprivate func proxyCredentialsHint(_ error: AFError) -> String {
+        let scheme = built.url.scheme
+        let proxy = built.description.options.proxy.explicitProxy(forScheme: scheme) ?? environment.proxyVariable(forScheme: scheme)?.value
+        switch error.underlyingError {
+        case .transport(let failure):
+            guard case .tunnelRefused(407)? = failure.cause else { return "" }
+        case .responseValidationFailed(407, _):
+            // The proxy's own answer, unless the request went around it (or there is none).
+            guard let proxy, !proxy.isEmpty, built.description.options.proxy.bypassesProxy(forHost: built.url.host) != true else { return "" }
+        default:
+            return ""
+        }
+        let basic = "which af sends with Basic authentication (a proxy that asks for another scheme refuses them)"
+        if let proxy, Self.holdsCredentials(proxy) { return "; it refused the credentials in the proxy's URL, \(basic)" }
+        return "; give the proxy's credentials in its URL (--proxy=\(scheme):http://USER:PASSWORD@HOST:PORT), \(basic)"
+    }
+
+    /// Whether a proxy's URL (`http://user:pw@proxy:3128`, or without its scheme) has a user
+    /// part.
+    fileprivate static func holdsCredentials(_ proxy: String) -> Bool {
+        let afterScheme = proxy.utf8Offset(of: "://").map { proxy.utf8.dropFirst($0 + 3) } ?? proxy.utf8[...]
+        return afterScheme.prefix { $0 != UInt8(ascii: "/") }.contains(UInt8(ascii: "@"))
     }
 
     /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a

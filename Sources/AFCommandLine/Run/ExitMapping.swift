@@ -91,7 +91,8 @@ enum ExitMapping {
         case .inflatedTooFar:
             return message + "; if you trust the server, --max-filesize=SIZE accepts up to SIZE decoded (or -d saves the compressed bytes)"
         case .tunnelRefused(let status):
-            return message + (status == 407 ? "; give the proxy's credentials in its URL (--proxy=https:http://USER:PASSWORD@HOST:PORT), which af sends with Basic authentication (a proxy that asks for another scheme refuses them)" : "; check --proxy and the proxy's rules")
+            // What to do about a 407 depends on the credentials given (`Execution.advice`).
+            return status == 407 ? message : message + "; check --proxy and the proxy's rules"
         case .unansweredOnReusedConnection:
             // A GET was already sent again on new connections; a POST is sent again only when
             // the user says so. A request that was retried had both already.
