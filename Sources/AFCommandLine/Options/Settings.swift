@@ -59,6 +59,12 @@ struct Settings: Sendable {
         return nil
     }
 
+    /// The CA bundle (or directory) `--verify` names; nil when it says yes or no, or is not given.
+    var verifyBundle: String? {
+        guard let verify = storage.values.verify, !["yes", "true", "no", "false"].contains(verify) else { return nil }
+        return verify
+    }
+
     /// Whether `--proxy=SCHEME:URL` names the proxy for `scheme` (or `all:` for every one),
     /// so that no environment variable's proxy applies.
     func namesProxy(forScheme scheme: String) -> Bool {

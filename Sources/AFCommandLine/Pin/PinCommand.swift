@@ -34,7 +34,7 @@ enum PinCommand {
             if let rendered { stdout.writeQuietly(rendered) }
             let status = ExitMapping.status(for: error, checkStatus: false)
             let hint = chain.isEmpty ? "" : " (the chain above is what the server presented)"
-            stderr.writeError(ExitMapping.message(for: error, attempts: 1, tlsOnly: true) + hint)
+            stderr.writeError(ExitMapping.message(for: error, attempts: 1, tlsOnly: true, caBundle: settings.verifyBundle) + hint)
             return status
         }
         return rendered.map { stdout.writeResult($0, errors: stderr) } ?? ExitStatus.success

@@ -435,7 +435,7 @@ final class Execution {
             if status == ExitStatus.success { return stdout.status(after: error, errors: stderr, attempts: response.tries) }
         }
         if let error = response.error, status != ExitStatus.success {
-            let message = ExitMapping.message(for: error, attempts: response.tries)
+            let message = ExitMapping.message(for: error, attempts: response.tries, caBundle: settings.verifyBundle)
             stderr.writeError(message + advice(for: error, response: response, message: message))
         }
         return status

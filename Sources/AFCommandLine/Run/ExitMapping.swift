@@ -37,15 +37,19 @@ enum ExitMapping {
     }
 
     /// The engine's account of a failure with what to do about it on this command line.
-    private static func advice(_ message: String, for cause: TransportFailure.Cause, attempts: Int, tlsOnly: Bool) -> String {
+    private static func advice(_ message: String, for cause: TransportFailure.Cause, attempts: Int, tlsOnly: Bool, caBundle: String?) -> String {
         // `af pin` speaks only TLS: a plain-HTTP port has no certificate to show.
         let plainHTTP = tlsOnly ? "it has no certificate to pin" : "use http://"
         switch cause {
         case .untrustedCertificate(_, let problem):
             switch problem {
-            case .unknownIssuer: return message + "; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate"
+            case .unknownIssuer:
+                // A bundle given already: another one is what it takes.
+                if let caBundle { return message + "; '\(Quote.argument(caBundle))' (from --verify) holds no certificate of the CA that issued it: give --verify that CA's certificate, or --pin-cert for a self-signed certificate" }
+                return message + "; use --verify=CA.pem for a private CA, or --pin-cert for a self-signed certificate"
             case .issuerNotSent:
-                return message + "; if that issuer is a public CA's, the server must send its certificate too (tell the server's owner); if it is a private CA, use --verify=CA.pem"
+                return message + "; if that issuer is a public CA's, the server must send its certificate too (tell the server's owner); if it is a private CA, "
+                    + (caBundle.map { "'\(Quote.argument($0))' (from --verify) must hold its certificate" } ?? "use --verify=CA.pem")
             case .validityDates: return message + "; check the certificate's dates (and this machine's clock)"
             case .revoked: return message + "; the server's certificate was revoked; tell its owner"
             case .other: return message + "; see what the server presents with 'af pin --verify=no HOST'"
@@ -125,8 +129,9 @@ enum ExitMapping {
     }
 
     /// The text after `af: error: `, with what to do where there is something to do;
-    /// `tlsOnly` for a command that speaks only TLS (`af pin`).
-    static func message(for error: AFError, attempts: Int, tlsOnly: Bool = false) -> String {
+    /// `tlsOnly` for a command that speaks only TLS (`af pin`); `caBundle`: the CA bundle
+    /// `--verify` named, which a certificate af could not verify was checked against.
+    static func message(for error: AFError, attempts: Int, tlsOnly: Bool = false, caBundle: String? = nil) -> String {
         let error = error.underlyingError
         let after = attempts > 1 ? " (after \(attempts) attempts)" : ""
         switch error {
@@ -137,7 +142,7 @@ enum ExitMapping {
             if limit == 0 { return "the server redirected, and --max-redirects=0 follows none; raise it, or leave out --follow to get the redirect itself" }
             return "\(error.description); raise --max-redirects or check for a redirect loop"
         case .transport(let failure):
-            if let cause = failure.cause { return advice(failure.message, for: cause, attempts: attempts, tlsOnly: tlsOnly) + after }
+            if let cause = failure.cause { return advice(failure.message, for: cause, attempts: attempts, tlsOnly: tlsOnly, caBundle: caBundle) + after }
             switch failure.kind {
             case .pinning:
                 return failure.message + "; check the pin with 'af pin HOST'"
