@@ -432,6 +432,29 @@ import Testing
             #expect(seen == (noticed ? ["nothing has come on standard input in 200ms; af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)"] : []), "delay \(delay)")
         }
     }
+
+    /// The wait is the environment's (`NoticeDelays.silentInput`): a body on standard input
+    /// that comes late gets the notice through the whole command, as `af batch -`'s lines do
+    /// (a batch held by an open standard input said nothing); lines that come in time, or
+    /// `-q`, get none.
+    @Test func aBatchWaitingForItsLinesSaysSo() throws {
+        let server = try TestServer()
+        server.route("/line") { request, _ in .text("ok \(request.body.count)") }
+        let delays = NoticeDelays(silentInput: 0.3)
+        let body = InProcessAF.run(["post", server.url("/line")], stdin: .later(Array("body".utf8), seconds: 1), noticeDelays: delays)
+        #expect(body.status == 0, "\(body.err)")
+        #expect(body.out == "ok 4")
+        #expect(body.err == "af: nothing has come on standard input in 300ms; af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)\n")
+        let lines = Array("\(server.url("/line"))\n".utf8)
+        let late = InProcessAF.run(["batch", "-"], stdin: .later(lines, seconds: 1), noticeDelays: delays)
+        #expect(late.status == 0, "\(late.err)")
+        #expect(late.out == "ok 0")
+        #expect(late.err == "af: nothing has come on standard input in 300ms; af batch - reads its lines there until it ends\n")
+        let prompt = InProcessAF.run(["batch", "-"], stdin: .bytes(lines), noticeDelays: delays)
+        #expect(prompt.out == "ok 0" && prompt.err.isEmpty, "\(prompt.err)")
+        let quiet = InProcessAF.run(["batch", "-q", "-"], stdin: .later(lines, seconds: 1), noticeDelays: delays)
+        #expect(quiet.status == 0 && quiet.err.isEmpty, "\(quiet.err)")
+    }
 }
 
 /// A token command that runs on gets one line saying af waits for it, and how to limit it:

@@ -55,6 +55,15 @@ public enum InProcessAF {
             let ends = makePipe()
             input = ends.read
             heldOpen = ends.write
+        case .later(let bytes, let seconds):
+            let ends = makePipe()
+            input = ends.read
+            let writeEnd = ends.write
+            Thread {
+                Thread.sleep(forTimeInterval: seconds)
+                bytes.withUnsafeBytes { buffer in _ = write(writeEnd, buffer.baseAddress, buffer.count) }
+                close(writeEnd)
+            }.start()
         }
         let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr, noticeDelays: noticeDelays)
         let status = AFCommand.run(environment)

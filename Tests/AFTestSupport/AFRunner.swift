@@ -31,6 +31,8 @@ public enum StandardInput: Sendable {
     case file(String)
     /// A pipe that stays open and empty for the whole run.
     case openPipe
+    /// A pipe that stays open and empty for `seconds`, then carries these bytes and is closed.
+    case later([UInt8], seconds: Double)
 }
 
 /// Runs the built `af` binary as a user would, in a clean environment.
@@ -125,6 +127,15 @@ public enum AF {
             process.standardInput = pipe
             let writer = pipe.fileHandleForWriting
             Thread.detachNewThread {
+                writer.write(Data(bytes))
+                try? writer.close()
+            }
+        case .later(let bytes, let seconds):
+            let pipe = Pipe()
+            process.standardInput = pipe
+            let writer = pipe.fileHandleForWriting
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: seconds)
                 writer.write(Data(bytes))
                 try? writer.close()
             }

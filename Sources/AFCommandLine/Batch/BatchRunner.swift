@@ -285,7 +285,7 @@ final class BatchRunner: Sendable {
         state.write { state in
             if let shared = state.tokens[command] { return shared }
             let stderr = stderr
-            let notice = options.quiet ? nil : StandardInput.WaitNotice(seconds: StandardInput.WaitNotice.seconds) { text in stderr.writeNotice(text) }
+            let notice = options.quiet ? nil : StandardInput.WaitNotice(seconds: planner.environment.noticeDelays.silentInput) { text in stderr.writeNotice(text) }
             let shared = SharedCommandToken(command: command, environment: planner.environment.variables, notice: notice)
             state.tokens[command] = shared
             return shared

@@ -1,4 +1,5 @@
 @_spi(Locking) import AFEngine
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -188,17 +189,33 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
     private var session: Session?
     private var arrived: (@Sendable () -> Void)?
     private var watching = false
+    /// Something (a byte, or the end) has come on the descriptor; read by the wait notice.
+    private let heard = Protected(false)
 
     init(capacity: Int) {
         self.capacity = capacity
     }
 
+    /// A run that ends (a signal) before its input said anything is told nothing after.
+    deinit {
+        heard.write { $0 = true }
+    }
+
     /// Starts watching `fd` on `session`, whose loop this thread drives; `arrived` runs after
-    /// each read that may have brought lines.
-    func start(fd: Int32, name: String, session: Session, arrived: @escaping @Sendable () -> Void) {
+    /// each read that may have brought lines. With `notice`, an input that gives nothing, not
+    /// even its end, for `notice.seconds` gets one line saying af waits for its lines: a CI
+    /// step's open standard input would otherwise hold the batch without a word.
+    func start(fd: Int32, name: String, session: Session, notice: StandardInput.WaitNotice? = nil, arrived: @escaping @Sendable () -> Void) {
         reader = LineReader(fd: fd, name: name, locates: false)
         self.session = session
         self.arrived = arrived
+        if let notice {
+            let heard = heard
+            DispatchQueue.global().asyncAfter(deadline: .now() + notice.seconds) {
+                guard !heard.value else { return }
+                notice.write("nothing has come on \(name) in \(Format.seconds(notice.seconds)); af batch - reads its lines there until it ends")
+            }
+        }
         take()
     }
 
@@ -226,6 +243,7 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
     /// The descriptor is ready: one read, then whatever lines it completed.
     func readable() {
         guard let reader, !ended else { return }
+        heard.write { $0 = true }
         do throws(CommandFailure) {
             try reader.readReady()
         } catch {

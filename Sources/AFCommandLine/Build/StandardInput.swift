@@ -92,20 +92,17 @@ enum StandardInput {
         }
     }
 
-    /// How long a pipe may stay silent before af says what it is waiting for, and how.
+    /// How long a pipe may stay silent before af says what it is waiting for
+    /// (`NoticeDelays.silentInput`), and how.
     struct WaitNotice: Sendable {
-        /// How long af waits in silence: long enough for any command or pipe that is merely
-        /// slow, short enough for a person watching a CI log.
-        static let seconds = 10.0
-
         var seconds: Double
         var write: @Sendable (String) -> Void
     }
 
     /// The notice for standard input in a script: a pipe nobody writes to or closes (a CI
     /// step's open stdin) would hold af without a word, as HTTPie would be held.
-    static func waitNotice(stderr: Int32) -> WaitNotice {
-        WaitNotice(seconds: WaitNotice.seconds) { text in writeNotice(text, stderr: stderr) }
+    static func waitNotice(stderr: Int32, seconds: Double) -> WaitNotice {
+        WaitNotice(seconds: seconds) { text in writeNotice(text, stderr: stderr) }
     }
 
     /// Writes `af: TEXT` as one line on `stderr`, before there is an output channel.

@@ -250,9 +250,14 @@ public struct Environment: Sendable {
 public struct NoticeDelays: Sendable {
     /// A server that has taken a request and not answered it (`SilenceNotice`).
     public var silentServer: Double
+    /// Input af reads that gives nothing, not even its end: standard input read as a body or
+    /// as `af batch -`'s lines, an `--auth-cmd` command's token (`StandardInput.WaitNotice`).
+    public var silentInput: Double
 
-    /// The defaults: 30 seconds for a server.
-    public init(silentServer: Double = 30) {
+    /// The defaults: 30 seconds for a server; 10 for input, long enough for any command or
+    /// pipe that is merely slow, short enough for a person watching a CI log.
+    public init(silentServer: Double = 30, silentInput: Double = 10) {
         self.silentServer = silentServer
+        self.silentInput = silentInput
     }
 }
