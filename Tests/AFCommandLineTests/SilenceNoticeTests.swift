@@ -15,9 +15,9 @@ import Testing
     }
 
     /// Runs a GET of `path` with the notice after `seconds`; what the notice said.
-    private func notices(_ path: String, seconds: Double) -> [String] {
+    private func notices(_ path: String, seconds: Double, watchesBody: Bool = true) -> [String] {
         let said = Protected<[String]>([])
-        let notice = SilenceNotice(seconds: seconds, sendsBody: false) { text in said.write { $0.append(text) } }
+        let notice = SilenceNotice(seconds: seconds, sendsBody: false, watchesBody: watchesBody) { text in said.write { $0.append(text) } }
         _ = Session(configuration: .init(eventMonitors: [notice])).request(RequestDescription(url: server.url(path))).run()
         // A check that was due as the request ended has had its time.
         Thread.sleep(forTimeInterval: seconds + 0.2)
@@ -32,15 +32,58 @@ import Testing
     @Test func anAnswerInTimeIsNotASilence() {
         server.route("/prompt") { _, _ in .custom { connection in Thread.sleep(forTimeInterval: 0.2); connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") } }
         #expect(notices("/prompt", seconds: 2).isEmpty)
-        // Nor a body that is slow after its head came.
-        server.route("/slow-body") { _, _ in
+        // Nor a body that keeps coming, however slowly.
+        server.route("/trickle") { _, _ in
             .custom { connection in
-                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\no")
-                Thread.sleep(forTimeInterval: 2.5)
-                connection.write("k")
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n")
+                for _ in 0..<8 {
+                    Thread.sleep(forTimeInterval: 0.25)
+                    connection.write("x")
+                }
             }
         }
-        #expect(notices("/slow-body", seconds: 1).isEmpty)
+        #expect(notices("/trickle", seconds: 0.8).isEmpty)
+    }
+
+    /// A body that stops coming after its head (a stalled download) is named with what came
+    /// of it; not where the notice leaves bodies alone (`--stream`, a progress bar), nor for
+    /// an event stream, whose silences are its way.
+    @Test func aBodyThatStopsComingIsNamed() {
+        server.route("/stalled") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhalf")
+                Thread.sleep(forTimeInterval: 2.5)
+                connection.write("!!")
+            }
+        }
+        #expect(notices("/stalled", seconds: 0.5) == ["127.0.0.1:\(server.port) has sent nothing more for 500ms (4 B of the body so far); still waiting (--timeout=SECONDS sets a limit)"])
+        #expect(notices("/stalled", seconds: 0.5, watchesBody: false).isEmpty)
+        server.route("/events") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 18\r\n\r\ndata: 1\n\n")
+                Thread.sleep(forTimeInterval: 2)
+                connection.write("data: 2\n\n")
+            }
+        }
+        #expect(notices("/events", seconds: 0.5).isEmpty)
+    }
+
+    /// Through the command: a stalled body is named by default, not with --stream.
+    @Test func theCommandNamesAStalledBodyUnlessItStreams() {
+        server.route("/stalled-body") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhalf")
+                Thread.sleep(forTimeInterval: 1.5)
+                connection.write("!!")
+            }
+        }
+        let delays = NoticeDelays(silentServer: 0.4)
+        let plain = InProcessAF.run([server.url("/stalled-body")], noticeDelays: delays)
+        #expect(plain.status == 0)
+        #expect(plain.out == "half!!")
+        #expect(plain.err == "af: 127.0.0.1:\(server.port) has sent nothing more for 400ms (4 B of the body so far); still waiting (--timeout=SECONDS sets a limit)\n")
+        let streamed = InProcessAF.run(["--stream", server.url("/stalled-body")], noticeDelays: delays)
+        #expect(streamed.out == "half!!" && streamed.err.isEmpty, "\(streamed.err)")
     }
 
     /// An interim response (`103 Early Hints`) is no answer: the silence after it counts.

@@ -42,6 +42,9 @@ final class ScriptedAttempt: AttemptHandle, @unchecked Sendable {
     let url: HTTPURL
     let attempt: Int
     let hop: Int
+    /// The scripted body is handed over at once: this counts it, as libcurl's transfers do.
+    private let received = Protected<Int64>(0)
+    var bodyBytesReceived: Int64 { received.value }
     private let session: Session
     private let delegate: any TransferDelegate
     private let reply: InMemoryTransport.Reply
@@ -93,6 +96,7 @@ final class ScriptedAttempt: AttemptHandle, @unchecked Sendable {
         delegate.transfer(self, emit: .responseHead(attempt: attempt, head))
         var preview: [UInt8] = []
         var failure: AFError?
+        received.write { $0 += Int64(body.count) }
         switch delegate.transfer(self, routeFor: head) {
         case .sink(let sink):
             do throws(AFError) {

@@ -104,6 +104,26 @@ import Testing
         #expect(!Cookie(name: "p", value: "1", domain: "h", path: "/\r").isWellFormed)
     }
 
+    /// A watchdog on another thread reads how much of the body the attempt under way has
+    /// received: the part before a stall, then nothing once the request has ended.
+    @Test func bodyBytesReceivedAreReadableWhileTheBodyComes() {
+        server.route("/stall") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nfirst")
+                Thread.sleep(forTimeInterval: 0.8)
+                connection.write("rest")
+            }
+        }
+        let request = Session().request(RequestDescription(url: server.url("/stall")))
+        #expect(request.bodyBytesReceived == nil)
+        _ = request.resume()
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(request.bodyBytesReceived == 5)
+        let response = request.waitForCompletion()
+        #expect(response.head?.status == 200)
+        #expect(request.bodyBytesReceived == nil)
+    }
+
     @Test func customMethodIsSentAsIs() throws {
         let (response, _) = perform(RequestDescription(method: HTTPMethod(rawValue: "PURGE"), url: server.url("/echo")))
         #expect(response.status == 200)

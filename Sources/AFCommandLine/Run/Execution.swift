@@ -364,13 +364,15 @@ final class Execution {
         monitors.append(RedirectNotice(stderr: stderr))
         if !settings.quiet { monitors.append(RetryNotice(stderr: stderr, limit: settings.retry)) }
         // In a batch too: a line that waits holds the batch, and a CI log shows no progress line.
+        let drawsProgress = download != nil && environment.drawsProgress && !settings.quiet
         if !settings.quiet, settings.timeout == nil {
             let stderr = stderr
-            monitors.append(SilenceNotice(seconds: environment.noticeDelays.silentServer, sendsBody: !built.description.body.isEmpty) { text in stderr.writeNotice(text) })
+            monitors.append(SilenceNotice(seconds: environment.noticeDelays.silentServer, sendsBody: !built.description.body.isEmpty,
+                                          watchesBody: !settings.stream && !drawsProgress) { text in stderr.writeNotice(text) })
         }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
         if settings.debug { monitors.append(TransportLogMonitor(output: stderr, redaction: DebugRedaction(secretHeaders: settings.secretHeaders))) }
-        if let download, environment.drawsProgress, !settings.quiet {
+        if let download, drawsProgress {
             monitors.append(ProgressBar(sink: download, output: stderr, width: environment.terminalWidth))
         }
         var adapters: [any RequestAdapter] = []

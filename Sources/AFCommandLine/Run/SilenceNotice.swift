@@ -1,16 +1,26 @@
 @_spi(Locking) import AFEngine
 
 /// Says once on standard error when a server has taken a request and not answered for a
-/// while: without `--timeout` af waits as long as the server does (as curl and HTTPie do),
-/// and a CI job's log otherwise shows nothing until the job's own limit ends it. Counted
-/// from when the request could go out (its connection ready): a body still going up is no
-/// silence. The process's `SilenceWatch` looks at it while it waits.
+/// while, or has sent part of a body and then nothing for a while: without `--timeout` af
+/// waits as long as the server does (as curl and HTTPie do), and a CI job's log otherwise
+/// shows nothing until the job's own limit ends it. The wait for an answer counts from when
+/// the request could go out (its connection ready): a body still going up is no silence.
+/// The process's `SilenceWatch` looks at it while it waits.
 final class SilenceNotice: EventMonitor, Sendable {
+    /// What the current attempt waits for.
+    private enum Phase: Sendable {
+        case idle
+        /// A response head.
+        case answer
+        /// More of the body of `head`, `received` bytes of which had come at `lastActivity`.
+        case body(ResponseHead, received: Int64)
+    }
+
     private struct State: Sendable {
         /// The request while it waits, whose origin a notice names.
         var request: Request?
-        /// An attempt waits for a response head; when it last sent a byte.
-        var waiting = false
+        var phase = Phase.idle
+        /// When the server last answered, or the request last sent a byte.
         var lastActivity = 0.0
         var sent: Int64 = 0
         /// That attempt's silence was told already.
@@ -18,6 +28,7 @@ final class SilenceNotice: EventMonitor, Sendable {
     }
 
     private let seconds: Double
+    private let watchesBody: Bool
     private let write: @Sendable (String) -> Void
     private let watch: SilenceWatch
     private let state = Protected(State())
@@ -27,9 +38,11 @@ final class SilenceNotice: EventMonitor, Sendable {
     /// (`NoticeDelays.silentServer`). `write` takes the notice's text (without `af: `).
     /// `sendsBody`: the request has a body, whose upload progress is watched (libcurl's
     /// progress callback, which a download would otherwise pay for on every piece it
-    /// receives).
-    init(seconds: Double, sendsBody: Bool, watch: SilenceWatch = .shared, write: @escaping @Sendable (String) -> Void) {
+    /// receives). `watchesBody`: a response body that stops coming is told too (not where
+    /// silence is the stream's way, `--stream`, nor under a progress bar, which shows it).
+    init(seconds: Double, sendsBody: Bool, watchesBody: Bool = true, watch: SilenceWatch = .shared, write: @escaping @Sendable (String) -> Void) {
         self.seconds = seconds
+        self.watchesBody = watchesBody
         self.write = write
         self.watch = watch
         // Not `requestSent`: it is made only where the sent head is recorded, for -v. Every
@@ -45,7 +58,7 @@ final class SilenceNotice: EventMonitor, Sendable {
             // The watch is told under the lock, in the order the request's turns come.
             state.write { state in
                 state.request = request
-                state.waiting = true
+                state.phase = .answer
                 state.lastActivity = now
                 state.sent = 0
                 state.told = false
@@ -53,47 +66,82 @@ final class SilenceNotice: EventMonitor, Sendable {
             }
         case .progress(let progress):
             state.write { state in
-                guard state.waiting, progress.sent != state.sent else { return }
+                guard case .answer = state.phase, progress.sent != state.sent else { return }
                 state.sent = progress.sent
                 state.lastActivity = now
             }
         case .informational:
             // `100 Continue` or `103 Early Hints` is no answer yet; the silence starts anew.
             state.write { $0.lastActivity = now }
-        case .responseHead, .attemptFinished:
+        case .responseHead(_, let head):
+            // The body's silence counts from here.
             state.write { state in
-                state.waiting = false
-                state.request = nil
-                watch.unwatch(self)
+                guard watchesBody else { return stop(&state) }
+                state.phase = .body(head, received: 0)
+                state.lastActivity = now
             }
+        case .attemptFinished:
+            state.write { stop(&$0) }
         default:
             break
         }
     }
 
+    /// The attempt waits no longer.
+    private func stop(_ state: inout State) {
+        state.phase = .idle
+        state.request = nil
+        watch.unwatch(self)
+    }
+
     /// For the watch, at `now`: tells a silence that has lasted, and leaves the watch then,
     /// as when the request waits no longer (nil); otherwise the time it may turn silent.
     func check(at now: Double) -> Double? {
-        enum Next { case done, tell(Request), due(Double) }
+        enum Next { case done, tell(Request, received: Int64?), due(Double) }
         let next = state.write { state -> Next in
-            guard state.waiting, !state.told, let request = state.request else {
+            guard !state.told, let request = state.request else {
                 watch.unwatch(self)
                 return .done
+            }
+            var received: Int64?
+            switch state.phase {
+            case .idle:
+                watch.unwatch(self)
+                return .done
+            case .answer:
+                break
+            case .body(let head, let before):
+                // An event stream's silences are its way (looked at here, where few requests
+                // get, not for every head).
+                if MediaType.essence(head.headers.value(for: .contentType)) == "text/event-stream" {
+                    watch.unwatch(self)
+                    return .done
+                }
+                // Body bytes are counted by the transfer, not told one by one. None counted:
+                // the attempt has just ended (its end is on its way).
+                guard let count = request.bodyBytesReceived else { return .due(now + seconds) }
+                if count != before {
+                    state.phase = .body(head, received: count)
+                    state.lastActivity = now
+                }
+                received = count
             }
             guard now - state.lastActivity >= seconds else { return .due(state.lastActivity + seconds) }
             state.told = true
             watch.unwatch(self)
-            return .tell(request)
+            return .tell(request, received: received)
         }
         switch next {
         case .done:
             return nil
         case .due(let due):
             return due
-        case .tell(let request):
+        case .tell(let request, let received):
             let url = request.currentDescription.url
             let origin = (try? HTTPURL(parsing: url))?.authority ?? url
-            write("\(origin) has not answered for \(Format.seconds(seconds)); still waiting (--timeout=SECONDS sets a limit)")
+            let silence = received.map { "has sent nothing more for \(Format.seconds(seconds)) (\(Format.bytes($0)) of the body so far)" }
+                ?? "has not answered for \(Format.seconds(seconds))"
+            write("\(origin) \(silence); still waiting (--timeout=SECONDS sets a limit)")
             return nil
         }
     }

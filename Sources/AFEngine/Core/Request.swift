@@ -87,6 +87,10 @@ public final class Request: Sendable, TransferDelegate {
     public var currentDescription: RequestDescription { mutable.read { $0.description } }
     /// The head of the latest response received.
     public var lastResponseHead: ResponseHead? { mutable.read { $0.attempts.last?.response } }
+    /// Response body bytes the attempt under way has received so far, as they came (before a
+    /// compressed body is decoded); nil when no attempt is under way. Readable from any
+    /// thread, as a watchdog polls it.
+    public var bodyBytesReceived: Int64? { mutable.read { $0.transfer?.bodyBytesReceived } }
     /// The outcome, once the request is cancelled or finished.
     public var response: Response? { mutable.read { $0.response } }
 

@@ -6,6 +6,9 @@ protocol AttemptHandle: AnyObject, Sendable {
     var url: HTTPURL { get }
     var attempt: Int { get }
     var hop: Int { get }
+    /// Response body bytes received so far, as they came (before af decodes a compressed
+    /// body); read from any thread.
+    var bodyBytesReceived: Int64 { get }
     /// Puts the attempt on the wire.
     func start()
     func pause()

@@ -1,4 +1,5 @@
 internal import CCurl
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -98,6 +99,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// Gathered bytes are handed on at this size at the latest.
     static let gatherCapacity = 64 * 1024
     var decodedBytes: Int64 = 0
+    /// Body bytes as they came, for a watchdog on another thread (`Request.bodyBytesReceived`).
+    private let received = Atomic<Int64>(0)
+    var bodyBytesReceived: Int64 { received.load(ordering: .relaxed) }
     /// Bytes of the body the client already has before this answer's range (a resumed
     /// download), counted toward `maxFileSize`.
     var priorBytes: Int64 = 0
@@ -619,6 +623,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
 
     /// Receives body bytes as libcurl delivers them; false stops the transfer.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        received.add(Int64(bytes.count), ordering: .relaxed)
         if head == nil {
             // A digest challenge libcurl did not answer: its body is the response's.
             settleChallenge(answered: false)
