@@ -68,6 +68,22 @@ import Testing
         #expect(notices("/events", seconds: 0.5).isEmpty)
     }
 
+    /// A server that stops taking the request body (it reads nothing; the socket's buffers
+    /// fill) has not been asked anything yet: that is what is named, with how much went.
+    @Test func aServerThatStopsTakingTheBodyIsNamed() throws {
+        let port = try GreetingPort(greeting: [], readsRequest: false)
+        let said = Protected<[String]>([])
+        let notice = SilenceNotice(seconds: 0.3, sendsBody: true) { text in said.write { $0.append(text) } }
+        let body = RequestBody.bytes(Array(repeating: UInt8(ascii: "x"), count: 32 << 20))
+        let response = Session(configuration: .init(eventMonitors: [notice]))
+            .request(RequestDescription(method: .post, url: "http://127.0.0.1:\(port.port)/", body: body)).run()
+        #expect(response.error != nil, "the server closes the connection after a second")
+        let told = said.value
+        #expect(told.count == 1, "\(told)")
+        #expect(told.first?.hasPrefix("127.0.0.1:\(port.port) has taken no more of the request body for 300ms (") == true, "\(told)")
+        #expect(told.first?.hasSuffix(" of 32.0 MiB sent); still waiting (--timeout=SECONDS sets a limit)") == true, "\(told)")
+    }
+
     /// Through the command: a stalled body is named by default, not with --stream.
     @Test func theCommandNamesAStalledBodyUnlessItStreams() {
         server.route("/stalled-body") { _, _ in

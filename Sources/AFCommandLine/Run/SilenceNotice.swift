@@ -23,6 +23,9 @@ final class SilenceNotice: EventMonitor, Sendable {
         /// When the server last answered, or the request last sent a byte.
         var lastActivity = 0.0
         var sent: Int64 = 0
+        /// The request body's size, while part of it is still to go (nil once it has gone, or
+        /// when the request has none).
+        var unsent: Int64?
         /// That attempt's silence was told already.
         var told = false
     }
@@ -61,6 +64,7 @@ final class SilenceNotice: EventMonitor, Sendable {
                 state.phase = .answer
                 state.lastActivity = now
                 state.sent = 0
+                state.unsent = nil
                 state.told = false
                 watch.watch(self, due: now + seconds)
             }
@@ -68,6 +72,7 @@ final class SilenceNotice: EventMonitor, Sendable {
             state.write { state in
                 guard case .answer = state.phase, progress.sent != state.sent else { return }
                 state.sent = progress.sent
+                state.unsent = progress.expectedToSend.flatMap { $0 > progress.sent ? $0 : nil }
                 state.lastActivity = now
             }
         case .informational:
@@ -97,19 +102,21 @@ final class SilenceNotice: EventMonitor, Sendable {
     /// For the watch, at `now`: tells a silence that has lasted, and leaves the watch then,
     /// as when the request waits no longer (nil); otherwise the time it may turn silent.
     func check(at now: Double) -> Double? {
-        enum Next { case done, tell(Request, received: Int64?), due(Double) }
+        enum Next { case done, tell(Request, Silence), due(Double) }
+        enum Silence { case answer, upload(sent: Int64, of: Int64), body(received: Int64) }
         let next = state.write { state -> Next in
             guard !state.told, let request = state.request else {
                 watch.unwatch(self)
                 return .done
             }
-            var received: Int64?
+            var silence = Silence.answer
             switch state.phase {
             case .idle:
                 watch.unwatch(self)
                 return .done
             case .answer:
-                break
+                // A server that stopped taking the body has not been asked anything yet.
+                if let size = state.unsent { silence = .upload(sent: state.sent, of: size) }
             case .body(let head, let before):
                 // An event stream's silences are its way (looked at here, where few requests
                 // get, not for every head).
@@ -124,24 +131,30 @@ final class SilenceNotice: EventMonitor, Sendable {
                     state.phase = .body(head, received: count)
                     state.lastActivity = now
                 }
-                received = count
+                silence = .body(received: count)
             }
             guard now - state.lastActivity >= seconds else { return .due(state.lastActivity + seconds) }
             state.told = true
             watch.unwatch(self)
-            return .tell(request, received: received)
+            return .tell(request, silence)
         }
         switch next {
         case .done:
             return nil
         case .due(let due):
             return due
-        case .tell(let request, let received):
+        case .tell(let request, let silence):
             let url = request.currentDescription.url
             let origin = (try? HTTPURL(parsing: url))?.authority ?? url
-            let silence = received.map { "has sent nothing more for \(Format.seconds(seconds)) (\(Format.bytes($0)) of the body so far)" }
-                ?? "has not answered for \(Format.seconds(seconds))"
-            write("\(origin) \(silence); still waiting (--timeout=SECONDS sets a limit)")
+            let what: String
+            switch silence {
+            case .answer: what = "has not answered for \(Format.seconds(seconds))"
+            case .upload(let sent, let size):
+                what = "has taken no more of the request body for \(Format.seconds(seconds)) (\(Format.bytes(sent)) of \(Format.bytes(size)) sent)"
+            case .body(let received):
+                what = "has sent nothing more for \(Format.seconds(seconds)) (\(Format.bytes(received)) of the body so far)"
+            }
+            write("\(origin) \(what); still waiting (--timeout=SECONDS sets a limit)")
             return nil
         }
     }
