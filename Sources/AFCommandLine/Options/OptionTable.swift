@@ -268,7 +268,7 @@ public enum OptionTable {
         OptionSpec(.retryAllMethods, "retry-all-methods", group: .retries, help: "Also retry POST, PATCH and other non-idempotent methods",
                    binding: .flag(\.retryAllMethods)),
         OptionSpec(.timeout, "timeout", value: .required("SECONDS"), group: .retries, help: "Give up on an attempt after SECONDS (exit 2)",
-                   details: "Give up on an attempt after SECONDS (exit 2). Without it af waits for an answer as long as the server takes, and says on standard error when a server has sent nothing for 30 s after the request. An --auth-cmd command gets as long to print its token (exit 1 when it does not). Every duration option takes 0 to 2000000 seconds, as a number or with a unit (500ms, 30s, 2m, 1h); a larger value is a usage error.",
+                   details: "Give up on an attempt after SECONDS (exit 2). Without it af waits as long as the server takes, and says on standard error when a server has not answered for 30 s, has stopped taking the request body, or has stopped sending the response body. An --auth-cmd command gets as long to print its token (exit 1 when it does not). Every duration option takes 0 to 2000000 seconds, as a number or with a unit (500ms, 30s, 2m, 1h); a larger value is a usage error.",
                    binding: .seconds(\.timeout, positive: true)),
         OptionSpec(.connectTimeout, "connect-timeout", value: .required("SECONDS"), group: .retries,
                    help: "Give up connecting (TCP and TLS) after SECONDS (exit 2); 30 unless --timeout is given",
