@@ -9,7 +9,7 @@
 // Each closed one is opened on /dev/null the other way round — write-only for standard
 // input, read-only for standard output and error — so that no descriptor of af's own can
 // take its number, while using it still fails with EBADF, as using a closed descriptor
-// does ("cannot write the output: bad file descriptor", exit 9). Standard input held this
+// does (exit 9 for the output, whose message says it was closed). Standard input held this
 // way is a character device, which af never reads as a body, as it never read a closed one.
 // Programs af starts (`--auth-cmd`) inherit the same.
 

@@ -780,7 +780,7 @@ import Testing
 
     /// Standard input that cannot be read (closed, or a directory) fails as a line of its
     /// own, exit 66; it used to end the input as if empty ("no requests to send", exit 0).
-    @Test(arguments: [("<&-", "bad file descriptor"), ("< /", "is a directory")])
+    @Test(arguments: [("<&-", "it was closed when af started (as <&- does); give the lines in a FILE or on a pipe"), ("< /", "is a directory")])
     func unreadableStandardInputFailsTheBatch(redirect: String, reason: String) throws {
         // Bounded: with its signal pipe taking the closed descriptor's number, af waited there.
         let (status, errors) = try AF.shell("exec timeout 20 '\(AF.binary)' batch - \(redirect)")

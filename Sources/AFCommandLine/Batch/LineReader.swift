@@ -236,6 +236,11 @@ final class LineReader {
                 continue
             }
             if ready, code == EAGAIN || code == EWOULDBLOCK { return }
+            // A descriptor af was started without is held open write-only (CStartup), so
+            // reading it fails this way: say what the shell did.
+            if code == EBADF {
+                throw CommandFailure("cannot read \(name): it was closed when af started (as <&- does); give the lines in a FILE or on a pipe", exitCode: ExitStatus.noInput)
+            }
             throw CommandFailure("cannot read \(name): \(POSIXFailure(code: code).description)", exitCode: ExitStatus.noInput)
         }
     }

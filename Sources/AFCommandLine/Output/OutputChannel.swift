@@ -148,7 +148,12 @@ final class OutputChannel: Sendable {
     }
 
     private static func writeError(_ code: Int32) -> AFError {
-        .output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(POSIXFailure(code: code).description)"))
+        // A descriptor af was started without is held open read-only (CStartup), so writing
+        // to it fails this way: say what the shell did.
+        let reason = code == EBADF
+            ? "its descriptor was closed when af started (as >&- does); send it to /dev/null instead, or give -q to print nothing"
+            : POSIXFailure(code: code).description
+        return .output(OutputFailure(kind: .writeFailed, message: "cannot write the output: \(reason)"))
     }
 
     /// Copies `count` bytes of the file `source` from `offset` on: in the kernel (`sendfile`)
