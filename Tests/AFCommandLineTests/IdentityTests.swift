@@ -432,6 +432,23 @@ import Testing
         InProcessAF.run(arguments, environment: ["AF_CONFIG_DIR": config])
     }
 
+    /// A run that waits long for another af to finish writing its session (one stopped with
+    /// Ctrl-Z while it held the session's directory) says so once, then saves when it may;
+    /// a short wait says nothing.
+    @Test func aLongWaitForAnotherWriterIsSaid() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-session-wait")
+        for (held, said) in [(1.2, true), (0.0, false)] {
+            let lock = open(directory, O_RDONLY | O_DIRECTORY)
+            #expect(flock(lock, LOCK_EX) == 0)
+            Thread { Thread.sleep(forTimeInterval: held); close(lock) }.start()
+            let result = InProcessAF.run(["--session=\(directory)/s.json", server.url("/cookies/set?a=1")],
+                                         noticeDelays: NoticeDelays(silentInput: 0.4))
+            #expect(result.status == 0, "\(result.err)")
+            #expect(result.err == (said ? "af: another af has been writing the session '\(directory)/s.json' for 400ms; waiting for it to finish (one stopped with Ctrl-Z holds it until 'fg' resumes it)\n" : ""))
+            #expect(FileManager.default.fileExists(atPath: directory + "/s.json"))
+        }
+    }
+
     /// A session path that is a symbolic link (a session kept with one's dotfiles) is
     /// written through: the atomic save replaced the link with a file, and the file it
     /// pointed to never saw the change.

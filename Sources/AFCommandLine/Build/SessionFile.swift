@@ -256,7 +256,10 @@ struct SessionFile: Sendable {
     /// Reads the session at `path` as it is now, lets `change` update it, and writes it back,
     /// holding a lock on its directory meanwhile: runs that save one session side by side take
     /// turns, and none writes back a file another changed after it was read.
-    static func update(path given: String, url: HTTPURL, _ change: (inout SessionFile) throws(CommandFailure) -> Void) throws(CommandFailure) {
+    /// With `notice`, a wait longer than `notice.seconds` is said once.
+    static func update(
+        path given: String, url: HTTPURL, notice: StandardInput.WaitNotice? = nil, _ change: (inout SessionFile) throws(CommandFailure) -> Void
+    ) throws(CommandFailure) {
         let path = target(of: given)
         let directory = try makeDirectory(for: path)
         // Best effort: without the lock (a directory af may not lock) the file is still
@@ -267,7 +270,13 @@ struct SessionFile: Sendable {
             // Another run holds the lock only while it writes, unless it was stopped (Ctrl-Z)
             // there: a signal must still end this one, including one that came just before
             // the wait began, which a blocking flock(2) would never see.
+            let started = Monotonic.now()
+            var told = notice == nil
             while flock(lock, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK || errno == EINTR {
+                if !told, let notice, Monotonic.now() - started >= notice.seconds {
+                    told = true
+                    notice.write("another af has been writing the session '\(path)' for \(Format.seconds(notice.seconds)); waiting for it to finish (one stopped with Ctrl-Z holds it until 'fg' resumes it)")
+                }
                 if let pending = ProcessInterruption.pending {
                     let signalled = AFError.cancelled(pending)
                     throw CommandFailure("\(ExitMapping.message(for: signalled, attempts: 1)) while waiting for another af to finish writing the session '\(path)'; this exchange's changes were not saved",

@@ -251,7 +251,8 @@ public struct NoticeDelays: Sendable {
     /// A server that has taken a request and not answered it (`SilenceNotice`).
     public var silentServer: Double
     /// Input af reads that gives nothing, not even its end: standard input read as a body or
-    /// as `af batch -`'s lines, an `--auth-cmd` command's token (`StandardInput.WaitNotice`).
+    /// as `af batch -`'s lines, an `--auth-cmd` command's token (`StandardInput.WaitNotice`);
+    /// and a session file another af is writing.
     public var silentInput: Double
 
     /// The defaults: 30 seconds for a server; 10 for input, long enough for any command or

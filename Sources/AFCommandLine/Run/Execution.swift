@@ -334,7 +334,9 @@ final class Execution {
         }
         var dropped = 0
         do {
-            try SessionFile.update(path: read.path, url: built.url) { stored in
+            let stderr = stderr
+            let notice = settings.quiet ? nil : StandardInput.WaitNotice(seconds: environment.noticeDelays.silentInput) { text in stderr.writeNotice(text) }
+            try SessionFile.update(path: read.path, url: built.url, notice: notice) { stored in
                 if stored.applies(to: built.url) {
                     // Every header given this time replaces those of its name, repeats included.
                     let kept = built.givenHeaders.filter { SessionFile.keeps($0.name) }
