@@ -446,13 +446,13 @@ import Testing
         #expect(body.out == "ok 4")
         #expect(body.err == "af: nothing has come on standard input in 300ms; af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)\n")
         let lines = Array("\(server.url("/line"))\n".utf8)
-        let late = InProcessAF.run(["batch", "-"], stdin: .later(lines, seconds: 1), noticeDelays: delays)
+        let late = InProcessAF.run(["batch", "-"], stdin: .later(lines, seconds: 2), noticeDelays: delays)
         #expect(late.status == 0, "\(late.err)")
         #expect(late.out == "ok 0")
         #expect(late.err == "af: nothing has come on standard input in 300ms; af batch - reads its lines there until it ends\n")
         let prompt = InProcessAF.run(["batch", "-"], stdin: .bytes(lines), noticeDelays: delays)
         #expect(prompt.out == "ok 0" && prompt.err.isEmpty, "\(prompt.err)")
-        let quiet = InProcessAF.run(["batch", "-q", "-"], stdin: .later(lines, seconds: 1), noticeDelays: delays)
+        let quiet = InProcessAF.run(["batch", "-q", "-"], stdin: .later(lines, seconds: 2), noticeDelays: delays)
         #expect(quiet.status == 0 && quiet.err.isEmpty, "\(quiet.err)")
     }
 }

@@ -71,13 +71,14 @@ import Testing
     /// A server that stops taking the request body (it reads nothing; the socket's buffers
     /// fill) has not been asked anything yet: that is what is named, with how much went.
     @Test func aServerThatStopsTakingTheBodyIsNamed() throws {
-        let port = try GreetingPort(greeting: [], readsRequest: false)
+        // Held long enough for a check even when a loaded machine (sanitizers) runs it late.
+        let port = try GreetingPort(greeting: [], readsRequest: false, holding: 3)
         let said = Protected<[String]>([])
         let notice = SilenceNotice(seconds: 0.3, sendsBody: true) { text in said.write { $0.append(text) } }
         let body = RequestBody.bytes(Array(repeating: UInt8(ascii: "x"), count: 32 << 20))
         let response = Session(configuration: .init(eventMonitors: [notice]))
             .request(RequestDescription(method: .post, url: "http://127.0.0.1:\(port.port)/", body: body)).run()
-        #expect(response.error != nil, "the server closes the connection after a second")
+        #expect(response.error != nil, "the server closes the connection after three seconds")
         let told = said.value
         #expect(told.count == 1, "\(told)")
         #expect(told.first?.hasPrefix("127.0.0.1:\(port.port) has taken no more of the request body for 300ms (") == true, "\(told)")
@@ -89,7 +90,8 @@ import Testing
         server.route("/stalled-body") { _, _ in
             .custom { connection in
                 connection.write("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhalf")
-                Thread.sleep(forTimeInterval: 1.5)
+                // Long enough for two checks even when a loaded machine runs them late.
+                Thread.sleep(forTimeInterval: 3)
                 connection.write("!!")
             }
         }

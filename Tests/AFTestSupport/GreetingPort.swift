@@ -6,13 +6,14 @@ import Glibc
 /// A port on 127.0.0.1 that writes fixed bytes to every connection as soon as it is made, and
 /// closes it: what a client meets at a port that speaks another protocol first (an SSH
 /// banner), or a plain HTTP server answering a TLS handshake with "400 Bad Request". With
-/// `readsRequest` false it reads nothing and closes a second after writing, so the kernel resets
-/// a connection whose client was still sending (a server answering an upload early).
+/// `readsRequest` false it reads nothing and closes `holding` seconds (one) after writing, so
+/// the kernel resets a connection whose client was still sending (a server answering an
+/// upload early, or one that stopped taking it).
 public final class GreetingPort: @unchecked Sendable {
     public let port: Int
     private let listener: Int32
 
-    public init(greeting: [UInt8], readsRequest: Bool = true) throws {
+    public init(greeting: [UInt8], readsRequest: Bool = true, holding: Double = 1) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw ServerError.socket("socket: \(errno)") }
         var address = sockaddr_in.loopback(port: 0)
@@ -36,7 +37,7 @@ public final class GreetingPort: @unchecked Sendable {
                 guard connection >= 0 else { return }
                 _ = greeting.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 guard readsRequest else {
-                    Thread.sleep(forTimeInterval: 1)
+                    Thread.sleep(forTimeInterval: holding)
                     close(connection)
                     continue
                 }

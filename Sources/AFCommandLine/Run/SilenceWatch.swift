@@ -19,6 +19,9 @@ final class SilenceWatch: Sendable {
     }
 
     private let state = Protected(State())
+    /// Where checks run: a queue of the watch's own, which gets a thread even when every
+    /// worker of the global queues is busy (or blocked), as a watchdog must.
+    private let queue = DispatchQueue(label: "af.silence-watch")
 
     /// How many requests are watched now.
     var count: Int { state.read { $0.waiting.count } }
@@ -43,7 +46,7 @@ final class SilenceWatch: Sendable {
             return state.checks
         }
         guard let number else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, due - Monotonic.now())) { [self] in
+        queue.asyncAfter(deadline: .now() + max(0, due - Monotonic.now())) { [self] in
             run(number)
         }
     }
