@@ -245,7 +245,14 @@ import Testing
         // curl's spellings say what af does instead (--header is not '--headers'?).
         (["--header", "X:1"], "unknown option '--header'; af sends a header given as a request item: af URL 'X-Name:value'"),
         (["-H", "X:1"], "unknown option '-H'; af sends a header given as a request item"),
-        (["-sSL"], "unknown option '-s'; af shows no progress when standard error is not a terminal"),
+        // curl's clusters in scripts, read as curl reads them.
+        (["-sSL"], "unknown option '-s'; '-sSL' is curl's -s -S -L: in af, -F (af draws no progress off a terminal and always shows errors)"),
+        (["-fsSL"], "unknown option '-s'; '-fsSL' is curl's -f -s -S -L: in af, --check-status -F (af draws no progress off a terminal and always shows errors)"),
+        (["-sS"], "unknown option '-s'; '-sS' is curl's -s -S: in af, leave it out (af draws no progress off a terminal and always shows errors)"),
+        (["-kL"], "unknown option '-L'; '-kL' is curl's -k -L: in af, -k -F"),
+        // Not such a cluster: the letter's own hint.
+        (["-vs"], "unknown option '-s'; '-vs' is curl's -v -s: in af, -v (af draws no progress off a terminal and always shows errors)"),
+        (["-Fs"], "unknown option '-s'; af shows no progress when standard error is not a terminal"),
         // HTTPie's -s is its --style.
         (["-s", "monokai"], "unknown option '-s'; af shows no progress when standard error is not a terminal; -q prints nothing at all (curl's -s); HTTPie's -s STYLE is --style=STYLE"),
         (["-X", "POST"], "unknown option '-X'; the method goes before the URL: af POST URL"),

@@ -103,7 +103,8 @@ struct ParsedArguments: Sendable {
             while let letter = letters.first {
                 letters = letters.dropFirst()
                 guard let spec = OptionTable.option(short: letter) else {
-                    throw .usage("unknown option '-\(letter)'\(origin)\(Suggestions.shortHint(for: letter))")
+                    let hint = Suggestions.curlClusterHint(argument.dropFirst()) ?? Suggestions.shortHint(for: letter)
+                    throw .usage("unknown option '-\(letter)'\(origin)\(hint)")
                 }
                 let spelling = "-\(letter)"
                 switch spec.value {
@@ -172,6 +173,18 @@ enum Suggestions {
             }
         }
         return best?.0
+    }
+
+    /// curl's usual letters in a script's cluster (`-fsSL`, `-sSL`, `-sk`) in af's words: the
+    /// whole cluster read as curl reads it, then what af takes instead; nil for any other.
+    static func curlClusterHint(_ cluster: Substring) -> String? {
+        // What each letter is in af ("": nothing to give, af does so already).
+        let inAf: [Character: String] = ["f": "--check-status", "s": "", "S": "", "L": "-F", "k": "-k", "v": "-v"]
+        guard cluster.count >= 2, cluster.allSatisfy({ inAf[$0] != nil }), cluster.contains(where: { "sSL".contains($0) }) else { return nil }
+        let given = cluster.compactMap { inAf[$0].flatMap { $0.isEmpty ? nil : $0 } }
+        let silent = cluster.contains("s") || cluster.contains("S") ? " (af draws no progress off a terminal and always shows errors)" : ""
+        return "; '-\(cluster)' is curl's \(cluster.map { "-\($0)" }.joined(separator: " ")): in af, "
+            + (given.isEmpty ? "leave it out" : given.joined(separator: " ")) + silent
     }
 
     static func shortHint(for letter: Character) -> String {
