@@ -5,6 +5,12 @@ enum ProxyAddress {
     /// The proxy schemes libcurl speaks; a URL without one is an HTTP proxy.
     static let schemes = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
 
+    /// Whether `url` (with or without its scheme) has a `USER:PASSWORD@` part.
+    static func holdsCredentials(_ url: String) -> Bool {
+        let afterScheme = url.utf8Offset(of: "://").map { url.utf8.dropFirst($0 + 3) } ?? url.utf8[...]
+        return afterScheme.urlAuthority.contains(UInt8(ascii: "@"))
+    }
+
     /// Why `url` cannot name a proxy, or nil when it can.
     static func problem(_ url: String) -> String? {
         var bytes = Array(url.utf8)[...]

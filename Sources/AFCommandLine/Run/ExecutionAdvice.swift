@@ -130,15 +130,8 @@ extension Execution {
             return ""
         }
         let basic = "which af sends with Basic authentication (a proxy that asks for another scheme refuses them)"
-        if let proxy, Self.holdsCredentials(proxy) { return "; it refused the credentials in the proxy's URL, \(basic)" }
+        if let proxy, ProxyAddress.holdsCredentials(proxy) { return "; it refused the credentials in the proxy's URL, \(basic)" }
         return "; give the proxy's credentials in its URL (--proxy=\(scheme):http://USER:PASSWORD@HOST:PORT), \(basic)"
-    }
-
-    /// Whether a proxy's URL (`http://user:pw@proxy:3128`, or without its scheme) has a user
-    /// part.
-    fileprivate static func holdsCredentials(_ proxy: String) -> Bool {
-        let afterScheme = proxy.utf8Offset(of: "://").map { proxy.utf8.dropFirst($0 + 3) } ?? proxy.utf8[...]
-        return afterScheme.prefix { $0 != UInt8(ascii: "/") }.contains(UInt8(ascii: "@"))
     }
 
     /// Why a failure `--retry` would have retried was not: the method is not idempotent, and a
