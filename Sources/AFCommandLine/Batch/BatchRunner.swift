@@ -284,8 +284,7 @@ final class BatchRunner: Sendable {
     private func sharedToken(for command: AuthCommand) -> SharedCommandToken {
         state.write { state in
             if let shared = state.tokens[command] { return shared }
-            let stderr = stderr
-            let notice = options.quiet ? nil : StandardInput.WaitNotice(seconds: planner.environment.noticeDelays.silentInput) { text in stderr.writeNotice(text) }
+            let notice = options.quiet ? nil : StandardInput.waitNotice(on: stderr, seconds: planner.environment.noticeDelays.silentInput)
             let shared = SharedCommandToken(command: command, environment: planner.environment.variables, notice: notice)
             state.tokens[command] = shared
             return shared

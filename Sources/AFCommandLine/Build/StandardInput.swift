@@ -99,6 +99,11 @@ enum StandardInput {
         var write: @Sendable (String) -> Void
     }
 
+    /// The notice written on `channel` as a line of af's own (`af: TEXT`), after `seconds`.
+    static func waitNotice(on channel: OutputChannel, seconds: Double) -> WaitNotice {
+        WaitNotice(seconds: seconds) { text in channel.writeNotice(text) }
+    }
+
     /// The notice for standard input in a script: a pipe nobody writes to or closes (a CI
     /// step's open stdin) would hold af without a word, as HTTPie would be held.
     static func waitNotice(stderr: Int32, seconds: Double) -> WaitNotice {

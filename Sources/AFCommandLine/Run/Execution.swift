@@ -334,8 +334,7 @@ final class Execution {
         }
         var dropped = 0
         do {
-            let stderr = stderr
-            let notice = settings.quiet ? nil : StandardInput.WaitNotice(seconds: environment.noticeDelays.silentInput) { text in stderr.writeNotice(text) }
+            let notice = settings.quiet ? nil : StandardInput.waitNotice(on: stderr, seconds: environment.noticeDelays.silentInput)
             try SessionFile.update(path: read.path, url: built.url, notice: notice) { stored in
                 if stored.applies(to: built.url) {
                     // Every header given this time replaces those of its name, repeats included.
