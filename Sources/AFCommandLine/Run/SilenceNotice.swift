@@ -102,41 +102,11 @@ final class SilenceNotice: EventMonitor, Sendable {
     /// For the watch, at `now`: tells a silence that has lasted, and leaves the watch then,
     /// as when the request waits no longer (nil); otherwise the time it may turn silent.
     func check(at now: Double) -> Double? {
-        enum Next { case done, tell(Request, Silence), due(Double) }
-        enum Silence { case answer, upload(sent: Int64, of: Int64), body(received: Int64) }
         let next = state.write { state -> Next in
-            guard !state.told, let request = state.request else {
-                watch.unwatch(self)
-                return .done
-            }
-            var silence = Silence.answer
-            switch state.phase {
-            case .idle:
-                watch.unwatch(self)
-                return .done
-            case .answer:
-                // A server that stopped taking the body has not been asked anything yet.
-                if let size = state.unsent { silence = .upload(sent: state.sent, of: size) }
-            case .body(let head, let before):
-                // An event stream's silences are its way (looked at here, where few requests
-                // get, not for every head).
-                if MediaType.essence(head.headers.value(for: .contentType)) == "text/event-stream" {
-                    watch.unwatch(self)
-                    return .done
-                }
-                // Body bytes are counted by the transfer, not told one by one. None counted:
-                // the attempt has just ended (its end is on its way).
-                guard let count = request.bodyBytesReceived else { return .due(now + seconds) }
-                if count != before {
-                    state.phase = .body(head, received: count)
-                    state.lastActivity = now
-                }
-                silence = .body(received: count)
-            }
-            guard now - state.lastActivity >= seconds else { return .due(state.lastActivity + seconds) }
-            state.told = true
-            watch.unwatch(self)
-            return .tell(request, silence)
+            let next = decide(&state, at: now)
+            // Told, or no longer waiting: out of the watch, under the lock, as every turn is.
+            if case .due = next {} else { watch.unwatch(self) }
+            return next
         }
         switch next {
         case .done:
@@ -157,5 +127,37 @@ final class SilenceNotice: EventMonitor, Sendable {
             write("\(origin) \(what); still waiting (--timeout=SECONDS sets a limit)")
             return nil
         }
+    }
+
+    private enum Next { case done, tell(Request, Silence), due(Double) }
+    private enum Silence { case answer, upload(sent: Int64, of: Int64), body(received: Int64) }
+
+    /// What `check` does at `now`: tell a silence that has lasted (and mark it told), stop
+    /// when the request waits no longer, or wait until the silence may have lasted.
+    private func decide(_ state: inout State, at now: Double) -> Next {
+        guard !state.told, let request = state.request else { return .done }
+        var silence = Silence.answer
+        switch state.phase {
+        case .idle:
+            return .done
+        case .answer:
+            // A server that stopped taking the body has not been asked anything yet.
+            if let size = state.unsent { silence = .upload(sent: state.sent, of: size) }
+        case .body(let head, let before):
+            // An event stream's silences are its way (looked at here, where few requests
+            // get, not for every head).
+            if MediaType.essence(head.headers.value(for: .contentType)) == "text/event-stream" { return .done }
+            // Body bytes are counted by the transfer, not told one by one. None counted: the
+            // attempt has just ended (its end is on its way).
+            guard let count = request.bodyBytesReceived else { return .due(now + seconds) }
+            if count != before {
+                state.phase = .body(head, received: count)
+                state.lastActivity = now
+            }
+            silence = .body(received: count)
+        }
+        guard now - state.lastActivity >= seconds else { return .due(state.lastActivity + seconds) }
+        state.told = true
+        return .tell(request, silence)
     }
 }
