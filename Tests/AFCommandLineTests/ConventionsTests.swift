@@ -661,6 +661,29 @@ import Testing
         #expect(sent.indices.contains { sent[$0...].starts(with: cookie) }, "\(String(decoding: sent, as: UTF8.self))")
     }
 
+    /// A `~` the shell left alone because it stands inside a word (an option's `=VALUE`, an
+    /// item's file, a value in the config file or on a line of a batch) is the home directory,
+    /// as HTTPie has it for its items: `--session=~/s.json` made a directory called `~` in the
+    /// working directory, and `a=@~/note.txt` was "no such file".
+    @Test func aTildeInsideAWordIsTheHomeDirectory() throws {
+        let home = try TemporaryDirectory.make(prefix: "af-home")
+        _ = try TemporaryDirectory.write("hello", named: "note.txt", in: home)
+        _ = try TemporaryDirectory.write(#"{"b": 1}"#, named: "body.json", in: home)
+        let sent = InProcessAF.run(["--session=~/s.json", "post", server.url("/echo"), "a=@~/note.txt", "b:=@~/body.json"], environment: ["HOME": home])
+        #expect(sent.status == 0, "\(sent.err)")
+        #expect(String(decoding: try last("/echo").body, as: UTF8.self) == #"{"a": "hello", "b": {"b": 1}}"#)
+        #expect(FileManager.default.fileExists(atPath: home + "/s.json"))
+        let config = try TemporaryDirectory.make(prefix: "af-home-config")
+        try TemporaryDirectory.writeConfig(defaultOptions: ["--output-dir=~/downloads", "--create-dirs"], in: config)
+        let lines = try TemporaryDirectory.write("-d \(server.url("/json")) --session=~/t.json\n", named: "lines.txt", in: home)
+        let batch = InProcessAF.run(["batch", lines], environment: ["HOME": home, "AF_CONFIG_DIR": config])
+        #expect(batch.status == 0, "\(batch.err)")
+        #expect(FileManager.default.fileExists(atPath: home + "/downloads/json"))
+        #expect(FileManager.default.fileExists(atPath: home + "/t.json"))
+        let missing = InProcessAF.run(["--offline", server.url("/post"), "@~/none.json"], environment: ["HOME": home])
+        #expect(missing.err == "af: error: cannot read '\(home)/none.json' (from '@~/none.json'): no such file or directory; check the path and its permissions\n")
+    }
+
     @Test func sessionsKeepCookieHeadersRepeatsAndReadOnlyNames() throws {
         let session = directory + "/session.json"
         let first = InProcessAF.run(["--session=\(session)", server.url("/get"), "Foo:bar", "Foo:baz", "Cookie:a=1; b=2"])

@@ -224,6 +224,29 @@ import Testing
         #expect(parsed.options[4].value == "out")
     }
 
+    /// A leading `~` of a path value, as a shell expands it in a word of its own.
+    @Test func aLeadingTildeIsTheHomeDirectory() throws {
+        #expect(HomePath.expand("~", home: "/h") == "/h")
+        #expect(HomePath.expand("~/a/b", home: "/h") == "/h/a/b")
+        #expect(HomePath.expand("~/a", home: "/h/") == "/h/a")
+        #expect(HomePath.expand("~/a", home: "/") == "/a")
+        #expect(HomePath.expand("~", home: "/") == "/")
+        #expect(HomePath.expand("~root/a", home: "/h") == "/root/a")
+        #expect(HomePath.expand("~root", home: "/h") == "/root")
+        #expect(HomePath.expand("~no-such-user-of-af/a", home: "/h") == "~no-such-user-of-af/a")
+        for kept in ["./~/a", "a~/b", "", "/~/a", "-"] { #expect(HomePath.expand(kept, home: "/h") == kept) }
+        // The values of options that name files and directories, however they are given; not
+        // other values, and not without a home to expand to (the redaction of --debug).
+        let parsed = try ParsedArguments.parse(["--session=~/s.json", "-o", "~/out", "-o~/o2", "--output-dir=~", "--verify=~/ca.pem", "--cert-key-pass=~/x", "--auth=~:~/p", "url", "a=@~/x"], home: "/h")
+        #expect(parsed.options.map(\.value) == ["/h/s.json", "/h/out", "/h/o2", "/h", "/h/ca.pem", "~/x", "~:~/p"])
+        #expect(parsed.positionals.map(\.text) == ["url", "a=@~/x"])
+        #expect(try ParsedArguments.parse(["--session=~/s.json"]).options[0].value == "~/s.json")
+        // The files of request items.
+        let item = try RequestItemParser.parse("f@~/a.png;type=image/png").item.expandingHome("/h")
+        #expect(item == .file(name: "f", path: "/h/a.png", contentType: "image/png"))
+        #expect(try RequestItemParser.parse("a=~/x").item.expandingHome("/h") == .field(key: "a", value: "~/x"))
+    }
+
     @Test func negation() throws {
         var settings = Settings()
         for option in try ParsedArguments.parse(["--follow", "--no-follow"]).options { try settings.apply(option) }

@@ -28,6 +28,8 @@ struct LinePlanner: Sendable {
     /// failed: each such line then makes its own and reports the failure.
     let baseOptions: TransferOptions?
     let basePlan: OutputPlan
+    /// The home directory a line's `~/…` paths are under (`HomePath`).
+    let home: String
     /// What `AFCommand.checkCombinations` says of `base`, asked once: the lines without options
     /// of their own have its settings, so each would get the same answer.
     private let baseCombinationProblem: CommandFailure?
@@ -41,6 +43,7 @@ struct LinePlanner: Sendable {
         lineEnvironment.stdinIsTerminal = false
         lineEnvironment.stderrIsTerminal = false
         self.environment = lineEnvironment
+        home = environment.homeDirectory
         baseOptions = try? RequestBuilder.transferOptions(base, environment: lineEnvironment)
         basePlan = OutputPlan.make(settings: base, environment: lineEnvironment)
         do {
@@ -99,7 +102,7 @@ struct LinePlanner: Sendable {
 
     /// The settings and positionals of a line's request, checked as `af` alone checks them.
     func plan(_ words: [String]) throws(CommandFailure) -> (Settings, [Positional]) {
-        let parsed = try ParsedArguments.parse(words)
+        let parsed = try ParsedArguments.parse(words, home: home)
         var settings = base
         for option in parsed.options {
             if option.spec.group == .batch {

@@ -124,7 +124,9 @@ enum RequestBuilder {
         }
         for (index, argument) in itemArguments.enumerated() {
             do throws(CommandFailure) {
-                items.append(try RequestItemParser.parse(argument))
+                var sourced = try RequestItemParser.parse(argument)
+                if sourced.item.readsFile { sourced.item = sourced.item.expandingHome(environment.homeDirectory) }
+                items.append(sourced)
             } catch {
                 throw splitHeaderValue(itemArguments, at: index) ?? urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index)
                     ?? methodBeyondLetters(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) ?? error

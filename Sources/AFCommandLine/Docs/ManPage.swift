@@ -96,7 +96,13 @@ public enum ManPage {
         Nested JSON: \\fBuser[name]=x\\fR, \\fBuser[tags][]=a\\fR, \\fBlist[0]=x\\fR, and
         \\fB[]:=1\\fR for a top-level array; a repeated plain key makes an array.
         Header names and values with line breaks are refused.
+        A file's path may start with \\fB~/\\fR or \\fB~USER/\\fR for a home directory
+        (\\fBa=@~/note.txt\\fR), which a shell leaves alone inside a word.
         .SH OPTIONS
+        A value that names a file or directory (FILE, DIR, PATH) may start with \\fB~/\\fR or
+        \\fB~USER/\\fR for a home directory, also after \\fB=\\fR, in the config file and on a
+        line of a batch, where no shell expands it: \\fB\\-\\-session=~/s.json\\fR.
+        \\fB./~\\fR names a directory called \\fB~\\fR.
 
         """
         for group in OptionGroup.allCases {

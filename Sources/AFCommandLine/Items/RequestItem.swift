@@ -33,6 +33,20 @@ enum RequestItem: Sendable, Equatable {
         }
     }
 
+    /// The item with a leading `~` of its file's path expanded (`HomePath`): HTTPie expands
+    /// the paths of its items, which a shell leaves alone inside a word (`a=@~/a.txt`).
+    func expandingHome(_ home: String) -> RequestItem {
+        switch self {
+        case .headerFromFile(let name, let path): .headerFromFile(name: name, path: HomePath.expand(path, home: home))
+        case .queryFromFile(let name, let path): .queryFromFile(name: name, path: HomePath.expand(path, home: home))
+        case .fieldFromFile(let key, let path): .fieldFromFile(key: key, path: HomePath.expand(path, home: home))
+        case .jsonFieldFromFile(let key, let path): .jsonFieldFromFile(key: key, path: HomePath.expand(path, home: home))
+        case .file(let name, let path, let type): .file(name: name, path: HomePath.expand(path, home: home), contentType: type)
+        case .bodyFile(let path): .bodyFile(path: HomePath.expand(path, home: home))
+        case .header, .unsetHeader, .emptyHeader, .query, .field, .jsonField: self
+        }
+    }
+
     /// Whether building the request reads a file for this item.
     var readsFile: Bool {
         switch self {

@@ -38,13 +38,19 @@ struct ParsedArguments: Sendable {
     var positionals: [Positional] = []
 
     /// Splits `arguments`. `source` names where they came from in messages (a config file).
-    static func parse(_ arguments: [String], source: String? = nil) throws(CommandFailure) -> ParsedArguments {
+    /// With `home`, the value of an option that names a file or directory has a leading `~`
+    /// expanded (`HomePath`), as the shell would have had it been a word of its own.
+    static func parse(_ arguments: [String], source: String? = nil, home: String? = nil) throws(CommandFailure) -> ParsedArguments {
         var result = ParsedArguments()
         var index = 0
         var optionsEnded = false
         let origin = source.map { " in \($0)" } ?? ""
         // The flag the previous argument ended with, for the positional after it.
         var flagBefore: FlagBefore?
+        func valued(_ spec: OptionSpec, _ value: String) -> String {
+            guard let home, spec.takesPath else { return value }
+            return HomePath.expand(value, home: home)
+        }
         while index < arguments.count {
             let argument = arguments[index]
             defer { index += 1 }
@@ -84,16 +90,16 @@ struct ParsedArguments: Sendable {
                     result.options.append(ParsedOption(spec: spec, value: nil, negated: false, spelling: spelling))
                     flagBefore = FlagBefore(letter: nil, long: name)
                 case .optional:
-                    result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling, valueArgument: inlineValue.map { _ in index }))
+                    result.options.append(ParsedOption(spec: spec, value: inlineValue.map { valued(spec, $0) }, negated: false, spelling: spelling, valueArgument: inlineValue.map { _ in index }))
                 case .required(let valueName):
                     if let inlineValue {
-                        result.options.append(ParsedOption(spec: spec, value: inlineValue, negated: false, spelling: spelling, valueArgument: index))
+                        result.options.append(ParsedOption(spec: spec, value: valued(spec, inlineValue), negated: false, spelling: spelling, valueArgument: index))
                     } else {
                         guard index + 1 < arguments.count else {
                             throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")\(Self.choiceList(spec))")
                         }
                         index += 1
-                        result.options.append(ParsedOption(spec: spec, value: arguments[index], negated: false, spelling: spelling, valueArgument: index))
+                        result.options.append(ParsedOption(spec: spec, value: valued(spec, arguments[index]), negated: false, spelling: spelling, valueArgument: index))
                     }
                 }
                 continue
@@ -122,7 +128,7 @@ struct ParsedArguments: Sendable {
                         index += 1
                         value = arguments[index]
                     }
-                    result.options.append(ParsedOption(spec: spec, value: value, negated: false, spelling: spelling, valueArgument: index))
+                    result.options.append(ParsedOption(spec: spec, value: valued(spec, value), negated: false, spelling: spelling, valueArgument: index))
                 }
             }
         }

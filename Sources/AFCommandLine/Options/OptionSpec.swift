@@ -70,6 +70,10 @@ public struct OptionSpec: Sendable {
         }
     }
 
+    /// Whether the value names a file or directory, where a leading `~` is the home
+    /// directory (`HomePath`).
+    var takesPath: Bool { completion == .file || completion == .directory }
+
     /// The fixed set of values, when there is one.
     public var choices: [String] {
         if case .choices(let values) = completion { return values }

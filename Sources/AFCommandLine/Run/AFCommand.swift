@@ -56,7 +56,7 @@ public enum AFCommand {
     static func parse(_ environment: Environment) throws(CommandFailure) -> (Settings, [Positional]) {
         var settings = Settings()
         if let (defaults, path) = try ConfigFile.defaultOptions(environment: environment) {
-            let parsed = try ParsedArguments.parse(defaults, source: "the config file '\(path)'")
+            let parsed = try ParsedArguments.parse(defaults, source: "the config file '\(path)'", home: environment.homeDirectory)
             guard parsed.positionals.isEmpty else {
                 throw .usage("the config file '\(path)' may only hold options; remove '\(parsed.positionals[0].text)' from \"default_options\"")
             }
@@ -78,7 +78,7 @@ public enum AFCommand {
             // line, it is still refused outside its subcommand.
             settings.subcommandOption = nil
         }
-        let parsed = try ParsedArguments.parse(environment.arguments)
+        let parsed = try ParsedArguments.parse(environment.arguments, home: environment.homeDirectory)
         for option in parsed.options { try settings.apply(option) }
         if parsed.positionals.isEmpty, !settings.help, !settings.version, let taken = urlTakenAsValue(parsed.options, arguments: environment.arguments) {
             throw .usage("no URL given: \(taken)")
