@@ -106,6 +106,70 @@ import Testing
         #expect(contents("data.bin") == TestData.bytes(count: Self.size))
     }
 
+    /// A file the server names for each download: its head after `head` seconds with the
+    /// body's first byte, the rest after `rest` more.
+    private func serveNamedFiles() {
+        server.route("/named") { request, _ in
+            let name = request.queryValue("name") ?? "x"
+            let body = request.queryValue("body") ?? "body"
+            let head = Double(request.queryValue("head") ?? "0") ?? 0, rest = Double(request.queryValue("rest") ?? "0") ?? 0
+            return .custom { connection in
+                Thread.sleep(forTimeInterval: head)
+                connection.write("HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"\(name)\"\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body.prefix(1))")
+                Thread.sleep(forTimeInterval: rest)
+                connection.write(String(body.dropFirst()))
+                connection.close()
+            }
+        }
+    }
+
+    /// One download's name can be another's `.part` file (a server names one `x.part` and
+    /// another `x`): the first to finish was refused its name, which the other's partial file
+    /// had taken meanwhile ("it appeared while downloading", exit 9, its file left as
+    /// `x.part.part`). A download now claims its name with its `.part` file, so the second
+    /// takes the next free name from the start.
+    @Test func aNameThatIsAnotherDownloadsPartFileIsLeftToIt() throws {
+        serveNamedFiles()
+        // Line 1 is named at once and ends at 2.5 s; line 2 is named at 1.5 s and writes
+        // until 4.5 s.
+        let lines = try TemporaryDirectory.write("""
+            -d --output-dir=\(directory) \(server.url("/named?name=x.part&body=PART&rest=2.5"))
+            -d --output-dir=\(directory) \(server.url("/named?name=x&body=XFILE&head=1.5&rest=3"))
+
+            """, named: "named.txt", in: try TemporaryDirectory.make(prefix: "af-dl-lines"))
+        let result = InProcessAF.run(["batch", "--parallel=2", lines])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(files() == ["x-1", "x.part"])
+        #expect(contents("x.part") == Array("PART".utf8) && contents("x-1") == Array("XFILE".utf8))
+    }
+
+    /// A name the server gave that another program makes while the download runs is left to
+    /// that program: the download takes the next free name, as it would have at the start,
+    /// where it failed with exit 9.
+    @Test func aNameMadeWhileDownloadingIsLeftToWhoMadeIt() throws {
+        let directory = self.directory
+        server.route("/taken") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"y.txt\"\r\nContent-Length: 4\r\n\r\nb")
+                // Once af has named its file and is writing it, another program makes the name.
+                let started = Date()
+                while !FileManager.default.fileExists(atPath: directory + "/y.txt.part"), Date().timeIntervalSince(started) < 10 {
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+                _ = FileManager.default.createFile(atPath: directory + "/y.txt", contents: Data("theirs".utf8))
+                connection.write("ody")
+                connection.close()
+            }
+        }
+        let result = InProcessAF.run(["-d", "--output-dir=\(directory)", server.url("/taken")])
+        #expect(result.status == 0)
+        let lines = result.err.split(separator: "\n").dropFirst(3).map(String.init)
+        #expect(lines.first == "af: '\(directory)/y.txt' appeared while downloading; saving this one as '\(directory)/y-1.txt'", "\(result.err)")
+        #expect(lines.dropFirst().first?.hasPrefix("af: saved '\(directory)/y-1.txt' (4 B)") == true, "\(result.err)")
+        #expect(files() == ["y-1.txt", "y.txt"])
+        #expect(contents("y.txt") == Array("theirs".utf8) && contents("y-1.txt") == Array("body".utf8))
+    }
+
     /// `-d -o DIR` (wget's -P and curl's --output-dir take a directory): refused before
     /// anything is sent, with the option that does that.
     @Test func aDirectoryGivenToDashOIsPointedToOutputDir() throws {

@@ -102,8 +102,12 @@ public final class DownloadSink: ResponseBodySink {
         /// Writing straight into a destination that is not a regular file (a device such as
         /// `/dev/null`, a FIFO, standard output): there is nothing to protect or rename.
         var inPlace = false
-        /// The claim on the `.part` file (`PartFileClaims`), held until the download finishes.
-        var claim: String?
+        /// The claim on the `.part` file and the name (`PartFileClaims`), held until the
+        /// download finishes.
+        var claim: [String]?
+        /// The name the response gave the file (or the URL), before a number made it free;
+        /// nil for a name the caller fixed.
+        var suggestedName: String?
         /// Bytes accepted for the `.part` file and not yet written to it (counted in
         /// `written`): libcurl hands a body over 16 KiB at a time, and a `write` per piece
         /// cost a 1 GiB download 65,536 system calls.
@@ -233,7 +237,7 @@ public final class DownloadSink: ResponseBodySink {
             for path in configuration.resume ? [part, final] : [part] where FileIO.isSymbolicLink(path) {
                 throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': it is a symbolic link; af never writes through one: remove it, or save under another name"))
             }
-            guard let claim = PartFileClaims.claim(part) else { throw Self.inUse(final) }
+            guard let claim = PartFileClaims.claim([final, part]) else { throw Self.inUse(final) }
             initial.claim = claim
             // A partial download an earlier run left (and told the user to resume) was
             // truncated by a run that did not resume it.
@@ -338,7 +342,9 @@ public final class DownloadSink: ResponseBodySink {
             return
         }
         if state.finalPath == nil {
-            let (path, claim) = try uniquePath(DownloadNaming.suggestedFilename(for: head, url: configuration.requestURL))
+            let name = DownloadNaming.suggestedFilename(for: head, url: configuration.requestURL)
+            let (path, claim) = try uniquePath(name)
+            state.suggestedName = name
             state.finalPath = path
             state.partPath = path + ".part"
             state.claim = claim
@@ -582,7 +588,7 @@ public final class DownloadSink: ResponseBodySink {
             state.pending.release()
             if code != 0, error == nil { return writeFailure(code, state) }
             if state.inPlace { return finishInPlace(&state, error: error) }
-            guard let part = state.partPath, let final = state.finalPath else { return error }
+            guard let part = state.partPath, var final = state.finalPath else { return error }
             if let error {
                 if state.movedAside, !state.restarted, state.written == state.resumedFrom, !FileIO.exists(final) {
                     // Nothing was added (the server was down, refused the range, sent an
@@ -627,9 +633,17 @@ public final class DownloadSink: ResponseBodySink {
                     return .output(OutputFailure(kind: .writeFailed, message: "cannot rename '\(part)' to '\(final)': \(POSIXFailure(code: errno).description)"))
                 }
             } else {
-                guard link(part, final) == 0 else {
-                    let reason = errno == EEXIST ? "it appeared while downloading" : POSIXFailure(code: errno).description
-                    return .output(OutputFailure(kind: .destinationExists, message: "cannot save '\(final)': \(reason); the download is in '\(part)'"))
+                if link(part, final) != 0 {
+                    let code = errno
+                    // A name the server gave was free when the download began: another
+                    // program made it since. The next free one, as at the start.
+                    guard code == EEXIST, let name = state.suggestedName, let saved = linkUnderFreeName(part, name) else {
+                        let reason = code == EEXIST ? "it appeared while downloading" : POSIXFailure(code: code).description
+                        return .output(OutputFailure(kind: .destinationExists, message: "cannot save '\(final)': \(reason); the download is in '\(part)'"))
+                    }
+                    notice("'\(final)' appeared while downloading; saving this one as '\(saved)'")
+                    final = saved
+                    state.finalPath = saved
                 }
                 unlink(part)
             }
@@ -690,16 +704,16 @@ public final class DownloadSink: ResponseBodySink {
     }
 
     /// `directory/name`, or `name-1.ext`, `name-2.ext`… when that or its `.part` exists (unless
-    /// replacing) or another download of this process is writing it; with the `.part` file's
-    /// claim. Replacing, downloads that want one name at once take `name`, `name-1.ext`… in
+    /// replacing) or another download of this process is writing either; with the claim on
+    /// both. Replacing, downloads that want one name at once take `name`, `name-1.ext`… in
     /// turn, the same names each time.
-    private func uniquePath(_ name: String) throws(AFError) -> (path: String, claim: String) {
+    private func uniquePath(_ name: String) throws(AFError) -> (path: String, claim: [String]) {
         let replacing = configuration.options.contains(.removePreviousFile)
         let first = Self.join(configuration.directory, name)
         for attempt in 0..<10_000 {
             let path = Self.join(configuration.directory, DownloadNaming.numbered(name, attempt))
             guard replacing || (!FileIO.exists(path) && !FileIO.exists(path + ".part")) else { continue }
-            if let claim = PartFileClaims.claim(path + ".part") {
+            if let claim = PartFileClaims.claim([path, path + ".part"]) {
                 // The name was free but for an earlier run's partial download: say where it is.
                 if attempt > 0, !FileIO.exists(first), !PartFileClaims.isClaimed(first + ".part"), let size = FileIO.size(first + ".part"), size > 0 {
                     notice("'\(first).part' holds \(Format.bytes(size)) of an earlier download of '\(first)'; saving this one as '\(path)' (resuming would continue that part)")
@@ -708,6 +722,19 @@ public final class DownloadSink: ResponseBodySink {
             }
         }
         throw .output(OutputFailure(kind: .destinationExists, message: "no free name for '\(name)' in '\(configuration.directory)'"))
+    }
+
+    /// Links `part` under `name-1.ext`, `name-2.ext`… (the first one free), for a download
+    /// whose name was taken while it ran; the path, or nil when none could be made.
+    private func linkUnderFreeName(_ part: String, _ name: String) -> String? {
+        for attempt in 1..<10_000 {
+            let path = Self.join(configuration.directory, DownloadNaming.numbered(name, attempt))
+            guard !FileIO.exists(path), let claim = PartFileClaims.claim([path]) else { continue }
+            defer { PartFileClaims.release(claim) }
+            if link(part, path) == 0 { return path }
+            guard errno == EEXIST else { return nil }
+        }
+        return nil
     }
 
     private static func inUse(_ path: String) -> AFError {

@@ -2,34 +2,42 @@
 import Glibc
 #endif
 
-/// The `.part` files this process's downloads are writing.
+/// The files this process's downloads are writing: each one's `.part` file and the name it
+/// will be renamed to.
 ///
 /// Two downloads into one `.part` file (two batch lines naming the same output file, or a
 /// program that starts two) would truncate and interleave each other's bytes, and the one
-/// renamed second would find its file gone. A download claims its `.part` file before its
-/// request is sent (or, when the response names the file, before the first byte is
-/// written); a second claim of the same file is refused until the first download finishes.
+/// renamed second would find its file gone. One download's name can also be another's
+/// `.part` file (a server names one `x.part` and another `x`): the first to finish would be
+/// refused its name, which the other had made meanwhile. A download claims both files before
+/// its request is sent (or, when the response names the file, before the first byte is
+/// written); a claim of either by another download is refused until the first one finishes.
 enum PartFileClaims {
     private static let claimed = Locked<Set<String>>([])
 
-    /// Claims `part` for one download: the key to release it with, or nil when another
-    /// download of this process holds it. The key is the path with its directory resolved
-    /// (`./a.part`, `a.part` and `/cwd/a.part` are one file).
-    static func claim(_ part: String) -> String? {
-        let key = canonical(part)
-        let taken = claimed.withLock { set in !set.insert(key).inserted }
-        return taken ? nil : key
+    /// Claims `paths` together for one download: the keys to release them with, or nil (and
+    /// nothing claimed) when another download of this process holds any of them. A key is the
+    /// path with its directory resolved (`./a.part`, `a.part` and `/cwd/a.part` are one file).
+    static func claim(_ paths: [String]) -> [String]? {
+        let keys = paths.map(canonical)
+        return claimed.withLock { set in
+            guard keys.allSatisfy({ !set.contains($0) }) else { return nil }
+            set.formUnion(keys)
+            return keys
+        }
     }
 
-    /// Whether a download of this process holds `part`.
-    static func isClaimed(_ part: String) -> Bool {
-        let key = canonical(part)
+    /// Whether a download of this process holds `path`, as its `.part` file or its name.
+    static func isClaimed(_ path: String) -> Bool {
+        let key = canonical(path)
         return claimed.withLock { $0.contains(key) }
     }
 
-    /// Gives up a claim `claim(_:)` made.
-    static func release(_ key: String) {
-        claimed.withLock { _ = $0.remove(key) }
+    /// Gives up what `claim(_:)` claimed.
+    static func release(_ keys: [String]) {
+        claimed.withLock { set in
+            for key in keys { set.remove(key) }
+        }
     }
 
     private static func canonical(_ path: String) -> String {
