@@ -239,6 +239,25 @@ import Testing
         #expect(throws: CommandFailure.usage(message)) { try LinePlanner.words(line) }
     }
 
+    /// What a shell would have expanded outside single quotes is noted for a warning, and
+    /// still sent as written; a quoted or escaped `$`, and a `$` no name follows, are not.
+    @Test(arguments: [
+        ("get :8080/x Authorization:\"Bearer $TOKEN\"", "$TOKEN"),
+        ("get :8080/x a==$HOME/b c==$D", "$HOME"),
+        ("get :8080/x \"a==${HOME}\"", "${HOME}"),
+        ("get :8080/x a==$(date) b==`id`", "$(date)"),
+        ("get :8080/x \"a==`id`\"", "`id`"),
+        ("get :8080/x b==\\$x 'a==$HOME' \"c==\\$y\" d==$_under_score", "$_under_score"),
+        ("get :8080/x 'a==$HOME' b==\\$HOME \"c==\\$HOME\"", nil),
+        ("get :8080/x price==$5 cost==a$ b==$ c==$-", nil),
+        ("get :8080/x", nil),
+    ] as [(String, String?)])
+    func expansionsAShellWouldMakeAreNoted(line: String, expansion: String?) throws {
+        let split = try #require(try LinePlanner.split(line))
+        #expect(split.expansion == expansion)
+        #expect(split.words == (try ShellWords.split(line)))
+    }
+
     /// An operator quoted or escaped is data, as in a shell: a body, a value, an item.
     @Test func quotedOperatorsAreData() throws {
         let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))

@@ -684,6 +684,24 @@ import Testing
         #expect(missing.err == "af: error: cannot read '\(home)/none.json' (from '@~/none.json'): no such file or directory; check the path and its permissions\n")
     }
 
+    /// A batch line with `$TOKEN` sent the five characters without a word: a shell would
+    /// have put the variable's value there. The first such line is warned of (once a batch,
+    /// in a file or on standard input); what is sent is unchanged.
+    @Test func aVariableOnABatchLineIsWarnedOfOnce() throws {
+        let text = "\(server.url("/echo")) \"Authorization:Bearer $TOKEN\"\n\(server.url("/echo")) a==$HOME\n\(server.url("/echo")) 'b==$HOME'\n"
+        let path = try TemporaryDirectory.write(text, named: "variables.txt", in: directory)
+        let warning = "af: line 1: warning: '$TOKEN' is sent as written: af batch runs each line without a shell, which would have expanded it; "
+            + "write the value into the file (envsubst makes such a file from a template), or put it in single quotes to mean it as written\n"
+        for run in [InProcessAF.run(["batch", "-b", path], environment: ["TOKEN": "x"]), InProcessAF.run(["batch", "-b", "-"], stdin: .bytes(Array(text.utf8)))] {
+            #expect(run.status == 0)
+            #expect(run.err == warning)
+        }
+        #expect(server.requests(to: "/echo").compactMap { $0.header("Authorization") } == ["Bearer $TOKEN", "Bearer $TOKEN"])
+        #expect(server.requests(to: "/echo").map(\.target).sorted() == ["/echo", "/echo", "/echo?a=%24HOME", "/echo?a=%24HOME", "/echo?b=%24HOME", "/echo?b=%24HOME"])
+        let quiet = try TemporaryDirectory.write("\(server.url("/echo")) 'a==$HOME'\n", named: "quoted.txt", in: directory)
+        #expect(InProcessAF.run(["batch", "-b", quiet]).err == "")
+    }
+
     @Test func sessionsKeepCookieHeadersRepeatsAndReadOnlyNames() throws {
         let session = directory + "/session.json"
         let first = InProcessAF.run(["--session=\(session)", server.url("/get"), "Foo:bar", "Foo:baz", "Cookie:a=1; b=2"])

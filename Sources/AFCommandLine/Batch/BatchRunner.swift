@@ -38,6 +38,8 @@ struct BatchLine: Sendable {
 
     let number: Int
     let content: Content
+    /// The first text of the line a shell would have expanded (`$TOKEN`), sent as written.
+    var expansion: String? = nil
 }
 
 /// Where the runner takes its lines from, on the driving thread.
@@ -92,6 +94,9 @@ final class BatchRunner: Sendable {
         var tokens: [AuthCommand: SharedCommandToken] = [:]
         /// The trust configuration of the batch's own settings, for `http` and `https` URLs.
         var baseTrust: (plain: TrustConfiguration?, tls: TrustConfiguration?)
+        /// A line's unexpanded `$NAME` was warned of: the first line only, not every one of
+        /// a file written that way.
+        var warnedOfExpansion = false
     }
 
     /// A session that owns the connections (and thread) of one set of connection settings.
@@ -224,6 +229,11 @@ final class BatchRunner: Sendable {
 
     private func start(_ line: BatchLine, sequence: Int) {
         let messages = lineErrors(line.number)
+        if let expansion = line.expansion, !state.write({ $0.warnedOfExpansion }) {
+            state.write { $0.warnedOfExpansion = true }
+            messages.writeNotice("warning: '\(expansion)' is sent as written: af batch runs each line without a shell, which would have expanded it; "
+                + "write the value into the file (envsubst makes such a file from a template), or put it in single quotes to mean it as written")
+        }
         do throws(CommandFailure) {
             let planned: PlannedLine
             switch line.content {

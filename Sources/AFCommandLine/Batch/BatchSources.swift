@@ -12,7 +12,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     let total: Int?
     /// What the check planned for the first lines, in line order, which the run sends without
     /// planning them again; each is dropped as its line starts.
-    private var kept: [(line: Int, planned: PlannedLine?)]
+    private var kept: [(line: Int, planned: PlannedLine?, expansion: String?)]
     /// The next entry of `kept` to hand out.
     private var nextKept = 0
     /// Every request line's plan was kept: the run takes them from `kept` and does not read
@@ -60,17 +60,17 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         let checker = LineReader(fd: fd, name: name, copy: spool.map { ($0.writer, $0.failure) })
         var count = 0
-        var kept: [(line: Int, planned: PlannedLine?)] = []
+        var kept: [(line: Int, planned: PlannedLine?, expansion: String?)] = []
         var keptBytes = 0
         do throws(CommandFailure) {
             while let text = try checker.nextCommand() {
                 do throws(CommandFailure) {
-                    guard let words = try LinePlanner.words(text) else { continue }
+                    guard let (words, expansion) = try LinePlanner.split(text) else { continue }
                     count += 1
                     let planned = try planner.prepare(words)
                     let cost = Self.keptCost(lineLength: text.utf8.count)
                     if planned.isReusable, kept.count < Self.keptLimit, keptBytes + cost <= keptBudget {
-                        kept.append((checker.commandLineNumber, planned))
+                        kept.append((checker.commandLineNumber, planned, expansion))
                         keptBytes += cost
                     } else {
                         planned.built.body.removeTemporaryFiles()
@@ -111,8 +111,8 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
             while let text = try reader.nextCommand() {
                 // A line the check kept is neither split nor planned again.
                 if let line = takeKept(ifLine: reader.commandLineNumber) { return (line, false) }
-                guard let words = try LinePlanner.words(text) else { continue }
-                return (BatchLine(number: reader.commandLineNumber, content: .words(words)), false)
+                guard let (words, expansion) = try LinePlanner.split(text) else { continue }
+                return (BatchLine(number: reader.commandLineNumber, content: .words(words), expansion: expansion), false)
             }
             kept = []
             return (nil, true)
@@ -125,10 +125,10 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     private func takeKept(ifLine number: Int?) -> BatchLine? {
         guard nextKept < kept.count, number == nil || kept[nextKept].line == number,
               let planned = kept[nextKept].planned else { return nil }
-        let line = kept[nextKept].line
+        let (line, expansion) = (kept[nextKept].line, kept[nextKept].expansion)
         kept[nextKept].planned = nil
         nextKept += 1
-        return BatchLine(number: line, content: .planned(planned))
+        return BatchLine(number: line, content: .planned(planned), expansion: expansion)
     }
 
     /// A copy on disk of a batch file that cannot be read twice, unlinked at once: written
@@ -275,8 +275,8 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
                     finish()
                     return
                 case .command(let text):
-                    guard let words = try LinePlanner.words(text) else { continue }
-                    waiting.append(BatchLine(number: reader.commandLineNumber, content: .words(words)))
+                    guard let (words, expansion) = try LinePlanner.split(text) else { continue }
+                    waiting.append(BatchLine(number: reader.commandLineNumber, content: .words(words), expansion: expansion))
                 }
             } catch {
                 // A bad line (too long, not UTF-8, badly quoted) fails that line only; nothing

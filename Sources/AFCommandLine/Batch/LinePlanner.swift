@@ -63,12 +63,19 @@ struct LinePlanner: Sendable {
     /// line copied from a shell) is left out; another client's command line and shell
     /// syntax written outside quotes are refused.
     static func words(_ text: String) throws(CommandFailure) -> [String]? {
+        try split(text)?.words
+    }
+
+    /// `words`, with the first text of the line a shell would have expanded (`$TOKEN`),
+    /// which af sends as written.
+    static func split(_ text: String) throws(CommandFailure) -> (words: [String], expansion: String?)? {
         // A shell's command line cannot hold a NUL; libcurl would cut a URL or header at one.
         if text.containsByte(0) { throw .usage("the line has a NUL byte, which no command line can hold") }
         var words: [String]
         var quoted: [Bool]?
+        let expansion: String?
         do {
-            (words, quoted) = try ShellWords.splitMarkingQuotes(text)
+            (words, quoted, expansion) = try ShellWords.splitMarkingQuotes(text)
         } catch {
             throw .usage(error.message)
         }
@@ -97,7 +104,7 @@ struct LinePlanner: Sendable {
                 throw .usage("'\(word)' is shell syntax, but af batch runs each line without a shell: \(advice)")
             }
         }
-        return words
+        return (words, expansion)
     }
 
     /// The settings and positionals of a line's request, checked as `af` alone checks them.

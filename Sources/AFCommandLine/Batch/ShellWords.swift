@@ -3,7 +3,8 @@
 /// `\$` and `` \` ``, a backslash outside quotes keeps the next character. A backslash
 /// before a line break joins the lines (outside single quotes), as in a shell; a quote must
 /// close on its line, so that one left open fails its line alone. Nothing is expanded:
-/// `$HOME`, `*` and `~` are plain text.
+/// `$HOME`, `*` and `~` are plain text; the first text a shell would have expanded
+/// (`$TOKEN`, `${HOME}`, `$(date)`, a backquote) is noted, for a warning.
 enum ShellWords {
     /// Why a line cannot be split.
     enum Problem: Error, Equatable {
@@ -100,21 +101,26 @@ enum ShellWords {
     /// The words of `line`, and for each whether any of it was quoted or escaped (`'|'`, `\|`):
     /// only a word with none, which a shell would read as written, can be a shell operator.
     /// `quoted` is nil for a plain line (nearly every one), none of whose words is.
-    static func splitMarkingQuotes(_ line: String) throws(Problem) -> (words: [String], quoted: [Bool]?) {
-        if let plain = plainWords(line) { return (plain, nil) }
+    /// `expansion` is the first text a shell would have expanded, outside single quotes and
+    /// not escaped (`$TOKEN`, `"${HOME}"`), which af sends as written.
+    static func splitMarkingQuotes(_ line: String) throws(Problem) -> (words: [String], quoted: [Bool]?, expansion: String?) {
+        if let plain = plainWords(line) { return (plain, nil, nil) }
         var quoted: [Bool] = []
-        let words = try splitQuoted(line, quoted: &quoted)
-        return (words, quoted)
+        var expansion: String?
+        let words = try splitQuoted(line, quoted: &quoted, expansion: &expansion)
+        return (words, quoted, expansion)
     }
 
     /// `split` byte by byte, for any line (internal for tests, which compare the two ways).
     static func splitQuoted(_ line: String) throws(Problem) -> [String] {
         var quoted: [Bool] = []
-        return try splitQuoted(line, quoted: &quoted)
+        var expansion: String?
+        return try splitQuoted(line, quoted: &quoted, expansion: &expansion)
     }
 
-    /// `splitQuoted`, appending to `quoted` whether each word had a quote or a backslash in it.
-    private static func splitQuoted(_ line: String, quoted: inout [Bool]) throws(Problem) -> [String] {
+    /// `splitQuoted`, appending to `quoted` whether each word had a quote or a backslash in it
+    /// and noting the first expansion.
+    private static func splitQuoted(_ line: String, quoted: inout [Bool], expansion: inout String?) throws(Problem) -> [String] {
         var words: [String] = []
         var current: [UInt8] = []
         var inWord = false
@@ -144,7 +150,7 @@ enum ShellWords {
             case UInt8(ascii: "\""):
                 inWord = true
                 wordQuoted = true
-                try readDoubleQuoted(&bytes, into: &current)
+                try readDoubleQuoted(&bytes, into: &current, expansion: &expansion)
             case UInt8(ascii: "\\"):
                 guard let next = bytes.popFirst() else { throw .trailingBackslash }
                 // A backslash and a line break join two lines, as in a shell.
@@ -157,6 +163,7 @@ enum ShellWords {
                 current.append(byte)
                 // The rest of a run of plain bytes at once (`#` inside a word is plain).
                 let end = bytes.firstIndex(where: isSpecial) ?? bytes.endIndex
+                if expansion == nil { expansion = firstExpansion(byte, bytes[..<end]) }
                 current.append(contentsOf: bytes[..<end])
                 bytes = bytes[end...]
             }
@@ -165,7 +172,7 @@ enum ShellWords {
         return words
     }
 
-    /// The words of a line with no quote, backslash, `#`, tab or line break — nearly every
+    /// The words of a line with no quote, backslash, `#`, `$`, backquote, tab or line break — nearly every
     /// line of a batch (`af get URL`, a URL alone) — cut at its spaces; nil for any other
     /// line, which `split` reads byte by byte.
     static func plainWords(_ line: String) -> [String]? {
@@ -178,7 +185,8 @@ enum ShellWords {
                 case UInt8(ascii: " "):
                     if let begun = start { words.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[begun..<index]), as: UTF8.self)) }
                     start = nil
-                case UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "#"):
+                case UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "#"),
+                     UInt8(ascii: "$"), UInt8(ascii: "`"):
                     return nil
                 default:
                     if start == nil { start = index }
@@ -209,11 +217,14 @@ enum ShellWords {
         }
     }
 
-    private static func readDoubleQuoted(_ bytes: inout ArraySlice<UInt8>, into current: inout [UInt8]) throws(Problem) {
+    private static func readDoubleQuoted(_ bytes: inout ArraySlice<UInt8>, into current: inout [UInt8], expansion: inout String?) throws(Problem) {
         while let byte = bytes.popFirst() {
             switch byte {
             case UInt8(ascii: "\""):
                 return
+            case UInt8(ascii: "$"), UInt8(ascii: "`"):
+                if expansion == nil { expansion = firstExpansion(byte, bytes.prefix { $0 != UInt8(ascii: "\"") }) }
+                current.append(byte)
             case UInt8(ascii: "\\"):
                 guard let next = bytes.popFirst() else { throw .trailingBackslash }
                 if try isLineBreak(next, &bytes) { continue }
@@ -226,5 +237,41 @@ enum ShellWords {
             }
         }
         throw .unterminatedDoubleQuote
+    }
+
+    /// The first expansion a shell would make in `first` and the bytes after it, read as
+    /// unquoted text (or double-quoted: the caller gives the bytes up to the closing quote):
+    /// `$NAME`, `${…}`, `$(…)` or a backquoted command, as written (at most 40 bytes); nil
+    /// when there is none (`$` alone, `$5`, `a$`).
+    static func firstExpansion(_ first: UInt8, _ rest: ArraySlice<UInt8>) -> String? {
+        let starts = { (byte: UInt8) in byte == UInt8(ascii: "$") || byte == UInt8(ascii: "`") }
+        // Most runs hold neither byte: nothing is copied for them.
+        guard starts(first) || rest.contains(where: starts) else { return nil }
+        let run = [first] + rest
+        for index in run.indices where starts(run[index]) {
+            let after = run[(index + 1)...]
+            var end: Int?
+            if run[index] == UInt8(ascii: "`") {
+                end = after.firstIndex(of: UInt8(ascii: "`")).map { $0 + 1 }
+            } else if let next = after.first {
+                switch next {
+                case UInt8(ascii: "{"): end = after.firstIndex(of: UInt8(ascii: "}")).map { $0 + 1 }
+                case UInt8(ascii: "("): end = after.firstIndex(of: UInt8(ascii: ")")).map { $0 + 1 }
+                case UInt8(ascii: "_"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                    end = after.firstIndex { !isNameByte($0) } ?? run.endIndex
+                default: end = nil
+                }
+            }
+            guard let end else { continue }
+            return String(decoding: run[index..<min(end, index + 40)], as: UTF8.self)
+        }
+        return nil
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "_"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        default: return false
+        }
     }
 }

@@ -48,7 +48,8 @@ public enum ManPage {
         \\fBaf batch\\fR [\\fIOPTIONS\\fR] \\fIFILE\\fR runs one request per line of \\fIFILE\\fR
         (\\fB\\-\\fR: lines read from standard input as they arrive) in one process. Each line is an
         af command line without the leading \\fBaf\\fR, split with shell quoting (single and double
-        quotes, backslash) and never expanded; blank lines and lines starting with \\fB#\\fR are
+        quotes, backslash) and never expanded (the first \\fB$NAME\\fR, \\fB${NAME}\\fR,
+        \\fB$(...)\\fR or backquote outside single quotes gets a warning naming its line); blank lines and lines starting with \\fB#\\fR are
         skipped. A line that ends with a backslash goes on in the next, as in a shell script
         (errors name its first line); a quote must close on its own line. A line copied from a
         shell with its \\fBaf\\fR is read without it; one that starts with another client's name
