@@ -357,7 +357,7 @@ import Testing
         var pinned = Settings()
         pinned.pins = ["sha256//AAAA"]
         var verified = Settings()
-        verified.verify = "/etc/ssl/ca.pem"
+        verified.verify = .bundle("/etc/ssl/ca.pem")
         // Two pins are not one pin that contains a separator (the key once was joined text).
         var twoPins = Settings()
         twoPins.pins = ["sha256//AA", "AA"]

@@ -182,7 +182,8 @@ struct LinePlanner: Sendable {
     /// connection by host and port, so a line with other `--resolve` entries (or proxy,
     /// socket, interface or IP version) must not be handed a connection made for another.
     struct ConnectionKey: Hashable, Sendable {
-        let verify, cert, certKey, certKeyPass, ciphers, crl, trustPolicy: String?
+        let cert, certKey, certKeyPass, ciphers, crl, trustPolicy: String?
+        let verify: Verification
         let ssl: TLSOptions.Version?
         let pins, pinCerts: [String]
         let checkRevocation: Bool

@@ -56,7 +56,7 @@ final class TrustConfiguration: Sendable {
         var warning: String?
         var caBundle: String?
         switch settings.verify {
-        case nil, "yes"?, "true"?:
+        case .on:
             // Looked up once per environment (a batch makes a configuration per line).
             if let (variable, path) = environment.derived.caBundle {
                 if usesTLS, let reason = environment.derived.caBundleProblem() {
@@ -69,12 +69,12 @@ final class TrustConfiguration: Sendable {
                 base = DefaultTrustEvaluator(caBundle: path)
                 caBundle = path
             }
-        case "no"?, "false"?:
+        case .off:
             base = DisabledTrustEvaluator()
             warning = extras.isEmpty
                 ? "warning: certificate verification is off (--verify=no); anyone on the path can read and change this exchange"
                 : "warning: certificate verification is off (--verify=no); only the pins are checked"
-        case let path?:
+        case .bundle(let path):
             // A PEM bundle, or a directory of hashed certificates (as requests and curl's
             // --capath take one); a directory was refused as "not a file".
             try FileReading.checkReadable(path, item: "--verify", directoryAllowed: true)
@@ -84,7 +84,7 @@ final class TrustConfiguration: Sendable {
             base = DefaultTrustEvaluator(caBundle: path)
             caBundle = path
         }
-        let isPlainDefault = extras.isEmpty && caBundle == nil && settings.verify.map { $0 == "yes" || $0 == "true" } ?? true
+        let isPlainDefault = extras.isEmpty && caBundle == nil && settings.verify == .on
         // One evaluator alone is not wrapped: a batch makes this for every line.
         let defaultTrust: (any ServerTrustEvaluating)? = isPlainDefault ? nil : extras.isEmpty ? base : CompositeTrustEvaluator([base] + extras)
         let manager = try settings.trustPolicy.map { path throws(CommandFailure) in

@@ -350,13 +350,13 @@ public enum OptionTable {
                        let value = option.value ?? ""
                        guard !value.isEmpty else { throw .usage("\(option.spelling) needs yes, no or the path of a CA bundle") }
                        switch value.lowercased() {
-                       case "yes", "true": settings.verify = "yes"
-                       case "no", "false": settings.verify = "no"
-                       default: settings.verify = value
+                       case "yes", "true": settings.verify = .on
+                       case "no", "false": settings.verify = .off
+                       default: settings.verify = .bundle(value)
                        }
                    }),
         OptionSpec(.insecure, "insecure", short: "k", group: .tls, help: "Same as --verify=no: do not verify certificates (prints a warning)",
-                   binding: .custom(.flag, sample: nil) { settings, option in settings.verify = option.negated ? nil : "no" }),
+                   binding: .custom(.flag, sample: nil) { settings, option in settings.verify = option.negated ? .on : .off }),
         OptionSpec(.cert, "cert", value: .required("FILE"), group: .tls, help: "Client certificate (PEM) for mutual TLS",
                    details: "Client certificate (PEM) for mutual TLS, with its private key in the same file unless --cert-key names another. Both are checked before anything is sent: a file with no PEM certificate or key, a key that is not the certificate's, or a pass phrase that does not decrypt it is exit 66; an encrypted key without --cert-key-pass is asked for on a terminal (exit 64 where af may not ask)",
                    completion: .file,

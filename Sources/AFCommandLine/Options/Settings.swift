@@ -61,8 +61,8 @@ struct Settings: Sendable {
 
     /// The CA bundle (or directory) `--verify` names; nil when it says yes or no, or is not given.
     var verifyBundle: String? {
-        guard let verify = storage.values.verify, !["yes", "true", "no", "false"].contains(verify) else { return nil }
-        return verify
+        if case .bundle(let path) = storage.values.verify { return path }
+        return nil
     }
 
     /// Whether `--proxy=SCHEME:URL` names the proxy for `scheme` (or `all:` for every one),
@@ -154,7 +154,7 @@ struct Settings: Sendable {
         var sessionName: String?
         var sessionReadOnlyName: String?
         // TLS
-        var verify: String?
+        var verify = Verification.on
         var cert: String?
         var certKey: String?
         var certKeyPass: String?
@@ -441,4 +441,15 @@ struct Settings: Sendable {
         }
         return bytes
     }
+}
+
+/// What `--verify` (and `-k`) ask of the server's certificate.
+enum Verification: Sendable, Hashable {
+    /// Verified against the system's roots, or a CA bundle the environment names (the default,
+    /// `--verify=yes`).
+    case on
+    /// Not verified (`--verify=no`, `-k`).
+    case off
+    /// Verified against this CA bundle or hashed directory (`--verify=PATH`).
+    case bundle(String)
 }

@@ -149,7 +149,7 @@ enum CurlCommand {
         case .http2: words.append("--http2")
         case .http2PriorKnowledge: words.append("--http2-prior-knowledge")
         }
-        if settings.verify == "no" || settings.verify == "false" {
+        if settings.verify == .off {
             words.append("--insecure")
         } else if let bundle = caBundle {
             if FileIO.isCertificateDirectory(bundle) {
@@ -180,7 +180,7 @@ enum CurlCommand {
             words += ["--proxy", quote(proxy)]
             // af verifies an HTTPS proxy as it verifies the server; curl has options of its own.
             if options.proxy.httpsProxy(forScheme: url.scheme) != nil {
-                if settings.verify == "no" || settings.verify == "false" {
+                if settings.verify == .off {
                     words.append("--proxy-insecure")
                 } else if let bundle = caBundle {
                     words += [FileIO.isCertificateDirectory(bundle) ? "--proxy-capath" : "--proxy-cacert", quote(bundle)]

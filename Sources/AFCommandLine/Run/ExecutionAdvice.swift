@@ -85,7 +85,7 @@ extension Execution {
     /// outside): the advice to give --verify=CA.pem alone would not say why a public site
     /// failed.
     fileprivate func caBundleVariableHint(_ error: AFError) -> String {
-        guard [nil, "yes", "true"].contains(settings.verify), case .transport(let failure) = error.underlyingError,
+        guard settings.verify == .on, case .transport(let failure) = error.underlyingError,
               case .untrustedCertificate(_, let problem)? = failure.cause, problem == .unknownIssuer || problem == .issuerNotSent,
               let (variable, path) = environment.derived.caBundle
         else { return "" }
