@@ -54,7 +54,7 @@ final class Execution {
         }
         authenticator = settings.authCmd.map { command in
             let command = AuthCommand(command: command, timeLimit: settings.timeout)
-            let notice = settings.quiet ? nil : StandardInput.waitNotice(stderr: environment.stderr, seconds: environment.noticeDelays.silentInput)
+            let notice = settings.quiet ? nil : StandardInput.waitNotice(on: stderr, seconds: environment.noticeDelays.silentInput)
             return AuthenticationInterceptor(provider: tokens?(command) ?? CommandTokenProvider(command: command, environment: environment.variables, notice: notice),
                                              origin: built.url)
         }
