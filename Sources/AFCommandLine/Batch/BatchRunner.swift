@@ -64,7 +64,8 @@ final class BatchRunner: Sendable {
 
     private enum Stop: Sendable, Equatable {
         case failure
-        case signal(Int32)
+        /// SIGINT or SIGTERM, as the cancellation it makes of what is in flight.
+        case signal(AFError.Cancellation)
         case outputClosed
         /// Standard output failed (a full disk): what would be printed next is lost too.
         case outputFailed
@@ -413,14 +414,14 @@ final class BatchRunner: Sendable {
         }
         let cause: AFError.Cancellation
         switch reason {
-        case .signal(let status): cause = status == ExitStatus.terminated ? .terminated : .interrupted
+        case .signal(let signalled): cause = signalled
         default: cause = .explicitly
         }
         for run in runs { run.flight.request.cancel(cause) }
     }
 
     private func interrupt(_ reason: AFError.Cancellation) {
-        stop(.signal(reason == .terminated ? ExitStatus.terminated : ExitStatus.interrupted))
+        stop(.signal(reason))
     }
 
     /// The summary line and the exit status.
@@ -432,12 +433,13 @@ final class BatchRunner: Sendable {
         } else {
             progress.eraseIfShown()
         }
-        if case .signal(let status) = final.stop {
-            let what = status == ExitStatus.terminated ? "terminated" : "interrupted"
+        if case .signal(let cause) = final.stop {
+            // The words and status a single run ends with: "interrupted", 130; "terminated", 143.
+            let what = ExitMapping.message(for: .cancelled(cause), attempts: 1)
             // `af batch -` waiting for its first line has nothing to count.
             stderr.writeError(final.started == 0 ? "\(what) before any request had started"
                 : "\(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled")
-            return status
+            return ExitMapping.status(for: .cancelled(cause), checkStatus: false)
         }
         if let failure = output.stdout.writeFailure {
             // Whatever the requests did, outputs from the failure on are lost: the run failed.
