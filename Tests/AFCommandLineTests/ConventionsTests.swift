@@ -148,6 +148,28 @@ import Testing
         #expect(server.hits("/stale") == 4)
     }
 
+    /// A `Content-Type` item that names a form makes the data items that form, as a curl
+    /// user's `-H 'Content-Type: application/x-www-form-urlencoded' -d a=1` does: they went
+    /// as JSON under the form's type, which no server reads as a form. `--json` (and any other
+    /// type) still sends JSON.
+    @Test func aFormContentTypeMakesTheItemsThatForm() throws {
+        #expect(InProcessAF.run(["post", server.url("/post"), "Content-Type:application/x-www-form-urlencoded", "a=1", "b=x y"]).status == 0)
+        var request = try last("/post")
+        #expect(String(decoding: request.body, as: UTF8.self) == "a=1&b=x+y")
+        #expect(request.header("Content-Type") == "application/x-www-form-urlencoded")
+        #expect(InProcessAF.run(["post", server.url("/post"), "content-type:Multipart/Form-Data", "a=1"]).status == 0)
+        request = try last("/post")
+        let type = try #require(request.header("Content-Type"))
+        #expect(type.hasPrefix("Multipart/Form-Data; boundary="), "\(type)")
+        #expect(String(decoding: request.body, as: UTF8.self).contains("Content-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n"))
+        for (options, type) in [(["--json"], "application/x-www-form-urlencoded"), ([], "text/plain")] {
+            #expect(InProcessAF.run(options + ["post", server.url("/post"), "Content-Type:\(type)", "a=1"]).status == 0)
+            request = try last("/post")
+            #expect(String(decoding: request.body, as: UTF8.self) == #"{"a": "1"}"#, "\(options)")
+            #expect(request.header("Content-Type") == type)
+        }
+    }
+
     @Test func multipartContentTypeGetsTheBoundary() {
         let result = InProcessAF.run(["--offline", "--multipart", "--boundary=XYZ", server.url("/post"), "Content-Type:multipart/mixed", "a=b"])
         #expect(result.out.contains("Content-Type: multipart/mixed; boundary=XYZ\n"))

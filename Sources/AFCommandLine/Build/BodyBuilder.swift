@@ -38,6 +38,20 @@ enum BodyBuilder {
 
     static let formType = "application/x-www-form-urlencoded; charset=utf-8"
 
+    /// The form a `Content-Type` header item asks for (the last one given), for data items
+    /// without `--form`, `--multipart` or `--json`: `Content-Type:application/x-www-form-urlencoded`
+    /// (as a curl user writes it beside `-d a=1`) sent the items as JSON under that type, which
+    /// no server reads as a form.
+    static func declaredMode(_ items: [SourcedItem]) -> Mode? {
+        let declared = items.last { if case .header(let name, _) = $0.item { name.lowercased() == "content-type" } else { false } }
+        guard case .header(_, let value)? = declared?.item else { return nil }
+        switch MediaType.essence(value) {
+        case "application/x-www-form-urlencoded": return .form
+        case "multipart/form-data": return .multipart
+        default: return nil
+        }
+    }
+
     /// `standardInputItem`: the path through which an item reads standard input
     /// (`StandardInputItems`); standard input is then not a body of its own.
     static func build(items: [SourcedItem], settings: Settings, environment: Environment, standardInputItem: String? = nil) throws(CommandFailure) -> BuiltBody {
@@ -49,7 +63,8 @@ enum BodyBuilder {
         }
         let bodyFiles = items.filter { if case .bodyFile = $0.item { return true } else { return false } }
         let firstFile = dataItems.first { if case .file = $0.item { return true } else { return false } }
-        let mode: Mode = settings.multipart || firstFile != nil ? .multipart : (settings.form ? .form : .json)
+        let mode: Mode = settings.multipart || firstFile != nil ? .multipart : settings.form ? .form
+            : settings.json ? .json : declaredMode(items) ?? .json
 
         var sources: [String] = []
         if !dataItems.isEmpty { sources.append("items \(dataItems.prefix(3).map { "'\($0.argument)'" }.joined(separator: ", "))") }
