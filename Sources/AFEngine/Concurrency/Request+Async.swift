@@ -21,6 +21,12 @@ public struct DataResponse: Sendable {
     public func json() throws(JSONSyntaxError) -> JSONValue {
         try JSONValue.parse(body)
     }
+
+    /// The body decoded as `type` (`JSONValue.decode`): `JSONSyntaxError` when it is no
+    /// JSON, `DecodingError` when it does not fit.
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try json().decode(type)
+    }
 }
 
 extension Request {
@@ -44,6 +50,13 @@ extension Request {
         let response = await serializingResponse()
         if let error = response.error { throw error }
         return DataResponse(response: response, body: (sink as? MemorySink)?.bytes ?? [])
+    }
+
+    /// Starts the request and decodes its body as `type`: throws the `AFError` that ended
+    /// the request, `JSONSyntaxError` for a body that is no JSON, or `DecodingError` for one
+    /// that does not fit `type`.
+    public func serializingDecodable<T: Decodable>(_ type: T.Type = T.self) async throws -> T {
+        try await serializingData().decode(type)
     }
 }
 
