@@ -247,8 +247,8 @@ private struct JSONUnkeyedContainer: UnkeyedDecodingContainer {
     }
 }
 
-/// The key of an array element (or of `super`) in a coding path.
-private struct JSONIndexKey: CodingKey {
+/// The key of an array element (or of `super`) in a coding path, decoding or encoding.
+struct JSONIndexKey: CodingKey {
     let stringValue: String
     let intValue: Int?
 

@@ -3,8 +3,9 @@ import AFTestSupport
 import Testing
 
 /// `Decodable` types from a parsed document (`JSONValue.decode`), and from a response
-/// (`DataResponse.decode`, `Request.serializingDecodable`).
-@Suite struct JSONDecodingTests {
+/// (`DataResponse.decode`, `Request.serializingDecodable`); `Encodable` ones into a document
+/// (`JSONValue.encoding`) and a request body (`RequestDescription.setJSONBody`).
+@Suite struct JSONCodingTests {
     struct User: Decodable, Equatable {
         enum Role: String, Decodable { case admin, reader }
         struct Address: Decodable, Equatable {
@@ -127,5 +128,61 @@ import Testing
         await #expect(throws: JSONSyntaxError.self) {
             _ = try await session.request(RequestDescription(url: server.url("/text"))).serializingDecodable(Sample.self)
         }
+    }
+
+    struct Order: Codable, Equatable {
+        var id: UInt64 = .max
+        var name = "Ada \"quoted\" \u{E9}\n"
+        var price = 1.1
+        var ratio: Float = 0.1
+        var small = 1e-05
+        var whole = 2.0
+        var tags = ["a", "b"]
+        var lines: [[Int8]] = [[-1], []]
+        var nested = ["x": true]
+        var note: String? = nil
+    }
+
+    @Test func aValueEncodesAsJSONDecodesIt() throws {
+        let order = Order()
+        let text = try JSONValue.encoding(order).text
+        #expect(text == #"{"id": 18446744073709551615, "name": "Ada \"quoted\" \#u{E9}\n", "price": 1.1, "ratio": 0.1, "small": 1e-05, "whole": 2, "tags": ["a", "b"], "lines": [[-1], []], "nested": {"x": true}}"#)
+        #expect(try value(text).decode(Order.self) == order)
+        var noted = order
+        noted.note = "n"
+        #expect(try JSONValue.encoding(noted).text.hasSuffix(#", "note": "n"}"#))
+        #expect(try JSONValue.encoding([1, nil, 3] as [Int?]).text == "[1, null, 3]")
+        #expect(try JSONValue.encoding("text").text == #""text""#)
+    }
+
+    @Test func aNumberJSONCannotHoldIsNamedWithItsPath() {
+        struct Reading: Encodable { var values: [Double] }
+        do {
+            _ = try JSONValue.encoding(Reading(values: [1, .nan]))
+            Issue.record("nan encoded")
+        } catch EncodingError.invalidValue(_, let context) {
+            #expect(context.codingPath.map(\.stringValue) == ["values", "Index 1"])
+            #expect(context.debugDescription == "nan has no JSON number")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test func aJSONBodyIsSentWithItsType() async throws {
+        let server = try TestServer()
+        let session = Session()
+        defer { session.shutdown() }
+        var description = RequestDescription(method: .post, url: server.url("/echo"))
+        try description.setJSONBody(["name": "af"])
+        _ = try await session.request(description).serializingData()
+        var request = try #require(server.requests(to: "/echo").last)
+        #expect(String(decoding: request.body, as: UTF8.self) == #"{"name": "af"}"#)
+        #expect(request.header("Content-Type") == "application/json")
+        description = RequestDescription(method: .put, url: server.url("/echo"), headers: [HTTPHeader(name: .contentType, value: "application/vnd.af+json")])
+        try description.setJSONBody([1, 2])
+        _ = try await session.request(description).serializingData()
+        request = try #require(server.requests(to: "/echo").last)
+        #expect(String(decoding: request.body, as: UTF8.self) == "[1, 2]")
+        #expect(request.headers.filter { $0.name.lowercased() == "content-type" }.map(\.value) == ["application/vnd.af+json"])
     }
 }

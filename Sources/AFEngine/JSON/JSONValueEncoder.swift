@@ -1,0 +1,238 @@
+extension JSONValue {
+    /// The JSON value of an `Encodable` one, as `JSONEncoder` encodes it with its default
+    /// strategies: keys as the type names them, in the order it encodes them; `nil` in an
+    /// optional member left out (`encodeIfPresent`); integers with every digit; a `Double`
+    /// or `Float` in the shortest text that reads back as the same number. A value that is
+    /// not finite (`.nan`, `.infinity`) has no JSON and throws the standard library's
+    /// `EncodingError` with its coding path.
+    public static func encoding<T: Encodable>(_ value: T) throws -> JSONValue {
+        let root = EncodedNode()
+        try value.encode(to: JSONValueEncoder(node: root, codingPath: []))
+        return root.value
+    }
+}
+
+extension RequestDescription {
+    /// Sends `value` as the JSON body (`JSONValue.encoding`), with `Content-Type:
+    /// application/json` unless the headers name a type already.
+    public mutating func setJSONBody<T: Encodable>(_ value: T) throws {
+        body = .bytes(try JSONValue.encoding(value).textBytes)
+        if !headers.contains(.contentType) { headers.add(name: .contentType, value: "application/json") }
+    }
+}
+
+extension JSONValue {
+    /// The value as JSON text on one line, in UTF-8.
+    var textBytes: [UInt8] {
+        var writer = JSONWriter()
+        writer.value(self)
+        return writer.bytes
+    }
+}
+
+/// What one encoded value has become so far: a container's contents stay open to the
+/// containers nested in it until encoding ends.
+private final class EncodedNode {
+    enum Content {
+        case value(JSONValue)
+        case object([(key: String, node: EncodedNode)])
+        case array([EncodedNode])
+    }
+
+    var content: Content = .value(.null)
+
+    /// The finished value.
+    var value: JSONValue {
+        switch content {
+        case .value(let value): value
+        case .object(let members): .object(members.map { ($0.key, $0.node.value) })
+        case .array(let elements): .array(elements.map(\.value))
+        }
+    }
+
+    /// The node of the member `key`, made (after the others) or found again: a key encoded
+    /// twice keeps its place and takes the later value, as `JSONEncoder` has it.
+    func member(_ key: String) -> EncodedNode {
+        guard case .object(var members) = content else {
+            let node = EncodedNode()
+            content = .object([(key, node)])
+            return node
+        }
+        if let existing = members.first(where: { $0.key == key }) { return existing.node }
+        let node = EncodedNode()
+        members.append((key, node))
+        content = .object(members)
+        return node
+    }
+
+    /// A new last element.
+    func appended() -> EncodedNode {
+        let node = EncodedNode()
+        if case .array(var elements) = content {
+            elements.append(node)
+            content = .array(elements)
+        } else {
+            content = .array([node])
+        }
+        return node
+    }
+
+    /// Makes this node an (empty) object or array when it is not one yet.
+    func becomeObject() { if case .object = content {} else { content = .object([]) } }
+    func becomeArray() { if case .array = content {} else { content = .array([]) } }
+}
+
+/// An `Encoder` writing into one node.
+private struct JSONValueEncoder: Encoder {
+    let node: EncodedNode
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        node.becomeObject()
+        return KeyedEncodingContainer(JSONKeyedEncodingContainer<Key>(node: node, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        node.becomeArray()
+        return JSONUnkeyedEncodingContainer(node: node, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        JSONSingleValueEncodingContainer(node: node, codingPath: codingPath)
+    }
+}
+
+/// The JSON of the standard library's primitives.
+private enum EncodedPrimitive {
+    static func number<T: BinaryFloatingPoint & LosslessStringConvertible>(_ value: T, _ path: [any CodingKey]) throws -> JSONValue {
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: path, debugDescription: "\(value) has no JSON number"))
+        }
+        // `description` is the shortest text that reads back as the same value ("1.1", "1e-05").
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        return .number(text)
+    }
+}
+
+private struct JSONSingleValueEncodingContainer: SingleValueEncodingContainer {
+    let node: EncodedNode
+    let codingPath: [any CodingKey]
+
+    func encodeNil() { node.content = .value(.null) }
+    func encode(_ value: Bool) { node.content = .value(.bool(value)) }
+    func encode(_ value: String) { node.content = .value(.string(value)) }
+    func encode(_ value: Double) throws { node.content = .value(try EncodedPrimitive.number(value, codingPath)) }
+    func encode(_ value: Float) throws { node.content = .value(try EncodedPrimitive.number(value, codingPath)) }
+    func encode(_ value: Int) { integer(value) }
+    func encode(_ value: Int8) { integer(value) }
+    func encode(_ value: Int16) { integer(value) }
+    func encode(_ value: Int32) { integer(value) }
+    func encode(_ value: Int64) { integer(value) }
+    func encode(_ value: UInt) { integer(value) }
+    func encode(_ value: UInt8) { integer(value) }
+    func encode(_ value: UInt16) { integer(value) }
+    func encode(_ value: UInt32) { integer(value) }
+    func encode(_ value: UInt64) { integer(value) }
+
+    func encode<T: Encodable>(_ value: T) throws {
+        try value.encode(to: JSONValueEncoder(node: node, codingPath: codingPath))
+    }
+
+    private func integer<T: BinaryInteger>(_ value: T) {
+        node.content = .value(.number(String(value)))
+    }
+}
+
+private struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let node: EncodedNode
+    let codingPath: [any CodingKey]
+
+    /// The encoder of the member `key`.
+    private func encoder(_ key: any CodingKey) -> JSONValueEncoder {
+        JSONValueEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key])
+    }
+
+    func encodeNil(forKey key: Key) { node.member(key.stringValue).content = .value(.null) }
+    func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try value.encode(to: encoder(key)) }
+    func encode(_ value: Bool, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: String, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: Double, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: Float, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: Int, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: Int8, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: Int16, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: Int32, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: Int64, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: UInt, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: UInt8, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: UInt16, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: UInt32, forKey key: Key) throws { try primitive(value, key) }
+    func encode(_ value: UInt64, forKey key: Key) throws { try primitive(value, key) }
+
+    /// A primitive through its single-value container (the overloads above, which the
+    /// protocol requires, would each call themselves through `encode`).
+    private func primitive<Value: Encodable>(_ value: Value, _ key: Key) throws {
+        try value.encode(to: encoder(key))
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        encoder(key).container(keyedBy: keyType)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        encoder(key).unkeyedContainer()
+    }
+
+    func superEncoder() -> any Encoder { encoder(JSONIndexKey(stringValue: "super")) }
+    func superEncoder(forKey key: Key) -> any Encoder { encoder(key) }
+}
+
+private struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+    let node: EncodedNode
+    let codingPath: [any CodingKey]
+
+    var count: Int {
+        if case .array(let elements) = node.content { return elements.count }
+        return 0
+    }
+
+    /// The encoder of a new last element.
+    private func next() -> JSONValueEncoder {
+        let index = count
+        return JSONValueEncoder(node: node.appended(), codingPath: codingPath + [JSONIndexKey(intValue: index)])
+    }
+
+    func encodeNil() { next().node.content = .value(.null) }
+    func encode<T: Encodable>(_ value: T) throws { try value.encode(to: next()) }
+    func encode(_ value: Bool) throws { try element(value) }
+    func encode(_ value: String) throws { try element(value) }
+    func encode(_ value: Double) throws { try element(value) }
+    func encode(_ value: Float) throws { try element(value) }
+    func encode(_ value: Int) throws { try element(value) }
+    func encode(_ value: Int8) throws { try element(value) }
+    func encode(_ value: Int16) throws { try element(value) }
+    func encode(_ value: Int32) throws { try element(value) }
+    func encode(_ value: Int64) throws { try element(value) }
+    func encode(_ value: UInt) throws { try element(value) }
+    func encode(_ value: UInt8) throws { try element(value) }
+    func encode(_ value: UInt16) throws { try element(value) }
+    func encode(_ value: UInt32) throws { try element(value) }
+    func encode(_ value: UInt64) throws { try element(value) }
+
+    /// A primitive through its single-value container.
+    private func element<Value: Encodable>(_ value: Value) throws {
+        try value.encode(to: next())
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        next().container(keyedBy: keyType)
+    }
+
+    func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        next().unkeyedContainer()
+    }
+
+    func superEncoder() -> any Encoder { next() }
+}
