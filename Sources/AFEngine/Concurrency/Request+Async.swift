@@ -22,11 +22,13 @@ public struct DataResponse: Sendable {
         try JSONValue.parse(body)
     }
 
+#if !AF_NO_CODABLE
     /// The body decoded as `type` (`JSONValue.decode`): `JSONSyntaxError` when it is no
     /// JSON, `DecodingError` when it does not fit.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
         try json().decode(type)
     }
+#endif
 }
 
 extension Request {
@@ -52,12 +54,14 @@ extension Request {
         return DataResponse(response: response, body: (sink as? MemorySink)?.bytes ?? [])
     }
 
+#if !AF_NO_CODABLE
     /// Starts the request and decodes its body as `type`: throws the `AFError` that ended
     /// the request, `JSONSyntaxError` for a body that is no JSON, or `DecodingError` for one
     /// that does not fit `type`.
     public func serializingDecodable<T: Decodable>(_ type: T.Type = T.self) async throws -> T {
         try await serializingData().decode(type)
     }
+#endif
 }
 
 #endif

@@ -1,3 +1,8 @@
+// Codable support for programs using AFEngine. af's own release build leaves it out
+// (Build/link-flags defines AF_NO_CODABLE): the command line encodes and decodes no Swift
+// types, and the conformances and generic code would add to every start.
+#if !AF_NO_CODABLE
+
 extension JSONValue {
     /// Decodes a `Decodable` type from the value, as `JSONDecoder` decodes one from text with
     /// its default strategies: keys as written, `null` for an optional, a number into any
@@ -262,3 +267,5 @@ struct JSONIndexKey: CodingKey {
         self.intValue = intValue
     }
 }
+
+#endif

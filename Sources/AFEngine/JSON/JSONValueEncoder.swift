@@ -1,3 +1,8 @@
+// Codable support for programs using AFEngine. af's own release build leaves it out
+// (Build/link-flags defines AF_NO_CODABLE): the command line encodes and decodes no Swift
+// types, and the conformances and generic code would add to every start.
+#if !AF_NO_CODABLE
+
 extension JSONValue {
     /// The JSON value of an `Encodable` one, as `JSONEncoder` encodes it with its default
     /// strategies: keys as the type names them, in the order it encodes them; `nil` in an
@@ -236,3 +241,5 @@ private struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
 
     func superEncoder() -> any Encoder { next() }
 }
+
+#endif
