@@ -266,6 +266,11 @@ import Testing
         #expect(try planner.plan(raw).0.raw == "|")
         #expect(try LinePlanner.words("post :8080/x \\> a=\"&&\" '2>&1'") == ["post", ":8080/x", ">", "a=&&", "2>&1"])
         #expect(try LinePlanner.words("'af' get :8080/x") == ["get", ":8080/x"])
+        // A command copied with its shell prompt; a quoted '$' is a word of its own.
+        #expect(try LinePlanner.words("$ af get :8080/x") == ["get", ":8080/x"])
+        #expect(try LinePlanner.words("% af :8080/x a==1") == [":8080/x", "a==1"])
+        #expect(try LinePlanner.words("'$' af get :8080/x") == ["$", "af", "get", ":8080/x"])
+        #expect(try LinePlanner.words("$ get :8080/x") == ["$", "get", ":8080/x"])
     }
 
     /// The check before a run keeps what it built for the first lines, and the run sends that

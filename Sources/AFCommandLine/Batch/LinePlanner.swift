@@ -80,6 +80,12 @@ struct LinePlanner: Sendable {
             throw .usage(error.message)
         }
         if words.isEmpty { return nil }
+        // A command copied from documentation with its shell prompt (`$ af get URL`, `% af …`):
+        // the prompt is no part of it.
+        if words.count > 2, ["$", "%"].contains(words[0]), quoted?[0] != true, words[1] == "af" {
+            words.removeFirst()
+            quoted?.removeFirst()
+        }
         if words.count > 1, let program = words.first {
             // A command line copied from a shell starts with af itself, which would otherwise
             // be sent as the method AF: it is read without it.

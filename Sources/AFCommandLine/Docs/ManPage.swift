@@ -52,7 +52,7 @@ public enum ManPage {
         \\fB$(...)\\fR or backquote outside single quotes gets a warning naming its line); blank lines and lines starting with \\fB#\\fR are
         skipped. A line that ends with a backslash goes on in the next, as in a shell script
         (errors name its first line); a quote must close on its own line. A line copied from a
-        shell with its \\fBaf\\fR is read without it; one that starts with another client's name
+        shell with its \\fBaf\\fR (and a \\fB$\\fR or \\fB%\\fR prompt before it) is read without them; one that starts with another client's name
         (\\fBcurl\\fR, \\fBhttp\\fR, \\fBhttps\\fR, \\fBwget\\fR, \\fBxh\\fR, \\fBxhs\\fR) is a bad line, since that
         name would be sent as the method, and so is one with shell syntax outside quotes (\\fB|\\fR, \\fB>\\fR,
         \\fB&&\\fR): no shell runs the lines (a quoted \\fB'|'\\fR is data, as in a shell). Options given
