@@ -248,13 +248,13 @@ enum BodyBuilder {
         for item in items {
             switch item.item {
             case .field(let key, let value):
-                pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(value))")
+                pairs.append("\(PercentEncoding.formComponent(NestedPath.literal(key)))=\(PercentEncoding.formComponent(value))")
             case .fieldFromFile(let key, let path):
                 let text = try FileReading.text(atPath: path, item: item.argument)
-                pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
+                pairs.append("\(PercentEncoding.formComponent(NestedPath.literal(key)))=\(PercentEncoding.formComponent(text))")
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
                 let text = try scalarText(try rawJSON(item), item: item.argument, way: way)
-                pairs.append("\(URLBuilder.formEncode(NestedPath.literal(key)))=\(URLBuilder.formEncode(text))")
+                pairs.append("\(PercentEncoding.formComponent(NestedPath.literal(key)))=\(PercentEncoding.formComponent(text))")
             default:
                 break
             }

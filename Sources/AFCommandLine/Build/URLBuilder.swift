@@ -18,12 +18,7 @@ enum URLBuilder {
         let expanded = try expand(argument, https: https)
         var text = encodeInvalidCharacters(expanded)
         if !query.isEmpty {
-            let encoded = query.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
-            let fragmentStart = text.firstIndex(of: "#")
-            let base = fragmentStart.map { String(text[..<$0]) } ?? text
-            let fragment = fragmentStart.map { String(text[$0...]) } ?? ""
-            let joiner = base.contains("?") ? (base.hasSuffix("?") || base.hasSuffix("&") ? "" : "&") : "?"
-            text = base + joiner + encoded + fragment
+            text = PercentEncoding.appendingQuery(PercentEncoding.query(query.map { (name: $0.0, value: $0.1) }), to: text)
         }
         let parsed: HTTPURL
         do {
@@ -220,27 +215,6 @@ enum URLBuilder {
         default:
             return false
         }
-    }
-
-    /// Percent-encodes everything but unreserved characters (RFC 3986).
-    static func percentEncode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(UnicodeScalar(byte))
-            default:
-                out += "%" + hex(byte)
-            }
-        }
-        return out
-    }
-
-    /// Form encoding (`application/x-www-form-urlencoded`): like `percentEncode`, with `+`
-    /// for spaces.
-    static func formEncode(_ text: String) -> String {
-        percentEncode(text).replacingBytes(of: "%20", with: "+")
     }
 
     private static func hex(_ byte: UInt8) -> String {
