@@ -90,6 +90,13 @@ import Testing
             #expect(result.status == 64, "\(arguments)")
             #expect(result.err == "af: error: \(message)\n")
         }
+        // A URL without its scheme after an item reads as a header (`localhost:8080/x`), and
+        // the item failed as the URL ("invalid URL 'http://a=1'"); with the curl letter
+        // before it, what that letter takes in curl.
+        let hostPort = "localhost:\(port)/get"
+        let early = "the URL '\(hostPort)' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af \(hostPort) a=1"
+        #expect(InProcessAF.run(["a=1", hostPort]).err == "af: error: \(early)\n")
+        #expect(InProcessAF.run(["-F", "a=1", hostPort]).err == "af: error: \(early); 'a=1' came right after -F (--follow), which takes no value in af (curl's -F form fields are items with -f here: name=value, name@FILE)\n")
         // A word that is no URL after a URL that is no item keeps the item message; so does a
         // host name after `host:port/path`, which is a URL, not a header.
         let junk = InProcessAF.run(["--offline", "localhost:\(port)", "junk"])
@@ -146,6 +153,21 @@ import Testing
         #expect(result.status == 1)
         #expect(result.err == "af: error: 127.0.0.1:\(server.port) answered 3 digest responses in a row with a new challenge (a stale nonce); it takes none from these credentials\n")
         #expect(server.hits("/stale") == 4)
+    }
+
+    /// curl's `-F 'file=@photo.png'` after the URL: `-F` is --follow here, and the item sent
+    /// the file's text as a JSON field. Refused, with the upload item; `--follow` says it is
+    /// meant.
+    @Test func curlsFormLetterBeforeAFileFieldIsRefused() throws {
+        let path = try TemporaryDirectory.write("hi\n", named: "note.txt", in: directory)
+        let refused = InProcessAF.run([server.url("/post"), "-F", "file=@\(path)"])
+        #expect(refused.status == 64)
+        #expect(refused.err == "af: error: 'file=@\(path)' came right after -F, which is --follow in af and takes no value: curl's -F 'file=@\(path)' uploads the file, "
+            + "which is the item file@\(path) here (multipart/form-data); to follow redirects and send the file's text as a JSON field, write --follow\n")
+        #expect(server.requests.isEmpty)
+        #expect(InProcessAF.run(["--follow", server.url("/post"), "file=@\(path)"]).status == 0)
+        #expect(String(decoding: try last("/post").body, as: UTF8.self) == #"{"file": "hi\n"}"#)
+        #expect(InProcessAF.run([server.url("/post"), "-F", "a=1"]).status == 0)
     }
 
     /// A `Content-Type` item that names a form makes the data items that form, as a curl

@@ -122,6 +122,14 @@ enum RequestBuilder {
         for index in itemArguments.indices {
             try refuseNonItems(itemArguments, at: index, method: explicitMethod, url: urlArgument, urlFollows: urlFollows, settings: settings)
         }
+        let itemPositionals = positionals.suffix(itemArguments.count)
+        if let curlForm = itemPositionals.first(where: { $0.follows?.letter == "F" && isFieldFromFile($0.text) }) {
+            // curl's `-F 'file=@photo.png'` uploads the file; here `-F` is --follow, and the
+            // item sends the file's text as a JSON field.
+            let upload = Quote.argument(curlForm.text.replacingBytes(of: "=@", with: "@"))
+            throw .usage("'\(Quote.argument(curlForm.text))' came right after -F, which is --follow in af and takes no value: curl's -F '\(Quote.argument(curlForm.text))' "
+                + "uploads the file, which is the item \(upload) here (multipart/form-data); to follow redirects and send the file's text as a JSON field, write --follow")
+        }
         for (index, argument) in itemArguments.enumerated() {
             do throws(CommandFailure) {
                 var sourced = try RequestItemParser.parse(argument)
@@ -143,7 +151,15 @@ enum RequestBuilder {
             default: break
             }
         }
-        let parsed = try URLBuilder.build(urlArgument, https: settings.https, query: query, pathAsIs: settings.pathAsIs)
+        let parsed: HTTPURL
+        do {
+            parsed = try URLBuilder.build(urlArgument, https: settings.https, query: query, pathAsIs: settings.pathAsIs)
+        } catch {
+            // Items typed before a URL without its scheme (`af a=1 localhost:8080/x`): the URL
+            // parsed as a header item, and the first item failed as the URL.
+            throw itemArguments.indices.lazy.compactMap { urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: $0) }.first
+                .map { misplaced in urlFollows.flatMap { curlValueHint(misplaced, urlArgument, $0) } ?? misplaced } ?? error
+        }
         let url = parsed.removingCredentials()
         if settings.ipVersion != .any, settings.unixSocket == nil, let family = URLBuilder.addressFamily(of: url.host),
            proxySettings(settings, environment: environment).explicitProxy(forScheme: url.scheme) == nil {
@@ -390,6 +406,19 @@ enum RequestBuilder {
         let shown = argument.count > 40 ? Quote.argument(String(argument.prefix(37))) + "..." : Quote.argument(argument)
         let download = settings.download ? "; -d means --download in af, as in HTTPie" : ""
         throw .usage("'\(shown)' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\(download)")
+    }
+
+    /// Whether `argument` is a data item whose value is a file's text (`name=@path`).
+    static func isFieldFromFile(_ argument: String) -> Bool {
+        guard argument.containsBytes(of: "=@"), case .fieldFromFile? = try? RequestItemParser.parse(argument).item else { return false }
+        return true
+    }
+
+    /// `misplaced` with what the flag before the URL argument means in curl, when curl's
+    /// letter takes a value (`af -F 'a=1' URL`: the item was curl's -F field).
+    static func curlValueHint(_ misplaced: CommandFailure, _ url: String, _ flag: FlagBefore) -> CommandFailure? {
+        guard let curl = flag.letter.flatMap({ Suggestions.curlValueLetters[$0] }) else { return nil }
+        return .usage(misplaced.message + "; '\(Quote.argument(url))' came right after \(flag.described), which takes no value in af (\(curl))")
     }
 
     /// Request items typed before the URL (`af X-A:1 example.org`, `af post a=1 URL`): the
