@@ -156,9 +156,10 @@ import Testing
     }
 
     /// curl's `-F 'file=@photo.png'` after the URL: `-F` is --follow here, and the item sent
-    /// the file's text as a JSON field. Refused, with the upload item; `--follow` says it is
-    /// meant.
-    @Test func curlsFormLetterBeforeAFileFieldIsRefused() throws {
+    /// the file's text as a JSON field. curl's `-d 'a=1'` or `-d @body.json`: `-d` is
+    /// --download here, and the response went to a file named from the URL (the item as
+    /// JSON). Refused, with af's spelling; `--follow` and `--download` say the flag is meant.
+    @Test func curlsValueLettersBeforeItemsAreRefused() throws {
         let path = try TemporaryDirectory.write("hi\n", named: "note.txt", in: directory)
         let refused = InProcessAF.run([server.url("/post"), "-F", "file=@\(path)"])
         #expect(refused.status == 64)
@@ -168,6 +169,19 @@ import Testing
         #expect(InProcessAF.run(["--follow", server.url("/post"), "file=@\(path)"]).status == 0)
         #expect(String(decoding: try last("/post").body, as: UTF8.self) == #"{"file": "hi\n"}"#)
         #expect(InProcessAF.run([server.url("/post"), "-F", "a=1"]).status == 0)
+        let count = server.requests.count
+        // (--output-dir: were they not refused, the responses would be saved there.)
+        let body = InProcessAF.run(["--output-dir=\(directory)", server.url("/post"), "-d", "@\(path)"])
+        #expect(body.status == 64)
+        #expect(body.err == "af: error: '@\(path)' came right after -d, which is --download in af and takes no value: curl's -d '@\(path)' sends the file as the body, "
+            + "as the item '@\(path)' alone does here; to save the response as a file as well, write --download\n")
+        let form = InProcessAF.run(["--output-dir=\(directory)", server.url("/post"), "-d", "a=1"])
+        #expect(form.status == 64)
+        #expect(form.err == "af: error: 'a=1' came right after -d, which is --download in af and takes no value: curl's -d 'a=1' sends a form, "
+            + "which is -f (--form) with the item 'a=1' here (without -f the item sends JSON); to save the response as a file as well, write --download\n")
+        #expect(server.requests.count == count)
+        #expect(InProcessAF.run([server.url("/post"), "--download", "--output-dir=\(directory)", "a=1"]).status == 0)
+        #expect(InProcessAF.run(["-d", "--output-dir=\(directory)", server.url("/post"), "a=1"]).status == 0)
     }
 
     /// A `Content-Type` item that names a form makes the data items that form, as a curl

@@ -122,14 +122,7 @@ enum RequestBuilder {
         for index in itemArguments.indices {
             try refuseNonItems(itemArguments, at: index, method: explicitMethod, url: urlArgument, urlFollows: urlFollows, settings: settings)
         }
-        let itemPositionals = positionals.suffix(itemArguments.count)
-        if let curlForm = itemPositionals.first(where: { $0.follows?.letter == "F" && isFieldFromFile($0.text) }) {
-            // curl's `-F 'file=@photo.png'` uploads the file; here `-F` is --follow, and the
-            // item sends the file's text as a JSON field.
-            let upload = Quote.argument(curlForm.text.replacingBytes(of: "=@", with: "@"))
-            throw .usage("'\(Quote.argument(curlForm.text))' came right after -F, which is --follow in af and takes no value: curl's -F '\(Quote.argument(curlForm.text))' "
-                + "uploads the file, which is the item \(upload) here (multipart/form-data); to follow redirects and send the file's text as a JSON field, write --follow")
-        }
+        if let curlValue = curlValueAfterLetter(positionals.suffix(itemArguments.count)) { throw curlValue }
         for (index, argument) in itemArguments.enumerated() {
             do throws(CommandFailure) {
                 var sourced = try RequestItemParser.parse(argument)
@@ -408,10 +401,32 @@ enum RequestBuilder {
         throw .usage("'\(shown)' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\(download)")
     }
 
-    /// Whether `argument` is a data item whose value is a file's text (`name=@path`).
-    static func isFieldFromFile(_ argument: String) -> Bool {
-        guard argument.containsBytes(of: "=@"), case .fieldFromFile? = try? RequestItemParser.parse(argument).item else { return false }
-        return true
+    /// A data item typed right after `-F` or `-d` as curl's value for that letter, which af
+    /// reads as a flag (--follow, --download) and an item that sends something else: curl's
+    /// `-F 'file=@photo.png'` uploads the file, where the item sends its text as a JSON field;
+    /// curl's `-d 'a=1'` sends a form, where the item sends JSON and `-d` saves the response
+    /// as a file. Refused, with af's spelling; the long option says the flag is meant.
+    static func curlValueAfterLetter(_ items: some Sequence<Positional>) -> CommandFailure? {
+        for positional in items {
+            guard let letter = positional.follows?.letter, letter == "F" || letter == "d",
+                  let item = try? RequestItemParser.parse(positional.text).item else { continue }
+            let text = Quote.argument(positional.text)
+            switch (letter, item) {
+            case ("F", .fieldFromFile):
+                let upload = Quote.argument(positional.text.replacingBytes(of: "=@", with: "@"))
+                return .usage("'\(text)' came right after -F, which is --follow in af and takes no value: curl's -F '\(text)' "
+                    + "uploads the file, which is the item \(upload) here (multipart/form-data); to follow redirects and send the file's text as a JSON field, write --follow")
+            case ("d", .bodyFile):
+                return .usage("'\(text)' came right after -d, which is --download in af and takes no value: curl's -d '\(text)' sends the file as the body, "
+                    + "as the item '\(text)' alone does here; to save the response as a file as well, write --download")
+            case ("d", .field), ("d", .jsonField), ("d", .fieldFromFile), ("d", .jsonFieldFromFile):
+                return .usage("'\(text)' came right after -d, which is --download in af and takes no value: curl's -d '\(text)' sends a form, "
+                    + "which is -f (--form) with the item '\(text)' here (without -f the item sends JSON); to save the response as a file as well, write --download")
+            default:
+                continue
+            }
+        }
+        return nil
     }
 
     /// `misplaced` with what the flag before the URL argument means in curl, when curl's
