@@ -36,55 +36,65 @@ extension JSONValue {
 }
 
 /// What one encoded value has become so far: a container's contents stay open to the
-/// containers nested in it until encoding ends.
+/// containers nested in it until encoding ends. Members and elements are held in arrays of
+/// the node's own, appended to in place (an enum payload taken out, appended to and put back
+/// was copied whole each time), and members found by name through an index.
 private final class EncodedNode {
-    enum Content {
-        case value(JSONValue)
-        case object([(key: String, node: EncodedNode)])
-        case array([EncodedNode])
-    }
+    enum Kind { case value, object, array }
 
-    var content: Content = .value(.null)
+    private(set) var kind = Kind.value
+    private var scalar = JSONValue.null
+    private var members: [(key: String, node: EncodedNode)] = []
+    private var memberIndex: [String: Int] = [:]
+    private(set) var elements: [EncodedNode] = []
 
     /// The finished value.
     var value: JSONValue {
-        switch content {
-        case .value(let value): value
-        case .object(let members): .object(members.map { ($0.key, $0.node.value) })
-        case .array(let elements): .array(elements.map(\.value))
+        switch kind {
+        case .value: scalar
+        case .object: .object(members.map { ($0.key, $0.node.value) })
+        case .array: .array(elements.map(\.value))
         }
+    }
+
+    /// Makes this node the value `value`.
+    func set(_ value: JSONValue) {
+        kind = .value
+        scalar = value
     }
 
     /// The node of the member `key`, made (after the others) or found again: a key encoded
     /// twice keeps its place and takes the later value, as `JSONEncoder` has it.
     func member(_ key: String) -> EncodedNode {
-        guard case .object(var members) = content else {
-            let node = EncodedNode()
-            content = .object([(key, node)])
-            return node
-        }
-        if let existing = members.first(where: { $0.key == key }) { return existing.node }
+        becomeObject()
+        if let index = memberIndex[key] { return members[index].node }
         let node = EncodedNode()
+        memberIndex[key] = members.count
         members.append((key, node))
-        content = .object(members)
         return node
     }
 
     /// A new last element.
     func appended() -> EncodedNode {
+        becomeArray()
         let node = EncodedNode()
-        if case .array(var elements) = content {
-            elements.append(node)
-            content = .array(elements)
-        } else {
-            content = .array([node])
-        }
+        elements.append(node)
         return node
     }
 
     /// Makes this node an (empty) object or array when it is not one yet.
-    func becomeObject() { if case .object = content {} else { content = .object([]) } }
-    func becomeArray() { if case .array = content {} else { content = .array([]) } }
+    func becomeObject() {
+        guard kind != .object else { return }
+        kind = .object
+        members = []
+        memberIndex = [:]
+    }
+
+    func becomeArray() {
+        guard kind != .array else { return }
+        kind = .array
+        elements = []
+    }
 }
 
 /// An `Encoder` writing into one node.
@@ -125,11 +135,11 @@ private struct JSONSingleValueEncodingContainer: SingleValueEncodingContainer {
     let node: EncodedNode
     let codingPath: [any CodingKey]
 
-    func encodeNil() { node.content = .value(.null) }
-    func encode(_ value: Bool) { node.content = .value(.bool(value)) }
-    func encode(_ value: String) { node.content = .value(.string(value)) }
-    func encode(_ value: Double) throws { node.content = .value(try EncodedPrimitive.number(value, codingPath)) }
-    func encode(_ value: Float) throws { node.content = .value(try EncodedPrimitive.number(value, codingPath)) }
+    func encodeNil() { node.set(.null) }
+    func encode(_ value: Bool) { node.set(.bool(value)) }
+    func encode(_ value: String) { node.set(.string(value)) }
+    func encode(_ value: Double) throws { node.set(try EncodedPrimitive.number(value, codingPath)) }
+    func encode(_ value: Float) throws { node.set(try EncodedPrimitive.number(value, codingPath)) }
     func encode(_ value: Int) { integer(value) }
     func encode(_ value: Int8) { integer(value) }
     func encode(_ value: Int16) { integer(value) }
@@ -146,7 +156,7 @@ private struct JSONSingleValueEncodingContainer: SingleValueEncodingContainer {
     }
 
     private func integer<T: BinaryInteger>(_ value: T) {
-        node.content = .value(.number(String(value)))
+        node.set(.number(String(value)))
     }
 }
 
@@ -159,7 +169,7 @@ private struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContaine
         JSONValueEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key])
     }
 
-    func encodeNil(forKey key: Key) { node.member(key.stringValue).content = .value(.null) }
+    func encodeNil(forKey key: Key) { node.member(key.stringValue).set(.null) }
     func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try value.encode(to: encoder(key)) }
     func encode(_ value: Bool, forKey key: Key) throws { try primitive(value, key) }
     func encode(_ value: String, forKey key: Key) throws { try primitive(value, key) }
@@ -198,10 +208,7 @@ private struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     let node: EncodedNode
     let codingPath: [any CodingKey]
 
-    var count: Int {
-        if case .array(let elements) = node.content { return elements.count }
-        return 0
-    }
+    var count: Int { node.elements.count }
 
     /// The encoder of a new last element.
     private func next() -> JSONValueEncoder {
@@ -209,7 +216,7 @@ private struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         return JSONValueEncoder(node: node.appended(), codingPath: codingPath + [JSONIndexKey(intValue: index)])
     }
 
-    func encodeNil() { next().node.content = .value(.null) }
+    func encodeNil() { next().node.set(.null) }
     func encode<T: Encodable>(_ value: T) throws { try value.encode(to: next()) }
     func encode(_ value: Bool) throws { try element(value) }
     func encode(_ value: String) throws { try element(value) }
