@@ -230,8 +230,8 @@ final class BatchRunner: Sendable {
 
     private func start(_ line: BatchLine, sequence: Int) {
         let messages = lineErrors(line.number)
-        if let expansion = line.expansion, !state.write({ $0.warnedOfExpansion }) {
-            state.write { $0.warnedOfExpansion = true }
+        // Warned of once: the first line to ask sets the mark, under one lock.
+        if let expansion = line.expansion, state.write({ state in defer { state.warnedOfExpansion = true }; return !state.warnedOfExpansion }) {
             messages.writeNotice("warning: '\(expansion)' is sent as written: af batch runs each line without a shell, which would have expanded it; "
                 + "write the value into the file (envsubst makes such a file from a template), or put it in single quotes to mean it as written")
         }

@@ -244,22 +244,20 @@ enum BodyBuilder {
 
     /// `way` ends the message for a JSON item a form field cannot carry: how else to send it.
     private static func form(_ items: [SourcedItem], way: String) throws(CommandFailure) -> BuiltBody {
-        var pairs: [String] = []
+        var fields: [(name: String, value: String)] = []
         for item in items {
             switch item.item {
             case .field(let key, let value):
-                pairs.append("\(PercentEncoding.formComponent(NestedPath.literal(key)))=\(PercentEncoding.formComponent(value))")
+                fields.append((NestedPath.literal(key), value))
             case .fieldFromFile(let key, let path):
-                let text = try FileReading.text(atPath: path, item: item.argument)
-                pairs.append("\(PercentEncoding.formComponent(NestedPath.literal(key)))=\(PercentEncoding.formComponent(text))")
+                fields.append((NestedPath.literal(key), try FileReading.text(atPath: path, item: item.argument)))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                let text = try scalarText(try rawJSON(item), item: item.argument, way: way)
-                pairs.append("\(PercentEncoding.formComponent(NestedPath.literal(key)))=\(PercentEncoding.formComponent(text))")
+                fields.append((NestedPath.literal(key), try scalarText(try rawJSON(item), item: item.argument, way: way)))
             default:
                 break
             }
         }
-        let text = pairs.joined(separator: "&")
+        let text = PercentEncoding.form(fields)
         return BuiltBody(body: .bytes(Array(text.utf8)), origin: .text(text), contentType: formType)
     }
 

@@ -136,7 +136,7 @@ enum RequestBuilder {
         let standardInput: String?
         (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)
 
-        var query: [(String, String)] = []
+        var query: [(name: String, value: String)] = []
         for item in items {
             switch item.item {
             case .query(let name, let value): query.append((name, value))
@@ -151,7 +151,11 @@ enum RequestBuilder {
             // Items typed before a URL without its scheme (`af a=1 localhost:8080/x`): the URL
             // parsed as a header item, and the first item failed as the URL.
             throw itemArguments.indices.lazy.compactMap { urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: $0) }.first
-                .map { misplaced in urlFollows.flatMap { curlValueHint(misplaced, urlArgument, $0) } ?? misplaced } ?? error
+                .map { misplaced in
+                    // A letter's meaning in curl only (`-F`: the item was curl's field).
+                    let flagged = urlFollows.flatMap { $0.letter == nil ? nil : flagValueHint($0, url: urlArgument) }
+                    return flagged.map { CommandFailure.usage(misplaced.message + $0) } ?? misplaced
+                } ?? error
         }
         let url = parsed.removingCredentials()
         if settings.ipVersion != .any, settings.unixSocket == nil, let family = URLBuilder.addressFamily(of: url.host),
@@ -377,12 +381,11 @@ enum RequestBuilder {
             // and an option af reads as a flag (curl's -m 5) leaves its value as the URL.
             // A short flag right before it is named when curl's letter takes a value (`-x`, not
             // `-v`); a long one always (`--json '{}'`, which curl's --json takes).
-            let curl = urlFollows?.letter.flatMap { Suggestions.curlValueLetters[$0] }
             let hint: String
             if method == nil, isMethodBeyondLetters(url) {
                 hint = "; a METHOD is letters only, so '\(url)' was read as the URL (af cannot send that method)"
-            } else if let flag = urlFollows, flag.letter == nil || curl != nil {
-                hint = "; '\(Quote.argument(url))' came right after \(flag.described), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
+            } else if let flagged = urlFollows.flatMap({ flagValueHint($0, url: url) }) {
+                hint = flagged
             } else if settings.download, isBodyOrQueryItem(url) {
                 hint = "; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"
             } else if !url.containsBytes(of: "."), !url.containsBytes(of: "://"), !url.hasPrefix(":"), url.lowercased() != "localhost" {
@@ -429,11 +432,13 @@ enum RequestBuilder {
         return nil
     }
 
-    /// `misplaced` with what the flag before the URL argument means in curl, when curl's
-    /// letter takes a value (`af -F 'a=1' URL`: the item was curl's -F field).
-    static func curlValueHint(_ misplaced: CommandFailure, _ url: String, _ flag: FlagBefore) -> CommandFailure? {
-        guard let curl = flag.letter.flatMap({ Suggestions.curlValueLetters[$0] }) else { return nil }
-        return .usage(misplaced.message + "; '\(Quote.argument(url))' came right after \(flag.described), which takes no value in af (\(curl))")
+    /// "; 'URL' came right after FLAG, which takes no value in af": the URL argument was
+    /// meant as the value of the option before it, a long one (`--json '{}'`) or a letter
+    /// that takes a value in curl (`-x`, with what curl meant); nil for another letter (`-v`).
+    static func flagValueHint(_ flag: FlagBefore, url: String) -> String? {
+        let curl = flag.letter.flatMap { Suggestions.curlValueLetters[$0] }
+        guard flag.letter == nil || curl != nil else { return nil }
+        return "; '\(Quote.argument(url))' came right after \(flag.described), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
     }
 
     /// Request items typed before the URL (`af X-A:1 example.org`, `af post a=1 URL`): the

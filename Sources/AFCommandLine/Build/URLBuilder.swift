@@ -7,7 +7,7 @@ import Glibc
 enum URLBuilder {
     /// Applies shorthands (`:3000/x`, `example.org`, `--https`), percent-encodes characters
     /// that cannot appear in a URL, and appends query items.
-    static func build(_ given: String, https: Bool, query: [(String, String)], pathAsIs: Bool) throws(CommandFailure) -> HTTPURL {
+    static func build(_ given: String, https: Bool, query: [(name: String, value: String)], pathAsIs: Bool) throws(CommandFailure) -> HTTPURL {
         // An empty argument (`af "$URL"` with URL unset) read as "http://", with no host; so
         // did one of nothing but control characters ("check the URL ''").
         let argument = withoutSurroundingControls(given)
@@ -18,7 +18,7 @@ enum URLBuilder {
         let expanded = try expand(argument, https: https)
         var text = encodeInvalidCharacters(expanded)
         if !query.isEmpty {
-            text = PercentEncoding.appendingQuery(PercentEncoding.query(query.map { (name: $0.0, value: $0.1) }), to: text)
+            text = PercentEncoding.appendingQuery(PercentEncoding.query(query), to: text)
         }
         let parsed: HTTPURL
         do {
