@@ -35,7 +35,7 @@ enum BatchCommand {
         let netrc = try Netrc.load(environment: environment)
         if name == "-" {
             let lines = StreamedLines(capacity: parallel * 2 + 16)
-            let notice = settings.quiet ? nil : StandardInput.waitNotice(on: stderr, seconds: environment.noticeDelays.silentInput)
+            let notice = StandardInput.waitNotice(on: stderr, quiet: settings.quiet, delays: environment.noticeDelays)
             let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
             return runner.run {
                 lines.start(fd: environment.stdin, name: "standard input", session: runner.primary, notice: notice) { [weak runner] in runner?.linesArrived() }

@@ -295,7 +295,7 @@ final class BatchRunner: Sendable {
     private func sharedToken(for command: AuthCommand) -> SharedCommandToken {
         state.write { state in
             if let shared = state.tokens[command] { return shared }
-            let notice = options.quiet ? nil : StandardInput.waitNotice(on: stderr, seconds: planner.environment.noticeDelays.silentInput)
+            let notice = StandardInput.waitNotice(on: stderr, quiet: options.quiet, delays: planner.environment.noticeDelays)
             let shared = SharedCommandToken(command: command, environment: planner.environment.variables, notice: notice)
             state.tokens[command] = shared
             return shared

@@ -138,7 +138,7 @@ enum BodyBuilder {
                 return BuiltBody(body: .stream(fileDescriptor: environment.stdin), origin: .standardInput(nil),
                                  contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
             }
-            let notice = settings.quiet ? nil : StandardInput.waitNotice(stderr: environment.stderr, seconds: environment.noticeDelays.silentInput)
+            let notice = StandardInput.waitNotice(stderr: environment.stderr, quiet: settings.quiet, delays: environment.noticeDelays)
             guard let held = try StandardInput.hold(environment.stdin, temporaryDirectory: environment.temporaryDirectory, notice: notice) else {
                 return BuiltBody()
             }

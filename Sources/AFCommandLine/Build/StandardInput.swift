@@ -99,15 +99,17 @@ enum StandardInput {
         var write: @Sendable (String) -> Void
     }
 
-    /// The notice written on `channel` as a line of af's own (`af: TEXT`), after `seconds`.
-    static func waitNotice(on channel: OutputChannel, seconds: Double) -> WaitNotice {
-        WaitNotice(seconds: seconds) { text in channel.writeNotice(text) }
+    /// The notice of input that gives nothing (`delays.silentInput`), written on `channel` as
+    /// a line of af's own (`af: TEXT`); none with -q.
+    static func waitNotice(on channel: OutputChannel, quiet: Bool, delays: NoticeDelays) -> WaitNotice? {
+        quiet ? nil : WaitNotice(seconds: delays.silentInput) { text in channel.writeNotice(text) }
     }
 
-    /// The notice for standard input in a script: a pipe nobody writes to or closes (a CI
-    /// step's open stdin) would hold af without a word, as HTTPie would be held.
-    static func waitNotice(stderr: Int32, seconds: Double) -> WaitNotice {
-        WaitNotice(seconds: seconds) { text in writeNotice(text, stderr: stderr) }
+    /// The notice for standard input in a script, written on the descriptor `stderr` before
+    /// there is an output channel: a pipe nobody writes to or closes (a CI step's open stdin)
+    /// would hold af without a word, as HTTPie would be held. None with -q.
+    static func waitNotice(stderr: Int32, quiet: Bool, delays: NoticeDelays) -> WaitNotice? {
+        quiet ? nil : WaitNotice(seconds: delays.silentInput) { text in writeNotice(text, stderr: stderr) }
     }
 
     /// Writes `af: TEXT` as one line on `stderr`, before there is an output channel.

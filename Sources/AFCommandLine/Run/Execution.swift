@@ -54,7 +54,7 @@ final class Execution {
         }
         authenticator = settings.authCmd.map { command in
             let command = AuthCommand(command: command, timeLimit: settings.timeout)
-            let notice = settings.quiet ? nil : StandardInput.waitNotice(on: stderr, seconds: environment.noticeDelays.silentInput)
+            let notice = StandardInput.waitNotice(on: stderr, quiet: settings.quiet, delays: environment.noticeDelays)
             return AuthenticationInterceptor(provider: tokens?(command) ?? CommandTokenProvider(command: command, environment: environment.variables, notice: notice),
                                              origin: built.url)
         }
@@ -334,7 +334,7 @@ final class Execution {
         }
         var dropped = 0
         do {
-            let notice = settings.quiet ? nil : StandardInput.waitNotice(on: stderr, seconds: environment.noticeDelays.silentInput)
+            let notice = StandardInput.waitNotice(on: stderr, quiet: settings.quiet, delays: environment.noticeDelays)
             try SessionFile.update(path: read.path, url: built.url, notice: notice) { stored in
                 if stored.applies(to: built.url) {
                     // Every header given this time replaces those of its name, repeats included.
