@@ -19,7 +19,9 @@ enum PartFileClaims {
     /// nothing claimed) when another download of this process holds any of them. A key is the
     /// path with its directory resolved (`./a.part`, `a.part` and `/cwd/a.part` are one file).
     static func claim(_ paths: [String]) -> [String]? {
-        let keys = paths.map(canonical)
+        // A download's name and its `.part` file are in one directory: resolved once.
+        var directories: [String: String] = [:]
+        let keys = paths.map { canonical($0, resolving: &directories) }
         return claimed.withLock { set in
             guard keys.allSatisfy({ !set.contains($0) }) else { return nil }
             set.formUnion(keys)
@@ -29,7 +31,8 @@ enum PartFileClaims {
 
     /// Whether a download of this process holds `path`, as its `.part` file or its name.
     static func isClaimed(_ path: String) -> Bool {
-        let key = canonical(path)
+        var directories: [String: String] = [:]
+        let key = canonical(path, resolving: &directories)
         return claimed.withLock { $0.contains(key) }
     }
 
@@ -40,11 +43,15 @@ enum PartFileClaims {
         }
     }
 
-    private static func canonical(_ path: String) -> String {
+    /// `path` with its directory resolved; `directories` keeps the directories resolved so
+    /// far (each one a `realpath`, a system call per component), for the other paths of a claim.
+    private static func canonical(_ path: String, resolving directories: inout [String: String]) -> String {
         let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.utf8.index(after: $0)...]) } ?? path
-        guard let base = FileIO.resolvedPath(directory) else { return path }
+        let resolved = directories[directory] ?? FileIO.resolvedPath(directory)
+        guard let base = resolved else { return path }
+        directories[directory] = base
         return base == "/" ? "/" + name : base + "/" + name
     }
 }
