@@ -47,15 +47,10 @@ public enum PercentEncoding {
                 out.append(UInt8(ascii: "+"))
             default:
                 out.append(UInt8(ascii: "%"))
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0x0F))
+                Hex.append(byte, to: &out, uppercase: true)
             }
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
     }
 }
 
