@@ -28,6 +28,7 @@ package enum FuzzTargets {
         ("body-chunks", bodyChunks),
         ("report-body", reportBody),
         ("batch-line", batchLine),
+        ("json-coding", EngineFuzzing.jsonCoding),
     ]
 
     /// The target called `name`.
