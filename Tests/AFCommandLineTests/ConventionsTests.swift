@@ -184,6 +184,34 @@ import Testing
         #expect(InProcessAF.run(["-d", "--output-dir=\(directory)", server.url("/post"), "a=1"]).status == 0)
     }
 
+    /// curl's `-b 'id=abc'` (send a cookie) after the URL: af read `-b` as --body and the
+    /// cookie as a data item, and sent a POST of `{"id": "abc"}` without a word. Refused, as
+    /// `-d` and `-F` are; and a word that is no item after a letter curl gives a value (`-m
+    /// 10`, `-b jar.txt`), or items before the URL after one, say what curl meant by it.
+    @Test func curlsCookieLetterAndOtherValuesAreNamed() throws {
+        let cookie = InProcessAF.run([server.url("/get"), "-b", "id=abc; theme=dark"])
+        #expect(cookie.status == 64)
+        #expect(cookie.err == "af: error: 'id=abc; theme=dark' came right after -b, which is --body in af (print the response body only) and takes no value: "
+            + "curl's -b 'id=abc; theme=dark' sends a cookie, which is the header item 'Cookie:id=abc; theme=dark' here; "
+            + "to print only the body and send the item as a JSON field, write --body\n")
+        let timeout = InProcessAF.run([server.url("/get"), "-m", "10"])
+        #expect(timeout.status == 64)
+        #expect(timeout.err == "af: error: '10' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file; "
+            + "'10' came right after -m (--meta), which takes no value in af (curl's -m SECONDS is --timeout=SECONDS here)\n")
+        for url in [server.url("/get"), "127.0.0.1:\(server.port)/get", "localhost.:\(server.port)/get"] {
+            let before = InProcessAF.run(["-b", "id=abc", url])
+            #expect(before.status == 64)
+            #expect(before.err.hasPrefix("af: error: the URL '\(url)' came after request items"), "\(before.err)")
+            #expect(before.err.hasSuffix("; 'id=abc' came right after -b (--body), which takes no value in af (curl's -b cookies are a header item here: 'Cookie:name=value')\n"), "\(before.err)")
+        }
+        #expect(server.requests.isEmpty)
+        // The header item sends the cookie; --body with a data item is still HTTPie's.
+        #expect(InProcessAF.run([server.url("/get"), "Cookie:id=abc"]).status == 0)
+        #expect(try last("/get").header("Cookie") == "id=abc")
+        #expect(InProcessAF.run([server.url("/post"), "--body", "id=abc"]).status == 0)
+        #expect(String(decoding: try last("/post").body, as: UTF8.self) == #"{"id": "abc"}"#)
+    }
+
     /// A `Content-Type` item that names a form makes the data items that form, as a curl
     /// user's `-H 'Content-Type: application/x-www-form-urlencoded' -d a=1` does: they went
     /// as JSON under the form's type, which no server reads as a form. `--json` (and any other

@@ -122,15 +122,19 @@ enum RequestBuilder {
         for index in itemArguments.indices {
             try refuseNonItems(itemArguments, at: index, method: explicitMethod, url: urlArgument, urlFollows: urlFollows, settings: settings)
         }
-        if let curlValue = curlValueAfterLetter(positionals.suffix(itemArguments.count)) { throw curlValue }
+        let itemPositionals = Array(positionals.suffix(itemArguments.count))
+        if let curlValue = curlValueAfterLetter(itemPositionals) { throw curlValue }
         for (index, argument) in itemArguments.enumerated() {
             do throws(CommandFailure) {
                 var sourced = try RequestItemParser.parse(argument)
                 if sourced.item.readsFile { sourced.item = sourced.item.expandingHome(environment.homeDirectory) }
                 items.append(sourced)
             } catch {
-                throw splitHeaderValue(itemArguments, at: index) ?? urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index)
-                    ?? methodBeyondLetters(method: explicitMethod, url: urlArgument, items: itemArguments, at: index) ?? error
+                // Not an item: perhaps curl's value for the letter before it (`-m 10`).
+                throw splitHeaderValue(itemArguments, at: index)
+                    ?? urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index, urlFollows: urlFollows)
+                    ?? methodBeyondLetters(method: explicitMethod, url: urlArgument, items: itemArguments, at: index)
+                    ?? CommandFailure(error.message + letterHint(itemPositionals[index].follows, value: argument), exitCode: error.exitCode)
             }
         }
         let standardInput: String?
@@ -150,12 +154,7 @@ enum RequestBuilder {
         } catch {
             // Items typed before a URL without its scheme (`af a=1 localhost:8080/x`): the URL
             // parsed as a header item, and the first item failed as the URL.
-            throw itemArguments.indices.lazy.compactMap { urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: $0) }.first
-                .map { misplaced in
-                    // A letter's meaning in curl only (`-F`: the item was curl's field).
-                    let flagged = urlFollows.flatMap { $0.letter == nil ? nil : flagValueHint($0, url: urlArgument) }
-                    return flagged.map { CommandFailure.usage(misplaced.message + $0) } ?? misplaced
-                } ?? error
+            throw itemArguments.indices.lazy.compactMap { urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: $0, urlFollows: urlFollows) }.first ?? error
         }
         let url = parsed.removingCredentials()
         if settings.ipVersion != .any, settings.unixSocket == nil, let family = URLBuilder.addressFamily(of: url.host),
@@ -376,7 +375,7 @@ enum RequestBuilder {
             throw .usage("'\(Quote.argument(argument))' is not a request item; the item before it, '\(Quote.argument(previous))', ends with its separator: write the two as one argument, \(joined)")
         }
         if isURLArgument(argument) {
-            if !settings.download, let misplaced = urlAfterItems(method: method, url: url, items: items, at: index) { throw misplaced }
+            if !settings.download, let misplaced = urlAfterItems(method: method, url: url, items: items, at: index, urlFollows: urlFollows) { throw misplaced }
             // It would be sent as a header named http or https: `curl URL1 URL2` fetches both,
             // and an option af reads as a flag (curl's -m 5) leaves its value as the URL.
             // A short flag right before it is named when curl's letter takes a value (`-x`, not
@@ -384,7 +383,7 @@ enum RequestBuilder {
             let hint: String
             if method == nil, isMethodBeyondLetters(url) {
                 hint = "; a METHOD is letters only, so '\(url)' was read as the URL (af cannot send that method)"
-            } else if let flagged = urlFollows.flatMap({ flagValueHint($0, url: url) }) {
+            } else if let flagged = urlFollows.flatMap({ flagValueHint($0, value: url) }) {
                 hint = flagged
             } else if settings.download, isBodyOrQueryItem(url) {
                 hint = "; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"
@@ -404,14 +403,16 @@ enum RequestBuilder {
         throw .usage("'\(shown)' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\(download)")
     }
 
-    /// A data item typed right after `-F` or `-d` as curl's value for that letter, which af
-    /// reads as a flag (--follow, --download) and an item that sends something else: curl's
-    /// `-F 'file=@photo.png'` uploads the file, where the item sends its text as a JSON field;
-    /// curl's `-d 'a=1'` sends a form, where the item sends JSON and `-d` saves the response
-    /// as a file. Refused, with af's spelling; the long option says the flag is meant.
+    /// A data item typed right after `-F`, `-d` or `-b` as curl's value for that letter, which
+    /// af reads as a flag (--follow, --download, --body) and an item that sends something
+    /// else: curl's `-F 'file=@photo.png'` uploads the file, where the item sends its text as
+    /// a JSON field; curl's `-d 'a=1'` sends a form, where the item sends JSON and `-d` saves
+    /// the response as a file; curl's `-b 'id=1'` sends a cookie, where the item makes the
+    /// request a POST of JSON. Refused, with af's spelling; the long option says the flag is
+    /// meant.
     static func curlValueAfterLetter(_ items: some Sequence<Positional>) -> CommandFailure? {
         for positional in items {
-            guard let letter = positional.follows?.letter, letter == "F" || letter == "d",
+            guard let letter = positional.follows?.letter, letter == "F" || letter == "d" || letter == "b",
                   let item = try? RequestItemParser.parse(positional.text).item else { continue }
             let text = Quote.argument(positional.text)
             switch (letter, item) {
@@ -425,6 +426,10 @@ enum RequestBuilder {
             case ("d", .field), ("d", .jsonField), ("d", .fieldFromFile), ("d", .jsonFieldFromFile):
                 return .usage("'\(text)' came right after -d, which is --download in af and takes no value: curl's -d '\(text)' sends a form, "
                     + "which is -f (--form) with the item '\(text)' here (without -f the item sends JSON); to save the response as a file as well, write --download")
+            case ("b", .field):
+                let cookie = Quote.argument("Cookie:" + positional.text)
+                return .usage("'\(text)' came right after -b, which is --body in af (print the response body only) and takes no value: curl's -b '\(text)' sends a cookie, "
+                    + "which is the header item '\(cookie)' here; to print only the body and send the item as a JSON field, write --body")
             default:
                 continue
             }
@@ -432,20 +437,29 @@ enum RequestBuilder {
         return nil
     }
 
-    /// "; 'URL' came right after FLAG, which takes no value in af": the URL argument was
-    /// meant as the value of the option before it, a long one (`--json '{}'`) or a letter
-    /// that takes a value in curl (`-x`, with what curl meant); nil for another letter (`-v`).
-    static func flagValueHint(_ flag: FlagBefore, url: String) -> String? {
+    /// "; 'VALUE' came right after FLAG, which takes no value in af": the argument (the URL,
+    /// or a word that is no item) was meant as the value of the option before it, a long one
+    /// (`--json '{}'`) or a letter that takes a value in curl (`-x`, `-m`, with what curl
+    /// meant); nil for another letter (`-v`).
+    static func flagValueHint(_ flag: FlagBefore, value: String) -> String? {
         let curl = flag.letter.flatMap { Suggestions.curlValueLetters[$0] }
         guard flag.letter == nil || curl != nil else { return nil }
-        return "; '\(Quote.argument(url))' came right after \(flag.described), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
+        return "; '\(Quote.argument(value))' came right after \(flag.described), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
+    }
+
+    /// `flagValueHint` for a letter typed right before `value` (`-m 10`), naming what the
+    /// letter means in curl; empty when no option, or a long one, came right before it.
+    static func letterHint(_ flag: FlagBefore?, value: String) -> String {
+        flag.flatMap { $0.letter == nil ? nil : flagValueHint($0, value: value) } ?? ""
     }
 
     /// Request items typed before the URL (`af X-A:1 example.org`, `af post a=1 URL`): the
     /// first item was taken as the URL (or, followed by a data item, the method was), and the
     /// URL at `index` is no item. Nil unless the URL argument is plainly an item or a method
     /// name and the argument at `index` looks like a URL.
-    static func urlAfterItems(method: String?, url: String, items: [String], at index: Int) -> CommandFailure? {
+    /// `urlFollows`, the option without a value typed right before the URL argument: a
+    /// letter curl gives a value (`-b 'a=1' example.org`) is named with what curl meant.
+    static func urlAfterItems(method: String?, url: String, items: [String], at index: Int, urlFollows: FlagBefore? = nil) -> CommandFailure? {
         let argument = items[index]
         // A file's name (`data.json`) looks like a host name too: an item that forgot its `@`.
         guard looksLikeURL(argument), !FileSystem.exists(argument) else { return nil }
@@ -455,7 +469,8 @@ enum RequestBuilder {
         if !urlIsMethod { words.append(url) }
         words += items.indices.filter { $0 != index }.map { items[$0] }
         let example = words.prefix(6).map { Quote.argument(CurlCommand.quote($0)) }.joined(separator: " ") + (words.count > 6 ? " …" : "")
-        return .usage("the URL '\(Quote.argument(argument))' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af \(example)")
+        let flagged = letterHint(urlFollows, value: url)
+        return .usage("the URL '\(Quote.argument(argument))' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af \(example)" + flagged)
     }
 
     /// A method af cannot send typed as METHOD before a URL without its scheme (`af M-SEARCH
