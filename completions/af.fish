@@ -132,6 +132,8 @@ complete -c af -l cert-key-pass -x -d 'Pass phrase for an encrypted private key 
 complete -c af -l no-cert-key-pass -d 'Undo --cert-key-pass'
 complete -c af -l ssl -x -a 'tls1.2 tls1.3' -d 'Minimum TLS version: tls1.2 (the default) or tls1.3'
 complete -c af -l no-ssl -d 'Undo --ssl'
+complete -c af -l tls-max -x -a 'tls1.2 tls1.3' -d 'Highest TLS version: tls1.2, or tls1.3 (the default)'
+complete -c af -l no-tls-max -d 'Undo --tls-max'
 complete -c af -l ciphers -x -d 'OpenSSL cipher list to offer'
 complete -c af -l no-ciphers -d 'Undo --ciphers'
 complete -c af -l pin -x -d 'Require a public key with this SPKI hash in the server\'s chain (repeatable)'

@@ -53,11 +53,12 @@ static inline long afcurl_http_version(int which) {
     default: return CURL_HTTP_VERSION_NONE;
     }
 }
-static inline long afcurl_sslversion(int which) {
-    switch (which) {
-    case 12: return CURL_SSLVERSION_TLSv1_2;
-    case 13: return CURL_SSLVERSION_TLSv1_3;
-    default: return CURL_SSLVERSION_DEFAULT;
+static inline long afcurl_sslversion(int which, int highest) {
+    long floor = which == 13 ? CURL_SSLVERSION_TLSv1_3 : which == 12 ? CURL_SSLVERSION_TLSv1_2 : CURL_SSLVERSION_DEFAULT;
+    switch (highest) {
+    case 12: return floor | CURL_SSLVERSION_MAX_TLSv1_2;
+    case 13: return floor | CURL_SSLVERSION_MAX_TLSv1_3;
+    default: return floor;
     }
 }
 

@@ -18,10 +18,12 @@ static inline int afssl_init_no_atexit(void) { return OPENSSL_init_crypto(OPENSS
 static inline int afssl_stack_x509_num(const STACK_OF(X509) *s) { return s ? sk_X509_num(s) : 0; }
 static inline X509 *afssl_stack_x509_value(const STACK_OF(X509) *s, int i) { return sk_X509_value(s, i); }
 static inline long afssl_ctx_set_max_proto(SSL_CTX *c, int v) { return SSL_CTX_set_max_proto_version(c, v); }
+static inline long afssl_ctx_set_min_proto(SSL_CTX *c, int v) { return SSL_CTX_set_min_proto_version(c, v); }
 static inline long afssl_ctx_set_tlsext_status_cb(SSL_CTX *c, int (*cb)(SSL *, void *)) { return SSL_CTX_set_tlsext_status_cb(c, cb); }
 static inline long afssl_ctx_set_tlsext_status_arg(SSL_CTX *c, void *arg) { return SSL_CTX_set_tlsext_status_arg(c, arg); }
 static inline long afssl_set_tlsext_status_ocsp_resp(SSL *s, unsigned char *resp, long len) { return SSL_set_tlsext_status_ocsp_resp(s, resp, len); }
 static inline int afssl_tls1_2_version(void) { return TLS1_2_VERSION; }
+static inline int afssl_tls1_3_version(void) { return TLS1_3_VERSION; }
 /* The verify callback's argument outlives no transfer: no renegotiation, so a pooled
  * connection never runs the callback again after its transfer is gone. */
 static inline void afssl_ctx_disable_renegotiation(SSL_CTX *c) { SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION); }

@@ -14,11 +14,12 @@ import Testing
         directory = try TemporaryDirectory.make(prefix: "af-tls")
     }
 
-    private func server(_ issued: TestPKI.Issued, ocsp: String? = nil, clientCA: String? = nil, maximum: String? = nil) throws -> TestServer {
+    private func server(_ issued: TestPKI.Issued, ocsp: String? = nil, clientCA: String? = nil, maximum: String? = nil, minimum: String? = nil) throws -> TestServer {
         var identity = issued.identity
         identity.ocspResponsePath = ocsp
         identity.clientCAPath = clientCA
         identity.maximumVersion = maximum
+        identity.minimumVersion = minimum
         return try TestServer(tls: identity)
     }
 
@@ -371,6 +372,46 @@ import Testing
         #expect(refused.status == 7, "\(refused.err)")
         #expect(refused.err.hasPrefix("af: error: the certificate of the proxy 127.0.0.1:\(anchored.port) is not trusted: self-signed certificate; "), "\(refused.err)")
         #expect(anchored.requests.isEmpty)
+    }
+
+    /// `--tls-max=tls1.2` (curl's --tls-max, HTTPie's --ssl=tls1.2) reaches a server that
+    /// speaks TLS 1.3 over TLS 1.2; without it, af speaks 1.3. A server of TLS 1.3 only is
+    /// named as such, and a range with nothing in it is a usage error before connecting.
+    @Test func maximumVersion() throws {
+        let server = try server(try pki.issue(name: "tls13"))
+        let capped = InProcessAF.run([ca, "--tls-max=tls1.2", "-m", "-b", server.url("/get")])
+        #expect(capped.status == 0, "\(capped.err)")
+        #expect(capped.out.contains("\n  TLSv1.2 "), "\(capped.out)")
+        let uncapped = InProcessAF.run([ca, "-m", "-b", server.url("/get")])
+        #expect(uncapped.out.contains("\n  TLSv1.3 "), "\(uncapped.out)")
+        #expect(InProcessAF.run([ca, "--tls-max=tls1.3", "-m", "-b", server.url("/get")]).out.contains("\n  TLSv1.3 "))
+        // curl's spelling in --curl, which curl itself runs.
+        let command = InProcessAF.run(["--curl", ca, "--tls-max=tls1.2", server.url("/get")]).out
+        #expect(command.hasSuffix(" --tls-max 1.2\n"), "\(command)")
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/bin/sh")
+        curl.arguments = ["-c", command.trimmingCharacters(in: .newlines) + " -s -o /dev/null"]
+        try curl.run()
+        curl.waitUntilExit()
+        #expect(curl.terminationStatus == 0)
+        let count = server.requests.count
+        let empty = InProcessAF.run([ca, "--ssl=tls1.3", "--tls-max=tls1.2", server.url("/get")])
+        #expect(empty.status == 64)
+        #expect(empty.err == "af: error: --ssl=tls1.3 and --tls-max=tls1.2 leave no TLS version to speak; drop one\n")
+        #expect(server.requests.count == count)
+        // One line of a batch capped, the other not: each connection is made as its line asks.
+        let lines = try TemporaryDirectory.write("\(server.url("/get"))\n--tls-max=tls1.2 \(server.url("/get"))\n", named: "lines.txt", in: directory)
+        let batch = InProcessAF.run(["batch", ca, "--report=json", "--parallel=1", lines])
+        #expect(batch.status == 0, "\(batch.err)")
+        let versions = batch.out.split(separator: "\n").compactMap { line in line.range(of: #""tls_protocol": ""#).map { line[$0.upperBound...].prefix(7) } }
+        #expect(versions == ["TLSv1.3", "TLSv1.2"], "\(batch.out)")
+
+        let modern = try self.server(try pki.issue(name: "tls13only"), minimum: "1.3")
+        let refused = InProcessAF.run([ca, "--tls-max=tls1.2", modern.url("/get")])
+        #expect(refused.status == 7)
+        #expect(refused.err.hasPrefix("af: error: TLS with 127.0.0.1:\(modern.port) failed: the server and af have no TLS version in common ("), "\(refused.err)")
+        #expect(refused.err.hasSuffix("); --tls-max=tls1.2 allows TLS 1.2 only: leave it out to allow TLS 1.3\n"), "\(refused.err)")
+        #expect(InProcessAF.run([ca, modern.url("/get")]).status == 0)
     }
 
     @Test func minimumVersionAndCiphers() throws {

@@ -13,6 +13,9 @@ public struct TLSServerIdentity: Sendable {
     /// The highest TLS version offered: "1.2", "1.1" (with RSA key exchange only, for an RSA
     /// key) or nil for the library's best.
     public var maximumVersion: String?
+    /// The lowest TLS version accepted: "1.3" (a server that speaks nothing older), or nil
+    /// for the library's default.
+    public var minimumVersion: String?
     /// Select `h2` by ALPN when the client offers it (the routes then speak HTTP/2 frames).
     public var offersHTTP2 = false
 
@@ -45,6 +48,9 @@ final class TLSServerContext: @unchecked Sendable {
         }
         guard SSL_CTX_use_PrivateKey_file(context, identity.privateKeyPath, SSL_FILETYPE_PEM) == 1 else {
             throw ServerError.tls("cannot load \(identity.privateKeyPath)")
+        }
+        if identity.minimumVersion == "1.3" {
+            _ = afssl_ctx_set_min_proto(context, afssl_tls1_3_version())
         }
         if identity.maximumVersion == "1.2" {
             _ = afssl_ctx_set_max_proto(context, afssl_tls1_2_version())

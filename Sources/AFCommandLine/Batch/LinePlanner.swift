@@ -190,7 +190,7 @@ struct LinePlanner: Sendable {
     struct ConnectionKey: Hashable, Sendable {
         let cert, certKey, certKeyPass, ciphers, crl, trustPolicy: String?
         let verify: Verification
-        let ssl: TLSOptions.Version?
+        let ssl, tlsMax: TLSOptions.Version?
         let pins, pinCerts: [String]
         let checkRevocation: Bool
         let resolve, proxies: [String]
@@ -208,6 +208,7 @@ struct LinePlanner: Sendable {
             crl = settings.crl
             trustPolicy = settings.trustPolicy
             ssl = settings.ssl
+            tlsMax = settings.tlsMax
             pins = settings.pins
             pinCerts = settings.pinCerts
             checkRevocation = settings.checkRevocation

@@ -605,6 +605,7 @@ enum RequestBuilder {
         options.tls.clientKey = settings.certKey
         options.tls.clientKeyPassword = try ClientCertificateCheck.passPhrase(settings: settings, environment: environment)
         options.tls.minimumVersion = settings.ssl
+        options.tls.maximumVersion = settings.tlsMax
         if let ciphers = settings.ciphers, let refusal = CipherSelection(ciphers).refusal() {
             // The handshake would have failed on it after connecting (exit 7).
             let (what, refused, lister) = switch refusal {

@@ -252,7 +252,7 @@ enum Suggestions {
         "http1.0": "--http-version=1.0 speaks HTTP/1.0",
         "get": "query items go into the URL: af URL name==value",
         "oauth2-bearer": "-A bearer -a TOKEN sends a bearer token", "bearer": "-A bearer -a TOKEN sends a bearer token",
-        "tlsv1": tlsVersion, "tlsv1.2": tlsVersion, "tlsv1.3": tlsVersion, "tls-max": tlsVersion,
+        "tlsv1": tlsVersion, "tlsv1.2": tlsVersion, "tlsv1.3": tlsVersion,
         "form-string": "-f (--form) sends name=value items as a form, and name@FILE as a file part",
         "no-buffer": "--stream prints the body as it arrives",
         "range": "af sends a Range header given as a request item: af URL 'Range:bytes=0-99'",

@@ -11,7 +11,7 @@ public enum OptionID: String, Sendable, CaseIterable {
     case timeout, connectTimeout, checkStatus, acceptStatus
     case follow, maxRedirects, secretHeader, locationTrusted
     case auth, authType, authCmd, ignoreNetrc, session, sessionReadOnly
-    case verify, insecure, cert, certKey, certKeyPass, ssl, ciphers, pin, pinCert, checkRevocation, crl, trustPolicy
+    case verify, insecure, cert, certKey, certKeyPass, ssl, tlsMax, ciphers, pin, pinCert, checkRevocation, crl, trustPolicy
     case proxy, httpVersion, resolve, unixSocket, interface, ipv4, ipv6, https, defaultScheme, pathAsIs, maxHeaders, maxFilesize
     case help, version, debug
     case parallel, rate, failFast, retryBudget
@@ -368,6 +368,10 @@ public enum OptionTable {
         OptionSpec(.ssl, "ssl", value: .required("VERSION"), group: .tls, help: "Minimum TLS version: tls1.2 (the default) or tls1.3",
                    completion: .choices(["tls1.2", "tls1.3"]),
                    binding: .choice(\.ssl, TLSOptions.Version.self)),
+        OptionSpec(.tlsMax, "tls-max", value: .required("VERSION"), group: .tls, help: "Highest TLS version: tls1.2, or tls1.3 (the default)",
+                   details: "The highest TLS version af offers, as curl's --tls-max does. --tls-max=tls1.2 reaches a server over TLS 1.2 even when it speaks TLS 1.3, which is what HTTPie's --ssl=tls1.2 does (af's --ssl sets the lowest version); a server that speaks only TLS 1.3 is then exit 7. Below --ssl it is a usage error.",
+                   completion: .choices(["tls1.2", "tls1.3"]),
+                   binding: .choice(\.tlsMax, TLSOptions.Version.self)),
         OptionSpec(.ciphers, "ciphers", value: .required("LIST"), group: .tls, help: "OpenSSL cipher list to offer",
                    details: "The ciphers to offer, separated by colons: OpenSSL's names and cipher-list words for TLS 1.2 (ECDHE-RSA-AES128-GCM-SHA256, HIGH:!aNULL), and TLS 1.3's suite names (TLS_AES_128_GCM_SHA256). OpenSSL sets the two apart: a list without TLS_ names leaves TLS 1.3 its default suites, so a server that speaks TLS 1.3 is reached with one of those, as with curl's --ciphers. A list OpenSSL knows no name of is a usage error.",
                    binding: .text(\.ciphers, sample: "ECDHE-RSA-AES128-GCM-SHA256")),

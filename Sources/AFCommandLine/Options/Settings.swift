@@ -159,6 +159,7 @@ struct Settings: Sendable {
         var certKey: String?
         var certKeyPass: String?
         var ssl: TLSOptions.Version?
+        var tlsMax: TLSOptions.Version?
         var ciphers: String?
         var pins: [String] = []
         var pinCerts: [String] = []

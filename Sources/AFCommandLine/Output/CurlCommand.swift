@@ -166,6 +166,7 @@ enum CurlCommand {
         case .tls1_3?: words.append("--tlsv1.3")
         case nil: break
         }
+        if let highest = options.tls.maximumVersion { words += ["--tls-max", highest == .tls1_2 ? "1.2" : "1.3"] }
         if let ciphers = options.tls.ciphers { words += ["--ciphers", quote(ciphers)] }
         var pins = settings.pins
         for path in settings.pinCerts {

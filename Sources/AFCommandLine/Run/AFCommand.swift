@@ -113,6 +113,9 @@ public enum AFCommand {
         where !given.isEmpty && given.contains(requirement.option) && !requirement.anyOf.contains(where: given.contains) {
             throw .usage(requirement.message)
         }
+        if settings.ssl == .tls1_3, settings.tlsMax == .tls1_2 {
+            throw .usage("--ssl=tls1.3 and --tls-max=tls1.2 leave no TLS version to speak; drop one")
+        }
         if settings.chunked, settings.httpVersion == .http1_0 {
             throw .usage("--chunked needs HTTP/1.1: HTTP/1.0 has no chunked encoding; drop --chunked or --http-version=1.0")
         }

@@ -62,10 +62,10 @@ enum ExitMapping {
             }
         case .handshakeFailed:
             return message + "; check --ssl, --ciphers, --cert and the server's TLS setup"
-        case .noCommonTLSVersion(let requiredTLS13):
-            return message + (requiredTLS13
-                ? "; --ssl=tls1.3 allows TLS 1.3 only: leave it out to allow TLS 1.2"
-                : "; af speaks TLS 1.2 and 1.3, and a server that speaks only older versions needs upgrading")
+        case .noCommonTLSVersion(let requiredTLS13, let cappedAtTLS12):
+            if requiredTLS13 { return message + "; --ssl=tls1.3 allows TLS 1.3 only: leave it out to allow TLS 1.2" }
+            if cappedAtTLS12 { return message + "; --tls-max=tls1.2 allows TLS 1.2 only: leave it out to allow TLS 1.3" }
+            return message + "; af speaks TLS 1.2 and 1.3, and a server that speaks only older versions needs upgrading"
         case .clientCertificateRefused(let given):
             return message + (given
                 ? "; check that --cert is the certificate this server expects, issued by a CA it trusts, and still valid"

@@ -106,8 +106,9 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case handshakeFailed
         /// The server and the client share no TLS version: the server's alert, or OpenSSL's
         /// refusal of the version the server chose; `requiredTLS13`: the transfer asked for
-        /// TLS 1.3 at least (`TLSOptions.minimumVersion`).
-        case noCommonTLSVersion(requiredTLS13: Bool)
+        /// TLS 1.3 at least (`TLSOptions.minimumVersion`); `cappedAtTLS12`: it offered TLS 1.2
+        /// at most (`TLSOptions.maximumVersion`).
+        case noCommonTLSVersion(requiredTLS13: Bool, cappedAtTLS12: Bool)
         /// The server refused the client certificate, or asked for one and got none
         /// (`given`: the transfer had one, `TLSOptions.clientCertificate`).
         case clientCertificateRefused(given: Bool)

@@ -402,7 +402,7 @@ public struct ProxyEnvironment: Sendable, Equatable {
 
 /// TLS files and protocol settings that apply whatever the trust evaluation.
 public struct TLSOptions: Sendable, Hashable {
-    /// Minimum TLS version.
+    /// A TLS version af speaks.
     public enum Version: String, Sendable, CaseIterable {
         case tls1_2 = "tls1.2"
         case tls1_3 = "tls1.3"
@@ -417,9 +417,13 @@ public struct TLSOptions: Sendable, Hashable {
     /// The lowest TLS version accepted; nil for TLS 1.2 (TLS 1.0 and 1.1 are never used:
     /// RFC 8996 retired them).
     public var minimumVersion: Version?
+    /// The highest TLS version offered; nil for TLS 1.3. TLS 1.2 here reaches a server over
+    /// TLS 1.2 even when it speaks 1.3 (to test its TLS 1.2 setup, or to match a peer that
+    /// mishandles 1.3).
+    public var maximumVersion: Version?
     /// OpenSSL cipher list.
     public var ciphers: String?
 
-    /// Defaults: no client certificate, TLS 1.2 or later, the library's default ciphers.
+    /// Defaults: no client certificate, TLS 1.2 or 1.3, the library's default ciphers.
     public init() {}
 }

@@ -177,9 +177,9 @@ enum CurlErrorMapping {
             // No TLS version in common: the server's alert, or OpenSSL's own refusal of the
             // server's choice.
             if detail.containsBytes(of: "alert protocol version") || detail.containsBytes(of: "unsupported protocol") {
-                let floor = transfer.description.options.tls.minimumVersion
+                let tls = transfer.description.options.tls
                 return failure(.tls, "TLS with \(authority) failed: the server and af have no TLS version in common (\(detail))",
-                               .noCommonTLSVersion(requiredTLS13: floor == .tls1_3))
+                               .noCommonTLSVersion(requiredTLS13: tls.minimumVersion == .tls1_3, cappedAtTLS12: tls.maximumVersion == .tls1_2))
             }
             // OpenSSL's reading of a reply that is no TLS record at all, such as a plain HTTP
             // server's "400 Bad Request".

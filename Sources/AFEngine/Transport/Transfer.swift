@@ -397,7 +397,7 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
                 try easy.set(CURLOPT_PROXY_CAINFO, copying: bundle)
             }
         }
-        try easy.set(CURLOPT_PROXY_SSLVERSION, afcurl_sslversion(12))
+        try easy.set(CURLOPT_PROXY_SSLVERSION, afcurl_sslversion(12, 0))
     }
 
     /// Refuses header names and values that would smuggle extra lines into the request.
@@ -435,8 +435,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         if let crl = trustSettings.crlFile { try easy.set(CURLOPT_CRLFILE, copying: crl) }
         if trustSettings.requireStapledOCSP { try easy.set(CURLOPT_SSL_VERIFYSTATUS, true) }
         // TLS 1.2 at least unless asked for 1.3: this libcurl's own floor is TLS 1.0, which
-        // RFC 8996 retired with 1.1 (libcurl 8.16 raised its floor to 1.2 too).
-        try easy.set(CURLOPT_SSLVERSION, afcurl_sslversion(tls.minimumVersion == .tls1_3 ? 13 : 12))
+        // RFC 8996 retired with 1.1 (libcurl 8.16 raised its floor to 1.2 too); at most what
+        // was asked for, else the highest both sides speak.
+        try easy.set(CURLOPT_SSLVERSION, afcurl_sslversion(tls.minimumVersion == .tls1_3 ? 13 : 12, tls.maximumVersion.map { $0 == .tls1_3 ? 13 : 12 } ?? 0))
         if let ciphers = tls.ciphers {
             // OpenSSL configures TLS 1.3 suites (TLS_…) apart from the older cipher list.
             let selection = CipherSelection(ciphers)
