@@ -104,6 +104,30 @@ import Testing
         #expect(streamed.out == "half!!" && streamed.err.isEmpty, "\(streamed.err)")
     }
 
+    /// A download under a progress bar (standard error a terminal) is not told of a body
+    /// that stops coming: the bar shows it, and a line written under it would break it up.
+    /// Without a terminal the same download is told.
+    @Test func aDownloadUnderAProgressBarIsNotToldOfAStall() throws {
+        server.route("/stalled-file") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhalf")
+                Thread.sleep(forTimeInterval: 3)
+                connection.write("!!")
+            }
+        }
+        let directory = try TemporaryDirectory.make(prefix: "af-stall")
+        let delays = NoticeDelays(silentServer: 0.4)
+        let notice = "has sent nothing more for 400ms"
+        let drawn = InProcessAF.run(["-d", "-o", directory + "/drawn", server.url("/stalled-file")], noticeDelays: delays, stderrIsTerminal: true)
+        #expect(drawn.status == 0)
+        #expect(try String(contentsOfFile: directory + "/drawn", encoding: .utf8) == "half!!")
+        #expect(drawn.err.contains("\r"), "no progress bar was drawn: \(drawn.err)")
+        #expect(!drawn.err.contains(notice), "\(drawn.err)")
+        let logged = InProcessAF.run(["-d", "-o", directory + "/logged", server.url("/stalled-file")], noticeDelays: delays)
+        #expect(logged.status == 0)
+        #expect(logged.err.contains("af: 127.0.0.1:\(server.port) \(notice) (4 B of the body so far); still waiting"), "\(logged.err)")
+    }
+
     /// An interim response (`103 Early Hints`) is no answer: the silence after it counts.
     @Test func aSilenceAfterAnInterimResponseIsNamed() {
         server.route("/hinted") { _, _ in

@@ -12,10 +12,11 @@ import Glibc
 public enum InProcessAF {
     /// Runs `arguments` as `AF.run` would and returns what it wrote and its exit status;
     /// `unsetting` removes variables `AF.environment` would set; `noticeDelays` shortens the
-    /// waits before af says what it waits for.
+    /// waits before af says what it waits for; `stderrIsTerminal` has af draw on standard
+    /// error what it draws only for a person (a download's progress bar), into the file.
     public static func run(
         _ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:], unsetting: [String] = [],
-        noticeDelays: NoticeDelays = NoticeDelays()
+        noticeDelays: NoticeDelays = NoticeDelays(), stderrIsTerminal: Bool = false
     ) -> AFResult {
         var variables = AF.environment(extra)
         for name in unsetting { variables.removeValue(forKey: name) }
@@ -65,7 +66,8 @@ public enum InProcessAF {
                 close(writeEnd)
             }.start()
         }
-        let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr, noticeDelays: noticeDelays)
+        let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr,
+                                      stderrIsTerminal: stderrIsTerminal, noticeDelays: noticeDelays)
         let status = AFCommand.run(environment)
         for fd in [input, stdout, stderr] + (heldOpen.map { [$0] } ?? []) { close(fd) }
         return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: status, timedOut: false)
