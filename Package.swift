@@ -29,7 +29,9 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib"], exclude: ["AFEngine.md"]),
+        // glibc's extended-attribute calls, which the Glibc module leaves out.
+        .systemLibrary(name: "CXattr"),
+        .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib", "CXattr"], exclude: ["AFEngine.md"]),
         // Build facts for `af --version`, defined by install.sh (-Xcc -DAF_BUILD_COMMIT=...).
         .systemLibrary(name: "CBuildInfo"),
         // glibc's posix_spawn_file_actions_addclosefrom_np, which the Glibc module leaves out.

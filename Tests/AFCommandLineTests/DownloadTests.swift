@@ -1,3 +1,5 @@
+@_spi(Locking) import AFEngine
+import CXattr
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -538,6 +540,62 @@ import Testing
         #expect(server.requests(to: "/grew").map { $0.header("Range") } == [nil, "bytes=1000-"])
         let kept = contents("grew.bin.part") == TestData.bytes(count: 1000)
         #expect(kept)
+    }
+
+    /// A download cut short in one run and resumed by another (`-d`, then `-d -c`) after the
+    /// resource changed: the second run knew no validator, asked for the rest without
+    /// `If-Range`, and spliced the new version's rest onto the old one's start, exit 0. The
+    /// `.part` file now keeps the validator and the length (extended attributes), so the
+    /// resumed request carries `If-Range` and the changed resource starts over; the saved
+    /// file keeps no marks. Where the file system keeps no user attributes, nothing is known.
+    @Test func aResourceThatChangedBetweenRunsIsNotSpliced() throws {
+        let version = Protected(1)
+        server.route("/doc.bin") { request, _ in
+            let current = version.value
+            let body = [UInt8](repeating: UInt8(current), count: 3000)
+            let etag = "\"v\(current)\""
+            if let range = request.header("Range"), request.header("If-Range").map({ $0 == etag }) ?? true,
+               let start = Int(range.dropFirst("bytes=".count).prefix { $0 != "-" }) {
+                return .response(status: 206, headers: [("ETag", etag), ("Content-Range", "bytes \(start)-2999/3000")], body: Array(body[start...]))
+            }
+            return current == 1 ? .cut(Array(body[..<1000]), announcing: 3000, headers: [("ETag", etag)]) : .response(status: 200, headers: [("ETag", etag)], body: body)
+        }
+        guard userAttributesWork(in: directory) else { return }
+        let first = InProcessAF.run(["-d", "--output-dir", directory, server.url("/doc.bin")])
+        #expect(first.status == 1)
+        #expect(files() == ["doc.bin.part"])
+        version.write { $0 = 2 }
+        let resumed = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/doc.bin")])
+        #expect(resumed.status == 0, "\(resumed.err)")
+        #expect(server.requests(to: "/doc.bin").last?.header("Range") == "bytes=1000-")
+        #expect(server.requests(to: "/doc.bin").last?.header("If-Range") == "\"v1\"")
+        #expect(resumed.err.contains("af: the server did not resume the download; starting '\(directory)/doc.bin' from the beginning\n"), "\(resumed.err)")
+        let whole = contents("doc.bin") == [UInt8](repeating: 2, count: 3000)
+        #expect(whole)
+        #expect(files() == ["doc.bin"])
+        #expect(getxattr(directory + "/doc.bin", "user.af.validator", nil, 0) < 0)
+
+        // A server that ignores If-Range, resuming a resource of another length: refused by
+        // the length the first run kept, the part left as it was.
+        server.route("/grown.bin") { _, hit in
+            guard hit > 1 else { return .cut(TestData.bytes(count: 1000), announcing: 3000) }
+            return .response(status: 206, headers: [("Content-Range", "bytes 1000-3999/4000")], body: Array(TestData.bytes(count: 4000)[1000...]))
+        }
+        #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/grown.bin")]).status == 1)
+        let grown = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/grown.bin")])
+        #expect(grown.status == 9)
+        #expect(grown.err.hasSuffix("af: error: the server resumed a resource of 4000 bytes, but '\(directory)/grown.bin.part' holds the start of one of 3000: it changed since; remove it to start over\n"), "\(grown.err)")
+        let kept = contents("grown.bin.part") == TestData.bytes(count: 1000)
+        #expect(kept)
+    }
+
+    /// Whether files in `directory` keep user extended attributes (ext4, XFS, Btrfs, tmpfs
+    /// from Linux 6.6): without them a `.part` file keeps nothing for the next run.
+    private func userAttributesWork(in directory: String) -> Bool {
+        let probe = directory + "/.xattr-probe"
+        _ = FileManager.default.createFile(atPath: probe, contents: Data())
+        defer { unlink(probe) }
+        return setxattr(probe, "user.af.probe", "1", 1, 0) == 0
     }
 
     /// `--max-filesize` looked at the part a resumed answer brings: 50,000 bytes on top of

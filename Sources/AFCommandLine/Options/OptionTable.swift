@@ -219,7 +219,7 @@ public enum OptionTable {
                    binding: .flag(\.overwrite)),
         OptionSpec(.resume, "continue", short: "c", group: .downloads,
                    help: "Resume a partial download from NAME.part (or an existing -o file)",
-                   details: "Resume from NAME.part, or from an existing -o file, with a Range request. Without -o, NAME comes from the URL: a download the server named is resumed with -c -o NAME, as the error after it says. A 200 reply restarts from zero with a notice; 416 for a complete file counts as success. As with -d, only a successful body is saved: another status exits 3, 4 or 5 and leaves the partial file as it was.",
+                   details: "Resume from NAME.part, or from an existing -o file, with a Range request. NAME.part keeps the resource's validator and length (in extended attributes, where the file system has them), so the Range carries If-Range and a resource that changed since starts over instead of being spliced. Without -o, NAME comes from the URL: a download the server named is resumed with -c -o NAME, as the error after it says. A 200 reply restarts from zero with a notice; 416 for a complete file counts as success. As with -d, only a successful body is saved: another status exits 3, 4 or 5 and leaves the partial file as it was.",
                    binding: .flag(\.resume)),
         OptionSpec(.checksum, "checksum", value: .required("ALGO:HEX"), group: .downloads,
                    help: "Verify the download (sha256, sha1, sha512 or md5) before it gets its name",

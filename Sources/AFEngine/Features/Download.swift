@@ -265,6 +265,12 @@ public final class DownloadSink: ResponseBodySink {
             initial.written = FileIO.size(part) ?? 0
             initial.resumedFrom = initial.written
             initial.digestCurrent = initial.written == 0
+            if initial.written > 0 {
+                // What the run that began it learnt of the resource: a changed one starts over.
+                let marks = PartFileMarks.read(path: part)
+                initial.validator = marks.validator
+                initial.resourceLength = marks.length
+            }
         }
         initial.startOffset = initial.written
         state = Locked(initial)
@@ -397,6 +403,9 @@ public final class DownloadSink: ResponseBodySink {
             state.fd = Glibc.open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (fresh ? O_EXCL : 0), 0o644)
             state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
             state.resourceLength = success ? state.expectedTotal : nil
+            if state.fd >= 0 {
+                PartFileMarks(validator: success ? state.validator : nil, length: state.resourceLength).write(to: state.fd)
+            }
         }
         guard state.fd >= 0 else {
             let reason = errno == ELOOP ? "it is a symbolic link; af never writes through one" : POSIXFailure(code: errno).description
@@ -628,6 +637,7 @@ public final class DownloadSink: ResponseBodySink {
                 }
                 verified = true
             }
+            PartFileMarks.remove(path: part)
             if configuration.options.contains(.removePreviousFile) {
                 guard rename(part, final) == 0 else {
                     return .output(OutputFailure(kind: .writeFailed, message: "cannot rename '\(part)' to '\(final)': \(POSIXFailure(code: errno).description)"))
