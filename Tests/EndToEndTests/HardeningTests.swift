@@ -530,6 +530,69 @@ import Glibc
         h2.route("*") { request, _ in HostileRoutes.reply(route, request) }
         return h2
     }
+
+    /// Standard output and input that another holder of the pipe made non-blocking (a
+    /// Node.js parent, some CI runners: `O_NONBLOCK` is on the open file they share with af).
+    /// A write the pipe could not take at once failed with EAGAIN: af stopped after 64 KiB
+    /// with exit 9 ("resource temporarily unavailable"), `af batch` too (or, copying a held
+    /// output out, spun at full CPU), and a body read from such a standard input failed with
+    /// exit 66. Now af waits as a blocking
+    /// descriptor would, and every byte arrives.
+    @Test func nonBlockingStandardOutputAndInputLoseNothing() throws {
+        func nonBlocking(_ fd: Int32) { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        /// Runs af with `arguments`, its standard output a non-blocking pipe read only after
+        /// half a second (the pipe fills), its standard input `input` (non-blocking too) fed
+        /// in pieces; what it wrote, and its exit status and errors.
+        func run(_ arguments: [String], input: [UInt8]? = nil) throws -> (out: [UInt8], status: Int32, err: String) {
+            let output = Pipe(), errors = Pipe(), standardInput = Pipe()
+            nonBlocking(output.fileHandleForWriting.fileDescriptor)
+            nonBlocking(standardInput.fileHandleForReading.fileDescriptor)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: AF.binary)
+            process.arguments = arguments
+            process.environment = AF.environment()
+            process.standardOutput = output
+            process.standardError = errors
+            process.standardInput = input == nil ? FileHandle.nullDevice : standardInput
+            try process.run()
+            try output.fileHandleForWriting.close()
+            try errors.fileHandleForWriting.close()
+            try standardInput.fileHandleForReading.close()
+            let feeder = Thread {
+                let writer = standardInput.fileHandleForWriting
+                var rest = input?[...] ?? []
+                while !rest.isEmpty {
+                    guard (try? writer.write(contentsOf: Data(rest.prefix(50_000)))) != nil else { break }
+                    rest = rest.dropFirst(50_000)
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                try? writer.close()
+            }
+            feeder.start()
+            Thread.sleep(forTimeInterval: 0.5)
+            let out = [UInt8](output.fileHandleForReading.readDataToEndOfFile())
+            let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (out, process.terminationStatus, err)
+        }
+        let whole = try run([server.url("/bytes/3000000")])
+        #expect(whole.status == 0, "\(whole.err)")
+        #expect(whole.out.count == 3_000_000)
+        let same = whole.out == TestData.bytes(count: 3_000_000)
+        #expect(same)
+
+        // af batch: later lines' outputs are held and copied out in line order (sendfile).
+        let lines = (1...12).map { server.url("/bytes/200000?i=\($0)") }.joined(separator: "\n") + "\n"
+        let batch = try run(["batch", "--parallel=4", "-"], input: Array(lines.utf8))
+        #expect(batch.status == 0, "\(batch.err)")
+        let all = batch.out == Array((1...12).map { _ in TestData.bytes(count: 200_000) }.joined())
+        #expect(all, "\(batch.out.count) bytes")
+
+        let body = TestData.bytes(count: 400_000)
+        let upload = try run(["-q", "post", server.url("/post")], input: body)
+        #expect(upload.status == 0, "\(upload.err)")
+        #expect(server.requests(to: "/post").last?.body == body)
+    }
 }
 
 /// Bytes handed from a reader thread to the test.

@@ -203,11 +203,12 @@ enum StandardInput {
         while true {
             let count = read(fd, buffer.baseAddress, buffer.count)
             if count >= 0 { return count }
-            if errno == EINTR {
+            guard let code = FileIO.failure(errno, of: fd, awaiting: POLLIN) else { continue }
+            if code == EINTR {
                 guard let interrupted = CommandFailure.interrupted(whileReading: source) else { continue }
                 throw interrupted
             }
-            throw .unreadable("cannot read \(source): \(POSIXFailure(code: errno).description)")
+            throw .unreadable("cannot read \(source): \(POSIXFailure(code: code).description)")
         }
     }
 }

@@ -192,12 +192,13 @@ final class OutputChannel: Sendable {
                     }
                 }
                 if moved < 0 {
-                    let code = errno
+                    // A non-blocking descriptor that takes nothing now is waited on.
+                    guard let code = FileIO.failure(errno, of: fd, awaiting: POLLOUT) else { continue }
                     if code == EINTR, ProcessInterruption.pending != nil {
                         state.interrupted = true
                         return Self.interruptedError
                     }
-                    if code == EINTR || code == EAGAIN { continue }
+                    if code == EINTR { continue }
                     if code == EPIPE {
                         state.closed = true
                         return Self.closedError

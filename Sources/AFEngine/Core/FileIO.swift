@@ -33,15 +33,29 @@ package enum FileIO {
             }
             let count = write(fd, base + offset, bytes.count - offset)
             if count < 0 {
-                if errno == EINTR {
+                guard let code = failure(errno, of: fd, awaiting: POLLOUT) else { continue }
+                if code == EINTR {
                     if givingUpOnSignals, ProcessInterruption.pending != nil { return EINTR }
                     continue
                 }
-                return errno
+                return code
             }
             offset += count
         }
         return 0
+    }
+
+    /// What a read or write of `fd` that failed with `code` failed of, once a refusal to wait
+    /// has been waited out: nil when `fd` is ready now (call again), `EINTR` when a signal
+    /// interrupted the wait, else `code`. A descriptor af inherited may be non-blocking (a
+    /// pipe whose other holder, a Node.js parent or a CI runner, set `O_NONBLOCK` on the open
+    /// file they share): a read or write that cannot go on at once fails with `EAGAIN`
+    /// instead of waiting, and the input or output would be cut short. `events`: `POLLIN`
+    /// for a read, `POLLOUT` for a write; an error or hang-up is the next call's to report.
+    package static func failure(_ code: Int32, of fd: Int32, awaiting events: Int32) -> Int32? {
+        guard code == EAGAIN || code == EWOULDBLOCK else { return code }
+        var descriptor = pollfd(fd: fd, events: Int16(events), revents: 0)
+        return poll(&descriptor, 1, -1) >= 0 || errno != EINTR ? nil : EINTR
     }
 
     /// Writes every byte at `offset` (`pwrite`), leaving the descriptor's position alone;

@@ -108,11 +108,12 @@ final class BodyReader {
                 bytesRead += Int64(got)
                 return got
             }
-            if errno == EINTR {
+            guard let code = FileIO.failure(errno, of: descriptor, awaiting: POLLIN) else { continue }
+            if code == EINTR {
                 if let reason = ProcessInterruption.pending { throw .cancelled(reason) }
                 continue
             }
-            throw .inputUnreadable(path: "standard input", reason: POSIXFailure(code: errno).description)
+            throw .inputUnreadable(path: "standard input", reason: POSIXFailure(code: code).description)
         }
     }
 
