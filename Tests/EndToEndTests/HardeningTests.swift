@@ -593,6 +593,20 @@ import Glibc
         #expect(upload.status == 0, "\(upload.err)")
         #expect(server.requests(to: "/post").last?.body == body)
     }
+
+    /// A working directory removed while the shell was in it: a download into it (`-d`, or
+    /// `-o NAME`) was fetched, then failed to make its file ("no such file or directory"),
+    /// the response lost. Now it is refused before anything is sent.
+    @Test func aDownloadIntoARemovedWorkingDirectoryIsRefusedBeforeSending() throws {
+        let gone = try TemporaryDirectory.make(prefix: "af-gone")
+        for arguments in ["-d", "-o out.bin"] {
+            let (status, errors) = try AF.shell("cd '\(gone)' && rmdir '\(gone)' && exec '\(AF.binary)' \(arguments) '\(server.url("/bytes/10"))'")
+            #expect(status == 9)
+            #expect(errors == "af: error: cannot write files in '.' (the working directory): it was removed; cd to a directory that exists, or save to a path in one\n")
+            try FileManager.default.createDirectory(atPath: gone, withIntermediateDirectories: false)
+        }
+        #expect(server.requests.isEmpty)
+    }
 }
 
 /// Bytes handed from a reader thread to the test.

@@ -230,6 +230,13 @@ public final class DownloadSink: ResponseBodySink {
         if access(target, W_OK | X_OK) != 0 {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot write files in '\(target)': \(POSIXFailure(code: errno).description)"))
         }
+        // A directory removed while a shell was in it still answers `access`, but takes no
+        // new file: the response would have been fetched, then lost.
+        var directoryInfo = stat()
+        if stat(target, &directoryInfo) == 0, directoryInfo.st_nlink == 0 {
+            let working = target == "." ? " (the working directory)" : ""
+            throw .output(OutputFailure(kind: .writeFailed, message: "cannot write files in '\(target)'\(working): it was removed; cd to a directory that exists, or save to a path in one"))
+        }
         if let final = initial.finalPath, let part = initial.partPath {
             // A link where the partial file goes (or, to be resumed, where the file is) would
             // be written through, or measured for a Range, at whatever it points to: refused
