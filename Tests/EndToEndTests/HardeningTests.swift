@@ -594,6 +594,24 @@ import Glibc
         #expect(server.requests(to: "/post").last?.body == body)
     }
 
+    /// A limit on open files (`ulimit -n 8`) below what a request holds: af died of SIGILL
+    /// (libdispatch traps when it cannot make its event descriptor), having sent the request.
+    /// Now it says so before sending (exit 1); a soft limit below it is raised to the hard
+    /// one first, and a limit a plain request fits works as before.
+    @Test func tooFewOpenFilesAreNamedNotCrashedOn() throws {
+        let url = server.url("/get")
+        let lines = try TemporaryDirectory.write(url + "\n" + url + "\n", named: "lines.txt", in: directory)
+        for command in ["'\(url)'", "batch '\(lines)'"] {
+            let (status, errors) = try AF.shell("ulimit -n 8 && exec '\(AF.binary)' \(command)")
+            #expect(status == 1, "\(command)")
+            #expect(errors == "af: error: af may have at most 8 files open here (ulimit -n), and a request needs 12: raise the limit (ulimit -n 1024)\n", "\(command)")
+        }
+        #expect(server.requests.isEmpty)
+        #expect(try AF.shell("ulimit -n 12 && exec '\(AF.binary)' '\(url)'") == (0, ""))
+        #expect(try AF.shell("ulimit -S -n 8 && ulimit -H -n 64 && exec '\(AF.binary)' '\(url)'") == (0, ""))
+        #expect(server.requests.count == 2)
+    }
+
     /// A working directory removed while the shell was in it: a download into it (`-d`, or
     /// `-o NAME`) was fetched, then failed to make its file ("no such file or directory"),
     /// the response lost. Now it is refused before anything is sent.
@@ -764,16 +782,25 @@ final class LockedBytes: @unchecked Sendable {
 
     /// A process that may not open a socket: libcurl keeps no errno when it cannot open
     /// one, and af said "connection refused by HOST; is the server running?" about a server
-    /// that was running. Which small limit leaves af no descriptor for its socket (or for a
-    /// file it holds output in) depends on what it opened before, so every limit from 4 to
-    /// 16 is tried: each run succeeds or names the shortage and the limit (never a refused
-    /// connection, nor TMPDIR), and at least one is the socket's.
+    /// that was running. Which descriptor runs out (its socket, or a file it holds output in)
+    /// depends on what it opened before, so every limit from 4 to 16 is tried, and with the
+    /// limit at 12 and 13, every number of descriptors from 0 to 7 left open by the shell
+    /// (which af inherits): each run succeeds, or names the shortage and the limit (never a refused
+    /// connection, nor TMPDIR; below 12, before anything, `tooFewResourcesAreNamedNotCrashedOn`),
+    /// and at least one is the socket's.
     @Test func runningOutOfDescriptorsIsNotARefusedConnection() throws {
         let server = try TestServer()
         var sockets = 0
-        for limit in 4...16 {
-            let (status, errors) = try AF.shell("ulimit -n \(limit); exec '\(AF.binary)' -q '\(server.url("/bytes/16"))'")
+        let runs = (4...16).map { (limit: $0, held: 0) } + [12, 13].flatMap { limit in (0...7).map { (limit: limit, held: $0) } }
+        for (limit, held) in runs {
+            let opened = (0..<held).map { "exec \($0 + 3)</dev/null; " }.joined()
+            let (status, errors) = try AF.shell("ulimit -n \(limit); \(opened)exec '\(AF.binary)' -q '\(server.url("/bytes/16"))'")
             if status == 0 { continue }
+            if limit < ResourceLimitsFloor.descriptors {
+                #expect(status == 1)
+                #expect(errors == "af: error: af may have at most \(limit) files open here (ulimit -n), and a request needs 12: raise the limit (ulimit -n 1024)\n")
+                continue
+            }
             #expect(errors.hasPrefix("af: error: ") && errors.contains(": too many open files; af ") && errors.contains(" (ulimit -n)"), "\(limit): \(errors)")
             #expect(!errors.contains("refused") && !errors.contains("TMPDIR"), "\(limit): \(errors)")
             if errors == "af: error: cannot open a socket to connect to 127.0.0.1:\(server.port): too many open files; af may have at most \(limit) files open here: "
@@ -783,6 +810,11 @@ final class LockedBytes: @unchecked Sendable {
             }
         }
         #expect(sockets > 0)
+    }
+
+    /// The open files below which af names the limit before anything (`ResourceLimits`).
+    private enum ResourceLimitsFloor {
+        static let descriptors = 12
     }
 
     /// A batch that would hold more descriptors than the process may (a hard limit it cannot

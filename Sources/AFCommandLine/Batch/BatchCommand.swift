@@ -13,7 +13,11 @@ enum BatchCommand {
         }
         if settings.offline, settings.report { try AFCommand.checkCombinations(settings) }
         var parallel = settings.parallel
-        if let limit = raiseDescriptorLimit(), case let fitting = parallelFitting(descriptors: limit), fitting < parallel {
+        // As many descriptors as the system allows: each request in flight needs a socket,
+        // and each finished output waiting for an earlier one a file.
+        let limit = DescriptorLimit.raised(below: Int.max)
+        try DescriptorLimit.check(limit)
+        if let limit, case let fitting = parallelFitting(descriptors: limit), fitting < parallel {
             // More in flight would fail the lines past the limit at once, each with its own
             // "too many open files".
             stderr.writeNotice("warning: --parallel=\(parallel) lowered to \(fitting): af may have at most \(limit) files open here (ulimit -n)")
@@ -44,19 +48,6 @@ enum BatchCommand {
         let lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory)
         let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
         return runner.run()
-    }
-
-    /// Lets the run hold as many descriptors as the system allows: each request in flight
-    /// needs a socket, and each finished output waiting for an earlier one a file. Returns
-    /// the limit it leaves, nil when there is none that matters.
-    private static func raiseDescriptorLimit() -> Int? {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
-        if limit.rlim_cur < limit.rlim_max {
-            let raised = rlimit(rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max)
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), [raised]) == 0 { limit = raised }
-        }
-        return limit.rlim_cur >= rlim_t(Int.max) ? nil : Int(limit.rlim_cur)
     }
 
     /// How many requests may be in flight with `limit` descriptors: each holds its socket,
