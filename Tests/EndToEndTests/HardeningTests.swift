@@ -596,9 +596,11 @@ import Glibc
 
     /// A limit on open files (`ulimit -n 8`) below what a request holds: af died of SIGILL
     /// (libdispatch traps when it cannot make its event descriptor), having sent the request.
-    /// Now it says so before sending (exit 1); a soft limit below it is raised to the hard
+    /// A limit on address space too small for its threads' stacks (`ulimit -v 40000`) held
+    /// it for ever (libdispatch waits for a thread it cannot start), deaf to SIGTERM. Now each
+    /// is named before sending (exit 1); a soft limit below the floor is raised to the hard
     /// one first, and a limit a plain request fits works as before.
-    @Test func tooFewOpenFilesAreNamedNotCrashedOn() throws {
+    @Test func tooFewResourcesAreNamedNotCrashedOn() throws {
         let url = server.url("/get")
         let lines = try TemporaryDirectory.write(url + "\n" + url + "\n", named: "lines.txt", in: directory)
         for command in ["'\(url)'", "batch '\(lines)'"] {
@@ -610,6 +612,11 @@ import Glibc
         #expect(try AF.shell("ulimit -n 12 && exec '\(AF.binary)' '\(url)'") == (0, ""))
         #expect(try AF.shell("ulimit -S -n 8 && ulimit -H -n 64 && exec '\(AF.binary)' '\(url)'") == (0, ""))
         #expect(server.requests.count == 2)
+        let (status, errors) = try AF.shell("ulimit -v 50000 && exec timeout -k 1 20 '\(AF.binary)' '\(url)'")
+        #expect(status == 1)
+        #expect(errors == "af: error: af may use at most 48.8 MiB of memory here (ulimit -v), and needs 64.0 MiB: raise the limit (ulimit -v unlimited)\n")
+        #expect(try AF.shell("ulimit -S -v 50000 && exec timeout -k 1 20 '\(AF.binary)' '\(url)'") == (0, ""))
+        #expect(server.requests.count == 3)
     }
 
     /// A working directory removed while the shell was in it: a download into it (`-d`, or

@@ -29,7 +29,7 @@ public enum AFCommand {
                     ? "\(spelling) is an option of af batch: af batch \(spelling)… FILE runs one request per line of FILE"
                     : "\(spelling) is an option of af pin: af pin --file CERT prints the pins of a certificate file")
             }
-            if !settings.offline { try DescriptorLimit.ensureMinimum() }
+            if !settings.offline { try ResourceLimits.ensureMinimum() }
             if subcommand == "batch" {
                 return try BatchCommand.run(positionals: Array(positionals.dropFirst()), settings: settings, environment: environment, stdout: stdout, stderr: stderr)
             }
