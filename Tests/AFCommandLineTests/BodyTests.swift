@@ -182,6 +182,19 @@ import Testing
         #expect(try last().body.isEmpty)
     }
 
+    /// `@/dev/null` was read as a stream of unknown length and sent chunked with no bytes;
+    /// curl's `--data-binary @/dev/null` and HTTPie send `Content-Length: 0`, and a server
+    /// that wants a length (S3's presigned PUT) refuses the chunked one. Still a POST.
+    @Test func theNullDeviceIsAnEmptyBody() throws {
+        #expect(InProcessAF.run([server.url("/echo"), "@/dev/null"]).status == 0)
+        let request = try last()
+        #expect(request.method == "POST")
+        #expect(!request.chunked)
+        #expect(request.header("Content-Length") == "0")
+        #expect(request.header("Content-Type") == "application/octet-stream")
+        #expect(request.body.isEmpty)
+    }
+
     @Test func chunkedBody() throws {
         #expect(InProcessAF.run(["--chunked", server.url("/echo"), "a=1"]).status == 0)
         let request = try last()

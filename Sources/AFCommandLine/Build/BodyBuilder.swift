@@ -110,8 +110,14 @@ enum BodyBuilder {
         }
         if !namesStandardInput, let file = bodyFiles.first, case .bodyFile(let given) = file.item {
             try FileReading.checkReadable(given, item: file.argument)
-            let body = try spooler.replayable(given, item: file.argument).body
             let type = MIMEType.guess(forPath: given) ?? "application/octet-stream"
+            // The null device is an empty body (Content-Length: 0, as curl's --data-binary
+            // @/dev/null and HTTPie send it), not a stream of unknown length sent chunked,
+            // which a server that wants a length (S3's presigned PUT) refuses.
+            if FileIO.isNullDevice(path: given) {
+                return BuiltBody(body: .bytes([]), origin: .text(""), contentType: type, isJSON: false, temporaryFiles: spooler.files)
+            }
+            let body = try spooler.replayable(given, item: file.argument).body
             return BuiltBody(body: body, origin: .file(path: given), contentType: type, isJSON: type == "application/json",
                              temporaryFiles: spooler.files)
         }
