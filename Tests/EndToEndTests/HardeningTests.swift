@@ -819,6 +819,27 @@ final class LockedBytes: @unchecked Sendable {
         #expect(sockets > 0)
     }
 
+    /// A file af reads (here the session) that cannot be opened for want of descriptors was
+    /// told "check the path and its permissions", though neither was wrong. Which number of
+    /// descriptors the shell leaves open makes the session's the open that fails depends on
+    /// what af opened before, so 0 to 7 are tried; at least one reaches it.
+    @Test func aFileThatCannotBeOpenedForWantOfDescriptorsSaysSo() throws {
+        let server = try TestServer()
+        let session = try TemporaryDirectory.write(#"{"af_session": 1, "host": "127.0.0.1:\#(server.port)", "headers": []}"#, named: "s.json", in: try TemporaryDirectory.make(prefix: "af-fds"))
+        var reached = 0
+        for held in 0...7 {
+            let opened = (0..<held).map { "exec \($0 + 3)</dev/null; " }.joined()
+            let (status, errors) = try AF.shell("ulimit -n 12; \(opened)exec '\(AF.binary)' -q --session-read-only='\(session)' '\(server.url("/get"))'")
+            #expect(!errors.contains("check the path and its permissions"), "\(held): \(errors)")
+            if errors == "af: error: cannot read '\(session)' (from '--session-read-only'): too many open files; af has as many files open as it may: "
+                + "raise the limit (ulimit -n), or in af batch lower --parallel\n" {
+                #expect(status == 66)
+                reached += 1
+            }
+        }
+        #expect(reached > 0)
+    }
+
     /// The open files below which af names the limit before anything (`ResourceLimits`).
     private enum ResourceLimitsFloor {
         static let descriptors = 12

@@ -32,7 +32,7 @@ enum FileReading {
     static func document(atPath path: String, what: String) throws(CommandFailure) -> [UInt8] {
         // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw unreadable(path, what, POSIXFailure(code: errno).description) }
+        guard fd >= 0 else { throw unreadable(path, what, POSIXFailure(code: errno)) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
@@ -112,7 +112,7 @@ enum FileReading {
             return nil
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw unreadable(path, item, POSIXFailure(code: errno).description) }
+        guard fd >= 0 else { throw unreadable(path, item, POSIXFailure(code: errno)) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
@@ -133,7 +133,7 @@ enum FileReading {
     static func openToRead(_ path: String, item: String) throws(CommandFailure) -> Int32 {
         switch FileIO.openToRead(path) {
         case .descriptor(let fd): return fd
-        case .failed(let failure): throw unreadable(path, item, failure.description)
+        case .failed(let failure): throw unreadable(path, item, failure)
         case .interrupted(let reason): throw .interrupted(by: reason, whileReading: "'\(path)'")
         }
     }
@@ -151,7 +151,7 @@ enum FileReading {
                     if let interrupted = CommandFailure.interrupted(whileReading: "'\(path)'") { throw interrupted }
                     continue
                 }
-                throw unreadable(path, item, POSIXFailure(code: errno).description)
+                throw unreadable(path, item, POSIXFailure(code: errno))
             }
             if count == 0 { break }
             guard result.count + count <= limit else {
@@ -160,6 +160,12 @@ enum FileReading {
             result.append(contentsOf: buffer[0..<count])
         }
         return result
+    }
+
+    private static func unreadable(_ path: String, _ item: String, _ failure: POSIXFailure) -> CommandFailure {
+        // Out of descriptors, no path or permission is wrong.
+        guard failure.code == EMFILE || failure.code == ENFILE else { return unreadable(path, item, failure.description) }
+        return .unreadable("cannot read '\(path)' (from '\(item)'): \(failure.description); af has as many files open as it may: \(POSIXFailure.descriptorRemedy)")
     }
 
     private static func unreadable(_ path: String, _ item: String, _ reason: String) -> CommandFailure {
