@@ -589,6 +589,27 @@ import Testing
         #expect(kept)
     }
 
+    /// Marks on a `.part` that af would not have written (a validator with a line break,
+    /// which would become a header of its own; a length that is no number) are ignored: the
+    /// resume asks for the rest without If-Range, and sends no header from them.
+    @Test func hostileMarksOnAPartFileAreIgnored() throws {
+        server.serveRangedFile(size: Self.size)
+        guard userAttributesWork(in: directory) else { return }
+        let part = directory + "/marked.bin.part"
+        _ = FileManager.default.createFile(atPath: part, contents: Data(TestData.bytes(count: Self.size)[..<1000]))
+        let validator = "\"v1\"\r\nX-Injected: 1"
+        #expect(setxattr(part, "user.af.validator", validator, validator.utf8.count, 0) == 0)
+        #expect(setxattr(part, "user.af.length", "-5", 2, 0) == 0)
+        let result = InProcessAF.run(["-d", "-c", "--output-dir", directory, server.url("/file/marked.bin")])
+        #expect(result.status == 0, "\(result.err)")
+        let request = try #require(server.requests(to: "/file/marked.bin").last)
+        #expect(request.header("Range") == "bytes=1000-")
+        #expect(request.header("If-Range") == nil)
+        #expect(request.header("X-Injected") == nil)
+        let whole = contents("marked.bin") == TestData.bytes(count: Self.size)
+        #expect(whole)
+    }
+
     /// Whether files in `directory` keep user extended attributes (ext4, XFS, Btrfs, tmpfs
     /// from Linux 6.6): without them a `.part` file keeps nothing for the next run.
     private func userAttributesWork(in directory: String) -> Bool {
