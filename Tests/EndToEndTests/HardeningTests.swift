@@ -803,7 +803,7 @@ final class LockedBytes: @unchecked Sendable {
             let opened = (0..<held).map { "exec \($0 + 3)</dev/null; " }.joined()
             let (status, errors) = try AF.shell("ulimit -n \(limit); \(opened)exec '\(AF.binary)' -q '\(server.url("/bytes/16"))'")
             if status == 0 { continue }
-            if limit < ResourceLimitsFloor.descriptors {
+            if limit < 12 {
                 #expect(status == 1)
                 #expect(errors == "af: error: af may have at most \(limit) files open here (ulimit -n), and a request needs 12: raise the limit (ulimit -n 1024)\n")
                 continue
@@ -838,11 +838,6 @@ final class LockedBytes: @unchecked Sendable {
             }
         }
         #expect(reached > 0)
-    }
-
-    /// The open files below which af names the limit before anything (`ResourceLimits`).
-    private enum ResourceLimitsFloor {
-        static let descriptors = 12
     }
 
     /// A batch that would hold more descriptors than the process may (a hard limit it cannot

@@ -14,9 +14,9 @@ enum BatchCommand {
         if settings.offline, settings.report { try AFCommand.checkCombinations(settings) }
         var parallel = settings.parallel
         // As many descriptors as the system allows: each request in flight needs a socket,
-        // and each finished output waiting for an earlier one a file.
+        // and each finished output waiting for an earlier one a file. (`AFCommand` refused a
+        // limit below a single request's floor already.)
         let limit = ResourceLimits.descriptors(raisingBelow: Int.max)
-        try ResourceLimits.check(descriptors: limit)
         if let limit, case let fitting = parallelFitting(descriptors: limit), fitting < parallel {
             // More in flight would fail the lines past the limit at once, each with its own
             // "too many open files".

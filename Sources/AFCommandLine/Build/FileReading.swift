@@ -164,12 +164,11 @@ enum FileReading {
 
     private static func unreadable(_ path: String, _ item: String, _ failure: POSIXFailure) -> CommandFailure {
         // Out of descriptors, no path or permission is wrong.
-        guard failure.code == EMFILE || failure.code == ENFILE else { return unreadable(path, item, failure.description) }
-        return .unreadable("cannot read '\(path)' (from '\(item)'): \(failure.description); af has as many files open as it may: \(POSIXFailure.descriptorRemedy)")
+        unreadable(path, item, failure.description, advice: failure.descriptorShortageAdvice)
     }
 
-    private static func unreadable(_ path: String, _ item: String, _ reason: String) -> CommandFailure {
-        .unreadable("cannot read '\(path)' (from '\(item)'): \(reason); check the path and its permissions")
+    private static func unreadable(_ path: String, _ item: String, _ reason: String, advice: String? = nil) -> CommandFailure {
+        .unreadable("cannot read '\(path)' (from '\(item)'): \(reason); \(advice ?? "check the path and its permissions")")
     }
 
     /// The value a value item (`name=@file`, `name:=@file`, `Name:@file`, `name==@file`)

@@ -40,8 +40,12 @@ extension POSIXFailure {
     /// What to do when a temporary file could not be made: another directory, unless the
     /// process (or the system) has as many files open as it may, which no directory fixes.
     var temporaryFileAdvice: String {
-        code == EMFILE || code == ENFILE
-            ? "af has as many files open as it may: \(Self.descriptorRemedy)"
-            : "set TMPDIR to a writable directory"
+        descriptorShortageAdvice ?? "set TMPDIR to a writable directory"
+    }
+
+    /// What to do when the failure is the process (or the system) having as many files open
+    /// as it may (EMFILE, ENFILE), whatever file was wanted; nil for another failure.
+    var descriptorShortageAdvice: String? {
+        code == EMFILE || code == ENFILE ? "af has as many files open as it may: \(Self.descriptorRemedy)" : nil
     }
 }

@@ -28,18 +28,14 @@ enum ResourceLimits {
     /// Raises the limits to their floors where the hard limits allow, and fails (exit 1)
     /// where they do not.
     static func ensureMinimum() throws(CommandFailure) {
-        try check(descriptors: descriptors(raisingBelow: minimumDescriptors))
+        if let limit = descriptors(raisingBelow: minimumDescriptors), limit < minimumDescriptors {
+            throw CommandFailure("af may have at most \(limit) files open here (ulimit -n), and a request needs \(minimumDescriptors): raise the limit (ulimit -n 1024)",
+                                 exitCode: ExitStatus.network)
+        }
         if let space = raised(RLIMIT_AS, below: rlim_t(minimumAddressSpace)), space < minimumAddressSpace {
             throw CommandFailure("af may use at most \(Format.bytes(Int64(space))) of memory here (ulimit -v), and needs \(Format.bytes(Int64(minimumAddressSpace))): raise the limit (ulimit -v unlimited)",
                                  exitCode: ExitStatus.network)
         }
-    }
-
-    /// Fails (exit 1) when `limit` open files are below `minimumDescriptors`.
-    static func check(descriptors limit: Int?) throws(CommandFailure) {
-        guard let limit, limit < minimumDescriptors else { return }
-        throw CommandFailure("af may have at most \(limit) files open here (ulimit -n), and a request needs \(minimumDescriptors): raise the limit (ulimit -n 1024)",
-                             exitCode: ExitStatus.network)
     }
 
     /// `resource`'s soft limit, first raised to its hard limit when below `floor`; nil when

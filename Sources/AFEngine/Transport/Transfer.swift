@@ -437,7 +437,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         // TLS 1.2 at least unless asked for 1.3: this libcurl's own floor is TLS 1.0, which
         // RFC 8996 retired with 1.1 (libcurl 8.16 raised its floor to 1.2 too); at most what
         // was asked for, else the highest both sides speak.
-        try easy.set(CURLOPT_SSLVERSION, afcurl_sslversion(tls.minimumVersion == .tls1_3 ? 13 : 12, tls.maximumVersion.map { $0 == .tls1_3 ? 13 : 12 } ?? 0))
+        let number = { (version: TLSOptions.Version) -> Int32 in version == .tls1_3 ? 13 : 12 }
+        try easy.set(CURLOPT_SSLVERSION, afcurl_sslversion(number(tls.minimumVersion ?? .tls1_2), tls.maximumVersion.map(number) ?? 0))
         if let ciphers = tls.ciphers {
             // OpenSSL configures TLS 1.3 suites (TLS_…) apart from the older cipher list.
             let selection = CipherSelection(ciphers)
