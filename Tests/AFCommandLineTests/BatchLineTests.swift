@@ -190,18 +190,18 @@ import Testing
         base.checkStatus = true
         base.retry = 2
         let planner = LinePlanner(base: base, environment: Environment(arguments: []))
-        let (settings, positionals) = try planner.plan(["--no-check-status", "--retry=5", "post", ":8080/x", "a=1"])
+        let (settings, positionals, _) = try planner.plan(["--no-check-status", "--retry=5", "post", ":8080/x", "a=1"])
         #expect(!settings.checkStatus)
         #expect(settings.retry == 5)
         #expect(settings.ignoreStdin)
         #expect(positionals.map(\.text) == ["post", ":8080/x", "a=1"])
         // A line copied from a shell, `af` and all.
-        let (copied, words) = try planner.plan(try #require(try LinePlanner.words("af --retry=5 post :8080/x a=1")))
+        let (copied, words, _) = try planner.plan(try #require(try LinePlanner.words("af --retry=5 post :8080/x a=1")))
         #expect(copied.retry == 5)
         #expect(words.map(\.text) == ["post", ":8080/x", "a=1"])
         #expect(try planner.plan(try #require(try LinePlanner.words("af"))).1.map(\.text) == ["af"])
         #expect(try planner.plan(["HTTP", ":8080/x"]).1.map(\.text) == ["HTTP", ":8080/x"])
-        let (plain, _) = try planner.plan([":8080/x"])
+        let (plain, _, _) = try planner.plan([":8080/x"])
         #expect(plain.checkStatus)
         #expect(plain.retry == 2)
         #expect(planner.environment.stdin == -1)
@@ -358,31 +358,53 @@ import Testing
         #expect(!budget.take())
     }
 
-    @Test func differentTrustOrRoutingSettingsNeverShareConnections() {
-        var pinned = Settings()
-        pinned.pins = ["sha256//AAAA"]
-        var verified = Settings()
-        verified.verify = .bundle("/etc/ssl/ca.pem")
-        // Two pins are not one pin that contains a separator (the key once was joined text).
-        var twoPins = Settings()
-        twoPins.pins = ["sha256//AA", "AA"]
-        var joinedPin = Settings()
-        joinedPin.pins = ["sha256//AA\u{1}AA"]
-        var resolved = Settings()
-        resolved.resolve = ["example.org:443:127.0.0.1"]
-        var proxied = Settings()
-        proxied.proxies = ["http:http://127.0.0.1:3128"]
-        var socket = Settings()
-        socket.unixSocket = "/run/api.sock"
-        var bound = Settings()
-        bound.interface = "lo"
-        var v6 = Settings()
-        v6.ipVersion = .v6
-        let all = [Settings(), pinned, verified, twoPins, joinedPin, resolved, proxied, socket, bound, v6]
-        let keys = Set(all.map(LinePlanner.ConnectionKey.init))
-        #expect(keys.count == all.count)
-        var other = Settings()
-        other.retry = 3
-        #expect(LinePlanner.ConnectionKey(other) == LinePlanner.ConnectionKey(Settings()))
+    @Test func differentTrustOrRoutingSettingsNeverShareConnections() throws {
+        var base = Settings()
+        base.retry = 2
+        let planner = LinePlanner(base: base, environment: Environment(arguments: []))
+        func key(_ options: [String]) throws -> LinePlanner.ConnectionKey? {
+            try planner.plan(options + [":8080/x"]).2
+        }
+        // Options that decide nothing of a connection leave a line on the batch's.
+        #expect(try key([]) == nil)
+        #expect(try key(["--retry=3", "-v", "--timeout=5", "--http-version=1.1"]) == nil)
+        let pinA = String(repeating: "A", count: 43) + "=", pinB = String(repeating: "B", count: 43) + "="
+        let apart: [[String]] = [
+            ["--pin=sha256//\(pinA)"], ["--verify=/etc/ssl/ca.pem"], ["-k"],
+            // Two pins are neither of them alone, nor the two in the other order.
+            ["--pin=sha256//\(pinA)", "--pin=sha256//\(pinB)"], ["--pin=sha256//\(pinB)", "--pin=sha256//\(pinA)"],
+            ["--resolve=example.org:443:127.0.0.1"], ["--proxy=http:http://127.0.0.1:3128"],
+            ["--unix-socket=/run/api.sock"], ["--interface=lo"], ["-6"], ["--ipv4"],
+            ["--tls-max=tls1.2"], ["--ssl=tls1.3"], ["--check-revocation"], ["--no-resolve"],
+        ]
+        var keys: Set<LinePlanner.ConnectionKey> = []
+        for options in apart {
+            let made = try #require(try key(options), "\(options) shares the batch's connections")
+            #expect(keys.insert(made).inserted, "\(options) shares connections with another line")
+        }
+        // The same options given again (other options aside) share those lines' connections;
+        // `-6` and `--ipv6` are one option.
+        #expect(try key(["-v", "--tls-max=tls1.2", "--retry=1"]) == key(["--tls-max=tls1.2"]))
+        #expect(try key(["--ipv6"]) == key(["-6"]))
+    }
+
+    /// Every option whose value changes what the engine connects with (TLS settings, proxy,
+    /// addresses, socket, interface) is marked as deciding connections, so that `af batch`
+    /// keeps apart the lines that give it; and so is every TLS option (trust is evaluated
+    /// outside `TransferOptions`).
+    @Test(arguments: OptionTable.all.map(\.long))
+    func optionsThatChangeConnectionsAreMarked(long: String) throws {
+        let spec = try #require(OptionTable.option(long: long))
+        if spec.group == .tls { #expect(spec.decidesConnection) }
+        guard spec.group.subcommand == nil else { return }
+        let word = spec.value == .flag ? "--\(long)" : "--\(long)=\(spec.binding.sample ?? "")"
+        let environment = Environment(arguments: [], variables: ["AF_CONFIG_DIR": "/nonexistent"])
+        guard let (settings, _) = try? AFCommand.parse(Environment(arguments: [word, ":8080/x"], variables: environment.variables)),
+              let options = try? RequestBuilder.transferOptions(settings, environment: environment),
+              let defaults = try? RequestBuilder.transferOptions(Settings(), environment: environment) else { return }
+        let changes = options.tls != defaults.tls || options.proxy != defaults.proxy || options.resolve != defaults.resolve
+            || options.unixSocketPath != defaults.unixSocketPath || options.interface != defaults.interface || options.ipVersion != defaults.ipVersion
+        if changes { #expect(spec.decidesConnection, "--\(long) changes connections, and af batch would let its lines share them") }
+        if spec.decidesConnection, spec.group != .tls { #expect(changes, "--\(long) is marked, and changes nothing of a connection") }
     }
 }

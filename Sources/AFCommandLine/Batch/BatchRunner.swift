@@ -127,7 +127,6 @@ final class BatchRunner: Sendable {
     let netrc: Netrc?
     /// Drives every transfer on the calling thread, and owns the batch's connections.
     let primary = Session()
-    private let baseConnections: LinePlanner.ConnectionKey
     private let state = Protected(State())
 
     init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress, netrc: Netrc?) {
@@ -139,7 +138,6 @@ final class BatchRunner: Sendable {
         self.stderr = stderr
         self.budget = budget
         self.progress = progress
-        baseConnections = LinePlanner.ConnectionKey(planner.base)
     }
 
     /// Runs every line and returns the exit status. `starting` runs once this thread drives
@@ -253,7 +251,7 @@ final class BatchRunner: Sendable {
                 planned.built.body.removeTemporaryFiles()
                 throw error
             }
-            let (connections, apart) = connectionOwner(for: planned.settings)
+            let (connections, apart) = connectionOwner(for: planned.connections)
             let context = Execution.BatchContext(connections: connections, budget: budget)
             switch execution.start(batch: context) {
             case .finished(let status):
@@ -307,11 +305,8 @@ final class BatchRunner: Sendable {
     /// another line chose, serves a line that asks otherwise.
     /// Returns the session and, for one apart from the batch's, its key (give it back with
     /// `releaseOwner` when the line ends).
-    private func connectionOwner(for settings: Settings) -> (Session, LinePlanner.ConnectionKey?) {
-        // A line without options of its own has the batch's settings themselves.
-        if settings.isUnchangedCopy(of: planner.base) { return (primary, nil) }
-        let key = LinePlanner.ConnectionKey(settings)
-        if key == baseConnections { return (primary, nil) }
+    private func connectionOwner(for key: LinePlanner.ConnectionKey?) -> (Session, LinePlanner.ConnectionKey?) {
+        guard let key else { return (primary, nil) }
         let session = state.write { state -> Session in
             state.ownerClock += 1
             var owner = state.connectionOwners[key] ?? Owner(session: Session())

@@ -5,10 +5,13 @@ import AFEngine
 final class PlannedLine: Sendable {
     let settings: Settings
     let built: BuiltRequest
+    /// Whose connections it may use: nil for the batch's.
+    let connections: LinePlanner.ConnectionKey?
 
-    init(settings: Settings, built: BuiltRequest) {
+    init(settings: Settings, built: BuiltRequest, connections: LinePlanner.ConnectionKey?) {
         self.settings = settings
         self.built = built
+        self.connections = connections
     }
 
     /// Whether the run may send it as it is instead of planning the line again: nothing of it
@@ -113,8 +116,9 @@ struct LinePlanner: Sendable {
         return (words, expansion)
     }
 
-    /// The settings and positionals of a line's request, checked as `af` alone checks them.
-    func plan(_ words: [String]) throws(CommandFailure) -> (Settings, [Positional]) {
+    /// The settings and positionals of a line's request, checked as `af` alone checks them, and
+    /// the key of the connections it may use (nil: the batch's).
+    func plan(_ words: [String]) throws(CommandFailure) -> (Settings, [Positional], ConnectionKey?) {
         let parsed = try ParsedArguments.parse(words, home: home)
         var settings = base
         for option in parsed.options {
@@ -155,7 +159,7 @@ struct LinePlanner: Sendable {
         } else if let baseCombinationProblem {
             throw baseCombinationProblem
         }
-        return (settings, parsed.positionals)
+        return (settings, parsed.positionals, ConnectionKey(parsed.options))
     }
 
     /// Shell operators a line copied from a script may hold, with what does their work in a
@@ -177,46 +181,38 @@ struct LinePlanner: Sendable {
     /// Checks a line completely — options, items, URL, files — without sending anything, and
     /// returns what it planned and built.
     func prepare(_ words: [String]) throws(CommandFailure) -> PlannedLine {
-        let (settings, positionals) = try plan(words)
+        let (settings, positionals, connections) = try plan(words)
         let known = settings.isUnchangedCopy(of: base) ? baseOptions : nil
         let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment, options: known)
-        return PlannedLine(settings: settings, built: built)
+        return PlannedLine(settings: settings, built: built, connections: connections)
     }
 
-    /// What decides whether two lines' connections (and DNS cache) may be shared: every trust
-    /// setting, and every setting that decides where a connection goes. libcurl matches a
-    /// connection by host and port, so a line with other `--resolve` entries (or proxy,
-    /// socket, interface or IP version) must not be handed a connection made for another.
+    /// What decides whether a line may use another's connections (and DNS cache): its own
+    /// options that decide connections (`OptionSpec.decidesConnection`: trust, TLS, and where
+    /// a connection goes), as given. libcurl matches a connection by host and port, so a line
+    /// with other `--resolve` entries, pins or proxy must never be handed one made for
+    /// another. On the same batch settings, lines that give the same such options end with
+    /// the same connection settings and may share; a line that gives none has the batch's.
+    /// Read from the options rather than from the settings they set, so that an option added
+    /// to the table is in the key by its declaration alone.
     struct ConnectionKey: Hashable, Sendable {
-        let cert, certKey, certKeyPass, ciphers, crl, trustPolicy: String?
-        let verify: Verification
-        let ssl, tlsMax: TLSOptions.Version?
-        let pins, pinCerts: [String]
-        let checkRevocation: Bool
-        let resolve, proxies: [String]
-        let unixSocket, interface: String?
-        let ipVersion: TransferOptions.IPVersion
+        private struct Given: Hashable, Sendable {
+            let id: OptionID
+            let negated: Bool
+            let value: String?
+        }
 
-        /// The connection settings of `settings`, compared field by field (no text is built:
-        /// one is made per line of a batch).
-        init(_ settings: Settings) {
-            verify = settings.verify
-            cert = settings.cert
-            certKey = settings.certKey
-            certKeyPass = settings.certKeyPass
-            ciphers = settings.ciphers
-            crl = settings.crl
-            trustPolicy = settings.trustPolicy
-            ssl = settings.ssl
-            tlsMax = settings.tlsMax
-            pins = settings.pins
-            pinCerts = settings.pinCerts
-            checkRevocation = settings.checkRevocation
-            resolve = settings.resolve
-            proxies = settings.proxies
-            unixSocket = settings.unixSocket
-            interface = settings.interface
-            ipVersion = settings.ipVersion
+        private let given: [Given]
+
+        /// The key of a line whose own options are `options`; nil when none of them decides a
+        /// connection (the line has the batch's connection settings).
+        init?(_ options: [ParsedOption]) {
+            var given: [Given] = []
+            for option in options where option.spec.decidesConnection {
+                given.append(Given(id: option.spec.id, negated: option.negated, value: option.value))
+            }
+            if given.isEmpty { return nil }
+            self.given = given
         }
     }
 }

@@ -41,6 +41,11 @@ public struct OptionSpec: Sendable {
     public let completion: Completion
     /// The value's type, default and where it goes in the settings.
     let binding: OptionBinding
+    /// Whether the option decides which connections a request may use: how the server is
+    /// trusted, the TLS it speaks, or where a connection goes (address, proxy, socket,
+    /// interface). A line of `af batch` that gives such an option of its own never uses a
+    /// connection made under other settings. Every option of the TLS group does; others say so.
+    public let decidesConnection: Bool
     /// Whether a `--no-NAME` form undoes the option (a config default, a batch-wide option, an
     /// earlier occurrence): a flag is switched off, an option with a value goes back to its
     /// default, as in HTTPie.
@@ -48,9 +53,10 @@ public struct OptionSpec: Sendable {
 
     init(
         _ id: OptionID, _ long: String, short: Character? = nil, value: Value = .flag, group: OptionGroup,
-        help: String, details: String? = nil, completion: Completion = .none, binding: OptionBinding
+        help: String, details: String? = nil, completion: Completion = .none, decidesConnection: Bool? = nil, binding: OptionBinding
     ) {
         self.binding = binding
+        self.decidesConnection = decidesConnection ?? (group == .tls)
         self.id = id
         self.long = long
         self.short = short

@@ -402,7 +402,7 @@ public enum OptionTable {
 
     private static var network: [OptionSpec] { [
         OptionSpec(.proxy, "proxy", value: .required("SCHEME:URL"), group: .network,
-                   help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)",
+                   help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)", decidesConnection: true,
                    binding: .custom(sample: "http:http://proxy:3128", resets: [.field(\.proxies)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        guard let (scheme, url) = value.splitOnce(byte: UInt8(ascii: ":")), !scheme.isEmpty, !url.isEmpty else {
@@ -428,22 +428,22 @@ public enum OptionTable {
                    completion: .choices(["1.0", "1.1", "2", "2-prior-knowledge"]),
                    binding: .choice(\.httpVersion, TransferOptions.HTTPVersion.self)),
         OptionSpec(.resolve, "resolve", value: .required("HOST:PORT:ADDR"), group: .network, help: "Connect to ADDR for HOST:PORT (repeatable)",
-                   binding: .custom(sample: "example.org:443:127.0.0.1", resets: [.field(\.resolve)]) { settings, option throws(CommandFailure) in
+                   decidesConnection: true, binding: .custom(sample: "example.org:443:127.0.0.1", resets: [.field(\.resolve)]) { settings, option throws(CommandFailure) in
                        settings.resolve.append(try Settings.resolveEntry(option.value ?? "", option.spelling))
                    }),
         OptionSpec(.unixSocket, "unix-socket", value: .required("PATH"), group: .network, help: "Connect through a Unix domain socket", completion: .file,
-                   binding: .custom(sample: "/run/app.sock", resets: [.field(\.unixSocket)]) { settings, option throws(CommandFailure) in
+                   decidesConnection: true, binding: .custom(sample: "/run/app.sock", resets: [.field(\.unixSocket)]) { settings, option throws(CommandFailure) in
                        let path = try Settings.nonEmpty(option.value ?? "", option.spelling)
                        if let problem = TransferOptions.unixSocketPathProblem(path) {
                            throw .usage("invalid value '\(Quote.argument(path))' for \(option.spelling): \(problem)")
                        }
                        settings.unixSocket = path
                    }),
-        OptionSpec(.interface, "interface", value: .required("NAME"), group: .network, help: "Use this network interface or local address",
+        OptionSpec(.interface, "interface", value: .required("NAME"), group: .network, help: "Use this network interface or local address", decidesConnection: true,
                    binding: .text(\.interface, sample: "lo")),
-        OptionSpec(.ipv4, "ipv4", short: "4", group: .network, help: "Resolve host names to IPv4 addresses only",
+        OptionSpec(.ipv4, "ipv4", short: "4", group: .network, help: "Resolve host names to IPv4 addresses only", decidesConnection: true,
                    binding: .custom(.flag, sample: nil) { settings, option in settings.ipVersion = option.negated ? .any : .v4 }),
-        OptionSpec(.ipv6, "ipv6", short: "6", group: .network, help: "Resolve host names to IPv6 addresses only",
+        OptionSpec(.ipv6, "ipv6", short: "6", group: .network, help: "Resolve host names to IPv6 addresses only", decidesConnection: true,
                    binding: .custom(.flag, sample: nil) { settings, option in settings.ipVersion = option.negated ? .any : .v6 }),
         OptionSpec(.https, "https", group: .network, help: "Use https:// for URLs without a scheme (--default-scheme=https)",
                    binding: .flag(\.https)),
