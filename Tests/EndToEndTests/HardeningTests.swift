@@ -303,6 +303,51 @@ import Glibc
         #expect(result.err == "af: error: interrupted while reading '\(fifo)'\n")
     }
 
+    /// `af batch FIFO` waits for the FIFO's writer, as any reader of one does: opened without
+    /// waiting, it read as an empty batch ("no requests to send", exit 0) before the writer
+    /// came. SIGTERM ends the wait.
+    @Test func aBatchFileThatIsAFIFOWaitsForItsWriter() throws {
+        let fifo = directory + "/lines.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let running = AF.start(["batch", fifo])
+        Thread.sleep(forTimeInterval: 0.5)
+        // Without waiting: with no reader left, the open fails (ENXIO) instead of blocking.
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+        #expect(writer >= 0, "af batch is not reading the FIFO")
+        let lines = Array("\(server.url("/get?fifo=1"))\n".utf8)
+        if writer >= 0 {
+            #expect(lines.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == lines.count)
+            close(writer)
+        }
+        let result = running.wait(timeout: 10)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("\"target\": \"/get?fifo=1\""), "\(result.out)")
+        #expect(result.err == "")
+
+        let unwritten = directory + "/unwritten-lines.fifo"
+        #expect(mkfifo(unwritten, 0o600) == 0)
+        let waiting = AF.start(["batch", unwritten])
+        Thread.sleep(forTimeInterval: 0.5)
+        waiting.signal(SIGTERM)
+        let ended = waiting.wait(timeout: 10)
+        #expect(ended.status == 143)
+        #expect(ended.err == "af: error: terminated while reading the batch file '\(unwritten)'\n")
+    }
+
+    /// `-o FIFO` opens the FIFO once the response comes, which waits for a reader: SIGINT ends
+    /// that wait as any other (it was "cannot write 'FIFO': interrupted system call", exit 9).
+    @Test func anOutputFIFOWithoutAReaderEndsOnASignal() throws {
+        let fifo = directory + "/out.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let running = AF.start(["-o", fifo, server.url("/get")])
+        Thread.sleep(forTimeInterval: 1.0)
+        running.signal(SIGINT)
+        let result = running.wait(timeout: 10)
+        #expect(!result.timedOut)
+        #expect(result.status == 130, "\(result.err)")
+        #expect(result.err == "af: error: interrupted\n")
+    }
+
     /// A FIFO nobody opens for writing blocks the open itself, and a pipe nobody writes to
     /// blocks the engine's reads while a body streams: Ctrl-C or SIGTERM ends either at once
     /// (the open's EINTR was taken for an unreadable file, exit 66; the body's read was

@@ -34,21 +34,26 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     /// is checked, so that it can be read twice; a bad line — such as the first "line" of
     /// `/dev/zero`, over 1 MiB — ends the copy there.
     init(path: String, planner: LinePlanner, temporaryDirectory: String, keptBudget: Int = FileLines.keptBudget) throws(CommandFailure) {
-        var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            let reason = POSIXFailure(code: errno).description
+        let name = Quote.argument(path)
+        // A named FIFO is opened as its writer comes (`mkfifo lines; af batch lines & … >
+        // lines`): opened without waiting, it read as an empty batch, exit 0, before the
+        // writer had a chance.
+        var fd: Int32
+        switch FileIO.openToRead(path) {
+        case .descriptor(let opened):
+            fd = opened
+        case .failed(let failure):
             // `af batch URL`: a request where the file of command lines goes.
-            let url = errno == ENOENT && path.containsBytes(of: "://") ? "; af batch reads command lines from a file, and 'af \(Quote.argument(path))' makes one request" : ""
-            throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': \(reason)\(url)", exitCode: ExitStatus.noInput)
+            let url = failure.code == ENOENT && path.containsBytes(of: "://") ? "; af batch reads command lines from a file, and 'af \(name)' makes one request" : ""
+            throw CommandFailure("cannot read the batch file '\(name)': \(failure.description)\(url)", exitCode: ExitStatus.noInput)
+        case .interrupted(let reason):
+            throw .interrupted(by: reason, whileReading: "the batch file '\(name)'")
         }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             close(fd)
-            throw CommandFailure("cannot read the batch file '\(Quote.argument(path))': it is a directory", exitCode: ExitStatus.noInput)
+            throw CommandFailure("cannot read the batch file '\(name)': it is a directory", exitCode: ExitStatus.noInput)
         }
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
-        let name = Quote.argument(path)
         var spool: Spool?
         if (info.st_mode & S_IFMT) != S_IFREG {
             do throws(CommandFailure) {

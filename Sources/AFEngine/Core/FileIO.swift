@@ -74,22 +74,28 @@ package enum FileIO {
         return 0
     }
 
-    /// What opening a file to read came to.
+    /// What opening a file came to.
     package enum Opened {
         /// The descriptor.
         case descriptor(Int32)
         /// The `errno` that stopped it.
         case failed(POSIXFailure)
-        /// SIGINT or SIGTERM arrived while the open waited (a FIFO waits for its writer).
+        /// SIGINT or SIGTERM arrived while the open waited (a FIFO waits for its other end).
         case interrupted(AFError.Cancellation)
     }
 
-    /// Opens `path` to read (`O_CLOEXEC`), trying again when a signal interrupts the open,
-    /// unless that signal was SIGINT or SIGTERM (`ProcessInterruption`): opening a FIFO with
-    /// no writer blocks until one comes, and must not outlast Ctrl-C.
+    /// Opens `path` to read (`O_CLOEXEC`), waiting, for a FIFO, until a writer opens it
+    /// (`opening(_:flags:)`).
     package static func openToRead(_ path: String) -> Opened {
+        opening(path, flags: O_RDONLY | O_CLOEXEC)
+    }
+
+    /// Opens `path` with `flags` (no `O_CREAT`), trying again when a signal interrupts the
+    /// open, unless that signal was SIGINT or SIGTERM (`ProcessInterruption`): opening a FIFO
+    /// blocks until its other end is opened, and must not outlast Ctrl-C.
+    package static func opening(_ path: String, flags: Int32) -> Opened {
         while true {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            let fd = open(path, flags)
             if fd >= 0 { return .descriptor(fd) }
             let code = errno
             guard code == EINTR else { return .failed(POSIXFailure(code: code)) }

@@ -430,9 +430,14 @@ public final class DownloadSink: ResponseBodySink {
     /// written is incomplete.
     private func beginInPlace(_ head: ResponseHead, success: Bool, _ state: inout State) throws(AFError) {
         if state.fd < 0, configuration.fileDescriptor == nil, let path = state.finalPath {
-            state.fd = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
-            guard state.fd >= 0 else {
-                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': \(POSIXFailure(code: errno).description)"))
+            // A FIFO opens once a reader has it open: Ctrl-C must end that wait as any other.
+            switch FileIO.opening(path, flags: O_WRONLY | O_CLOEXEC | O_NOCTTY) {
+            case .descriptor(let fd):
+                state.fd = fd
+            case .failed(let failure):
+                throw .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(path)': \(failure.description)"))
+            case .interrupted(let reason):
+                throw .cancelled(reason)
             }
         }
         if state.discards {
