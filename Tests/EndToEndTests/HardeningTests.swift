@@ -348,6 +348,52 @@ import Glibc
         #expect(result.err == "af: error: interrupted\n")
     }
 
+    /// The files the TLS library opens for every connection, given as a FIFO (as a shell's
+    /// `--verify=<(…)` is a pipe): read once, so that a redirect's second connection trusts
+    /// the same certificates (it found the pipe empty, "error setting certificate file",
+    /// exit 7; a named FIFO whose writer had gone waited for ever), and a wait for the FIFO's
+    /// writer ends on SIGTERM (OpenSSL opened it again after the signal: af never ended).
+    @Test func tlsFilesFromAPipeServeEveryConnection() throws {
+        let pki = TestPKI.shared
+        let tls = try TestServer(tls: try pki.issue(name: "read-once").identity)
+        let ca = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.caCertificatePath)))
+        // A second connection: to localhost, after 127.0.0.1.
+        let start = tls.url("/redirect-to?url=https://localhost:\(tls.port)/get")
+        for (index, option) in ["--verify", "--pin-cert"].enumerated() {
+            let fifo = directory + "/trust-\(index).fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            // One writer, as `<(cat ca.pem)` has: it writes the file once and goes.
+            let written = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                let fd = open(fifo, O_WRONLY)
+                if fd >= 0 {
+                    _ = ca.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                    close(fd)
+                }
+                written.signal()
+            }
+            let trust = option == "--verify" ? ["--verify=\(fifo)"] : ["--verify=\(pki.caCertificatePath)", "--pin-cert=\(fifo)"]
+            let result = AF.run(trust + ["--follow", "-b", start], timeout: 15)
+            #expect(!result.timedOut, "\(option)")
+            #expect(result.status == 0, "\(option): \(result.err)")
+            #expect(result.out.contains("\"target\": \"/get\""), "\(option): \(result.out)")
+            #expect(written.wait(timeout: .now() + 5) == .success)
+        }
+        for option in ["--verify", "--crl", "--cert"] {
+            let fifo = directory + "/unwritten\(option).fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let extra = option == "--verify" ? [] : ["--verify=\(pki.caCertificatePath)"]
+            let running = AF.start(extra + ["\(option)=\(fifo)", tls.url("/get")])
+            Thread.sleep(forTimeInterval: 1.0)
+            running.signal(SIGTERM)
+            let result = running.wait(timeout: 10)
+            #expect(!result.timedOut, "\(option)")
+            #expect(result.status == 143, "\(option): \(result.err)")
+            #expect(result.err == "af: error: terminated while reading '\(fifo)'\n")
+        }
+        #expect(tls.requests(to: "/get").count == 2)
+    }
+
     /// A FIFO nobody opens for writing blocks the open itself, and a pipe nobody writes to
     /// blocks the engine's reads while a body streams: Ctrl-C or SIGTERM ends either at once
     /// (the open's EINTR was taken for an unreadable file, exit 66; the body's read was

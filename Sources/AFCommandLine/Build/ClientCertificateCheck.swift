@@ -6,17 +6,15 @@
 /// and an encrypted key without a pass phrase made OpenSSL ask on the terminal.
 enum ClientCertificateCheck {
     /// The pass phrase for the transfer: `--cert-key-pass`, or one asked for on the terminal
-    /// when the key is encrypted and none was given (as HTTPie asks). Files that are not
-    /// regular (a FIFO from `<(…)`, which only its one reader may read) are only checked for
-    /// readability and left to the handshake.
+    /// when the key is encrypted and none was given (as HTTPie asks). A pipe or FIFO (`<(…)`)
+    /// is checked as the copy `ReadOnceFiles` keeps of it, which the handshake reads too.
     static func passPhrase(settings: Settings, environment: Environment) throws(CommandFailure) -> String? {
         guard let certificatePath = settings.cert else { return settings.certKeyPass }
-        // Each file is looked at and read once; one af cannot read ahead is still checked for
-        // readability, and then the handshake has the last word.
-        let certificate = try FileReading.regularFile(atPath: certificatePath, item: "--cert")
+        // Each file is looked at and read once.
+        let certificate = try FileReading.regularFile(atPath: ReadOnceFiles.stablePath(certificatePath, item: "--cert", environment: environment), item: "--cert")
         var key: [UInt8]?
         if let keyPath = settings.certKey {
-            key = try FileReading.regularFile(atPath: keyPath, item: "--cert-key")
+            key = try FileReading.regularFile(atPath: ReadOnceFiles.stablePath(keyPath, item: "--cert-key", environment: environment), item: "--cert-key")
             if key == nil { return settings.certKeyPass }
         }
         guard let certificate else { return settings.certKeyPass }

@@ -14,16 +14,20 @@ enum FileReading {
 
     /// The file's bytes (a pipe or `<(…)` too), or an exit-66 failure that names the file and
     /// the item; more than `limit` bytes is refused.
-    static func bytes(atPath path: String, item: String, limit: Int = valueLimit) throws(CommandFailure) -> [UInt8] {
+    /// `tooLarge` gives the reason a file of more than `limit` bytes is refused.
+    static func bytes(
+        atPath path: String, item: String, limit: Int = valueLimit,
+        tooLarge: (Int) -> String = { limit in
+            "it holds more than \(Format.bytes(Int64(limit))), and a value is held in memory; send large files as a body (@file) or a file part (name@file), which are streamed"
+        }
+    ) throws(CommandFailure) -> [UInt8] {
         let fd = try openToRead(path, item: item)
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             throw .unreadable("cannot read '\(path)' (from '\(item)'): it is a directory; name a file")
         }
-        return try readCapped(fd, path: path, item: item, limit: limit) { limit in
-            "it holds more than \(Format.bytes(Int64(limit))), and a value is held in memory; send large files as a body (@file) or a file part (name@file), which are streamed"
-        }
+        return try readCapped(fd, path: path, item: item, limit: limit, tooLarge: tooLarge)
     }
 
     /// One of af's own documents (config, session, netrc, trust policy): only a regular file

@@ -601,8 +601,9 @@ enum RequestBuilder {
         options.interface = settings.interface
         options.ipVersion = settings.ipVersion
         options.proxy = proxySettings(settings, environment: environment)
-        options.tls.clientCertificate = settings.cert
-        options.tls.clientKey = settings.certKey
+        // The TLS library opens them for every connection: a pipe is read once, here.
+        options.tls.clientCertificate = try settings.cert.map { path throws(CommandFailure) in try ReadOnceFiles.stablePath(path, item: "--cert", environment: environment) }
+        options.tls.clientKey = try settings.certKey.map { path throws(CommandFailure) in try ReadOnceFiles.stablePath(path, item: "--cert-key", environment: environment) }
         options.tls.clientKeyPassword = try ClientCertificateCheck.passPhrase(settings: settings, environment: environment)
         options.tls.minimumVersion = settings.ssl
         options.tls.maximumVersion = settings.tlsMax

@@ -31,21 +31,26 @@ final class TrustConfiguration: Sendable {
     static func make(settings: Settings, environment: Environment, usesTLS: Bool) throws(CommandFailure) -> TrustConfiguration {
         var extras: [any ServerTrustEvaluating] = []
         if settings.checkRevocation || settings.crl != nil {
+            var crlFile: String?
             if let crl = settings.crl {
                 try FileReading.checkReadable(crl, item: "--crl")
-                if let problem = try TrustFileCheck.problem(.revocationList, path: crl, item: "--crl") {
+                // Read for every connection: a pipe is read once, here (`ReadOnceFiles`).
+                let file = try ReadOnceFiles.stablePath(crl, item: "--crl", environment: environment)
+                crlFile = file
+                if let problem = try TrustFileCheck.problem(.revocationList, path: file, item: "--crl") {
                     throw .unreadable("cannot use '\(Quote.argument(crl))' (from '--crl'): \(problem)")
                 }
             }
-            extras.append(RevocationTrustEvaluator(requireStapledOCSP: settings.checkRevocation, crlFile: settings.crl))
+            extras.append(RevocationTrustEvaluator(requireStapledOCSP: settings.checkRevocation, crlFile: crlFile))
         }
         if !settings.pins.isEmpty { extras.append(PublicKeysTrustEvaluator(pins: settings.pins)) }
         if !settings.pinCerts.isEmpty {
             var certificates: [[UInt8]] = []
             for path in settings.pinCerts {
                 try FileReading.checkReadable(path, item: "--pin-cert")
+                let file = try ReadOnceFiles.stablePath(path, item: "--pin-cert", environment: environment)
                 do {
-                    certificates += try Certificates.load(path: path)
+                    certificates += try Certificates.load(path: file)
                 } catch {
                     throw .unreadable("cannot use '\(Quote.argument(path))' (from '--pin-cert'): \(error.unreadableReason)")
                 }
@@ -78,11 +83,12 @@ final class TrustConfiguration: Sendable {
             // A PEM bundle, or a directory of hashed certificates (as requests and curl's
             // --capath take one); a directory was refused as "not a file".
             try FileReading.checkReadable(path, item: "--verify", directoryAllowed: true)
-            if let problem = try TrustFileCheck.problem(.caBundle, path: path, item: "--verify") {
+            let bundle = try ReadOnceFiles.stablePath(path, item: "--verify", environment: environment)
+            if let problem = try TrustFileCheck.problem(.caBundle, path: bundle, item: "--verify") {
                 throw .unreadable("cannot use '\(Quote.argument(path))' (from '--verify'): \(problem)")
             }
-            base = DefaultTrustEvaluator(caBundle: path)
-            caBundle = path
+            base = DefaultTrustEvaluator(caBundle: bundle)
+            caBundle = bundle
         }
         let isPlainDefault = extras.isEmpty && caBundle == nil && settings.verify == .on
         // One evaluator alone is not wrapped: a batch makes this for every line.
