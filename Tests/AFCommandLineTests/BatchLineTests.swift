@@ -216,6 +216,11 @@ import Testing
         (["pin", "example.org"], "af pin cannot run on a line of a batch"),
         (["batch", "other.txt"], "af batch cannot run on a line of a batch"),
         (["post", ":8080/x", "@-"], "'@-' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE"),
+        // Standard input by its paths: the body was read as empty (exit 0), racing the lines.
+        (["post", ":8080/x", "@/dev/stdin"], "'@/dev/stdin' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE"),
+        (["post", ":8080/x", "a=@/dev/fd/0"], "'a=@/dev/fd/0' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE"),
+        (["--verify=/dev/stdin", "https://example.org/"], "--verify=/dev/stdin reads standard input, which no line of af batch reads; name a file"),
+        (["--cert", "/proc/self/fd/0", "https://example.org/"], "--cert=/proc/self/fd/0 reads standard input, which no line of af batch reads; name a file"),
         (["--offline", "--curl", ":8080/x"], "--offline and --curl both print instead of sending; pick one"),
     ])
     func refusesWhatALineCannotDo(words: [String], message: String) {

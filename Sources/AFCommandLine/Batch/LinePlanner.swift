@@ -151,8 +151,19 @@ struct LinePlanner: Sendable {
                 ? "-o - would write past the order af batch keeps on standard output; leave it out (the body is printed there in line order) or give -o a file name"
                 : "-o \(settings.output ?? "/dev/stderr") would mix the bodies of the lines in flight \(stream == 2 ? "on standard error" : "in it"); give -o a file name")
         }
-        if let item = parsed.positionals.dropFirst().first(where: { $0.text.hasSuffix("@-") }) {
+        // Standard input is the lines of `af batch -`, and no line's in `af batch FILE`: an item
+        // or a file option that names it (`@/dev/stdin` too) would take lines, or race the
+        // reader of them (a body read as empty, exit 0).
+        if let item = parsed.positionals.dropFirst().first(where: { item in
+            item.text.hasSuffix("@-") || StandardInputItems.names.contains { item.text.hasSuffix("@" + $0) }
+        }) {
             throw .usage("'\(Quote.argument(item.text))' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE")
+        }
+        if let option = parsed.options.first(where: { option in
+            option.spec.takesPath && option.spec.id != .output && option.spec.id != .outputDir
+                && option.value.map { $0 != "-" && StandardInputItems.names.contains($0) } == true
+        }) {
+            throw .usage("\(option.spelling)=\(Quote.argument(option.value ?? "")) reads standard input, which no line of af batch reads; name a file")
         }
         if !settings.isUnchangedCopy(of: base) {
             try AFCommand.checkCombinations(settings)
