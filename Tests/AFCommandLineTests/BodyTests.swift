@@ -195,6 +195,23 @@ import Testing
         #expect(request.body.isEmpty)
     }
 
+    /// `af post URL < DIR`: a directory on standard input, where a file was meant, cannot be
+    /// read; it was sent as no body (exit 0). Items, or -I, leave standard input unread.
+    @Test func aDirectoryOnStandardInputIsNoBody() throws {
+        let directory = try TemporaryDirectory.make(prefix: "af-stdin-dir")
+        let message = "af: error: cannot read the body from standard input: it is a directory; redirect a file (< FILE), or give -I (--ignore-stdin) to send no body\n"
+        for arguments in [["post", server.url("/echo")], ["post", server.url("/echo"), "@-"]] {
+            let refused = InProcessAF.run(arguments, stdin: .file(directory))
+            #expect(refused.status == 66)
+            #expect(refused.err == message)
+        }
+        #expect(server.requests(to: "/echo").isEmpty)
+        #expect(InProcessAF.run(["post", server.url("/echo"), "a=1"], stdin: .file(directory)).status == 0)
+        #expect(try last().bodyText == #"{"a": "1"}"#)
+        #expect(InProcessAF.run(["-I", "post", server.url("/echo")], stdin: .file(directory)).status == 0)
+        #expect(try last().body.isEmpty)
+    }
+
     @Test func chunkedBody() throws {
         #expect(InProcessAF.run(["--chunked", server.url("/echo"), "a=1"]).status == 0)
         let request = try last()

@@ -80,6 +80,12 @@ enum BodyBuilder {
             try StandardInputItems.checkReadable(by: file, settings: settings, environment: environment)
         }
         let stdinKind = settings.ignoreStdin || standardInputItem != nil ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
+        // `af post URL < DIR` (a directory where a file was meant): reading it fails, and it
+        // was sent as no body at all, exit 0.
+        if namesStandardInput || sources.isEmpty, !settings.ignoreStdin, standardInputItem == nil, !environment.stdinIsTerminal,
+           FileSystem.isDirectory(descriptor: environment.stdin) {
+            throw .unreadable("cannot read the body from standard input: it is a directory; redirect a file (< FILE), or give -I (--ignore-stdin) to send no body")
+        }
         if !sources.isEmpty, !namesStandardInput, StandardInput.hasPendingData(environment.stdin, kind: stdinKind) {
             sources.append("standard input")
         }
