@@ -848,6 +848,10 @@ import Testing
         #expect(scheme.status == 64)
         #expect(scheme.err == "af: error: the proxy that HTTPS_PROXY names, 'ftp://user:***@proxy.test:21', cannot be used: 'ftp' is no proxy scheme af can use: "
                 + "http, https, socks4, socks4a, socks5 or socks5h; correct HTTPS_PROXY or unset it\n")
+        let spaced = InProcessAF.run(["http://example.test/echo"], environment: ["http_proxy": "http://user:se cret@proxy.test:3128"])
+        #expect(spaced.status == 64)
+        #expect(spaced.err == "af: error: the proxy that http_proxy names, 'http://user:***@proxy.test:3128', cannot be used: "
+                + "a URL holds no spaces or control characters; percent-encode them (a space is %20); correct http_proxy or unset it\n")
         // Not when an option names the proxy, nor when no_proxy may send the request around it.
         let named = InProcessAF.run(["--proxy=http:\(server.baseURL)", "http://example.test/echo"], environment: ["http_proxy": ":3128"])
         #expect(named.status == 0, "\(named.err)")

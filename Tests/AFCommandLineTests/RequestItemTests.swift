@@ -351,6 +351,11 @@ import Testing
         ("--resolve=a.test:+80:127.0.0.1", "'+80' is not a port from 1 to 65535"),
         ("--resolve=-a.test:+80", "'+80' is not a port from 1 to 65535"),
         ("--proxy=all:http://user@:3128", "no proxy host"),
+        // libcurl refused a space once the request was under way, quoting the URL whole in
+        // its message, password and all; messages about --proxy never show the password.
+        ("--proxy=all:http://user:se cret@proxy:3128", "invalid value 'all:http://user:***@proxy:3128' for --proxy: a URL holds no spaces or control characters; percent-encode them (a space is %20)"),
+        ("--proxy=http://user:secret@proxy:3128", "'http://user:***@proxy:3128' for --proxy names no SCHEME for it: give all:http://user:***@proxy:3128 for every URL"),
+        ("--proxy=user:secret@proxy:3128", "invalid value 'user:***@proxy:3128' for --proxy: SCHEME is http, https or all (the URLs that go through the proxy), such as all:http://user:***@proxy:3128"),
     ])
     func badValues(argument: String, message: String) throws {
         let parsed = try ParsedArguments.parse([argument])

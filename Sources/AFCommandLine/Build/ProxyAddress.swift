@@ -1,3 +1,5 @@
+import AFEngine
+
 /// The URL part of `--proxy SCHEME:URL`, checked as libcurl will read it, so that a proxy
 /// it cannot use is a usage error before anything is sent rather than a connection failure
 /// (a scheme it does not speak was even tried as a plain HTTP proxy).
@@ -11,8 +13,22 @@ enum ProxyAddress {
         return afterScheme.urlAuthority.contains(UInt8(ascii: "@"))
     }
 
+    /// `value` (a `--proxy` value, `SCHEME:URL`, or a URL) with the password of its
+    /// `USER:PASSWORD@` replaced by `***`, as messages show it.
+    static func withoutPassword(_ value: String) -> String {
+        if let (scheme, url) = value.splitOnce(byte: UInt8(ascii: ":")), url.hasPrefix("http") || url.hasPrefix("socks"), url.containsBytes(of: "://") {
+            return "\(scheme):\(MessageQuote.withoutPassword(String(url)))"
+        }
+        return MessageQuote.withoutPassword(value)
+    }
+
     /// Why `url` cannot name a proxy, or nil when it can.
     static func problem(_ url: String) -> String? {
+        // libcurl refuses such a URL ("Unsupported proxy syntax in '…'", quoting it whole,
+        // password and all) only once the request is under way.
+        if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
+            return "a URL holds no spaces or control characters; percent-encode them (a space is %20)"
+        }
         var bytes = Array(url.utf8)[...]
         if let offset = url.utf8Offset(of: "://") {
             let scheme = String(decoding: bytes.prefix(offset), as: UTF8.self).lowercased()

@@ -405,21 +405,24 @@ public enum OptionTable {
                    help: "Proxy for SCHEME (http, https or all), such as http:http://proxy:3128 (repeatable)", decidesConnection: true,
                    binding: .custom(sample: "http:http://proxy:3128", resets: [.field(\.proxies)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
+                       // As messages show it: without the password of a proxy's USER:PASSWORD@.
+                       let shown = Quote.argument(ProxyAddress.withoutPassword(value))
                        guard let (scheme, url) = value.splitOnce(byte: UInt8(ascii: ":")), !scheme.isEmpty, !url.isEmpty else {
-                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): expected SCHEME:URL, such as http:http://proxy:3128")
+                           throw .usage("invalid value '\(shown)' for \(option.spelling): expected SCHEME:URL, such as http:http://proxy:3128")
                        }
                        // curl's --proxy takes the URL alone: say how af spells it rather than
                        // pass "//proxy:3128" on (or, for HOST:PORT, quietly go direct).
                        if url.hasPrefix("//") {
-                           throw .usage("'\(Quote.argument(value))' for \(option.spelling) names no SCHEME for it: give all:\(Quote.argument(value)) for every URL, or http: or https: before it")
+                           throw .usage("'\(shown)' for \(option.spelling) names no SCHEME for it: give all:\(shown) for every URL, or http: or https: before it")
                        }
                        guard ["http", "https", "all"].contains(scheme.lowercased()) else {
                            // `proxy:3128` (curl's HOST:PORT), or a URL after a wrong SCHEME.
                            let example = url.containsBytes(of: "://") ? String(url) : "http://" + value
-                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): SCHEME is http, https or all (the URLs that go through the proxy), such as all:\(Quote.argument(example))")
+                           let shownExample = Quote.argument(ProxyAddress.withoutPassword(example))
+                           throw .usage("invalid value '\(shown)' for \(option.spelling): SCHEME is http, https or all (the URLs that go through the proxy), such as all:\(shownExample)")
                        }
                        if let problem = ProxyAddress.problem(String(url)) {
-                           throw .usage("invalid value '\(Quote.argument(value))' for \(option.spelling): \(problem)")
+                           throw .usage("invalid value '\(shown)' for \(option.spelling): \(problem)")
                        }
                        settings.proxies.append(value)
                    }),

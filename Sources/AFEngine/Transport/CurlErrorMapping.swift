@@ -65,7 +65,10 @@ enum CurlErrorMapping {
         case CURLE_COULDNT_RESOLVE_PROXY:
             // libcurl says "Could not resolve proxy: NAME"; the name is what matters.
             let marker = "resolve proxy: "
-            guard let start = detail.utf8Offset(of: marker) else { return failure(.proxy, "cannot resolve the proxy host: \(detail)") }
+            // Otherwise libcurl could not read the proxy's URL, and quotes it, password and all.
+            guard let start = detail.utf8Offset(of: marker) else {
+                return failure(.proxy, "cannot resolve the proxy host: \(MessageQuote.withoutPasswords(in: detail, writing: "***"))")
+            }
             let name = String(decoding: detail.utf8.dropFirst(start + marker.utf8.count), as: UTF8.self)
             return failure(.proxy, "cannot resolve the proxy host '\(MessageQuote.url(name))'; check the proxy's name and your network")
         case CURLE_COULDNT_CONNECT:
