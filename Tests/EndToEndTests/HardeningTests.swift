@@ -278,27 +278,37 @@ import Glibc
         #expect(try #require(server.requests(to: "/post").last).bodyText.contains("\r\n\r\npart data\r\n--"))
     }
 
-    @Test func interruptWhileReadingStandardInputExits130() throws {
-        let running = AF.start(["post", server.url("/post")], stdin: .openPipe)
-        Thread.sleep(forTimeInterval: 1.0)
-        running.signal(SIGINT)
+    /// A new FIFO in the test's directory.
+    private func makeFIFO(_ name: String) -> String {
+        let fifo = directory + "/" + name
+        #expect(mkfifo(fifo, 0o600) == 0)
+        return fifo
+    }
+
+    /// Starts af, sends it `signal` once it has had `delay` seconds to reach its wait, and
+    /// waits (ten seconds at most) for it to end.
+    private func runSignalled(_ arguments: [String], stdin: StandardInput = .null, signal: Int32, after delay: Double = 1.0) -> AFResult {
+        let running = AF.start(arguments, stdin: stdin)
+        Thread.sleep(forTimeInterval: delay)
+        running.signal(signal)
         let result = running.wait(timeout: 10)
+        #expect(!result.timedOut, "\(arguments)")
+        return result
+    }
+
+    @Test func interruptWhileReadingStandardInputExits130() throws {
+        let result = runSignalled(["post", server.url("/post")], stdin: .openPipe, signal: SIGINT)
         #expect(result.status == 130, "\(result.err)")
         #expect(result.err == "af: error: interrupted while reading standard input\n")
         #expect(server.hits("/post") == 0)
     }
 
     @Test func interruptWhileReadingAValueFromAPipeExits130() throws {
-        let fifo = directory + "/value.fifo"
-        #expect(mkfifo(fifo, 0o600) == 0)
+        let fifo = makeFIFO("value.fifo")
         // A writer that opens the FIFO and never writes or closes: the read blocks.
         let writer = open(fifo, O_RDWR)
         defer { close(writer) }
-        let running = AF.start(["--offline", server.url("/post"), "a=@\(fifo)"])
-        Thread.sleep(forTimeInterval: 1.0)
-        running.signal(SIGINT)
-        let result = running.wait(timeout: 10)
-        #expect(!result.timedOut)
+        let result = runSignalled(["--offline", server.url("/post"), "a=@\(fifo)"], signal: SIGINT)
         #expect(result.status == 130, "\(result.err)")
         #expect(result.err == "af: error: interrupted while reading '\(fifo)'\n")
     }
@@ -307,8 +317,7 @@ import Glibc
     /// waiting, it read as an empty batch ("no requests to send", exit 0) before the writer
     /// came. SIGTERM ends the wait.
     @Test func aBatchFileThatIsAFIFOWaitsForItsWriter() throws {
-        let fifo = directory + "/lines.fifo"
-        #expect(mkfifo(fifo, 0o600) == 0)
+        let fifo = makeFIFO("lines.fifo")
         let running = AF.start(["batch", fifo])
         Thread.sleep(forTimeInterval: 0.5)
         // Without waiting: with no reader left, the open fails (ENXIO) instead of blocking.
@@ -324,12 +333,8 @@ import Glibc
         #expect(result.out.contains("\"target\": \"/get?fifo=1\""), "\(result.out)")
         #expect(result.err == "")
 
-        let unwritten = directory + "/unwritten-lines.fifo"
-        #expect(mkfifo(unwritten, 0o600) == 0)
-        let waiting = AF.start(["batch", unwritten])
-        Thread.sleep(forTimeInterval: 0.5)
-        waiting.signal(SIGTERM)
-        let ended = waiting.wait(timeout: 10)
+        let unwritten = makeFIFO("unwritten-lines.fifo")
+        let ended = runSignalled(["batch", unwritten], signal: SIGTERM, after: 0.5)
         #expect(ended.status == 143)
         #expect(ended.err == "af: error: terminated while reading the batch file '\(unwritten)'\n")
     }
@@ -337,13 +342,8 @@ import Glibc
     /// `-o FIFO` opens the FIFO once the response comes, which waits for a reader: SIGINT ends
     /// that wait as any other (it was "cannot write 'FIFO': interrupted system call", exit 9).
     @Test func anOutputFIFOWithoutAReaderEndsOnASignal() throws {
-        let fifo = directory + "/out.fifo"
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let running = AF.start(["-o", fifo, server.url("/get")])
-        Thread.sleep(forTimeInterval: 1.0)
-        running.signal(SIGINT)
-        let result = running.wait(timeout: 10)
-        #expect(!result.timedOut)
+        let fifo = makeFIFO("out.fifo")
+        let result = runSignalled(["-o", fifo, server.url("/get")], signal: SIGINT)
         #expect(result.status == 130, "\(result.err)")
         #expect(result.err == "af: error: interrupted\n")
     }
@@ -360,8 +360,7 @@ import Glibc
         // A second connection: to localhost, after 127.0.0.1.
         let start = tls.url("/redirect-to?url=https://localhost:\(tls.port)/get")
         for (index, option) in ["--verify", "--pin-cert"].enumerated() {
-            let fifo = directory + "/trust-\(index).fifo"
-            #expect(mkfifo(fifo, 0o600) == 0)
+            let fifo = makeFIFO("trust-\(index).fifo")
             // One writer, as `<(cat ca.pem)` has: it writes the file once and goes.
             let written = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
@@ -380,17 +379,16 @@ import Glibc
             #expect(written.wait(timeout: .now() + 5) == .success)
         }
         for option in ["--verify", "--crl", "--cert"] {
-            let fifo = directory + "/unwritten\(option).fifo"
-            #expect(mkfifo(fifo, 0o600) == 0)
+            let fifo = makeFIFO("unwritten\(option).fifo")
             let extra = option == "--verify" ? [] : ["--verify=\(pki.caCertificatePath)"]
-            let running = AF.start(extra + ["\(option)=\(fifo)", tls.url("/get")])
-            Thread.sleep(forTimeInterval: 1.0)
-            running.signal(SIGTERM)
-            let result = running.wait(timeout: 10)
-            #expect(!result.timedOut, "\(option)")
+            let result = runSignalled(extra + ["\(option)=\(fifo)", tls.url("/get")], signal: SIGTERM)
             #expect(result.status == 143, "\(option): \(result.err)")
             #expect(result.err == "af: error: terminated while reading '\(fifo)'\n")
         }
+        let pinFile = makeFIFO("pin-file.fifo")
+        let pinned = runSignalled(["pin", "--file", pinFile], signal: SIGTERM)
+        #expect(pinned.status == 143)
+        #expect(pinned.err == "af: error: terminated while reading '\(pinFile)'\n")
         #expect(tls.requests(to: "/get").count == 2)
     }
 
@@ -406,15 +404,10 @@ import Glibc
         ("f@", true, SIGINT, 130, "interrupted"),
     ])
     func aSignalEndsAWaitForAPipe(prefix: String, writerOpen: Bool, signal: Int32, status: Int32, message: String) throws {
-        let fifo = directory + "/wait-\(signal)-\(writerOpen)-\(prefix.count).fifo"
-        #expect(mkfifo(fifo, 0o600) == 0)
+        let fifo = makeFIFO("wait-\(signal)-\(writerOpen)-\(prefix.count).fifo")
         let writer = writerOpen ? open(fifo, O_RDWR) : -1
         defer { if writer >= 0 { close(writer) } }
-        let running = AF.start(["post", server.url("/post"), prefix + fifo])
-        Thread.sleep(forTimeInterval: 1.0)
-        running.signal(signal)
-        let result = running.wait(timeout: 10)
-        #expect(!result.timedOut)
+        let result = runSignalled(["post", server.url("/post"), prefix + fifo], signal: signal)
         #expect(result.status == status, "\(result.err)")
         #expect(result.err == "af: error: \(message.replacingOccurrences(of: "%@", with: fifo))\n")
     }

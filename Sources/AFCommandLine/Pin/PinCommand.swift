@@ -8,9 +8,13 @@ enum PinCommand {
         if let file = settings.pinFile {
             guard positionals.isEmpty else { throw .usage("af pin --file takes no host; got '\(positionals[0].text)'") }
             try FileReading.checkReadable(file, item: "--file")
+            // A pipe (`--file <(openssl s_client …)`) or FIFO is read by af, so that a signal
+            // ends the wait for its writer (OpenSSL's open of it failed as "interrupted system
+            // call", exit 66).
+            let readable = try ReadOnceFiles.stablePath(file, item: "--file", environment: environment)
             let certificates: [[UInt8]]
             do {
-                certificates = try Certificates.load(path: file)
+                certificates = try Certificates.load(path: readable)
             } catch {
                 throw .unreadable("cannot read certificates from '\(Quote.argument(file))': \(error.unreadableReason)")
             }
