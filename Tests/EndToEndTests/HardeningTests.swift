@@ -359,7 +359,7 @@ import Glibc
         let ca = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.caCertificatePath)))
         // A second connection: to localhost, after 127.0.0.1.
         let start = tls.url("/redirect-to?url=https://localhost:\(tls.port)/get")
-        for (index, option) in ["--verify", "--pin-cert"].enumerated() {
+        for (index, option) in ["--verify", "--pin-cert", "SSL_CERT_FILE"].enumerated() {
             let fifo = makeFIFO("trust-\(index).fifo")
             // One writer, as `<(cat ca.pem)` has: it writes the file once and goes.
             let written = DispatchSemaphore(value: 0)
@@ -371,8 +371,13 @@ import Glibc
                 }
                 written.signal()
             }
-            let trust = option == "--verify" ? ["--verify=\(fifo)"] : ["--verify=\(pki.caCertificatePath)", "--pin-cert=\(fifo)"]
-            let result = AF.run(trust + ["--follow", "-b", start], timeout: 15)
+            let trust = switch option {
+            case "--verify": ["--verify=\(fifo)"]
+            case "--pin-cert": ["--verify=\(pki.caCertificatePath)", "--pin-cert=\(fifo)"]
+            default: [String]()
+            }
+            let variables = option == "SSL_CERT_FILE" ? ["SSL_CERT_FILE": fifo] : [:]
+            let result = AF.run(trust + ["--follow", "-b", start], environment: variables, timeout: 15)
             #expect(!result.timedOut, "\(option)")
             #expect(result.status == 0, "\(option): \(result.err)")
             #expect(result.out.contains("\"target\": \"/get\""), "\(option): \(result.out)")
@@ -389,7 +394,7 @@ import Glibc
         let pinned = runSignalled(["pin", "--file", pinFile], signal: SIGTERM)
         #expect(pinned.status == 143)
         #expect(pinned.err == "af: error: terminated while reading '\(pinFile)'\n")
-        #expect(tls.requests(to: "/get").count == 2)
+        #expect(tls.requests(to: "/get").count == 3)
     }
 
     /// A FIFO nobody opens for writing blocks the open itself, and a pipe nobody writes to
