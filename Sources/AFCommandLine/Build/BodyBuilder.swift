@@ -82,8 +82,7 @@ enum BodyBuilder {
         let stdinKind = settings.ignoreStdin || standardInputItem != nil ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
         // `af post URL < DIR` (a directory where a file was meant): reading it fails, and it
         // was sent as no body at all, exit 0.
-        if namesStandardInput || sources.isEmpty, !settings.ignoreStdin, standardInputItem == nil, !environment.stdinIsTerminal,
-           FileSystem.isDirectory(descriptor: environment.stdin) {
+        if namesStandardInput || sources.isEmpty, case .directory = stdinKind {
             throw .unreadable("cannot read the body from standard input: it is a directory; redirect a file (< FILE), or give -I (--ignore-stdin) to send no body")
         }
         if !sources.isEmpty, !namesStandardInput, StandardInput.hasPendingData(environment.stdin, kind: stdinKind) {
@@ -131,7 +130,7 @@ enum BodyBuilder {
             return BuiltBody(body: .bytes(Array(raw.utf8)), origin: .text(raw), contentType: mode == .form ? formType : "application/json", isJSON: mode == .json)
         }
         switch stdinKind {
-        case .none:
+        case .none, .directory:
             // `--json` without data still says JSON (HTTPie): Content-Type and Accept; `--form`
             // says a form.
             if settings.json { return BuiltBody(contentType: "application/json", isJSON: true) }

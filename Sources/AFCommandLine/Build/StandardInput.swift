@@ -9,8 +9,8 @@ import Glibc
 enum StandardInput {
     /// A regular file counts from where its reading stands: the shell, or a `read` in a
     /// loop, may have read its start, which is then not af's to send (a file read to its end
-    /// is `none`).
-    enum Kind { case none, pipe, regularFile }
+    /// is `none`). A directory (`af post URL < DIR`) cannot be read at all.
+    enum Kind { case none, pipe, regularFile, directory }
 
     /// What standard input is.
     static func kind(of fd: Int32, isTerminal: Bool) -> Kind {
@@ -22,6 +22,7 @@ enum StandardInput {
         case S_IFREG:
             let offset = max(0, Int64(lseek(fd, 0, SEEK_CUR)))
             return Int64(info.st_size) > offset ? .regularFile : .none
+        case S_IFDIR: return .directory
         default: return .none
         }
     }
@@ -82,7 +83,7 @@ enum StandardInput {
     /// already gives a body, to refuse an ambiguous second one).
     static func hasPendingData(_ fd: Int32, kind: Kind) -> Bool {
         switch kind {
-        case .none: return false
+        case .none, .directory: return false
         case .regularFile: return true
         case .pipe:
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -21,12 +21,6 @@ enum FileSystem {
         return flags >= 0 && flags & O_ACCMODE == O_RDONLY
     }
 
-    /// Whether descriptor `fd` is open on a directory (`af post URL < DIR`).
-    static func isDirectory(descriptor fd: Int32) -> Bool {
-        var info = stat()
-        return fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
-    }
-
     static func remove(_ path: String) {
         _ = unlink(path)
     }
