@@ -6,15 +6,16 @@
 /// and an encrypted key without a pass phrase made OpenSSL ask on the terminal.
 enum ClientCertificateCheck {
     /// The pass phrase for the transfer: `--cert-key-pass`, or one asked for on the terminal
-    /// when the key is encrypted and none was given (as HTTPie asks). A pipe or FIFO (`<(…)`)
-    /// is checked as the copy `ReadOnceFiles` keeps of it, which the handshake reads too.
-    static func passPhrase(settings: Settings, environment: Environment) throws(CommandFailure) -> String? {
+    /// when the key is encrypted and none was given (as HTTPie asks). `certificateFile` and
+    /// `keyFile` are where the files are read (`ReadOnceFiles`: a pipe or FIFO is checked as
+    /// the copy the handshake reads too); messages name `settings`' paths.
+    static func passPhrase(settings: Settings, certificateFile: String?, keyFile: String?, environment: Environment) throws(CommandFailure) -> String? {
         guard let certificatePath = settings.cert else { return settings.certKeyPass }
         // Each file is looked at and read once.
-        let certificate = try FileReading.regularFile(atPath: ReadOnceFiles.stablePath(certificatePath, item: "--cert", environment: environment), item: "--cert")
+        let certificate = try FileReading.regularFile(atPath: certificateFile ?? certificatePath, item: "--cert")
         var key: [UInt8]?
         if let keyPath = settings.certKey {
-            key = try FileReading.regularFile(atPath: ReadOnceFiles.stablePath(keyPath, item: "--cert-key", environment: environment), item: "--cert-key")
+            key = try FileReading.regularFile(atPath: keyFile ?? keyPath, item: "--cert-key")
             if key == nil { return settings.certKeyPass }
         }
         guard let certificate else { return settings.certKeyPass }

@@ -604,7 +604,8 @@ enum RequestBuilder {
         // The TLS library opens them for every connection: a pipe is read once, here.
         options.tls.clientCertificate = try settings.cert.map { path throws(CommandFailure) in try ReadOnceFiles.stablePath(path, item: "--cert", environment: environment) }
         options.tls.clientKey = try settings.certKey.map { path throws(CommandFailure) in try ReadOnceFiles.stablePath(path, item: "--cert-key", environment: environment) }
-        options.tls.clientKeyPassword = try ClientCertificateCheck.passPhrase(settings: settings, environment: environment)
+        options.tls.clientKeyPassword = try ClientCertificateCheck.passPhrase(
+            settings: settings, certificateFile: options.tls.clientCertificate, keyFile: options.tls.clientKey, environment: environment)
         options.tls.minimumVersion = settings.ssl
         options.tls.maximumVersion = settings.tlsMax
         if let ciphers = settings.ciphers, let refusal = CipherSelection(ciphers).refusal() {

@@ -67,11 +67,13 @@ final class TrustConfiguration: Sendable {
                 if usesTLS, let reason = environment.derived.caBundleProblem() {
                     throw .unreadable("cannot read the CA bundle '\(Quote.argument(path))' that \(variable) names: \(reason); correct \(variable) or unset it")
                 }
-                // A pipe (`SSL_CERT_FILE=<(…)`) is read once, as --verify's is (`ReadOnceFiles`).
-                let file = usesTLS && variable != "SSL_CERT_DIR" ? try ReadOnceFiles.stablePath(path, item: variable, environment: environment) : path
-                if usesTLS, variable != "SSL_CERT_DIR",
-                   let problem = try TrustFileCheck.problem(.caBundle, path: file, item: variable) {
-                    throw .unreadable("cannot use the CA bundle '\(Quote.argument(path))' that \(variable) names: \(problem); correct \(variable) or unset it")
+                var file = path
+                if usesTLS, variable != "SSL_CERT_DIR" {
+                    // A pipe (`SSL_CERT_FILE=<(…)`) is read once, as --verify's is (`ReadOnceFiles`).
+                    file = try ReadOnceFiles.stablePath(path, item: variable, environment: environment)
+                    if let problem = try TrustFileCheck.problem(.caBundle, path: file, item: variable) {
+                        throw .unreadable("cannot use the CA bundle '\(Quote.argument(path))' that \(variable) names: \(problem); correct \(variable) or unset it")
+                    }
                 }
                 base = DefaultTrustEvaluator(caBundle: file)
                 caBundle = file
