@@ -154,9 +154,7 @@ struct LinePlanner: Sendable {
         // Standard input is the lines of `af batch -`, and no line's in `af batch FILE`: an item
         // or a file option that names it (`@/dev/stdin` too) would take lines, or race the
         // reader of them (a body read as empty, exit 0).
-        if let item = parsed.positionals.dropFirst().first(where: { item in
-            item.text.hasSuffix("@-") || StandardInputItems.names.contains { item.text.hasSuffix("@" + $0) }
-        }) {
+        if let item = parsed.positionals.dropFirst().first(where: { item in StandardInputItems.itemEndings.contains { item.text.hasSuffix($0) } }) {
             throw .usage("'\(Quote.argument(item.text))' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE")
         }
         if let option = parsed.options.first(where: { option in

@@ -16,7 +16,7 @@ enum ProxyAddress {
     /// `value` (a `--proxy` value, `SCHEME:URL`, or a URL) with the password of its
     /// `USER:PASSWORD@` replaced by `***`, as messages show it.
     static func withoutPassword(_ value: String) -> String {
-        if let (scheme, url) = value.splitOnce(byte: UInt8(ascii: ":")), url.hasPrefix("http") || url.hasPrefix("socks"), url.containsBytes(of: "://") {
+        if let (scheme, url) = value.splitOnce(byte: UInt8(ascii: ":")), url.containsBytes(of: "://") {
             return "\(scheme):\(MessageQuote.withoutPassword(String(url)))"
         }
         return MessageQuote.withoutPassword(value)

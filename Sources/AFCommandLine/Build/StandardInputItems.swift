@@ -14,6 +14,9 @@ enum StandardInputItems {
     /// Names of standard input as a file.
     static let names: Set<String> = ["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]
 
+    /// How an item that reads standard input ends: `@` and one of `names` (`@-`, `a=@/dev/stdin`).
+    static let itemEndings = names.map { "@" + $0 }
+
     /// The file an item reads. `@file` bodies are left out: `@-` is the body itself, which
     /// `BodyBuilder` reads as it reads a piped body.
     static func path(of item: RequestItem) -> String? {
