@@ -411,7 +411,7 @@ public final class DownloadSink: ResponseBodySink {
             state.expectedTotal = head.headers.value(for: .contentLength).flatMap { Int64($0) }
             state.resourceLength = success ? state.expectedTotal : nil
             if state.fd >= 0 {
-                PartFileMarks(validator: success ? state.validator : nil, length: state.resourceLength).write(to: state.fd)
+                PartFileMarks(validator: success ? state.validator : nil, length: state.resourceLength).write(to: state.fd, replacing: !fresh)
             }
         }
         guard state.fd >= 0 else {

@@ -22,11 +22,12 @@ struct PartFileMarks: Sendable, Equatable {
     /// More than any validator a server sends; a longer attribute is not af's.
     private static let valueLimit = 1024
 
-    /// Records the marks on the open file `fd`, or removes those it had when a mark is nil
-    /// (a `.part` truncated for another body must not keep the last one's).
-    func write(to fd: Int32) {
-        Self.set(validator, named: Self.validatorName, on: fd)
-        Self.set(length.map(String.init), named: Self.lengthName, on: fd)
+    /// Records the marks on the open file `fd`; with `replacing` (a `.part` that existed,
+    /// truncated for another body), removes those it had where a mark is nil, so that it keeps
+    /// none of the last body's. A file af has just created has none to remove.
+    func write(to fd: Int32, replacing: Bool) {
+        Self.set(validator, named: Self.validatorName, on: fd, replacing: replacing)
+        Self.set(length.map(String.init), named: Self.lengthName, on: fd, replacing: replacing)
     }
 
     /// The marks recorded on the file at `path`; a value that is not one af writes (a header
@@ -45,9 +46,9 @@ struct PartFileMarks: Sendable, Equatable {
         _ = lremovexattr(path, lengthName)
     }
 
-    private static func set(_ value: String?, named name: String, on fd: Int32) {
+    private static func set(_ value: String?, named name: String, on fd: Int32, replacing: Bool) {
         guard let value, value.utf8.count <= valueLimit else {
-            _ = fremovexattr(fd, name)
+            if replacing { _ = fremovexattr(fd, name) }
             return
         }
         // Best effort: a file system without user attributes (ENOTSUP) keeps nothing.
