@@ -397,6 +397,54 @@ import Glibc
         #expect(tls.requests(to: "/get").count == 3)
     }
 
+    /// A file option that names standard input (`--cert-key=/dev/stdin < key.pem`, a secret
+    /// kept off the disk) takes it: standard input was the body as well, so the private key
+    /// went to the server as a POST's body (from a redirected file), or a pipe's bytes went to
+    /// the body and the TLS library found the file empty. A second reader is refused, and so
+    /// is such an option on `af batch -`, whose lines are standard input.
+    @Test func aFileOptionNamingStandardInputTakesIt() throws {
+        let pki = TestPKI.shared
+        var identity = try pki.issue(name: "stdin-option").identity
+        identity.clientCAPath = pki.caCertificatePath
+        let tls = try TestServer(tls: identity)
+        let client = try pki.issue(name: "stdin-client", hosts: ["client"], client: true)
+        let key = try [UInt8](Data(contentsOf: URL(fileURLWithPath: client.keyPath)))
+        let ca = "--verify=\(pki.caCertificatePath)"
+        for stdin in [StandardInput.file(client.keyPath), .bytes(key)] {
+            let result = AF.run([ca, "--cert=\(client.certificatePath)", "--cert-key=/dev/stdin", "-b", tls.url("/get")], stdin: stdin)
+            #expect(result.status == 0, "\(result.err)")
+            #expect(result.out.contains("\"method\": \"GET\""), "\(result.out)")
+            #expect(!result.out.contains("PRIVATE KEY"), "\(result.out)")
+        }
+        #expect(tls.requests.map(\.method) == ["GET", "GET"])
+        #expect(tls.requests.allSatisfy { $0.body.isEmpty })
+        let refusals: [([String], String)] = [
+            (["--cert-key=/dev/stdin", "post", tls.url("/post"), "@-"],
+             "standard input can be read once, by one item or option; --cert-key=/dev/stdin and '@-' both read it; save one of them to a file"),
+            (["--cert-key=/dev/stdin", "post", tls.url("/post"), "a=@/dev/fd/0"],
+             "standard input can be read once, by one item or option; --cert-key=/dev/stdin and 'a=@/dev/fd/0' both read it; save one of them to a file"),
+            (["--verify=/dev/stdin", "--cert-key=/proc/self/fd/0", tls.url("/get")],
+             "standard input can be read once, by one item or option; --verify=/dev/stdin and --cert-key=/proc/self/fd/0 both read it; save one of them to a file"),
+            (["batch", "--verify=/dev/stdin", "-"],
+             "--verify=/dev/stdin reads standard input, which af batch - reads its lines from; name a file"),
+        ]
+        for (arguments, message) in refusals {
+            let result = AF.run([ca, "--cert=\(client.certificatePath)"] + arguments, stdin: .file(client.keyPath))
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.err == "af: error: \(message)\n", "\(arguments)")
+        }
+        #expect(tls.requests.count == 2)
+        // A session given as standard input: its cookies sent, the file itself (cookies and
+        // credentials) no longer POSTed as the body.
+        let session = try TemporaryDirectory.make(prefix: "af-stdin-session") + "/s.json"
+        #expect(AF.run(["--session=\(session)", server.url("/cookies/set?k=v")]).status == 0)
+        let read = AF.run(["--session-read-only=/dev/stdin", server.url("/get")], stdin: .file(session))
+        #expect(read.status == 0, "\(read.err)")
+        let sent = try #require(server.requests(to: "/get").last)
+        #expect(sent.method == "GET" && sent.body.isEmpty)
+        #expect(sent.header("Cookie") == "k=v")
+    }
+
     /// A FIFO nobody opens for writing blocks the open itself, and a pipe nobody writes to
     /// blocks the engine's reads while a body streams: Ctrl-C or SIGTERM ends either at once
     /// (the open's EINTR was taken for an unreadable file, exit 66; the body's read was

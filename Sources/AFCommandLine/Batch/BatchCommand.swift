@@ -12,6 +12,11 @@ enum BatchCommand {
                 : "af batch takes one FILE (or -); '\(Quote.argument(positionals[1].text))' is one too many: put requests in the file")
         }
         if settings.offline, settings.report { try AFCommand.checkCombinations(settings) }
+        // The lines are standard input's; a file option given it (`--verify=/dev/stdin`) would
+        // read them as its file, or find them gone.
+        if let option = settings.standardInputOption, StandardInputItems.names.contains(name) {
+            throw .usage("\(option.text) reads standard input, which af batch \(Quote.argument(name)) reads its lines from; name a file")
+        }
         var parallel = settings.parallel
         // As many descriptors as the system allows: each request in flight needs a socket,
         // and each finished output waiting for an earlier one a file. (`AFCommand` refused a

@@ -157,11 +157,8 @@ struct LinePlanner: Sendable {
         if let item = parsed.positionals.dropFirst().first(where: { item in StandardInputItems.itemEndings.contains { item.text.hasSuffix($0) } }) {
             throw .usage("'\(Quote.argument(item.text))' reads standard input, which is never a request body in af batch; put the body in a file and use @FILE")
         }
-        if let option = parsed.options.first(where: { option in
-            option.spec.takesPath && option.spec.id != .output && option.spec.id != .outputDir
-                && option.value.map { $0 != "-" && StandardInputItems.names.contains($0) } == true
-        }) {
-            throw .usage("\(option.spelling)=\(Quote.argument(option.value ?? "")) reads standard input, which no line of af batch reads; name a file")
+        if let option = settings.standardInputOption, base.standardInputOption == nil {
+            throw .usage("\(option.text) reads standard input, which no line of af batch reads; name a file")
         }
         if !settings.isUnchangedCopy(of: base) {
             try AFCommand.checkCombinations(settings)

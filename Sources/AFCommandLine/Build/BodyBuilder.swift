@@ -53,7 +53,8 @@ enum BodyBuilder {
     }
 
     /// `standardInputItem`: the path through which an item reads standard input
-    /// (`StandardInputItems`); standard input is then not a body of its own.
+    /// (`StandardInputItems`); standard input is then not a body of its own, as it is not when
+    /// a file option names it (`settings.standardInputOption`).
     static func build(items: [SourcedItem], settings: Settings, environment: Environment, standardInputItem: String? = nil) throws(CommandFailure) -> BuiltBody {
         let dataItems = items.filter { item in
             switch item.item {
@@ -79,7 +80,7 @@ enum BodyBuilder {
         if namesStandardInput, let file = bodyFiles.first {
             try StandardInputItems.checkReadable(by: file, settings: settings, environment: environment)
         }
-        let stdinKind = settings.ignoreStdin || standardInputItem != nil ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
+        let stdinKind = settings.ignoreStdin || standardInputItem != nil || settings.standardInputOption != nil ? .none : StandardInput.kind(of: environment.stdin, isTerminal: environment.stdinIsTerminal)
         // `af post URL < DIR` (a directory where a file was meant): reading it fails, and it
         // was sent as no body at all, exit 0.
         if namesStandardInput || sources.isEmpty, case .directory = stdinKind {

@@ -14,6 +14,12 @@ enum StandardInputItems {
     /// Names of standard input as a file.
     static let names: Set<String> = ["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]
 
+    /// Whether a file option's value names standard input. `-` is not one of them here: to
+    /// `--verify`, `--cert` and the like it is a file called "-", as it is to curl.
+    static func namesStandardInput(_ value: String) -> Bool {
+        value != "-" && names.contains(value)
+    }
+
     /// How an item that reads standard input ends: `@` and one of `names` (`@-`, `a=@/dev/stdin`).
     static let itemEndings = names.map { "@" + $0 }
 
@@ -49,6 +55,9 @@ enum StandardInputItems {
         let readers = items.filter { item in
             if case .bodyFile("-") = item.item { return true }
             return path(of: item.item).map(names.contains) ?? false
+        }
+        if let option = settings.standardInputOption, let reader = readers.first {
+            throw .usage("standard input can be read once, by one item or option; \(option.text) and '\(reader.argument)' both read it; save one of them to a file")
         }
         guard let reader = readers.first, !(readers.count == 1 && reader.item == .bodyFile(path: "-")) else { return (items, nil) }
         if readers.count > 1 {

@@ -38,6 +38,9 @@ struct OptionBinding: Sendable {
     /// sets. Empty for flags (their binding reads the negation) and for options that have no
     /// `--no-` form.
     let resets: [Reset]
+    /// Whether each occurrence adds a value (`--pin-cert A --pin-cert B`) rather than replacing
+    /// the one before.
+    let accumulates: Bool
 
     /// One value `--no-NAME` restores.
     struct Reset: Sendable {
@@ -53,13 +56,14 @@ struct OptionBinding: Sendable {
     }
 
     private init(
-        kind: Kind, defaultValue: (@Sendable (Settings) -> String)?, sample: String?, resets: [Reset] = [],
+        kind: Kind, defaultValue: (@Sendable (Settings) -> String)?, sample: String?, resets: [Reset] = [], accumulates: Bool = false,
         store: @escaping @Sendable (inout Settings, ParsedOption) throws(CommandFailure) -> Void
     ) {
         self.kind = kind
         self.defaultValue = defaultValue
         self.sample = sample
         self.resets = resets
+        self.accumulates = accumulates
         self.store = store
     }
 
@@ -124,7 +128,7 @@ struct OptionBinding: Sendable {
 
     /// Repeatable non-empty text, each occurrence added.
     static func texts(_ path: @autoclosure @escaping @Sendable () -> WritableKeyPath<Settings.Values, [String]>, sample: String = "x") -> OptionBinding {
-        OptionBinding(kind: .text(nonEmpty: true), defaultValue: nil, sample: sample, resets: [.field(path())]) { settings, option throws(CommandFailure) in
+        OptionBinding(kind: .text(nonEmpty: true), defaultValue: nil, sample: sample, resets: [.field(path())], accumulates: true) { settings, option throws(CommandFailure) in
             settings[dynamicMember: path()].append(try Settings.nonEmpty(option.value ?? "", option.spelling))
         }
     }

@@ -80,6 +80,10 @@ public struct OptionSpec: Sendable {
     /// directory (`HomePath`).
     var takesPath: Bool { completion == .file || completion == .directory }
 
+    /// Whether the value names a file af (or libcurl, or OpenSSL) reads: a path that is not
+    /// one af writes (`-o`, `--output-dir`).
+    var readsFile: Bool { takesPath && id != .output && id != .outputDir }
+
     /// The fixed set of values, when there is one.
     public var choices: [String] {
         if case .choices(let values) = completion { return values }

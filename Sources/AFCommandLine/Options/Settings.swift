@@ -194,6 +194,9 @@ struct Settings: Sendable {
         /// a message that names one says where it came from (`configNote`).
         var configured: Set<OptionID> = []
         var configPath: String?
+        /// The file option that names standard input (`--cert-key=/dev/stdin < key.pem`), as
+        /// given: standard input is then that file, not the body, nor any other reader's.
+        var standardInputOption: StandardInputOption?
         // Help
         var help = false
         var version = false
@@ -215,11 +218,35 @@ struct Settings: Sendable {
         if option.negated { self.given.remove(option.spec.id) } else { self.given.insert(option.spec.id) }
         // Read before written: a write would copy the shared storage of a batch line's settings.
         if self.configured.contains(option.spec.id) { self.configured.remove(option.spec.id) }
+        if option.spec.readsFile { try takeStandardInput(option) }
         if option.negated, option.spec.value != .flag {
             for reset in option.spec.binding.resets { reset.restore(&self) }
             return
         }
         try option.spec.binding.apply(option, to: &self)
+    }
+
+    /// A file option's value that was given as a name of standard input, as messages show it.
+    struct StandardInputOption: Sendable, CustomStringConvertible {
+        let id: OptionID
+        let text: String
+        var description: String { text }
+    }
+
+    /// Keeps `standardInputOption` up to date with a file option's occurrence: one naming
+    /// standard input takes it (a second reader is refused: there is one standard input to
+    /// read), and one that replaces or undoes it gives it back.
+    private mutating func takeStandardInput(_ option: ParsedOption) throws(CommandFailure) {
+        let taken = self.standardInputOption
+        if let taken, taken.id == option.spec.id, option.negated || !option.spec.binding.accumulates {
+            self.standardInputOption = nil
+        }
+        guard !option.negated, let value = option.value, StandardInputItems.namesStandardInput(value) else { return }
+        let text = "\(option.spelling)=\(Quote.argument(value))"
+        if let other = self.standardInputOption {
+            throw .usage("standard input can be read once, by one item or option; \(other.text) and \(text) both read it; save one of them to a file")
+        }
+        self.standardInputOption = StandardInputOption(id: option.spec.id, text: text)
     }
 
     /// Every value as `Settings()` has it, for `--no-NAME`.
