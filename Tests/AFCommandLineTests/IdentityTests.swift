@@ -122,6 +122,20 @@ import Testing
         }
     }
 
+    /// A fully qualified name (`host.`, with DNS's trailing dot) is the same host to the netrc,
+    /// in both directions: its machine was not found (and a `default` entry's credentials
+    /// went in its place).
+    @Test func netrcMachinesMatchTheFullyQualifiedName() throws {
+        let netrc = directory + "/netrc-dot"
+        try "machine dotted.example login ada password pw\nmachine other.example. login bob password qq\ndefault login eve password ev\n"
+            .write(toFile: netrc, atomically: false, encoding: .utf8)
+        for (host, expected) in [("dotted.example.", "Basic YWRhOnB3"), ("other.example", "Basic Ym9iOnFx")] {
+            let result = InProcessAF.run(["http://\(host):\(server.port)/echo", "--resolve=\(host):\(server.port):127.0.0.1"], environment: ["NETRC": netrc])
+            #expect(result.status == 0, "\(result.err)")
+            #expect(server.requests.last?.header("Authorization") == expected, "\(host)")
+        }
+    }
+
     @Test func netrcIsUsedUnlessIgnoredAndLookedUpPerHost() throws {
         let netrc = directory + "/netrc"
         try """

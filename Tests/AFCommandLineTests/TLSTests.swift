@@ -645,6 +645,27 @@ import Testing
         #expect(InProcessAF.run(["--trust-policy=\(policy)", "https://127.0.0.1:\(server.port)/get"]).status == 7)
     }
 
+    /// `localhost.` (DNS's fully qualified form, which libcurl connects to and checks the
+    /// certificate for as `localhost`) is the host the policy names: its pins were skipped,
+    /// the name matching no pattern, and with every host required a typed trailing dot was
+    /// refused as unlisted.
+    @Test func trustPolicyHoldsForTheFullyQualifiedName() throws {
+        let server = try server(try pki.issue(name: "policy-dot"))
+        let policy = directory + "/dot-policy.json"
+        let wrongPin = "sha256//" + String(repeating: "A", count: 43) + "="
+        try #"{"all_hosts_must_be_evaluated": false, "hosts": {"localhost": ["default", {"pins": ["\#(wrongPin)"]}]}}"#
+            .write(toFile: policy, atomically: false, encoding: .utf8)
+        for host in ["localhost", "localhost.", "LocalHost."] {
+            let result = InProcessAF.run(["--verify=\(pki.caCertificatePath)", "--trust-policy=\(policy)", "--resolve=\(host):\(server.port):127.0.0.1", "https://\(host):\(server.port)/get"])
+            #expect(result.status == 8, "\(host): \(result.err)")
+            #expect(result.err.hasPrefix("af: error: pinning failed: no pinned public key in the chain of \(host);"), "\(result.err)")
+        }
+        try #"{"hosts": {"localhost.": ["default"]}}"#.write(toFile: policy, atomically: false, encoding: .utf8)
+        let listed = InProcessAF.run(["--verify=\(pki.caCertificatePath)", "--trust-policy=\(policy)", "https://localhost:\(server.port)/get"])
+        #expect(listed.status == 0, "\(listed.err)")
+        #expect(server.requests.count == 1)
+    }
+
     @Test(arguments: [
         ("{\"hosts\": {\"a\": [\"disabled\", \"default\"]}}", Int32(64), "\"disabled\" must stand alone for \"a\""),
         ("{\"hosts\": {\"a\": [\"sometimes\"]}}", 64, "unknown evaluator \"sometimes\" for \"a\""),
@@ -657,6 +678,7 @@ import Testing
         // order of a dictionary.
         ("{\"hosts\": {\"A.test\": [\"default\"], \"a.test\": [\"disabled\"]}}", 64, "host patterns \"A.test\" and \"a.test\" in"),
         ("{\"hosts\": {\"b\u{FC}cher.test\": [\"default\"], \"xn--bcher-kva.test\": [\"disabled\"]}}", 64, "name the same host; keep one"),
+        ("{\"hosts\": {\"a.test.\": [\"default\"], \"a.test\": [\"disabled\"]}}", 64, "host patterns \"a.test\" and \"a.test.\" in"),
     ])
     func trustPolicyErrors(text: String, status: Int32, message: String) throws {
         let policy = directory + "/bad-\(UUID().uuidString).json"

@@ -479,6 +479,13 @@ import Testing
         // the wildcard's, not two.
         #expect(throws: AFError.self) { try manager.evaluator(forHost: "a.\u{301}b.example.com") }
         #expect(throws: AFError.self) { try manager.evaluator(forHost: "example.com") }
+        // A fully qualified name (a trailing dot) is the same host, as a pattern or as asked.
+        #expect(try manager.evaluator(forHost: "api.example.com.") is DisabledTrustEvaluator)
+        #expect(try manager.evaluator(forHost: "www.example.com.") is PublicKeysTrustEvaluator)
+        #expect(throws: AFError.self) { try manager.evaluator(forHost: "a.b.example.com.") }
+        let qualified = ServerTrustManager(evaluators: ["pinned.test.": DisabledTrustEvaluator()])
+        #expect(try qualified.evaluator(forHost: "Pinned.test") is DisabledTrustEvaluator)
+        #expect(throws: AFError.self) { try qualified.evaluator(forHost: ".") }
         let lenient = ServerTrustManager(allHostsMustBeEvaluated: false, evaluators: [:])
         #expect(try lenient.evaluator(forHost: "other.org") == nil)
     }

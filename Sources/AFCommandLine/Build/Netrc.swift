@@ -17,7 +17,7 @@ struct Netrc: Sendable {
     /// The entry for `host` (no port, in its ASCII form as `HTTPURL` has it), or the
     /// `default` entry.
     func credentials(for host: String) -> Entry? {
-        machines[host.lowercased()] ?? fallback
+        machines[IDNA.hostKey(host)] ?? fallback
     }
 
     /// Parses the netrc format: `machine`, `default`, `login`, `password`, `account`, and
@@ -54,7 +54,7 @@ struct Netrc: Sendable {
             case "machine":
                 if current != nil || isDefault { commit() }
                 // A name in Unicode is kept in the ASCII form URLs carry (IDNA).
-                current = IDNA.comparable(value)
+                current = IDNA.hostKey(value)
                 isDefault = false
                 entry = Entry(login: "", password: "")
                 index += 2

@@ -39,7 +39,7 @@ enum TrustPolicyFile {
                 var named: [String: String] = [:]
                 for (host, list) in hosts {
                     try checkPattern(host, path: path)
-                    let key = IDNA.comparable(host)
+                    let key = IDNA.hostKey(host)
                     if let earlier = named[key] {
                         let pair = [earlier, host].sorted()
                         throw .usage("host patterns \"\(pair[0])\" and \"\(pair[1])\" in '\(path)' name the same host; keep one")

@@ -251,14 +251,14 @@ public struct ServerTrustManager: Sendable {
     /// be evaluated but no pattern matches it.
     public func evaluator(forHost host: String) throws(AFError) -> (any ServerTrustEvaluating)? {
         // Compared in their ASCII form (IDNA): a policy written for `bücher.example` applies
-        // to the request, which goes to that name's `xn--` form.
-        let name = IDNA.comparable(host)
-        if let exact = evaluators.first(where: { IDNA.comparable($0.key) == name }) { return exact.value }
+        // to the request, which goes to that name's `xn--` form; `example.com.` is `example.com`.
+        let name = IDNA.hostKey(host)
+        if let exact = evaluators.first(where: { IDNA.hostKey($0.key) == name }) { return exact.value }
         // The first `.` byte: a dot followed by a combining mark is one Character, which a
         // character search would skip, matching a wildcard one label too far up.
         if let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) {
             let wildcard = "*" + name[dot...]
-            if let match = evaluators.first(where: { IDNA.comparable($0.key) == wildcard }) { return match.value }
+            if let match = evaluators.first(where: { IDNA.hostKey($0.key) == wildcard }) { return match.value }
         }
         if allHostsMustBeEvaluated {
             throw .transport(TransportFailure(

@@ -47,6 +47,15 @@ package enum IDNA {
         ((try? asciiHost(host).get()) ?? host).lowercased()
     }
 
+    /// The form a name is looked up in where the host, not its spelling, decides what af
+    /// trusts or sends (trust policy patterns, netrc machines): `comparable`, without the
+    /// trailing dot of a fully qualified name. `example.com.` is `example.com` to DNS and to
+    /// the certificate check, so a policy's pins for `example.com` hold for it too (they were
+    /// skipped, the name matching no pattern).
+    package static func hostKey(_ host: String) -> String {
+        comparable(host.utf8.count > 1 && host.hasSuffix(".") ? String(host.dropLast()) : host)
+    }
+
     /// A `no_proxy` list (names separated by commas, each may start with a dot) with every
     /// name that is not ASCII in its ASCII form, so that libcurl, which compares the list with
     /// the ASCII host af gives it, matches `bücher.example` to its `xn--` form. An ASCII
