@@ -132,6 +132,22 @@ import Testing
         #expect(request.bodyText == "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--XyZ--\r\n")
     }
 
+    /// A boundary with a space or one of `()+,/:=?` (all allowed in one) goes in quotes in
+    /// `Content-Type`: unquoted, `boundary=a b` is the boundary `a` to the server's parser,
+    /// which then finds no part. The delimiter lines in the body are the boundary as given.
+    @Test(arguments: [("simple boundary", "\"simple boundary\""), ("a:b=c?(1)", "\"a:b=c?(1)\""), ("it's-1.0_x", "it's-1.0_x")])
+    func aBoundaryThatIsNoTokenIsQuoted(boundary: String, parameter: String) throws {
+        let result = InProcessAF.run(["--multipart", "--boundary=\(boundary)", server.url("/echo"), "a=1"])
+        #expect(result.status == 0, "\(result.err)")
+        let request = try last()
+        #expect(request.header("Content-Type") == "multipart/form-data; boundary=\(parameter)")
+        #expect(request.bodyText == "--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(boundary)--\r\n")
+        let related = InProcessAF.run(["--boundary=\(boundary)", server.url("/echo"), "Content-Type:multipart/related", "f@\(#filePath)"])
+        #expect(related.status == 0, "\(related.err)")
+        #expect(try last().header("Content-Type") == "multipart/related; boundary=\(parameter)")
+        #expect(MultipartFormData(boundary: "q\"\\").boundaryParameter == #""q\"\\""#)
+    }
+
     @Test func rawBody() throws {
         #expect(InProcessAF.run(["--raw", "hello\nworld", server.url("/echo")]).status == 0)
         let request = try last()

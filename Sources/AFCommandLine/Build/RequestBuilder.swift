@@ -320,7 +320,7 @@ enum RequestBuilder {
         if let type = headers.value(for: .contentType), type.lowercased().hasPrefix("multipart/"), !type.lowercased().containsBytes(of: "boundary="),
            case .multipart(let form) = body.origin
         {
-            headers.set(name: .contentType, value: "\(type); boundary=\(form.boundary)")
+            headers.set(name: .contentType, value: "\(type); boundary=\(form.boundaryParameter)")
         }
         let length = headers.value(for: .contentLength)
         let encoding = headers.value(for: .transferEncoding)

@@ -56,7 +56,7 @@ public enum OptionTable {
                    binding: .flag(\.multipart)),
         OptionSpec(.boundary, "boundary", value: .required("STRING"), group: .body,
                    help: "Use this multipart boundary instead of a random one",
-                   details: "Use this multipart boundary instead of a random one: 1 to 70 letters, digits and the characters '()+_,-./:=? (space too, but not at the end). Anything else, line breaks included, is a usage error.",
+                   details: "Use this multipart boundary instead of a random one: 1 to 70 letters, digits and the characters '()+_,-./:=? (space too, but not at the end). Anything else, line breaks included, is a usage error. A boundary with a space or one of (),/:=? is quoted in Content-Type (boundary=\"a b\"), as RFC 2046 writes it.",
                    binding: .custom(sample: "b0undary", resets: [.field(\.boundary)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""
                        if let problem = MultipartFormData.boundaryProblem(value) {

@@ -48,7 +48,27 @@ public struct MultipartFormData: Sendable {
     }
 
     /// The `Content-Type` header value for this form.
-    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    public var contentType: String { "multipart/form-data; boundary=\(boundaryParameter)" }
+
+    /// The boundary as a `Content-Type` parameter's value: as it is when it is a token, else
+    /// in quotes, as RFC 2046 writes `boundary="simple boundary"`. A boundary may hold a
+    /// space and `(),/:=?`, which unquoted end the parameter (`boundary=a b` is `a` to the
+    /// server's parser) or break it.
+    public var boundaryParameter: String {
+        let isToken = !boundary.isEmpty && boundary.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || Self.tokenMarks.contains(byte)
+        }
+        if isToken { return boundary }
+        var quoted = "\""
+        for character in boundary {
+            if character == "\"" || character == "\\" { quoted.append("\\") }
+            quoted.append(character)
+        }
+        return quoted + "\""
+    }
+
+    /// The marks a token may hold besides letters and digits (RFC 9110 `tchar`).
+    private static let tokenMarks = Set("!#$%&'*+-.^_`|~".utf8)
 
     /// Appends a text field.
     public mutating func append(name: String, value: String, contentType: String? = nil) {
