@@ -21,10 +21,16 @@ enum HTTPieSession {
         return hosts.map { "\(base)/sessions/\($0)/\(name).json" }.first(where: FileSystem.exists)
     }
 
-    /// Whether `document` is an HTTPie session.
+    /// Whether `document` is an HTTPie session: one HTTPie wrote (its `__meta__`), or one
+    /// written by hand for HTTPie, as its documentation and its own tests write them
+    /// (`{"headers": {"X-Api-Key": "…"}}`), which holds HTTPie's keys and no other.
     static func isOne(_ document: JSONValue) -> Bool {
-        guard document["af_session"] == nil, let meta = document["__meta__"] else { return false }
-        return meta["httpie"] != nil || meta["about"]?.stringValue == "HTTPie session file"
+        guard document["af_session"] == nil else { return false }
+        if let meta = document["__meta__"] {
+            return meta["httpie"] != nil || meta["about"]?.stringValue == "HTTPie session file"
+        }
+        guard let members = document.objectValue, !members.isEmpty else { return false }
+        return members.allSatisfy { key, _ in ["headers", "cookies", "auth"].contains(key) }
     }
 
     /// The session `document` holds, for requests to `url`; `corrupt` makes the error for a
