@@ -417,6 +417,28 @@ import Testing
         #expect(server.requests.count == count)
     }
 
+    /// `--multipart` with no data item is an empty form: a body given as `@FILE`, `@-` or a
+    /// pipe was dropped without a word (the empty form sent, exit 0). It is refused, before
+    /// anything is sent; with nothing else, or with -I, the empty form is still what is asked.
+    @Test func multipartRefusesAWholeBody() {
+        let cases: [([String], AFTestSupport.StandardInput, String)] = [
+            (["@/etc/hostname"], .null, "'@/etc/hostname' is a whole body; send it as a part (name@FILE) or drop --multipart"),
+            (["@-"], .bytes(Array("data".utf8)), "'@-' is a whole body; send it as a part (name@-) or drop --multipart"),
+            ([], .bytes(Array("data".utf8)), "standard input is a whole body; send it as a part (name@-) or drop --multipart (-I ignores standard input)"),
+        ]
+        for (items, stdin, message) in cases {
+            let result = InProcessAF.run(["--multipart", server.url("/echo")] + items, stdin: stdin)
+            #expect(result.status == 64, "\(items)")
+            #expect(result.err == "af: error: --multipart makes the body a form of data items, and \(message)\n", "\(items)")
+        }
+        #expect(server.requests.isEmpty)
+        for (extra, stdin) in [([String](), AFTestSupport.StandardInput.null), (["-I"], .file("/etc/hostname"))] {
+            let empty = InProcessAF.run(["--multipart", "--boundary=B", server.url("/echo")] + extra, stdin: stdin)
+            #expect(empty.status == 0, "\(empty.err)")
+            #expect(server.requests.last?.bodyText == "--B--\r\n")
+        }
+    }
+
     /// `-` as an item's file is standard input, as curl's `-F f=@-`: a file part named `-`, a
     /// field's text or JSON, a header's value. With a pipe it was refused as a second body;
     /// otherwise it was read as a file called "-" (exit 66).

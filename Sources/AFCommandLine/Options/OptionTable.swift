@@ -52,7 +52,7 @@ public enum OptionTable {
                    binding: .flag(\.form)),
         OptionSpec(.multipart, "multipart", group: .body,
                    help: "Send data and file items as multipart/form-data",
-                   details: "Always send multipart/form-data, even without file items. File parts are streamed from disk; memory does not grow with their size. A Content-Type:multipart/form-data item does the same (unless --json or --form is given); a boundary is added to it.",
+                   details: "Always send multipart/form-data, even without file items. File parts are streamed from disk; memory does not grow with their size. A Content-Type:multipart/form-data item does the same (unless --json or --form is given); a boundary is added to it. A whole body (@FILE, @-, a pipe on standard input) is no form: with --multipart it is a usage error, and name@FILE (name@- for standard input) sends it as a part.",
                    binding: .flag(\.multipart)),
         OptionSpec(.boundary, "boundary", value: .required("STRING"), group: .body,
                    help: "Use this multipart boundary instead of a random one",
