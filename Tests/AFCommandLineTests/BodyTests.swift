@@ -439,6 +439,31 @@ import Testing
         }
     }
 
+    /// libcurl sends a HEAD request without its body: `af head URL a=1` printed the body with
+    /// -v as sent, dropped it, and exited 0. A body that is empty (`@/dev/null`, standard
+    /// input with nothing in it) is still no body to lose.
+    @Test func headRefusesABody() throws {
+        let cases: [([String], AFTestSupport.StandardInput, String)] = [
+            (["a=1"], .null, "the data items"),
+            (["--raw=x"], .null, "--raw"),
+            (["@/etc/hostname"], .null, "'@/etc/hostname'"),
+            ([], .bytes(Array("x".utf8)), "standard input (-I ignores it)"),
+            (["--multipart"], .null, "the multipart form"),
+        ]
+        for (extra, stdin, source) in cases {
+            let result = InProcessAF.run(["head", server.url("/echo")] + extra, stdin: stdin)
+            #expect(result.status == 64, "\(extra)")
+            #expect(result.err == "af: error: a HEAD request sends no body, and \(source) would be one; drop it, or use GET or POST\n", "\(extra)")
+        }
+        #expect(server.requests.isEmpty)
+        for (extra, stdin) in [(["@/dev/null"], AFTestSupport.StandardInput.null), ([], .bytes([])), (["-I"], .bytes(Array("x".utf8)))] {
+            let result = InProcessAF.run(["head", server.url("/echo")] + extra, stdin: stdin)
+            #expect(result.status == 0, "\(extra): \(result.err)")
+            #expect(server.requests.last?.method == "HEAD")
+        }
+        #expect(server.requests.count == 3)
+    }
+
     /// `-` as an item's file is standard input, as curl's `-F f=@-`: a file part named `-`, a
     /// field's text or JSON, a header's value. With a pipe it was refused as a second body;
     /// otherwise it was read as a file called "-" (exit 66).

@@ -192,6 +192,17 @@ enum RequestBuilder {
                 // It saved an empty file under the resource's name and called it saved.
                 throw .usage("-d (--download) saves the response body, and a HEAD response has none: drop -d to see the headers, or use GET")
             }
+            // libcurl sends a HEAD without its body: -v printed the body as sent, and it was
+            // dropped. (An empty one, `@/dev/null`, is no body to lose.)
+            if method == .head, !body.body.isEmpty, (try? body.body.contentLength()).map({ $0 != 0 }) ?? true {
+                let source = switch body.origin {
+                case .standardInput: "standard input (-I ignores it)"
+                case .file(let path): "'@\(Quote.argument(path))'"
+                case .multipart: "the multipart form"
+                case .none, .text: settings.raw != nil ? "--raw" : "the data items"
+                }
+                throw .usage("a HEAD request sends no body, and \(source) would be one; drop it, or use GET or POST")
+            }
 
             var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
             var options: TransferOptions
