@@ -262,9 +262,18 @@ public enum PTYRunner {
         }
     }
 
+    /// Runs af on a pseudo-terminal in a process group of its own, as a shell with job control
+    /// starts a job (Ctrl-Z stops it there; the kernel ignores SIGTSTP in a group no parent
+    /// outside it can continue), and calls `act` with af's process and the terminal's master
+    /// side once `waitFor` appears. perl (always on Debian) makes the group, unblocks SIGTSTP
+    /// and becomes af.
+    public static func runAsJob(_ arguments: [String], waitFor: String, timeout: Double = 20, act: (Process, Int32) -> Void) -> Outcome {
+        session(arguments, waitFor: waitFor, environment: [:], columns: 120, timeout: timeout, asJob: true, act: act)
+    }
+
     private static func session(
         _ arguments: [String], waitFor: String?, environment extra: [String: String], columns: Int, standardOutput: String? = nil, timeout: Double,
-        act: (Process, Int32) -> Void
+        asJob: Bool = false, act: (Process, Int32) -> Void
     ) -> Outcome {
         // /dev/ptmx, unlocked and numbered with ioctls (what posix_openpt, unlockpt and
         // ptsname do, without needing _XOPEN_SOURCE).
@@ -279,8 +288,15 @@ public enum PTYRunner {
         let slavePath = "/dev/pts/\(number)"
         let slave = open(slavePath, O_RDWR | O_NOCTTY)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: AF.binary)
-        process.arguments = arguments
+        if asJob {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/perl")
+            // The test runner's thread may block SIGTSTP, and af would inherit that; a shell never does.
+            let script = "use POSIX; setpgrp(0, 0); sigprocmask(SIG_UNBLOCK, POSIX::SigSet->new(SIGTSTP)); exec { $ARGV[0] } @ARGV or die"
+            process.arguments = ["-e", script, AF.binary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: AF.binary)
+            process.arguments = arguments
+        }
         // A colour terminal unless the test says otherwise (TERM=dumb).
         process.environment = AF.environment(["TERM": "xterm-256color"].merging(extra) { $1 })
         let slaveHandle = FileHandle(fileDescriptor: slave, closeOnDealloc: false)

@@ -66,6 +66,52 @@ import Testing
         #expect(tls.requests.count == 1)
     }
 
+    /// Ctrl-Z at the password prompt: a shell puts its own terminal settings back when a job
+    /// stops and does not put the job's back on `fg`, so af stopped with echo off, and the
+    /// rest of the password was echoed once it went on. Now echo is on while af is stopped
+    /// and off again when it continues; what was typed before and after is one password.
+    @Test func ctrlZAtThePromptGivesEchoBackUntilItContinues() {
+        var echoedWhileStopped = false
+        var silencedAgain = false
+        let outcome = PTYRunner.runAsJob(["-a", "ada", "-b", server.url("/basic-auth/ada/pw")], waitFor: "Password for ada@127.0.0.1: ") { process, master in
+            let pid = process.processIdentifier
+            _ = write(master, "p", 1)
+            kill(pid, SIGTSTP)
+            echoedWhileStopped = Self.within(seconds: 5) { Self.state(of: pid) == "T" } && Self.echoes(master)
+            kill(pid, SIGCONT)
+            silencedAgain = Self.within(seconds: 5) { !Self.echoes(master) }
+            _ = write(master, "w\n", 2)
+        }
+        #expect(echoedWhileStopped)
+        #expect(silencedAgain)
+        #expect(outcome.status == 0, "\(outcome.output)")
+        #expect(outcome.echoes)
+        #expect(!outcome.output.contains("w\r\n"), "\(outcome.output)")
+        #expect(server.requests.last?.header("Authorization") == "Basic YWRhOnB3")
+    }
+
+    /// Whether `condition` holds within `seconds`, asked every 10 ms.
+    private static func within(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
+    /// The state letter of process `pid` (`T` when stopped), from /proc.
+    private static func state(of pid: Int32) -> Character? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].first { $0 != " " }
+    }
+
+    /// Whether the terminal (asked through its master side) echoes input.
+    private static func echoes(_ master: Int32) -> Bool {
+        var settings = termios()
+        return tcgetattr(master, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+    }
+
     @Test(arguments: [(SIGINT, 130), (SIGTERM, 143), (SIGHUP, 129)] as [(Int32, Int32)])
     func signalAtThePromptGivesTheTerminalItsEchoBack(signal: Int32, status: Int32) {
         let outcome = PTYRunner.run(["-a", "ada", server.url("/basic-auth/ada/pw")], signal: signal, waitFor: "Password for ada@127.0.0.1: ")

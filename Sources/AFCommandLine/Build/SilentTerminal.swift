@@ -4,7 +4,10 @@ import Glibc
 
 /// Turns a terminal's echo off for a password prompt and puts it back however the prompt
 /// ends: normally, or by SIGINT, SIGTERM or SIGHUP, whose default action would otherwise leave
-/// the user's shell without echo.
+/// the user's shell without echo. Ctrl-Z (SIGTSTP) puts echo back while af is stopped and
+/// turns it off again when `fg` continues it, as `sudo` and `ssh` do: a shell restores its
+/// own terminal settings when a job stops, not the job's when it continues, so the rest of
+/// the password was echoed.
 ///
 /// Echo goes off before the prompt is shown, so nothing typed after the prompt appears is
 /// echoed or discarded.
@@ -18,6 +21,36 @@ enum SilentTerminal {
     nonisolated(unsafe) private static let original: UnsafeMutablePointer<termios> = {
         let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
         pointer.initialize(to: termios())
+        return pointer
+    }()
+    /// The settings with echo off, to put back when a stopped prompt continues.
+    nonisolated(unsafe) private static let silenced: UnsafeMutablePointer<termios> = {
+        let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        pointer.initialize(to: termios())
+        return pointer
+    }()
+    /// The SIGTSTP action, installed again after each stop (its handler stops af with the
+    /// default action, which it sets for that).
+    nonisolated(unsafe) private static let stopAction: UnsafeMutablePointer<sigaction> = {
+        let pointer = UnsafeMutablePointer<sigaction>.allocate(capacity: 1)
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { number in
+            _ = tcsetattr(SilentTerminal.descriptor, TCSANOW, SilentTerminal.original)
+            signal(number, SIG_DFL)
+            var stop = sigset_t()
+            sigemptyset(&stop)
+            sigaddset(&stop, number)
+            pthread_sigmask(SIG_UNBLOCK, &stop, nil)
+            // Stopped here until SIGCONT; the prompt is still reading when it returns.
+            raise(number)
+            _ = tcsetattr(SilentTerminal.descriptor, TCSANOW, SilentTerminal.silenced)
+            sigaction(number, SilentTerminal.stopAction, nil)
+        }
+        sigemptyset(&action.sa_mask)
+        // The prompt's read of the terminal goes on after a stop rather than ending the
+        // password there.
+        action.sa_flags = SA_RESTART
+        pointer.initialize(to: action)
         return pointer
     }()
     nonisolated(unsafe) private static var previous: [(signal: Int32, action: sigaction)] = []
@@ -46,6 +79,10 @@ enum SilentTerminal {
         SignalWatcher.unblock(signals)
         var silent = settings
         silent.c_lflag &= ~tcflag_t(ECHO)
+        silenced.pointee = silent
+        var stopped = sigaction()
+        sigaction(SIGTSTP, stopAction, &stopped)
+        previous.append((SIGTSTP, stopped))
         // TCSAFLUSH drops only what was typed before the prompt, which the user never saw.
         _ = tcsetattr(fd, TCSAFLUSH, &silent)
         defer {
