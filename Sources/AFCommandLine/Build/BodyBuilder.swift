@@ -111,7 +111,7 @@ enum BodyBuilder {
             // An empty form: a body given otherwise (`@FILE`, `@-`, a pipe) went unsent, exit 0.
             let piped = sources.isEmpty && StandardInput.hasPendingData(environment.stdin, kind: stdinKind)
             if let other = sources.first ?? (piped ? "standard input" : nil) {
-                let part = other == "standard input" || namesStandardInput ? "name@-" : "name@FILE"
+                let part = piped || namesStandardInput ? "name@-" : "name@FILE"
                 throw .usage("--multipart makes the body a form of data items, and \(other) is a whole body; send it as a part (\(part)) or drop --multipart\(piped ? " (-I ignores standard input)" : "")")
             }
             return try multipart([], boundary: settings.boundary, spooler: spooler, way: "or drop --multipart")

@@ -194,7 +194,7 @@ enum RequestBuilder {
             }
             // libcurl sends a HEAD without its body: -v printed the body as sent, and it was
             // dropped. (An empty one, `@/dev/null`, is no body to lose.)
-            if method == .head, !body.body.isEmpty, (try? body.body.contentLength()).map({ $0 != 0 }) ?? true {
+            if method == .head, (try? body.body.contentLength()).map({ $0 != 0 }) ?? true {
                 let source = switch body.origin {
                 case .standardInput: "standard input (-I ignores it)"
                 case .file(let path): "'@\(Quote.argument(path))'"

@@ -23,12 +23,6 @@ enum SilentTerminal {
         pointer.initialize(to: termios())
         return pointer
     }()
-    /// The settings with echo off, to put back when a stopped prompt continues.
-    nonisolated(unsafe) private static let silenced: UnsafeMutablePointer<termios> = {
-        let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
-        pointer.initialize(to: termios())
-        return pointer
-    }()
     /// The SIGTSTP action, installed again after each stop (its handler stops af with the
     /// default action, which it sets for that).
     nonisolated(unsafe) private static let stopAction: UnsafeMutablePointer<sigaction> = {
@@ -43,7 +37,9 @@ enum SilentTerminal {
             pthread_sigmask(SIG_UNBLOCK, &stop, nil)
             // Stopped here until SIGCONT; the prompt is still reading when it returns.
             raise(number)
-            _ = tcsetattr(SilentTerminal.descriptor, TCSANOW, SilentTerminal.silenced)
+            var silent = SilentTerminal.original.pointee
+            silent.c_lflag &= ~tcflag_t(ECHO)
+            _ = tcsetattr(SilentTerminal.descriptor, TCSANOW, &silent)
             sigaction(number, SilentTerminal.stopAction, nil)
         }
         sigemptyset(&action.sa_mask)
@@ -79,7 +75,6 @@ enum SilentTerminal {
         SignalWatcher.unblock(signals)
         var silent = settings
         silent.c_lflag &= ~tcflag_t(ECHO)
-        silenced.pointee = silent
         var stopped = sigaction()
         sigaction(SIGTSTP, stopAction, &stopped)
         previous.append((SIGTSTP, stopped))
