@@ -47,9 +47,8 @@ import Testing
             (["-m", "5", url], "'\(url)' is a URL after the URL '5': af makes one request per run; '5' came right after -m (--meta), which takes no value in af (curl's -m SECONDS is --timeout=SECONDS here)"),
             (["-d", "a=1", url], "'\(url)' is a URL after the URL 'a=1': af makes one request per run; 'a=1' came right after -d (--download), which takes no value in af (curl's -d data are items after the URL here: af POST URL name=value)"),
             (["-vx", "http://proxy.test:3128", url], "'\(url)' is a URL after the URL 'http://proxy.test:3128': af makes one request per run; 'http://proxy.test:3128' came right after -x (--compress), which takes no value in af (curl's -x PROXY is --proxy=http:PROXY here)"),
-            (["--json", "{}", url], "'\(url)' is a URL after the URL '{}': af makes one request per run; '{}' came right after --json, which takes no value in af"),
             // The localhost shorthand too (it was "request item ':8080/x' has no header name").
-            (["--json", "{\"a\":1}", ":8080/x"], "':8080/x' is a URL after the URL '{\"a\":1}': af makes one request per run; '{\"a\":1}' came right after --json, which takes no value in af"),
+            (["-v", "12", ":8080/x"], "':8080/x' is a URL after the URL '12': af makes one request per run; if '12' was meant as an option's value, that option takes none in af (see af --help)"),
             ([url, ":8080/x"], "':8080/x' is a URL after the URL '\(url)': af makes one request per run; for many requests, list them in a file for af batch"),
             // Not right after the flag: what af can still say.
             (["-d", "-v", "a=1", url], "'\(url)' is a URL after the URL 'a=1': af makes one request per run; -d means --download in af, as in HTTPie: data items go after the URL (af POST URL name=value)"),
@@ -69,6 +68,42 @@ import Testing
         // A header whose value is a URL is still a header.
         #expect(InProcessAF.run([server.url("/echo"), "Referer:http://example.test/"]).status == 0)
         #expect(try last("/echo").header("Referer") == "http://example.test/")
+    }
+
+    /// curl's value for a letter or `--json` in the URL's place, with the URL after it
+    /// without its scheme: `-m 5 localhost:8080/x` asked 0.0.0.5 with a header named
+    /// localhost (exit 0); `-d @data.json URL` looked up the host data.json (af read
+    /// `http://@data.json/`); `--json '{"a":1}' URL` failed as a URL with a bad port.
+    @Test func curlValuesInTheURLsPlaceAreNamed() throws {
+        let hostPort = "localhost:\(server.port)/get"
+        let file = directory + "/data.json"
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: file))
+        let timeout = "came right after -m (--meta), which takes no value in af (curl's -m SECONDS is --timeout=SECONDS here)"
+        let json = "is a JSON document where the URL goes: send it as the body after the URL, with --raw, @FILE or standard input, or as items such as name=value and name:=json"
+        let cases: [([String], String)] = [
+            (["-m", "5", hostPort], "'\(hostPort)' is a URL after the URL '5': af makes one request per run; '5' \(timeout)"),
+            (["-m", "5", "127.0.0.1:\(server.port)"], "'127.0.0.1:\(server.port)' is a URL after the URL '5': af makes one request per run; '5' \(timeout)"),
+            (["-m", "5", "example.test"], "'example.test' is a URL after the URL '5': af makes one request per run; '5' \(timeout)"),
+            (["-d", "@\(file)", hostPort], "'@\(file)' is where the URL goes, and no URL starts with @: a file sent as the body is an item after the URL, as in af POST URL @\(file); "
+                + "'@\(file)' came right after -d (--download), which takes no value in af (curl's -d data are items after the URL here: af POST URL name=value)"),
+            (["@\(file)"], "'@\(file)' is where the URL goes, and no URL starts with @: a file sent as the body is an item after the URL, as in af POST URL @\(file)"),
+            (["--offline", "@\(file)"], "'@\(file)' is where the URL goes, and no URL starts with @: a file sent as the body is an item after the URL, as in af POST URL @\(file)"),
+            (["--json", "{\"a\":1}", hostPort], "'{\"a\":1}' \(json); '{\"a\":1}' came right after --json, which takes no value in af (curl's --json takes the document)"),
+            (["-j", "[1, 2]", server.url("/post")], "'[1, 2]' \(json); '[1, 2]' came right after -j (--json), which takes no value in af (curl's --json takes the document)"),
+            (["-v", " {}", ":8080/x"], "' {}' \(json)"),
+        ]
+        for (arguments, message) in cases {
+            let result = InProcessAF.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        // A host name right after a flag no one gives a value keeps the item message, as does
+        // a path, an item that forgot its @.
+        #expect(InProcessAF.run(["--offline", hostPort, "example.test"]).err
+            == "af: error: 'example.test' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n")
+        #expect(InProcessAF.run(["-m", "5", file]).err
+            == "af: error: '\(file)' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file\n")
+        #expect(server.requests.isEmpty)
     }
 
     /// Items typed before the URL: the first item was taken as the URL (a header item parses

@@ -119,6 +119,7 @@ enum RequestBuilder {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
         let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
+        try refuseNonURL(urlArgument, follows: urlFollows)
         for index in itemArguments.indices {
             try refuseNonItems(itemArguments, at: index, method: explicitMethod, url: urlArgument, urlFollows: urlFollows, settings: settings)
         }
@@ -403,6 +404,12 @@ enum RequestBuilder {
             } else {
                 hint = "; for many requests, list them in a file for af batch"
             }
+            throw .usage("'\(Quote.argument(argument))' is a URL after the URL '\(Quote.argument(url))': af makes one request per run\(hint)")
+        }
+        // `af -m 5 localhost:8080/x`: curl's value for the letter took the URL's place, and the
+        // URL without its scheme read as an item (a header named localhost) or failed as one.
+        if isURLMeantAfterFlag(argument, url: url, urlFollows: urlFollows), let urlFollows, let hint = curlValueHint(urlFollows, value: url),
+           urlAfterItems(method: method, url: url, items: items, at: index, urlFollows: urlFollows) == nil {
             throw .usage("'\(Quote.argument(argument))' is a URL after the URL '\(Quote.argument(url))': af makes one request per run\(hint)")
         }
         let bytes = Array(argument.utf8)
