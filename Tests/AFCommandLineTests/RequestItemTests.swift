@@ -291,6 +291,15 @@ import Testing
         (["--manual"], "unknown option '--manual'; the manual is 'man af'; --help lists the options"),
         (["--traceback"], "unknown option '--traceback'; --debug prints the versions, the parsed options and libcurl's trace"),
         (["--capath", "/etc/ssl/certs"], "unknown option '--capath'; --verify=DIR trusts a directory of hashed CA certificates"),
+        // curl's options a script carries over: --cert-status was 'did you mean --check-status?'.
+        (["--cert-status"], "unknown option '--cert-status'; --check-revocation requires a good stapled OCSP response"),
+        (["--key", "k.pem"], "unknown option '--key'; --cert-key=FILE is the private key for --cert when it is a file of its own"),
+        (["-E", "c.pem"], "unknown option '-E'; --cert=FILE is the client certificate (PEM), --cert-key=FILE its key if apart"),
+        (["-D", "-"], "unknown option '-D'; -h prints only the response headers, -p hb the headers and the body"),
+        (["--cookie-jar", "j"], "unknown option '--cookie-jar'; --session=NAME keeps the cookies a server sets between runs"),
+        (["--ntlm"], "unknown option '--ntlm'; af speaks Basic, Digest and bearer authentication (-A), not NTLM or Negotiate"),
+        (["--proto-redir", "=https"], "unknown option '--proto-redir'; af speaks http and https only, and follows redirects to nothing else"),
+        (["-g"], "unknown option '-g'; af never expands [] or {} in a URL, so there is nothing to turn off"),
     ])
     func errors(arguments: [String], message: String) {
         #expect {

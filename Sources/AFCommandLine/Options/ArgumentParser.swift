@@ -208,7 +208,8 @@ enum Suggestions {
         "H": "header", "X": "request", "u": "user", "L": "location", "s": "silent", "i": "include",
         "T": "upload-file", "O": "remote-name", "C": "continue-at", "e": "referer", "w": "write-out",
         "G": "get", "0": "http1.0", "1": "tlsv1", "N": "no-buffer", "r": "range", "z": "time-cond", "n": "netrc",
-        "K": "config", "J": "remote-header-name", "U": "proxy-user",
+        "K": "config", "J": "remote-header-name", "U": "proxy-user", "D": "dump-header", "g": "globoff",
+        "#": "progress-bar", "M": "manual",
     ]
 
     /// curl's letters for things af does under a long name only (curl -V is --version,
@@ -216,6 +217,7 @@ enum Suggestions {
     static let curlLettersForAfLongs: [Character: String] = [
         "V": "--version prints af's version and the libcurl, OpenSSL and zlib it runs on",
         "Z": "af batch --parallel=N FILE runs the requests of FILE, one per line, N at once",
+        "E": "--cert=FILE is the client certificate (PEM), --cert-key=FILE its key if apart",
     ]
 
     private static let headerItem = "af sends a header given as a request item: af URL 'X-Name:value'"
@@ -274,7 +276,37 @@ enum Suggestions {
         // HTTPie's --no-verify resets --verify to its default; read as "do not verify", it
         // would do the opposite of what was meant.
         "no-verify": "--verify=no (or -k) skips certificate verification; verifying is the default",
+        // curl's options a script carries over, in af's words.
+        "key": "--cert-key=FILE is the private key for --cert when it is a file of its own",
+        "pass": "--cert-key-pass=PASS is the pass phrase of --cert's key",
+        "cert-type": pemOnly, "key-type": pemOnly,
+        "pinnedpublickey": "--pin=sha256//BASE64 requires that public key in the server's chain (repeatable)",
+        "crlfile": "--crl=FILE checks certificates against a CRL",
+        "cert-status": "--check-revocation requires a good stapled OCSP response",
+        "tlsv1.0": tlsVersion, "tlsv1.1": tlsVersion, "sslv3": tlsVersion,
+        "cookie-jar": "--session=NAME keeps the cookies a server sets between runs",
+        "digest": "-A digest -a USER:PASSWORD uses Digest authentication",
+        "basic": "-a USER:PASSWORD sends Basic authentication, the default -A basic",
+        "anyauth": "-A basic (the default) or -A digest names the scheme; af does not pick one from the server's challenge",
+        "ntlm": otherSchemes, "negotiate": otherSchemes,
+        "dump-header": "-h prints only the response headers, -p hb the headers and the body",
+        "trace-ascii": "-v prints the exchange; --debug adds libcurl's own trace",
+        "stderr": "af writes errors and notices to standard error: redirect it with 2>FILE",
+        "progress-bar": "af draws a progress bar for a download (-d) when standard error is a terminal",
+        "netrc-file": "af reads the netrc file that NETRC names: NETRC=FILE af URL",
+        "netrc-optional": "af reads ~/.netrc without being asked (--ignore-netrc turns it off)",
+        "globoff": "af never expands [] or {} in a URL, so there is nothing to turn off",
+        "proto": httpOnly, "proto-redir": httpOnly,
+        "url-query": "query items go into the URL: af URL name==value",
+        "remove-on-error": "af writes a file as NAME.part and names it only once the body is complete, so a failure leaves no partial NAME",
+        "limit-rate": "af does not slow a transfer down; af batch --rate=N/s limits how often its requests start",
+        "parallel-max": "af batch --parallel=N keeps up to N requests in flight",
+        "fail-early": "af batch --fail-fast starts nothing more after the first failure",
     ]
+
+    private static let pemOnly = "af reads client certificates and keys in PEM (--cert, --cert-key)"
+    private static let otherSchemes = "af speaks Basic, Digest and bearer authentication (-A), not NTLM or Negotiate"
+    private static let httpOnly = "af speaks http and https only, and follows redirects to nothing else"
 
     private static let noHTTP3 = "af speaks HTTP/1.1 and HTTP/2 (--http-version=2), never HTTP/3"
 
