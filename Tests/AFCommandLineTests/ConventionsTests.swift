@@ -106,6 +106,22 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// curl's `--cert FILE:PASSWORD` was "cannot read 'client.pem:s3cret' (from '--cert')",
+    /// exit 66: the pass phrase printed on standard error (a CI job's log) and no word of
+    /// af's spelling.
+    @Test func curlsCertificateWithItsPassPhraseIsNamedWithoutIt() throws {
+        let file = directory + "/client.pem"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let result = InProcessAF.run(["--cert", file + ":s3cret", server.url("/get")])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: --cert names '\(file)' and, after ':', what curl's --cert FILE:PASSWORD takes as its pass phrase; in af, give --cert=FILE --cert-key-pass=PASSWORD\n")
+        // A path with a colon that names no file by its first part is read as it is.
+        let missing = InProcessAF.run(["--cert", directory + "/none:x", server.url("/get")])
+        #expect(missing.status == 66)
+        #expect(missing.err.hasPrefix("af: error: cannot read '\(directory)/none:x' (from '--cert'): no such file or directory"))
+        #expect(server.requests.isEmpty)
+    }
+
     /// Items typed before the URL: the first item was taken as the URL (a header item parses
     /// as `host:port`), or a method followed by a data item was, and the messages spoke of a
     /// second URL after the URL 'a=1', of an option before it, or of a request item

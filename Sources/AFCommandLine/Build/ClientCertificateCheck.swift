@@ -11,6 +11,12 @@ enum ClientCertificateCheck {
     /// the copy the handshake reads too); messages name `settings`' paths.
     static func passPhrase(settings: Settings, certificateFile: String?, keyFile: String?, environment: Environment) throws(CommandFailure) -> String? {
         guard let certificatePath = settings.cert else { return settings.certKeyPass }
+        // curl's `--cert FILE:PASSWORD`: a file by the name before the colon and none by the
+        // whole. The message names the file alone: the rest is a pass phrase.
+        if let colon = certificatePath.firstIndex(of: ":"), case let file = String(certificatePath[..<colon]), !file.isEmpty,
+           !FileSystem.exists(certificatePath), FileSystem.exists(file) {
+            throw .usage("--cert names '\(Quote.argument(file))' and, after ':', what curl's --cert FILE:PASSWORD takes as its pass phrase; in af, give --cert=FILE --cert-key-pass=PASSWORD")
+        }
         // Each file is looked at and read once.
         let certificate = try FileReading.regularFile(atPath: certificateFile ?? certificatePath, item: "--cert")
         var key: [UInt8]?
