@@ -186,6 +186,16 @@ import Testing
         #expect(InProcessAF.run(["-o", folder, server.url("/file/x")]).err == "af: error: '\(folder)' is a directory; name a file\n")
         #expect(InProcessAF.run(["-d", "--output-dir=\(folder)", server.url("/file/x")]).status == 0)
         #expect(FileManager.default.fileExists(atPath: folder + "/x"))
+        // A name that ends with '/' is a directory by its spelling, there or not: --create-dirs
+        // made it, and then it failed as a directory, leaving the new one behind.
+        let missing = directory + "/new/"
+        let spelled = InProcessAF.run(["--create-dirs", "-o", missing, server.url("/file/x")])
+        #expect(spelled.status == 9)
+        #expect(spelled.err == "af: error: '\(missing)' ends with '/', so it names a directory; name a file\n")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        #expect(InProcessAF.run(["-d", "-o", missing, server.url("/file/x")]).err
+            == "af: error: '\(missing)' ends with '/', so it names a directory; name a file; to save into it under the name from the server or URL, give --output-dir=\(missing) instead of -o\n")
+        #expect(server.requests.count == 1, "only the --output-dir download was sent")
     }
 
     @Test func outputDirectoryMustExistUnlessCreated() {

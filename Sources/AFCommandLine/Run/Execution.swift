@@ -93,7 +93,7 @@ final class Execution {
         } catch {
             if case .invalidRequest(let reason) = error { throw .usage(reason) }
             // `-d -o DIR`, as wget's -P or curl's --output-dir take a directory.
-            let directory = settings.download && settings.output.map { FileIO.isDirectory(DownloadSink.path(of: $0, in: settings.outputDir ?? ".")) } == true
+            let directory = settings.download && settings.output.map { $0.hasSuffix("/") || FileIO.isDirectory(DownloadSink.path(of: $0, in: settings.outputDir ?? ".")) } == true
                 ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.argument(CurlCommand.quote(settings.output ?? ""))) instead of -o" : ""
             // `-c` with NAME and NAME.part both there: replacing NAME is what --overwrite allows.
             var replacing = ""

@@ -190,6 +190,12 @@ public final class DownloadSink: ResponseBodySink {
             state = Locked(initial)
             return
         }
+        // A fixed name ending with '/' (`out/`) is a directory by its spelling: refused before
+        // `createIntermediateDirectories` makes it (which then failed as a directory, leaving
+        // the new one behind).
+        if let fixed = configuration.fixedName, fixed.utf8.last == UInt8(ascii: "/") {
+            throw .output(OutputFailure(kind: .destinationExists, message: "'\(fixed)' ends with '/', so it names a directory; name a file"))
+        }
         try Self.prepareDirectory(configuration.directory, create: configuration.options.contains(.createIntermediateDirectories))
         if let fixed = configuration.fixedName {
             let path = Self.path(of: fixed, in: configuration.directory)
