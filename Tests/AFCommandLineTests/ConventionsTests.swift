@@ -486,8 +486,10 @@ import Testing
     /// `-aUSER:PASS` and `-vaUSER:PASS` (a value in the same word as its letter, as the parser
     /// takes it) were printed as typed; a word after an option's value was taken for `-a`'s.
     @Test func debugHidesAnAuthValueHoweverItIsWritten() {
-        let arguments = ["-aada:pw", "-vaada:pw", "-va", "ada:pw", "--auth=ada:pw", "--auth", "ada:pw", "-pH", "-a", "x:y", "-o", "-a", "--cert-key-pass", "kp", "--", "-a"]
-        #expect(DebugReport.redacted(arguments) == ["-a(hidden)", "-va(hidden)", "-va", "(hidden)", "--auth=(hidden)", "--auth", "(hidden)", "-pH", "-a", "(hidden)", "-o", "-a", "--cert-key-pass", "(hidden)", "--", "-a"])
+        // (`-o=-a`: an option's word as the next argument is no value, so a file of that name
+        // is written after `=`.)
+        let arguments = ["-aada:pw", "-vaada:pw", "-va", "ada:pw", "--auth=ada:pw", "--auth", "ada:pw", "-pH", "-a", "x:y", "-o=-a", "--cert-key-pass", "kp", "--", "-a"]
+        #expect(DebugReport.redacted(arguments) == ["-a(hidden)", "-va(hidden)", "-va", "(hidden)", "--auth=(hidden)", "--auth", "(hidden)", "-pH", "-a", "(hidden)", "-o=-a", "--cert-key-pass", "(hidden)", "--", "-a"])
     }
 
     @Test func urlPasswordsAreHiddenWhereverTheyStand() {

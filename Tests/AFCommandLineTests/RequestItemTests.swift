@@ -300,12 +300,41 @@ import Testing
         (["--ntlm"], "unknown option '--ntlm'; af speaks Basic, Digest and bearer authentication (-A), not NTLM or Negotiate"),
         (["--proto-redir", "=https"], "unknown option '--proto-redir'; af speaks http and https only, and follows redirects to nothing else"),
         (["-g"], "unknown option '-g'; af never expands [] or {} in a URL, so there is nothing to turn off"),
+        // A value left out: the option after it was taken for the value (a file called
+        // --follow, a session called -v).
+        (["-o", "--follow", "x"], "option '-o' needs a value, not the option '--follow' after it: write -o FILE (-o=--follow if that is the value)"),
+        (["--session", "-vF", "x"], "option '--session' needs a value, not the option '-vF' after it: write --session=NAME|PATH (--session=-vF if that is the value)"),
+        (["--output", "--no-follow", "x"], "option '--output' needs a value, not the option '--no-follow' after it: write --output=FILE (--output=--no-follow if that is the value)"),
+        (["-vo", "-pHb", "x"], "option '-o' needs a value, not the option '-pHb' after it: write -o FILE (-o=-pHb if that is the value)"),
     ])
     func errors(arguments: [String], message: String) {
         #expect {
             _ = try ParsedArguments.parse(arguments)
         } throws: { error in
             (error as? CommandFailure)?.message.contains(message) == true
+        }
+    }
+
+    /// A value that reads as af's options is refused as the next argument and taken after
+    /// `=`; a credential's is not repeated in the message. Other values that start with a
+    /// dash are values.
+    @Test func anOptionIsNoValueOfTheOptionBefore() throws {
+        for (arguments, spelling, message) in [
+            (["-a", "-bob:s3cret", "x"], "-a", "write -a USER[:PASS], or -a=USER[:PASS] for a value that starts with '-'"),
+            (["--cert-key-pass", "-vas3cret", "x"], "--cert-key-pass", "write --cert-key-pass=PASS, which takes a value that starts with '-' too"),
+        ] {
+            #expect {
+                _ = try ParsedArguments.parse(arguments)
+            } throws: { error in
+                (error as? CommandFailure)?.message == "option '\(spelling)' needs a value, not the option after it: \(message)"
+            }
+        }
+        let taken: [([String], String)] = [
+            (["-o=--follow", "x"], "--follow"), (["--output=--follow", "x"], "--follow"), (["-a=-bob:pw", "x"], "-bob:pw"),
+            (["-o", "-", "x"], "-"), (["--raw", "-5"], "-5"), (["--boundary", "--unknown-word"], "--unknown-word"), (["-o", "--", "x"], "--"),
+        ]
+        for (arguments, value) in taken {
+            #expect(try ParsedArguments.parse(arguments).options.first?.value == value, "\(arguments)")
         }
     }
 

@@ -41,6 +41,9 @@ public enum ManPage {
         a scheme\\-relative one (\\fB//example.org/x\\fR) too;
         \\fB:3000/x\\fR means \\fBhttp://localhost:3000/x\\fR.
         Options may appear anywhere; \\fB\\-\\-\\fR ends them.
+        An option's value is the next argument, or follows \\fB=\\fR. A next argument that is one
+        of af's options is no value (\\fBaf \\-o \\-\\-follow URL\\fR is a usage error: a value
+        left out); a value that reads so is written after \\fB=\\fR (\\fB\\-o=\\-\\-follow\\fR).
         .PP
         Standard input is the request body when it is a pipe or a regular file with at least
         one byte and no body items are given; a terminal or \\fI/dev/null\\fR is never read.

@@ -99,6 +99,7 @@ struct ParsedArguments: Sendable {
                             throw .usage("option '\(spelling)'\(origin) needs a value: \(spelling.hasPrefix("--") ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)")\(Self.choiceList(spec))")
                         }
                         index += 1
+                        try Self.refuseOptionAsValue(arguments[index], for: spec, spelling: spelling, valueName: valueName, origin: origin)
                         result.options.append(ParsedOption(spec: spec, value: valued(spec, arguments[index]), negated: false, spelling: spelling, valueArgument: index))
                     }
                 }
@@ -127,6 +128,7 @@ struct ParsedArguments: Sendable {
                         }
                         index += 1
                         value = arguments[index]
+                        try Self.refuseOptionAsValue(value, for: spec, spelling: spelling, valueName: valueName, origin: origin)
                     }
                     result.options.append(ParsedOption(spec: spec, value: valued(spec, value), negated: false, spelling: spelling, valueArgument: index))
                 }
@@ -137,6 +139,43 @@ struct ParsedArguments: Sendable {
 }
 
 extension ParsedArguments {
+    /// An option's value taken from the next argument, when that argument is one of af's
+    /// options (`af -o --follow URL`, `af --session -v URL`, `af -a -v URL`): the value was
+    /// left out, and the option after it would have become a file called `--follow`, a
+    /// session of that name or a user name. A value that does start so is written with `=`
+    /// (`--output=--follow`), as HTTPie's parser wants it too. The word is not repeated for
+    /// an option whose value is a secret (`-a -bob:pw` may be a password).
+    static func refuseOptionAsValue(_ word: String, for spec: OptionSpec, spelling: String, valueName: String, origin: String) throws(CommandFailure) {
+        guard isOptionWord(word) else { return }
+        let long = spelling.hasPrefix("--")
+        let form = long ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)"
+        if DebugReport.secretOptions.contains(spec.id) {
+            let dash = long ? ", which takes a value that starts with '-' too" : ", or \(spelling)=\(valueName) for a value that starts with '-'"
+            throw .usage("option '\(spelling)'\(origin) needs a value, not the option after it: write \(form)\(dash)")
+        }
+        throw .usage("option '\(spelling)'\(origin) needs a value, not the option '\(Quote.argument(word))' after it: write \(form)"
+            + " (\(spelling)=\(Quote.argument(CurlCommand.quote(word))) if that is the value)")
+    }
+
+    /// Whether `word` reads as af's options: `--NAME`, `--NAME=VALUE` or `--no-NAME` of a long
+    /// option af has, or a cluster of its letters (`-v`, `-vF`, `-ofile`), each known up to
+    /// one that takes the rest as its value. `-` alone, `--` and `-5` are not.
+    static func isOptionWord(_ word: String) -> Bool {
+        guard word.hasPrefix("-"), word.utf8.count >= 2 else { return false }
+        if word.hasPrefix("--") {
+            let body = word.dropFirst(2)
+            let name = String(body.splitOnce(byte: UInt8(ascii: "="))?.before ?? body)
+            guard !name.isEmpty else { return false }
+            if OptionTable.option(long: name) != nil { return true }
+            return name.hasPrefix("no-") && OptionTable.option(long: String(name.dropFirst(3)))?.negatable == true
+        }
+        for letter in word.dropFirst() {
+            guard let spec = OptionTable.option(short: letter) else { return false }
+            if case .required = spec.value { return true }
+        }
+        return true
+    }
+
     /// `; choose a, b or c` for an option with a fixed set of values (`af --style` lists the
     /// styles), or nothing.
     static func choiceList(_ spec: OptionSpec) -> String {
