@@ -444,6 +444,10 @@ import Testing
         #expect(url.status == 66)
         #expect(url.err == "af: error: cannot read the batch file '\(server.url("/answer/1"))': no such file or directory; "
                 + "af batch reads command lines from a file, and 'af \(server.url("/answer/1"))' makes one request\n")
+        // Without its scheme too, when it has a port (a name with a dot alone may be a file's).
+        let hostPort = "localhost:\(server.port)/answer/1"
+        #expect(AF.run(["batch", hostPort]).err == "af: error: cannot read the batch file '\(hostPort)': no such file or directory; "
+                + "af batch reads command lines from a file, and 'af \(hostPort)' makes one request\n")
         #expect(server.hits("/answer/1") == 0)
         let path = try file([server.url("/answer/1")])
         for (option, message) in [

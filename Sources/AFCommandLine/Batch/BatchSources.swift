@@ -43,8 +43,11 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         case .descriptor(let opened):
             fd = opened
         case .failed(let failure):
-            // `af batch URL`: a request where the file of command lines goes.
-            let url = failure.code == ENOENT && path.containsBytes(of: "://") ? "; af batch reads command lines from a file, and 'af \(name)' makes one request" : ""
+            // `af batch URL`: a request where the file of command lines goes (a host with a
+            // port, `localhost:8080/x`, is no file name anyone types either).
+            let looksLikeURL = path.containsBytes(of: "://") || RequestBuilder.isURLArgument(path)
+                || (RequestBuilder.looksLikeURL(path) && path.containsBytes(of: ":"))
+            let url = failure.code == ENOENT && looksLikeURL ? "; af batch reads command lines from a file, and 'af \(name)' makes one request" : ""
             throw CommandFailure("cannot read the batch file '\(name)': \(failure.description)\(url)", exitCode: ExitStatus.noInput)
         case .interrupted(let reason):
             throw .interrupted(by: reason, whileReading: "the batch file '\(name)'")
