@@ -526,6 +526,47 @@ import Testing
         }
     }
 
+    /// A pipe as the body (`@<(command)`, here the test's own pipe by its /proc path) was
+    /// read as the transfer sent it, on the transfer's thread: `--timeout=1` fired only once
+    /// the pipe gave bytes again (exit 2 after the writer's pause), and nothing said what af
+    /// waited for. Now it is read whole first, with the notice, and sent with its length;
+    /// `--chunked` still streams it.
+    @Test func aPipeBodyIsReadBeforeTheTransfer() throws {
+        let server = try TestServer()
+        func pipeWriting(_ text: String, after delay: Double) -> (read: Int32, path: String) {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            let writer = ends[1]
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: delay)
+                _ = Array(text.utf8).withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+                close(writer)
+            }
+            return (ends[0], "/proc/self/fd/\(ends[0])")
+        }
+        let late = pipeWriting("late body", after: 1.2)
+        let held = InProcessAF.run(["--timeout=1", "post", server.url("/post"), "@" + late.path], noticeDelays: NoticeDelays(silentInput: 0.3))
+        close(late.read)
+        #expect(held.status == 0, "\(held.err)")
+        #expect(held.err == "af: nothing has come on '\(late.path)' in 300ms; af reads it to its end before sending the request (--chunked sends it as it comes)\n")
+        let sent = try #require(server.requests(to: "/post").last)
+        #expect(sent.bodyText == "late body" && sent.header("Content-Length") == "9" && !sent.chunked)
+        let streamed = pipeWriting("streamed", after: 0)
+        let chunked = InProcessAF.run(["--chunked", "post", server.url("/post"), "@" + streamed.path])
+        close(streamed.read)
+        #expect(chunked.status == 0, "\(chunked.err)")
+        let second = try #require(server.requests(to: "/post").last)
+        #expect(second.bodyText == "streamed" && second.chunked)
+        // -v shows what it held, with its length. (--offline does not read it: a pipe may
+        // never end, or a FIFO never get its writer.)
+        let shown = pipeWriting("{\"a\": 1}", after: 0)
+        let verbose = InProcessAF.run(["-p", "HB", "post", server.url("/post"), "@" + shown.path, "Content-Type:application/json"])
+        close(shown.read)
+        #expect(verbose.status == 0, "\(verbose.err)")
+        #expect(verbose.out.contains("Content-Length: 8\n") && verbose.out.hasSuffix("\n\n{\"a\": 1}\n"), "\(verbose.out)")
+        #expect(try #require(server.requests(to: "/post").last).bodyText == "{\"a\": 1}")
+    }
+
     /// The wait is the environment's (`NoticeDelays.silentInput`): a body on standard input
     /// that comes late gets the notice through the whole command, as `af batch -`'s lines do
     /// (a batch held by an open standard input said nothing); lines that come in time, or

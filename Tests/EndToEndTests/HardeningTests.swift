@@ -259,15 +259,18 @@ import Glibc
         return path
     }
 
-    @Test func aFIFOBodyIsStreamedNotSentEmpty() throws {
-        for follow in [false, true] {
-            let fifo = fifo("body-\(follow).fifo", feeding: "streamed data\n")
+    /// A FIFO is read whole before the request and sent with its length (what a redirect
+    /// that keeps the body sends again); `--chunked` streams it as it comes.
+    @Test func aFIFOBodyIsSentWholeNotEmpty() throws {
+        for (follow, chunked) in [(false, false), (true, false), (false, true)] {
+            let fifo = fifo("body-\(follow)-\(chunked).fifo", feeding: "streamed data\n")
             let target = follow ? "/redirect-to?status=307&url=/put" : "/put"
-            let result = AF.run((follow ? ["-F"] : []) + ["put", server.url(target), "@\(fifo)"])
+            let result = AF.run((follow ? ["-F"] : []) + (chunked ? ["--chunked"] : []) + ["put", server.url(target), "@\(fifo)"])
             #expect(result.status == 0, "\(result.err)")
             let request = try #require(server.requests(to: "/put").last)
             #expect(request.bodyText == "streamed data\n")
-            if !follow { #expect(request.chunked) }
+            #expect(request.chunked == chunked)
+            #expect(request.header("Content-Length") == (chunked ? nil : "14"))
         }
     }
 
@@ -446,15 +449,15 @@ import Glibc
     }
 
     /// A FIFO nobody opens for writing blocks the open itself, and a pipe nobody writes to
-    /// blocks the engine's reads while a body streams: Ctrl-C or SIGTERM ends either at once
-    /// (the open's EINTR was taken for an unreadable file, exit 66; the body's read was
-    /// tried again until the writer gave up).
+    /// blocks the reads of it (a body's, a part's, a value's, all read before the request):
+    /// Ctrl-C or SIGTERM ends either at once (the open's EINTR was taken for an unreadable
+    /// file, exit 66; the body's read was tried again until the writer gave up).
     @Test(arguments: [
         ("a=@", false, SIGINT, Int32(130), "interrupted while reading '%@'"),
         ("X-A:@", false, SIGTERM, 143, "terminated while reading '%@'"),
-        ("@", false, SIGINT, 130, "interrupted"),
-        ("@", true, SIGTERM, 143, "terminated"),
-        ("f@", true, SIGINT, 130, "interrupted"),
+        ("@", false, SIGINT, 130, "interrupted while reading '%@'"),
+        ("@", true, SIGTERM, 143, "terminated while reading '%@'"),
+        ("f@", true, SIGINT, 130, "interrupted while reading '%@'"),
     ])
     func aSignalEndsAWaitForAPipe(prefix: String, writerOpen: Bool, signal: Int32, status: Int32, message: String) throws {
         let fifo = makeFIFO("wait-\(signal)-\(writerOpen)-\(prefix.count).fifo")
@@ -463,6 +466,16 @@ import Glibc
         let result = runSignalled(["post", server.url("/post"), prefix + fifo], signal: signal)
         #expect(result.status == status, "\(result.err)")
         #expect(result.err == "af: error: \(message.replacingOccurrences(of: "%@", with: fifo))\n")
+    }
+
+    /// `--chunked` streams a pipe's body as the transfer reads it: a signal ends that wait too.
+    @Test func aSignalEndsAStreamedPipeBody() throws {
+        let fifo = makeFIFO("streamed-wait.fifo")
+        let writer = open(fifo, O_RDWR)
+        defer { close(writer) }
+        let result = runSignalled(["--chunked", "post", server.url("/post"), "@" + fifo], signal: SIGTERM)
+        #expect(result.status == 143, "\(result.err)")
+        #expect(result.err == "af: error: terminated\n")
     }
 
     @Test(arguments: [

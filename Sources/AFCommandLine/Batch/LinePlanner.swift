@@ -189,7 +189,9 @@ struct LinePlanner: Sendable {
     func prepare(_ words: [String]) throws(CommandFailure) -> PlannedLine {
         let (settings, positionals, connections) = try plan(words)
         let known = settings.isUnchangedCopy(of: base) ? baseOptions : nil
-        let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment, options: known)
+        // A pipe a line's item names is read as the line's transfer sends it, not while the
+        // file is checked (a FIFO read then would be empty, or wait, when the line runs).
+        let built = try RequestBuilder.build(positionals: positionals, settings: settings, environment: environment, options: known, holdsPipes: false)
         return PlannedLine(settings: settings, built: built, connections: connections)
     }
 

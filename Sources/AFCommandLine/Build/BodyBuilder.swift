@@ -11,6 +11,8 @@ enum BodyOrigin: Sendable {
     case multipart(MultipartFormData)
     /// `@file`.
     case file(path: String)
+    /// `@file` of a pipe (`@<(command)`), read whole before the request: what it held.
+    case heldFile(path: String, held: StandardInput.Held)
     /// Standard input as held to be sent (in memory, or in a file: a spooled copy or
     /// standard input's own), or nil when it is streamed as it is read.
     case standardInput(StandardInput.Held?)
@@ -54,8 +56,11 @@ enum BodyBuilder {
 
     /// `standardInputItem`: the path through which an item reads standard input
     /// (`StandardInputItems`); standard input is then not a body of its own, as it is not when
-    /// a file option names it (`settings.standardInputOption`).
-    static func build(items: [SourcedItem], settings: Settings, environment: Environment, standardInputItem: String? = nil) throws(CommandFailure) -> BuiltBody {
+    /// a file option names it (`settings.standardInputOption`). `holdsPipes`: a body file that
+    /// is a pipe is read whole now unless `--chunked` streams it (`Spooler`).
+    static func build(
+        items: [SourcedItem], settings: Settings, environment: Environment, standardInputItem: String? = nil, holdsPipes: Bool = true
+    ) throws(CommandFailure) -> BuiltBody {
         let dataItems = items.filter { item in
             switch item.item {
             case .field, .fieldFromFile, .jsonField, .jsonFieldFromFile, .file: return true
@@ -95,7 +100,14 @@ enum BodyBuilder {
         }
 
         // HTTP/1.0 has no chunked encoding: a body read once (a FIFO, `<(cmd)`) is held to learn its length.
-        let spooler = Spooler(needed: mayResend(settings) || settings.httpVersion == .http1_0, temporaryDirectory: environment.temporaryDirectory)
+        // A pipe is read whole before the request unless --chunked streams it: read as the
+        // body went, it held up the transfer's thread (--timeout fired only once it gave
+        // bytes again, and nothing said what af waited for).
+        var pipeNotice = StandardInput.waitNotice(stderr: environment.stderr, quiet: settings.quiet, delays: environment.noticeDelays)
+        pipeNotice?.meanwhile = "af reads it to its end before sending the request (--chunked sends it as it comes)"
+        let spooler = Spooler(needed: mayResend(settings) || settings.httpVersion == .http1_0,
+                              holdsPipes: holdsPipes && !settings.chunked && !settings.offline && !settings.curl,
+                              temporaryDirectory: environment.temporaryDirectory, notice: pipeNotice)
         if !dataItems.isEmpty {
             switch mode {
             case .json: return try json(dataItems)
@@ -129,8 +141,9 @@ enum BodyBuilder {
             if FileIO.isNullDevice(path: given) {
                 return BuiltBody(body: .bytes([]), origin: .text(""), contentType: type, isJSON: false, temporaryFiles: spooler.files)
             }
-            let body = try spooler.replayable(given, item: file.argument).body
-            return BuiltBody(body: body, origin: .file(path: given), contentType: type, isJSON: type == "application/json",
+            let held = try spooler.replayable(given, item: file.argument)
+            let origin: BodyOrigin = if case .file(given) = held { .file(path: given) } else { .heldFile(path: given, held: held) }
+            return BuiltBody(body: held.body, origin: origin, contentType: type, isJSON: type == "application/json",
                              temporaryFiles: spooler.files)
         }
         if let raw = settings.raw {
@@ -287,27 +300,42 @@ enum BodyBuilder {
     }
 
     /// Holds body files that can be read only once (a pipe, `<(…)`, a device) when the
-    /// request may be sent again, so that every attempt sends the whole body: in memory while
-    /// they are small, else in temporary files.
+    /// request may be sent again, so that every attempt sends the whole body, and pipes
+    /// (`<(…)`, a FIFO) whenever `holdsPipes`, so that they are read before the transfer
+    /// starts: in memory while they are small, else in temporary files.
     final class Spooler {
         let needed: Bool
+        let holdsPipes: Bool
         let temporaryDirectory: String
+        /// Said when a pipe gives nothing for a while.
+        let notice: StandardInput.WaitNotice?
         private(set) var files: [String] = []
 
-        init(needed: Bool, temporaryDirectory: String) {
+        init(needed: Bool, holdsPipes: Bool = false, temporaryDirectory: String, notice: StandardInput.WaitNotice? = nil) {
             self.needed = needed
+            self.holdsPipes = holdsPipes
             self.temporaryDirectory = temporaryDirectory
+            self.notice = notice
         }
 
         /// What sends the file at `path` on every attempt: the file itself, or, when it cannot
-        /// be read twice, its bytes (while they are few) or a spooled copy of them.
+        /// be read twice (or is a pipe, with `holdsPipes`), its bytes (while they are few) or a
+        /// spooled copy of them.
         func replayable(_ path: String, item: String) throws(CommandFailure) -> StandardInput.Held {
-            guard needed, FileIO.exists(path), FileIO.regularFileSize(path) == nil else { return .file(path: path) }
+            guard FileIO.exists(path), FileIO.regularFileSize(path) == nil, needed || (holdsPipes && Self.isPipe(path)) else { return .file(path: path) }
             let fd = try FileReading.openToRead(path, item: item)
             defer { close(fd) }
-            let held = try StandardInput.hold(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'") ?? .bytes([])
+            let held = try StandardInput.hold(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'", notice: notice) ?? .bytes([])
             if case .file(let copy) = held { files.append(copy) }
             return held
+        }
+
+        /// A FIFO or a socket (following links: `/dev/fd/63` of `<(…)`), which gives its bytes
+        /// as a writer sends them; a device (`/dev/zero`) may never end and is streamed.
+        private static func isPipe(_ path: String) -> Bool {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return false }
+            return [S_IFIFO, S_IFSOCK].contains(info.st_mode & S_IFMT)
         }
     }
 

@@ -113,9 +113,15 @@ enum RequestBuilder {
         }
     }
 
-    /// - Parameter options: the transfer options of `settings`, when the caller has them
-    ///   already (`af batch` makes them once for every line without options of its own).
-    static func build(positionals: [Positional], settings: Settings, environment: Environment, options known: TransferOptions? = nil) throws(CommandFailure) -> BuiltRequest {
+    /// - Parameters:
+    ///   - options: the transfer options of `settings`, when the caller has them already
+    ///     (`af batch` makes them once for every line without options of its own).
+    ///   - holdsPipes: a body file that is a pipe is read whole here, before the transfer
+    ///     (`BodyBuilder.Spooler`); `af batch`, which checks its lines before it runs them,
+    ///     leaves it to the transfer.
+    static func build(
+        positionals: [Positional], settings: Settings, environment: Environment, options known: TransferOptions? = nil, holdsPipes: Bool = true
+    ) throws(CommandFailure) -> BuiltRequest {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
         let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
@@ -184,7 +190,7 @@ enum RequestBuilder {
             }
         }
         let applicable = session.flatMap { $0.applies(to: url) ? $0 : nil }
-        let body = try BodyBuilder.build(items: items, settings: settings, environment: environment, standardInputItem: standardInput)
+        let body = try BodyBuilder.build(items: items, settings: settings, environment: environment, standardInputItem: standardInput, holdsPipes: holdsPipes)
         // Standard input may already be spooled to a temporary file: a failure from here on
         // removes it rather than leaving the user's data behind.
         do throws(CommandFailure) {
@@ -198,7 +204,7 @@ enum RequestBuilder {
             if method == .head, (try? body.body.contentLength()).map({ $0 != 0 }) ?? true {
                 let source = switch body.origin {
                 case .standardInput: "standard input (-I ignores it)"
-                case .file(let path): "'@\(Quote.argument(path))'"
+                case .file(let path), .heldFile(let path, _): "'@\(Quote.argument(path))'"
                 case .multipart: "the multipart form"
                 case .none, .text: settings.raw != nil ? "--raw" : "the data items"
                 }

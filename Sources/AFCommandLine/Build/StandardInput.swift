@@ -98,6 +98,8 @@ enum StandardInput {
     struct WaitNotice: Sendable {
         var seconds: Double
         var write: @Sendable (String) -> Void
+        /// What af does meanwhile, and what to do about it, after "nothing has come on X in N s; ".
+        var meanwhile = "af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)"
     }
 
     /// The notice of input that gives nothing (`delays.silentInput`), written on `channel` as
@@ -181,7 +183,7 @@ enum StandardInput {
             ready = poll(&descriptor, 1, Int32(notice.seconds * 1000))
         }
         if ready == 0 {
-            notice.write("nothing has come on \(source) in \(Format.seconds(notice.seconds)); af waits for it to end as the request body (give -I, --ignore-stdin, when it is not the body)")
+            notice.write("nothing has come on \(source) in \(Format.seconds(notice.seconds)); \(notice.meanwhile)")
         }
     }
 

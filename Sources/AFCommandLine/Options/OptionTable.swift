@@ -74,7 +74,7 @@ public enum OptionTable {
                    binding: .custom(.flag, sample: nil) { settings, option in settings.compress = option.negated ? 0 : settings.compress + 1 }),
         OptionSpec(.chunked, "chunked", group: .body,
                    help: "Send the body with Transfer-Encoding: chunked",
-                   details: "Send the body with Transfer-Encoding: chunked instead of Content-Length. Standard input is then streamed as it is read instead of being spooled first (unless retries are on).",
+                   details: "Send the body with Transfer-Encoding: chunked instead of Content-Length. Standard input, or a body file that is a pipe (@<(command), a FIFO), is then streamed as it is read instead of being read whole first (unless retries are on).",
                    binding: .flag(\.chunked)),
         OptionSpec(.ignoreStdin, "ignore-stdin", short: "I", group: .body,
                    help: "Never read standard input as the body",

@@ -97,7 +97,7 @@ enum CurlCommand {
             return []
         case .text(let text):
             return ["--data-raw", quote(text)]
-        case .file(let path):
+        case .file(let path), .heldFile(let path, _):
             return ["--data-binary", quote("@" + path)]
         case .standardInput(let held):
             let bytes: [UInt8]? = switch held {

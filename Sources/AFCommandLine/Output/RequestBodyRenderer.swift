@@ -21,6 +21,10 @@ struct RequestBodyRenderer: Sendable {
             return show(Array(text.utf8), contentType: contentType)
         case .file(let path):
             return file(path, label: "'\(path)'", contentType: contentType)
+        case .heldFile(let path, .bytes(let bytes)):
+            return contents(bytes, label: "'\(path)'", contentType: contentType)
+        case .heldFile(let path, .file(let copy)):
+            return file(copy, label: "'\(path)'", contentType: contentType)
         case .standardInput(nil):
             return note("[standard input, streamed as it is read]")
         case .standardInput(.bytes(let bytes)):
