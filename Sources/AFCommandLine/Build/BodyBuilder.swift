@@ -103,10 +103,10 @@ enum BodyBuilder {
         // A pipe is read whole before the request unless --chunked streams it: read as the
         // body went, it held up the transfer's thread (--timeout fired only once it gave
         // bytes again, and nothing said what af waited for).
-        var pipeNotice = StandardInput.waitNotice(stderr: environment.stderr, quiet: settings.quiet, delays: environment.noticeDelays)
+        let holdsPipes = holdsPipes && !settings.chunked && !settings.offline && !settings.curl
+        var pipeNotice = holdsPipes ? StandardInput.waitNotice(stderr: environment.stderr, quiet: settings.quiet, delays: environment.noticeDelays) : nil
         pipeNotice?.meanwhile = "af reads it to its end before sending the request (--chunked sends it as it comes)"
-        let spooler = Spooler(needed: mayResend(settings) || settings.httpVersion == .http1_0,
-                              holdsPipes: holdsPipes && !settings.chunked && !settings.offline && !settings.curl,
+        let spooler = Spooler(needed: mayResend(settings) || settings.httpVersion == .http1_0, holdsPipes: holdsPipes,
                               temporaryDirectory: environment.temporaryDirectory, notice: pipeNotice)
         if !dataItems.isEmpty {
             switch mode {

@@ -10,7 +10,7 @@ extension RequestBuilder {
     /// Refuses `url`, the argument in the URL's place, when it is a body file item (`@FILE`)
     /// or a JSON document; `follows` is the option without a value typed right before it.
     static func refuseNonURL(_ url: String, follows: FlagBefore?) throws(CommandFailure) {
-        let hint = follows.flatMap { curlValueHint($0, value: url) } ?? ""
+        var hint: String { follows.flatMap { curlValueHint($0, value: url) } ?? "" }
         if url.hasPrefix("@") {
             let item = Quote.argument(CurlCommand.quote(url))
             throw .usage("'\(Quote.argument(url))' is where the URL goes, and no URL starts with @: a file sent as the body is an item after the URL, as in af POST URL \(item)\(hint)")

@@ -149,7 +149,7 @@ extension ParsedArguments {
         guard isOptionWord(word) else { return }
         let long = spelling.hasPrefix("--")
         let form = long ? "\(spelling)=\(valueName)" : "\(spelling) \(valueName)"
-        if DebugReport.secretOptions.contains(spec.id) {
+        if OptionTable.secretOptions.contains(spec.id) {
             let dash = long ? ", which takes a value that starts with '-' too" : ", or \(spelling)=\(valueName) for a value that starts with '-'"
             throw .usage("option '\(spelling)'\(origin) needs a value, not the option after it: write \(form)\(dash)")
         }

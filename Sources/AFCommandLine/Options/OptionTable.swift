@@ -551,6 +551,10 @@ public enum OptionTable {
         byLong[long].map { all[$0] }
     }
 
+    /// Options whose values are secrets: never in a bug report (their `Settings` fields have
+    /// their names), nor repeated in a message about them.
+    static let secretOptions: Set<OptionID> = [.auth, .certKeyPass]
+
     /// Looks up an option by its short letter.
     public static func option(short: Character) -> OptionSpec? {
         byShort[short].map { all[$0] }

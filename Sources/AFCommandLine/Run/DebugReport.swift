@@ -15,14 +15,12 @@ enum DebugReport {
             let value = String(describing: child.value)
             if index < defaults.count, defaults[index] == value { continue }
             // Secrets never reach a bug report.
-            let shown = secretOptions.contains(where: { "\($0)" == label }) ? DebugRedaction.hidden : Quote.argument(redaction.withoutURLPasswords(value))
+            let shown = OptionTable.secretOptions.contains(where: { "\($0)" == label }) ? DebugRedaction.hidden : Quote.argument(redaction.withoutURLPasswords(value))
             text += "af: debug: setting \(label) = \(shown)\n"
         }
         stderr.writeQuietly(text)
     }
 
-    /// Options whose values never reach a bug report (their `Settings` fields have their names).
-    static let secretOptions: Set<OptionID> = [.auth, .certKeyPass]
 
     /// The arguments with the values of secret options replaced, where the parser read them:
     /// after `=`, in the next argument, or the rest of a cluster of short options
@@ -32,7 +30,7 @@ enum DebugReport {
         // and would show nothing of them.
         guard let parsed = try? ParsedArguments.parse(arguments) else { return arguments.map { _ in DebugRedaction.hidden } }
         var out = arguments
-        for option in parsed.options where secretOptions.contains(option.spec.id) {
+        for option in parsed.options where OptionTable.secretOptions.contains(option.spec.id) {
             guard let index = option.valueArgument, let value = option.value else { continue }
             // The value is the whole argument, or the end of the option's own.
             out[index] = out[index] == value ? DebugRedaction.hidden : String(out[index].dropLast(value.count)) + DebugRedaction.hidden
