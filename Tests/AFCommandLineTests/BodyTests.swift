@@ -567,6 +567,28 @@ import Testing
         #expect(try #require(server.requests(to: "/post").last).bodyText == "{\"a\": 1}")
     }
 
+    /// A named FIFO whose writer comes late: `open` waited for it without a word. It is
+    /// opened without waiting, and the wait for its first bytes gets the notice; a writer that
+    /// comes and goes without writing is an empty body, not a wait for ever.
+    @Test func aFIFOBodyWaitingForItsWriterSaysSo() throws {
+        let server = try TestServer()
+        let fifo = try TemporaryDirectory.make(prefix: "af-fifo-body") + "/body"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for text in ["late body", ""] {
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: 1)
+                let handle = FileHandle(forWritingAtPath: fifo)
+                handle?.write(Data(text.utf8))
+                try? handle?.close()
+            }
+            let result = InProcessAF.run(["post", server.url("/post"), "@" + fifo], noticeDelays: NoticeDelays(silentInput: 0.3))
+            #expect(result.status == 0, "\(result.err)")
+            #expect(result.err == "af: nothing has come on '\(fifo)' in 300ms; af reads it to its end before sending the request (--chunked sends it as it comes)\n")
+            let sent = try #require(server.requests(to: "/post").last)
+            #expect(sent.bodyText == text && sent.header("Content-Length") == String(text.utf8.count))
+        }
+    }
+
     /// The wait is the environment's (`NoticeDelays.silentInput`): a body on standard input
     /// that comes late gets the notice through the whole command, as `af batch -`'s lines do
     /// (a batch held by an open standard input said nothing); lines that come in time, or

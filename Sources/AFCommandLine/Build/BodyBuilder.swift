@@ -323,7 +323,9 @@ enum BodyBuilder {
         /// spooled copy of them.
         func replayable(_ path: String, item: String) throws(CommandFailure) -> StandardInput.Held {
             guard FileIO.exists(path), FileIO.regularFileSize(path) == nil, needed || (holdsPipes && Self.isPipe(path)) else { return .file(path: path) }
-            let fd = try FileReading.openToRead(path, item: item)
+            // A named FIFO is opened without waiting for its writer, so that the notice can say
+            // what af waits for (`open` waited silently).
+            let fd = if let fifo = try StandardInput.openFIFO(path, item: item, notice: notice) { fifo } else { try FileReading.openToRead(path, item: item) }
             defer { close(fd) }
             let held = try StandardInput.hold(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'", notice: notice) ?? .bytes([])
             if case .file(let copy) = held { files.append(copy) }

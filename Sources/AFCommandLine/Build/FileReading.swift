@@ -166,7 +166,7 @@ enum FileReading {
         return result
     }
 
-    private static func unreadable(_ path: String, _ item: String, _ failure: POSIXFailure) -> CommandFailure {
+    static func unreadable(_ path: String, _ item: String, _ failure: POSIXFailure) -> CommandFailure {
         // Out of descriptors, no path or permission is wrong.
         unreadable(path, item, failure.description, advice: failure.descriptorShortageAdvice)
     }

@@ -173,6 +173,32 @@ enum StandardInput {
         return .file(path: path)
     }
 
+    /// Opens the FIFO at `path` (`item`'s) to read without waiting in `open` for its writer,
+    /// where nothing could be said while it waited, then waits for the writer's first bytes or
+    /// its end, saying so through `notice` once it has been silent for `notice.seconds`: Linux
+    /// reads a FIFO that has never had a writer as ended, so reading starts only once `poll`
+    /// sees bytes or a writer gone. Nil when `path` is no FIFO.
+    static func openFIFO(_ path: String, item: String, notice: WaitNotice?) throws(CommandFailure) -> Int32? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFIFO else { return nil }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw FileReading.unreadable(path, item, POSIXFailure(code: errno)) }
+        do throws(CommandFailure) {
+            let source = "'\(path)'"
+            if let notice { try wait(for: fd, source: source, notice: notice) }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            while poll(&descriptor, 1, -1) < 0 {
+                guard errno == EINTR else { throw FileReading.unreadable(path, item, POSIXFailure(code: errno)) }
+                if let interrupted = CommandFailure.interrupted(whileReading: source) { throw interrupted }
+            }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            return fd
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
     /// Waits for `fd` to have something to read (or its end), saying so through `notice`
     /// once it has been silent for `notice.seconds`.
     private static func wait(for fd: Int32, source: String, notice: WaitNotice) throws(CommandFailure) {
