@@ -45,8 +45,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         case .failed(let failure):
             // `af batch URL`: a request where the file of command lines goes (a host with a
             // port, `localhost:8080/x`, is no file name anyone types either).
-            let looksLikeURL = path.containsBytes(of: "://") || RequestBuilder.isURLArgument(path)
-                || (RequestBuilder.looksLikeURL(path) && path.containsBytes(of: ":"))
+            let looksLikeURL = path.containsBytes(of: "://") || (RequestBuilder.looksLikeURL(path) && path.containsBytes(of: ":"))
             let url = failure.code == ENOENT && looksLikeURL ? "; af batch reads command lines from a file, and 'af \(name)' makes one request" : ""
             throw CommandFailure("cannot read the batch file '\(name)': \(failure.description)\(url)", exitCode: ExitStatus.noInput)
         case .interrupted(let reason):

@@ -322,22 +322,25 @@ enum BodyBuilder {
         /// be read twice (or is a pipe, with `holdsPipes`), its bytes (while they are few) or a
         /// spooled copy of them.
         func replayable(_ path: String, item: String) throws(CommandFailure) -> StandardInput.Held {
-            guard FileIO.exists(path), FileIO.regularFileSize(path) == nil, needed || (holdsPipes && Self.isPipe(path)) else { return .file(path: path) }
+            guard FileIO.exists(path), FileIO.regularFileSize(path) == nil else { return .file(path: path) }
+            let type = Self.fileType(path)
+            guard needed || (holdsPipes && (type == S_IFIFO || type == S_IFSOCK)) else { return .file(path: path) }
             // A named FIFO is opened without waiting for its writer, so that the notice can say
             // what af waits for (`open` waited silently).
-            let fd = if let fifo = try StandardInput.openFIFO(path, item: item, notice: notice) { fifo } else { try FileReading.openToRead(path, item: item) }
+            let fd = type == S_IFIFO ? try StandardInput.openFIFO(path, item: item, notice: notice) : try FileReading.openToRead(path, item: item)
             defer { close(fd) }
             let held = try StandardInput.hold(fd, temporaryDirectory: temporaryDirectory, source: "'\(path)'", notice: notice) ?? .bytes([])
             if case .file(let copy) = held { files.append(copy) }
             return held
         }
 
-        /// A FIFO or a socket (following links: `/dev/fd/63` of `<(…)`), which gives its bytes
-        /// as a writer sends them; a device (`/dev/zero`) may never end and is streamed.
-        private static func isPipe(_ path: String) -> Bool {
+        /// The file type of what `path` names (following links: `/dev/fd/63` of `<(…)` is a
+        /// FIFO), nil when it cannot be looked at. A FIFO or a socket gives its bytes as a
+        /// writer sends them; a device (`/dev/zero`) may never end and is streamed.
+        private static func fileType(_ path: String) -> mode_t? {
             var info = stat()
-            guard stat(path, &info) == 0 else { return false }
-            return [S_IFIFO, S_IFSOCK].contains(info.st_mode & S_IFMT)
+            guard stat(path, &info) == 0 else { return nil }
+            return info.st_mode & S_IFMT
         }
     }
 

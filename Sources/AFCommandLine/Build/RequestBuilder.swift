@@ -414,7 +414,7 @@ enum RequestBuilder {
         }
         // `af -m 5 localhost:8080/x`: curl's value for the letter took the URL's place, and the
         // URL without its scheme read as an item (a header named localhost) or failed as one.
-        if isURLMeantAfterFlag(argument, url: url, urlFollows: urlFollows), let urlFollows, let hint = curlValueHint(urlFollows, value: url),
+        if let urlFollows, let hint = curlValueHint(urlFollows, value: url), isURLMeantAfterFlag(argument),
            urlAfterItems(method: method, url: url, items: items, at: index, urlFollows: urlFollows) == nil {
             throw .usage("'\(Quote.argument(argument))' is a URL after the URL '\(Quote.argument(url))': af makes one request per run\(hint)")
         }
@@ -548,8 +548,7 @@ enum RequestBuilder {
 
     /// Whether `name` can be a header's name: an HTTP token.
     static func isHeaderName(_ name: String) -> Bool {
-        let tokenCharacters = "!#$%&'*+-.^_`|~"
-        return !name.isEmpty && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenCharacters.unicodeScalars.contains($0)) }
+        HTTPToken.isToken(name)
     }
 
     /// Refuses header names that are not tokens and values with line breaks or NULs.

@@ -177,10 +177,8 @@ enum StandardInput {
     /// where nothing could be said while it waited, then waits for the writer's first bytes or
     /// its end, saying so through `notice` once it has been silent for `notice.seconds`: Linux
     /// reads a FIFO that has never had a writer as ended, so reading starts only once `poll`
-    /// sees bytes or a writer gone. Nil when `path` is no FIFO.
-    static func openFIFO(_ path: String, item: String, notice: WaitNotice?) throws(CommandFailure) -> Int32? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFIFO else { return nil }
+    /// sees bytes or a writer gone.
+    static func openFIFO(_ path: String, item: String, notice: WaitNotice?) throws(CommandFailure) -> Int32 {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw FileReading.unreadable(path, item, POSIXFailure(code: errno)) }
         do throws(CommandFailure) {

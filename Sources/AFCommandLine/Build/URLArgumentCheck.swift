@@ -15,9 +15,10 @@ extension RequestBuilder {
             let item = Quote.argument(CurlCommand.quote(url))
             throw .usage("'\(Quote.argument(url))' is where the URL goes, and no URL starts with @: a file sent as the body is an item after the URL, as in af POST URL \(item)\(hint)")
         }
-        let bytes = Array(url.utf8)
-        if let first = bytes.first(where: { $0 != 32 && $0 != 9 && $0 != 10 && $0 != 13 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
-           JSONScanner.validate(bytes) == nil {
+        // The bytes are copied for the scanner only when they may be JSON (this runs for every
+        // line of a batch).
+        if let first = url.utf8.first(where: { $0 != 32 && $0 != 9 && $0 != 10 && $0 != 13 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
+           JSONScanner.validate(Array(url.utf8)) == nil {
             let shown = url.count > 40 ? Quote.argument(String(url.prefix(37))) + "..." : Quote.argument(url)
             throw .usage("'\(shown)' is a JSON document where the URL goes: send it as the body after the URL, with --raw, @FILE or standard input, or as items such as name=value and name:=json\(hint)")
         }
@@ -26,12 +27,12 @@ extension RequestBuilder {
     /// Whether `argument`, in an item's place, is a URL without its scheme that was meant as
     /// the URL while the word before it took the URL's place: a host with a dot or
     /// `localhost` (`example.org/x`, no item), or one with a port and a path
-    /// (`localhost:8080/x`, which parses as a header named after the host). Said only when
+    /// (`localhost:8080/x`, which parses as a header named after the host). Asked only when
     /// the URL argument came right after an option that takes no value in af but a value in
     /// curl (`-m 5 localhost:8080/x`), where the URL argument is surely that value; a file
     /// of that name is an item that forgot its `@`.
-    static func isURLMeantAfterFlag(_ argument: String, url: String, urlFollows: FlagBefore?) -> Bool {
-        guard let urlFollows, curlValueHint(urlFollows, value: url) != nil, looksLikeURL(argument), !FileSystem.exists(argument) else { return false }
+    static func isURLMeantAfterFlag(_ argument: String) -> Bool {
+        guard looksLikeURL(argument), !FileSystem.exists(argument) else { return false }
         guard let item = try? RequestItemParser.parse(argument).item else { return true }
         guard case .header(_, let value) = item else { return false }
         // `host:8080/path`: a port and a path are no header value.

@@ -55,10 +55,7 @@ public struct MultipartFormData: Sendable {
     /// space and `(),/:=?`, which unquoted end the parameter (`boundary=a b` is `a` to the
     /// server's parser) or break it.
     public var boundaryParameter: String {
-        let isToken = !boundary.isEmpty && boundary.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || Self.tokenMarks.contains(byte)
-        }
-        if isToken { return boundary }
+        if HTTPToken.isToken(boundary) { return boundary }
         var quoted = "\""
         for character in boundary {
             if character == "\"" || character == "\\" { quoted.append("\\") }
@@ -66,9 +63,6 @@ public struct MultipartFormData: Sendable {
         }
         return quoted + "\""
     }
-
-    /// The marks a token may hold besides letters and digits (RFC 9110 `tchar`).
-    private static let tokenMarks = Set("!#$%&'*+-.^_`|~".utf8)
 
     /// Appends a text field.
     public mutating func append(name: String, value: String, contentType: String? = nil) {
