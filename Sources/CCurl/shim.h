@@ -44,6 +44,7 @@ static inline unsigned long afcurl_auth_digest(void) { return CURLAUTH_DIGEST; }
 static inline int afcurl_pause_all(void) { return CURLPAUSE_ALL; }
 static inline int afcurl_pause_cont(void) { return CURLPAUSE_CONT; }
 static inline size_t afcurl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
+static inline size_t afcurl_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
 static inline long afcurl_http_version(int which) {
     switch (which) {
     case 10: return CURL_HTTP_VERSION_1_0;

@@ -100,6 +100,87 @@ import Testing
         #expect(server.hits("/never") == 0)
     }
 
+    /// A streamed body whose pipe gives nothing pauses only its own transfer: the request
+    /// after it on the same session completes, and the first one's timeout still fires (the
+    /// read waited in libcurl's read callback, on the thread every transfer runs on).
+    /// Callbacks, not tasks: a task may start late when other suites keep the cooperative
+    /// threads busy, and the request must start when the test says.
+    @Test func aSilentStreamedBodyHoldsUpNothingElse() throws {
+        let session = Session()
+        defer { session.shutdown() }
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        var description = RequestDescription(method: .post, url: server.url("/post"), body: .stream(fileDescriptor: ends[0]))
+        description.options.timeout = 1.5
+        let silentEnded = DispatchSemaphore(value: 0)
+        let silentOutcome = Mutex<Response?>(nil)
+        let silent = session.request(description)
+        silent.onCompletion { response in
+            silentOutcome.withLock { $0 = response }
+            silentEnded.signal()
+        }
+        silent.resume()
+        // The writer goes after 4 s, so that an engine that blocks on the pipe fails this
+        // test rather than hanging it.
+        let writer = ends[1]
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 4)
+            close(writer)
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        let started = Date()
+        let otherEnded = DispatchSemaphore(value: 0)
+        let otherStatus = Mutex<Int?>(nil)
+        let other = session.request(RequestDescription(url: server.url("/get")))
+        other.onCompletion { response in
+            otherStatus.withLock { $0 = response.status }
+            otherEnded.signal()
+        }
+        other.resume()
+        #expect(otherEnded.wait(timeout: .now() + 10) == .success)
+        #expect(otherStatus.withLock { $0 } == 200)
+        #expect(Date().timeIntervalSince(started) < 1.0)
+        #expect(silentEnded.wait(timeout: .now() + 10) == .success)
+        guard case .transport(let failure)? = silentOutcome.withLock({ $0 })?.error else {
+            Issue.record("expected a timeout, got \(String(describing: silentOutcome.withLock { $0 }?.error))")
+            return
+        }
+        #expect(failure.kind == .timeout)
+        #expect(server.hits("/post") == 0)
+    }
+
+    /// A suspended request stays suspended when its body's pipe gets bytes; resumed, it sends
+    /// them, and the writer's going ends the body.
+    @Test func aSuspendedRequestIsNotResumedByItsBodysPipe() throws {
+        let session = Session()
+        defer { session.shutdown() }
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let request = session.request(RequestDescription(method: .post, url: server.url("/post"), body: .stream(fileDescriptor: ends[0])))
+        let ended = DispatchSemaphore(value: 0)
+        let status = Mutex<Int?>(nil)
+        request.onCompletion { response in
+            status.withLock { $0 = response.status }
+            ended.signal()
+        }
+        request.resume()
+        // The transfer starts and finds nothing in the pipe; the suspension is applied
+        // before the bytes come.
+        Thread.sleep(forTimeInterval: 0.3)
+        request.suspend()
+        Thread.sleep(forTimeInterval: 0.2)
+        _ = Array("piped body".utf8).withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) }
+        close(ends[1])
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(server.hits("/post") == 0)
+        request.resume()
+        #expect(ended.wait(timeout: .now() + 10) == .success)
+        #expect(status.withLock { $0 } == 200)
+        #expect(try #require(server.requests(to: "/post").last).bodyText == "piped body")
+    }
+
     @Test func failuresAreThrown() async {
         let session = Session()
         defer { session.shutdown() }

@@ -478,6 +478,46 @@ import Glibc
         #expect(result.err == "af: error: terminated\n")
     }
 
+    /// A streamed pipe body that gives nothing: the read waited inside libcurl's read
+    /// callback, on the thread every transfer runs on, so `--timeout` fired only when the
+    /// pipe gave bytes again (never, here) and a batch's other lines stood still.
+    @Test func aStreamedPipeBodyThatGivesNothingKeepsTimeoutsAndOtherTransfers() throws {
+        let fifo = makeFIFO("silent.fifo")
+        let writer = open(fifo, O_RDWR)
+        defer { close(writer) }
+        let single = AF.run(["--chunked", "--timeout=1", "post", server.url("/post"), "@" + fifo], timeout: 10)
+        #expect(!single.timedOut)
+        #expect(single.status == 2, "\(single.err)")
+        #expect(single.err == "af: error: no complete response from 127.0.0.1:\(server.port) within 1s; raise --timeout if it needs longer\n")
+        let lines = directory + "/pipe-lines.txt"
+        try "post \(server.url("/post")) @\(fifo)\n\(server.url("/get"))\n".write(toFile: lines, atomically: true, encoding: .utf8)
+        let batch = AF.run(["batch", "--timeout=1", "--parallel=2", "--report=json", lines], timeout: 10)
+        #expect(!batch.timedOut)
+        #expect(batch.status == 2, "\(batch.err)")
+        // The GET finished first (reports come in completion order), while the pipe gave nothing.
+        let reported = batch.out.split(separator: "\n").map { $0.prefix(12) }
+        #expect(reported == ["{\"line\": 2, ", "{\"line\": 1, "], "\(batch.out)")
+        #expect(batch.err.hasPrefix("af: line 1: error: no complete response from 127.0.0.1:\(server.port) within 1s"), "\(batch.err)")
+        #expect(server.hits("/get") == 1)
+    }
+
+    /// The pipe gives the body in two pieces with a pause between, then goes: each piece is
+    /// sent as it comes, and the writer's going ends the body.
+    @Test func aStreamedPipeBodyComesInPieces() throws {
+        let fifo = makeFIFO("pieces.fifo")
+        Thread.detachNewThread {
+            let handle = FileHandle(forWritingAtPath: fifo)
+            handle?.write(Data("first ".utf8))
+            Thread.sleep(forTimeInterval: 0.5)
+            handle?.write(Data("second".utf8))
+            try? handle?.close()
+        }
+        let result = AF.run(["--chunked", "--timeout=5", "post", server.url("/post"), "@" + fifo], timeout: 10)
+        #expect(result.status == 0, "\(result.err)")
+        let request = try #require(server.requests(to: "/post").last)
+        #expect(request.bodyText == "first second" && request.chunked)
+    }
+
     @Test(arguments: [
         ("/hostile/gzip-garbage", "after the end of the gzip data"),
         ("/hostile/long-header", "too long"),

@@ -10,7 +10,9 @@ public enum RequestBody: Sendable {
     /// A multipart form, streamed part by part.
     case multipart(MultipartFormData)
     /// Bytes read from a file descriptor until end of file, sent chunked. It can be read once,
-    /// so a request with such a body cannot be re-sent.
+    /// so a request with such a body cannot be re-sent. A pipe that has nothing yet pauses
+    /// only this request's sending (its timeout still counts); the descriptor's blocking
+    /// mode is left as it is.
     case stream(fileDescriptor: Int32)
 
     /// Whether there is a body at all.

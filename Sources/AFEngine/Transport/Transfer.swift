@@ -59,6 +59,10 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
 
     func pause() { driver?.submit(.pause(self)) }
 
+    /// Whether the request paused the transfer (`pause()`), as the driver last applied it;
+    /// the driver's thread only. A body that becomes readable then does not resume it.
+    var isSuspended = false
+
     func unpause() { driver?.submit(.unpause(self)) }
 
     func cancel(_ reason: AFError.Cancellation) { driver?.submit(.cancel(self, reason)) }
@@ -517,12 +521,21 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         if failure == nil { failure = error }
     }
 
+    /// From libcurl's read callback: the next bytes of the body, 0 at its end, libcurl's
+    /// pause code when a pipe has nothing yet (the driver resumes sending once it has), or
+    /// nil on a failure.
     func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         guard let reader else { return 0 }
         do {
-            let count = try reader.read(into: buffer)
-            if count == 0 { bodySent = true }
-            return count
+            let chunk = try driver == nil ? .bytes(reader.read(into: buffer)) : reader.readAvailable(into: buffer)
+            switch chunk {
+            case .bytes(let count):
+                if count == 0 { bodySent = true }
+                return count
+            case .waiting(let fd):
+                driver?.awaitBody(on: fd, for: self)
+                return afcurl_readfunc_pause()
+            }
         } catch {
             fail(error)
             return nil

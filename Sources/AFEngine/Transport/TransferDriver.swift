@@ -56,6 +56,9 @@ final class TransferDriver: Sendable {
         var watched: [(fd: Int32, handler: @Sendable () -> Void)] = []
         /// Transfers that gathered small pieces of a body in this turn (`noteGathering`).
         var gathering: [Transfer] = []
+        /// Transfers whose request body had nothing to give (`awaitBody`): their sending is
+        /// paused until the descriptor has bytes, its end or an error.
+        var bodyWaits: [(fd: Int32, transfer: Transfer)] = []
     }
 
     private let handles: Handles
@@ -254,6 +257,7 @@ final class TransferDriver: Sendable {
         loop.active.removeAll()
         loop.timers.removeAll()
         loop.watched.removeAll()
+        loop.bodyWaits.removeAll()
         state.write { state in
             state.commands.removeAll()
             state.thread = nil
@@ -336,6 +340,13 @@ final class TransferDriver: Sendable {
         loop.gathering.append(transfer)
     }
 
+    /// Called from a transfer's read callback (on the driving thread), which then pauses its
+    /// sending: the body's next bytes come when `fd` is readable.
+    func awaitBody(on fd: Int32, for transfer: Transfer) {
+        guard !loop.bodyWaits.contains(where: { $0.transfer === transfer }) else { return }
+        loop.bodyWaits.append((fd, transfer))
+    }
+
     /// Sleeps in `curl_multi_poll` until a socket, a watched descriptor, a wakeup or the next
     /// timer needs attention.
     private func wait(_ loop: Loop) {
@@ -344,13 +355,31 @@ final class TransferDriver: Sendable {
             timeout = Int32(min(Int(timeout), Saturating.milliseconds((next - Monotonic.now()) + 0.0005)))
         }
         var descriptors = loop.watched.map { curl_waitfd(fd: $0.fd, events: Int16(CURL_WAIT_POLLIN), revents: 0) }
+        if !loop.bodyWaits.isEmpty {
+            descriptors += loop.bodyWaits.map { curl_waitfd(fd: $0.fd, events: Int16(CURL_WAIT_POLLIN), revents: 0) }
+        }
         descriptors.withUnsafeMutableBufferPointer { buffer in
             _ = curl_multi_poll(handles.multi, buffer.baseAddress, UInt32(buffer.count), Int32(timeout), nil)
         }
+        if !loop.bodyWaits.isEmpty { resumeReadyBodies(loop) }
         // The handlers are taken first: one may start or stop watching, which changes the
         // list; a descriptor one of them stopped watching is not handled after that.
         let ready = zip(descriptors, loop.watched).filter { $0.0.revents != 0 }.map(\.1)
         for (fd, handler) in ready where loop.watched.contains(where: { $0.fd == fd }) { handler() }
+    }
+
+    /// Resumes sending for the transfers whose body descriptor has bytes, its end or an
+    /// error. Asked with `poll` itself: `curl_multi_poll` reports only `POLLIN` of the
+    /// descriptors it is given, and a pipe whose writer has gone is only `POLLHUP`.
+    private func resumeReadyBodies(_ loop: Loop) {
+        var descriptors = loop.bodyWaits.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        guard poll(&descriptors, nfds_t(descriptors.count), 0) > 0 else { return }
+        let ready = zip(descriptors, loop.bodyWaits).filter { $0.0.revents != 0 }.map(\.1.transfer)
+        loop.bodyWaits.removeAll { waiting in ready.contains { $0 === waiting.transfer } }
+        // A suspended transfer is resumed by its request; libcurl then asks for the body again.
+        for transfer in ready where loop.active[transfer.easy.raw] != nil && !transfer.isSuspended {
+            curl_easy_pause(transfer.easy.raw, afcurl_pause_cont())
+        }
     }
 
     /// Sizes libcurl's connection cache for the most transfers that have run at once (four
@@ -392,8 +421,10 @@ final class TransferDriver: Sendable {
             detach(transfer)
             transfer.finish(code: CURLE_ABORTED_BY_CALLBACK)
         case .pause(let transfer):
+            transfer.isSuspended = true
             if loop.active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_all()) }
         case .unpause(let transfer):
+            transfer.isSuspended = false
             if loop.active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
         case .perform(let work):
             work()
@@ -407,6 +438,7 @@ final class TransferDriver: Sendable {
     /// Takes a finished handle out of the multi and the share, on this thread, so that its
     /// later cleanup (wherever the last reference drops) touches neither.
     private func detach(_ transfer: Transfer) {
+        if !loop.bodyWaits.isEmpty { loop.bodyWaits.removeAll { $0.transfer === transfer } }
         curl_multi_remove_handle(handles.multi, transfer.easy.raw)
         _ = afcurl_easy_setopt_ptr(transfer.easy.raw, CURLOPT_SHARE, nil)
     }
