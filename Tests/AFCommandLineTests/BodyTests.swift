@@ -589,6 +589,32 @@ import Testing
         }
     }
 
+    /// A value item from a pipe that gives nothing for a while (`a=@-` with a CI step's open
+    /// standard input, `X-Token:@fifo` before its writer): af waited without a word (in
+    /// `open`, for a FIFO), and an interrupted wait named standard input `/proc/self/fd/0`.
+    @Test func aValueFromAPipeThatComesLateSaysSo() throws {
+        let server = try TestServer()
+        let delays = NoticeDelays(silentInput: 0.3)
+        let value = InProcessAF.run(["post", server.url("/post"), "a=@-"], stdin: .later(Array("late value\n".utf8), seconds: 1), noticeDelays: delays)
+        #expect(value.status == 0, "\(value.err)")
+        #expect(value.err == "af: nothing has come on standard input in 300ms; af reads it to its end as the value of 'a=@-'\n")
+        #expect(try #require(server.requests(to: "/post").last).bodyText == "{\"a\": \"late value\\n\"}")
+        let fifo = try TemporaryDirectory.make(prefix: "af-fifo-value") + "/token"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for quiet in [false, true] {
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: 1)
+                let handle = FileHandle(forWritingAtPath: fifo)
+                handle?.write(Data("s3cret\n".utf8))
+                try? handle?.close()
+            }
+            let header = InProcessAF.run((quiet ? ["-q"] : []) + [server.url("/get"), "X-Token:@" + fifo], noticeDelays: delays)
+            #expect(header.status == 0, "\(header.err)")
+            #expect(header.err == (quiet ? "" : "af: nothing has come on '\(fifo)' in 300ms; af reads it to its end as the value of 'X-Token:@\(fifo)'\n"))
+            #expect(try #require(server.requests(to: "/get").last).header("X-Token") == "s3cret")
+        }
+    }
+
     /// The wait is the environment's (`NoticeDelays.silentInput`): a body on standard input
     /// that comes late gets the notice through the whole command, as `af batch -`'s lines do
     /// (a batch held by an open standard input said nothing); lines that come in time, or

@@ -304,6 +304,11 @@ import Glibc
         #expect(result.status == 130, "\(result.err)")
         #expect(result.err == "af: error: interrupted while reading standard input\n")
         #expect(server.hits("/post") == 0)
+        // A value item's: it was "while reading '/proc/self/fd/0'".
+        let value = runSignalled(["post", server.url("/post"), "a=@-"], stdin: .openPipe, signal: SIGINT)
+        #expect(value.status == 130, "\(value.err)")
+        #expect(value.err == "af: error: interrupted while reading standard input\n")
+        #expect(server.hits("/post") == 0)
     }
 
     @Test func interruptWhileReadingAValueFromAPipeExits130() throws {

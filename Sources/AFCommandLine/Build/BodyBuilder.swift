@@ -57,9 +57,11 @@ enum BodyBuilder {
     /// `standardInputItem`: the path through which an item reads standard input
     /// (`StandardInputItems`); standard input is then not a body of its own, as it is not when
     /// a file option names it (`settings.standardInputOption`). `holdsPipes`: a body file that
-    /// is a pipe is read whole now unless `--chunked` streams it (`Spooler`).
+    /// is a pipe is read whole now unless `--chunked` streams it (`Spooler`). `valueNotice` is
+    /// said when a value item's pipe gives nothing for a while.
     static func build(
-        items: [SourcedItem], settings: Settings, environment: Environment, standardInputItem: String? = nil, holdsPipes: Bool = true
+        items: [SourcedItem], settings: Settings, environment: Environment, standardInputItem: String? = nil, holdsPipes: Bool = true,
+        valueNotice: StandardInput.WaitNotice? = nil
     ) throws(CommandFailure) -> BuiltBody {
         let dataItems = items.filter { item in
             switch item.item {
@@ -110,13 +112,13 @@ enum BodyBuilder {
                               temporaryDirectory: environment.temporaryDirectory, notice: pipeNotice)
         if !dataItems.isEmpty {
             switch mode {
-            case .json: return try json(dataItems)
-            case .form: return try form(dataItems, way: "or drop --form")
+            case .json: return try json(dataItems, notice: valueNotice)
+            case .form: return try form(dataItems, way: "or drop --form", notice: valueNotice)
             case .multipart:
                 // What makes the body a form, for a JSON item a form field cannot carry.
                 let way = settings.multipart ? "or drop --multipart"
                     : "or send no file: the file item '\(firstFile?.argument ?? "")' makes the body multipart/form-data"
-                return try multipart(dataItems, boundary: settings.boundary, spooler: spooler, standardInput: standardInputItem, way: way)
+                return try multipart(dataItems, boundary: settings.boundary, spooler: spooler, standardInput: standardInputItem, way: way, notice: valueNotice)
             }
         }
         if settings.multipart {
@@ -126,7 +128,7 @@ enum BodyBuilder {
                 let part = piped || namesStandardInput ? "name@-" : "name@FILE"
                 throw .usage("--multipart makes the body a form of data items, and \(other) is a whole body; send it as a part (\(part)) or drop --multipart\(piped ? " (-I ignores standard input)" : "")")
             }
-            return try multipart([], boundary: settings.boundary, spooler: spooler, way: "or drop --multipart")
+            return try multipart([], boundary: settings.boundary, spooler: spooler, way: "or drop --multipart", notice: nil)
         }
         if namesStandardInput, case .none = stdinKind {
             // /dev/null or an empty file: an empty body, asked for.
@@ -179,17 +181,19 @@ enum BodyBuilder {
         }
     }
 
-    private static func json(_ items: [SourcedItem]) throws(CommandFailure) -> BuiltBody {
+    /// `notice` is said when a value item's pipe gives nothing for a while (also in `form`
+    /// and `multipart`).
+    private static func json(_ items: [SourcedItem], notice: StandardInput.WaitNotice?) throws(CommandFailure) -> BuiltBody {
         let builder = NestedJSONBuilder()
         for item in items {
             switch item.item {
             case .field(let key, let value):
                 try builder.insert(key: key, json: JSONWriter.quoted(value), item: item.argument)
             case .fieldFromFile(let key, let path):
-                let text = try FileReading.text(atPath: path, item: item.argument)
+                let text = try FileReading.text(atPath: path, item: item.argument, notice: notice)
                 try builder.insert(key: key, json: JSONWriter.quoted(text), item: item.argument)
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                try builder.insert(key: key, json: try validatedJSON(try rawJSON(item), item: item.argument), item: item.argument)
+                try builder.insert(key: key, json: try validatedJSON(try rawJSON(item, notice: notice), item: item.argument), item: item.argument)
             default:
                 break
             }
@@ -246,10 +250,10 @@ enum BodyBuilder {
     }
 
     /// The JSON text of a `name:=json` or `name:=@file` item.
-    private static func rawJSON(_ item: SourcedItem) throws(CommandFailure) -> String {
+    private static func rawJSON(_ item: SourcedItem, notice: StandardInput.WaitNotice?) throws(CommandFailure) -> String {
         switch item.item {
         case .jsonField(_, let json): return json
-        case .jsonFieldFromFile(_, let path): return try FileReading.text(atPath: path, item: item.argument)
+        case .jsonFieldFromFile(_, let path): return try FileReading.text(atPath: path, item: item.argument, notice: notice)
         default: return ""
         }
     }
@@ -274,16 +278,16 @@ enum BodyBuilder {
     }
 
     /// `way` ends the message for a JSON item a form field cannot carry: how else to send it.
-    private static func form(_ items: [SourcedItem], way: String) throws(CommandFailure) -> BuiltBody {
+    private static func form(_ items: [SourcedItem], way: String, notice: StandardInput.WaitNotice?) throws(CommandFailure) -> BuiltBody {
         var fields: [(name: String, value: String)] = []
         for item in items {
             switch item.item {
             case .field(let key, let value):
                 fields.append((NestedPath.literal(key), value))
             case .fieldFromFile(let key, let path):
-                fields.append((NestedPath.literal(key), try FileReading.text(atPath: path, item: item.argument)))
+                fields.append((NestedPath.literal(key), try FileReading.text(atPath: path, item: item.argument, notice: notice)))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                fields.append((NestedPath.literal(key), try scalarText(try rawJSON(item), item: item.argument, way: way)))
+                fields.append((NestedPath.literal(key), try scalarText(try rawJSON(item, notice: notice), item: item.argument, way: way)))
             default:
                 break
             }
@@ -344,14 +348,16 @@ enum BodyBuilder {
         }
     }
 
-    private static func multipart(_ items: [SourcedItem], boundary: String?, spooler: Spooler, standardInput: String? = nil, way: String) throws(CommandFailure) -> BuiltBody {
+    private static func multipart(
+        _ items: [SourcedItem], boundary: String?, spooler: Spooler, standardInput: String? = nil, way: String, notice: StandardInput.WaitNotice?
+    ) throws(CommandFailure) -> BuiltBody {
         var form = MultipartFormData(boundary: boundary)
         for item in items {
             switch item.item {
             case .field(let key, let value):
                 form.append(name: NestedPath.literal(key), value: value)
             case .fieldFromFile(let key, let path):
-                let bytes = try FileReading.value(atPath: path, item: item.argument)
+                let bytes = try FileReading.value(atPath: path, item: item.argument, notice: notice)
                 form.append(MultipartFormData.Part(name: NestedPath.literal(key), content: .bytes(bytes)))
             case .file(let name, let path, let type):
                 try FileReading.checkReadable(path, item: item.argument)
@@ -361,7 +367,7 @@ enum BodyBuilder {
                 form.append(MultipartFormData.Part(name: name, filename: base, contentType: type ?? MIMEType.guess(forPath: base) ?? "application/octet-stream",
                                                    content: content))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                form.append(name: NestedPath.literal(key), value: try scalarText(try rawJSON(item), item: item.argument, way: way))
+                form.append(name: NestedPath.literal(key), value: try scalarText(try rawJSON(item, notice: notice), item: item.argument, way: way))
             default:
                 break
             }

@@ -14,14 +14,15 @@ enum FileReading {
 
     /// The file's bytes (a pipe or `<(…)` too), or an exit-66 failure that names the file and
     /// the item; more than `limit` bytes is refused.
-    /// `tooLarge` gives the reason a file of more than `limit` bytes is refused.
+    /// `tooLarge` gives the reason a file of more than `limit` bytes is refused. A pipe that
+    /// gives nothing for a while is said to through `notice`.
     static func bytes(
-        atPath path: String, item: String, limit: Int = valueLimit,
+        atPath path: String, item: String, limit: Int = valueLimit, notice: StandardInput.WaitNotice? = nil,
         tooLarge: (Int) -> String = { limit in
             "it holds more than \(Format.bytes(Int64(limit))), and a value is held in memory; send large files as a body (@file) or a file part (name@file), which are streamed"
         }
     ) throws(CommandFailure) -> [UInt8] {
-        let fd = try openToRead(path, item: item)
+        let fd = try openToRead(path, item: item, notice: notice)
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
@@ -142,6 +143,23 @@ enum FileReading {
         }
     }
 
+    /// `path` opened to read for `item`: a pipe (a FIFO, `<(…)`, standard input) without
+    /// waiting in `open` for its writer, then until it has bytes or its end, said through
+    /// `notice` when it is silent for a while.
+    private static func openToRead(_ path: String, item: String, notice: StandardInput.WaitNotice?) throws(CommandFailure) -> Int32 {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFIFO else { return try openToRead(path, item: item) }
+        var notice = notice
+        notice?.meanwhile = "af reads it to its end as the value of '\(item)'"
+        return try StandardInput.openFIFO(path, item: item, notice: notice, source: source(path, item: item))
+    }
+
+    /// How messages name the file `item` reads: standard input as such, not as the
+    /// `/proc/self/fd/0` af reads it by.
+    static func source(_ path: String, item: String) -> String {
+        StandardInputItems.itemEndings.contains(where: item.hasSuffix) ? "standard input" : "'\(path)'"
+    }
+
     private static func readCapped(
         _ fd: Int32, path: String, item: String, limit: Int, tooLarge: (Int) -> String
     ) throws(CommandFailure) -> [UInt8] {
@@ -152,7 +170,7 @@ enum FileReading {
             if count < 0 {
                 if errno == EINTR {
                     // A pipe that never ends (`a=@<(sleep 100)`) must not outlast Ctrl-C.
-                    if let interrupted = CommandFailure.interrupted(whileReading: "'\(path)'") { throw interrupted }
+                    if let interrupted = CommandFailure.interrupted(whileReading: source(path, item: item)) { throw interrupted }
                     continue
                 }
                 throw unreadable(path, item, POSIXFailure(code: errno))
@@ -179,8 +197,8 @@ enum FileReading {
     /// reads: the file's bytes without the UTF-8 byte order mark an editor may have put at
     /// its start, which is no part of the text (a JSON reader may ignore it, RFC 8259 §8.1;
     /// in a header, a query or a JSON string it would be three stray bytes).
-    static func value(atPath path: String, item: String) throws(CommandFailure) -> [UInt8] {
-        let bytes = try bytes(atPath: path, item: item)
+    static func value(atPath path: String, item: String, notice: StandardInput.WaitNotice? = nil) throws(CommandFailure) -> [UInt8] {
+        let bytes = try bytes(atPath: path, item: item, notice: notice)
         return bytes.starts(with: byteOrderMark) ? Array(withoutByteOrderMark(bytes[...])) : bytes
     }
 
@@ -190,21 +208,20 @@ enum FileReading {
     /// query value, a header), which is UTF-8 text (SPEC: "the file's text"), without the
     /// byte order mark `value` leaves out; any other file is an exit-66 failure that says
     /// what it is, where decoding it would have sent U+FFFD in place of its bytes.
-    static func text(atPath path: String, item: String) throws(CommandFailure) -> String {
-        let bytes = try bytes(atPath: path, item: item)
+    static func text(atPath path: String, item: String, notice: StandardInput.WaitNotice? = nil) throws(CommandFailure) -> String {
+        let bytes = try bytes(atPath: path, item: item, notice: notice)
         if let problem = TextProblem(bytes[...]) {
             let advice = problem.encoding == nil
                 ? "send a file of other bytes as the body (@FILE) or as a file part (name@FILE), which carry any bytes"
                 : problem.advice
-            let source = item.hasSuffix("@-") ? "standard input" : "'\(path)'"
-            throw .unreadable("cannot read \(source) (from '\(item)') as text: it is \(problem.what); \(advice)")
+            throw .unreadable("cannot read \(source(path, item: item)) (from '\(item)') as text: it is \(problem.what); \(advice)")
         }
         return String(decoding: withoutByteOrderMark(bytes[...]), as: UTF8.self)
     }
 
     /// The value's text with trailing newlines removed (for headers and query values).
-    static func line(atPath path: String, item: String) throws(CommandFailure) -> String {
-        var text = try text(atPath: path, item: item)
+    static func line(atPath path: String, item: String, notice: StandardInput.WaitNotice? = nil) throws(CommandFailure) -> String {
+        var text = try text(atPath: path, item: item, notice: notice)
         // By scalar: "\r\n" is one Character, which neither hasSuffix("\n") nor "\r" matched.
         while let last = text.unicodeScalars.last, last == "\n" || last == "\r" { text.unicodeScalars.removeLast() }
         return text

@@ -147,11 +147,15 @@ enum RequestBuilder {
         let standardInput: String?
         (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)
 
+        // Said when a value item's pipe (`a==@-`, `X:@fifo`) gives nothing for a while; made
+        // only for items that read files (not for every line of a batch).
+        let valueNotice = items.contains(where: \.item.readsFile)
+            ? StandardInput.waitNotice(stderr: environment.stderr, quiet: settings.quiet, delays: environment.noticeDelays) : nil
         var query: [(name: String, value: String)] = []
         for item in items {
             switch item.item {
             case .query(let name, let value): query.append((name, value))
-            case .queryFromFile(let name, let path): query.append((name, try FileReading.line(atPath: path, item: item.argument)))
+            case .queryFromFile(let name, let path): query.append((name, try FileReading.line(atPath: path, item: item.argument, notice: valueNotice)))
             default: break
             }
         }
@@ -190,7 +194,8 @@ enum RequestBuilder {
             }
         }
         let applicable = session.flatMap { $0.applies(to: url) ? $0 : nil }
-        let body = try BodyBuilder.build(items: items, settings: settings, environment: environment, standardInputItem: standardInput, holdsPipes: holdsPipes)
+        let body = try BodyBuilder.build(items: items, settings: settings, environment: environment, standardInputItem: standardInput, holdsPipes: holdsPipes,
+                                         valueNotice: valueNotice)
         // Standard input may already be spooled to a temporary file: a failure from here on
         // removes it rather than leaving the user's data behind.
         do throws(CommandFailure) {
@@ -211,7 +216,7 @@ enum RequestBuilder {
                 throw .usage("a HEAD request sends no body, and \(source) would be one; drop it, or use GET or POST")
             }
 
-            var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [])
+            var (headers, suppressed) = try headerList(items: items, body: body, settings: settings, sessionHeaders: applicable?.headers ?? [], valueNotice: valueNotice)
             var options: TransferOptions
             if let known { options = known } else { options = try transferOptions(settings, environment: environment) }
             try frameBody(&headers, options: &options, body: body, method: method)
@@ -276,8 +281,9 @@ enum RequestBuilder {
     /// Default headers, then the user's header items: a user header replaces the default of
     /// the same name, `Name:` removes it (and stops libcurl adding its own), `Name;` sends it
     /// empty, and a repeated name is sent repeatedly.
+    /// `valueNotice` is said when a header item's pipe gives nothing for a while.
     static func headerList(
-        items: [SourcedItem], body: BuiltBody, settings: Settings, sessionHeaders: [HTTPHeader] = []
+        items: [SourcedItem], body: BuiltBody, settings: Settings, sessionHeaders: [HTTPHeader] = [], valueNotice: StandardInput.WaitNotice? = nil
     ) throws(CommandFailure) -> (HTTPHeaders, [HTTPHeaders.Name]) {
         var defaults = HTTPHeaders(minimumCapacity: 4)
         defaults.add(name: .userAgent, value: userAgent)
@@ -298,7 +304,7 @@ enum RequestBuilder {
                 user.append(header)
                 overridden.insert(header.name)
             case .headerFromFile(let name, let path):
-                let header = HTTPHeader(name, try FileReading.line(atPath: path, item: item.argument))
+                let header = HTTPHeader(name, try FileReading.line(atPath: path, item: item.argument, notice: valueNotice))
                 try check(header, item: item.argument)
                 user.append(header)
                 overridden.insert(header.name)

@@ -177,12 +177,12 @@ enum StandardInput {
     /// where nothing could be said while it waited, then waits for the writer's first bytes or
     /// its end, saying so through `notice` once it has been silent for `notice.seconds`: Linux
     /// reads a FIFO that has never had a writer as ended, so reading starts only once `poll`
-    /// sees bytes or a writer gone.
-    static func openFIFO(_ path: String, item: String, notice: WaitNotice?) throws(CommandFailure) -> Int32 {
+    /// sees bytes or a writer gone. `source` names it in messages.
+    static func openFIFO(_ path: String, item: String, notice: WaitNotice?, source: String? = nil) throws(CommandFailure) -> Int32 {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw FileReading.unreadable(path, item, POSIXFailure(code: errno)) }
         do throws(CommandFailure) {
-            let source = "'\(path)'"
+            let source = source ?? "'\(path)'"
             if let notice { try wait(for: fd, source: source, notice: notice) }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             while poll(&descriptor, 1, -1) < 0 {
