@@ -557,6 +557,12 @@ import Testing
         ("utf-16", [0xFF, 0xFE, 0x68, 0x00, 0xE9, 0x00, 0x0A, 0x00], "hé\n"),
         ("utf-16be", [0x00, 0x68, 0x00, 0xE9], "hé"),
         ("UTF-32LE", [0x68, 0x00, 0x00, 0x00, 0xE9, 0x00, 0x00, 0x00], "hé"),
+        // Python's spellings, which a Python server (and HTTPie) takes: iconv spells them
+        // with a hyphen or without the underscore (they were sniffed as windows-1252).
+        ("euc_jp", [0xC6, 0xFC, 0xCB, 0xDC], "日本"),
+        ("iso2022_jp", [0x1B, 0x24, 0x42, 0x24, 0x2B, 0x24, 0x4A, 0x1B, 0x28, 0x42], "かな"),
+        ("latin_1", [0x63, 0x61, 0x66, 0xE9], "café"),
+        ("cp1251", [0xCF, 0xF0, 0xE8], "При"),
     ])
     func charsetsAreDecodedForDisplay(charset: String, bytes: [UInt8], text: String) {
         server.route("/charset") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain; charset=\(charset)")], body: bytes) }

@@ -55,13 +55,28 @@ final class CharsetDecoder {
     /// A decoder for a charset label (`utf-8`, `ISO-8859-2`, `"big5"`), or nil when iconv
     /// does not know it.
     convenience init?(label: String) {
-        guard let name = Self.charsetName(label) else { return nil }
-        if name == "utf-8" || name == "utf8" {
-            self.init(.utf8)
-            return
+        guard let given = Self.charsetName(label) else { return nil }
+        for name in Self.spellings(of: given) {
+            if name == "utf-8" || name == "utf8" {
+                self.init(.utf8)
+                return
+            }
+            if let handle = Self.open(name) {
+                self.init(.iconv(handle), encodesWithNULs: Self.isWide(name))
+                return
+            }
         }
-        guard let handle = Self.open(name) else { return nil }
-        self.init(.iconv(handle), encodesWithNULs: Self.isWide(name))
+        return nil
+    }
+
+    /// `name`, then, for a name with `_`, iconv's spellings of Python's codec names, which a
+    /// Python server may send (`euc_jp`, `iso2022_jp`, `utf_8`, `latin_1`): with `-` for `_`,
+    /// then without `_`.
+    private static func spellings(of name: String) -> [String] {
+        guard name.contains("_") else { return [name] }
+        let hyphenated = String(name.map { $0 == "_" ? "-" : $0 })
+        let joined = String(name.filter { $0 != "_" })
+        return [name, hyphenated, joined].map { windows1252Labels.contains($0) ? "windows-1252" : $0 }
     }
 
     /// The name iconv is asked for, for a label from a header, an option or a document:
