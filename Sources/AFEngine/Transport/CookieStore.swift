@@ -6,6 +6,9 @@ import Glibc
 extension Session {
     /// Adds cookies to the session's cookie engine; later requests send them where their
     /// domain, path and `secure` flag allow. A cookie that is not `isWellFormed` is left out.
+    /// `cookies` are taken as oldest first: of cookies a request carries that libcurl ranks
+    /// alike (paths, domains and names of one length each), the earlier in `cookies` is sent
+    /// first, as RFC 6265 §5.4 orders them by creation.
     public func importCookies(_ cookies: [Cookie]) {
         let lines = cookies.filter(\.isWellFormed).map(\.netscapeBytes)
         let share = self.share
@@ -14,7 +17,9 @@ extension Session {
             defer { curl_easy_cleanup(easy) }
             _ = afcurl_easy_setopt_ptr(easy, CURLOPT_SHARE, share.raw)
             _ = "".withCString { afcurl_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }
-            for line in lines {
+            // libcurl numbers cookies as they come and sends the newest of equals first (and
+            // keeps a replaced cookie's number): the last added counts as the newest.
+            for line in lines.reversed() {
                 // A C string (a well-formed cookie has no NUL).
                 _ = (line + [0]).withUnsafeBufferPointer { buffer in
                     buffer.withMemoryRebound(to: CChar.self) { afcurl_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0.baseAddress) }
