@@ -20,12 +20,15 @@ enum BatchCommand {
         var parallel = settings.parallel
         // As many descriptors as the system allows: each request in flight needs a socket,
         // and each finished output waiting for an earlier one a file. (`AFCommand` refused a
-        // limit below a single request's floor already.)
+        // limit below a single request's floor already.) Descriptors af was started with
+        // count too: 20 left open by a parent under `ulimit -n 48` failed lines at 10 in flight.
         let limit = ResourceLimits.descriptors(raisingBelow: Int.max)
-        if let limit, case let fitting = parallelFitting(descriptors: limit), fitting < parallel {
+        let inherited = limit == nil ? 0 : ResourceLimits.inheritedDescriptors()
+        if let limit, case let fitting = parallelFitting(descriptors: limit, inherited: inherited), fitting < parallel {
             // More in flight would fail the lines past the limit at once, each with its own
             // "too many open files".
-            stderr.writeNotice("warning: --parallel=\(parallel) lowered to \(fitting): af may have at most \(limit) files open here (ulimit -n)")
+            let held = inherited > 0 ? ", \(inherited) of them held open by the program that started it" : ""
+            stderr.writeNotice("warning: --parallel=\(parallel) lowered to \(fitting): af may have at most \(limit) files open here (ulimit -n)\(held)")
             parallel = fitting
         }
         let planner = LinePlanner(base: settings, environment: environment)
@@ -61,7 +64,8 @@ enum BatchCommand {
     /// holds about 16 besides (the standard streams, the batch file, the spool of waiting
     /// outputs, the transfer thread's wakeup and signal pipes, a name lookup's socket pair).
     /// Two a request held under an idle machine and failed lines under a loaded one.
-    static func parallelFitting(descriptors limit: Int) -> Int {
-        max(1, (limit - 16) / 3)
+    /// `inherited` descriptors (`ResourceLimits.inheritedDescriptors`) come off the limit.
+    static func parallelFitting(descriptors limit: Int, inherited: Int = 0) -> Int {
+        max(1, (limit - 16 - inherited) / 3)
     }
 }

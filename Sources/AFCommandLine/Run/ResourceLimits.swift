@@ -25,6 +25,25 @@ enum ResourceLimits {
         raised(RLIMIT_NOFILE, below: rlim_t(clamping: floor)).map { Int(clamping: $0) }
     }
 
+    /// Descriptors af holds by the time a batch starts that it opened itself or was always
+    /// given: the standard streams and the signal pipe.
+    static let ownDescriptorsAtBatchStart = 5
+
+    /// Descriptors open now beyond `own`: those the program that started af left open to it
+    /// (a shell's, a CI runner's), which count against the open-file limit as af's own do.
+    /// 0 when `/proc/self/fd` cannot be listed.
+    static func inheritedDescriptors(own: Int = ownDescriptorsAtBatchStart) -> Int {
+        guard let directory = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(directory) }
+        var open = 0
+        while let entry = readdir(directory) {
+            // Every entry but `.` and `..`, whose names start with a dot.
+            if entry.pointee.d_name.0 != CChar(UInt8(ascii: ".")) { open += 1 }
+        }
+        // The listing's own descriptor is one of them.
+        return max(0, open - 1 - own)
+    }
+
     /// Raises the limits to their floors where the hard limits allow, and fails (exit 1)
     /// where they do not.
     static func ensureMinimum() throws(CommandFailure) {
