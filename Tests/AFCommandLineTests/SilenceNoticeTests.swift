@@ -86,6 +86,25 @@ import Testing
     }
 
     /// Through the command: a stalled body is named by default, not with --stream.
+    /// A body streamed from a pipe that gives nothing: the server waits for the rest of the
+    /// body, which af has not had yet. It was named as the one silent ("has not answered").
+    @Test func aStreamedBodysSilentPipeIsNamedNotTheServer() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let writer = ends[1]
+        Thread.detachNewThread {
+            // Long enough for a check even when a loaded machine runs it late.
+            Thread.sleep(forTimeInterval: 2)
+            _ = Array("late".utf8).withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+            close(writer)
+        }
+        let result = InProcessAF.run(["--chunked", "-b", "post", server.url("/post"), "@/proc/self/fd/\(ends[0])"], noticeDelays: NoticeDelays(silentServer: 0.4))
+        close(ends[0])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err == "af: the request body's pipe has given nothing for 400ms (0 B sent to 127.0.0.1:\(server.port) so far); still waiting (--timeout=SECONDS sets a limit)\n")
+        #expect(try #require(server.requests(to: "/post").last).bodyText == "late")
+    }
+
     @Test func theCommandNamesAStalledBodyUnlessItStreams() {
         server.route("/stalled-body") { _, _ in
             .custom { connection in

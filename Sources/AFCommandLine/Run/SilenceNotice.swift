@@ -26,6 +26,9 @@ final class SilenceNotice: EventMonitor, Sendable {
         /// The request body's size, while part of it is still to go (nil once it has gone, or
         /// when the request has none).
         var unsent: Int64?
+        /// The body's pipe has nothing to give (`TransferProgress.awaitingBody`): the wait is
+        /// for af's own input, not for the server.
+        var awaitingBody = false
         /// That attempt's silence was told already.
         var told = false
     }
@@ -65,12 +68,19 @@ final class SilenceNotice: EventMonitor, Sendable {
                 state.lastActivity = now
                 state.sent = 0
                 state.unsent = nil
+                state.awaitingBody = false
                 state.told = false
                 watch.watch(self, due: now + seconds)
             }
         case .progress(let progress):
             state.write { state in
-                guard case .answer = state.phase, progress.sent != state.sent else { return }
+                guard case .answer = state.phase else { return }
+                if progress.awaitingBody != state.awaitingBody {
+                    state.awaitingBody = progress.awaitingBody
+                    // Bytes came again: the server's silence counts from now.
+                    if !progress.awaitingBody { state.lastActivity = now }
+                }
+                guard progress.sent != state.sent else { return }
                 state.sent = progress.sent
                 state.unsent = progress.expectedToSend.flatMap { $0 > progress.sent ? $0 : nil }
                 state.lastActivity = now
@@ -119,6 +129,9 @@ final class SilenceNotice: EventMonitor, Sendable {
             let what: String
             switch silence {
             case .answer: what = "has not answered for \(Format.seconds(seconds))"
+            case .input(let sent):
+                write("the request body's pipe has given nothing for \(Format.seconds(seconds)) (\(Format.bytes(sent)) sent to \(origin) so far); still waiting (--timeout=SECONDS sets a limit)")
+                return nil
             case .upload(let sent, let size):
                 what = "has taken no more of the request body for \(Format.seconds(seconds)) (\(Format.bytes(sent)) of \(Format.bytes(size)) sent)"
             case .body(let received):
@@ -130,7 +143,7 @@ final class SilenceNotice: EventMonitor, Sendable {
     }
 
     private enum Next { case done, tell(Request, Silence), due(Double) }
-    private enum Silence { case answer, upload(sent: Int64, of: Int64), body(received: Int64) }
+    private enum Silence { case answer, input(sent: Int64), upload(sent: Int64, of: Int64), body(received: Int64) }
 
     /// What `check` does at `now`: tell a silence that has lasted (and mark it told), stop
     /// when the request waits no longer, or wait until the silence may have lasted.
@@ -141,8 +154,13 @@ final class SilenceNotice: EventMonitor, Sendable {
         case .idle:
             return .done
         case .answer:
-            // A server that stopped taking the body has not been asked anything yet.
-            if let size = state.unsent { silence = .upload(sent: state.sent, of: size) }
+            // A server that stopped taking the body has not been asked anything yet, nor has
+            // one waiting for the rest of a body af has not had from its pipe.
+            if state.awaitingBody {
+                silence = .input(sent: state.sent)
+            } else if let size = state.unsent {
+                silence = .upload(sent: state.sent, of: size)
+            }
         case .body(let head, let before):
             // An event stream's silences are its way (looked at here, where few requests
             // get, not for every head).

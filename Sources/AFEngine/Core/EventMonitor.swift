@@ -144,14 +144,18 @@ public struct TransferProgress: Sendable, Equatable {
     public var expectedToSend: Int64?
     /// Bytes the sink already held when this attempt began (a resumed download).
     public var resumedFrom: Int64
+    /// The request body's source (a pipe) has nothing to give yet: sending waits for it, not
+    /// for the server. Reported as the wait begins, and cleared by the next report after it.
+    public var awaitingBody: Bool
 
     /// Creates a progress report.
-    public init(received: Int64, expectedToReceive: Int64?, sent: Int64, expectedToSend: Int64?, resumedFrom: Int64 = 0) {
+    public init(received: Int64, expectedToReceive: Int64?, sent: Int64, expectedToSend: Int64?, resumedFrom: Int64 = 0, awaitingBody: Bool = false) {
         self.received = received
         self.expectedToReceive = expectedToReceive
         self.sent = sent
         self.expectedToSend = expectedToSend
         self.resumedFrom = resumedFrom
+        self.awaitingBody = awaitingBody
     }
 }
 

@@ -59,6 +59,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
 
     func pause() { driver?.submit(.pause(self)) }
 
+    /// The body's pipe had nothing to give at the last read (`TransferProgress.awaitingBody`).
+    private var awaitingBody = false
+
     /// Whether the request paused the transfer (`pause()`), as the driver last applied it;
     /// the driver's thread only. A body that becomes readable then does not resume it.
     var isSuspended = false
@@ -531,9 +534,15 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             switch chunk {
             case .bytes(let count):
                 if count == 0 { bodySent = true }
+                awaitingBody = false
                 return count
             case .waiting(let fd):
                 driver?.awaitBody(on: fd, for: self)
+                if !awaitingBody {
+                    // Said at once: libcurl reports no progress while nothing moves.
+                    awaitingBody = true
+                    emit(.progress, .progress(currentProgress()))
+                }
                 return afcurl_readfunc_pause()
             }
         } catch {
@@ -777,7 +786,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
             expectedToReceive: expectedReceive > 0 ? expectedReceive : nil,
             sent: sent,
             expectedToSend: expectedSend > 0 ? expectedSend : uploadSize,
-            resumedFrom: resumedFrom
+            resumedFrom: resumedFrom,
+            awaitingBody: awaitingBody
         )))
     }
 
@@ -807,7 +817,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         } else if head == nil, !connectOnly {
             error = .transport(TransportFailure(kind: .malformedResponse, message: "\(url.authority) sent no response head"))
         }
-        if head != nil { emit(.progress, .progress(finalProgress())) }
+        awaitingBody = false
+        if head != nil { emit(.progress, .progress(currentProgress())) }
         let outcome = TransferOutcome(
             head: head,
             sentHead: sentHead,
@@ -821,14 +832,16 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
         delegate.transfer(self, didFinish: outcome)
     }
 
-    private func finalProgress() -> TransferProgress {
+    /// Progress as libcurl counts it now.
+    private func currentProgress() -> TransferProgress {
         let expected = easy.offset(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
         return TransferProgress(
             received: easy.offset(CURLINFO_SIZE_DOWNLOAD_T),
             expectedToReceive: expected > 0 ? expected : nil,
             sent: easy.offset(CURLINFO_SIZE_UPLOAD_T),
             expectedToSend: uploadSize,
-            resumedFrom: resumedFrom
+            resumedFrom: resumedFrom,
+            awaitingBody: awaitingBody
         )
     }
 
