@@ -133,8 +133,9 @@ final class BodyReader {
         return .bytes(0)
     }
 
-    /// Standard input (which af shares with whoever started it, so its blocking mode is
-    /// left alone): read only once `poll` says bytes or the end are there.
+    /// A descriptor given as the body (standard input, for the command line), shared with
+    /// whoever opened it, so its blocking mode is left alone: read only once `poll` says
+    /// bytes or the end are there.
     private func readStream(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(AFError) -> Chunk {
         while true {
             guard Self.hasInput(descriptor) else { return .waiting(on: descriptor) }
@@ -154,7 +155,7 @@ final class BodyReader {
     }
 
     /// Whether `fd` has bytes, its end or an error to report now.
-    static func hasInput(_ fd: Int32) -> Bool {
+    private static func hasInput(_ fd: Int32) -> Bool {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 0) > 0
     }

@@ -59,16 +59,16 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
 
     func pause() { driver?.submit(.pause(self)) }
 
-    /// The body's pipe had nothing to give at the last read (`TransferProgress.awaitingBody`).
-    private var awaitingBody = false
+    func unpause() { driver?.submit(.unpause(self)) }
+
+    func cancel(_ reason: AFError.Cancellation) { driver?.submit(.cancel(self, reason)) }
 
     /// Whether the request paused the transfer (`pause()`), as the driver last applied it;
     /// the driver's thread only. A body that becomes readable then does not resume it.
     var isSuspended = false
 
-    func unpause() { driver?.submit(.unpause(self)) }
-
-    func cancel(_ reason: AFError.Cancellation) { driver?.submit(.cancel(self, reason)) }
+    /// The body's pipe had nothing to give at the last read (`TransferProgress.awaitingBody`).
+    private var awaitingBody = false
 
     let description: RequestDescription
     let url: HTTPURL
