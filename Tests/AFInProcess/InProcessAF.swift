@@ -56,6 +56,8 @@ public enum InProcessAF {
             let ends = makePipe()
             input = ends.read
             heldOpen = ends.write
+        case .socket(let bytes):
+            input = StandardInput.socketCarrying(bytes)
         case .later(let bytes, let seconds):
             let ends = makePipe()
             input = ends.read

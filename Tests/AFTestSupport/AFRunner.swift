@@ -33,6 +33,20 @@ public enum StandardInput: Sendable {
     case openPipe
     /// A pipe that stays open and empty for `seconds`, then carries these bytes and is closed.
     case later([UInt8], seconds: Double)
+    /// One end of a socket pair carrying these bytes, the other end then shut for writing (as
+    /// Node.js's child processes get their standard input).
+    case socket([UInt8])
+
+    /// For `.socket`: the end af reads, the other having sent `bytes` and shut for writing
+    /// (small payloads: they fit the socket's buffer). Both ends close on exec.
+    public static func socketCarrying(_ bytes: [UInt8]) -> Int32 {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else { return -1 }
+        bytes.withUnsafeBytes { buffer in _ = send(ends[1], buffer.baseAddress, buffer.count, 0) }
+        shutdown(ends[1], Int32(SHUT_WR))
+        close(ends[1])
+        return ends[0]
+    }
 }
 
 /// Runs the built `af` binary as a user would, in a clean environment.
@@ -145,6 +159,8 @@ public enum AF {
             let pipe = Pipe()
             process.standardInput = pipe
             keepOpen = pipe
+        case .socket(let bytes):
+            process.standardInput = FileHandle(fileDescriptor: StandardInput.socketCarrying(bytes), closeOnDealloc: true)
         }
         do {
             try process.run()

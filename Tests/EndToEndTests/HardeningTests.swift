@@ -405,6 +405,31 @@ import Glibc
         #expect(tls.requests(to: "/get").count == 3)
     }
 
+    /// Standard input that is a socket (Node.js gives its child processes one end of a socket
+    /// pair): Linux does not open a socket again through `/proc/self/fd/0`, so every item and
+    /// option that reads standard input by name failed with "cannot read '/proc/self/fd/0' …
+    /// no such device or address" (exit 66), while a body `@-` read it.
+    @Test func standardInputThatIsASocketIsReadByName() throws {
+        let text = Array("sockval\n".utf8)
+        for (arguments, check) in [
+            (["post", server.url("/post"), "a=@-"], { (request: ServerRequest) in request.bodyText == "{\"a\": \"sockval\\n\"}" }),
+            (["post", server.url("/post"), "X-A:@-"], { $0.header("X-A") == "sockval" }),
+            (["post", server.url("/post"), "f@-"], { $0.bodyText.contains("filename=\"-\"") && $0.bodyText.contains("\r\n\r\nsockval\n\r\n--") }),
+            (["--chunked", "post", server.url("/post"), "f@-"], { $0.chunked && $0.bodyText.contains("\r\n\r\nsockval\n\r\n--") }),
+        ] as [([String], (ServerRequest) -> Bool)] {
+            let result = AF.run(arguments, stdin: .socket(text))
+            #expect(result.status == 0, "\(arguments): \(result.err)")
+            let request = try #require(server.requests(to: "/post").last)
+            #expect(check(request), "\(arguments): \(request.bodyText)")
+        }
+        let pki = TestPKI.shared
+        let tls = try TestServer(tls: try pki.issue(name: "socket-stdin").identity)
+        let ca = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.caCertificatePath)))
+        let verified = AF.run(["--verify=/dev/stdin", tls.url("/get")], stdin: .socket(ca))
+        #expect(verified.status == 0, "\(verified.err)")
+        #expect(tls.hits("/get") == 1)
+    }
+
     /// A file option that names standard input (`--cert-key=/dev/stdin < key.pem`, a secret
     /// kept off the disk) takes it: standard input was the body as well, so the private key
     /// went to the server as a POST's body (from a redirected file), or a pipe's bytes went to

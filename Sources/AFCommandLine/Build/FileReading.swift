@@ -145,13 +145,23 @@ enum FileReading {
 
     /// `path` opened to read for `item`: a pipe (a FIFO, `<(…)`, standard input) without
     /// waiting in `open` for its writer, then until it has bytes or its end, said through
-    /// `notice` when it is silent for a while.
+    /// `notice` when it is silent for a while; standard input that is a socket likewise.
     private static func openToRead(_ path: String, item: String, notice: StandardInput.WaitNotice?) throws(CommandFailure) -> Int32 {
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFIFO else { return try openToRead(path, item: item) }
+        guard stat(path, &info) == 0, case let type = info.st_mode & S_IFMT, type == S_IFIFO || type == S_IFSOCK else {
+            return try openToRead(path, item: item)
+        }
         var notice = notice
         notice?.meanwhile = "af reads it to its end as the value of '\(item)'"
-        return try StandardInput.openFIFO(path, item: item, notice: notice, source: source(path, item: item))
+        guard type == S_IFSOCK else { return try StandardInput.openFIFO(path, item: item, notice: notice, source: source(path, item: item)) }
+        let fd = try openToRead(path, item: item)
+        do throws(CommandFailure) {
+            try StandardInput.awaitInput(on: fd, path: path, item: item, notice: notice, source: source(path, item: item))
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
     }
 
     /// How messages name the file `item` reads: standard input as such, not as the
@@ -168,12 +178,14 @@ enum FileReading {
         while true {
             let count = read(fd, &buffer, buffer.count)
             if count < 0 {
-                if errno == EINTR {
+                // A socket shared with a parent that made it non-blocking is waited on.
+                guard let code = FileIO.failure(errno, of: fd, awaiting: POLLIN) else { continue }
+                if code == EINTR {
                     // A pipe that never ends (`a=@<(sleep 100)`) must not outlast Ctrl-C.
                     if let interrupted = CommandFailure.interrupted(whileReading: source(path, item: item)) { throw interrupted }
                     continue
                 }
-                throw unreadable(path, item, POSIXFailure(code: errno))
+                throw unreadable(path, item, POSIXFailure(code: code))
             }
             if count == 0 { break }
             guard result.count + count <= limit else {

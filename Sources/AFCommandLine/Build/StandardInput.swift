@@ -182,18 +182,24 @@ enum StandardInput {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw FileReading.unreadable(path, item, POSIXFailure(code: errno)) }
         do throws(CommandFailure) {
-            let source = source ?? "'\(path)'"
-            if let notice { try wait(for: fd, source: source, notice: notice) }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            while poll(&descriptor, 1, -1) < 0 {
-                guard errno == EINTR else { throw FileReading.unreadable(path, item, POSIXFailure(code: errno)) }
-                if let interrupted = CommandFailure.interrupted(whileReading: source) { throw interrupted }
-            }
+            try awaitInput(on: fd, path: path, item: item, notice: notice, source: source)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
             return fd
         } catch {
             close(fd)
             throw error
+        }
+    }
+
+    /// Waits until `fd` (`path`, read for `item`) has bytes or its end, saying so through
+    /// `notice` once it has been silent for `notice.seconds`; Ctrl-C ends the wait.
+    static func awaitInput(on fd: Int32, path: String, item: String, notice: WaitNotice?, source: String? = nil) throws(CommandFailure) {
+        let source = source ?? "'\(path)'"
+        if let notice { try wait(for: fd, source: source, notice: notice) }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while poll(&descriptor, 1, -1) < 0 {
+            guard errno == EINTR else { throw FileReading.unreadable(path, item, POSIXFailure(code: errno)) }
+            if let interrupted = CommandFailure.interrupted(whileReading: source) { throw interrupted }
         }
     }
 

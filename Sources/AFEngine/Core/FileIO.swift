@@ -92,8 +92,10 @@ package enum FileIO {
 
     /// Opens `path` with `flags` (no `O_CREAT`), trying again when a signal interrupts the
     /// open, unless that signal was SIGINT or SIGTERM (`ProcessInterruption`): opening a FIFO
-    /// blocks until its other end is opened, and must not outlast Ctrl-C.
+    /// blocks until its other end is opened, and must not outlast Ctrl-C. A socket of this
+    /// process named to read (`duplicatingSocket`) is duplicated; `flags` then do not apply.
     package static func opening(_ path: String, flags: Int32) -> Opened {
+        if flags & O_ACCMODE == O_RDONLY, let socket = duplicatingSocket(path) { return .descriptor(socket) }
         while true {
             let fd = open(path, flags)
             if fd >= 0 { return .descriptor(fd) }
@@ -101,6 +103,27 @@ package enum FileIO {
             guard code == EINTR else { return .failed(POSIXFailure(code: code)) }
             if let reason = ProcessInterruption.pending { return .interrupted(reason) }
         }
+    }
+
+    /// A duplicate of the descriptor of this process that `path` names (`/dev/stdin`,
+    /// `/dev/fd/N`, `/proc/self/fd/N`) when that is a socket, which Linux does not open again
+    /// through its link (ENXIO): standard input that a parent made one end of a socket pair
+    /// (Node.js's child processes, a systemd socket unit) could not be read by its name. The
+    /// duplicate shares the socket's position and blocking mode.
+    package static func duplicatingSocket(_ path: String) -> Int32? {
+        var number: Int32?
+        if path == "/dev/stdin" {
+            number = 0
+        } else {
+            for prefix in ["/dev/fd/", "/proc/self/fd/"] where path.hasPrefix(prefix) {
+                number = Int32(path.dropFirst(prefix.count))
+            }
+        }
+        guard let number, number >= 0 else { return nil }
+        var info = stat()
+        guard fstat(number, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else { return nil }
+        let copy = fcntl(number, F_DUPFD_CLOEXEC, 0)
+        return copy >= 0 ? copy : nil
     }
 
     /// Whether something exists at `path` (a dangling symbolic link counts).
