@@ -110,7 +110,7 @@ package enum FileIO {
     /// through its link (ENXIO): standard input that a parent made one end of a socket pair
     /// (Node.js's child processes, a systemd socket unit) could not be read by its name. The
     /// duplicate shares the socket's position and blocking mode.
-    package static func duplicatingSocket(_ path: String) -> Int32? {
+    private static func duplicatingSocket(_ path: String) -> Int32? {
         var number: Int32?
         if path == "/dev/stdin" {
             number = 0
