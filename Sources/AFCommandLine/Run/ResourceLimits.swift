@@ -29,10 +29,10 @@ enum ResourceLimits {
     /// given: the standard streams and the signal pipe.
     static let ownDescriptorsAtBatchStart = 5
 
-    /// Descriptors open now beyond `own`: those the program that started af left open to it
-    /// (a shell's, a CI runner's), which count against the open-file limit as af's own do.
-    /// 0 when `/proc/self/fd` cannot be listed.
-    static func inheritedDescriptors(own: Int = ownDescriptorsAtBatchStart) -> Int {
+    /// Descriptors open now beyond `ownDescriptorsAtBatchStart`: those the program that
+    /// started af left open to it (a shell's, a CI runner's), which count against the
+    /// open-file limit as af's own do. 0 when `/proc/self/fd` cannot be listed.
+    static func inheritedDescriptors() -> Int {
         guard let directory = opendir("/proc/self/fd") else { return 0 }
         defer { closedir(directory) }
         var open = 0
@@ -41,7 +41,7 @@ enum ResourceLimits {
             if entry.pointee.d_name.0 != CChar(UInt8(ascii: ".")) { open += 1 }
         }
         // The listing's own descriptor is one of them.
-        return max(0, open - 1 - own)
+        return max(0, open - 1 - ownDescriptorsAtBatchStart)
     }
 
     /// Raises the limits to their floors where the hard limits allow, and fails (exit 1)

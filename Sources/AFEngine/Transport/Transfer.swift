@@ -530,8 +530,8 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         guard let reader else { return 0 }
         do {
-            let chunk = try driver == nil ? .bytes(reader.read(into: buffer)) : reader.readAvailable(into: buffer)
-            switch chunk {
+            // Only a started transfer is read, and starting one needs its driver.
+            switch try reader.readAvailable(into: buffer) {
             case .bytes(let count):
                 if count == 0 { bodySent = true }
                 awaitingBody = false
