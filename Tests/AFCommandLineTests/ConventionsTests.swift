@@ -583,6 +583,13 @@ import Testing
         let unknown = InProcessAF.run(["--response-charset=nonsense", server.url("/utf8")])
         #expect(unknown.status == 64)
         #expect(unknown.err.contains("unknown charset 'nonsense'"))
+        // Python's spellings are tried without `_`: one of underscores alone names no charset
+        // (it was taken as "", iconv's name for the locale's).
+        for label in ["___", "_"] {
+            let bare = InProcessAF.run(["--response-charset=\(label)", server.url("/utf8")])
+            #expect(bare.status == 64, "\(label)")
+            #expect(bare.err.contains("unknown charset '\(label)'"), "\(bare.err)")
+        }
     }
 
     /// The first bytes that are not ASCII decide an undeclared charset, not the first chunk:

@@ -76,7 +76,9 @@ final class CharsetDecoder {
         guard name.contains("_") else { return [name] }
         let hyphenated = String(name.map { $0 == "_" ? "-" : $0 })
         let joined = String(name.filter { $0 != "_" })
-        return [name, hyphenated, joined].map { windows1252Labels.contains($0) ? "windows-1252" : $0 }
+        // No letter or digit left (`___`): no charset; iconv would take "" as the locale's.
+        return [name, hyphenated, joined].filter { $0.contains(where: { $0.isLetter || $0.isNumber }) }
+            .map { windows1252Labels.contains($0) ? "windows-1252" : $0 }
     }
 
     /// The name iconv is asked for, for a label from a header, an option or a document:
