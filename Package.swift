@@ -36,7 +36,9 @@ let package = Package(
         .systemLibrary(name: "CBuildInfo"),
         // glibc's posix_spawn_file_actions_addclosefrom_np, which the Glibc module leaves out.
         .systemLibrary(name: "CSpawn"),
-        .target(name: "AFCommandLine", dependencies: ["AFEngine", "CBuildInfo", "CSpawn"]),
+        // glibc's sched_getaffinity, which the Glibc module leaves out.
+        .systemLibrary(name: "CSched"),
+        .target(name: "AFCommandLine", dependencies: ["AFEngine", "CBuildInfo", "CSpawn", "CSched"]),
         // The process's arguments for CommandLine without the runtime's /proc/self/maps scan at start-up.
         .target(name: "CStartup"),
         .executableTarget(name: "af", dependencies: ["AFCommandLine", "CStartup"]),

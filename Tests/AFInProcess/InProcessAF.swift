@@ -13,10 +13,11 @@ public enum InProcessAF {
     /// Runs `arguments` as `AF.run` would and returns what it wrote and its exit status;
     /// `unsetting` removes variables `AF.environment` would set; `noticeDelays` shortens the
     /// waits before af says what it waits for; `stderrIsTerminal` has af draw on standard
-    /// error what it draws only for a person (a download's progress bar), into the file.
+    /// error what it draws only for a person (a download's progress bar), into the file;
+    /// `processors` is how many processors af is told it may run on (the machine's if nil).
     public static func run(
         _ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:], unsetting: [String] = [],
-        noticeDelays: NoticeDelays = NoticeDelays(), stderrIsTerminal: Bool = false
+        noticeDelays: NoticeDelays = NoticeDelays(), stderrIsTerminal: Bool = false, processors: Int? = nil
     ) -> AFResult {
         var variables = AF.environment(extra)
         for name in unsetting { variables.removeValue(forKey: name) }
@@ -69,7 +70,7 @@ public enum InProcessAF {
             }.start()
         }
         let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr,
-                                      stderrIsTerminal: stderrIsTerminal, noticeDelays: noticeDelays)
+                                      stderrIsTerminal: stderrIsTerminal, noticeDelays: noticeDelays, processors: processors)
         let status = AFCommand.run(environment)
         for fd in [input, stdout, stderr] + (heldOpen.map { [$0] } ?? []) { close(fd) }
         return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: status, timedOut: false)

@@ -20,6 +20,7 @@ public struct Environment: Sendable {
         var terminalWidth: Int
         var undecodableArgument: String?
         var noticeDelays: NoticeDelays
+        var processors: Int?
     }
 
     private var storage: CopyOnWrite<Values>
@@ -156,6 +157,13 @@ public struct Environment: Sendable {
         set { storage.values.noticeDelays = newValue }
     }
 
+    /// How many processors af may run on (its CPU affinity), which decides how many threads
+    /// `af batch` runs its requests on; asked of the system unless given.
+    public var processors: Int {
+        get { storage.values.processors ?? ResourceLimits.processors() }
+        set { storage.values.processors = newValue }
+    }
+
     /// Collects the surroundings; defaults suit a test that reads nothing and is not on a terminal.
     public init(
         arguments: [String],
@@ -168,12 +176,14 @@ public struct Environment: Sendable {
         stderrIsTerminal: Bool = false,
         terminalWidth: Int = 80,
         undecodableArgument: String? = nil,
-        noticeDelays: NoticeDelays = NoticeDelays()
+        noticeDelays: NoticeDelays = NoticeDelays(),
+        processors: Int? = nil
     ) {
         storage = CopyOnWrite(Values(
             arguments: arguments, variables: variables, derived: Derived(variables), stdin: stdin, stdout: stdout, stderr: stderr,
             stdinIsTerminal: stdinIsTerminal, stdoutIsTerminal: stdoutIsTerminal, stderrIsTerminal: stderrIsTerminal,
-            terminalWidth: terminalWidth, undecodableArgument: undecodableArgument, noticeDelays: noticeDelays
+            terminalWidth: terminalWidth, undecodableArgument: undecodableArgument, noticeDelays: noticeDelays,
+            processors: processors
         ))
     }
 

@@ -1,4 +1,5 @@
 import AFEngine
+internal import CSched
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,6 +43,14 @@ enum ResourceLimits {
         }
         // The listing's own descriptor is one of them.
         return max(0, open - 1 - ownDescriptorsAtBatchStart)
+    }
+
+    /// How many processors af may run on: those of its CPU affinity (`taskset`, a container's
+    /// cpuset), 1 when that cannot be told.
+    static func processors() -> Int {
+        var set = cpu_set_t()
+        guard sched_getaffinity(0, MemoryLayout<cpu_set_t>.size, &set) == 0 else { return 1 }
+        return max(1, withUnsafeBytes(of: &set) { bytes in bytes.reduce(0) { $0 + $1.nonzeroBitCount } })
     }
 
     /// Raises the limits to their floors where the hard limits allow, and fails (exit 1)
