@@ -59,7 +59,9 @@ final class OrderedOutput: Sendable {
     let temporaryDirectory: String
     let inCompletionOrder: Bool
     private let state = Protected(State())
-    private let buffer = CopyBuffer()
+    /// The block copies go through, held while finished outputs are printed: lanes finish
+    /// lines on their own threads, and one prints at a time.
+    private let printing = Locked(CopyBuffer())
 
     init(stdout: OutputChannel, temporaryDirectory: String, inCompletionOrder: Bool) {
         self.stdout = stdout
@@ -158,40 +160,47 @@ final class OrderedOutput: Sendable {
             defer { state.slots.removeAll() }
             return state.slots.sorted { $0.key < $1.key }
         }
-        for (_, slot) in remaining {
-            switch slot {
-            case .done(let file, let bytes): print(file, bytes)
-            case .logged(let region): print(region)
-            case .running(let channel): if let file = channel.release().file { recycle(file.fd) }
-            case .direct, .skipped: break
+        printing.withLock { buffer in
+            for (_, slot) in remaining {
+                switch slot {
+                case .done(let file, let bytes): print(file, bytes, through: buffer)
+                case .logged(let region): print(region, through: buffer)
+                case .running(let channel): if let file = channel.release().file { recycle(file.fd) }
+                case .direct, .skipped: break
+                }
             }
         }
     }
 
+    /// Prints the finished outputs that are next in line order. `next` moves past an output
+    /// only once it is out, so that a request starting meanwhile on another lane's thread
+    /// writes straight to standard output only after it.
     private func printReady() {
-        while true {
-            let ready = state.write { state -> Slot? in
-                let slot = state.slots[state.next]
-                switch slot {
-                case .done, .logged, .skipped:
+        printing.withLock { buffer in
+            while true {
+                let ready = state.read { state -> Slot? in
+                    let slot = state.slots[state.next]
+                    switch slot {
+                    case .done, .logged, .skipped: return slot
+                    case .direct, .running, nil: return nil
+                    }
+                }
+                switch ready {
+                case .done(let file, let bytes): print(file, bytes, through: buffer)
+                case .logged(let region): print(region, through: buffer)
+                case .skipped: break
+                case .direct, .running, nil: return
+                }
+                state.write { state in
                     state.slots[state.next] = nil
                     state.next += 1
-                    return slot
-                case .direct, .running, nil:
-                    return nil
                 }
-            }
-            switch ready {
-            case .done(let file, let bytes): print(file, bytes)
-            case .logged(let region): print(region)
-            case .skipped: continue
-            case .direct, .running, nil: return
             }
         }
     }
 
     /// Prints a finished request's output from the spool log, whose stretch is then free.
-    private func print(_ region: SpoolLog.Region) {
+    private func print(_ region: SpoolLog.Region, through buffer: CopyBuffer) {
         let fd = state.read { $0.log.descriptor(of: region) }
         try? stdout.copy(from: fd, offset: region.offset, count: region.count, buffer: buffer.bytes)
         state.write { $0.log.release(region) }
@@ -199,7 +208,7 @@ final class OrderedOutput: Sendable {
 
     /// Prints a finished request's output: its part of a temporary file (the file is then
     /// put aside for reuse), then what it held in memory.
-    private func print(_ file: SpoolRegion?, _ bytes: [UInt8]) {
+    private func print(_ file: SpoolRegion?, _ bytes: [UInt8], through buffer: CopyBuffer) {
         if let file {
             let end = Int64(lseek(file.fd, 0, SEEK_CUR))
             if end > file.start {
