@@ -32,7 +32,7 @@ enum BatchCommand {
             parallel = fitting
         }
         let planner = LinePlanner(base: settings, environment: environment)
-        let options = BatchRunner.Options(
+        var options = BatchRunner.Options(
             parallel: parallel,
             interval: settings.rate.map { $0.period / Double($0.count) } ?? 0,
             failFast: settings.failFast,
@@ -41,7 +41,8 @@ enum BatchCommand {
         let progress = BatchProgress(stderr: stderr, enabled: environment.drawsProgress && !settings.quiet, columns: environment.terminalWidth)
         // Outputs printed to the terminal the progress line is on erase it first: they were
         // written on after it ("af: 1/2 done, …/sHTTP/1.1 200 OK").
-        let screen = progress.enabled && stdout.isTerminal ? stdout.preceding(eachWriteWith: { progress.eraseIfShown() }) ?? stdout : stdout
+        let sharesScreen = progress.enabled && stdout.isTerminal
+        let screen = sharesScreen ? stdout.preceding(eachWriteWith: { progress.eraseIfShown() }) ?? stdout : stdout
         let output = OrderedOutput(stdout: screen, temporaryDirectory: environment.temporaryDirectory, inCompletionOrder: settings.report)
         let budget = RetryBudget(percent: settings.retryBudget)
         let netrc = try Netrc.load(environment: environment)
@@ -54,9 +55,26 @@ enum BatchCommand {
             }
         }
         let lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory)
+        options.lanes = lanes(parallel: parallel, processors: environment.processors, linesFit: lines.fitsLanes,
+                              oneThread: options.interval > 0 || sharesScreen)
         let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
         return runner.run()
     }
+
+    /// How many lanes (`BatchRunner`) share the requests in flight: one per processor af may
+    /// run on, with at least two requests each and at most `maxLanes`, when every line fits
+    /// any lane; one when lines could share a connection as HTTP/2 streams, and when
+    /// `oneThread` says the run needs one: `--rate`, whose spacing is one lane's timer, and
+    /// outputs printed on the terminal the progress line is drawn on, which erase it as they
+    /// are written (from two threads the line could be drawn between the two).
+    static func lanes(parallel: Int, processors: Int, linesFit: Bool, oneThread: Bool) -> Int {
+        guard linesFit, !oneThread else { return 1 }
+        return max(1, min(processors, parallel / 2, maxLanes))
+    }
+
+    /// The most lanes a batch runs on: each has a thread, a connection cache and a pool of
+    /// transfer handles of its own.
+    static let maxLanes = 4
 
     /// How many requests may be in flight with `limit` descriptors: each holds its socket,
     /// once its output outgrows memory a file, and room for a connection libcurl keeps or

@@ -3,20 +3,23 @@
 import Glibc
 #endif
 
-/// One line's request while it is in flight. Created, finished and cancelled only on the
-/// batch's driving thread.
+/// One line's request while it is in flight. Created and finished only on the thread of the
+/// lane that started it; cancelled from any.
 final class LineRun: @unchecked Sendable {
     let line: Int
     let sequence: Int
+    /// The lane (`BatchRunner.lanes`) whose thread runs it.
+    let lane: Int
     let execution: Execution
     let planned: PlannedLine
     let flight: Execution.InFlight
     /// The connection settings of a line that runs apart from the batch's own connections.
     let apart: LinePlanner.ConnectionKey?
 
-    init(line: Int, sequence: Int, execution: Execution, planned: PlannedLine, flight: Execution.InFlight, apart: LinePlanner.ConnectionKey?) {
+    init(line: Int, sequence: Int, lane: Int, execution: Execution, planned: PlannedLine, flight: Execution.InFlight, apart: LinePlanner.ConnectionKey?) {
         self.line = line
         self.sequence = sequence
+        self.lane = lane
         self.execution = execution
         self.planned = planned
         self.flight = flight
@@ -42,24 +45,43 @@ struct BatchLine: Sendable {
     var expansion: String? = nil
 }
 
-/// Where the runner takes its lines from, on the driving thread.
+/// Where the runner takes its lines from: called by one lane's thread at a time, under the
+/// runner's lock.
 protocol BatchLineSource: Sendable {
     /// The next request line; nil when none is ready now. `ended` says whether more can come.
     func next() -> (line: BatchLine?, ended: Bool)
     /// How many request lines there are, when known before the run.
     var total: Int? { get }
+    /// Every line was checked before the run and fits any lane (`PlannedLine.fitsAnyLane`).
+    var fitsLanes: Bool { get }
 }
 
-/// Runs the requests of `af batch` on one driving thread: up to `parallel` in flight on
-/// sessions that share connections, started no faster than `rate`, with one retry budget,
-/// output in line order, and one summary at the end.
+/// Runs the requests of `af batch`: up to `parallel` in flight on sessions that share
+/// connections, started no faster than `rate`, with one retry budget, output in line order,
+/// and one summary at the end.
+///
+/// Lines run on lanes: a lane is a session with its own thread and connections, which starts
+/// its share of the lines, drives their transfers and finishes them, taking the next line
+/// in order when one of its own ends. The first lane runs on the calling thread. Lines that
+/// could share connections as HTTP/2 streams need one lane (`Options.lanes` is 1 then);
+/// lines over HTTP/1 run on as many lanes as af has processors for (up to four), so that a
+/// batch of small requests is not held to what one processor can do.
 final class BatchRunner: Sendable {
     struct Options: Sendable {
         var parallel = 1
+        /// How many lanes share the requests in flight (`BatchCommand.lanes`).
+        var lanes = 1
         /// Seconds between two starts (`--rate`), 0 for no limit.
         var interval = 0.0
         var failFast = false
         var quiet = false
+    }
+
+    private enum LaneEnd: Sendable, Equatable {
+        case working
+        /// Nothing more starts and its lines have ended; the first lane has yet to learn it.
+        case leaving
+        case left
     }
 
     private enum Stop: Sendable, Equatable {
@@ -74,6 +96,12 @@ final class BatchRunner: Sendable {
     private struct State: Sendable {
         var nextSequence = 0
         var inFlight: [Int: LineRun] = [:]
+        /// Lines each lane has taken and not yet recorded (in flight, or being started).
+        var running: [Int]
+        /// Where each lane is in leaving the batch (the first lane's entry unused).
+        var laneEnds: [LaneEnd]
+        /// Lanes with nothing running that wait for an earlier line to print (the window).
+        var stalled: Set<Int> = []
         var ended = false
         var stop: Stop?
         var started = 0
@@ -125,9 +153,14 @@ final class BatchRunner: Sendable {
     let progress: BatchProgress
     /// `~/.netrc`, read once.
     let netrc: Netrc?
-    /// Drives every transfer on the calling thread, and owns the batch's connections.
+    /// The first lane's session: drives its transfers on the calling thread, and with them
+    /// the batch's timers, signals and streamed lines.
     let primary = Session()
-    private let state = Protected(State())
+    /// Every lane's session, `primary` first.
+    let lanes: [Session]
+    /// How many lines each lane may have in flight: `parallel` shared out.
+    let laneLimits: [Int]
+    private let state: Protected<State>
 
     init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress, netrc: Netrc?) {
         self.netrc = netrc
@@ -138,6 +171,10 @@ final class BatchRunner: Sendable {
         self.stderr = stderr
         self.budget = budget
         self.progress = progress
+        let count = max(1, min(options.lanes, options.parallel))
+        lanes = [primary] + (1..<count).map { _ in Session() }
+        laneLimits = (0..<count).map { options.parallel / count + ($0 < options.parallel % count ? 1 : 0) }
+        state = Protected(State(running: Array(repeating: 0, count: count), laneEnds: Array(repeating: .working, count: count)))
     }
 
     /// Runs every line and returns the exit status. `starting` runs once this thread drives
@@ -147,9 +184,12 @@ final class BatchRunner: Sendable {
         let driven = primary.drive(start: {
             SignalWatcher.install(on: primary) { [weak self] reason in self?.interrupt(reason) }
             starting()
-            pump()
+            for lane in lanes.indices.dropFirst() { lanes[lane].async { self.pump(lane) } }
+            pump(0)
         }, until: { isDone })
         precondition(driven, "a batch drives its own session")
+        // Every line is recorded; the other lanes' threads end before anything is concluded.
+        for session in lanes.dropFirst() { session.shutdownAndWait(timeout: Self.ownerEndTimeout) }
         output.printFinished()
         let status = conclude()
         endOwners()
@@ -168,65 +208,83 @@ final class BatchRunner: Sendable {
         for session in sessions { session.shutdownAndWait(timeout: Self.ownerEndTimeout) }
     }
 
-    /// How long af waits for an owner's thread to end: it has nothing left to do and ends
-    /// within milliseconds; the bound only keeps a mistake from hanging af at exit.
+    /// How long af waits for an owner's (or a lane's) thread to end: it has nothing left to
+    /// do and ends within milliseconds; the bound only keeps a mistake from hanging af at exit.
     static let ownerEndTimeout = 5.0
 
-    /// Called on the driving thread whenever lines may be waiting (a streamed line arrived).
+    /// Called on the first lane's thread whenever lines may be waiting (a streamed line arrived).
     func linesArrived() {
-        pump()
+        pump(0)
     }
 
     private var isDone: Bool {
-        state.read { $0.inFlight.isEmpty && ($0.stop != nil || $0.ended) }
+        state.read { state in
+            state.running.allSatisfy { $0 == 0 } && (state.stop != nil || state.ended) && state.laneEnds.dropFirst().allSatisfy { $0 == .left }
+        }
     }
 
     // MARK: Starting
 
-    /// Starts lines while the limits allow.
-    private func pump() {
+    /// Starts lines on `lane` while the limits allow; called on its thread.
+    private func pump(_ lane: Int) {
         while true {
-            enum Next { case wait, timer(Double), take(Int) }
+            enum Next { case wait, leave, timer(Double), take(BatchLine, Int) }
             let now = Monotonic.now()
             let nextToPrint = output.nextToPrint
+            // A line is taken and numbered under the lock, so that lanes take them in order.
             let next = state.write { state -> Next in
-                guard state.stop == nil, !state.ended, state.inFlight.count < options.parallel,
-                      output.inCompletionOrder || state.nextSequence < nextToPrint + window
-                else { return .wait }
-                if options.interval > 0, now < state.nextStart {
-                    if state.timerArmed { return .wait }
-                    state.timerArmed = true
-                    return .timer(state.nextStart - now)
+                if state.stop == nil, !state.ended, state.running[lane] < laneLimits[lane] {
+                    if !output.inCompletionOrder, state.nextSequence >= nextToPrint + window {
+                        // Held back by an earlier line running on another lane: with none of
+                        // its own running, this lane starts again when a line ends there.
+                        if state.running[lane] == 0 { state.stalled.insert(lane) }
+                        return .wait
+                    }
+                    if options.interval > 0, now < state.nextStart {
+                        if state.timerArmed { return .wait }
+                        state.timerArmed = true
+                        return .timer(state.nextStart - now)
+                    }
+                    let (line, ended) = source.next()
+                    if let line {
+                        let sequence = state.nextSequence
+                        state.nextSequence = sequence + 1
+                        state.started += 1
+                        state.running[lane] += 1
+                        state.nextStart = max(now, state.nextStart) + options.interval
+                        return .take(line, sequence)
+                    }
+                    guard ended else { return .wait }
+                    state.ended = true
                 }
-                return .take(state.nextSequence)
+                // A lane but the first leaves once nothing more starts and its own lines have
+                // ended; the first lane's thread learns it, and may then end the batch.
+                guard lane != 0, state.stop != nil || state.ended, state.running[lane] == 0, state.laneEnds[lane] == .working else { return .wait }
+                state.laneEnds[lane] = .leaving
+                return .leave
             }
             switch next {
             case .wait:
                 return
+            case .leave:
+                // Learnt on the first lane's thread, whose loop then sees the batch done with
+                // nothing left in its queue.
+                primary.async { [self] in state.write { $0.laneEnds[lane] = .left } }
+                return
             case .timer(let delay):
-                primary.asyncAfter(delay) { [self] in
+                lanes[lane].asyncAfter(delay) { [self] in
                     state.write { $0.timerArmed = false }
-                    pump()
+                    pump(lane)
                 }
                 return
-            case .take(let sequence):
-                let (line, ended) = source.next()
-                guard let line else {
-                    if ended { state.write { $0.ended = true } }
-                    return
-                }
-                state.write { state in
-                    state.nextSequence = sequence + 1
-                    state.started += 1
-                    state.nextStart = max(now, state.nextStart) + options.interval
-                }
+            case .take(let line, let sequence):
                 budget.noteStarted()
-                start(line, sequence: sequence)
+                start(line, sequence: sequence, lane: lane)
             }
         }
     }
 
-    private func start(_ line: BatchLine, sequence: Int) {
+    private func start(_ line: BatchLine, sequence: Int, lane: Int) {
         let messages = lineErrors(line.number)
         // Warned of once: the first line to ask sets the mark, under one lock.
         if let expansion = line.expansion, state.write({ state in defer { state.warnedOfExpansion = true }; return !state.warnedOfExpansion }) {
@@ -251,7 +309,7 @@ final class BatchRunner: Sendable {
                 planned.built.body.removeTemporaryFiles()
                 throw error
             }
-            let (connections, apart) = connectionOwner(for: planned.connections)
+            let (connections, apart) = connectionOwner(for: planned.connections, lane: lane)
             let context = Execution.BatchContext(connections: connections, budget: budget)
             switch execution.start(batch: context) {
             case .finished(let status):
@@ -260,17 +318,25 @@ final class BatchRunner: Sendable {
                 output.finish(sequence)
                 record(line: line.number, sequence: sequence, status: status)
                 checkOutput()
+                lineEnded(on: lane)
             case .inFlight(let flight):
-                let run = LineRun(line: line.number, sequence: sequence, execution: execution, planned: planned, flight: flight, apart: apart)
-                state.write { $0.inFlight[sequence] = run }
-                flight.request.onCompletion { [self] response in
-                    primary.async { self.completed(sequence, response: response) }
+                let run = LineRun(line: line.number, sequence: sequence, lane: lane, execution: execution, planned: planned, flight: flight, apart: apart)
+                // A stop another lane made since this line was taken found it not yet in
+                // flight: it is cancelled here instead.
+                let stopped = state.write { state -> Stop? in
+                    state.inFlight[sequence] = run
+                    return state.stop
                 }
+                flight.request.onCompletion { [self] response in
+                    lanes[lane].async { self.completed(sequence, response: response) }
+                }
+                if let stopped { flight.request.cancel(Self.cancellation(for: stopped)) }
             }
         } catch {
             messages.writeError(error.message)
             output.skip(sequence)
             record(line: line.number, sequence: sequence, status: error.exitCode)
+            lineEnded(on: lane)
         }
     }
 
@@ -300,13 +366,13 @@ final class BatchRunner: Sendable {
         }
     }
 
-    /// The session whose connections a line may use: the batch's own, or one per other set of
+    /// The session whose connections a line may use: its lane's, or one per other set of
     /// connection settings, so that no connection verified one way, or made to an address
     /// another line chose, serves a line that asks otherwise.
-    /// Returns the session and, for one apart from the batch's, its key (give it back with
+    /// Returns the session and, for one apart from the lane's, its key (give it back with
     /// `releaseOwner` when the line ends).
-    private func connectionOwner(for key: LinePlanner.ConnectionKey?) -> (Session, LinePlanner.ConnectionKey?) {
-        guard let key else { return (primary, nil) }
+    private func connectionOwner(for key: LinePlanner.ConnectionKey?, lane: Int) -> (Session, LinePlanner.ConnectionKey?) {
+        guard let key else { return (lanes[lane], nil) }
         let session = state.write { state -> Session in
             state.ownerClock += 1
             var owner = state.connectionOwners[key] ?? Owner(session: Session())
@@ -350,12 +416,9 @@ final class BatchRunner: Sendable {
 
     // MARK: Finishing
 
+    /// A line's request has ended: on the thread of its lane, which then starts what it may.
     private func completed(_ sequence: Int, response: Response) {
         guard let run = state.write({ $0.inFlight.removeValue(forKey: sequence) }) else { return }
-        defer {
-            run.planned.built.body.removeTemporaryFiles()
-            releaseOwner(run.apart)
-        }
         let stopping = state.read { $0.stop != nil }
         if stopping, case .cancelled = response.error {
             run.execution.cleanUp()
@@ -366,8 +429,24 @@ final class BatchRunner: Sendable {
             output.finish(sequence)
             record(line: run.line, sequence: sequence, status: status)
         }
+        run.planned.built.body.removeTemporaryFiles()
+        releaseOwner(run.apart)
         checkOutput()
-        pump()
+        lineEnded(on: run.lane)
+        pump(run.lane)
+    }
+
+    /// A line `lane` ran is recorded: only now may the batch count as done (its summary needs
+    /// the line). Lanes stalled behind it go on (this lane goes on by itself), told before
+    /// this lane may leave, so that the first lane's queue holds nothing once it learns that
+    /// the last lane has left.
+    private func lineEnded(on lane: Int) {
+        let stalled = state.write { state -> Set<Int> in
+            state.running[lane] -= 1
+            defer { state.stalled = [] }
+            return state.stalled.subtracting([lane])
+        }
+        for other in stalled { lanes[other].async { self.pump(other) } }
     }
 
     /// Stops the batch when standard output cannot take more: its reader went away, or
@@ -407,12 +486,15 @@ final class BatchRunner: Sendable {
             }
             return Array(state.inFlight.values)
         }
-        let cause: AFError.Cancellation
-        switch reason {
-        case .signal(let signalled): cause = signalled
-        default: cause = .explicitly
-        }
-        for run in runs { run.flight.request.cancel(cause) }
+        // Each lane leaves as its cancelled lines end; one with none running is stalled
+        // behind a line that is running (and is told when that line ends).
+        for run in runs { run.flight.request.cancel(Self.cancellation(for: reason)) }
+    }
+
+    /// What the requests a stop cancels are told.
+    private static func cancellation(for reason: Stop) -> AFError.Cancellation {
+        if case .signal(let signalled) = reason { return signalled }
+        return .explicitly
     }
 
     private func interrupt(_ reason: AFError.Cancellation) {

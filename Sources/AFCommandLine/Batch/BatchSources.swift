@@ -7,9 +7,10 @@ import Glibc
 /// The request lines of a batch file, checked whole before the run and then read again as
 /// the run needs them, so memory does not grow with the number of lines.
 final class FileLines: BatchLineSource, @unchecked Sendable {
-    // Confined to the driving thread after `init`.
+    // Used by one thread at a time after `init` (`BatchLineSource`).
     private let reader: LineReader
     let total: Int?
+    let fitsLanes: Bool
     /// What the check planned for the first lines, in line order, which the run sends without
     /// planning them again; each is dropped as its line starts.
     private var kept: [(line: Int, planned: PlannedLine?, expansion: String?)]
@@ -67,6 +68,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         let checker = LineReader(fd: fd, name: name, copy: spool.map { ($0.writer, $0.failure) })
         var count = 0
+        var fitting = true
         var kept: [(line: Int, planned: PlannedLine?, expansion: String?)] = []
         var keptBytes = 0
         do throws(CommandFailure) {
@@ -75,6 +77,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
                     guard let (words, expansion) = try LinePlanner.split(text) else { continue }
                     count += 1
                     let planned = try planner.prepare(words)
+                    fitting = fitting && planned.fitsAnyLane
                     let cost = Self.keptCost(lineLength: text.utf8.count)
                     if planned.isReusable, kept.count < Self.keptLimit, keptBytes + cost <= keptBudget {
                         kept.append((checker.commandLineNumber, planned, expansion))
@@ -103,6 +106,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         reader = LineReader(fd: fd, name: name)
         total = count
+        fitsLanes = fitting
         keptEvery = kept.count == count
         self.kept = kept
     }
@@ -177,15 +181,18 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     }
 }
 
-/// Lines streamed on standard input (`af batch -`), read on the batch's driving thread as
-/// they arrive: the session watches the descriptor while fewer than `capacity` lines wait
-/// to start, and stops watching while that many do, so that a faster writer blocks on a
-/// full pipe instead of filling memory. No thread of its own: one cost every line a
-/// hand-over (a lock, a semaphore, a wake-up of the driving thread) and made the whole run
-/// multi-threaded.
+/// Lines streamed on standard input (`af batch -`), read on the thread of the batch's one
+/// lane as they arrive: the session watches the descriptor while fewer than `capacity`
+/// lines wait to start, and stops watching while that many do, so that a faster writer
+/// blocks on a full pipe instead of filling memory. No thread of its own: one cost every
+/// line a hand-over (a lock, a semaphore, a wake-up of the lane's thread) and made the
+/// whole run multi-threaded. Not shared among lanes: it reads on that thread as lines are
+/// taken.
 final class StreamedLines: BatchLineSource, @unchecked Sendable {
-    // Confined to the driving thread.
+    // Confined to the lane's thread.
     let total: Int? = nil
+    /// Lines not read yet may need one lane.
+    let fitsLanes = false
     private let capacity: Int
     /// Lines split but not started, from `head` on.
     private var waiting: [BatchLine] = []

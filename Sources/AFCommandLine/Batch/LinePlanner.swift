@@ -17,6 +17,19 @@ final class PlannedLine: Sendable {
     /// Whether the run may send it as it is instead of planning the line again: nothing of it
     /// was read from a file (which may change before the line runs) or left in a temporary one.
     var isReusable: Bool { !built.readFiles && built.body.temporaryFiles.isEmpty }
+
+    /// Whether it may run on any lane of a batch (`BatchRunner`), each with connections of its
+    /// own: it uses the batch's connection settings and speaks HTTP/1, so no other line could
+    /// have shared its connection as an HTTP/2 stream (which needs every such line on one).
+    var fitsAnyLane: Bool {
+        guard connections == nil else { return false }
+        switch settings.httpVersion {
+        case .http1_0, .http1_1: return true
+        // HTTP/2 only where TLS offers it.
+        case .automatic: return built.url.scheme == "http"
+        case .http2, .http2PriorKnowledge: return false
+        }
+    }
 }
 
 /// Turns one line of a batch into the settings and positionals of its request: the batch's

@@ -76,6 +76,12 @@ public enum ManPage {
         A new connection resumes an earlier TLS session made under the same
         verification settings, except with pins, \\fB\\-\\-check\\-revocation\\fR or
         \\fB\\-\\-crl\\fR, which need a full handshake on every connection.
+        When every line of \\fIFILE\\fR speaks HTTP/1 with the batch's connection settings
+        (\\fBhttp://\\fR URLs, or \\fB\\-\\-http\\-version=1.1\\fR), the requests in flight are shared
+        among threads, one for each processor af may run on (up to four, at least two requests
+        each), each thread with connections of its own; lines that may share a connection as
+        HTTP/2 streams, \\fB\\-\\-rate\\fR, \\fBaf batch \\-\\fR, and outputs printed on the
+        terminal beside the progress line run on one.
         Each request's output is exactly what af alone would print, in line order
         and never interleaved (output that has to wait for earlier lines waits in temporary
         files; \\fB\\-o \\-\\fR is refused on a line); with
