@@ -121,8 +121,6 @@ final class BatchRunner: Sendable {
         var ownerClock = 0
         /// `--auth-cmd` tokens by command, shared by the lines that run it.
         var tokens: [AuthCommand: SharedCommandToken] = [:]
-        /// The trust configuration of the batch's own settings, for `http` and `https` URLs.
-        var baseTrust: (plain: TrustConfiguration?, tls: TrustConfiguration?)
         /// A line's unexpanded `$NAME` was warned of: the first line only, not every one of
         /// a file written that way.
         var warnedOfExpansion = false
@@ -161,6 +159,14 @@ final class BatchRunner: Sendable {
     /// How many lines each lane may have in flight: `parallel` shared out.
     let laneLimits: [Int]
     private let state: Protected<State>
+    /// The trust configuration of the batch's own settings, for `http` and `https` URLs, made
+    /// by the first line that needs it; a lock of its own, since every line asks.
+    private let baseTrusts = Protected<BaseTrusts>(BaseTrusts())
+
+    private struct BaseTrusts: Sendable {
+        var plain: TrustConfiguration?
+        var tls: TrustConfiguration?
+    }
 
     init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress, netrc: Netrc?) {
         self.netrc = netrc
@@ -347,10 +353,10 @@ final class BatchRunner: Sendable {
     private func baseTrust(for planned: PlannedLine) throws(CommandFailure) -> TrustConfiguration? {
         guard planned.settings.isUnchangedCopy(of: planner.base) else { return nil }
         let usesTLS = planned.built.url.scheme == "https"
-        if let known = state.read({ usesTLS ? $0.baseTrust.tls : $0.baseTrust.plain }) { return known }
+        if let known = baseTrusts.read({ usesTLS ? $0.tls : $0.plain }) { return known }
         let made = try TrustConfiguration.make(settings: planned.settings, environment: planner.environment, usesTLS: usesTLS)
-        state.write { state in
-            if usesTLS { state.baseTrust.tls = made } else { state.baseTrust.plain = made }
+        baseTrusts.write { trusts in
+            if usesTLS { trusts.tls = made } else { trusts.plain = made }
         }
         return made
     }
@@ -418,8 +424,10 @@ final class BatchRunner: Sendable {
 
     /// A line's request has ended: on the thread of its lane, which then starts what it may.
     private func completed(_ sequence: Int, response: Response) {
-        guard let run = state.write({ $0.inFlight.removeValue(forKey: sequence) }) else { return }
-        let stopping = state.read { $0.stop != nil }
+        let taken = state.write { state -> (LineRun, stopping: Bool)? in
+            state.inFlight.removeValue(forKey: sequence).map { ($0, state.stop != nil) }
+        }
+        guard let (run, stopping) = taken else { return }
         if stopping, case .cancelled = response.error {
             run.execution.cleanUp()
             output.skip(sequence)
