@@ -15,24 +15,12 @@ import Testing
     init() throws {
         server = try TestServer()
         directory = try TemporaryDirectory.make(prefix: "af-batch-lanes")
-        // `/answer/N?delay=S&size=B`: "answer N\n" after S seconds, padded with dots to B bytes.
-        server.route("/answer/*") { request, _ in
-            if let delay = request.queryValue("delay").flatMap(Double.init) { usleep(UInt32(delay * 1_000_000)) }
-            let number = request.path.split(separator: "/").last.map(String.init) ?? "?"
-            return .response(status: 200, headers: [("Content-Type", "text/plain")], body: Self.answer(number, size: request.queryValue("size").flatMap(Int.init)))
-        }
+        server.routeAnswers()
         // A failure that comes once the lines beside it are surely in flight.
         server.route("/late-failure") { _, _ in
             usleep(500_000)
             return .response(status: 500, headers: [("Content-Type", "text/plain")], body: Array("late\n".utf8))
         }
-    }
-
-    /// The body of `/answer/N`: "answer N\n", or that many bytes with dots before the newline.
-    static func answer(_ number: String, size: Int?) -> [UInt8] {
-        let text = Array("answer \(number)".utf8)
-        guard let size, size > text.count + 1 else { return text + [0x0A] }
-        return text + [UInt8](repeating: UInt8(ascii: "."), count: size - text.count - 1) + [0x0A]
     }
 
     private func file(_ lines: [String]) throws -> String {
@@ -91,7 +79,7 @@ import Testing
         #expect(result.err == "")
         // Compared line by line, so that a failure names the first line out of place instead
         // of printing megabytes.
-        let expected = (1...count).map { String(decoding: Self.answer(String($0), size: size), as: UTF8.self) }
+        let expected = (1...count).map { String(decoding: TestServer.answer(String($0), size: size), as: UTF8.self) }
         let printed = result.out.split(separator: "\n", omittingEmptySubsequences: false).map { $0 + "\n" }.dropLast()
         let misplaced = expected.indices.first { $0 >= printed.count || printed[$0] != expected[$0] }
         #expect(misplaced == nil, "output line \((misplaced ?? 0) + 1) is '\(misplaced.flatMap { $0 < printed.count ? printed[$0].prefix(20) : nil } ?? "missing")…'")

@@ -10,19 +10,7 @@ import Testing
     init() throws {
         server = try TestServer()
         directory = try TemporaryDirectory.make(prefix: "af-batch")
-        // `/answer/N?delay=S&size=B`: "answer N\n" after S seconds, padded with dots to B bytes.
-        server.route("/answer/*") { request, _ in
-            if let delay = request.queryValue("delay").flatMap(Double.init) { usleep(UInt32(delay * 1_000_000)) }
-            let number = request.path.split(separator: "/").last.map(String.init) ?? "?"
-            return .response(status: 200, headers: [("Content-Type", "text/plain")], body: Self.answer(number, size: request.queryValue("size").flatMap(Int.init)))
-        }
-    }
-
-    /// The body of `/answer/N`: "answer N\n", or that many bytes with dots before the newline.
-    static func answer(_ number: String, size: Int?) -> [UInt8] {
-        let text = Array("answer \(number)".utf8)
-        guard let size, size > text.count + 1 else { return text + [0x0A] }
-        return text + [UInt8](repeating: UInt8(ascii: "."), count: size - text.count - 1) + [0x0A]
+        server.routeAnswers()
     }
 
     /// Writes `lines` to a batch file and returns its path.
@@ -85,7 +73,7 @@ import Testing
         let temporary = try TemporaryDirectory.make(prefix: "af-batch-tmp")
         let result = AF.run(["batch", "--parallel=7", path], environment: ["TMPDIR": temporary])
         #expect(result.status == 0, "\(result.err)")
-        let expected = cases.enumerated().flatMap { index, item in Self.answer("\(index + 1)", size: item.size) }
+        let expected = cases.enumerated().flatMap { index, item in TestServer.answer("\(index + 1)", size: item.size) }
         #expect(result.out.utf8.count == expected.count)
         #expect(Array(result.out.utf8) == expected)
         #expect(result.err.isEmpty)
@@ -109,7 +97,7 @@ import Testing
         let result = AF.run(["batch", "--parallel=8", path], environment: ["TMPDIR": temporary])
         #expect(result.status == 0, "\(result.err)")
         // Compared line by line, so that a failure names the first line out of place.
-        let expected = cases.enumerated().map { index, item in String(decoding: Self.answer("\(index + 1)", size: item.size), as: UTF8.self) }
+        let expected = cases.enumerated().map { index, item in String(decoding: TestServer.answer("\(index + 1)", size: item.size), as: UTF8.self) }
         let printed = result.out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0 + "\n" }
         #expect(printed.count == expected.count)
         let firstMisplacedLine = zip(printed, expected).enumerated().first { $0.element.0 != $0.element.1 }.map { $0.offset + 1 }
@@ -644,7 +632,7 @@ import Testing
         running.signal(SIGINT)
         let result = running.wait(timeout: 10)
         #expect(result.status == 130)
-        #expect(Array(result.out.utf8) == Self.answer("2", size: 5000))
+        #expect(Array(result.out.utf8) == TestServer.answer("2", size: 5000))
         #expect(result.err == "af: error: interrupted; 1 of 3 requests had finished, 2 cancelled\n")
     }
 
@@ -708,7 +696,7 @@ import Testing
         af: error: 2 of 3 requests failed (lines 2, 3)
 
         """)
-        #expect(FileManager.default.contents(atPath: output + "/same.txt") == Data(Self.answer("1", size: 100_000)))
+        #expect(FileManager.default.contents(atPath: output + "/same.txt") == Data(TestServer.answer("1", size: 100_000)))
         #expect(try FileManager.default.contentsOfDirectory(atPath: output) == ["same.txt"])
         #expect(server.hits("/answer/2") == 0 && server.hits("/answer/3") == 0)
 
@@ -720,7 +708,7 @@ import Testing
         af: error: 2 of 3 requests failed (lines 1, 2)
 
         """)
-        #expect(FileManager.default.contents(atPath: output + "/same.txt") == Data(Self.answer("3", size: 100_000)))
+        #expect(FileManager.default.contents(atPath: output + "/same.txt") == Data(TestServer.answer("3", size: 100_000)))
     }
 
     /// Lines already waiting on standard input when af starts: the reader hands the first
