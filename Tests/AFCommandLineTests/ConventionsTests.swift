@@ -583,13 +583,17 @@ import Testing
         let unknown = InProcessAF.run(["--response-charset=nonsense", server.url("/utf8")])
         #expect(unknown.status == 64)
         #expect(unknown.err.contains("unknown charset 'nonsense'"))
-        // Python's spellings are tried without `_`: one of underscores alone names no charset
-        // (it was taken as "", iconv's name for the locale's).
-        for label in ["___", "_"] {
+        // A label with no letter or digit names no charset: glibc's iconv drops such
+        // characters from a name and took what was left, "", as the locale's charset (and
+        // Python's spellings, tried without `_`, made "" of underscores alone).
+        for label in ["___", "_", "!!!", "?", "+", "*", "@@"] {
             let bare = InProcessAF.run(["--response-charset=\(label)", server.url("/utf8")])
             #expect(bare.status == 64, "\(label)")
             #expect(bare.err.contains("unknown charset '\(label)'"), "\(bare.err)")
         }
+        // From a server, such a label is unknown too, and the body's bytes decide.
+        server.route("/bang") { _, _ in .response(status: 200, headers: [("Content-Type", "text/plain; charset=!!!")], body: [0x63, 0x61, 0x66, 0xE9, 0x20, 0x80]) }
+        #expect(InProcessAF.run(["--pretty=all", server.url("/bang")]).out == "café €")
     }
 
     /// The first bytes that are not ASCII decide an undeclared charset, not the first chunk:

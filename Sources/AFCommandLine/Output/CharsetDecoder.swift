@@ -76,19 +76,21 @@ final class CharsetDecoder {
         guard name.contains("_") else { return [name] }
         let hyphenated = String(name.map { $0 == "_" ? "-" : $0 })
         let joined = String(name.filter { $0 != "_" })
-        // No letter or digit left (`___`): no charset; iconv would take "" as the locale's.
-        return [name, hyphenated, joined].filter { $0.contains(where: { $0.isLetter || $0.isNumber }) }
-            .map { windows1252Labels.contains($0) ? "windows-1252" : $0 }
+        // Each keeps the name's letters and digits (`charsetName`), so none is "".
+        return [name, hyphenated, joined].map { windows1252Labels.contains($0) ? "windows-1252" : $0 }
     }
 
     /// The name iconv is asked for, for a label from a header, an option or a document:
-    /// trimmed of blanks and quotes, lower case, nil when it cannot be a charset name. The
+    /// trimmed of blanks and quotes, lower case, nil when it cannot be a charset name: one
+    /// with no letter or digit (`!!!`, `?`, `+`) is none, though glibc's iconv, which drops
+    /// such characters from a name, takes what is left, "", as the locale's charset. The
     /// Latin-1 and ASCII labels mean windows-1252, as browsers read them (the WHATWG Encoding
     /// Standard): such pages are windows-1252 in practice, and their 0x80–0x9F bytes are curly
     /// quotes, dashes and €, not C1 control characters.
     private static func charsetName(_ label: String) -> String? {
         let name = label.trimmingCharacters(in: " \"'").lowercased()
-        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else { return nil }
+        guard name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }),
+              name.utf8.contains(where: { (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }) else { return nil }
         return windows1252Labels.contains(name) ? "windows-1252" : name
     }
 
