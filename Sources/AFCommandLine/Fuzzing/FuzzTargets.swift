@@ -25,6 +25,7 @@ package enum FuzzTargets {
         ("netrc", netrc),
         ("markup", markup),
         ("charset", charset),
+        ("charset-label", charsetLabel),
         ("body-chunks", bodyChunks),
         ("report-body", reportBody),
         ("batch-line", batchLine),
@@ -418,6 +419,25 @@ package enum FuzzTargets {
         if !label.isEmpty {
             precondition(once == twice, "decoding \(label) in two pieces changed the text")
         }
+    }
+
+    /// A charset label as a server's `Content-Type`, a document or `--response-charset` gives
+    /// it (any bytes, with Python's spellings tried after iconv's): it never traps, a label
+    /// with no letter or digit names no charset (iconv would take "" as the locale's), and a
+    /// charset it names decodes a body in two pieces as in one. The first byte says how long
+    /// the label is, the second where the body is cut.
+    static func charsetLabel(_ data: [UInt8]) {
+        guard data.count >= 2 else { return }
+        let length = min(Int(data[0]) % 48, data.count - 2)
+        let label = String(decoding: data[2..<(2 + length)], as: UTF8.self)
+        let body = Array(data[(2 + length)...])
+        let split = Int(data[1]) % (body.count + 1)
+        guard let whole = CharsetDecoder(label: label), let pieces = CharsetDecoder(label: label) else { return }
+        precondition(label.utf8.contains { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) },
+                     "'\(label)' names a charset without a letter or digit")
+        let once = whole.decode(body, final: true)
+        let twice = pieces.decode(body[..<split]) + pieces.decode(body[split...], final: true)
+        precondition(once == twice, "decoding '\(label)' in two pieces changed the text")
     }
 
     /// A response body shown as the network splits it into chunks (BodyPrinter): it never
