@@ -79,9 +79,9 @@ public enum ManPage {
         When every line of \\fIFILE\\fR speaks HTTP/1 with the batch's connection settings
         (\\fBhttp://\\fR URLs, or \\fB\\-\\-http\\-version=1.1\\fR), the requests in flight are shared
         among threads, one for each processor af may run on (up to four, at least two requests
-        each), each thread with connections of its own; lines that may share a connection as
-        HTTP/2 streams, \\fB\\-\\-rate\\fR, \\fBaf batch \\-\\fR, and outputs printed on the
-        terminal beside the progress line run on one.
+        each), each thread with connections of its own. A batch keeps to one thread when any
+        of its lines may share a connection as HTTP/2 streams, with \\fB\\-\\-rate\\fR, with
+        \\fBaf batch \\-\\fR, and when its outputs go to the terminal beside the progress line.
         Each request's output is exactly what af alone would print, in line order
         and never interleaved (output that has to wait for earlier lines waits in temporary
         files; \\fB\\-o \\-\\fR is refused on a line); with
