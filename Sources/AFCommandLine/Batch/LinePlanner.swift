@@ -21,14 +21,10 @@ final class PlannedLine: Sendable {
     /// Whether it may run on any lane of a batch (`BatchRunner`), each with connections of its
     /// own: it uses the batch's connection settings and speaks HTTP/1, so no other line could
     /// have shared its connection as an HTTP/2 stream (which needs every such line on one).
+    /// (An `http://` line with `--http-version=2` is kept off lanes too: its upgrade may give a
+    /// connection later lines to the origin share.)
     var fitsAnyLane: Bool {
-        guard connections == nil else { return false }
-        switch settings.httpVersion {
-        case .http1_0, .http1_1: return true
-        // HTTP/2 only where TLS offers it.
-        case .automatic: return built.url.scheme == "http"
-        case .http2, .http2PriorKnowledge: return false
-        }
+        connections == nil && settings.httpVersion != .http2 && !settings.mayShareNegotiatedHTTP2(scheme: built.url.scheme)
     }
 }
 

@@ -71,6 +71,19 @@ struct Settings: Sendable {
         storage.values.proxies.contains { $0.lowercased().hasPrefix(scheme + ":") || $0.lowercased().hasPrefix("all:") }
     }
 
+    /// Whether a request to a URL with this scheme may become an HTTP/2 stream of a connection
+    /// negotiated before it starts: over TLS, where ALPN may choose HTTP/2 unless
+    /// `--http-version` keeps to HTTP/1, or with `--http-version=2-prior-knowledge`. (A plain
+    /// `http://` request with `--http-version=2` asks to upgrade its own connection, which no
+    /// request started before it could have shared.)
+    func mayShareNegotiatedHTTP2(scheme: String) -> Bool {
+        switch storage.values.httpVersion {
+        case .http2PriorKnowledge: return true
+        case .automatic, .http2: return scheme == "https"
+        case .http1_0, .http1_1: return false
+        }
+    }
+
     subscript<T>(dynamicMember path: WritableKeyPath<Values, T>) -> T {
         get { storage.values[keyPath: path] }
         _modify { yield &storage.values[keyPath: path] }

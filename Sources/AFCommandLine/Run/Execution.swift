@@ -205,8 +205,7 @@ final class Execution {
         let recordsSentHead = plan.shows("H") || plan.shows("B") || history.contains("H") || history.contains("B") || settings.trace != nil
         // Many requests to one origin wait for its first connection when it may turn out to
         // be HTTP/2 (then they share it); with HTTP/1 waiting would only serialise them.
-        let waitsForMultiplexing = batch != nil && (settings.httpVersion == .http2PriorKnowledge
-            || (built.url.scheme == "https" && (settings.httpVersion == .automatic || settings.httpVersion == .http2)))
+        let waitsForMultiplexing = batch != nil && settings.mayShareNegotiatedHTTP2(scheme: built.url.scheme)
         // Set only what differs: the description shares its storage with the plan of a batch
         // line, and a write copies all of it (the request's every header and option).
         let options = description.options
