@@ -60,20 +60,29 @@ public enum InProcessAF {
         case .socket(let bytes):
             input = StandardInput.socketCarrying(bytes)
         case .later(let bytes, let seconds):
-            let ends = makePipe()
-            input = ends.read
-            let writeEnd = ends.write
-            Thread {
-                Thread.sleep(forTimeInterval: seconds)
-                bytes.withUnsafeBytes { buffer in _ = write(writeEnd, buffer.baseAddress, buffer.count) }
-                close(writeEnd)
-            }.start()
+            input = pipeCarrying(now: [], then: bytes, after: seconds)
+        case .inTwoParts(let now, let then, let seconds):
+            input = pipeCarrying(now: now, then: then, after: seconds)
         }
         let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr,
                                       stderrIsTerminal: stderrIsTerminal, noticeDelays: noticeDelays, processors: processors)
         let status = AFCommand.run(environment)
         for fd in [input, stdout, stderr] + (heldOpen.map { [$0] } ?? []) { close(fd) }
         return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: status, timedOut: false)
+    }
+
+    /// The read end of a pipe that carries `now` (small: it fits the pipe), then after
+    /// `seconds` `then`, and is closed.
+    private static func pipeCarrying(now: [UInt8], then: [UInt8], after seconds: Double) -> Int32 {
+        let ends = makePipe()
+        let writeEnd = ends.write
+        now.withUnsafeBytes { buffer in _ = write(writeEnd, buffer.baseAddress, buffer.count) }
+        Thread {
+            Thread.sleep(forTimeInterval: seconds)
+            then.withUnsafeBytes { buffer in _ = write(writeEnd, buffer.baseAddress, buffer.count) }
+            close(writeEnd)
+        }.start()
+        return ends.read
     }
 
     /// A pipe whose ends are closed on exec (af's tests spawn processes in parallel).

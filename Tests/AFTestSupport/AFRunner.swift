@@ -33,6 +33,8 @@ public enum StandardInput: Sendable {
     case openPipe
     /// A pipe that stays open and empty for `seconds`, then carries these bytes and is closed.
     case later([UInt8], seconds: Double)
+    /// A pipe carrying `now`, then after `seconds` `then`, and closed.
+    case inTwoParts(now: [UInt8], then: [UInt8], seconds: Double)
     /// One end of a socket pair carrying these bytes, the other end then shut for writing (as
     /// Node.js's child processes get their standard input).
     case socket([UInt8])
@@ -144,13 +146,23 @@ public enum AF {
                 writer.write(Data(bytes))
                 try? writer.close()
             }
-        case .later(let bytes, let seconds):
+        case .later(let bytes, let seconds), .inTwoParts(now: [], then: let bytes, let seconds):
             let pipe = Pipe()
             process.standardInput = pipe
             let writer = pipe.fileHandleForWriting
             Thread.detachNewThread {
                 Thread.sleep(forTimeInterval: seconds)
                 writer.write(Data(bytes))
+                try? writer.close()
+            }
+        case .inTwoParts(let now, let then, let seconds):
+            let pipe = Pipe()
+            process.standardInput = pipe
+            let writer = pipe.fileHandleForWriting
+            Thread.detachNewThread {
+                writer.write(Data(now))
+                Thread.sleep(forTimeInterval: seconds)
+                writer.write(Data(then))
                 try? writer.close()
             }
         case .file(let path):
