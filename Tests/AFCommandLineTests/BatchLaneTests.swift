@@ -55,13 +55,18 @@ import Testing
         #expect(try planner.prepare(words).fitsAnyLane == fits)
     }
 
-    @Test func aFileFitsLanesOnlyWhenEveryLineDoes() throws {
+    /// A file whose every line needs the first lane keeps to it; one with any line that fits
+    /// any lane runs on lanes, the others handed to the first.
+    @Test func aFileRunsOnLanesWhenAnyLineFitsThem() throws {
         let planner = LinePlanner(base: Settings(), environment: Environment(arguments: []))
         let plain = try file(["http://127.0.0.1:1/a", "# a comment", "post http://127.0.0.1:1/b a=1"])
         #expect(try FileLines(path: plain, planner: planner, temporaryDirectory: directory).fitsLanes)
-        let mixed = try file(["http://127.0.0.1:1/a", "https://127.0.0.1:1/b", "http://127.0.0.1:1/c"])
-        #expect(try !FileLines(path: mixed, planner: planner, temporaryDirectory: directory).fitsLanes)
-        #expect(!StreamedLines(capacity: 4).fitsLanes)
+        let mixed = try file(["https://127.0.0.1:1/a", "https://127.0.0.1:1/b", "http://127.0.0.1:1/c"])
+        #expect(try FileLines(path: mixed, planner: planner, temporaryDirectory: directory).fitsLanes)
+        let secure = try file(["https://127.0.0.1:1/a", "--http-version=2 http://127.0.0.1:1/b"])
+        #expect(try !FileLines(path: secure, planner: planner, temporaryDirectory: directory).fitsLanes)
+        // Streamed lines are checked as they start instead.
+        #expect(StreamedLines(capacity: 4).fitsLanes)
     }
 
     /// Lines finishing out of order on two lanes' threads print in line order, whole, and the
@@ -103,12 +108,12 @@ import Testing
 
     /// Runs af in-process on a thread of its own, failing (rather than hanging the suite) when
     /// it has not ended after `seconds`.
-    private static func runWithin(_ seconds: Double, _ arguments: [String]) throws -> AFResult {
+    private static func runWithin(_ seconds: Double, _ arguments: [String], stdin: AFTestSupport.StandardInput = .null) throws -> AFResult {
         final class Outcome: @unchecked Sendable { var result: AFResult? }
         let outcome = Outcome()
         let ended = DispatchSemaphore(value: 0)
         Thread {
-            outcome.result = InProcessAF.run(arguments, processors: 2)
+            outcome.result = InProcessAF.run(arguments, stdin: stdin, processors: 2)
             ended.signal()
         }.start()
         try #require(ended.wait(timeout: .now() + seconds) == .success, "af batch had not ended after \(seconds) s")
@@ -132,5 +137,93 @@ import Testing
         """)
         #expect(server.requests.allSatisfy { !$0.path.hasPrefix("/answer/") || Int($0.path.dropFirst(8)).map { $0 < 5 } ?? false },
                 "\(server.requests.map(\.path))")
+    }
+
+    /// `--debug` says how the requests in flight are shared: streamed lines on standard input
+    /// share the lanes too, as a file's lines do.
+    @Test(arguments: ["FILE", "-"])
+    func debugSaysHowManyLanesShareTheRequests(input: String) throws {
+        let lines = (1...3).map { server.url("/answer/\($0)") }
+        let path = try file(lines)
+        let result = InProcessAF.run(["batch", "--debug", "--parallel=5", input == "-" ? "-" : path],
+                                     stdin: input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null, processors: 2)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("af: debug: batch: 2 lanes (threads), --parallel=5 shared 3 + 2\n"), "\(result.err)")
+        let single = InProcessAF.run(["batch", "--debug", "--parallel=5", "--rate=1000/s", input == "-" ? "-" : path],
+                                     stdin: input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null, processors: 2)
+        #expect(single.err.contains("af: debug: batch: 1 lane (threads), --parallel=5 shared 5\n"), "\(single.err)")
+    }
+
+    /// Lines streamed on standard input, finishing out of order on two lanes, print in line
+    /// order; the lanes wait for lines that come later, and end when the input does.
+    @Test func streamedLinesOnTwoLanesPrintInLineOrder() throws {
+        let count = 200
+        let text = (1...count).map { number in
+            server.url("/answer/\(number)" + (number % 5 == 0 ? "?delay=0.02" : "")) + "\n"
+        }.joined()
+        // A third at once (it fits the pipe), the rest once the lanes have run dry and wait.
+        let bytes = Array(text.utf8)
+        let cut = try #require(bytes[(bytes.count / 3)...].firstIndex(of: UInt8(ascii: "\n"))) + 1
+        let result = try Self.runWithin(20, ["batch", "--parallel=8", "-"], stdin: .inTwoParts(now: Array(bytes[..<cut]), then: Array(bytes[cut...]), seconds: 0.3))
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err == "")
+        #expect(result.out == (1...count).map { "answer \($0)\n" }.joined())
+        #expect(server.requests.count == count)
+        let connections = Set(server.requests.map(\.connection))
+        #expect(connections.count <= 8, "\(connections.count) connections at --parallel=8")
+    }
+
+    /// Lines that may become HTTP/2 streams of one connection keep to the first lane whichever
+    /// lane takes them, so that they share one; the HTTP/1 lines between them run on either
+    /// lane. (Without the hand-over, the lines the second lane took opened a connection of
+    /// its own.) A file's lines as streamed ones.
+    @Test(.enabled(if: ExternalServer.available("nghttpd"), "nghttpd (Debian's nghttp2-server) is not installed; ./install.sh --dev installs it"),
+          arguments: ["FILE", "-"])
+    func http2LinesShareOneConnectionBesideHTTP1Lines(input: String) throws {
+        let pki = TestPKI.shared
+        let issued = try pki.issue(name: "h2lanes")
+        let served = try TemporaryDirectory.make(prefix: "af-h2lanes")
+        try "h2\n".write(toFile: served + "/x.txt", atomically: false, encoding: .utf8)
+        let h2 = try ExternalServer(nghttpdServing: served, key: issued.keyPath, certificate: issued.certificatePath)
+        // Every sixth line (odd ones) names the test server's address itself (--resolve): a
+        // connection setting of its own, which runs on the first lane with its own connections.
+        let lines = (1...60).map { number in
+            number % 2 == 0 ? "https://127.0.0.1:\(h2.port)/x.txt?n=\(number)"
+                : number % 3 == 0 ? "--resolve=lanes.test:\(server.port):127.0.0.1 http://lanes.test:\(server.port)/answer/\(number)"
+                : server.url("/answer/\(number)?delay=0.01")
+        }
+        let text = lines.joined(separator: "\n") + "\n"
+        let result = InProcessAF.run(["batch", "--parallel=8", "--verify=\(pki.caCertificatePath)", "--report=json", input == "-" ? "-" : try file(lines)],
+                                     stdin: input == "-" ? .bytes(Array(text.utf8)) : .null, processors: 2)
+        #expect(result.status == 0, "\(result.err)")
+        let reports = result.out.split(separator: "\n").compactMap { JSONHelpers.object(String($0)) }
+        #expect(Set(reports.compactMap { $0["line"] as? Int }) == Set(1...60))
+        let opened = reports.filter { ($0["line"] as? Int).map { $0 % 2 == 0 } ?? false }.compactMap { report -> Int? in
+            guard let attempts = report["attempts"] as? [[String: Any]], let metrics = attempts.first?["metrics"] as? [String: Any] else { return nil }
+            #expect(metrics["http_version"] as? String == "HTTP/2")
+            return metrics["new_connections"] as? Int
+        }
+        #expect(opened.count == 30)
+        #expect(opened.reduce(0, +) == 1, "HTTP/2 connections opened: \(opened.reduce(0, +))")
+        #expect(server.requests.count == 30)
+        #expect(server.requests.filter { $0.header("Host") == "lanes.test:\(server.port)" }.count == 10)
+    }
+
+    /// A --fail-fast failure while the other lane waits for streamed lines that have not come
+    /// ends the batch at once: that lane is told, rather than waiting for input that may stay
+    /// open for good (a CI step's standard input).
+    @Test func aStopEndsALaneWaitingForStreamedLines() throws {
+        for _ in 1...3 {
+            let line = Array((server.url("/late-failure") + "\n").utf8)
+            let started = Date()
+            let result = try Self.runWithin(20, ["batch", "--parallel=4", "--check-status", "--fail-fast", "-"], stdin: .inTwoParts(now: line, then: [], seconds: 8))
+            #expect(result.status == 5, "\(result.err)")
+            #expect(Date().timeIntervalSince(started) < 4, "the batch ended after \(Date().timeIntervalSince(started)) s")
+            #expect(result.err == """
+            af: line 1: error: server answered 500 Internal Server Error
+            af: error: 1 of 1 requests failed (line 1); --fail-fast started no more
+
+            """)
+        }
     }
 }

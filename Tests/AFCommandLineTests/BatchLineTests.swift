@@ -131,13 +131,13 @@ import Testing
         lines.readable()
         var numbers: [Int] = []
         var most = 0
-        while case let (line?, _) = lines.next() {
+        while case let (line?, _) = lines.next(lane: 0) {
             numbers.append(line.number)
             most = max(most, lines.held)
             if numbers.count % 50 == 0 { lines.readable() }
         }
         #expect(numbers == Array(1...300))
-        #expect(lines.next().ended)
+        #expect(lines.next(lane: 0).ended)
         #expect(most <= 16, "\(most) lines held at once")
     }
 
@@ -314,7 +314,7 @@ import Testing
         let source = try FileLines(path: path, planner: planner, temporaryDirectory: directory, keptBudget: budget)
         #expect(source.total == 5)
         var contents: [String] = []
-        while case let (line?, _) = source.next() {
+        while case let (line?, _) = source.next(lane: 0) {
             switch line.content {
             case .planned(let plan): contents.append("\(line.number) kept \(plan.built.url.path)")
             case .words(let words): contents.append("\(line.number) words \(words.count)")
@@ -335,7 +335,7 @@ import Testing
         let source = try FileLines(path: path, planner: planner, temporaryDirectory: directory)
         #expect(truncate(path, 0) == 0)
         var contents: [String] = []
-        while case let (line?, _) = source.next() {
+        while case let (line?, _) = source.next(lane: 0) {
             guard case .planned(let plan) = line.content else {
                 contents.append("\(line.number) not kept")
                 continue
@@ -343,7 +343,7 @@ import Testing
             contents.append("\(line.number) \(plan.built.url.path)")
         }
         #expect(contents == ["2 /a", "4 /b", "5 /c"])
-        #expect(source.next().ended)
+        #expect(source.next(lane: 0).ended)
     }
 
     @Test func theRetryBudgetIsAPercentageOfStartedRequestsPlusTen() {

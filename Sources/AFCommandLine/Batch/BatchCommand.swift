@@ -49,6 +49,9 @@ enum BatchCommand {
         if name == "-" {
             let lines = StreamedLines(capacity: parallel * 2 + 16)
             let notice = StandardInput.waitNotice(on: stderr, quiet: settings.quiet, delays: environment.noticeDelays)
+            options.lanes = lanes(parallel: parallel, processors: environment.processors, linesFit: lines.fitsLanes,
+                                  oneThread: options.interval > 0 || sharesScreen)
+            if settings.debug { stderr.writeQuietly(debugLine(options)) }
             let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
             return runner.run {
                 lines.start(fd: environment.stdin, name: "standard input", session: runner.primary, notice: notice) { [weak runner] in runner?.linesArrived() }
@@ -57,13 +60,21 @@ enum BatchCommand {
         let lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory)
         options.lanes = lanes(parallel: parallel, processors: environment.processors, linesFit: lines.fitsLanes,
                               oneThread: options.interval > 0 || sharesScreen)
+        if settings.debug { stderr.writeQuietly(debugLine(options)) }
         let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
         return runner.run()
     }
 
+    /// `--debug`'s line on how the requests in flight are shared among lanes.
+    static func debugLine(_ options: BatchRunner.Options) -> String {
+        let shares = BatchRunner.laneLimits(options)
+        return "af: debug: batch: \(shares.count) lane\(shares.count == 1 ? "" : "s") (threads), --parallel=\(options.parallel) shared \(shares.map(String.init).joined(separator: " + "))\n"
+    }
+
     /// How many lanes (`BatchRunner`) share the requests in flight: one per processor af may
-    /// run on, with at least two requests each and at most `maxLanes`, when every line fits
-    /// any lane; one when lines could share a connection as HTTP/2 streams, and when
+    /// run on, with at least two requests each and at most `maxLanes`, when lines may fit any
+    /// lane; one when every line needs the first (HTTP/2 streams that share a connection,
+    /// connection settings of their own), and when
     /// `oneThread` says the run needs one: `--rate`, whose spacing is one lane's timer, and
     /// outputs printed on the terminal the progress line is drawn on, which erase it as they
     /// are written (from two threads the line could be drawn between the two).

@@ -48,11 +48,13 @@ struct BatchLine: Sendable {
 /// Where the runner takes its lines from: called by one lane's thread at a time, under the
 /// runner's lock.
 protocol BatchLineSource: Sendable {
-    /// The next request line; nil when none is ready now. `ended` says whether more can come.
-    func next() -> (line: BatchLine?, ended: Bool)
+    /// The next request line, for `lane` to start; nil when none is ready now. `ended` says
+    /// whether more can come.
+    func next(lane: Int) -> (line: BatchLine?, ended: Bool)
     /// How many request lines there are, when known before the run.
     var total: Int? { get }
-    /// Every line was checked before the run and fits any lane (`PlannedLine.fitsAnyLane`).
+    /// Lanes may share the lines: some line fits any lane (`PlannedLine.fitsAnyLane`), or may.
+    /// Each line is checked as it starts, and one that does not fit is handed to the first lane.
     var fitsLanes: Bool { get }
 }
 
@@ -62,10 +64,11 @@ protocol BatchLineSource: Sendable {
 ///
 /// Lines run on lanes: a lane is a session with its own thread and connections, which starts
 /// its share of the lines, drives their transfers and finishes them, taking the next line
-/// in order when one of its own ends. The first lane runs on the calling thread. Lines that
-/// could share connections as HTTP/2 streams need one lane (`Options.lanes` is 1 then);
-/// lines over HTTP/1 run on as many lanes as af has processors for (up to four), so that a
-/// batch of small requests is not held to what one processor can do.
+/// in order when one of its own ends. The first lane runs on the calling thread. Lines over
+/// HTTP/1 run on as many lanes as af has processors for (up to four), so that a batch of
+/// small requests is not held to what one processor can do; lines that could share
+/// connections as HTTP/2 streams (or use connections of their own) run on the first lane,
+/// which the lane that took one hands it to.
 final class BatchRunner: Sendable {
     struct Options: Sendable {
         var parallel = 1
@@ -102,6 +105,9 @@ final class BatchRunner: Sendable {
         var laneEnds: [LaneEnd]
         /// Lanes with nothing running that wait for an earlier line to print (the window).
         var stalled: Set<Int> = []
+        /// Lanes but the first that found no line ready in streamed input that goes on: they
+        /// go on when lines arrive (`linesArrived`).
+        var awaitingLines: Set<Int> = []
         var ended = false
         var stop: Stop?
         var started = 0
@@ -177,10 +183,17 @@ final class BatchRunner: Sendable {
         self.stderr = stderr
         self.budget = budget
         self.progress = progress
-        let count = max(1, min(options.lanes, options.parallel))
+        laneLimits = Self.laneLimits(options)
+        let count = laneLimits.count
         lanes = [primary] + (1..<count).map { _ in Session() }
-        laneLimits = (0..<count).map { options.parallel / count + ($0 < options.parallel % count ? 1 : 0) }
         state = Protected(State(running: Array(repeating: 0, count: count), laneEnds: Array(repeating: .working, count: count)))
+    }
+
+    /// How many lines each lane may have in flight: `parallel` shared out among the lanes
+    /// (one at least each).
+    static func laneLimits(_ options: Options) -> [Int] {
+        let count = max(1, min(options.lanes, options.parallel))
+        return (0..<count).map { options.parallel / count + ($0 < options.parallel % count ? 1 : 0) }
     }
 
     /// Runs every line and returns the exit status. `starting` runs once this thread drives
@@ -218,8 +231,14 @@ final class BatchRunner: Sendable {
     /// do and ends within milliseconds; the bound only keeps a mistake from hanging af at exit.
     static let ownerEndTimeout = 5.0
 
-    /// Called on the first lane's thread whenever lines may be waiting (a streamed line arrived).
+    /// Called on the first lane's thread whenever lines may be waiting (a streamed line arrived,
+    /// or the input ended): every lane that found none goes on.
     func linesArrived() {
+        let awaiting = state.write { state -> Set<Int> in
+            defer { state.awaitingLines = [] }
+            return state.awaitingLines
+        }
+        for lane in awaiting { lanes[lane].async { self.pump(lane) } }
         pump(0)
     }
 
@@ -239,7 +258,9 @@ final class BatchRunner: Sendable {
             let nextToPrint = output.nextToPrint
             // A line is taken and numbered under the lock, so that lanes take them in order.
             let next = state.write { state -> Next in
-                if state.stop == nil, !state.ended, state.running[lane] < laneLimits[lane] {
+                // Lines handed to the first lane (`start`) count there, past its share: the
+                // batch as a whole stays within --parallel.
+                if state.stop == nil, !state.ended, state.running[lane] < laneLimits[lane], state.running.reduce(0, +) < options.parallel {
                     if !output.inCompletionOrder, state.nextSequence >= nextToPrint + window {
                         // Held back by an earlier line running on another lane: with none of
                         // its own running, this lane starts again when a line ends there.
@@ -251,7 +272,7 @@ final class BatchRunner: Sendable {
                         state.timerArmed = true
                         return .timer(state.nextStart - now)
                     }
-                    let (line, ended) = source.next()
+                    let (line, ended) = source.next(lane: lane)
                     if let line {
                         let sequence = state.nextSequence
                         state.nextSequence = sequence + 1
@@ -260,7 +281,10 @@ final class BatchRunner: Sendable {
                         state.nextStart = max(now, state.nextStart) + options.interval
                         return .take(line, sequence)
                     }
-                    guard ended else { return .wait }
+                    guard ended else {
+                        if lane != 0 { state.awaitingLines.insert(lane) }
+                        return .wait
+                    }
                     state.ended = true
                 }
                 // A lane but the first leaves once nothing more starts and its own lines have
@@ -297,13 +321,36 @@ final class BatchRunner: Sendable {
             messages.writeNotice("warning: '\(expansion)' is sent as written: af batch runs each line without a shell, which would have expanded it; "
                 + "write the value into the file (envsubst makes such a file from a template), or put it in single quotes to mean it as written")
         }
+        let planned: PlannedLine
         do throws(CommandFailure) {
-            let planned: PlannedLine
             switch line.content {
             case .planned(let kept): planned = kept
             case .words(let words): planned = try planner.prepare(words)
             case .failure(let failure): throw failure
             }
+        } catch {
+            fail(line, sequence: sequence, lane: lane, messages: messages, error: error)
+            return
+        }
+        guard lane == 0 || planned.fitsAnyLane else {
+            // A line that may share an HTTP/2 connection with others, or uses connections of
+            // its own, runs on the first lane with every such line.
+            state.write { state in
+                state.running[lane] -= 1
+                state.running[0] += 1
+            }
+            primary.async {
+                self.launch(line, planned: planned, sequence: sequence, lane: 0, messages: messages)
+                self.pump(0)
+            }
+            return
+        }
+        launch(line, planned: planned, sequence: sequence, lane: lane, messages: messages)
+    }
+
+    /// Starts a planned line on `lane`'s thread.
+    private func launch(_ line: BatchLine, planned: PlannedLine, sequence: Int, lane: Int, messages: OutputChannel) {
+        do throws(CommandFailure) {
             let channel = output.channel(for: sequence)
             let execution: Execution
             do {
@@ -339,11 +386,16 @@ final class BatchRunner: Sendable {
                 if let stopped { flight.request.cancel(Self.cancellation(for: stopped)) }
             }
         } catch {
-            messages.writeError(error.message)
-            output.skip(sequence)
-            record(line: line.number, sequence: sequence, status: error.exitCode)
-            lineEnded(on: lane)
+            fail(line, sequence: sequence, lane: lane, messages: messages, error: error)
         }
+    }
+
+    /// A line that could not start: its error, and nothing printed in its place.
+    private func fail(_ line: BatchLine, sequence: Int, lane: Int, messages: OutputChannel, error: CommandFailure) {
+        messages.writeError(error.message)
+        output.skip(sequence)
+        record(line: line.number, sequence: sequence, status: error.exitCode)
+        lineEnded(on: lane)
     }
 
     /// For a line without options of its own, the trust configuration of the batch's settings,
@@ -486,17 +538,20 @@ final class BatchRunner: Sendable {
 
     /// Starts nothing more and cancels what is in flight.
     private func stop(_ reason: Stop) {
-        let runs = state.write { state -> [LineRun] in
+        let (runs, awaiting) = state.write { state -> ([LineRun], Set<Int>) in
             if state.stop == nil {
                 state.stop = reason
             } else if case .signal = reason {
                 state.stop = reason
             }
-            return Array(state.inFlight.values)
+            defer { state.awaitingLines = [] }
+            return (Array(state.inFlight.values), state.awaitingLines)
         }
         // Each lane leaves as its cancelled lines end; one with none running is stalled
-        // behind a line that is running (and is told when that line ends).
+        // behind a line that is running (and is told when that line ends), or waits for
+        // streamed lines that may never come: it is told now.
         for run in runs { run.flight.request.cancel(Self.cancellation(for: reason)) }
+        for lane in awaiting { lanes[lane].async { self.pump(lane) } }
     }
 
     /// What the requests a stop cancels are told.

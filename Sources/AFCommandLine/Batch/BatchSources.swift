@@ -10,6 +10,8 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     // Used by one thread at a time after `init` (`BatchLineSource`).
     private let reader: LineReader
     let total: Int?
+    /// Some line fits any lane (the others are handed to the first lane as they start); a
+    /// file of lines that all need the first lane keeps to it.
     let fitsLanes: Bool
     /// What the check planned for the first lines, in line order, which the run sends without
     /// planning them again; each is dropped as its line starts.
@@ -68,7 +70,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
         }
         let checker = LineReader(fd: fd, name: name, copy: spool.map { ($0.writer, $0.failure) })
         var count = 0
-        var fitting = true
+        var fitting = false
         var kept: [(line: Int, planned: PlannedLine?, expansion: String?)] = []
         var keptBytes = 0
         do throws(CommandFailure) {
@@ -77,7 +79,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
                     guard let (words, expansion) = try LinePlanner.split(text) else { continue }
                     count += 1
                     let planned = try planner.prepare(words)
-                    fitting = fitting && planned.fitsAnyLane
+                    fitting = fitting || planned.fitsAnyLane
                     let cost = Self.keptCost(lineLength: text.utf8.count)
                     if planned.isReusable, kept.count < Self.keptLimit, keptBytes + cost <= keptBudget {
                         kept.append((checker.commandLineNumber, planned, expansion))
@@ -113,7 +115,7 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
 
     deinit { close(reader.fd) }
 
-    func next() -> (line: BatchLine?, ended: Bool) {
+    func next(lane: Int) -> (line: BatchLine?, ended: Bool) {
         if keptEvery {
             guard let line = takeKept(ifLine: nil) else { return (nil, true) }
             return (line, false)
@@ -181,24 +183,37 @@ final class FileLines: BatchLineSource, @unchecked Sendable {
     }
 }
 
-/// Lines streamed on standard input (`af batch -`), read on the thread of the batch's one
-/// lane as they arrive: the session watches the descriptor while fewer than `capacity`
-/// lines wait to start, and stops watching while that many do, so that a faster writer
-/// blocks on a full pipe instead of filling memory. No thread of its own: one cost every
-/// line a hand-over (a lock, a semaphore, a wake-up of the lane's thread) and made the
-/// whole run multi-threaded. Not shared among lanes: it reads on that thread as lines are
-/// taken.
+/// Lines streamed on standard input (`af batch -`), read on the first lane's thread as they
+/// arrive: its session watches the descriptor while fewer than `capacity` lines wait to
+/// start, and stops watching while that many do, so that a faster writer blocks on a full
+/// pipe instead of filling memory. No thread of its own: one cost every line a hand-over (a
+/// lock, a semaphore, a wake-up of the lane's thread). Any lane takes the lines waiting;
+/// only the first reads (the descriptor, its watch and the reader are that thread's), so
+/// another lane that finds too few waiting where the first stopped reading for want of room
+/// asks it to read on (`asksRefill`) instead of reading itself.
 final class StreamedLines: BatchLineSource, @unchecked Sendable {
-    // Confined to the lane's thread.
     let total: Int? = nil
-    /// Lines not read yet may need one lane.
-    let fitsLanes = false
+    /// Lines are checked as they are taken instead (`BatchRunner` hands a line that needs the
+    /// first lane to it).
+    let fitsLanes = true
     private let capacity: Int
-    /// Lines split but not started, from `head` on.
-    private var waiting: [BatchLine] = []
-    private var head = 0
-    /// The input ended (or could not be read) and every line of it is in `waiting`.
-    private var ended = false
+
+    /// What any lane touches, under a lock: lines split but not started, from `head` on.
+    private struct Queue: Sendable {
+        var waiting: [BatchLine] = []
+        var head = 0
+        /// The input ended (or could not be read) and every line of it is in `waiting`.
+        var ended = false
+        /// The first lane stopped reading with `capacity` lines waiting: it reads on when
+        /// it takes a line itself, or when another lane that took some asks it to.
+        var full = false
+        /// Another lane asked the first to read more, which it has not done yet.
+        var refillAsked = false
+        var count: Int { waiting.count - head }
+    }
+    private let queue = Protected(Queue())
+
+    // Confined to the first lane's thread.
     private var reader: LineReader?
     private var session: Session?
     private var arrived: (@Sendable () -> Void)?
@@ -233,30 +248,53 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
         take()
     }
 
-    func next() -> (line: BatchLine?, ended: Bool) {
-        if head == waiting.count { take() }
-        guard head < waiting.count else { return (nil, ended) }
-        let line = waiting[head]
-        head += 1
-        // Lines handed out are let go of: all at once when none waits, else in runs of
-        // `capacity` (a steady stream may never leave `waiting` empty).
-        if head == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= capacity {
-            waiting.removeFirst(head)
-            head = 0
+    /// The next line waiting. On the first lane (`lane` 0) it reads on when too few wait;
+    /// another lane asks the first to, once until it has.
+    func next(lane: Int) -> (line: BatchLine?, ended: Bool) {
+        if lane == 0, queue.read({ $0.count == 0 }) { take() }
+        let (line, ended, refill) = queue.write { queue -> (BatchLine?, Bool, Bool) in
+            guard queue.head < queue.waiting.count else { return (nil, queue.ended, Self.asksRefill(&queue, lane: lane, capacity: capacity)) }
+            let line = queue.waiting[queue.head]
+            queue.head += 1
+            // Lines handed out are let go of: all at once when none waits, else in runs of
+            // `capacity` (a steady stream may never leave `waiting` empty).
+            if queue.head == queue.waiting.count {
+                queue.waiting.removeAll(keepingCapacity: true)
+                queue.head = 0
+            } else if queue.head >= capacity {
+                queue.waiting.removeFirst(queue.head)
+                queue.head = 0
+            }
+            return (line, false, Self.asksRefill(&queue, lane: lane, capacity: capacity))
         }
-        if !watching { take() }
-        return (line, false)
+        if lane == 0 {
+            if !watching { take() }
+        } else if refill, let session {
+            session.async { [self] in
+                queue.write { $0.refillAsked = false }
+                take()
+                arrived?()
+            }
+        }
+        return (line, ended)
+    }
+
+    /// Whether a lane but the first, having found half of `capacity` lines waiting or fewer
+    /// where the first lane stopped reading for want of room, should ask it to read more (once
+    /// until it has: not a message for every line taken). While the first lane waits for the
+    /// input (it watches the descriptor) there is nothing to ask.
+    private static func asksRefill(_ queue: inout Queue, lane: Int, capacity: Int) -> Bool {
+        guard lane != 0, queue.full, !queue.refillAsked, queue.count <= capacity / 2 else { return false }
+        queue.refillAsked = true
+        return true
     }
 
     /// How many lines are held, handed out or not (for tests: it stays bounded).
-    var held: Int { waiting.count }
+    var held: Int { queue.read { $0.waiting.count } }
 
     /// The descriptor is ready: one read, then whatever lines it completed.
     func readable() {
-        guard let reader, !ended else { return }
+        guard let reader else { return }
         heard.write { $0 = true }
         do throws(CommandFailure) {
             try reader.readReady()
@@ -265,7 +303,8 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
             // so and exits 66 (a directory or a closed standard input, say), unless a signal
             // stopped the read: the run's interruption speaks for that.
             if error.exitCode < 128 {
-                waiting.append(BatchLine(number: reader.nextCommandLineNumber, content: .failure(error)))
+                let line = BatchLine(number: reader.nextCommandLineNumber, content: .failure(error))
+                queue.write { $0.waiting.append(line) }
             }
             finish()
             arrived?()
@@ -278,8 +317,13 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
     /// Moves the complete command lines read so far into `waiting`, up to `capacity`, then
     /// watches the descriptor if there is room for more and stops if there is not.
     private func take() {
-        guard let reader, !ended else { return }
-        while waiting.count - head < capacity {
+        guard let reader else { return }
+        // Room is looked for under the lock that marks the queue full, so that a lane taking a
+        // line either makes room before the look or finds the mark after it.
+        while queue.write({ queue in
+            queue.full = queue.count >= capacity
+            return !queue.full
+        }) {
             do throws(CommandFailure) {
                 switch try reader.availableCommand() {
                 case .later:
@@ -290,21 +334,23 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
                     return
                 case .command(let text):
                     guard let (words, expansion) = try LinePlanner.split(text) else { continue }
-                    waiting.append(BatchLine(number: reader.commandLineNumber, content: .words(words), expansion: expansion))
+                    let line = BatchLine(number: reader.commandLineNumber, content: .words(words), expansion: expansion)
+                    queue.write { $0.waiting.append(line) }
                 }
             } catch {
                 // A bad line (too long, not UTF-8, badly quoted) fails that line only; nothing
                 // here reads, so no error ends the input.
-                waiting.append(BatchLine(number: reader.commandLineNumber, content: .failure(error)))
+                let line = BatchLine(number: reader.commandLineNumber, content: .failure(error))
+                queue.write { $0.waiting.append(line) }
             }
         }
         watch(false)
     }
 
     private func finish() {
-        ended = true
         watch(false)
         reader = nil
+        queue.write { $0.ended = true }
     }
 
     /// Starts or stops watching standard input, unless it already is as `wanted`.

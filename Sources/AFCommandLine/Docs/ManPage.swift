@@ -76,12 +76,13 @@ public enum ManPage {
         A new connection resumes an earlier TLS session made under the same
         verification settings, except with pins, \\fB\\-\\-check\\-revocation\\fR or
         \\fB\\-\\-crl\\fR, which need a full handshake on every connection.
-        When every line of \\fIFILE\\fR speaks HTTP/1 with the batch's connection settings
-        (\\fBhttp://\\fR URLs, or \\fB\\-\\-http\\-version=1.1\\fR), the requests in flight are shared
-        among threads, one for each processor af may run on (up to four, at least two requests
-        each), each thread with connections of its own. A batch keeps to one thread when any
-        of its lines may share a connection as HTTP/2 streams, with \\fB\\-\\-rate\\fR, with
-        \\fBaf batch \\-\\fR, and when its outputs go to the terminal beside the progress line.
+        The requests in flight are shared among threads, one for each processor af may run on
+        (up to four, at least two requests each), each thread with connections of its own.
+        Lines that may share a connection as HTTP/2 streams, and lines with connection
+        settings of their own (\\fB\\-\\-resolve\\fR, \\fB\\-\\-proxy\\fR, ...), all run on
+        the first thread. A batch keeps to one thread when every line of \\fIFILE\\fR is such
+        a line, with \\fB\\-\\-rate\\fR, and when its outputs go to the terminal beside the
+        progress line (\\fB\\-\\-debug\\fR says how many threads a batch has).
         Each request's output is exactly what af alone would print, in line order
         and never interleaved (output that has to wait for earlier lines waits in temporary
         files; \\fB\\-o \\-\\fR is refused on a line); with
