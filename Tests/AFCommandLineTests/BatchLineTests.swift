@@ -1,5 +1,6 @@
 @testable import AFCommandLine
 import AFEngine
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -138,6 +139,41 @@ import Testing
         }
         #expect(numbers == Array(1...300))
         #expect(lines.next(lane: 0).ended)
+        #expect(most <= 16, "\(most) lines held at once")
+    }
+
+    /// A lane but the first takes streamed lines without reading: once the first lane has
+    /// stopped reading for want of room, the other lane's taking asks it to read on (on the
+    /// session's thread), and every line comes, in order, with no more held than the room.
+    @Test func anotherLaneAsksTheFirstToReadOn() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let text = (1...300).map { "http://127.0.0.1:9/\($0)\n" }.joined()
+        #expect(write(ends[1], text, text.utf8.count) == text.utf8.count)
+        close(ends[1])
+        let session = Session()
+        let arrived = DispatchSemaphore(value: 0)
+        let lines = StreamedLines(capacity: 8)
+        lines.start(fd: ends[0], name: "standard input", session: session) { arrived.signal() }
+        lines.readable()
+        var numbers: [Int] = []
+        var most = 0
+        while true {
+            let (line, ended) = lines.next(lane: 1)
+            most = max(most, lines.held)
+            if let line {
+                numbers.append(line.number)
+                continue
+            }
+            if ended { break }
+            guard arrived.wait(timeout: .now() + 5) == .success else {
+                Issue.record("no more lines came after line \(numbers.last ?? 0)")
+                break
+            }
+        }
+        session.shutdownAndWait(timeout: 5)
+        #expect(numbers == Array(1...300))
         #expect(most <= 16, "\(most) lines held at once")
     }
 
