@@ -117,18 +117,24 @@ import Testing
         #expect(try available() == "end")
     }
 
+    /// The read end of a pipe that carries `count` request lines and is closed.
+    private static func pipeOfLines(_ count: Int) throws -> Int32 {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let text = (1...count).map { "http://127.0.0.1:9/\($0)\n" }.joined()
+        #expect(write(ends[1], text, text.utf8.count) == text.utf8.count)
+        close(ends[1])
+        return ends[0]
+    }
+
     /// Streamed lines are let go of once handed out, also when the stream never runs dry
     /// (each line taken is replaced by the next before the list empties): memory stays
     /// bounded by the lines waiting, not by the lines read.
     @Test func streamedLinesAreLetGoOfAsTheyAreHandedOut() throws {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        defer { close(ends[0]) }
-        let text = (1...300).map { "http://127.0.0.1:9/\($0)\n" }.joined()
-        #expect(write(ends[1], text, text.utf8.count) == text.utf8.count)
-        close(ends[1])
+        let input = try Self.pipeOfLines(300)
+        defer { close(input) }
         let lines = StreamedLines(capacity: 8)
-        lines.start(fd: ends[0], name: "standard input", session: Session()) {}
+        lines.start(fd: input, name: "standard input", session: Session()) {}
         lines.readable()
         var numbers: [Int] = []
         var most = 0
@@ -146,16 +152,12 @@ import Testing
     /// stopped reading for want of room, the other lane's taking asks it to read on (on the
     /// session's thread), and every line comes, in order, with no more held than the room.
     @Test func anotherLaneAsksTheFirstToReadOn() throws {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        defer { close(ends[0]) }
-        let text = (1...300).map { "http://127.0.0.1:9/\($0)\n" }.joined()
-        #expect(write(ends[1], text, text.utf8.count) == text.utf8.count)
-        close(ends[1])
+        let input = try Self.pipeOfLines(300)
+        defer { close(input) }
         let session = Session()
         let arrived = DispatchSemaphore(value: 0)
         let lines = StreamedLines(capacity: 8)
-        lines.start(fd: ends[0], name: "standard input", session: session) { arrived.signal() }
+        lines.start(fd: input, name: "standard input", session: session) { arrived.signal() }
         lines.readable()
         var numbers: [Int] = []
         var most = 0

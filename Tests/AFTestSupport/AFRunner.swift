@@ -146,25 +146,10 @@ public enum AF {
                 writer.write(Data(bytes))
                 try? writer.close()
             }
-        case .later(let bytes, let seconds), .inTwoParts(now: [], then: let bytes, let seconds):
-            let pipe = Pipe()
-            process.standardInput = pipe
-            let writer = pipe.fileHandleForWriting
-            Thread.detachNewThread {
-                Thread.sleep(forTimeInterval: seconds)
-                writer.write(Data(bytes))
-                try? writer.close()
-            }
+        case .later(let bytes, let seconds):
+            process.standardInput = delayedPipe(now: [], then: bytes, after: seconds)
         case .inTwoParts(let now, let then, let seconds):
-            let pipe = Pipe()
-            process.standardInput = pipe
-            let writer = pipe.fileHandleForWriting
-            Thread.detachNewThread {
-                writer.write(Data(now))
-                Thread.sleep(forTimeInterval: seconds)
-                writer.write(Data(then))
-                try? writer.close()
-            }
+            process.standardInput = delayedPipe(now: now, then: then, after: seconds)
         case .file(let path):
             process.standardInput = FileHandle(forReadingAtPath: path)
         case .openPipe:
@@ -390,4 +375,17 @@ extension AFResult {
         let lines = err.split(separator: "\n")
         return lines.filter { $0.hasPrefix("af: error: ") }.count == 1 && lines.last?.hasPrefix("af: error: ") == true
     }
+}
+
+/// A pipe that carries `now`, then after `seconds` `then`, and is closed.
+private func delayedPipe(now: [UInt8], then: [UInt8], after seconds: Double) -> Pipe {
+    let pipe = Pipe()
+    let writer = pipe.fileHandleForWriting
+    Thread.detachNewThread {
+        if !now.isEmpty { writer.write(Data(now)) }
+        Thread.sleep(forTimeInterval: seconds)
+        writer.write(Data(then))
+        try? writer.close()
+    }
+    return pipe
 }
