@@ -46,23 +46,18 @@ enum BatchCommand {
         let output = OrderedOutput(stdout: screen, temporaryDirectory: environment.temporaryDirectory, inCompletionOrder: settings.report)
         let budget = RetryBudget(percent: settings.retryBudget)
         let netrc = try Netrc.load(environment: environment)
-        if name == "-" {
-            let lines = StreamedLines(capacity: parallel * 2 + 16)
-            let notice = StandardInput.waitNotice(on: stderr, quiet: settings.quiet, delays: environment.noticeDelays)
-            options.lanes = lanes(parallel: parallel, processors: environment.processors, linesFit: lines.fitsLanes,
-                                  oneThread: options.interval > 0 || sharesScreen)
-            if settings.debug { stderr.writeQuietly(debugLine(options)) }
-            let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
-            return runner.run {
-                lines.start(fd: environment.stdin, name: "standard input", session: runner.primary, notice: notice) { [weak runner] in runner?.linesArrived() }
-            }
-        }
-        let lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory)
+        let streamed = name == "-" ? StreamedLines(capacity: parallel * 2 + 16) : nil
+        let lines: any BatchLineSource
+        if let streamed { lines = streamed } else { lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory) }
         options.lanes = lanes(parallel: parallel, processors: environment.processors, linesFit: lines.fitsLanes,
                               oneThread: options.interval > 0 || sharesScreen)
         if settings.debug { stderr.writeQuietly(debugLine(options)) }
         let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
-        return runner.run()
+        guard let streamed else { return runner.run() }
+        let notice = StandardInput.waitNotice(on: stderr, quiet: settings.quiet, delays: environment.noticeDelays)
+        return runner.run {
+            streamed.start(fd: environment.stdin, name: "standard input", session: runner.primary, notice: notice) { [weak runner] in runner?.linesArrived() }
+        }
     }
 
     /// `--debug`'s line on how the requests in flight are shared among lanes.
