@@ -248,10 +248,11 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
         take()
     }
 
-    /// The next line waiting. On the first lane (`lane` 0) it reads on when too few wait;
-    /// another lane asks the first to, once until it has.
+    /// The next line waiting. On the first lane (`lane` 0) it first reads on where reading
+    /// stopped for want of room (while it watches the descriptor, what arrives is read as it
+    /// comes); another lane asks the first to, once until it has.
     func next(lane: Int) -> (line: BatchLine?, ended: Bool) {
-        if lane == 0, queue.read({ $0.count == 0 }) { take() }
+        if lane == 0, !watching { take() }
         let (line, ended, refill) = queue.write { queue -> (BatchLine?, Bool, Bool) in
             guard queue.head < queue.waiting.count else { return (nil, queue.ended, Self.asksRefill(&queue, lane: lane, capacity: capacity)) }
             let line = queue.waiting[queue.head]
@@ -267,9 +268,7 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
             }
             return (line, false, Self.asksRefill(&queue, lane: lane, capacity: capacity))
         }
-        if lane == 0 {
-            if !watching { take() }
-        } else if refill, let session {
+        if refill, let session {
             session.async { [self] in
                 queue.write { $0.refillAsked = false }
                 take()
