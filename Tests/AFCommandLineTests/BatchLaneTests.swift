@@ -79,7 +79,7 @@ import Testing
             // Every fifth line answers late, so that later lines finish first.
             server.url("/answer/\(number)?size=\(size ?? 0)" + (number % 5 == 0 ? "&delay=0.02" : ""))
         })
-        let result = InProcessAF.run(["batch", "--parallel=8", path], processors: 2)
+        let result = try Self.runWithin(60, ["batch", "--parallel=8", path])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.err == "")
         // Compared line by line, so that a failure names the first line out of place instead
@@ -106,18 +106,13 @@ import Testing
         #expect(server.requests.count == count)
     }
 
-    /// Runs af in-process on a thread of its own, failing (rather than hanging the suite) when
-    /// it has not ended after `seconds`.
+    /// Runs af in-process, told it has two processors, failing when it has not ended after
+    /// `seconds`.
     private static func runWithin(_ seconds: Double, _ arguments: [String], stdin: AFTestSupport.StandardInput = .null) throws -> AFResult {
-        final class Outcome: @unchecked Sendable { var result: AFResult? }
-        let outcome = Outcome()
-        let ended = DispatchSemaphore(value: 0)
-        Thread {
-            outcome.result = InProcessAF.run(arguments, stdin: stdin, processors: 2)
-            ended.signal()
-        }.start()
-        try #require(ended.wait(timeout: .now() + seconds) == .success, "af batch had not ended after \(seconds) s")
-        return try #require(outcome.result)
+        let result = InProcessAF.run(arguments, stdin: stdin, processors: 2, within: seconds)
+        let timedOut = result.timedOut
+        try #require(!timedOut, "af batch had not ended after \(seconds) s")
+        return result
     }
 
     /// A failure on one lane stops the batch on both: the other lane's requests are cancelled
@@ -127,7 +122,7 @@ import Testing
             number == 2 ? server.url("/late-failure") : server.url("/answer/\(number)?delay=3")
         } + (5...20).map { server.url("/answer/\($0)") })
         let started = Date()
-        let result = InProcessAF.run(["batch", "--parallel=4", "--check-status", "--fail-fast", path], processors: 2)
+        let result = try Self.runWithin(20, ["batch", "--parallel=4", "--check-status", "--fail-fast", path])
         #expect(result.status == 5)
         #expect(Date().timeIntervalSince(started) < 2.5)
         #expect(result.err == """
@@ -145,12 +140,12 @@ import Testing
     func debugSaysHowManyLanesShareTheRequests(input: String) throws {
         let lines = (1...3).map { server.url("/answer/\($0)") }
         let path = try file(lines)
-        let result = InProcessAF.run(["batch", "--debug", "--parallel=5", input == "-" ? "-" : path],
-                                     stdin: input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null, processors: 2)
+        let result = try Self.runWithin(20, ["batch", "--debug", "--parallel=5", input == "-" ? "-" : path],
+                                        stdin: input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.err.contains("af: debug: batch: 2 lanes (threads), --parallel=5 shared 3 + 2\n"), "\(result.err)")
-        let single = InProcessAF.run(["batch", "--debug", "--parallel=5", "--rate=1000/s", input == "-" ? "-" : path],
-                                     stdin: input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null, processors: 2)
+        let single = try Self.runWithin(20, ["batch", "--debug", "--parallel=5", "--rate=1000/s", input == "-" ? "-" : path],
+                                        stdin: input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null)
         #expect(single.err.contains("af: debug: batch: 1 lane (threads), --parallel=5 shared 5\n"), "\(single.err)")
     }
 
@@ -193,8 +188,8 @@ import Testing
                 : server.url("/answer/\(number)?delay=0.01")
         }
         let text = lines.joined(separator: "\n") + "\n"
-        let result = InProcessAF.run(["batch", "--parallel=8", "--verify=\(pki.caCertificatePath)", "--report=json", input == "-" ? "-" : try file(lines)],
-                                     stdin: input == "-" ? .bytes(Array(text.utf8)) : .null, processors: 2)
+        let result = try Self.runWithin(60, ["batch", "--parallel=8", "--verify=\(pki.caCertificatePath)", "--report=json", input == "-" ? "-" : try file(lines)],
+                                        stdin: input == "-" ? .bytes(Array(text.utf8)) : .null)
         #expect(result.status == 0, "\(result.err)")
         let reports = result.out.split(separator: "\n").compactMap { JSONHelpers.object(String($0)) }
         #expect(Set(reports.compactMap { $0["line"] as? Int }) == Set(1...60))

@@ -15,14 +15,17 @@ public enum InProcessAF {
     /// waits before af says what it waits for; `stderrIsTerminal` has af draw on standard
     /// error what it draws only for a person (a download's progress bar), into the file;
     /// `processors` is how many processors af is told it may run on (the machine's if nil).
+    ///
+    /// af runs on a thread of its own, and a run that has not ended after `within` seconds is
+    /// left there: the result says so (`timedOut`, status -1, and a line on its standard
+    /// error), so that a hang fails its test instead of holding the whole suite for good.
     public static func run(
         _ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:], unsetting: [String] = [],
-        noticeDelays: NoticeDelays = NoticeDelays(), stderrIsTerminal: Bool = false, processors: Int? = nil
+        noticeDelays: NoticeDelays = NoticeDelays(), stderrIsTerminal: Bool = false, processors: Int? = nil, within seconds: Double = 120
     ) -> AFResult {
         var variables = AF.environment(extra)
         for name in unsetting { variables.removeValue(forKey: name) }
         let scratch = (try? TemporaryDirectory.make(prefix: "af-inprocess")) ?? "/tmp"
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
         let outPath = scratch + "/stdout", errPath = scratch + "/stderr"
         let stdout = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         let stderr = open(errPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -66,9 +69,26 @@ public enum InProcessAF {
         }
         let environment = Environment(arguments: arguments, variables: variables, stdin: input, stdout: stdout, stderr: stderr,
                                       stderrIsTerminal: stderrIsTerminal, noticeDelays: noticeDelays, processors: processors)
-        let status = AFCommand.run(environment)
+        let ran = Ran()
+        Thread {
+            ran.status = AFCommand.run(environment)
+            ran.ended.signal()
+        }.start()
+        guard ran.ended.wait(timeout: .now() + seconds) == .success else {
+            // Its descriptors and files stay with the thread that still uses them.
+            let told = Array("af-test: af had not ended after \(seconds) s (in-process, left running)\n".utf8)
+            return AFResult(stdout: readAll(outPath), stderr: readAll(errPath) + told, status: -1, timedOut: true)
+        }
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
         for fd in [input, stdout, stderr] + (heldOpen.map { [$0] } ?? []) { close(fd) }
-        return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: status, timedOut: false)
+        return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: ran.status, timedOut: false)
+    }
+
+    /// What af's thread hands back: its status, written before `ended` is signalled and read
+    /// only after.
+    private final class Ran: @unchecked Sendable {
+        var status: Int32 = -1
+        let ended = DispatchSemaphore(value: 0)
     }
 
     /// The read end of a pipe that carries `now` (small: it fits the pipe), then after
