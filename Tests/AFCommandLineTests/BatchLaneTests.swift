@@ -204,6 +204,26 @@ import Testing
         #expect(server.requests.filter { $0.header("Host") == "lanes.test:\(server.port)" }.count == 10)
     }
 
+    /// A lane whose every line was handed to the first lane, which then holds all of
+    /// `--parallel`, has none of its own running: it goes on (and leaves) when a line ends on
+    /// the first lane, rather than waiting for good with the batch unable to end. (Without
+    /// that, this batch hung in 3 of 3 runs, from a file and from standard input alike.)
+    @Test(arguments: ["FILE", "-"])
+    func aLaneThatHandedItsLinesOverGoesOnWhenTheFirstLaneEndsOne(input: String) throws {
+        // One line fits any lane; the others name the test server's address themselves
+        // (--resolve), which keeps them to the first lane, and answer late enough that the
+        // first lane holds --parallel of them when the second hands it more.
+        let lines = [server.url("/answer/1")] + (2...24).map { number in
+            "--resolve=lanes.test:\(server.port):127.0.0.1 http://lanes.test:\(server.port)/answer/\(number)?delay=0.05"
+        }
+        let text = lines.joined(separator: "\n") + "\n"
+        let result = try Self.runWithin(20, ["batch", "--parallel=4", input == "-" ? "-" : try file(lines)],
+                                        stdin: input == "-" ? .bytes(Array(text.utf8)) : .null)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == (1...24).map { "answer \($0)\n" }.joined())
+        #expect(server.requests.count == 24)
+    }
+
     /// A --fail-fast failure while the other lane waits for streamed lines that have not come
     /// ends the batch at once: that lane is told, rather than waiting for input that may stay
     /// open for good (a CI step's standard input).

@@ -103,7 +103,9 @@ final class BatchRunner: Sendable {
         var running: [Int]
         /// Where each lane is in leaving the batch (the first lane's entry unused).
         var laneEnds: [LaneEnd]
-        /// Lanes with nothing running that wait for an earlier line to print (the window).
+        /// Lanes with nothing running that wait for an earlier line to print (the window), or
+        /// for room under --parallel that lines handed to the first lane hold: told when a
+        /// line ends on any lane.
         var stalled: Set<Int> = []
         /// Lanes but the first that found no line ready in streamed input that goes on: they
         /// go on when lines arrive (`linesArrived`).
@@ -260,7 +262,14 @@ final class BatchRunner: Sendable {
             let next = state.write { state -> Next in
                 // Lines handed to the first lane (`start`) count there, past its share: the
                 // batch as a whole stays within --parallel.
-                if state.stop == nil, !state.ended, state.running[lane] < laneLimits[lane], state.running.reduce(0, +) < options.parallel {
+                if state.stop == nil, !state.ended, state.running[lane] < laneLimits[lane] {
+                    guard state.running.reduce(0, +) < options.parallel else {
+                        // The lines handed to the first lane fill --parallel: with none of its
+                        // own running, this lane starts again when a line ends on another
+                        // (it would otherwise never be told, nor leave, and the batch not end).
+                        if state.running[lane] == 0 { state.stalled.insert(lane) }
+                        return .wait
+                    }
                     if !output.inCompletionOrder, state.nextSequence >= nextToPrint + window {
                         // Held back by an earlier line running on another lane: with none of
                         // its own running, this lane starts again when a line ends there.
@@ -497,9 +506,9 @@ final class BatchRunner: Sendable {
     }
 
     /// A line `lane` ran is recorded: only now may the batch count as done (its summary needs
-    /// the line). Lanes stalled behind it go on (this lane goes on by itself), told before
-    /// this lane may leave, so that the first lane's queue holds nothing once it learns that
-    /// the last lane has left.
+    /// the line). Stalled lanes (behind it, or for room under --parallel) go on (this lane
+    /// goes on by itself), told before this lane may leave, so that the first lane's queue
+    /// holds nothing once it learns that the last lane has left.
     private func lineEnded(on lane: Int) {
         let stalled = state.write { state -> Set<Int> in
             state.running[lane] -= 1
@@ -548,8 +557,8 @@ final class BatchRunner: Sendable {
             return (Array(state.inFlight.values), state.awaitingLines)
         }
         // Each lane leaves as its cancelled lines end; one with none running is stalled
-        // behind a line that is running (and is told when that line ends), or waits for
-        // streamed lines that may never come: it is told now.
+        // behind a line that is running, or for room such lines hold (and is told when a line
+        // ends), or waits for streamed lines that may never come: it is told now.
         for run in runs { run.flight.request.cancel(Self.cancellation(for: reason)) }
         for lane in awaiting { lanes[lane].async { self.pump(lane) } }
     }
