@@ -317,12 +317,12 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
     /// watches the descriptor if there is room for more and stops if there is not.
     private func take() {
         guard let reader else { return }
-        // Room is looked for under the lock that marks the queue full, so that a lane taking a
-        // line either makes room before the look or finds the mark after it.
-        while queue.write({ queue in
-            queue.full = queue.count >= capacity
-            return !queue.full
-        }) {
+        // Room is looked for under the lock that marks the queue full (with the line just
+        // added, one lock a line), so that a lane taking a line either makes room before the
+        // look or finds the mark after it.
+        var room = queue.write { queue in Self.markRoom(&queue, capacity: capacity) }
+        while room {
+            let line: BatchLine
             do throws(CommandFailure) {
                 switch try reader.availableCommand() {
                 case .later:
@@ -332,18 +332,27 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
                     finish()
                     return
                 case .command(let text):
+                    // A blank line or a comment takes no room.
                     guard let (words, expansion) = try LinePlanner.split(text) else { continue }
-                    let line = BatchLine(number: reader.commandLineNumber, content: .words(words), expansion: expansion)
-                    queue.write { $0.waiting.append(line) }
+                    line = BatchLine(number: reader.commandLineNumber, content: .words(words), expansion: expansion)
                 }
             } catch {
                 // A bad line (too long, not UTF-8, badly quoted) fails that line only; nothing
                 // here reads, so no error ends the input.
-                let line = BatchLine(number: reader.commandLineNumber, content: .failure(error))
-                queue.write { $0.waiting.append(line) }
+                line = BatchLine(number: reader.commandLineNumber, content: .failure(error))
+            }
+            room = queue.write { queue in
+                queue.waiting.append(line)
+                return Self.markRoom(&queue, capacity: capacity)
             }
         }
         watch(false)
+    }
+
+    /// Marks the queue full when `capacity` lines wait; whether there is room for another.
+    private static func markRoom(_ queue: inout Queue, capacity: Int) -> Bool {
+        queue.full = queue.count >= capacity
+        return !queue.full
     }
 
     private func finish() {
