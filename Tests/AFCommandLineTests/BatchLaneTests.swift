@@ -106,6 +106,14 @@ import Testing
         #expect(server.requests.count == count)
     }
 
+    /// Runs `af batch OPTIONS` on `lines` from a file (`input` "FILE") or from standard input
+    /// ("-"), with `runWithin`.
+    private func runBatch(_ options: [String], lines: [String], from input: String, within seconds: Double = 20) throws -> AFResult {
+        let source = input == "-" ? "-" : try file(lines)
+        let stdin: AFTestSupport.StandardInput = input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null
+        return try Self.runWithin(seconds, ["batch"] + options + [source], stdin: stdin)
+    }
+
     /// Runs af in-process, told it has two processors, failing when it has not ended after
     /// `seconds`.
     private static func runWithin(_ seconds: Double, _ arguments: [String], stdin: AFTestSupport.StandardInput = .null) throws -> AFResult {
@@ -139,13 +147,10 @@ import Testing
     @Test(arguments: ["FILE", "-"])
     func debugSaysHowManyLanesShareTheRequests(input: String) throws {
         let lines = (1...3).map { server.url("/answer/\($0)") }
-        let path = try file(lines)
-        let result = try Self.runWithin(20, ["batch", "--debug", "--parallel=5", input == "-" ? "-" : path],
-                                        stdin: input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null)
+        let result = try runBatch(["--debug", "--parallel=5"], lines: lines, from: input)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.err.contains("af: debug: batch: 2 lanes (threads), --parallel=5 shared 3 + 2\n"), "\(result.err)")
-        let single = try Self.runWithin(20, ["batch", "--debug", "--parallel=5", "--rate=1000/s", input == "-" ? "-" : path],
-                                        stdin: input == "-" ? .bytes(Array((lines.joined(separator: "\n") + "\n").utf8)) : .null)
+        let single = try runBatch(["--debug", "--parallel=5", "--rate=1000/s"], lines: lines, from: input)
         #expect(single.err.contains("af: debug: batch: 1 lane (threads), --parallel=5 shared 5\n"), "\(single.err)")
     }
 
@@ -187,9 +192,7 @@ import Testing
                 : number % 3 == 0 ? "--resolve=lanes.test:\(server.port):127.0.0.1 http://lanes.test:\(server.port)/answer/\(number)"
                 : server.url("/answer/\(number)?delay=0.01")
         }
-        let text = lines.joined(separator: "\n") + "\n"
-        let result = try Self.runWithin(60, ["batch", "--parallel=8", "--verify=\(pki.caCertificatePath)", "--report=json", input == "-" ? "-" : try file(lines)],
-                                        stdin: input == "-" ? .bytes(Array(text.utf8)) : .null)
+        let result = try runBatch(["--parallel=8", "--verify=\(pki.caCertificatePath)", "--report=json"], lines: lines, from: input, within: 60)
         #expect(result.status == 0, "\(result.err)")
         let reports = result.out.split(separator: "\n").compactMap { JSONHelpers.object(String($0)) }
         #expect(Set(reports.compactMap { $0["line"] as? Int }) == Set(1...60))
@@ -216,9 +219,7 @@ import Testing
         let lines = [server.url("/answer/1")] + (2...24).map { number in
             "--resolve=lanes.test:\(server.port):127.0.0.1 http://lanes.test:\(server.port)/answer/\(number)?delay=0.05"
         }
-        let text = lines.joined(separator: "\n") + "\n"
-        let result = try Self.runWithin(20, ["batch", "--parallel=4", input == "-" ? "-" : try file(lines)],
-                                        stdin: input == "-" ? .bytes(Array(text.utf8)) : .null)
+        let result = try runBatch(["--parallel=4"], lines: lines, from: input)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == (1...24).map { "answer \($0)\n" }.joined())
         #expect(server.requests.count == 24)
@@ -239,9 +240,7 @@ import Testing
                 ? "--resolve=lanes.test:\(server.port):127.0.0.1 http://lanes.test:\(server.port)/answer/\(number)\(delay)"
                 : server.url("/answer/\(number)\(delay)")
         }
-        let text = lines.joined(separator: "\n") + "\n"
-        let result = try Self.runWithin(60, ["batch", "--parallel=\(parallel)", input == "-" ? "-" : try file(lines)],
-                                        stdin: input == "-" ? .bytes(Array(text.utf8)) : .null)
+        let result = try runBatch(["--parallel=\(parallel)"], lines: lines, from: input, within: 60)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == (1...count).map { "answer \($0)\n" }.joined())
         #expect(server.requests.count == count)
