@@ -773,29 +773,126 @@ import Testing
     }
 
     /// A session an HTTPie user brings (`--session=PATH` to HTTPie's file) was refused as "not
-    /// an af session". Both of HTTPie's layouts are read — 3.2's lists and `raw_auth`, older
-    /// objects and `username`/`password` — and the file is never written back (HTTPie could no
-    /// longer read it), with one notice when the exchange changed something it would keep. A
-    /// file with HTTPie's keys and no others is HTTPie's too, as HTTPie reads it.
+    /// an af session", and then read but never written back, so a cookie a login set was lost
+    /// to the next run. Both of HTTPie's layouts are read — 3.2's lists and `raw_auth`, older
+    /// objects and `username`/`password` — and written back in the layout the file had, as
+    /// HTTPie writes it (four spaces, its keys), its other members (`__meta__`, a header left
+    /// out as null, an unbound cookie's empty domain) as they were. A file with HTTPie's keys
+    /// and no others is HTTPie's too, as HTTPie reads it. An exchange that changes nothing
+    /// leaves the file alone.
     @Test(arguments: [
-        #"""
+        (#"""
         {"__meta__": {"about": "HTTPie session file", "help": "https://httpie.io/docs#sessions", "httpie": "3.2.2"},
          "auth": {"raw_auth": "ada:pw", "type": "basic"},
          "cookies": [{"domain": "", "expires": null, "name": "sid", "path": "/", "secure": false, "value": "abc"}],
          "headers": [{"name": "X-Team", "value": "core"}]}
-        """#,
-        #"""
+        """#, #"""
+        {
+            "__meta__": {
+                "about": "HTTPie session file",
+                "help": "https://httpie.io/docs#sessions",
+                "httpie": "3.2.2"
+            },
+            "auth": {
+                "raw_auth": "ada:pw",
+                "type": "basic"
+            },
+            "cookies": [
+                {
+                    "domain": "",
+                    "expires": null,
+                    "name": "sid",
+                    "path": "/",
+                    "secure": false,
+                    "value": "abc"
+                },
+                {
+                    "domain": "127.0.0.1",
+                    "expires": null,
+                    "name": "n",
+                    "path": "/",
+                    "secure": false,
+                    "value": "1"
+                }
+            ],
+            "headers": [
+                {
+                    "name": "X-Team",
+                    "value": "core"
+                }
+            ]
+        }
+
+        """#),
+        (#"""
         {"__meta__": {"about": "HTTPie session file", "help": "https://httpie.org/doc#sessions", "httpie": "2.6.0"},
          "auth": {"password": "pw", "type": "basic", "username": "ada"},
          "cookies": {"sid": {"expires": null, "path": "/", "secure": false, "value": "abc"}},
          "headers": {"X-Team": "core", "User-Agent": null}}
-        """#,
+        """#, #"""
+        {
+            "__meta__": {
+                "about": "HTTPie session file",
+                "help": "https://httpie.org/doc#sessions",
+                "httpie": "2.6.0"
+            },
+            "auth": {
+                "password": "pw",
+                "type": "basic",
+                "username": "ada"
+            },
+            "cookies": {
+                "sid": {
+                    "expires": null,
+                    "path": "/",
+                    "secure": false,
+                    "value": "abc"
+                },
+                "n": {
+                    "expires": null,
+                    "path": "/",
+                    "secure": false,
+                    "value": "1"
+                }
+            },
+            "headers": {
+                "X-Team": "core",
+                "User-Agent": null
+            }
+        }
+
+        """#),
         // Written by hand, as HTTPie's documentation and tests write one: no "__meta__".
-        #"""
+        (#"""
         {"auth": {"raw_auth": "ada:pw", "type": "basic"}, "cookies": {"sid": {"value": "abc"}}, "headers": {"X-Team": "core"}}
-        """#,
+        """#, #"""
+        {
+            "auth": {
+                "raw_auth": "ada:pw",
+                "type": "basic"
+            },
+            "cookies": {
+                "sid": {
+                    "expires": null,
+                    "path": "/",
+                    "secure": false,
+                    "value": "abc"
+                },
+                "n": {
+                    "expires": null,
+                    "path": "/",
+                    "secure": false,
+                    "value": "1"
+                }
+            },
+            "headers": {
+                "X-Team": "core"
+            }
+        }
+
+        """#),
     ])
-    func httpieSessionsAreReadAndLeftAsTheyAre(text: String) throws {
+    func httpieSessionsAreReadAndWrittenBackInTheirLayout(text: String, written: String) throws {
         let path = config + "/httpie.json"
         try text.write(toFile: path, atomically: false, encoding: .utf8)
         let used = run(["--session=\(path)", server.url("/echo")])
@@ -806,10 +903,70 @@ import Testing
         #expect(request.header("X-Team") == "core")
         #expect(request.header("Authorization") == "Basic YWRhOnB3")
         #expect(request.header("User-Agent") == "af/0.1.0")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text, "nothing changed: the file is left as it was")
         let changed = run(["--session=\(path)", server.url("/cookies/set?n=1")])
         #expect(changed.status == 0)
-        #expect(changed.err == "af: the session '\(path)' is HTTPie's: af read it and does not write it, so what this exchange changed is not kept (give --session=NAME for a session af keeps)\n")
+        #expect(changed.err.isEmpty)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == written)
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+        // Read back, by af as by HTTPie: both cookies go.
+        #expect(run(["--session=\(path)", server.url("/echo")]).status == 0)
+        #expect(server.requests.last?.header("Cookie") == "sid=abc; n=1")
+    }
+
+    /// What a run changes in HTTPie's file: a header given replaces the session's of that name
+    /// and a new one is added, credentials given replace the session's (a bearer token as
+    /// `raw_auth`, the only way HTTPie reads one), and a cookie the server expires is taken
+    /// out. `--session-read-only` writes nothing.
+    @Test func anHTTPieSessionKeepsWhatARunChanges() throws {
+        let path = config + "/httpie-changes.json"
+        let text = #"""
+        {"__meta__": {"httpie": "3.2.2"}, "auth": {"password": null, "type": null, "username": null},
+         "cookies": [{"domain": "127.0.0.1", "expires": null, "name": "sid", "path": "/", "secure": false, "value": "abc"},
+                     {"domain": "127.0.0.1", "expires": null, "name": "keep", "path": "/", "secure": false, "value": "1"},
+                     {"name": "bare", "value": "2"}],
+         "headers": [{"name": "X-Team", "value": "core"}]}
+        """#
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        server.route("/logout") { _, _ in .response(status: 200, headers: [("Set-Cookie", "sid=; Path=/; Max-Age=0")]) }
+        let readOnly = run(["--session-read-only=\(path)", "-A", "bearer", "-a", "t0k", server.url("/logout"), "X-Team:ops"])
+        #expect(readOnly.status == 0, "\(readOnly.err)")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+        let result = run(["--session=\(path)", "-A", "bearer", "-a", "t0k", server.url("/logout"), "X-Team:ops", "X-Trace:1", "Content-Type:text/plain"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.isEmpty)
+        let document = try #require(JSONHelpers.object(try String(contentsOfFile: path, encoding: .utf8)))
+        #expect(document["auth"] as? [String: String] == ["raw_auth": "t0k", "type": "bearer"])
+        #expect(document["headers"] as? [[String: String]] == [["name": "X-Team", "value": "ops"], ["name": "X-Trace", "value": "1"]])
+        let cookies = try #require(document["cookies"] as? [[String: Any]])
+        #expect(cookies.compactMap { $0["name"] as? String } == ["keep", "bare"])
+        // A cookie without a domain, which HTTPie reads as unbound, is written back unbound.
+        #expect(cookies.last?["domain"] as? String == "")
+        #expect((document["__meta__"] as? [String: String]) == ["httpie": "3.2.2"])
+        #expect(run(["--session=\(path)", server.url("/echo")]).status == 0)
+        let request = try #require(server.requests.last)
+        #expect(request.header("Authorization") == "Bearer t0k")
+        #expect(request.header("Cookie") == "keep=1; bare=2")
+        #expect(request.header("X-Trace") == "1")
+    }
+
+    /// HTTPie's older layout keeps cookies by name alone, and whoever reads it sends them to
+    /// the session's host: a cookie another host set on a redirect stays out of it (it would
+    /// have gone to this host on the next run), where 3.2's list keeps it with its domain.
+    @Test(arguments: [(#"{"cookies": {"sid": {"value": "abc"}}}"#, false), (#"{"cookies": [{"name": "sid", "value": "abc", "domain": ""}]}"#, true)])
+    func anotherHostsCookieStaysOutOfAnOlderHTTPieSession(text: String, kept: Bool) throws {
+        let other = try TestServer()
+        let path = config + "/httpie-hosts.json"
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        server.route("/away") { _, _ in .response(status: 302, headers: [("Location", "http://localhost:\(other.port)/cookies/set?elsewhere=1")]) }
+        let result = run(["--follow", "--session=\(path)", server.url("/away")])
+        #expect(result.status == 0, "\(result.err)")
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written.contains("\"elsewhere\"") == kept, "\(written)")
+        #expect(written.contains("\"sid\""))
+        #expect(run(["--session=\(path)", server.url("/echo")]).status == 0)
+        #expect(server.requests.last?.header("Cookie") == "sid=abc")
     }
 
     /// An HTTPie user's `--session=NAME` started an empty af session without a word, their

@@ -2,8 +2,8 @@ import AFEngine
 
 /// An HTTPie session file (`{"__meta__": {"httpie": …}, "headers", "auth", "cookies"}`), read
 /// into an af session so that `--session=PATH` works on the sessions a user brings from
-/// HTTPie. af never writes one back: it keeps its own format, and HTTPie could no longer
-/// read the file.
+/// HTTPie, and written back in HTTPie's own layout (the one it was read in), so that HTTPie
+/// and af can go on using it in turn.
 ///
 /// HTTPie's format changed over its versions, and each is read: headers as a list of
 /// `{"name", "value"}` (3.2) or an object of name to value; credentials as `raw_auth` (3.x:
@@ -11,6 +11,17 @@ import AFEngine
 /// objects with a `domain` (3.1), or an object of name to `{"value", "path", …}` that
 /// belonged to the session's host.
 enum HTTPieSession {
+    /// What an HTTPie session file was read from, to write it back the way it was written.
+    struct Source: Sendable {
+        /// The file's document as read: the order of its members, the layout of each (lists
+        /// or objects; `raw_auth` or `username` and `password`), and what af does not use
+        /// (`__meta__`, a header HTTPie left out as null), all kept as they were.
+        let document: JSONValue
+        /// The host the session was read for, whose cookies an unbound cookie of the file
+        /// (`"domain": ""`) stood for.
+        let host: String
+    }
+
     /// Where HTTPie keeps the named session `name` for `url`'s host, when that file exists:
     /// `sessions/HOST/NAME.json` (`HOST_PORT` for a port given in the URL) under
     /// `$HTTPIE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/httpie`, else `~/.config/httpie`.
@@ -39,7 +50,7 @@ enum HTTPieSession {
         // A named HTTPie session belongs to the host of its directory, one given by path to
         // every host; either way it is read for the host asked now.
         var session = SessionFile(path: path, host: url.authority)
-        session.writer = "HTTPie"
+        session.httpie = Source(document: document, host: url.host)
         session.headers = try headers(document["headers"], corrupt: corrupt)
         session.auth = try credentials(document["auth"], corrupt: corrupt)
         session.cookies = try cookies(document["cookies"], host: url.host, corrupt: corrupt)
@@ -105,5 +116,102 @@ enum HTTPieSession {
             throw corrupt("has \"cookies\" that are neither a list nor an object")
         }
         return cookies
+    }
+
+    /// The text of `session` as HTTPie writes a session (four spaces of indentation), in the
+    /// layout of the file it was read from: its headers, credentials and cookies replace
+    /// those of `source`'s document, whose other members stay as they were. A part the file
+    /// did not have is added only when there is something in it.
+    static func text(of session: SessionFile, source: Source) -> String {
+        let document = source.document
+        var members = document.objectValue ?? []
+        func set(_ key: String, _ value: JSONValue?) {
+            guard let value else { return }
+            if let index = members.firstIndex(where: { $0.0 == key }) {
+                members[index].1 = value
+            } else {
+                members.append((key, value))
+            }
+        }
+        let headersGiven = document["headers"].map { $0 != .null } ?? false
+        if headersGiven || !session.headers.isEmpty { set("headers", headers(session.headers, replacing: document["headers"])) }
+        let cookiesGiven = document["cookies"].map { $0 != .null } ?? false
+        if cookiesGiven || !session.cookies.isEmpty { set("cookies", cookies(session.cookies, replacing: document["cookies"], host: source.host)) }
+        set("auth", session.auth.map { credentials($0, replacing: document["auth"]) })
+        var json = JSONWriter(layout: .indented(4))
+        json.value(.object(members))
+        return json.text + "\n"
+    }
+
+    /// Headers as a list of `{"name", "value"}` (3.2), or as an object of name to value
+    /// (earlier), where the file had one: a repeated name then keeps its last value, and a
+    /// header HTTPie wrote as null stays.
+    private static func headers(_ headers: [HTTPHeader], replacing old: JSONValue?) -> JSONValue {
+        guard let members = old?.objectValue else {
+            return .array(headers.map { .object([("name", .string($0.name.rawValue)), ("value", .string($0.value))]) })
+        }
+        var object: [(String, JSONValue)] = []
+        for header in headers {
+            let value = JSONValue.string(header.value)
+            if let index = object.firstIndex(where: { HTTPHeaders.Name($0.0) == header.name }) {
+                object[index].1 = value
+            } else {
+                object.append((header.name.rawValue, value))
+            }
+        }
+        let named = Set(headers.map(\.name))
+        object += members.filter { $0.1 == .null && !named.contains(HTTPHeaders.Name($0.0)) }
+        return .object(object)
+    }
+
+    /// Credentials as `{"raw_auth", "type"}` (3.x: `USER:PASS`, or a bearer's token), or as
+    /// `{"password", "type", "username"}` where the file held a user that way (HTTPie before
+    /// 3.0; 3.x writes that layout with nulls for a session without credentials, and reads
+    /// a bearer's token only as `raw_auth`).
+    private static func credentials(_ credentials: Credentials, replacing old: JSONValue?) -> JSONValue {
+        let type = JSONValue.string(credentials.scheme.rawValue)
+        if credentials.scheme != .bearer, old?["username"]?.stringValue != nil, old?["raw_auth"] == nil {
+            return .object([("password", .string(credentials.password)), ("type", type), ("username", .string(credentials.user))])
+        }
+        let raw = credentials.scheme == .bearer ? credentials.password : credentials.user + ":" + credentials.password
+        return .object([("raw_auth", .string(raw)), ("type", type)])
+    }
+
+    /// Cookies as a list of objects with their `domain` (3.1), or as an object of name to
+    /// `{"expires", "path", "secure", "value"}` (earlier) where the file had one. That layout
+    /// has no domain: whoever reads it sends its cookies to the session's host, so only the
+    /// cookies of that host go in it (one another host set on a redirect would be sent where
+    /// it was never meant to go). A cookie read from the file unbound to a domain (`""`, null
+    /// or none, which HTTPie reads as `""`) and still for the host it was read for is written
+    /// back unbound.
+    private static func cookies(_ cookies: [Cookie], replacing old: JSONValue?, host: String) -> JSONValue {
+        func expires(_ cookie: Cookie) -> JSONValue { cookie.expires != 0 ? .number(String(cookie.expires)) : .null }
+        if old?.objectValue != nil {
+            var object: [(String, JSONValue)] = []
+            for cookie in cookies where cookie.domain.lowercased() == host.lowercased() {
+                let value = JSONValue.object([("expires", expires(cookie)), ("path", .string(cookie.path)),
+                                              ("secure", .bool(cookie.secure)), ("value", .string(cookie.value))])
+                if let index = object.firstIndex(where: { $0.0 == cookie.name }) {
+                    object[index].1 = value
+                } else {
+                    object.append((cookie.name, value))
+                }
+            }
+            return .object(object)
+        }
+        var unbound: [String: JSONValue] = [:]
+        for item in old?.arrayValue ?? [] {
+            let domain = item["domain"] ?? .string("")
+            guard let name = item["name"]?.stringValue, domain == .null || domain == .string("") else { continue }
+            unbound[name + "\u{0}" + (item["path"]?.stringValue ?? "/")] = domain
+        }
+        return .array(cookies.map { cookie in
+            var domain = JSONValue.string(cookie.includeSubdomains ? "." + cookie.domain : cookie.domain)
+            if !cookie.includeSubdomains, cookie.domain.lowercased() == host.lowercased(), let written = unbound[cookie.name + "\u{0}" + cookie.path] {
+                domain = written
+            }
+            return .object([("domain", domain), ("expires", expires(cookie)), ("name", .string(cookie.name)),
+                             ("path", .string(cookie.path)), ("secure", .bool(cookie.secure)), ("value", .string(cookie.value))])
+        })
     }
 }

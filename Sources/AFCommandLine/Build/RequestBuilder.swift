@@ -189,7 +189,7 @@ enum RequestBuilder {
             let path = try SessionFile.path(for: name, url: url, environment: environment)
             let option = settings.sessionReadOnlyName != nil && settings.session == settings.sessionReadOnlyName ? "--session-read-only" : "--session"
             session = try SessionFile.load(path: path, url: url, option: option)
-            if !settings.sessionReadOnly, session?.writer == nil {
+            if !settings.sessionReadOnly {
                 try SessionFile.checkWritable(path: path, home: SessionFile.isPath(name) ? nil : environment.homeHoldingConfig)
             }
         }

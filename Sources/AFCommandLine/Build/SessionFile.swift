@@ -13,9 +13,9 @@ struct SessionFile: Sendable {
     var headers: [HTTPHeader] = []
     var auth: Credentials?
     var cookies: [Cookie] = []
-    /// The program whose session file this is when it is not af's (`HTTPie`): read, and
-    /// never written back.
-    var writer: String?
+    /// Where the session was read from when the file is HTTPie's: it is written back in
+    /// HTTPie's layout, not af's.
+    var httpie: HTTPieSession.Source?
     /// There was no file: the session starts empty.
     var isNew = false
 
@@ -253,6 +253,16 @@ struct SessionFile: Sendable {
         return json.text + "\n"
     }
 
+    /// Whether the session keeps the same headers, credentials and cookies as `other`.
+    func holdsTheSame(as other: SessionFile) -> Bool {
+        headers == other.headers && auth == other.auth && cookies == other.cookies
+    }
+
+    /// The text the file is written with: af's layout, or HTTPie's for a file HTTPie wrote.
+    var text: String {
+        httpie.map { HTTPieSession.text(of: self, source: $0) } ?? json
+    }
+
     /// Reads the session at `path` as it is now, lets `change` update it, and writes it back,
     /// holding a lock on its directory meanwhile: runs that save one session side by side take
     /// turns, and none writes back a file another changed after it was read.
@@ -286,7 +296,11 @@ struct SessionFile: Sendable {
             }
         }
         var session = try load(path: path, url: url)
+        let before = session
         try change(&session)
+        // HTTPie's file is left as it is when nothing in it changed (one written by hand
+        // keeps its own layout); af's own is written every time, as it always has been.
+        if session.httpie != nil, session.holdsTheSame(as: before) { return }
         try session.save(in: directory)
     }
 
@@ -346,7 +360,7 @@ struct SessionFile: Sendable {
             CommandFailure("cannot write the session in '\(directory)': \(failure.description)", exitCode: ExitStatus.output)
         }.get()
         fchmod(fd, 0o600)
-        let code = Array(json.utf8).withUnsafeBytes { FileIO.writeAll(fd, $0) }
+        let code = Array(text.utf8).withUnsafeBytes { FileIO.writeAll(fd, $0) }
         if code != 0 {
             close(fd)
             unlink(temporary)

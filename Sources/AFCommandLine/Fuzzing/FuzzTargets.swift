@@ -684,7 +684,9 @@ package enum FuzzTargets {
     }
 
     /// Never traps; a session read is one libcurl can carry, and the Cookie line printed for
-    /// it (`--offline`, `--curl`) stays one line.
+    /// it (`--offline`, `--curl`) stays one line. What af writes back reads back, in af's
+    /// layout and in HTTPie's: the same session where the layout holds every part of it
+    /// (af's own, HTTPie's lists; HTTPie's older objects keep one header and one cookie a name).
     static func session(_ data: [UInt8]) {
         withFile(data, name: "session.json") { _, path in
             guard let url = try? HTTPURL(parsing: "http://example.org/"), let secure = try? HTTPURL(parsing: "https://sub.example.org/a/b"),
@@ -693,6 +695,17 @@ package enum FuzzTargets {
             for target in [url, secure] {
                 let line = session.cookieLine(for: target, given: [HTTPHeader("Cookie", "given=1")], now: 1_000_000_000) ?? ""
                 precondition(!line.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }, "a printed Cookie line with a line break")
+            }
+            withFile(Array(session.text.utf8), name: "written.json") { _, written in
+                let again: SessionFile
+                do throws(CommandFailure) {
+                    again = try SessionFile.load(path: written, url: url)
+                } catch {
+                    preconditionFailure("a session af wrote that it cannot read back: \(error.message)")
+                }
+                precondition((again.httpie == nil) == (session.httpie == nil), "a session written back in another program's layout")
+                let whole = session.httpie.map { $0.document["headers"]?.objectValue == nil && $0.document["cookies"]?.objectValue == nil } ?? true
+                precondition(!whole || again.holdsTheSame(as: session), "a session that reads back changed")
             }
         }
     }

@@ -322,7 +322,7 @@ public enum OptionTable {
                    binding: .flag(\.ignoreNetrc)),
         OptionSpec(.session, "session", value: .required("NAME|PATH"), group: .redirectsAndAuth,
                    help: "Keep headers, auth and cookies between runs in a session file",
-                   details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600. A session keeps at most 1000 cookies; past that the oldest are dropped, with a note on standard error. A session file HTTPie wrote is read (its headers, credentials and cookies, in either of HTTPie's layouts) and never written back; a new NAME that HTTPie has a session of for the host gets a note with that file's path.",
+                   details: "Load headers, authentication and cookies from a session, and save them back after the exchange. A NAME is stored under the configuration directory's sessions/HOST/NAME.json; a PATH (containing a slash) is used as given. Files are written atomically with mode 0600. A session keeps at most 1000 cookies; past that the oldest are dropped, with a note on standard error. A session file HTTPie wrote is read (its headers, credentials and cookies, in either of HTTPie's layouts) and written back in its own layout; a new NAME that HTTPie has a session of for the host gets a note with that file's path.",
                    completion: .file,
                    binding: .custom(.text(nonEmpty: true), sample: "work", resets: [Settings.sessionReset]) { settings, option throws(CommandFailure) in
                        guard let name = option.value else { return }

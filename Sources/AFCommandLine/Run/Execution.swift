@@ -322,15 +322,6 @@ final class Execution {
         // unless the server set the same cookie itself.
         let set = Set(cookies.map(\.identity))
         cookies += SessionFile.cookies(fromHeaders: built.givenHeaders, host: built.url.host).filter { !set.contains($0.identity) }
-        if let writer = read.writer {
-            // Another program's file is never written: what would have been kept is said once.
-            let changed = cookies.count != read.cookies.count || !cookies.allSatisfy(read.cookies.contains)
-                || built.givenHeaders.contains { SessionFile.keeps($0.name) } || built.givenCredentials != nil
-            if changed, !settings.quiet {
-                stderr.writeNotice("the session '\(read.path)' is \(writer)'s: af read it and does not write it, so what this exchange changed is not kept (give --session=NAME for a session af keeps)")
-            }
-            return nil
-        }
         var dropped = 0
         do {
             let notice = StandardInput.waitNotice(on: stderr, quiet: settings.quiet, delays: environment.noticeDelays)
