@@ -125,22 +125,27 @@ enum HTTPieSession {
     static func text(of session: SessionFile, source: Source) -> String {
         let document = source.document
         var members = document.objectValue ?? []
-        func set(_ key: String, _ value: JSONValue?) {
-            guard let value else { return }
-            if let index = members.firstIndex(where: { $0.0 == key }) {
-                members[index].1 = value
-            } else {
-                members.append((key, value))
-            }
+        func had(_ key: String) -> Bool { document[key].map { $0 != .null } ?? false }
+        if had("headers") || !session.headers.isEmpty {
+            put(headers(session.headers, replacing: document["headers"]), at: "headers", in: &members)
         }
-        let headersGiven = document["headers"].map { $0 != .null } ?? false
-        if headersGiven || !session.headers.isEmpty { set("headers", headers(session.headers, replacing: document["headers"])) }
-        let cookiesGiven = document["cookies"].map { $0 != .null } ?? false
-        if cookiesGiven || !session.cookies.isEmpty { set("cookies", cookies(session.cookies, replacing: document["cookies"], host: source.host)) }
-        set("auth", session.auth.map { credentials($0, replacing: document["auth"]) })
+        if had("cookies") || !session.cookies.isEmpty {
+            put(cookies(session.cookies, replacing: document["cookies"], host: source.host), at: "cookies", in: &members)
+        }
+        if let auth = session.auth { put(credentials(auth, replacing: document["auth"]), at: "auth", in: &members) }
         var json = JSONWriter(layout: .indented(4))
         json.value(.object(members))
         return json.text + "\n"
+    }
+
+    /// Gives the member of `members` that `same` matches (the one named `key` exactly, unless
+    /// given) the value `value`, or adds it at the end.
+    private static func put(_ value: JSONValue, at key: String, in members: inout [(String, JSONValue)], same: ((String) -> Bool)? = nil) {
+        if let index = members.firstIndex(where: { same?($0.0) ?? ($0.0 == key) }) {
+            members[index].1 = value
+        } else {
+            members.append((key, value))
+        }
     }
 
     /// Headers as a list of `{"name", "value"}` (3.2), or as an object of name to value
@@ -152,12 +157,7 @@ enum HTTPieSession {
         }
         var object: [(String, JSONValue)] = []
         for header in headers {
-            let value = JSONValue.string(header.value)
-            if let index = object.firstIndex(where: { HTTPHeaders.Name($0.0) == header.name }) {
-                object[index].1 = value
-            } else {
-                object.append((header.name.rawValue, value))
-            }
+            put(.string(header.value), at: header.name.rawValue, in: &object) { HTTPHeaders.Name($0) == header.name }
         }
         let named = Set(headers.map(\.name))
         object += members.filter { $0.1 == .null && !named.contains(HTTPHeaders.Name($0.0)) }
@@ -189,25 +189,22 @@ enum HTTPieSession {
         if old?.objectValue != nil {
             var object: [(String, JSONValue)] = []
             for cookie in cookies where cookie.domain.lowercased() == host.lowercased() {
-                let value = JSONValue.object([("expires", expires(cookie)), ("path", .string(cookie.path)),
-                                              ("secure", .bool(cookie.secure)), ("value", .string(cookie.value))])
-                if let index = object.firstIndex(where: { $0.0 == cookie.name }) {
-                    object[index].1 = value
-                } else {
-                    object.append((cookie.name, value))
-                }
+                put(.object([("expires", expires(cookie)), ("path", .string(cookie.path)), ("secure", .bool(cookie.secure)), ("value", .string(cookie.value))]),
+                    at: cookie.name, in: &object)
             }
             return .object(object)
         }
+        // The unbound cookies of the file, by name and path.
+        func key(_ name: String, _ path: String) -> String { name + "\u{0}" + path }
         var unbound: [String: JSONValue] = [:]
         for item in old?.arrayValue ?? [] {
             let domain = item["domain"] ?? .string("")
             guard let name = item["name"]?.stringValue, domain == .null || domain == .string("") else { continue }
-            unbound[name + "\u{0}" + (item["path"]?.stringValue ?? "/")] = domain
+            unbound[key(name, item["path"]?.stringValue ?? "/")] = domain
         }
         return .array(cookies.map { cookie in
             var domain = JSONValue.string(cookie.includeSubdomains ? "." + cookie.domain : cookie.domain)
-            if !cookie.includeSubdomains, cookie.domain.lowercased() == host.lowercased(), let written = unbound[cookie.name + "\u{0}" + cookie.path] {
+            if !cookie.includeSubdomains, cookie.domain.lowercased() == host.lowercased(), let written = unbound[key(cookie.name, cookie.path)] {
                 domain = written
             }
             return .object([("domain", domain), ("expires", expires(cookie)), ("name", .string(cookie.name)),
