@@ -493,7 +493,7 @@ import Testing
     }
 
     @Test func urlPasswordsAreHiddenWhereverTheyStand() {
-        let redaction = DebugRedaction(secretHeaders: [])
+        let redaction = CredentialRedaction(secretHeaders: [])
         #expect(redaction.withoutURLPasswords("x://") == "x://")
         #expect(redaction.withoutURLPasswords("://a:b@") == "://a:(hidden)@")
         #expect(redaction.withoutURLPasswords("http://a@h/ http://u:p@h:1/x?y=http://v:q@z") == "http://a@h/ http://u:(hidden)@h:1/x?y=http://v:(hidden)@z")

@@ -71,6 +71,32 @@ import Testing
         #expect(error["exit_code"] as? Int == 2)
     }
 
+    /// A report is kept (a CI job's artifact), so the credentials af sent are named in it but
+    /// their values hidden, as `--debug` hides them: `-a`'s, a cookie's, a `--secret-header`'s,
+    /// and a token `--auth-cmd` fetched. What the server answered stays as it came, its
+    /// `Set-Cookie` included; other headers are as sent.
+    @Test func credentialsSentAreHidden() throws {
+        let (document, result) = try report(["-a", "ada:s3cret", "--secret-header=x-token", server.url("/cookies/set?new=v4lue"),
+                                             "Cookie:sid=abc; theme=dark", "X-Token:t0ken", "X-Trace:visible"])
+        #expect(result.status == 0)
+        let sent = try #require(server.requests.last)
+        #expect(sent.header("Authorization") == "Basic YWRhOnMzY3JldA==")
+        #expect(sent.header("X-Token") == "t0ken")
+        let headers = try #require((document["request"] as? [String: Any])?["headers"] as? [[String]])
+        #expect(headers.filter { !["User-Agent", "Accept-Encoding", "Accept"].contains($0[0]) }
+            == [["Cookie", "sid=(hidden); theme=(hidden)"], ["X-Token", "(hidden)"], ["X-Trace", "visible"], ["Authorization", "Basic (hidden)"]])
+        let answered = try #require((document["response"] as? [String: Any])?["headers"] as? [[String]])
+        #expect(answered.contains(["Set-Cookie", "new=v4lue; Path=/"]))
+        for secret in ["s3cret", "YWRhOnMzY3JldA", "abc", "dark", "t0ken"] { #expect(!result.out.contains(secret), "\(secret) in the report") }
+
+        let (fetched, fetchedResult) = try report(["--auth-cmd=printf tok-42", server.url("/status/204")])
+        #expect(fetchedResult.status == 0)
+        #expect(server.requests.last?.header("Authorization") == "Bearer tok-42")
+        let fetchedHeaders = try #require((fetched["request"] as? [String: Any])?["headers"] as? [[String]])
+        #expect(fetchedHeaders.last == ["Authorization", "Bearer (hidden)"])
+        #expect(!fetchedResult.out.contains("tok-42"))
+    }
+
     @Test func bodyAsStringOrBase64() throws {
         let (text, _) = try report([server.url("/text/utf8")])
         #expect((text["response"] as? [String: Any])?["body"] as? String == "héllo wörld ✓\n")

@@ -185,7 +185,7 @@ public enum OptionTable {
                    binding: .flag(\.curl)),
         OptionSpec(.report, "report", value: .required("FORMAT"), group: .output,
                    help: "Print one JSON document describing the whole run (FORMAT: json)",
-                   details: "Instead of the usual sections, print one JSON document on standard output with the request, the response (body as a JSON value, a string or {\"base64\": ...}), every attempt with its metrics, the redirects and the error. It is printed whatever the outcome.",
+                   details: "Instead of the usual sections, print one JSON document on standard output with the request, the response (body as a JSON value, a string or {\"base64\": ...}), every attempt with its metrics, the redirects and the error. It is printed whatever the outcome. In the request's headers the values of credentials are hidden, as with --debug (Authorization and Proxy-Authorization keep their scheme, Cookie its names, a --secret-header its name): a report gets kept. The response's headers are as the server sent them.",
                    completion: .choices(["json"]),
                    binding: .custom(.choice(["json"]), sample: "json", resets: [.field(\.report)]) { settings, option throws(CommandFailure) in
                        let value = option.value ?? ""

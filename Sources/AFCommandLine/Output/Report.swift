@@ -32,7 +32,7 @@ enum Report {
                 json.object { json in
                     json.member("method") { $0.string(request.method.rawValue) }
                     json.member("url") { $0.string(request.url) }
-                    json.member("headers") { headers(request.headers, into: &$0) }
+                    json.member("headers") { requestHeaders(request.headers, secretHeaders: settings.secretHeaders, into: &$0) }
                 }
             }
             json.key("response")
@@ -91,6 +91,22 @@ enum Report {
             json.array { json in
                 json.string(header.name.rawValue)
                 json.string(header.value)
+            }
+        }
+    }
+
+    /// The headers af sent, as `headers` writes them, with the values of credentials hidden
+    /// (`CredentialRedaction`): a report is kept, and the user who wants the token knows it.
+    private static func requestHeaders(_ headers: HTTPHeaders, secretHeaders: [String], into json: inout JSONWriter) {
+        let hasCredential = headers.contains { header in
+            RedirectPolicy.credentialHeaders.contains(header.name) || secretHeaders.contains { HTTPHeaders.Name($0) == header.name }
+        }
+        guard hasCredential else { return Self.headers(headers, into: &json) }
+        let redaction = CredentialRedaction(secretHeaders: secretHeaders)
+        json.array(headers) { json, header in
+            json.array { json in
+                json.string(header.name.rawValue)
+                json.string(redaction.value(of: header))
             }
         }
     }

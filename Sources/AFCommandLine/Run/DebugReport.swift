@@ -6,7 +6,7 @@ import AFEngine
 enum DebugReport {
     static func write(settings: Settings, positionals: [Positional], environment: Environment, to stderr: OutputChannel) {
         var text = HelpText.version.split(separator: "\n").map { "af: debug: \($0)\n" }.joined()
-        let redaction = DebugRedaction(secretHeaders: settings.secretHeaders)
+        let redaction = CredentialRedaction(secretHeaders: settings.secretHeaders)
         text += "af: debug: arguments: \(redacted(environment.arguments).map { Quote.argument(redaction.argument($0)).debugDescription }.joined(separator: " "))\n"
         text += "af: debug: positionals: \(positionals.map { Quote.argument(redaction.argument($0.text)).debugDescription }.joined(separator: " "))\n"
         let defaults = Mirror(reflecting: Settings().values).children.map { String(describing: $0.value) }
@@ -15,7 +15,7 @@ enum DebugReport {
             let value = String(describing: child.value)
             if index < defaults.count, defaults[index] == value { continue }
             // Secrets never reach a bug report.
-            let shown = OptionTable.secretOptions.contains(where: { "\($0)" == label }) ? DebugRedaction.hidden : Quote.argument(redaction.withoutURLPasswords(value))
+            let shown = OptionTable.secretOptions.contains(where: { "\($0)" == label }) ? CredentialRedaction.hidden : Quote.argument(redaction.withoutURLPasswords(value))
             text += "af: debug: setting \(label) = \(shown)\n"
         }
         stderr.writeQuietly(text)
@@ -28,12 +28,12 @@ enum DebugReport {
     static func redacted(_ arguments: [String]) -> [String] {
         // These arguments were parsed already, before the report; a failure cannot come here,
         // and would show nothing of them.
-        guard let parsed = try? ParsedArguments.parse(arguments) else { return arguments.map { _ in DebugRedaction.hidden } }
+        guard let parsed = try? ParsedArguments.parse(arguments) else { return arguments.map { _ in CredentialRedaction.hidden } }
         var out = arguments
         for option in parsed.options where OptionTable.secretOptions.contains(option.spec.id) {
             guard let index = option.valueArgument, let value = option.value else { continue }
             // The value is the whole argument, or the end of the option's own.
-            out[index] = out[index] == value ? DebugRedaction.hidden : String(out[index].dropLast(value.count)) + DebugRedaction.hidden
+            out[index] = out[index] == value ? CredentialRedaction.hidden : String(out[index].dropLast(value.count)) + CredentialRedaction.hidden
         }
         return out
     }
@@ -44,7 +44,7 @@ enum DebugReport {
 struct TransportLogMonitor: EventMonitor {
     let output: OutputChannel
     /// Hides credentials in the heads traced.
-    let redaction: DebugRedaction
+    let redaction: CredentialRedaction
 
     var interests: RequestEvent.Interests { .transportLog }
 

@@ -362,7 +362,7 @@ final class Execution {
                                           watchesBody: !settings.stream && !drawsProgress) { text in stderr.writeNotice(text) })
         }
         if let trace = settings.trace { monitors.append(TraceMonitor(format: trace, output: stderr)) }
-        if settings.debug { monitors.append(TransportLogMonitor(output: stderr, redaction: DebugRedaction(secretHeaders: settings.secretHeaders))) }
+        if settings.debug { monitors.append(TransportLogMonitor(output: stderr, redaction: CredentialRedaction(secretHeaders: settings.secretHeaders))) }
         if let download, drawsProgress {
             monitors.append(ProgressBar(sink: download, output: stderr, width: environment.terminalWidth))
         }

@@ -1,15 +1,18 @@
 import AFEngine
 
-/// What `--debug` keeps out of the bug report it writes: the values of credentials. The
-/// report names them (which scheme, which cookies) so that it still shows what was sent,
-/// but a report gets pasted, and `-a`'s password hidden in the argument list was printed
-/// a few lines below it, base64-encoded, in libcurl's trace of the sent head.
+/// What af keeps out of the output that gets kept or pasted — the bug report `--debug`
+/// writes, and the request `--report=json` records: the values of credentials. Both name
+/// them (which scheme, which cookies) so that they still show what was sent, but a debug
+/// report gets pasted, and `-a`'s password hidden in the argument list was printed a few
+/// lines below it, base64-encoded, in libcurl's trace of the sent head; and a CI job keeps
+/// its reports as artifacts, where a token from `--auth-cmd` or a netrc would outlive the
+/// job. (The headers of the report's response are the server's, and stay as they came.)
 ///
 /// Credentials are the values of `Authorization`, `Proxy-Authorization`, `Cookie`,
 /// `Set-Cookie` and of every `--secret-header` (the headers a cross-origin redirect drops),
 /// and passwords in URLs. `-v` and `--print=H` still show heads as sent: that output is
-/// asked for by name.
-struct DebugRedaction: Sendable {
+/// asked for by name, and read rather than kept.
+struct CredentialRedaction: Sendable {
     static let hidden = "(hidden)"
 
     /// The headers whose values are hidden: those a cross-origin redirect drops, and the
@@ -27,6 +30,11 @@ struct DebugRedaction: Sendable {
         let name = line[..<colon]
         guard let shown = hiddenValue(name: name, value: line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }) else { return String(line) }
         return String(name) + ": " + shown
+    }
+
+    /// The value a report shows for a header af sent: hidden when it is a credential.
+    func value(of header: HTTPHeader) -> String {
+        hiddenValue(name: Substring(header.name.rawValue), value: Substring(header.value)) ?? header.value
     }
 
     /// One of libcurl's notes, with a cookie's value (`Added cookie sid="…" for domain …`)
