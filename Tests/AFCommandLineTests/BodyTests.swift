@@ -374,7 +374,13 @@ import Testing
         (["{\"a\": 1}"], "af: error: '{\"a\": 1}' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\n", 64),
         (["-d", "[1, 2]"], "af: error: '[1, 2]' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json; -d means --download in af, as in HTTPie\n", 64),
         // A header value the shell split at its space: `Name:` alone leaves the header out.
-        (["Authorization:", "Bearer", "abc", "a=1"], "af: error: 'Bearer' is not a request item; it follows 'Authorization:', which alone leaves that header out. Quote a header value with spaces as one argument: 'Authorization: Bearer abc'\n", 64),
+        // A credential's value is not repeated (an error line ends up in a CI job's log): the
+        // header's, a --secret-header's, the words the shell split off it.
+        (["Authorization:", "Bearer", "abc", "a=1"], "af: error: the words after 'Authorization:' are not request items (not shown: a credential), and 'Authorization:' alone leaves that header out. Quote a header value with spaces as one argument: 'Authorization: Bearer (hidden)'\n", 64),
+        (["--secret-header=x-key", "X-Key:", "abc"], "af: error: the words after 'X-Key:' are not request items (not shown: a credential), and 'X-Key:' alone leaves that header out. Quote a header value with spaces as one argument: 'X-Key: (hidden)'\n", 64),
+        (["Authorization:Bearer abc\r"], "af: error: header 'Authorization' (its value not shown: a credential) ends with a carriage return (\\r), as text from a file with CRLF line ends does; remove it (tr -d '\\r'), or read the file with 'Authorization:@FILE', which drops line ends\n", 64),
+        (["--secret-header=x-key", "X-Key:a\nb"], "af: error: header 'X-Key' (its value not shown: a credential) contains a line break; header values must be one line\n", 64),
+        (["Cookie :sid=abc"], "af: error: invalid header name 'Cookie ' (its value not shown: a credential): a header name has no spaces around it; write 'Cookie:VALUE'\n", 64),
         (["X-Note:", "it's", "here"], "af: error: 'it's' is not a request item; it follows 'X-Note:', which alone leaves that header out. Quote a header value with spaces as one argument: 'X-Note: it'\\''s here'\n", 64),
     ])
     func rejected(items: [String], message: String, status: Int32) {

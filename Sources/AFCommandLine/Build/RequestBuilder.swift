@@ -138,7 +138,7 @@ enum RequestBuilder {
                 items.append(sourced)
             } catch {
                 // Not an item: perhaps curl's value for the letter before it (`-m 10`).
-                throw splitHeaderValue(itemArguments, at: index)
+                throw splitHeaderValue(itemArguments, at: index, secretHeaders: settings.secretHeaders)
                     ?? urlAfterItems(method: explicitMethod, url: urlArgument, items: itemArguments, at: index, urlFollows: urlFollows)
                     ?? methodBeyondLetters(method: explicitMethod, url: urlArgument, items: itemArguments, at: index)
                     ?? CommandFailure(error.message + letterHint(itemPositionals[index].follows, value: argument), exitCode: error.exitCode)
@@ -300,22 +300,22 @@ enum RequestBuilder {
             switch item.item {
             case .header(let name, let value):
                 let header = HTTPHeader(name, value)
-                try check(header, item: item.argument)
+                try check(header, item: item.argument, secretHeaders: settings.secretHeaders)
                 user.append(header)
                 overridden.insert(header.name)
             case .headerFromFile(let name, let path):
                 let header = HTTPHeader(name, try FileReading.line(atPath: path, item: item.argument, notice: valueNotice))
-                try check(header, item: item.argument)
+                try check(header, item: item.argument, secretHeaders: settings.secretHeaders)
                 user.append(header)
                 overridden.insert(header.name)
             case .emptyHeader(let name):
                 let header = HTTPHeader(name, "")
-                try check(header, item: item.argument)
+                try check(header, item: item.argument, secretHeaders: settings.secretHeaders)
                 user.append(header)
                 overridden.insert(header.name)
             case .unsetHeader(let name):
                 let header = HTTPHeaders.Name(name)
-                try check(HTTPHeader(name, "x"), item: item.argument)
+                try check(HTTPHeader(name, "x"), item: item.argument, secretHeaders: settings.secretHeaders)
                 user.removeAll { $0.name == header }
                 overridden.insert(header)
                 suppressed.append(header)
@@ -543,13 +543,22 @@ enum RequestBuilder {
 
     /// A header value typed unquoted with a space in it (`Authorization: Bearer abc`): the shell
     /// split it, `Authorization:` alone means "leave that header out", and the words after it
-    /// are not items. Nil when the argument at `index` does not follow such a header.
-    static func splitHeaderValue(_ arguments: [String], at index: Int) -> CommandFailure? {
+    /// are not items. Nil when the argument at `index` does not follow such a header. The words
+    /// of a credential's value (`CredentialRedaction`) are not repeated: this is the slip a
+    /// token in a script's variable meets, and the error line ends up in the job's log.
+    static func splitHeaderValue(_ arguments: [String], at index: Int, secretHeaders: [String]) -> CommandFailure? {
         guard index > 0, case .unsetHeader(let name)? = try? RequestItemParser.parse(arguments[index - 1]).item else { return nil }
         let words = arguments[index...].prefix { (try? RequestItemParser.parse($0)) == nil }
-        let argument = Quote.argument(arguments[index])
-        return .usage("'\(argument)' is not a request item; it follows '\(Quote.argument(name)):', which alone leaves that header out. "
-                      + "Quote a header value with spaces as one argument: \(Quote.argument(CurlCommand.quote(name + ": " + words.joined(separator: " "))))")
+        let value = words.joined(separator: " ")
+        let header = "'\(Quote.argument(name)):'"
+        let quoteIt = "Quote a header value with spaces as one argument: "
+        if CredentialRedaction.isCredential(HTTPHeaders.Name(name), secretHeaders: secretHeaders) {
+            let shown = CredentialRedaction(secretHeaders: secretHeaders).value(of: HTTPHeader(name, value))
+            return .usage("the words after \(header) are not request items (not shown: a credential), and \(header) alone leaves that header out. "
+                          + quoteIt + Quote.argument(CurlCommand.quote(name + ": " + shown)))
+        }
+        return .usage("'\(Quote.argument(arguments[index]))' is not a request item; it follows \(header), which alone leaves that header out. "
+                      + quoteIt + Quote.argument(CurlCommand.quote(name + ": " + value)))
     }
 
     /// Whether `name` can be a header's name: an HTTP token.
@@ -557,23 +566,33 @@ enum RequestBuilder {
         HTTPToken.isToken(name)
     }
 
-    /// Refuses header names that are not tokens and values with line breaks or NULs.
-    static func check(_ header: HTTPHeader, item: String) throws(CommandFailure) {
+    /// Refuses header names that are not tokens and values with line breaks or NULs. The
+    /// message quotes `item`, unless the header is a credential (`CredentialRedaction`): an
+    /// error line ends up in a CI job's log, and the CR a token file's CRLF leaves is the
+    /// commonest of these mistakes.
+    static func check(_ header: HTTPHeader, item: String, secretHeaders: [String] = []) throws(CommandFailure) {
         let name = header.name.rawValue
+        // Made only for an error: this runs for every header item of every line of a batch.
+        func itemShown(named trimmed: String) -> String {
+            CredentialRedaction.isCredential(HTTPHeaders.Name(trimmed), secretHeaders: secretHeaders)
+                ? " (its value not shown: a credential)" : " in '\(item)'"
+        }
         guard isHeaderName(name) else {
             let trimmed = name.trimmingCharacters(in: " \t")
+            let quoted = itemShown(named: trimmed)
             if trimmed != name, !trimmed.isEmpty {
-                throw .usage("invalid header name '\(name)' in '\(item)': a header name has no spaces around it; write '\(trimmed):VALUE'")
+                throw .usage("invalid header name '\(name)'\(quoted): a header name has no spaces around it; write '\(trimmed):VALUE'")
             }
-            throw .usage("invalid header name '\(name)' in '\(item)': use letters, digits and !#$%&'*+-.^_`|~")
+            throw .usage("invalid header name '\(name)'\(quoted): use letters, digits and !#$%&'*+-.^_`|~")
         }
         if let problem = header.valueProblem {
+            let quoted = itemShown(named: name)
             // `"Name:$(cat token.txt)"` of a file with CRLF line ends: the shell strips the
             // LF and leaves the CR.
             if LineBreaks.endsWithStrayCarriageReturn(header.value) {
-                throw .usage("header '\(name)' in '\(item)' ends with a carriage return (\\r), \(LineBreaks.strayCarriageReturnAdvice), or read the file with '\(name):@FILE', which drops line ends")
+                throw .usage("header '\(name)'\(quoted) ends with a carriage return (\\r), \(LineBreaks.strayCarriageReturnAdvice), or read the file with '\(name):@FILE', which drops line ends")
             }
-            throw .usage("header '\(name)' in '\(item)' \(problem)")
+            throw .usage("header '\(name)'\(quoted) \(problem)")
         }
     }
 

@@ -98,10 +98,9 @@ enum Report {
     /// The headers af sent, as `headers` writes them, with the values of credentials hidden
     /// (`CredentialRedaction`): a report is kept, and the user who wants the token knows it.
     private static func requestHeaders(_ headers: HTTPHeaders, secretHeaders: [String], into json: inout JSONWriter) {
-        let hasCredential = headers.contains { header in
-            RedirectPolicy.credentialHeaders.contains(header.name) || secretHeaders.contains { HTTPHeaders.Name($0) == header.name }
+        guard headers.contains(where: { CredentialRedaction.isCredential($0.name, secretHeaders: secretHeaders) }) else {
+            return Self.headers(headers, into: &json)
         }
-        guard hasCredential else { return Self.headers(headers, into: &json) }
         let redaction = CredentialRedaction(secretHeaders: secretHeaders)
         json.array(headers) { json, header in
             json.array { json in

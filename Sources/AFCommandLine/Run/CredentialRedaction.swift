@@ -23,6 +23,13 @@ struct CredentialRedaction: Sendable {
         names = Set(RedirectPolicy.credentialHeaders + [.setCookie] + secretHeaders.map { HTTPHeaders.Name($0) })
     }
 
+    /// Whether header `name` is a credential: one a cross-origin redirect drops, or named by
+    /// `--secret-header`. (Without building the set `init` makes: the report asks for every
+    /// header of every line of a batch.)
+    static func isCredential(_ name: HTTPHeaders.Name, secretHeaders: [String]) -> Bool {
+        RedirectPolicy.credentialHeaders.contains(name) || secretHeaders.contains { HTTPHeaders.Name($0) == name }
+    }
+
     /// A head line as libcurl traces it (`Name: value`), its value hidden when it is a
     /// credential; other lines as they are.
     func headLine(_ line: Substring) -> String {
