@@ -102,7 +102,7 @@ import Testing
         for stdin in [StandardInput.null, .bytes(Array("pw\n".utf8))] {
             let result = InProcessAF.run(["-a", "ada", server.url("/basic-auth/ada/pw")], stdin: stdin, environment: ["TMPDIR": scratch])
             #expect(result.status == 64)
-            #expect(result.err == "af: error: no password for 'ada' and standard input is not a terminal to ask on; give -a ada:PASSWORD\n")
+            #expect(result.err == "af: error: -a gives a user without a password, and standard input is not a terminal to ask on; give -a USER:PASSWORD (USER: for an empty password, or -A bearer -a TOKEN for a token)\n")
         }
         #expect(server.requests.isEmpty)
         // Standard input read (and spooled) before the error is not left on disk.

@@ -375,7 +375,7 @@ import Testing
             ("http://exa mple.org/", "\(path):1: "),
             ("\(server.url("/x")) --parallel=3", "\(path):1: --parallel applies to the whole batch: give it to af batch, not on a line"),
             ("post \(server.url("/x")) name@-", "\(path):1: 'name@-' reads standard input, which is never a request body in af batch"),
-            ("\(server.url("/x")) -a ada", "\(path):1: no password for 'ada', and af may not ask for one with standard input ignored (-I, and on every line of af batch); give -a ada:PASSWORD\n"),
+            ("\(server.url("/x")) -a ada", "\(path):1: -a gives a user without a password, and af may not ask for one with standard input ignored (-I, and on every line of af batch); give -a USER:PASSWORD (USER: for an empty password, or -A bearer -a TOKEN for a token)\n"),
             ("\(server.url("/x"))\u{0}.example.org/", "\(path):1: the line has a NUL byte, which no command line can hold\n"),
             ("\(server.url("/x")) -o -", "\(path):1: -o - would write past the order af batch keeps on standard output; leave it out (the body is printed there in line order) or give -o a file name\n"),
         ] {

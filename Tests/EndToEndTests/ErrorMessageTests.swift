@@ -36,7 +36,7 @@ import Testing
             return [s.url("/"), "X-A:@\(d)/h"]
         }, status: 64, what: "header 'X-A'", fix: "header values must be one line"),
         Case(name: "two bodies", arguments: { s, _ in [s.url("/"), "--raw=x", "a=1"] }, status: 64, what: "both items 'a=1' and --raw", fix: "give only one"),
-        Case(name: "no password", arguments: { s, _ in ["-a", "ada", s.url("/")] }, status: 64, what: "no password for 'ada'", fix: "give -a ada:PASSWORD"),
+        Case(name: "no password", arguments: { s, _ in ["-a", "ada", s.url("/")] }, status: 64, what: "-a gives a user without a password", fix: "give -a USER:PASSWORD (USER: for an empty password, or -A bearer -a TOKEN for a token)"),
         Case(name: "refused", arguments: { _, _ in ["http://127.0.0.1:9/"] }, status: 1, what: "connection refused by 127.0.0.1:9", fix: "is the server running?"),
         Case(name: "timeout", arguments: { s, _ in ["--timeout=0.2", s.url("/delay/2")] }, status: 2, what: "no complete response from 127.0.0.1", fix: "raise --timeout"),
         Case(name: "redirect not followed", arguments: { s, _ in ["--check-status", s.url("/redirect/1")] }, status: 3, what: "server answered 302 Found", fix: "add --follow"),

@@ -48,13 +48,16 @@ enum Authentication {
     }
 
     /// Reads a password from the terminal with echo off; a usage error when standard input
-    /// is not a terminal, so a script never hangs and nothing is sent.
+    /// is not a terminal, so a script never hangs and nothing is sent. The error does not
+    /// repeat the user: in a script it is most often a token given without `-A bearer`, and
+    /// the error line ends up in the job's log.
     static func prompt(for user: String, host: String, environment: Environment, allowed: Bool) throws(CommandFailure) -> String {
+        let fix = "give -a USER:PASSWORD (USER: for an empty password, or -A bearer -a TOKEN for a token)"
         guard allowed else {
-            throw .usage("no password for '\(user)', and af may not ask for one with standard input ignored (-I, and on every line of af batch); give -a \(user):PASSWORD")
+            throw .usage("-a gives a user without a password, and af may not ask for one with standard input ignored (-I, and on every line of af batch); \(fix)")
         }
         guard environment.stdinIsTerminal else {
-            throw .usage("no password for '\(user)' and standard input is not a terminal to ask on; give -a \(user):PASSWORD")
+            throw .usage("-a gives a user without a password, and standard input is not a terminal to ask on; \(fix)")
         }
         return readSecret(question: "Password for \(user)@\(host): ", environment: environment)
     }
