@@ -50,6 +50,25 @@ import Testing
         let none = InProcessAF.run(["--check-status", "-q", "--ignore-netrc", server.url("/basic-auth/ada/s3cret")])
         #expect(none.err == "af: error: server answered 401 Unauthorized; the server asks for credentials: -a USER:PASSWORD\n")
         #expect(Execution.challengeSchemes(#"Basic realm="x", Digest realm="c", nonce="d", Bearer"#) == ["basic", "digest", "bearer"])
+        // A token given as -a without -A bearer went as Basic credentials; Basic credentials
+        // given with -A bearer went as a token.
+        let tokenAsBasic = InProcessAF.run(["--check-status", "-q", "-a", "tok:", server.url("/bearer")])
+        #expect(tokenAsBasic.status == 4)
+        #expect(tokenAsBasic.err == "af: error: server answered 401 Unauthorized; the server asks for a token, and -a sent Basic credentials: -A bearer -a TOKEN\n")
+        let basicAsToken = InProcessAF.run(["--check-status", "-q", "-A", "bearer", "-a", "ada:s3cret", server.url("/basic-auth/ada/nope")])
+        #expect(basicAsToken.status == 4)
+        #expect(basicAsToken.err == "af: error: server answered 401 Unauthorized; the server asks for Basic credentials, and -A bearer sent a token: -a USER:PASSWORD without -A bearer\n")
+        server.route("/bearer-only-refuses") { _, _ in .response(status: 401, headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")], body: []) }
+        let refusedToken = InProcessAF.run(["--check-status", "-q", "-A", "bearer", "-a", "tok", server.url("/bearer-only-refuses")])
+        #expect(refusedToken.status == 4)
+        #expect(refusedToken.err == "af: error: server answered 401 Unauthorized\n", "a refused token of the asked scheme gets no hint")
+        // Credentials a redirect to another origin dropped were not sent to the server that
+        // answered 401: no word on what they were.
+        let other = try TestServer()
+        server.route("/elsewhere") { _, _ in .response(status: 302, headers: [("Location", other.url("/bearer"))], body: []) }
+        let dropped = InProcessAF.run(["--check-status", "-q", "-F", "-a", "tok:", server.url("/elsewhere")])
+        #expect(dropped.status == 4)
+        #expect(dropped.err.hasSuffix("af: error: server answered 401 Unauthorized\n"), "\(dropped.err)")
     }
 
     /// A digest challenge libcurl cannot use (no nonce, a value past its limit) is not answered:

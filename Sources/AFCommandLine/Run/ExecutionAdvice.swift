@@ -12,9 +12,11 @@ extension Execution {
             + proxyCredentialsHint(error) + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
     }
 
-    /// A 401: Digest when the challenge asks for it and af sent Basic or nothing; credentials
-    /// af sent that the command line does not show (a session's, the netrc's) named as the
-    /// ones refused; else, when none were given, what the challenge asks for.
+    /// A 401: Digest when the challenge asks for it and af sent Basic or nothing; a token when
+    /// it asks for one alone and `-a` sent Basic credentials (a token given without `-A
+    /// bearer`), or Basic credentials when it asks for those alone and af sent a token;
+    /// credentials af sent that the command line does not show (a session's, the netrc's)
+    /// named as the ones refused; else, when none were given, what the challenge asks for.
     fileprivate func authenticationHint(_ error: AFError, response: Response) -> String {
         guard case .responseValidationFailed(401, _) = error.underlyingError, let head = response.head else { return "" }
         let schemes = Set(head.headers.values(for: .wwwAuthenticate).flatMap(Self.challengeSchemes))
@@ -22,6 +24,16 @@ extension Execution {
             || built.description.headers.contains(.authorization)
         if schemes.contains("digest"), settings.authType != .digest {
             return "; the server asks for Digest authentication: -A digest -a USER:PASSWORD"
+        }
+        // (Not when a redirect to another origin dropped them: the 401 is then to none sent.)
+        if settings.auth != nil, settings.authType != .digest, !response.redirects.contains(where: { !$0.dropped.isEmpty }) {
+            let sentToken = settings.authType == .bearer
+            if !sentToken, schemes == ["bearer"] {
+                return "; the server asks for a token, and -a sent Basic credentials: -A bearer -a TOKEN"
+            }
+            if sentToken, schemes == ["basic"] {
+                return "; the server asks for Basic credentials, and -A bearer sent a token: -a USER:PASSWORD without -A bearer"
+            }
         }
         // Credentials nothing on the command line shows were sent, and refused: the session's.
         if let session = built.session, session.auth != nil, settings.auth == nil, settings.authCmd == nil, built.url.user == nil,
