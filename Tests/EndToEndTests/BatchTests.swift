@@ -805,6 +805,30 @@ import Testing
         """)
     }
 
+    /// A first streamed line that says the input is no text ends it there: over 1 MiB with
+    /// no line break (`/dev/zero`, which af read for ever), or not UTF-8 (binary data, whose
+    /// chance words between line feeds ran as requests: host names looked up, URLs fetched).
+    /// The line after it, a good URL, is not sent.
+    @Test func aFirstStreamedLineThatIsNoTextEndsTheInput() throws {
+        let (status, errors) = try AF.shell("exec timeout 20 '\(AF.binary)' batch - < /dev/zero")
+        #expect(status == 64)
+        #expect(errors == """
+        af: line 1: error: the line is longer than 1 MiB; one line holds one af command line; af reads no further lines of standard input
+        af: error: 1 of 1 requests failed (line 1)
+
+        """)
+        for (first, message) in [
+            ([0x8B, 0x1F, 0x41], "the line '\\x8B\\u{1F}A' is not UTF-8 text; af reads its lines as UTF-8"),
+            ([0x7F, 0x45, 0x4C, 0x46, 0, 1, 0], "the line has NUL bytes, so this is no UTF-8 text file of command lines (UTF-16 text, a program, an archive?); af batch reads one af command line per line of UTF-8 text"),
+        ] as [([UInt8], String)] {
+            let input = first + [10] + Array((server.url("/answer/2") + "\n").utf8)
+            let result = AF.run(["batch", "-"], stdin: .bytes(input), timeout: 20)
+            #expect(result.status == 64)
+            #expect(result.out.isEmpty)
+            #expect(result.err == "af: line 1: error: \(message); af reads no further lines of standard input\naf: error: 1 of 1 requests failed (line 1)\n")
+        }
+    }
+
     /// FILE that cannot be read twice (a FIFO, `<(…)`, a device) is copied as it is checked,
     /// so a bad line ends the copy: `/dev/zero` is one line over 1 MiB, not a copy that
     /// grows until the disk is full (it did, without end). Nothing is sent, nothing is left.

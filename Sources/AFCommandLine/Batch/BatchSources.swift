@@ -323,6 +323,7 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
         var room = queue.write { queue in Self.markRoom(&queue, capacity: capacity) }
         while room {
             let line: BatchLine
+            var ends = false
             do throws(CommandFailure) {
                 switch try reader.availableCommand() {
                 case .later:
@@ -337,13 +338,20 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
                     line = BatchLine(number: reader.commandLineNumber, content: .words(words), expansion: expansion)
                 }
             } catch {
-                // A bad line (too long, not UTF-8, badly quoted) fails that line only; nothing
-                // here reads, so no error ends the input.
-                line = BatchLine(number: reader.commandLineNumber, content: .failure(error))
+                // A bad line (too long, not UTF-8, badly quoted) fails that line only, unless
+                // it is the first and says the input is no text (`LineReader.endsInput`).
+                ends = reader.endsInput
+                var failure = error
+                if ends { failure.message += "; af reads no further lines of \(reader.name)" }
+                line = BatchLine(number: reader.commandLineNumber, content: .failure(failure))
             }
             room = queue.write { queue in
                 queue.waiting.append(line)
                 return Self.markRoom(&queue, capacity: capacity)
+            }
+            if ends {
+                finish()
+                return
             }
         }
         watch(false)

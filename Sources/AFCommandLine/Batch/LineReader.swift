@@ -23,6 +23,12 @@ final class LineReader {
     private var skipping = false
     /// The number of the line `next()` returned last (1-based).
     private(set) var lineNumber = 0
+    /// Whether the last error says the input is no text of command lines: its first line is
+    /// longer than `maximumLength` or is not UTF-8 text (binary data, a program, another
+    /// encoding). A reader that carries on after a bad line (`af batch -`) stops there
+    /// instead: it would read input with no line break (`/dev/zero`) for ever, and run
+    /// whatever chance words binary data holds between its line feeds as requests.
+    private(set) var endsInput = false
     /// The number of the first line of the command line `nextCommand()` returned last.
     private(set) var commandLineNumber = 0
     /// The number of the first line of the command line `availableCommand()` returns next
@@ -89,6 +95,7 @@ final class LineReader {
             } else if buffer.count - start > Self.maximumLength {
                 lineNumber += 1
                 skipping = true
+                endsInput = lineNumber == 1
                 buffer.removeAll(keepingCapacity: true)
                 start = 0
                 throw .usage("\(location(lineNumber))the line is longer than 1 MiB; one line holds one af command line")
@@ -178,9 +185,12 @@ final class LineReader {
     }
 
     /// A line's text; the first without a byte order mark. A line that is not UTF-8 is an
-    /// error for that line, as an argument would be.
+    /// error for that line, as an argument would be; for the first, of the input
+    /// (`endsInput`).
     private func text(_ bytes: ArraySlice<UInt8>) throws(CommandFailure) -> String {
         let content = lineNumber == 1 ? FileReading.withoutByteOrderMark(bytes) : bytes
+        // A throw below for the first line says the input is no UTF-8 text.
+        endsInput = lineNumber == 1
         // A file saved as UTF-16, a program or an archive given by mistake: its first line,
         // quoted, would be a wall of escapes that says less than this.
         if lineNumber == 1 {
@@ -195,6 +205,7 @@ final class LineReader {
         if let shown = Quote.invalidUTF8(content) {
             throw .usage("\(location(lineNumber))the line '\(Quote.argument(shown))' is not UTF-8 text; af reads its lines as UTF-8")
         }
+        endsInput = false
         return String(decoding: content, as: UTF8.self)
     }
 

@@ -67,7 +67,7 @@ public enum ManPage {
         their items name (\\fB@\\fR\\fIFILE\\fR) and session files are read when the line runs.
         A \\fIFILE\\fR that can be read only once (a FIFO, \\fB<(\\fR\\fIcommand\\fR\\fB)\\fR) is copied to
         \\fBTMPDIR\\fR as it is checked, up to its first bad line.
-        With \\fB\\-\\fR a bad line fails alone; use it for input that never ends. af reads at most
+        With \\fB\\-\\fR a bad line fails alone (a first line over 1 MiB or not UTF\\-8 text, as binary data's is, ends the input there); use it for input that never ends. af reads at most
         \\fB\\-\\-parallel\\fR \\(mu 2 + 16 lines ahead of those running, so a faster producer waits
         on a full pipe; standard input that cannot be read (closed, a directory) is exit 66. Requests to one origin reuse
         connections, and share one connection as HTTP/2 streams where the server speaks HTTP/2
