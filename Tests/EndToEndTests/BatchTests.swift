@@ -829,6 +829,42 @@ import Testing
         }
     }
 
+    /// Where the system refuses af more threads (`ulimit -u`, a container's limit on tasks),
+    /// a batch runs its lines on the one lane it drives itself, and a line that needs a
+    /// thread for connections of its own fails alone. It crashed at its second lane's thread
+    /// (a fatal error, exit 132), and with one lane it hung: Dispatch, asked for the timer
+    /// behind the silent-server notice, waited on the transfers' thread for a worker for ever.
+    /// af runs as nobody, whose limit is its own (root's is not enforced), with `ulimit -u 1`.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root, to run af as nobody under a limit of its own"))
+    func aBatchRunsOnTheThreadsTheSystemAllows() throws {
+        let port = try #require(URL(string: server.url("/"))?.port)
+        let path = try file([
+            server.url("/answer/1"), server.url("/answer/2"),
+            "--resolve=own.test:\(port):127.0.0.1 http://own.test:\(port)/answer/3",
+            server.url("/answer/4"),
+        ])
+        #expect(chmod(directory, 0o755) == 0 && chmod(path, 0o644) == 0)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-s", "KILL", "30", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             "/bin/bash", "-c", "ulimit -u 1 && exec \"$0\" \"$@\"", AF.binary, "batch", "--parallel=8", path]
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 1)
+        #expect(out == "answer 1\nanswer 2\nanswer 4\n")
+        #expect(err == """
+        af: line 3: error: cannot start a thread for this line's own connections (its --verify, --pin, --proxy, --resolve or the like keep them apart from other lines'): the system refuses more threads (ulimit -u, or a container's limit on tasks); give such options to the whole batch, or run the line on its own
+        af: error: 1 of 4 requests failed (line 3)
+
+        """)
+    }
+
     /// FILE that cannot be read twice (a FIFO, `<(…)`, a device) is copied as it is checked,
     /// so a bad line ends the copy: `/dev/zero` is one line over 1 MiB, not a copy that
     /// grows until the disk is full (it did, without end). Nothing is sent, nothing is left.

@@ -51,8 +51,8 @@ enum BatchCommand {
         if let streamed { lines = streamed } else { lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory) }
         options.lanes = lanes(parallel: parallel, processors: environment.processors, linesFit: lines.fitsLanes,
                               oneThread: options.interval > 0 || sharesScreen)
-        if settings.debug { stderr.writeQuietly(debugLine(options)) }
         let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
+        if settings.debug { stderr.writeQuietly(debugLine(runner.options)) }
         guard let streamed else { return runner.run() }
         let notice = StandardInput.waitNotice(on: stderr, quiet: settings.quiet, delays: environment.noticeDelays)
         return runner.run {

@@ -178,16 +178,26 @@ final class BatchRunner: Sendable {
 
     init(options: Options, planner: LinePlanner, source: any BatchLineSource, output: OrderedOutput, stderr: OutputChannel, budget: RetryBudget, progress: BatchProgress, netrc: Netrc?) {
         self.netrc = netrc
-        self.options = options
         self.planner = planner
         self.source = source
         self.output = output
         self.stderr = stderr
         self.budget = budget
         self.progress = progress
+        // A lane past the first is a thread: where the system refuses one (`ulimit -u`, a
+        // container's limit on tasks), the lines share the lanes that started.
+        var lanes = [primary]
+        for _ in 1..<max(1, min(options.lanes, options.parallel)) {
+            let lane = Session()
+            guard lane.startTransferThread() else { break }
+            lanes.append(lane)
+        }
+        var options = options
+        options.lanes = lanes.count
+        self.options = options
+        self.lanes = lanes
         laneLimits = Self.laneLimits(options)
         let count = laneLimits.count
-        lanes = [primary] + (1..<count).map { _ in Session() }
         state = Protected(State(running: Array(repeating: 0, count: count), laneEnds: Array(repeating: .working, count: count)))
     }
 
@@ -371,7 +381,13 @@ final class BatchRunner: Sendable {
                 planned.built.body.removeTemporaryFiles()
                 throw error
             }
-            let (connections, apart) = connectionOwner(for: planned.connections, lane: lane)
+            let connections: Session, apart: LinePlanner.ConnectionKey?
+            do {
+                (connections, apart) = try connectionOwner(for: planned.connections, lane: lane)
+            } catch {
+                planned.built.body.removeTemporaryFiles()
+                throw error
+            }
             let context = Execution.BatchContext(connections: connections, budget: budget)
             switch execution.start(batch: context) {
             case .finished(let status):
@@ -438,15 +454,26 @@ final class BatchRunner: Sendable {
     /// another line chose, serves a line that asks otherwise.
     /// Returns the session and, for one apart from the lane's, its key (give it back with
     /// `releaseOwner` when the line ends).
-    private func connectionOwner(for key: LinePlanner.ConnectionKey?, lane: Int) -> (Session, LinePlanner.ConnectionKey?) {
+    /// Such a session is a thread: where the system refuses one, the line fails.
+    private func connectionOwner(for key: LinePlanner.ConnectionKey?, lane: Int) throws(CommandFailure) -> (Session, LinePlanner.ConnectionKey?) {
         guard let key else { return (lanes[lane], nil) }
-        let session = state.write { state -> Session in
+        let session = state.write { state -> Session? in
             state.ownerClock += 1
-            var owner = state.connectionOwners[key] ?? Owner(session: Session())
+            var owner: Owner
+            if let known = state.connectionOwners[key] {
+                owner = known
+            } else {
+                let session = Session()
+                guard session.startTransferThread() else { return nil }
+                owner = Owner(session: session)
+            }
             owner.running += 1
             owner.lastUsed = state.ownerClock
             state.connectionOwners[key] = owner
             return owner.session
+        }
+        guard let session else {
+            throw CommandFailure("cannot start a thread for this line's own connections (its --verify, --pin, --proxy, --resolve or the like keep them apart from other lines'): the system refuses more threads (ulimit -u, or a container's limit on tasks); give such options to the whole batch, or run the line on its own", exitCode: ExitStatus.network)
         }
         return (session, key)
     }

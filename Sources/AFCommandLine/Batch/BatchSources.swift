@@ -1,5 +1,4 @@
 @_spi(Locking) import AFEngine
-import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -240,7 +239,7 @@ final class StreamedLines: BatchLineSource, @unchecked Sendable {
         self.arrived = arrived
         if let notice {
             let heard = heard
-            DispatchQueue.global().asyncAfter(deadline: .now() + notice.seconds) {
+            NoticeTimer.shared.run(after: notice.seconds) {
                 guard !heard.value else { return }
                 notice.write("nothing has come on \(name) in \(Format.seconds(notice.seconds)); af batch - reads its lines there until it ends")
             }

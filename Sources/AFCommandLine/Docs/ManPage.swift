@@ -82,7 +82,9 @@ public enum ManPage {
         settings of their own (\\fB\\-\\-resolve\\fR, \\fB\\-\\-proxy\\fR, ...), all run on
         the first thread. A batch keeps to one thread when every line of \\fIFILE\\fR is such
         a line, with \\fB\\-\\-rate\\fR, and when its outputs go to the terminal beside the
-        progress line (\\fB\\-\\-debug\\fR says how many threads a batch has).
+        progress line (\\fB\\-\\-debug\\fR says how many threads a batch has). Where the
+        system refuses more threads (\\fBulimit \\-u\\fR, a container's limit on tasks) a batch
+        runs on those it could start, and a line with connection settings of its own fails alone.
         Each request's output is exactly what af alone would print, in line order
         and never interleaved (output that has to wait for earlier lines waits in temporary
         files; \\fB\\-o \\-\\fR is refused on a line); with

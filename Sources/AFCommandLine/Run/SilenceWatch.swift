@@ -1,5 +1,4 @@
 @_spi(Locking) import AFEngine
-import Dispatch
 
 /// The one timer behind every `SilenceNotice` of the process: a request that waits for an
 /// answer is watched here until its answer comes, and a single check, scheduled for the
@@ -19,9 +18,9 @@ final class SilenceWatch: Sendable {
     }
 
     private let state = Protected(State())
-    /// Where checks run: a queue of the watch's own, which gets a thread even when every
-    /// worker of the global queues is busy (or blocked), as a watchdog must.
-    private let queue = DispatchQueue(label: "af.silence-watch")
+    /// Where checks run: a thread of af's notices (`NoticeTimer`), which runs even when
+    /// every thread that does work is busy (or blocked), as a watchdog's must.
+    private let timer = NoticeTimer.shared
 
     /// How many requests are watched now.
     var count: Int { state.read { $0.waiting.count } }
@@ -46,7 +45,7 @@ final class SilenceWatch: Sendable {
             return state.checks
         }
         guard let number else { return }
-        queue.asyncAfter(deadline: .now() + max(0, due - Monotonic.now())) { [self] in
+        timer.run(after: due - Monotonic.now()) { [self] in
             run(number)
         }
     }

@@ -224,6 +224,15 @@ public final class Session: Sendable {
         driver.drive(start: start, until: done)
     }
 
+    /// Starts the session's transfer thread now, rather than when work first needs it, and
+    /// says whether it runs: false when the system refuses another thread (the limit on
+    /// processes and threads, `ulimit -u`, or a container's). A caller that can do without
+    /// it drives the session itself (`drive`) or does without the session; work given to a
+    /// session whose thread cannot start ends the process.
+    public func startTransferThread() -> Bool {
+        driver.startThreadNow()
+    }
+
     /// Runs `work` on the session's transfer thread, where request logic runs. After
     /// `shutdown()` the thread ends, and work given to it from then on may never run.
     public func async(_ work: @escaping @Sendable () -> Void) {

@@ -201,18 +201,61 @@ final class TransferDriver: Sendable {
         return pthread_equal(thread, pthread_self()) != 0
     }
 
+    /// Starts the driver thread now rather than on first use, unless a thread already
+    /// drives the loop; false when the system refuses another thread (`RLIMIT_NPROC`, a
+    /// container's limit on tasks), and then the loop waits for a caller to drive it.
+    func startThreadNow() -> Bool {
+        let start = state.write { state -> Bool in
+            if state.threadStarted || state.stopped { return false }
+            state.threadStarted = true
+            return true
+        }
+        guard start else { return true }
+        guard launchThread() == 0 else {
+            state.write { $0.threadStarted = false }
+            return false
+        }
+        return true
+    }
+
+    /// Starts the driver thread for work given to it (`submit`), or left behind by a caller
+    /// that drove the loop. The work has no other thread to run on, so a refusal ends the
+    /// process, after a few tries: the limits that refuse one are shared with other
+    /// programs, whose threads come and go.
     private func startThread() {
+        var created = launchThread()
+        var tries = 1
+        while created == EAGAIN, tries < Self.threadStartTries {
+            usleep(20_000 << UInt32(tries))
+            created = launchThread()
+            tries += 1
+        }
+        if created != 0 {
+            fatalError("cannot start a thread for the transfers: \(POSIXFailure(code: created).description) (the limit on processes and threads, ulimit -u, or a container's)")
+        }
+    }
+
+    /// How often `startThread` tries to start the thread (about 0.6 s in all).
+    private static let threadStartTries = 5
+
+    /// Starts the thread that runs the loop; pthread_create's result.
+    private func launchThread() -> Int32 {
         let ended = Latch()
         state.write { $0.threadEnded = ended }
-        let context = Unmanaged.passRetained(ThreadStart(driver: self, ended: ended)).toOpaque()
+        let start = Unmanaged.passRetained(ThreadStart(driver: self, ended: ended))
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
             TransferDriver.runThread(argument).open()
             return nil
-        }, context)
-        if created != 0 { fatalError("cannot start the transfer thread: \(POSIXFailure(code: created).description)") }
+        }, start.toOpaque())
+        guard created == 0 else {
+            start.release()
+            state.write { $0.threadEnded = nil }
+            return created
+        }
         pthread_detach(thread)
+        return 0
     }
 
     /// What a new driver thread is handed.
