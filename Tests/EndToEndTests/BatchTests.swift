@@ -835,7 +835,7 @@ import Testing
     /// (a fatal error, exit 132), and with one lane it hung: Dispatch, asked for the timer
     /// behind the silent-server notice, waited on the transfers' thread for a worker for ever.
     /// af runs as nobody, whose limit is its own (root's is not enforced), with `ulimit -u 1`.
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root, to run af as nobody under a limit of its own"))
+    @Test(.enabled(if: AF.canRunLimited, "needs root, to run af as nobody under a limit of its own"))
     func aBatchRunsOnTheThreadsTheSystemAllows() throws {
         let port = try #require(URL(string: server.url("/"))?.port)
         let path = try file([
@@ -844,19 +844,9 @@ import Testing
             server.url("/answer/4"),
         ])
         #expect(chmod(directory, 0o755) == 0 && chmod(path, 0o644) == 0)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["-s", "KILL", "30", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             "/bin/bash", "-c", "ulimit -u 1 && exec \"$0\" \"$@\"", AF.binary, "batch", "--parallel=8", path]
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 1)
+        let result = try AF.runLimited(["batch", "--parallel=8", path], processes: 1)
+        let (out, err) = (result.out, result.err)
+        #expect(result.status == 1)
         #expect(out == "answer 1\nanswer 2\nanswer 4\n")
         #expect(err == """
         af: line 3: error: cannot start a thread for this line's own connections (its --verify, --pin, --proxy, --resolve or the like keep them apart from other lines'): the system refuses more threads (ulimit -u, or a container's limit on tasks); give such options to the whole batch, or run the line on its own

@@ -219,6 +219,18 @@ import Testing
         #expect(!again.err.contains("\u{1B}"), "\(again.err)")
     }
 
+    /// An `--auth-cmd` that cannot be started says why (it said only "cannot run"): here
+    /// the system refuses af another process (`ulimit -u`). Nothing is sent.
+    @Test(.enabled(if: AF.canRunLimited, "needs root, to run af as nobody under a limit of its own"))
+    func anAuthCommandThatCannotStartSaysWhy() throws {
+        let server = try TestServer()
+        let result = try AF.runLimited(["--auth-cmd=echo token", "-A", "bearer", server.url("/bearer")], processes: 1)
+        #expect(result.status == 1)
+        #expect(result.out.isEmpty)
+        #expect(result.err == "af: error: cannot run --auth-cmd 'echo token' with /bin/sh: resource temporarily unavailable\n")
+        #expect(server.requests.isEmpty)
+    }
+
     @Test(arguments: cases)
     func errorLineNamesWhatFailedAndTheFix(_ testCase: Case) throws {
         let server = try TestServer()

@@ -52,7 +52,7 @@ enum Subprocess {
     }
 
     /// Runs `/bin/sh -c command` with standard input from /dev/null, default signal
-    /// dispositions and an empty signal mask; nil when it cannot be started. At most
+    /// dispositions and an empty signal mask; why not when it cannot be started. At most
     /// `outputLimit` bytes of standard output are read: a command that prints more (`yes`)
     /// is stopped, rather than filling af's memory until it is killed. Of standard error the
     /// first `errorLimit` bytes are kept (the rest is read and dropped). With a `timeLimit`
@@ -60,10 +60,16 @@ enum Subprocess {
     /// shell exits, whatever it left running in the background; a command that is stopped
     /// takes the processes it started with it.
     static func shell(_ command: String, environment: [String: String], outputLimit: Int, errorLimit: Int = 4096, timeLimit: Double? = nil,
-                      notice: (wait: StandardInput.WaitNotice, text: String)? = nil) -> Outcome? {
+                      notice: (wait: StandardInput.WaitNotice, text: String)? = nil) -> Result<Outcome, POSIXFailure> {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
-        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { return nil }
+        guard pipe(&outPipe) == 0 else { return .failure(POSIXFailure(code: errno)) }
+        guard pipe(&errPipe) == 0 else {
+            let failure = POSIXFailure(code: errno)
+            close(outPipe[0])
+            close(outPipe[1])
+            return .failure(failure)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -104,7 +110,7 @@ enum Subprocess {
         guard spawned == 0 else {
             close(outPipe[0])
             close(errPipe[0])
-            return nil
+            return .failure(POSIXFailure(code: spawned))
         }
         var out: [UInt8] = []
         var err: [UInt8] = []
@@ -184,7 +190,7 @@ enum Subprocess {
         _ = children.withLock { $0.running.remove(child) }
         let exited = (status & 0x7F) == 0
         let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Outcome(status: code, stdout: out, stderr: err, overflowed: overflowed, timedOut: timedOut && !reaped, interrupted: interrupted && !reaped)
+        return .success(Outcome(status: code, stdout: out, stderr: err, overflowed: overflowed, timedOut: timedOut && !reaped, interrupted: interrupted && !reaped))
     }
 }
 
@@ -222,8 +228,11 @@ struct CommandTokenProvider: TokenProvider {
             let limit = authCommand.timeLimit == nil ? "give --timeout to limit it" : "--timeout limits it"
             return (wait, "--auth-cmd '\(command)' has not finished in \(Format.seconds(wait.seconds)); af waits for its token (\(limit))")
         }
-        guard let outcome = Subprocess.shell(command, environment: environment, outputLimit: tokenLimit, timeLimit: authCommand.timeLimit, notice: waiting) else {
-            return .failure(.adaptationFailed(reason: "cannot run --auth-cmd '\(command)' with /bin/sh"))
+        let outcome: Subprocess.Outcome
+        switch Subprocess.shell(command, environment: environment, outputLimit: tokenLimit, timeLimit: authCommand.timeLimit, notice: waiting) {
+        case .success(let finished): outcome = finished
+        case .failure(let failure):
+            return .failure(.adaptationFailed(reason: "cannot run --auth-cmd '\(command)' with /bin/sh: \(failure.description)"))
         }
         if outcome.interrupted {
             return .failure(.cancelled(ProcessInterruption.pending ?? .interrupted))
