@@ -107,23 +107,15 @@ public enum AF {
     public static let canRunLimited = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
     /// Runs af as nobody, which may have at most `processes` processes and threads
-    /// (`ulimit -u`), with HOME where nobody has none; killed after 30 seconds. Files it
+    /// (`ulimit -u`), with HOME and the config directory where nobody has none. Files it
     /// reads must be readable by others.
-    public static func runLimited(_ arguments: [String], processes: Int) throws -> AFResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["-s", "KILL", "30", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             "/bin/bash", "-c", "ulimit -u \(processes) && exec \"$0\" \"$@\"", binary] + arguments
+    public static func runLimited(_ arguments: [String], processes: Int) -> AFResult {
         // An AddressSanitizer build's leak check runs in a task of its own at exit, which the
         // limit refuses ("LeakSanitizer has encountered a fatal error").
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8", "ASAN_OPTIONS": "detect_leaks=0"]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        return AFResult(stdout: Array(output.fileHandleForReading.readDataToEndOfFile()), stderr: Array(errors.fileHandleForReading.readDataToEndOfFile()),
-                        status: process.terminationStatus, timedOut: process.terminationStatus == 128 + SIGKILL)
+        let environment = ["HOME": "/nonexistent", "AF_CONFIG_DIR": "/nonexistent/config", "ASAN_OPTIONS": "detect_leaks=0"]
+        let launcher = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        "/bin/bash", "-c", "ulimit -u \(processes) && exec \"$0\" \"$@\""]
+        return start(arguments, environment: environment, launcher: launcher).wait(timeout: 30)
     }
 
     /// Runs af to completion (or `timeout` seconds, then kills it).
@@ -139,12 +131,14 @@ public enum AF {
         return handle.wait(timeout: timeout)
     }
 
-    /// Starts af and returns a handle to signal and wait for it.
+    /// Starts af and returns a handle to signal and wait for it. With a `launcher`, af runs
+    /// as that command's last arguments (`launcher + [binary] + arguments`), in its process.
     public static func start(
         _ arguments: [String],
         stdin: StandardInput = .null,
         environment extra: [String: String] = [:],
-        directory: String? = nil
+        directory: String? = nil,
+        launcher: [String] = []
     ) -> RunningAF {
         let scratch = (try? TemporaryDirectory.make(prefix: "af-run")) ?? "/tmp"
         let outPath = scratch + "/stdout"
@@ -152,8 +146,8 @@ public enum AF {
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? binary)
+        process.arguments = launcher.isEmpty ? arguments : launcher.dropFirst() + [binary] + arguments
         process.environment = environment(extra)
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)

@@ -844,7 +844,7 @@ import Testing
             server.url("/answer/4"),
         ])
         #expect(chmod(directory, 0o755) == 0 && chmod(path, 0o644) == 0)
-        let result = try AF.runLimited(["batch", "--parallel=8", path], processes: 1)
+        let result = AF.runLimited(["batch", "--parallel=8", path], processes: 1)
         let (out, err) = (result.out, result.err)
         #expect(result.status == 1)
         #expect(out == "answer 1\nanswer 2\nanswer 4\n")

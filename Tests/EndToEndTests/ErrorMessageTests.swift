@@ -224,7 +224,7 @@ import Testing
     @Test(.enabled(if: AF.canRunLimited, "needs root, to run af as nobody under a limit of its own"))
     func anAuthCommandThatCannotStartSaysWhy() throws {
         let server = try TestServer()
-        let result = try AF.runLimited(["--auth-cmd=echo token", "-A", "bearer", server.url("/bearer")], processes: 1)
+        let result = AF.runLimited(["--auth-cmd=echo token", "-A", "bearer", server.url("/bearer")], processes: 1)
         #expect(result.status == 1)
         #expect(result.out.isEmpty)
         #expect(result.err == "af: error: cannot run --auth-cmd 'echo token' with /bin/sh: resource temporarily unavailable\n")

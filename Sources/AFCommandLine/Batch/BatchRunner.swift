@@ -187,7 +187,7 @@ final class BatchRunner: Sendable {
         // A lane past the first is a thread: where the system refuses one (`ulimit -u`, a
         // container's limit on tasks), the lines share the lanes that started.
         var lanes = [primary]
-        for _ in 1..<max(1, min(options.lanes, options.parallel)) {
+        for _ in 1..<Self.laneLimits(options).count {
             let lane = Session()
             guard lane.startTransferThread() else { break }
             lanes.append(lane)

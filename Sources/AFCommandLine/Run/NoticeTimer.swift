@@ -76,15 +76,7 @@ final class NoticeTimer: @unchecked Sendable {
 
     /// Starts the thread (detached: it waits for work as long as the process runs).
     private func startThread() -> Bool {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<NoticeTimer>.fromOpaque(argument).takeUnretainedValue().loop()
-        }, context)
-        guard created == 0 else { return false }
-        pthread_detach(thread)
-        return true
+        BackgroundWork.start { [self] in loop() } == 0
     }
 
     /// The thread's body: runs each item at its time, waiting in between.
