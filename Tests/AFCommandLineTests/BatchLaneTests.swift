@@ -36,6 +36,11 @@ import Testing
         #expect(BatchCommand.lanes(parallel: 3, processors: 16, linesFit: true, oneThread: false) == 1)
         #expect(BatchCommand.lanes(parallel: 10, processors: 2, linesFit: false, oneThread: false) == 1)
         #expect(BatchCommand.lanes(parallel: 10, processors: 2, linesFit: true, oneThread: true) == 1)
+        // No more lanes than a file has lines; lines streamed on standard input are not counted.
+        #expect(BatchCommand.lanes(parallel: 10, processors: 4, linesFit: true, oneThread: false, lines: 1) == 1)
+        #expect(BatchCommand.lanes(parallel: 10, processors: 4, linesFit: true, oneThread: false, lines: 0) == 1)
+        #expect(BatchCommand.lanes(parallel: 10, processors: 4, linesFit: true, oneThread: false, lines: 3) == 3)
+        #expect(BatchCommand.lanes(parallel: 10, processors: 4, linesFit: true, oneThread: false, lines: nil) == 4)
     }
 
     /// A line fits any lane when it uses the batch's connections and speaks HTTP/1: lines that
@@ -152,6 +157,11 @@ import Testing
         #expect(result.err.contains("af: debug: batch: 2 lanes (threads), --parallel=5 shared 3 + 2\n"), "\(result.err)")
         let single = try runBatch(["--debug", "--parallel=5", "--rate=1000/s"], lines: lines, from: input)
         #expect(single.err.contains("af: debug: batch: 1 lane (threads), --parallel=5 shared 5\n"), "\(single.err)")
+        // A file of one line starts no lane (thread) for nothing; streamed lines may go on.
+        let one = try runBatch(["--debug", "--parallel=5"], lines: [lines[0]], from: input)
+        #expect(one.status == 0, "\(one.err)")
+        #expect(one.err.contains(input == "-" ? "af: debug: batch: 2 lanes (threads), --parallel=5 shared 3 + 2\n"
+                                              : "af: debug: batch: 1 lane (threads), --parallel=5 shared 5\n"), "\(one.err)")
     }
 
     /// Lines streamed on standard input, finishing out of order on two lanes, print in line

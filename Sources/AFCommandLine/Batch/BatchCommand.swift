@@ -50,7 +50,7 @@ enum BatchCommand {
         let lines: any BatchLineSource
         if let streamed { lines = streamed } else { lines = try FileLines(path: name, planner: planner, temporaryDirectory: environment.temporaryDirectory) }
         options.lanes = lanes(parallel: parallel, processors: environment.processors, linesFit: lines.fitsLanes,
-                              oneThread: options.interval > 0 || sharesScreen)
+                              oneThread: options.interval > 0 || sharesScreen, lines: lines.total)
         let runner = BatchRunner(options: options, planner: planner, source: lines, output: output, stderr: stderr, budget: budget, progress: progress, netrc: netrc)
         if settings.debug { stderr.writeQuietly(debugLine(runner.options)) }
         guard let streamed else { return runner.run() }
@@ -72,10 +72,13 @@ enum BatchCommand {
     /// connection settings of their own), and when
     /// `oneThread` says the run needs one: `--rate`, whose spacing is one lane's timer, and
     /// outputs printed on the terminal the progress line is drawn on, which erase it as they
-    /// are written (from two threads the line could be drawn between the two).
-    static func lanes(parallel: Int, processors: Int, linesFit: Bool, oneThread: Bool) -> Int {
+    /// are written (from two threads the line could be drawn between the two). No more lanes
+    /// than a file has lines (`lines`, nil for lines streamed on standard input): a lane
+    /// without a line would be a thread and a connection cache started for nothing, and the
+    /// first line handed to another thread than the one that prints it.
+    static func lanes(parallel: Int, processors: Int, linesFit: Bool, oneThread: Bool, lines: Int? = nil) -> Int {
         guard linesFit, !oneThread else { return 1 }
-        return max(1, min(processors, parallel / 2, maxLanes))
+        return max(1, min(processors, parallel / 2, maxLanes, lines ?? .max))
     }
 
     /// The most lanes a batch runs on: each has a thread, a connection cache and a pool of

@@ -77,7 +77,8 @@ public enum ManPage {
         verification settings, except with pins, \\fB\\-\\-check\\-revocation\\fR or
         \\fB\\-\\-crl\\fR, which need a full handshake on every connection.
         The requests in flight are shared among threads, one for each processor af may run on
-        (up to four, at least two requests each), each thread with connections of its own.
+        (up to four, at least two requests each, no more than FILE has lines), each thread
+        with connections of its own.
         Lines that may share a connection as HTTP/2 streams, and lines with connection
         settings of their own (\\fB\\-\\-resolve\\fR, \\fB\\-\\-proxy\\fR, ...), all run on
         the first thread. A batch keeps to one thread when every line of \\fIFILE\\fR is such
