@@ -1,3 +1,4 @@
+import AFEngine
 import AFInProcess
 import AFTestSupport
 import Foundation
@@ -74,7 +75,7 @@ import Testing
     /// A report is kept (a CI job's artifact), so the credentials af sent are named in it but
     /// their values hidden, as `--debug` hides them: `-a`'s, a cookie's, a `--secret-header`'s,
     /// and a token `--auth-cmd` fetched. What the server answered stays as it came, its
-    /// `Set-Cookie` included; other headers are as sent.
+    /// `Set-Cookie` included; other headers are as sent, in the order sent.
     @Test func credentialsSentAreHidden() throws {
         let (document, result) = try report(["-a", "ada:s3cret", "--secret-header=x-token", server.url("/cookies/set?new=v4lue"),
                                              "Cookie:sid=abc; theme=dark", "X-Token:t0ken", "X-Trace:visible"])
@@ -84,7 +85,8 @@ import Testing
         #expect(sent.header("X-Token") == "t0ken")
         let headers = try #require((document["request"] as? [String: Any])?["headers"] as? [[String]])
         #expect(headers.filter { !["User-Agent", "Accept-Encoding", "Accept"].contains($0[0]) }
-            == [["Cookie", "sid=(hidden); theme=(hidden)"], ["X-Token", "(hidden)"], ["X-Trace", "visible"], ["Authorization", "Basic (hidden)"]])
+            == [["Host", "127.0.0.1:\(server.port)"], ["Cookie", "sid=(hidden); theme=(hidden)"], ["X-Token", "(hidden)"], ["X-Trace", "visible"],
+                ["Authorization", "Basic (hidden)"]])
         let answered = try #require((document["response"] as? [String: Any])?["headers"] as? [[String]])
         #expect(answered.contains(["Set-Cookie", "new=v4lue; Path=/"]))
         for secret in ["s3cret", "YWRhOnMzY3JldA", "abc", "dark", "t0ken"] { #expect(!result.out.contains(secret), "\(secret) in the report") }
@@ -95,6 +97,26 @@ import Testing
         let fetchedHeaders = try #require((fetched["request"] as? [String: Any])?["headers"] as? [[String]])
         #expect(fetchedHeaders.last == ["Authorization", "Bearer (hidden)"])
         #expect(!fetchedResult.out.contains("tok-42"))
+    }
+
+    /// The request's headers are the head libcurl sent, as the server received them (the
+    /// `Host` and `Content-Length` it adds included), in their order; where no head was sent,
+    /// the headers af would have sent.
+    @Test func requestHeadersAreTheHeadSent() throws {
+        let (document, result) = try report(["post", server.url("/post"), "a=1", "X-Trace:visible"])
+        #expect(result.status == 0, "\(result.err)")
+        let sent = try #require(server.requests.last)
+        let headers = try #require((document["request"] as? [String: Any])?["headers"] as? [[String]])
+        #expect(headers == sent.headers.map { [$0.name, $0.value] })
+        #expect(headers.first == ["Host", "127.0.0.1:\(server.port)"])
+        #expect(headers.contains(["Content-Length", "10"]))
+
+        let closed = try TestServer()
+        let url = closed.url("/x")
+        closed.stop()
+        let (unsent, _) = try report([url, "X-Trace:visible"])
+        #expect((unsent["request"] as? [String: Any])?["headers"] as? [[String]]
+            == [["User-Agent", "af/0.1.0"], ["Accept-Encoding", CurlRuntime.acceptEncodingValue], ["Accept", "*/*"], ["X-Trace", "visible"]])
     }
 
     @Test func bodyAsStringOrBase64() throws {

@@ -32,7 +32,7 @@ enum Report {
                 json.object { json in
                     json.member("method") { $0.string(request.method.rawValue) }
                     json.member("url") { $0.string(request.url) }
-                    json.member("headers") { requestHeaders(request.headers, secretHeaders: settings.secretHeaders, into: &$0) }
+                    json.member("headers") { requestHeaders(sentHeaders(response) ?? request.headers, secretHeaders: settings.secretHeaders, into: &$0) }
                 }
             }
             json.key("response")
@@ -93,6 +93,24 @@ enum Report {
                 json.string(header.value)
             }
         }
+    }
+
+    /// The header fields of the last request head sent, as libcurl wrote it: with the
+    /// `Host`, the `Content-Length` or `Transfer-Encoding` and the cookies it adds to the
+    /// description's headers, as `-v` prints them. Nil when the last attempt sent no head (it
+    /// failed before, or `--offline`): the description's headers are what af would send.
+    private static func sentHeaders(_ response: Response) -> HTTPHeaders? {
+        guard let head = response.attempts.last?.sentHead else { return nil }
+        var fields = HTTPHeaders()
+        // The request line first, then one field a line up to the blank line.
+        for line in head.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropFirst() {
+            let text = line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]
+            if text.isEmpty { break }
+            guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            let value = text[text.index(after: colon)...].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            fields.add(HTTPHeader(String(decoding: text[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return fields
     }
 
     /// The headers af sent, as `headers` writes them, with the values of credentials hidden

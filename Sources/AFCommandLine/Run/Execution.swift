@@ -202,7 +202,7 @@ final class Execution {
         var description = built.description
         // The request body (B) is printed with the head that carried it, so both need it.
         let history = plan.all ? plan.historySections : []
-        let recordsSentHead = plan.shows("H") || plan.shows("B") || history.contains("H") || history.contains("B") || settings.trace != nil
+        let recordsSentHead = plan.shows("H") || plan.shows("B") || history.contains("H") || history.contains("B") || settings.trace != nil || settings.report
         // Many requests to one origin wait for its first connection when it may turn out to
         // be HTTP/2 (then they share it); with HTTP/1 waiting would only serialise them.
         let waitsForMultiplexing = batch != nil && settings.mayShareNegotiatedHTTP2(scheme: built.url.scheme)
