@@ -224,6 +224,9 @@ public final class RunningAF: @unchecked Sendable {
         try? keepOpen?.fileHandleForWriting.close()
     }
 
+    /// Whether af is still running.
+    public var isRunning: Bool { process.isRunning }
+
     /// Standard output so far.
     public var outputSoFar: String {
         String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)

@@ -8,12 +8,14 @@ import Glibc
 /// banner), or a plain HTTP server answering a TLS handshake with "400 Bad Request". With
 /// `readsRequest` false it reads nothing and closes `holding` seconds (one) after writing, so
 /// the kernel resets a connection whose client was still sending (a server answering an
-/// upload early, or one that stopped taking it).
+/// upload early, or one that stopped taking it). With `delay`, the bytes are written that
+/// many seconds after the connection is made (an answer that comes after the request head,
+/// while the client waits to send more of its body).
 public final class GreetingPort: @unchecked Sendable {
     public let port: Int
     private let listener: Int32
 
-    public init(greeting: [UInt8], readsRequest: Bool = true, holding: Double = 1) throws {
+    public init(greeting: [UInt8], readsRequest: Bool = true, holding: Double = 1, delay: Double = 0) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw ServerError.socket("socket: \(errno)") }
         var address = sockaddr_in.loopback(port: 0)
@@ -35,6 +37,7 @@ public final class GreetingPort: @unchecked Sendable {
             while true {
                 let connection = accept(accepting, nil, nil)
                 guard connection >= 0 else { return }
+                if delay > 0 { Thread.sleep(forTimeInterval: delay) }
                 _ = greeting.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 guard readsRequest else {
                     Thread.sleep(forTimeInterval: holding)

@@ -83,6 +83,55 @@ import Glibc
         #expect(result.err == "af: error: the proxy http://127.0.0.1:\(port) took the connection but did not answer the CONNECT for example.test:443 within 500ms; check that what listens there is an HTTP proxy, or raise --connect-timeout\n")
     }
 
+    /// A server that refuses a streamed upload after its head (413 here) while af waits for
+    /// the next bytes of a pipe that goes on (`tail -f log | af post --chunked URL`): the
+    /// answer ends the body and af, as curl does, instead of holding both until the pipe's
+    /// writer closes (here never, and the server keeps the connection 20 s). A FIFO item sent
+    /// chunked the same (`--check-status` makes the 413 exit 4).
+    @Test func anErrorAnswerEndsABodyThatWaitsForItsPipe() throws {
+        let refusal = Array("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 10\r\n\r\ntoo large\n".utf8)
+        let server = try GreetingPort(greeting: refusal, readsRequest: false, holding: 20, delay: 0.3)
+        let started = Date()
+        let running = AF.start(["post", "--chunked", "http://127.0.0.1:\(server.port)/upload"], stdin: .openPipe)
+        running.send(Array("first part\n".utf8))
+        let result = running.wait(timeout: 10)
+        #expect(!result.timedOut)
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "too large\n")
+        #expect(result.err.isEmpty, "\(result.err)")
+
+        let directory = try TemporaryDirectory.make(prefix: "af-early-fifo")
+        let fifo = directory + "/body"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // The writer opens the FIFO and keeps it open, writing nothing more.
+        let writer = open(fifo, O_RDWR)
+        defer { close(writer) }
+        // A port of its own: each holds its connection before it takes the next.
+        let second = try GreetingPort(greeting: refusal, readsRequest: false, holding: 20, delay: 0.3)
+        let fromFIFO = AF.run(["--check-status", "put", "--chunked", "http://127.0.0.1:\(second.port)/upload", "@\(fifo)"], timeout: 10)
+        #expect(!fromFIFO.timedOut)
+        #expect(fromFIFO.status == 4, "\(fromFIFO.err)")
+        #expect(fromFIFO.out == "too large\n")
+    }
+
+    /// An answer below 300 that comes before the body is whole (a server that answers at once
+    /// and reads on) leaves the body to its end, as curl does: af sends what the pipe gives
+    /// until it closes.
+    @Test func anEarlySuccessLeavesTheBodyToItsEnd() throws {
+        let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n".utf8)
+        let server = try GreetingPort(greeting: answer, readsRequest: false, holding: 20, delay: 0.3)
+        let running = AF.start(["post", "--chunked", "http://127.0.0.1:\(server.port)/upload"], stdin: .openPipe)
+        running.send(Array("first part\n".utf8))
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(running.isRunning, "af ended the body before its pipe did")
+        running.send(Array("second part\n".utf8))
+        running.closeInput()
+        let result = running.wait(timeout: 10)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "ok\n")
+    }
+
     @Test func pinCommandHonoursConnectTimeout() throws {
         let silent = try silentServer()
         let stalled = AF.run(["pin", "--connect-timeout=0.4", "127.0.0.1:\(silent.port)"], timeout: 10)

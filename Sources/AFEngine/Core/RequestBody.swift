@@ -12,7 +12,9 @@ public enum RequestBody: Sendable {
     /// Bytes read from a file descriptor until end of file, sent chunked. It can be read once,
     /// so a request with such a body cannot be re-sent. A pipe that has nothing yet pauses
     /// only this request's sending (its timeout still counts); the descriptor's blocking
-    /// mode is left as it is.
+    /// mode is left as it is. A response of 300 or more that comes before the end ends the
+    /// body there (with its last chunk), as libcurl stops sending on one; a 2xx leaves it to
+    /// its end. Any body sent chunked ends so.
     case stream(fileDescriptor: Int32)
 
     /// Whether there is a body at all.

@@ -134,6 +134,9 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     var sentHeadComplete = false
     /// libcurl has read the request body to its end.
     private var bodySent = false
+    /// An answer of 300 or more came before a body of unknown length was sent whole: the
+    /// body ends at the next read (`headDidComplete`).
+    private var bodyEndsEarly = false
     var serverChain: [ServerCertificate] = []
     /// libcurl handed over a TLS context for a new connection of this transfer, which it does
     /// once the connection below TLS is up: the handshake began.
@@ -529,6 +532,11 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     /// nil on a failure.
     func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         guard let reader else { return 0 }
+        if bodyEndsEarly {
+            bodySent = true
+            awaitingBody = false
+            return 0
+        }
         do {
             // Only a started transfer is read, and starting one needs its driver.
             switch try reader.readAvailable(into: buffer) {
@@ -593,6 +601,16 @@ final class Transfer: AttemptHandle, @unchecked Sendable {
     func headDidComplete(_ received: ResponseHead) {
         flushGatheredBody()
         head = received
+        // An answer of 300 or more before a body of unknown length (sent chunked) went whole
+        // ends the body, as libcurl stops sending on such an answer itself — but only while it
+        // sends: a body paused for its next bytes (a pipe whose writer is slow or never ends,
+        // such as a log followed with `tail -f`) held the finished exchange, and its client,
+        // until the writer closed. A last empty chunk ends it properly; an answer below 300 (a
+        // server that answers at once and reads on) leaves the body to its end.
+        if received.status >= 300, reader != nil, uploadSize == nil, !bodySent {
+            bodyEndsEarly = true
+            if awaitingBody { driver?.submit(.resumeBody(self)) }
+        }
         settleDecoding(received)
         emit(.responseHead, .responseHead(attempt: attempt, received))
         route = delegate.transfer(self, routeFor: received)

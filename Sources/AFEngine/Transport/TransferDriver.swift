@@ -19,6 +19,9 @@ final class TransferDriver: Sendable {
         case cancel(Transfer, AFError.Cancellation)
         case pause(Transfer)
         case unpause(Transfer)
+        /// Resumes a transfer whose sending paused for body bytes it no longer waits for (an
+        /// early answer ended its body), unless its request paused it.
+        case resumeBody(Transfer)
         /// Runs a closure on the driver thread.
         case perform(@Sendable () -> Void)
         /// Runs a closure on the driver thread once `delay` seconds have passed.
@@ -469,6 +472,9 @@ final class TransferDriver: Sendable {
         case .unpause(let transfer):
             transfer.isSuspended = false
             if loop.active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
+        case .resumeBody(let transfer):
+            if !loop.bodyWaits.isEmpty { loop.bodyWaits.removeAll { $0.transfer === transfer } }
+            if loop.active[transfer.easy.raw] != nil, !transfer.isSuspended { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
         case .perform(let work):
             work()
         case .schedule(let delay, let work):
