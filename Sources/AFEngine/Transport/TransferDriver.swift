@@ -422,10 +422,18 @@ final class TransferDriver: Sendable {
         guard poll(&descriptors, nfds_t(descriptors.count), 0) > 0 else { return }
         let ready = zip(descriptors, loop.bodyWaits).filter { $0.0.revents != 0 }.map(\.1.transfer)
         loop.bodyWaits.removeAll { waiting in ready.contains { $0 === waiting.transfer } }
-        // A suspended transfer is resumed by its request; libcurl then asks for the body again.
-        for transfer in ready where loop.active[transfer.easy.raw] != nil && !transfer.isSuspended {
-            curl_easy_pause(transfer.easy.raw, afcurl_pause_cont())
-        }
+        for transfer in ready { resumeSending(transfer, loop) }
+    }
+
+    /// Lets libcurl ask `transfer` for its body again, unless its request suspended it (the
+    /// request resumes it then).
+    private func resumeSending(_ transfer: Transfer, _ loop: Loop) {
+        if loop.active[transfer.easy.raw] != nil, !transfer.isSuspended { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
+    }
+
+    /// Stops waiting on `transfer`'s body descriptor.
+    private func forgetBodyWait(of transfer: Transfer, _ loop: Loop) {
+        if !loop.bodyWaits.isEmpty { loop.bodyWaits.removeAll { $0.transfer === transfer } }
     }
 
     /// Sizes libcurl's connection cache for the most transfers that have run at once (four
@@ -473,8 +481,8 @@ final class TransferDriver: Sendable {
             transfer.isSuspended = false
             if loop.active[transfer.easy.raw] != nil { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
         case .resumeBody(let transfer):
-            if !loop.bodyWaits.isEmpty { loop.bodyWaits.removeAll { $0.transfer === transfer } }
-            if loop.active[transfer.easy.raw] != nil, !transfer.isSuspended { curl_easy_pause(transfer.easy.raw, afcurl_pause_cont()) }
+            forgetBodyWait(of: transfer, loop)
+            resumeSending(transfer, loop)
         case .perform(let work):
             work()
         case .schedule(let delay, let work):
@@ -487,7 +495,7 @@ final class TransferDriver: Sendable {
     /// Takes a finished handle out of the multi and the share, on this thread, so that its
     /// later cleanup (wherever the last reference drops) touches neither.
     private func detach(_ transfer: Transfer) {
-        if !loop.bodyWaits.isEmpty { loop.bodyWaits.removeAll { $0.transfer === transfer } }
+        forgetBodyWait(of: transfer, loop)
         curl_multi_remove_handle(handles.multi, transfer.easy.raw)
         _ = afcurl_easy_setopt_ptr(transfer.easy.raw, CURLOPT_SHARE, nil)
     }
