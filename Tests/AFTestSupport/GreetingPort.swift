@@ -36,7 +36,14 @@ public final class GreetingPort: @unchecked Sendable {
         Thread.detachNewThread {
             while true {
                 let connection = accept(accepting, nil, nil)
-                guard connection >= 0 else { return }
+                guard connection >= 0 else {
+                    // Closed here, not in deinit: this thread may be holding a connection
+                    // when the port goes, and would then accept on the closed descriptor's
+                    // number, which another socket of the process (a test's server) may
+                    // have been given, and answer its requests.
+                    close(accepting)
+                    return
+                }
                 if delay > 0 { Thread.sleep(forTimeInterval: delay) }
                 _ = greeting.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 guard readsRequest else {
@@ -56,9 +63,8 @@ public final class GreetingPort: @unchecked Sendable {
     }
 
     deinit {
-        // Ends the accept loop.
+        // Ends the accept loop, which closes the listener.
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 }
 
