@@ -147,6 +147,26 @@ import Testing
                 "\(server.requests.map(\.path))")
     }
 
+    /// A lane whose requests end while another lane's thread is held up writing earlier
+    /// outputs to a slow reader leaves its outputs to that thread and goes on with its
+    /// requests (up to the window of lines ahead of the one printing), instead of waiting
+    /// until the reader reads. Line 1 ends after 0.3 s, and its lane then prints line 2's 1 MiB
+    /// into a pipe nobody reads for 1.6 s; the other lines take 0.2 s each.
+    @Test func aLaneGoesOnWhileAnotherWritesToASlowReader() throws {
+        let lines = [server.url("/answer/1?delay=0.3"), server.url("/answer/2?size=1048576")]
+            + (3...30).map { server.url("/answer/\($0)?delay=0.2") }
+        let started = ProcessInfo.processInfo.systemUptime
+        let result = InProcessAF.run(["batch", "--parallel=4", try file(lines)], processors: 2, stdoutReadAfter: 1.6, within: 20)
+        #expect(result.status == 0, "\(result.err)")
+        let expected = Array("answer 1\n".utf8) + TestServer.answer("2", size: 1_048_576) + Array((3...30).map { "answer \($0)\n" }.joined().utf8)
+        #expect(result.stdout == expected, "\(result.stdout.count) bytes")
+        // Before the reader came: the printing lane's 4 and the other lane's 2 every 0.2 s
+        // until 1.4 s (about 18 in all); a lane that waited for the printing one stopped at
+        // its first request ending after 0.3 s (about 8).
+        let early = server.requests.filter { $0.receivedAt < started + 1.4 }.count
+        #expect(early >= 13, "\(early) requests before the reader read")
+    }
+
     /// `--debug` says how the requests in flight are shared: streamed lines on standard input
     /// share the lanes too, as a file's lines do.
     @Test(arguments: ["FILE", "-"])

@@ -14,20 +14,39 @@ public enum InProcessAF {
     /// `unsetting` removes variables `AF.environment` would set; `noticeDelays` shortens the
     /// waits before af says what it waits for; `stderrIsTerminal` has af draw on standard
     /// error what it draws only for a person (a download's progress bar), into the file;
-    /// `processors` is how many processors af is told it may run on (the machine's if nil).
+    /// `processors` is how many processors af is told it may run on (the machine's if nil);
+    /// with `stdoutReadAfter`, standard output is a pipe nobody reads for that many seconds
+    /// (a slow reader: writes block once the pipe is full), read to its end after.
     ///
     /// af runs on a thread of its own, and a run that has not ended after `within` seconds is
     /// left there: the result says so (`timedOut`, status -1, and a line on its standard
     /// error), so that a hang fails its test instead of holding the whole suite for good.
     public static func run(
         _ arguments: [String], stdin: StandardInput = .null, environment extra: [String: String] = [:], unsetting: [String] = [],
-        noticeDelays: NoticeDelays = NoticeDelays(), stderrIsTerminal: Bool = false, processors: Int? = nil, within seconds: Double = 120
+        noticeDelays: NoticeDelays = NoticeDelays(), stderrIsTerminal: Bool = false, processors: Int? = nil, stdoutReadAfter: Double? = nil,
+        within seconds: Double = 120
     ) -> AFResult {
         var variables = AF.environment(extra)
         for name in unsetting { variables.removeValue(forKey: name) }
         let scratch = (try? TemporaryDirectory.make(prefix: "af-inprocess")) ?? "/tmp"
         let outPath = scratch + "/stdout", errPath = scratch + "/stderr"
-        let stdout = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        var stdout = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // Signalled once the late reader has copied the pipe to the file, to its end.
+        var drained: DispatchSemaphore?
+        if let delay = stdoutReadAfter {
+            let ends = makePipe()
+            let file = stdout
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                Thread.sleep(forTimeInterval: delay)
+                copyToEnd(from: ends.read, to: file)
+                close(ends.read)
+                close(file)
+                done.signal()
+            }.start()
+            stdout = ends.write
+            drained = done
+        }
         let stderr = open(errPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         let input: Int32
         // The write end of a pipe left open and empty for the whole run (`.openPipe`).
@@ -81,6 +100,7 @@ public enum InProcessAF {
         }
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         for fd in [input, stdout, stderr] + (heldOpen.map { [$0] } ?? []) { close(fd) }
+        drained?.wait()
         return AFResult(stdout: readAll(outPath), stderr: readAll(errPath), status: ran.status, timedOut: false)
     }
 
@@ -103,6 +123,23 @@ public enum InProcessAF {
             close(writeEnd)
         }.start()
         return ends.read
+    }
+
+    /// Copies what `source` gives to `target` until its end.
+    private static func copyToEnd(from source: Int32, to target: Int32) {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            var offset = 0
+            while offset < count {
+                let written = chunk.withUnsafeBytes { write(target, $0.baseAddress.map { $0 + offset }, count - offset) }
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
     }
 
     /// A pipe whose ends are closed on exec (af's tests spawn processes in parallel).

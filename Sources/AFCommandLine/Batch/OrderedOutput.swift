@@ -39,6 +39,9 @@ final class OrderedOutput: Sendable {
         var spare: [SpoolRegion] = []
         /// Finished outputs waiting for earlier lines.
         var log = SpoolLog()
+        /// A thread is printing finished outputs (`printReady`); one that finishes meanwhile
+        /// leaves its output to it.
+        var printerBusy = false
     }
 
     /// The block a copy goes through when the kernel cannot copy by itself.
@@ -122,9 +125,7 @@ final class OrderedOutput: Sendable {
             } else if !isNext, file == nil, !bytes.isEmpty {
                 // Output that has to wait for earlier lines waits in a file. Should no file
                 // be had, it stays in memory (no more than the held limit).
-                slot = state.write { state in
-                    state.log.append(bytes, makeFile: makeLogFile).map(Slot.logged) ?? .done(nil, bytes)
-                }
+                slot = spool(bytes).map(Slot.logged) ?? .done(nil, bytes)
             } else {
                 slot = .done(file, bytes)
             }
@@ -135,6 +136,16 @@ final class OrderedOutput: Sendable {
             }
         }
         printReady()
+    }
+
+    /// Writes a finished output into the spool log; nil when it could not be.
+    private func spool(_ bytes: [UInt8]) -> SpoolLog.Region? {
+        guard let reservation = state.write({ $0.log.reserve(bytes.count, makeFile: makeLogFile) }) else { return nil }
+        guard SpoolLog.write(bytes, to: reservation) else {
+            state.write { $0.log.release(reservation.region) }
+            return nil
+        }
+        return reservation.region
     }
 
     /// A new file for the spool log, or nil (the output then waits in memory).
@@ -175,14 +186,29 @@ final class OrderedOutput: Sendable {
     /// Prints the finished outputs that are next in line order. `next` moves past an output
     /// only once it is out, so that a request starting meanwhile on another lane's thread
     /// writes straight to standard output only after it.
+    ///
+    /// One thread prints at a time. A lane that finishes a request while another lane's
+    /// thread is printing does not wait for it (its own transfers would stall behind that
+    /// thread's writes): it leaves the output to that thread, which looks for the next one
+    /// under the same lock as it gives up printing, so nothing ready is left behind. The lane
+    /// that prints calls `lineEnded` after it, which restarts lanes held back by the window.
     private func printReady() {
+        let claimed = state.write { state -> Bool in
+            guard !state.printerBusy else { return false }
+            state.printerBusy = true
+            return true
+        }
+        guard claimed else { return }
         printing.withLock { buffer in
             while true {
-                let ready = state.read { state -> Slot? in
+                let ready = state.write { state -> Slot? in
                     let slot = state.slots[state.next]
                     switch slot {
-                    case .done, .logged, .skipped: return slot
-                    case .direct, .running, nil: return nil
+                    case .done, .logged, .skipped:
+                        return slot
+                    case .direct, .running, nil:
+                        state.printerBusy = false
+                        return nil
                     }
                 }
                 switch ready {

@@ -13,14 +13,20 @@ import Glibc
 /// being written has reached `fileLimit` and every other still holds a waiting output, so
 /// there are as many files as the waiting outputs fill, usually one.
 ///
-/// Guarded by `OrderedOutput`'s lock; reads use offsets (`pwrite`, `sendfile`), never a
-/// file's position.
+/// Guarded by `OrderedOutput`'s lock, except the writing of an output into its stretch; reads
+/// and writes use offsets (`pwrite`, `sendfile`), never a file's position.
 struct SpoolLog: Sendable {
     /// A waiting output: where in which file.
     struct Region: Sendable {
         fileprivate let file: Int
         let offset: Int64
         let count: Int64
+    }
+
+    /// A stretch set aside for one output, and the descriptor it is written through.
+    struct Reservation: Sendable {
+        let region: Region
+        let fd: Int32
     }
 
     private struct File: Sendable {
@@ -40,9 +46,12 @@ struct SpoolLog: Sendable {
     /// The file written last.
     private var current = 0
 
-    /// Appends `bytes` (a whole output) and returns where they are, or nil when no file
-    /// could be had or written: the caller then keeps them in memory.
-    mutating func append(_ bytes: [UInt8], makeFile: () -> Int32?) -> Region? {
+    /// A stretch set aside for an output of `count` bytes, or nil when no file could be had
+    /// or its file system has no room to spare: the caller then keeps the output in memory.
+    /// The bytes are written with `write(_:to:)` outside the caller's lock (a lane printing
+    /// earlier outputs needs that lock meanwhile); a failed write gives the stretch back
+    /// with `release`.
+    mutating func reserve(_ count: Int, makeFile: () -> Int32?) -> Reservation? {
         let index: Int
         if current < files.count, files[current].end < Self.fileLimit {
             index = current
@@ -55,17 +64,17 @@ struct SpoolLog: Sendable {
             return nil
         }
         current = index
-        let offset = files[index].end
         let fd = files[index].fd
-        // A local, not `self`, is what the closure captures and hands on inout
-        // (ThreadSanitizer's instrumentation of captured inout parameters faults in 6.3.1).
-        var room = files[index].room
-        let code = bytes.withUnsafeBytes { FileIO.writeAll(fd, $0, at: offset, keeping: &room) }
-        files[index].room = room
-        guard code == 0 else { return nil }
-        files[index].end += Int64(bytes.count)
+        guard files[index].room.admits(count, to: fd) else { return nil }
+        let offset = files[index].end
+        files[index].end += Int64(count)
         files[index].waiting += 1
-        return Region(file: index, offset: offset, count: Int64(bytes.count))
+        return Reservation(region: Region(file: index, offset: offset, count: Int64(count)), fd: fd)
+    }
+
+    /// Writes an output into the stretch set aside for it; false when writing failed.
+    static func write(_ bytes: [UInt8], to reservation: Reservation) -> Bool {
+        bytes.withUnsafeBytes { FileIO.writeAll(reservation.fd, $0, at: reservation.region.offset) } == 0
     }
 
     /// The descriptor holding `region`.

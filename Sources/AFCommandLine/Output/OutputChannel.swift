@@ -18,6 +18,29 @@ final class OutputChannel: Sendable {
             return error
         }
 
+        /// Why a write is refused before it starts: the reader went away, or a signal
+        /// interrupted an earlier write.
+        var refusal: AFError? {
+            closed ? OutputChannel.closedError : interrupted ? OutputChannel.interruptedError : nil
+        }
+
+        /// Records how a write to the descriptor ended (0, or the `errno` that stopped it)
+        /// and returns its error.
+        mutating func outcome(of code: Int32) -> AFError? {
+            switch code {
+            case 0:
+                return nil
+            case EINTR:
+                interrupted = true
+                return OutputChannel.interruptedError
+            case EPIPE:
+                closed = true
+                return OutputChannel.closedError
+            default:
+                return remember(OutputChannel.writeError(code))
+            }
+        }
+
         /// The reader has gone away.
         var closed = false
         /// A write gave up for SIGINT or SIGTERM: later ones do at once.
@@ -45,6 +68,11 @@ final class OutputChannel: Sendable {
     /// `writeNotice` writes nothing (`-qq`): only errors reach the descriptor.
     private let mutesNotices: Bool
     private let state: Mutex<State>
+    /// Held by a write to the descriptor for as long as it takes, so that threads writing
+    /// through the channel never interleave their bytes. `state` is held only to look at and
+    /// record how writes end: a batch lane that asks after standard output's health after
+    /// each line does not wait behind another lane's write to a slow reader.
+    private let writing = Mutex(())
 
     convenience init(fd: Int32, isTerminal: Bool, rewrite: (@Sendable (String) -> String)? = nil) {
         var info = stat()
@@ -118,21 +146,15 @@ final class OutputChannel: Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
         guard !bytes.isEmpty else { return }
         beforeWriting?()
-        let failure: AFError? = state.withLock { state in
-            if state.closed { return Self.closedError }
-            if state.interrupted { return Self.interruptedError }
-            guard let fd else { return state.held?.write(bytes) }
+        guard let fd else {
+            let failure: AFError? = state.withLock { state in state.refusal ?? state.held?.write(bytes) }
+            if let failure { throw failure }
+            return
+        }
+        let failure: AFError? = writing.withLock { _ in
+            if let refusal = state.withLock({ $0.refusal }) { return refusal }
             let code = FileIO.writeAllUnlessInterrupted(fd, bytes)
-            if code == 0 { return nil }
-            if code == EINTR {
-                state.interrupted = true
-                return Self.interruptedError
-            }
-            if code == EPIPE {
-                state.closed = true
-                return Self.closedError
-            }
-            return state.remember(Self.writeError(code))
+            return state.withLock { $0.outcome(of: code) }
         }
         if let failure { throw failure }
     }
@@ -164,9 +186,8 @@ final class OutputChannel: Sendable {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot copy a file into held output"))
         }
         if count > 0 { beforeWriting?() }
-        let failure: AFError? = state.withLock { state in
-            if state.closed { return Self.closedError }
-            if state.interrupted { return Self.interruptedError }
+        let failure: AFError? = writing.withLock { _ in
+            if let refusal = state.withLock({ $0.refusal }) { return refusal }
             var position = off_t(offset)
             let end = off_t(offset + count)
             var kernelCopies = copiesInKernel
@@ -194,16 +215,8 @@ final class OutputChannel: Sendable {
                 if moved < 0 {
                     // A non-blocking descriptor that takes nothing now is waited on.
                     guard let code = FileIO.failure(errno, of: fd, awaiting: POLLOUT) else { continue }
-                    if code == EINTR, ProcessInterruption.pending != nil {
-                        state.interrupted = true
-                        return Self.interruptedError
-                    }
-                    if code == EINTR { continue }
-                    if code == EPIPE {
-                        state.closed = true
-                        return Self.closedError
-                    }
-                    return state.remember(Self.writeError(code))
+                    if code == EINTR, ProcessInterruption.pending == nil { continue }
+                    return state.withLock { $0.outcome(of: code) }
                 }
                 if moved == 0 { break }
             }
