@@ -1,57 +1,72 @@
 #!/usr/bin/env python3
-"""Splits the wall time of batch commands into phases, from system-call tracepoints.
+"""Splits the wall time of batch commands into phases, from times each command notes itself.
 
     Benchmarks/phases.py RUNS NAME='COMMAND' [NAME='COMMAND' ...]
 
-Runs the commands interleaved (each round starting with the next one) under
-`perf record` of five tracepoints: the end of `execve`, `connect`, `sendto`, the return of
-`recvfrom` and the process's exit, and prints for each the medians of
+Runs the commands interleaved (each round starting with the next one), each with
+Benchmarks/phases-shim.c loaded (LD_PRELOAD; built here with cc into a temporary
+directory), which notes when the command first connects to an IP address, first sends on
+a socket and last receives from one. Prints for each command the medians of
 
-- to-connect: from the new program's start to its first `connect`;
-- requests:   from its first `sendto` to its last `recvfrom`;
-- tail:       from that read to the process's exit;
-- total:      from the program's start to its exit.
+- to-connect: from just before the command is started to its first `connect`;
+- requests:   from its first send to its last receive;
+- tail:       from that receive to its end (the exit, as its parent sees it);
+- total:      from just before it is started to its end.
 
-Needs `perf` and permission to trace (root, or kernel.perf_event_paranoid <= -1). The
-commands' standard output goes to /dev/null. Example (the batch scenario's lines, with
-the test server running on port 8282):
+The start is the moment this script starts the process, so to-connect holds the fork and
+exec too, alike for every command. Needs a C compiler; the commands must be dynamically
+linked to the C library (af and curl are). Standard output goes to /dev/null. Example (the
+batch scenario's lines, with the test server running on port 8282):
 
     Benchmarks/phases.py 30 af='af batch --parallel=10 lines.txt' \\
         curl='curl -s -Z --parallel-max 10 -K lines.cfg'
+
+(It used perf's system-call tracepoints before, which need root, and while they are on
+every system call takes the kernel's slower path: a cost in proportion to the calls a tool
+makes: for the 500 GETs curl -Z makes about 7,000 (3,070 of them rt_sigaction), af
+3,900-4,000 (`strace -f -c`).)
 """
 import os
-import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
-EVENTS = ["syscalls:sys_exit_execve", "syscalls:sys_enter_connect", "syscalls:sys_enter_sendto",
-          "syscalls:sys_exit_recvfrom", "sched:sched_process_exit"]
 PHASES = ["to-connect", "requests", "tail", "total"]
 
 
-def phases(command, data):
-    """Runs `command` once under perf; returns its four phases in milliseconds, or None."""
-    record = ["perf", "record", "-q", "-o", data] + [part for event in EVENTS for part in ("-e", event)]
-    with open(os.devnull, "w") as null:
-        subprocess.run(record + shlex.split(command), stdout=null, stderr=null)
-    script = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True).stdout
-    events = [(float(m.group(1)), m.group(2)) for m in re.finditer(r" (\d+\.\d+):\s+(\S+): ", script)]
-    if not events:
-        return None
+def build_shim(directory):
+    """Compiles the shim next to this script into `directory`; returns its path."""
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not compiler:
+        sys.exit("phases.py: a C compiler (cc) is needed to build the shim")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "phases-shim.c")
+    shim = os.path.join(directory, "phases-shim.so")
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", shim, source, "-ldl"], check=True)
+    return shim
 
-    def times(name):
-        return [stamp for stamp, event in events if name in event]
 
-    start, connects, sends, reads, exits = (times(name) for name in
-                                            ("execve", "connect", "sendto", "recvfrom", "process_exit"))
-    if not (start and connects and sends and reads and exits):
+def phases(command, shim, report):
+    """Runs `command` once with the shim; returns its four phases in milliseconds, or None
+    when it connected, sent or received nothing."""
+    if os.path.exists(report):
+        os.unlink(report)
+    environment = dict(os.environ, LD_PRELOAD=shim, PHASES_SHIM_OUT=report)
+    with open(os.devnull, "wb") as null:
+        begin = time.clock_gettime(time.CLOCK_MONOTONIC)
+        subprocess.run(shlex.split(command), stdin=subprocess.DEVNULL, stdout=null, stderr=null, env=environment)
+        end = time.clock_gettime(time.CLOCK_MONOTONIC)
+    try:
+        with open(report) as noted:
+            connected, sent, received = (float(value) for value in noted.read().split())
+    except (OSError, ValueError):
         return None
-    begin = start[0]
-    return [(connects[0] - begin) * 1000, (reads[-1] - sends[0]) * 1000,
-            (exits[-1] - reads[-1]) * 1000, (exits[-1] - begin) * 1000]
+    if not (connected and sent and received):
+        return None
+    return [(connected - begin) * 1000, (received - sent) * 1000, (end - received) * 1000, (end - begin) * 1000]
 
 
 def main():
@@ -63,16 +78,17 @@ def main():
         sys.exit("each command is NAME='COMMAND'")
     results = {name: [] for name, _ in commands}
     with tempfile.TemporaryDirectory() as directory:
-        data = os.path.join(directory, "perf.data")
+        shim = build_shim(directory)
+        report = os.path.join(directory, "phases.txt")
         for round_number in range(runs):
             shift = round_number % len(commands)
             for name, command in commands[shift:] + commands[:shift]:
-                measured = phases(command, data)
+                measured = phases(command, shim, report)
                 if measured:
                     results[name].append(measured)
     for name, rows in results.items():
         if not rows:
-            print(f"{name}: no complete run (is perf allowed to trace?)")
+            print(f"{name}: no complete run (did it connect, send and receive?)")
             continue
         medians = " ".join(f"{phase} {statistics.median(row[i] for row in rows):.2f}" for i, phase in enumerate(PHASES))
         print(f"{name} ({len(rows)} runs): {medians} ms")
