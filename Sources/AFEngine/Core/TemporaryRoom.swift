@@ -70,10 +70,4 @@ extension FileIO {
         guard room.admits(bytes.count, to: fd) else { return reserveReached }
         return writeAll(fd, bytes)
     }
-
-    /// `writeAll(_:_:keeping:)` at `offset` (`pwrite`).
-    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, keeping room: inout TemporaryRoom) -> Int32 {
-        guard room.admits(bytes.count, to: fd) else { return reserveReached }
-        return writeAll(fd, bytes, at: offset)
-    }
 }
