@@ -24,8 +24,9 @@ SPAWN = None
 
 
 def run_once(argv, stdin=None, stdout=None):
-    """Runs argv; returns (seconds, peak RSS in KiB, exit status). Its standard error goes
-    to a temporary file, which `failure` reads when the status is not 0.
+    """Runs argv; returns (seconds, peak RSS in KiB, exit status, CPU seconds: user and system
+    time over all its threads). Its standard error goes to a temporary file, which `failure`
+    reads when the status is not 0.
 
     Through the spawn helper when there is one: a child forked straight from Python reports
     at least Python's own peak RSS (Linux carries the forking process's high-water mark
@@ -45,14 +46,14 @@ def run_once(argv, stdin=None, stdout=None):
             with os.fdopen(reader) as results:
                 report = results.read().split()
             process.wait()
-            if process.returncode != 0 or len(report) != 3:
+            if process.returncode != 0 or len(report) != 4:
                 sys.exit(f"harness: the spawn helper failed ({process.returncode}) running {argv}")
-            return float(report[1]), int(report[2]), int(report[0])
+            return float(report[1]), int(report[2]), int(report[0]), float(report[3])
         start = time.perf_counter()
         process = subprocess.Popen(argv, stdin=stdin or subprocess.DEVNULL, stdout=stdout or devnull, stderr=ERRORS)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
-        return elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
+        return elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
     finally:
         devnull.close()
 
@@ -87,6 +88,7 @@ def compare(title, commands, runs, shell=False, before_each=None):
     inputs = {entry[0]: entry[2] for entry in commands if len(entry) > 2}
     commands = [(entry[0], entry[1]) for entry in commands]
     times = {name: [] for name, _ in commands}
+    cpu = {name: [] for name, _ in commands}
     memory = {name: 0 for name, _ in commands}
     for index in range(runs):
         # Each round starts with the next tool, so that whatever one run leaves behind (a
@@ -100,21 +102,25 @@ def compare(title, commands, runs, shell=False, before_each=None):
                 argv = ["/bin/sh", "-c", argv]
             if name in inputs:
                 with open(inputs[name], "rb") as stdin:
-                    seconds, rss, status = run_once(argv, stdin=stdin)
+                    seconds, rss, status, used = run_once(argv, stdin=stdin)
             else:
-                seconds, rss, status = run_once(argv)
+                seconds, rss, status, used = run_once(argv)
             if status != 0:
                 failure(title, name, status, argv)
             times[name].append(seconds)
+            cpu[name].append(used)
             memory[name] = max(memory[name], rss)
     base_name = commands[1][0]
     base = statistics.median(times[base_name])
     print(f"\n{title} ({runs} interleaved runs each)")
-    print(f"  {'tool':<28} {'median':>10} {'ratio':>8} {'peak RSS':>12}   {'range':<22} paired ratio (middle half)")
+    print(f"  {'tool':<28} {'median':>10} {'ratio':>8} {'CPU':>10} {'peak RSS':>12}   {'range':<22} paired ratio (middle half)")
     for name, _ in commands:
         median = statistics.median(times[name])
         spread = f"{min(times[name]) * 1000:.2f}-{max(times[name]) * 1000:.2f} ms"
-        print(f"  {name:<28} {median * 1000:>8.2f}ms {median / base:>7.2f}x {memory[name] / 1024:>9.1f} MiB   {spread:<22} {paired(times[name], times[base_name])}")
+        # The median user and system time over all of the tool's threads: what it cost the
+        # machine, which a tool running on several processors may spend beyond its wall time.
+        used = statistics.median(cpu[name]) * 1000
+        print(f"  {name:<28} {median * 1000:>8.2f}ms {median / base:>7.2f}x {used:>8.2f}ms {memory[name] / 1024:>9.1f} MiB   {spread:<22} {paired(times[name], times[base_name])}")
     return {name: statistics.median(values) for name, values in times.items()}, memory
 
 
@@ -401,6 +407,29 @@ def start_tls_test_server(af):
     return process, url, ca
 
 
+def tiny(args, directory, count, parallel, runs):
+    """The first table's requests against Benchmarks/tiny-server.c, which answers in a few µs
+    of CPU where the test server takes about 35: what each client costs when the server
+    leaves the machine's processors to it. For reading the first table, no target."""
+    port = free_port()
+    process = subprocess.Popen([args.tiny_server, str(port)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        if process.stdout.readline().strip() != "ready":
+            print("\nthe tiny server did not start; its table skipped")
+            return
+        lines, config = url_files(directory, "h1-tiny", [f"http://127.0.0.1:{port}/bytes/1024?n={n}" for n in range(count)])
+        commands = [
+            (f"af batch --parallel={parallel}", [args.af, "batch", f"--parallel={parallel}", lines]),
+            (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
+        ]
+        if args.engine_batch and os.path.exists(args.engine_batch):
+            commands.append(("AFEngine alone (no CLI)", [args.engine_batch, lines, str(parallel)]))
+        compare(f"The same {count} GETs against tiny-server.c (a server of a few µs a request; no target)", commands, runs)
+    finally:
+        process.kill()
+        process.wait()
+
+
 def batch(args):
     count, parallel = 500, 10
     with tempfile.TemporaryDirectory() as directory:
@@ -418,6 +447,8 @@ def batch(args):
         medians, _ = compare(f"{count} GETs of 1 KiB in one process, {parallel} in flight (HTTP/1.1)", commands, runs)
         ratio = medians[commands[0][0]] / medians[commands[1][0]]
         print(f"  => af batch / curl -Z = {ratio:.2f} (target <= 1.00)")
+        if args.tiny_server and os.path.exists(args.tiny_server):
+            tiny(args, directory, count, parallel, runs)
 
         # The same lines on standard input, read as they arrive (`af batch -`, which plans each
         # line when it starts instead of checking the file first), beside the file's run.
@@ -491,7 +522,7 @@ def batch(args):
         many = 10_000
         big = os.path.join(directory, "many.txt")
         write_lines(big, [f"{args.server}/bytes/1024?n={n}" for n in range(many)])
-        seconds, rss, status = run_once([args.af, "batch", "--parallel=20", big])
+        seconds, rss, status, _ = run_once([args.af, "batch", "--parallel=20", big])
         if status != 0:
             failure("batch", f"af batch of {many} lines", status, [args.af, "batch", "--parallel=20", big])
         print(f"\n{many} GETs of 1 KiB, 20 in flight: af batch {seconds:.2f}s, peak RSS {rss / 1024:.1f} MiB (target < 40)")
@@ -507,6 +538,7 @@ def main():
     parser.add_argument("--json-mb", type=int, default=25)
     parser.add_argument("--spawn", help="the spawn helper (Benchmarks/spawn.c), for true peak RSS figures")
     parser.add_argument("--engine-batch", help="the EngineBatch program (Benchmarks/EngineBatch), for the batch scenario")
+    parser.add_argument("--tiny-server", help="the tiny-server program (Benchmarks/tiny-server.c), for the batch scenario")
     default_sink = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench", "upload-sink.py")
     parser.add_argument("--sink", default=default_sink if os.path.exists(default_sink) else None,
                         help="upload-sink.py for the second upload comparison (default: ../shared/bench/upload-sink.py)")

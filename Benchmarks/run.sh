@@ -22,7 +22,7 @@ mapfile -t link_flags < <("$here/Build/link-flags" "$(command -v swift)")
 build swift build -c release --static-swift-stdlib --disable-local-rpath --product af "${link_flags[@]}"
 "$here/Build/order-needed" "$here/.build/release/af" "$(command -v swift)"
 build swift build -c release --product af-test-server
-# The helper that runs each command and reports its wall time and true peak RSS (see spawn.c).
+# The helper that runs each command and reports its wall time, true peak RSS and CPU time (see spawn.c).
 spawn="$here/.build/bench-spawn"
 build "$(command -v cc || command -v clang)" -O2 -o "$spawn" "$here/Benchmarks/spawn.c"
 extra=()
@@ -37,7 +37,10 @@ if [ "$scenario" = batch ] || [ "$scenario" = all ]; then
         rm -rf "$here/Benchmarks/EngineBatch/.build"
         build "${engine_build[@]}"
     fi
-    extra=(--engine-batch "$here/Benchmarks/EngineBatch/.build/release/EngineBatch")
+    # A server of a few µs a request, for the table that reads the clients' own costs.
+    tiny="$here/.build/bench-tiny-server"
+    build "$(command -v cc || command -v clang)" -O2 -o "$tiny" "$here/Benchmarks/tiny-server.c"
+    extra=(--engine-batch "$here/Benchmarks/EngineBatch/.build/release/EngineBatch" --tiny-server "$tiny")
 fi
 log=$(mktemp)
 "$here/.build/release/af-test-server" >"$log" 2>&1 &

@@ -1,5 +1,6 @@
-/* spawn RESULT-FD COMMAND [ARGS...]: runs COMMAND and writes "STATUS SECONDS MAXRSS-KIB" to
- * RESULT-FD, for Benchmarks/harness.py.
+/* spawn RESULT-FD COMMAND [ARGS...]: runs COMMAND and writes "STATUS SECONDS MAXRSS-KIB
+ * CPU-SECONDS" to RESULT-FD, for Benchmarks/harness.py. CPU-SECONDS is the user and system
+ * time of COMMAND and the children it waited for, over every thread (wait4's rusage).
  *
  * Why not Python's own fork and wait4: Linux counts a child's peak RSS from the memory of the
  * process that forked it (the copied address space, or the shared one of a vfork, is what
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &end);
     double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    dprintf(result, "%d %.9f %ld\n", code, seconds, usage.ru_maxrss);
+    double cpu = (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    dprintf(result, "%d %.9f %ld %.6f\n", code, seconds, usage.ru_maxrss, cpu);
     return 0;
 }
