@@ -198,8 +198,11 @@ public struct CompositeEventMonitor: EventMonitor {
 
     public func request(_ request: Request, didEmit event: RequestEvent) {
         let interest = event.kind.interest
-        for (monitor, wanted) in zip(monitors, wants) where wanted.contains(interest) {
-            monitor.request(request, didEmit: event)
+        // By index, each monitor called where it lies: iterating `zip(monitors, wants)` copied
+        // every monitor out of the array (a reference count and a release each) before asking
+        // whether it wanted the event, and a batch line's events mostly concern one monitor.
+        for index in wants.indices where wants[index].contains(interest) {
+            monitors[index].request(request, didEmit: event)
         }
     }
 }
