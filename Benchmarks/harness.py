@@ -407,6 +407,20 @@ def start_tls_test_server(af):
     return process, url, ca
 
 
+def plain_gets(args, directory, name, server, count, parallel):
+    """The first table's commands: `count` GETs of 1 KiB from `server`, `parallel` in flight,
+    by af batch, curl -Z and (when built) the AFEngine library alone, which tells the engine's
+    share. Returns the commands and the lines and config files they read."""
+    lines, config = url_files(directory, name, [f"{server}/bytes/1024?n={n}" for n in range(count)])
+    commands = [
+        (f"af batch --parallel={parallel}", [args.af, "batch", f"--parallel={parallel}", lines]),
+        (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
+    ]
+    if args.engine_batch and os.path.exists(args.engine_batch):
+        commands.append(("AFEngine alone (no CLI)", [args.engine_batch, lines, str(parallel)]))
+    return commands, lines, config
+
+
 def tiny(args, directory, count, parallel, runs):
     """The first table's requests against Benchmarks/tiny-server.c, which answers in a few µs
     of CPU where the test server takes about 35: what each client costs when the server
@@ -417,13 +431,7 @@ def tiny(args, directory, count, parallel, runs):
         if process.stdout.readline().strip() != "ready":
             print("\nthe tiny server did not start; its table skipped")
             return
-        lines, config = url_files(directory, "h1-tiny", [f"http://127.0.0.1:{port}/bytes/1024?n={n}" for n in range(count)])
-        commands = [
-            (f"af batch --parallel={parallel}", [args.af, "batch", f"--parallel={parallel}", lines]),
-            (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
-        ]
-        if args.engine_batch and os.path.exists(args.engine_batch):
-            commands.append(("AFEngine alone (no CLI)", [args.engine_batch, lines, str(parallel)]))
+        commands, _, _ = plain_gets(args, directory, "h1-tiny", f"http://127.0.0.1:{port}", count, parallel)
         compare(f"The same {count} GETs against tiny-server.c (a server of a few µs a request; no target)", commands, runs)
     finally:
         process.kill()
@@ -433,14 +441,7 @@ def tiny(args, directory, count, parallel, runs):
 def batch(args):
     count, parallel = 500, 10
     with tempfile.TemporaryDirectory() as directory:
-        lines, config = url_files(directory, "h1-plain", [f"{args.server}/bytes/1024?n={n}" for n in range(count)])
-        commands = [
-            (f"af batch --parallel={parallel}", [args.af, "batch", f"--parallel={parallel}", lines]),
-            (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
-        ]
-        if args.engine_batch and os.path.exists(args.engine_batch):
-            # The same requests through the AFEngine library alone: the engine's share.
-            commands.append(("AFEngine alone (no CLI)", [args.engine_batch, lines, str(parallel)]))
+        commands, lines, config = plain_gets(args, directory, "h1-plain", args.server, count, parallel)
         # Single runs of one command range over 2x here (32-73 ms for af, 26-52 ms for curl
         # in one row), so a median of 10 moved by a tenth between runs: 30 at --runs 300.
         runs = max(15, args.runs // 10)
