@@ -23,8 +23,9 @@ build swift build -c release --static-swift-stdlib --disable-local-rpath --produ
 "$here/Build/order-needed" "$here/.build/release/af" "$(command -v swift)"
 build swift build -c release --product af-test-server
 # The helper that runs each command and reports its wall time, true peak RSS and CPU time (see spawn.c).
+compiler=$(command -v cc || command -v clang) || { echo "run.sh: a C compiler (cc or clang) is needed"; exit 1; }
 spawn="$here/.build/bench-spawn"
-build "$(command -v cc || command -v clang)" -O2 -o "$spawn" "$here/Benchmarks/spawn.c"
+build "$compiler" -O2 -o "$spawn" "$here/Benchmarks/spawn.c"
 extra=()
 if [ "$scenario" = batch ] || [ "$scenario" = all ]; then
     # The batch scenario's "AFEngine alone" row (Benchmarks/EngineBatch, a separate package).
@@ -39,7 +40,7 @@ if [ "$scenario" = batch ] || [ "$scenario" = all ]; then
     fi
     # A server of a few µs a request, for the table that reads the clients' own costs.
     tiny="$here/.build/bench-tiny-server"
-    build "$(command -v cc || command -v clang)" -O2 -o "$tiny" "$here/Benchmarks/tiny-server.c"
+    build "$compiler" -O2 -o "$tiny" "$here/Benchmarks/tiny-server.c"
     extra=(--engine-batch "$here/Benchmarks/EngineBatch/.build/release/EngineBatch" --tiny-server "$tiny")
 fi
 log=$(mktemp)
