@@ -410,7 +410,7 @@ def start_tls_test_server(af):
 def plain_gets(args, directory, name, server, count, parallel):
     """The first table's commands: `count` GETs of 1 KiB from `server`, `parallel` in flight,
     by af batch, curl -Z and (when built) the AFEngine library alone, which tells the engine's
-    share. Returns the commands and the lines and config files they read."""
+    share. Returns the commands (af's first, curl's second) and the file of lines they read."""
     lines, config = url_files(directory, name, [f"{server}/bytes/1024?n={n}" for n in range(count)])
     commands = [
         (f"af batch --parallel={parallel}", [args.af, "batch", f"--parallel={parallel}", lines]),
@@ -418,7 +418,7 @@ def plain_gets(args, directory, name, server, count, parallel):
     ]
     if args.engine_batch and os.path.exists(args.engine_batch):
         commands.append(("AFEngine alone (no CLI)", [args.engine_batch, lines, str(parallel)]))
-    return commands, lines, config
+    return commands, lines
 
 
 def tiny(args, directory, count, parallel, runs):
@@ -431,7 +431,7 @@ def tiny(args, directory, count, parallel, runs):
         if process.stdout.readline().strip() != "ready":
             print("\nthe tiny server did not start; its table skipped")
             return
-        commands, _, _ = plain_gets(args, directory, "h1-tiny", f"http://127.0.0.1:{port}", count, parallel)
+        commands, _ = plain_gets(args, directory, "h1-tiny", f"http://127.0.0.1:{port}", count, parallel)
         compare(f"The same {count} GETs against tiny-server.c (a server of a few µs a request; no target)", commands, runs)
     finally:
         process.kill()
@@ -441,7 +441,7 @@ def tiny(args, directory, count, parallel, runs):
 def batch(args):
     count, parallel = 500, 10
     with tempfile.TemporaryDirectory() as directory:
-        commands, lines, config = plain_gets(args, directory, "h1-plain", args.server, count, parallel)
+        commands, lines = plain_gets(args, directory, "h1-plain", args.server, count, parallel)
         # Single runs of one command range over 2x here (32-73 ms for af, 26-52 ms for curl
         # in one row), so a median of 10 moved by a tenth between runs: 30 at --runs 300.
         runs = max(15, args.runs // 10)
@@ -453,10 +453,11 @@ def batch(args):
 
         # The same lines on standard input, read as they arrive (`af batch -`, which plans each
         # line when it starts instead of checking the file first), beside the file's run.
+        (af_name, af_argv), curl = commands[0], commands[1]
         streamed = [
             (f"af batch --parallel={parallel} - < FILE", [args.af, "batch", f"--parallel={parallel}", "-"], lines),
-            (f"curl -Z --parallel-max {parallel}", ["curl", "-s", "-Z", "--parallel-max", str(parallel), "-K", config]),
-            (f"af batch --parallel={parallel} FILE", [args.af, "batch", f"--parallel={parallel}", lines]),
+            curl,
+            (f"{af_name} FILE", af_argv),
         ]
         compare(f"{count} GETs of 1 KiB, the lines on standard input, {parallel} in flight", streamed, runs)
 
