@@ -34,6 +34,33 @@ import Testing
         #expect(FileManager.default.contents(atPath: "\(directory)/limited.bin").map(Array.init) == TestData.bytes(count: Self.size))
     }
 
+    /// A small body waits in af's write buffer until the transfer ends; when that last write
+    /// fails (a full disk, here a size limit of 0), af fails as it does for a write that fails
+    /// midway, and an empty `.part` (nothing to resume) is not left behind.
+    @Test func aFailedLastWriteLeavesNoEmptyPart() throws {
+        server.serveRangedFile(size: 2_000)
+        let (status, errors) = try AF.shell("ulimit -f 0; exec '\(AF.binary)' -d --output-dir '\(directory)' '\(server.url("/file/small.bin"))'")
+        #expect(status == 9)
+        #expect(errors.hasSuffix("af: error: cannot write '\(directory)/small.bin.part': file too large\n"), "\(errors)")
+        #expect(files() == [])
+    }
+
+    /// `-c -o FILE` moves FILE aside to `FILE.part` while it resumes; when the last write
+    /// fails and nothing was added, FILE is back under its name with its bytes, as when a
+    /// write fails midway (it used to stay renamed to `FILE.part`).
+    @Test func aFailedLastWriteOfAResumeGivesTheFileBackItsName() throws {
+        server.serveRangedFile(size: 2_000)
+        let path = "\(directory)/kept.bin"
+        let first = TestData.bytes(count: 1_024)
+        try Data(first).write(to: URL(fileURLWithPath: path))
+        // 2 blocks of 512 bytes: the file is already at the limit.
+        let (status, errors) = try AF.shell("ulimit -f 2; exec '\(AF.binary)' -c -o '\(path)' '\(server.url("/file/kept.bin"))'")
+        #expect(status == 9)
+        #expect(errors == "af: error: cannot write '\(path)': file too large\n")
+        #expect(files() == ["kept.bin"])
+        #expect(FileManager.default.contents(atPath: path).map(Array.init) == first)
+    }
+
     /// A download's heads go to standard error, which is for diagnostics: closed or full, it
     /// does not cost the download (it failed with exit 9 and nothing saved).
     @Test(arguments: ["2>/dev/full", "2>&-"])

@@ -613,7 +613,9 @@ public final class DownloadSink: ResponseBodySink {
             }
             let code = closeFile(&state, ending: true)
             state.pending.release()
-            if code != 0, error == nil { return writeFailure(code, state) }
+            // The last buffered bytes failed to go out (a full disk, a size limit): a failure
+            // like any other, which leaves the files as one during the transfer would.
+            if code != 0, error == nil { error = writeFailure(code, state) }
             if state.inPlace { return finishInPlace(&state, error: error) }
             guard let part = state.partPath, var final = state.finalPath else { return error }
             if let error {
@@ -727,8 +729,12 @@ public final class DownloadSink: ResponseBodySink {
         state.digestCurrent = false
     }
 
+    /// A failed write, naming the file the user knows: the one given to resume (`-c -o FILE`)
+    /// even while its bytes sit under `.part`, which goes back to that name when nothing was
+    /// added.
     private func writeFailure(_ code: Int32, _ state: State) -> AFError {
-        .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(state.partPath ?? state.finalPath ?? "")': \(POSIXFailure(code: code).description)"))
+        let name = (state.movedAside ? state.finalPath : state.partPath) ?? state.finalPath ?? ""
+        return .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(name)': \(POSIXFailure(code: code).description)"))
     }
 
     /// `directory/name`, or `name-1.ext`, `name-2.ext`… when that or its `.part` exists (unless
