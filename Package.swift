@@ -30,8 +30,8 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         // glibc's extended-attribute calls, which the Glibc module leaves out.
-        .systemLibrary(name: "CXattr"),
-        .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib", "CXattr"], exclude: ["AFEngine.md"]),
+        .systemLibrary(name: "CFileCalls"),
+        .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib", "CFileCalls"], exclude: ["AFEngine.md"]),
         // Build facts for `af --version`, defined by install.sh (-Xcc -DAF_BUILD_COMMIT=...).
         .systemLibrary(name: "CBuildInfo"),
         // glibc's posix_spawn_file_actions_addclosefrom_np, which the Glibc module leaves out.

@@ -1,5 +1,5 @@
 @_spi(Locking) import AFEngine
-import CXattr
+import CFileCalls
 import AFInProcess
 import AFTestSupport
 import Foundation

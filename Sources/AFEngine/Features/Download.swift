@@ -170,12 +170,20 @@ public final class DownloadSink: ResponseBodySink {
     private let state: Locked<State>
     /// Called with a sentence when something the user should know happens (a restart).
     private let notice: @Sendable (String) -> Void
+    /// How the finished file gets its name (the system's calls, but in tests).
+    private let placing: FilePlacing
 
     /// Checks the destination before anything is sent: a fixed name that exists is refused
     /// (unless replacing or resuming), missing directories are created or refused.
-    public init(configuration: Configuration, notice: @escaping @Sendable (String) -> Void = { _ in }) throws(AFError) {
+    public convenience init(configuration: Configuration, notice: @escaping @Sendable (String) -> Void = { _ in }) throws(AFError) {
+        try self.init(configuration: configuration, notice: notice, placing: .system)
+    }
+
+    /// A sink whose finished file is named through `placing`.
+    package init(configuration: Configuration, notice: @escaping @Sendable (String) -> Void, placing: FilePlacing) throws(AFError) {
         self.configuration = configuration
         self.notice = notice
+        self.placing = placing
         var initial = State()
         initial.digest = configuration.checksum.map { Digest($0.algorithm) }
         if let descriptor = configuration.fileDescriptor {
@@ -663,11 +671,11 @@ public final class DownloadSink: ResponseBodySink {
                     return .output(OutputFailure(kind: .writeFailed, message: "cannot rename '\(part)' to '\(final)': \(POSIXFailure(code: errno).description)"))
                 }
             } else {
-                if link(part, final) != 0 {
-                    let code = errno
+                let code = placing.place(part, at: final)
+                if code != 0 {
                     // A name the server gave was free when the download began: another
                     // program made it since. The next free one, as at the start.
-                    guard code == EEXIST, let name = state.suggestedName, let saved = linkUnderFreeName(part, name) else {
+                    guard code == EEXIST, let name = state.suggestedName, let saved = placeUnderFreeName(part, name) else {
                         let reason = code == EEXIST ? "it appeared while downloading" : POSIXFailure(code: code).description
                         return .output(OutputFailure(kind: .destinationExists, message: "cannot save '\(final)': \(reason); the download is in '\(part)'"))
                     }
@@ -675,7 +683,6 @@ public final class DownloadSink: ResponseBodySink {
                     final = saved
                     state.finalPath = saved
                 }
-                unlink(part)
             }
             state.report = Report(
                 path: final, bytes: FileIO.size(final) ?? state.written, resumedFrom: state.resumedFrom,
@@ -758,15 +765,16 @@ public final class DownloadSink: ResponseBodySink {
         throw .output(OutputFailure(kind: .destinationExists, message: "no free name for '\(name)' in '\(configuration.directory)'"))
     }
 
-    /// Links `part` under `name-1.ext`, `name-2.ext`… (the first one free), for a download
-    /// whose name was taken while it ran; the path, or nil when none could be made.
-    private func linkUnderFreeName(_ part: String, _ name: String) -> String? {
+    /// Moves `part` to `name-1.ext`, `name-2.ext`… (the first one free), for a download whose
+    /// name was taken while it ran; the path, or nil when none could be made.
+    private func placeUnderFreeName(_ part: String, _ name: String) -> String? {
         for attempt in 1..<10_000 {
             let path = Self.join(configuration.directory, DownloadNaming.numbered(name, attempt))
             guard !FileIO.exists(path), let claim = PartFileClaims.claim([path]) else { continue }
             defer { PartFileClaims.release(claim) }
-            if link(part, path) == 0 { return path }
-            guard errno == EEXIST else { return nil }
+            let code = placing.place(part, at: path)
+            if code == 0 { return path }
+            guard code == EEXIST else { return nil }
         }
         return nil
     }

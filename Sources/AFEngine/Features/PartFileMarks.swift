@@ -1,4 +1,4 @@
-import CXattr
+import CFileCalls
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,0 +1,110 @@
+@testable import AFEngine
+import AFTestSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A finished download gets its name without replacing a file (`FilePlacing`), also where the
+/// file system makes no hard links (FAT and exFAT sticks, some FUSE and network file systems).
+@Suite struct FilePlacingTests {
+    let directory: String
+
+    init() throws {
+        directory = try TemporaryDirectory.make(prefix: "af-placing")
+    }
+
+    private func write(_ text: String, _ name: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: "\(directory)/\(name)"))
+    }
+
+    private func read(_ name: String) -> String? {
+        FileManager.default.contents(atPath: "\(directory)/\(name)").map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private func names() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    /// The calls of a file system without hard links, which answers `link` with `code`; its
+    /// rename takes `RENAME_NOREPLACE` unless `noReplaceAnswer` says otherwise.
+    private static func withoutHardLinks(_ code: Int32, noReplaceAnswer: Int32? = nil) -> FilePlacing {
+        FilePlacing(
+            link: { _, _ in code },
+            renameWithoutReplacing: { from, to in noReplaceAnswer ?? FilePlacing.system.renameWithoutReplacing(from, to) }
+        )
+    }
+
+    @Test func theSystemsCallsMoveTheFileAndNeverReplaceOne() throws {
+        try write("new", "a.part")
+        #expect(FilePlacing.system.place("\(directory)/a.part", at: "\(directory)/a") == 0)
+        #expect(names() == ["a"])
+        #expect(read("a") == "new")
+        try write("newer", "a.part")
+        #expect(FilePlacing.system.place("\(directory)/a.part", at: "\(directory)/a") == EEXIST)
+        #expect(names() == ["a", "a.part"])
+        #expect(read("a") == "new")
+    }
+
+    /// `EPERM` is what FAT answers, `EOPNOTSUPP` and `ENOSYS` what some FUSE and network file
+    /// systems do: the rename that refuses to replace takes over.
+    @Test(arguments: [EPERM, EOPNOTSUPP, ENOSYS])
+    func withoutHardLinksARenameThatDoesNotReplaceTakesOver(code: Int32) throws {
+        let placing = Self.withoutHardLinks(code)
+        try write("new", "b.part")
+        #expect(placing.place("\(directory)/b.part", at: "\(directory)/b") == 0)
+        #expect(names() == ["b"])
+        try write("newer", "b.part")
+        #expect(placing.place("\(directory)/b.part", at: "\(directory)/b") == EEXIST)
+        #expect(read("b") == "new")
+        #expect(read("b.part") == "newer")
+    }
+
+    /// A file system that takes neither: a rename after a check, which still leaves a file
+    /// (or a dangling symbolic link) of that name alone.
+    @Test(arguments: [EINVAL, ENOSYS])
+    func withoutEitherARenameAfterACheck(answer: Int32) throws {
+        let placing = Self.withoutHardLinks(EPERM, noReplaceAnswer: answer)
+        try write("new", "c.part")
+        #expect(placing.place("\(directory)/c.part", at: "\(directory)/c") == 0)
+        #expect(read("c") == "new")
+        try write("newer", "c.part")
+        #expect(placing.place("\(directory)/c.part", at: "\(directory)/c") == EEXIST)
+        #expect(symlink("\(directory)/nowhere", "\(directory)/d") == 0)
+        #expect(placing.place("\(directory)/c.part", at: "\(directory)/d") == EEXIST)
+        #expect(names() == ["c", "c.part", "d"])
+    }
+
+    /// Other failures of `link` (a full directory, no permission) are the answer: nothing is
+    /// renamed instead.
+    @Test func otherLinkFailuresAreReported() throws {
+        let placing = FilePlacing(link: { _, _ in ENOSPC }, renameWithoutReplacing: { _, _ in Issue.record("renamed"); return 0 })
+        try write("new", "e.part")
+        #expect(placing.place("\(directory)/e.part", at: "\(directory)/e") == ENOSPC)
+        #expect(names() == ["e.part"])
+    }
+
+    /// A whole download into a file system without hard links: saved under its name, and the
+    /// next one of the same name under the next free one.
+    @Test func aDownloadIsSavedWhereThereAreNoHardLinks() throws {
+        let ok = ResponseHead(status: 200, reason: "OK", httpVersion: "HTTP/1.1", headers: [])
+        for expected in ["f.bin", "f-1.bin"] {
+            let sink = try DownloadSink(
+                configuration: .init(directory: directory, requestURL: "http://example.test/f.bin"), notice: { _ in }, placing: Self.withoutHardLinks(EPERM)
+            )
+            try sink.open(ok, attempt: 1)
+            // A buffer of its own: a typed-throws closure given to `withUnsafeBytes` crashes
+            // this compiler (6.3.1).
+            let body = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 1)
+            defer { body.deallocate() }
+            body.copyBytes(from: Array("body".utf8))
+            try sink.write(UnsafeRawBufferPointer(body))
+            #expect(sink.bodyDidEnd() == nil)
+            #expect(sink.finish(error: nil) == nil)
+            #expect(sink.report?.path == "\(directory)/\(expected)")
+        }
+        #expect(names() == ["f-1.bin", "f.bin"])
+        #expect(read("f.bin") == "body")
+    }
+}
