@@ -67,6 +67,23 @@ import Testing
         #expect(contents(expected) == TestData.bytes(count: Self.size))
     }
 
+    /// A file name of 251 to 255 bytes is good, but its `.part` is not: af sent the request,
+    /// then failed to open the part file ("file name too long") and lost the answer. Now it is
+    /// refused before anything is sent; a name of 250 bytes is saved.
+    @Test func aNameTooLongForItsPartFileIsRefusedBeforeSending() throws {
+        for length in [251, 255, 300] {
+            let name = String(repeating: "b", count: length)
+            let result = InProcessAF.run(["-o", directory + "/" + name, "post", server.url("/post"), "a=1"])
+            #expect(result.status == 9, "\(length)")
+            #expect(result.err == "af: error: cannot save '\(directory)/\(name)': its name is too long to download into, as af first writes NAME.part and '\(directory)' takes names of at most 255 bytes; name a shorter file\n", "\(length)")
+        }
+        #expect(server.requests.isEmpty)
+        #expect(files().isEmpty)
+        let fits = String(repeating: "b", count: 250)
+        #expect(InProcessAF.run(["-o", directory + "/" + fits, server.url("/bytes/10")]).status == 0)
+        #expect(files() == [fits])
+    }
+
     @Test func nameFromURLOrContentType() throws {
         server.route("/") { _, _ in .text("<p>hi</p>", type: "text/html") }
         #expect(InProcessAF.run(["-d", "--output-dir", directory, server.url("/")]).status == 0)

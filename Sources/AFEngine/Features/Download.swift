@@ -244,6 +244,18 @@ public final class DownloadSink: ResponseBodySink {
         if access(target, W_OK | X_OK) != 0 {
             throw .output(OutputFailure(kind: .writeFailed, message: "cannot write files in '\(target)': \(POSIXFailure(code: errno).description)"))
         }
+        // NAME.part must fit where NAME does: a name of 251 to 255 bytes is a good file name
+        // whose `.part` is not, found only when the answer came (the request sent, its answer
+        // lost).
+        if let final = initial.finalPath, let part = initial.partPath {
+            let limit = pathconf(target, Int32(_PC_NAME_MAX))
+            if limit > 0, FileIO.name(of: part).utf8.count > limit {
+                throw .output(OutputFailure(
+                    kind: .writeFailed,
+                    message: "cannot save '\(final)': its name is too long to download into, as af first writes NAME.part and '\(target)' takes names of at most \(limit) bytes; name a shorter file"
+                ))
+            }
+        }
         // A directory removed while a shell was in it still answers `access`, but takes no
         // new file: the response would have been fetched, then lost.
         var directoryInfo = stat()
