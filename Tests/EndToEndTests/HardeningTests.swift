@@ -725,6 +725,17 @@ import Glibc
         #expect(server.requests.count == 1)
     }
 
+    /// Asked for by name (`@-`, `name=@-`), a closed standard input is an error before
+    /// anything is sent: it read as empty, and the POST went out with an empty body (or an
+    /// empty field) as if that had been asked for.
+    @Test(arguments: [("@-", "the body from standard input"), ("note=@-", "standard input"), ("file@-", "standard input")])
+    func aClosedStandardInputAskedForByNameIsAnError(item: String, what: String) throws {
+        let (status, errors) = try AF.shell("exec timeout 20 '\(AF.binary)' post '\(server.url("/post"))' '\(item)' <&-")
+        #expect(status == 66)
+        #expect(errors == "af: error: cannot read \(what) for '\(item)': it was closed (or open only for writing) when af started, as <&- does; pipe or redirect it (< FILE)\n")
+        #expect(server.requests.isEmpty)
+    }
+
     /// Closed standard output and error, held on /dev/null so that no descriptor af opens
     /// takes their numbers, still refuse what af writes there: exit 9 for the output, as
     /// for any write that fails, and the exit status of the exchange when only error

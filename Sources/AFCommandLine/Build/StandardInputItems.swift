@@ -47,6 +47,11 @@ enum StandardInputItems {
             let example = isBody ? "the body in (af post URL @- < FILE)" : "it in (af URL '\(reader.argument)' < FILE)"
             throw .usage("'\(reader.argument)' reads \(what), which is a terminal here; pipe or redirect \(example)")
         }
+        // Closed when af started (`<&-`), standard input is held open for writing only
+        // (CStartup): read, it gave no bytes, and an empty body was sent as if asked for.
+        if StandardInput.isWriteOnly(environment.stdin) {
+            throw .unreadable("cannot read \(what) for '\(reader.argument)': it was closed (or open only for writing) when af started, as <&- does; pipe or redirect it (< FILE)")
+        }
     }
 
     /// `items` with `-` turned into the path of af's standard input, and that path when an
