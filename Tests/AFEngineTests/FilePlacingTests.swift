@@ -16,7 +16,7 @@ import Glibc
     }
 
     private func write(_ text: String, _ name: String) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: "\(directory)/\(name)"))
+        _ = try TemporaryDirectory.write(text, named: name, in: directory)
     }
 
     private func read(_ name: String) -> String? {

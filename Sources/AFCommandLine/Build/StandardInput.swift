@@ -27,13 +27,6 @@ enum StandardInput {
         }
     }
 
-    /// Whether `fd` is open for writing only: how af holds a standard input it was started
-    /// without (CStartup), and never a descriptor anything can be read from.
-    static func isWriteOnly(_ fd: Int32) -> Bool {
-        let flags = fcntl(fd, F_GETFL)
-        return flags >= 0 && flags & O_ACCMODE == O_WRONLY
-    }
-
     /// A path from which what is left of standard input reads, for a body or an item that
     /// reads it by path, and standard input taken as read, as curl and HTTPie leave it (a
     /// `while read` loop over the same file ends instead of sending its lines again). The

@@ -49,7 +49,7 @@ enum StandardInputItems {
         }
         // Closed when af started (`<&-`), standard input is held open for writing only
         // (CStartup): read, it gave no bytes, and an empty body was sent as if asked for.
-        if StandardInput.isWriteOnly(environment.stdin) {
+        if FileSystem.isWriteOnly(environment.stdin) {
             throw .unreadable("cannot read \(what) for '\(reader.argument)': it was closed (or open only for writing) when af started, as <&- does; pipe or redirect it (< FILE)")
         }
     }

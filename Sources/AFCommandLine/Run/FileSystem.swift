@@ -16,9 +16,16 @@ enum FileSystem {
     }
 
     /// Whether descriptor `fd` is open only for reading.
-    static func isReadOnly(_ fd: Int32) -> Bool {
+    static func isReadOnly(_ fd: Int32) -> Bool { accessMode(fd) == O_RDONLY }
+
+    /// Whether descriptor `fd` is open only for writing: how af holds a standard input it was
+    /// started without (CStartup), and never a descriptor anything can be read from.
+    static func isWriteOnly(_ fd: Int32) -> Bool { accessMode(fd) == O_WRONLY }
+
+    /// `O_RDONLY`, `O_WRONLY` or `O_RDWR`; nil when `fd` is not open.
+    private static func accessMode(_ fd: Int32) -> Int32? {
         let flags = fcntl(fd, F_GETFL)
-        return flags >= 0 && flags & O_ACCMODE == O_RDONLY
+        return flags >= 0 ? flags & O_ACCMODE : nil
     }
 
     static func remove(_ path: String) {

@@ -515,7 +515,14 @@ public final class DownloadSink: ResponseBodySink {
             // A path in quotes; a descriptor's name ("standard output") as it reads.
             return configuration.fileDescriptor == nil ? "'\(state.finalPath ?? "")'" : state.finalPath ?? ""
         }
-        return "'\((state.movedAside ? state.finalPath : state.partPath) ?? "")'"
+        return "'\(keptPath(state) ?? "")'"
+    }
+
+    /// Where the saved bytes are, as the user knows it: the file given to resume (`-c -o
+    /// FILE`) even while its bytes sit under `.part`, which goes back to that name when
+    /// nothing was added; otherwise the part.
+    private func keptPath(_ state: State) -> String? {
+        state.movedAside ? state.finalPath : state.partPath
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws(AFError) {
@@ -748,11 +755,10 @@ public final class DownloadSink: ResponseBodySink {
         state.digestCurrent = false
     }
 
-    /// A failed write, naming the file the user knows: the one given to resume (`-c -o FILE`)
-    /// even while its bytes sit under `.part`, which goes back to that name when nothing was
-    /// added.
+    /// A failed write, naming the file the user knows (`keptPath`), or the destination written
+    /// in place.
     private func writeFailure(_ code: Int32, _ state: State) -> AFError {
-        let name = (state.movedAside ? state.finalPath : state.partPath) ?? state.finalPath ?? ""
+        let name = keptPath(state) ?? state.finalPath ?? ""
         return .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(name)': \(POSIXFailure(code: code).description)"))
     }
 
