@@ -348,6 +348,20 @@ def format_json(args):
               f"({(memory[name] - memory['XML fetch only']) / 1024:.0f} MiB beyond the fetch's; at most 3x the document: "
               f"{'met' if memory[name] - memory['XML fetch only'] <= 3 * markup_mb * 1024 else 'NOT met'})")
 
+    # A hostile body: nothing but control characters a terminal would obey (ESC, BEL, C1
+    # CSI), shown escaped and coloured (--pretty=all), against the fetch alone. Until the
+    # sixty-seventh session each escape built strings character by character: 4 MB of
+    # them took 2.4 s of CPU.
+    controls_mb = 8
+    controls_url = f"{args.server}/hostile/controls?mb={controls_mb}"
+    rows = [
+        ("control characters --pretty=all", [args.af, "--pretty=all", controls_url]),
+        ("control characters fetch only", [args.af, controls_url]),
+    ]
+    medians, memory = compare(f"A body of {controls_mb} MB of control characters, escaped", rows, max(5, args.runs // 30))
+    spent = max(medians[rows[0][0]] - medians[rows[1][0]], 1e-6)
+    print(f"  => {controls_mb / spent:.0f} MB/s of control characters escaped beyond the fetch, peak RSS {memory[rows[0][0]] / 1024:.0f} MiB")
+
 
 def write_lines(path, lines):
     with open(path, "w") as handle:

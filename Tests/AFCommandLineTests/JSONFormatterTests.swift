@@ -677,7 +677,7 @@ import Testing
 @Suite struct TerminalTextTests {
     /// Control characters, DEL and C1 controls become visible escapes; everything else —
     /// including characters whose UTF-8 starts like a C1 control's (U+00A0) — is kept, both
-    /// on the quick path for clean text and the scalar-by-scalar one.
+    /// on the quick path for clean text and the byte-by-byte one.
     @Test(arguments: [
         ("plain text", "plain text"),
         ("tab\tand\nline", "tab\tand\nline"),
@@ -686,8 +686,16 @@ import Testing
         ("nel\u{85}csi\u{9B}", "nel\\x85csi\\x9B"),
         ("nbsp\u{A0}é€", "nbsp\u{A0}é€"),
         ("cr\r\n", "cr\\x0D\n"),
+        ("\u{0}\u{1}\u{1F}", "\\x00\\x01\\x1F"),
+        ("Â\u{80}\u{9F}\u{C2}\u{85}end", "Â\\x80\\x9FÂ\\x85end"),
     ])
     func escapesWhatATerminalWouldObey(text: String, shown: String) {
         #expect(TerminalText.escaped(text) == shown)
+    }
+
+    /// With a highlight, each escape (and only the escape) is painted and reset.
+    @Test func paintsEachEscapeInTheHighlight() {
+        let red = "\u{1B}[31m"
+        #expect(TerminalText.escaped("a\u{7}b\u{9B}", highlight: red) == "a\(red)\\x07\(Theme.reset)b\(red)\\x9B\(Theme.reset)")
     }
 }

@@ -38,6 +38,7 @@ import Foundation
 /// | `long-trailer` | a chunked body, then one trailer field of 5,000 bytes |
 /// | `status-in-trailers` | a chunked body, then a status line and a field as trailers |
 /// | `long-number?mb=N` | a JSON body that is one number of N MB |
+/// | `controls?mb=N&type=T` | N MB of control characters (ESC, BEL, C1 CSI) as `text/plain` or type T |
 /// | `loop` | a redirect to itself |
 /// | `h2-early-hints` | HTTP/2 with prior knowledge: `103` with a `link`, then `200` |
 /// | `h2-trailers` | HTTP/2 with prior knowledge: `200`, a body, then a trailer `x-checksum` |
@@ -165,6 +166,13 @@ public enum HostileRoutes {
                 }
                 connection.write(block + "Content-Length: 3\r\n\r\nok\n")
             }
+        case "controls":
+            let size = (request.queryValue("mb").flatMap(Int.init) ?? 1) << 20
+            let type = request.queryValue("type") ?? "text/plain; charset=utf-8"
+            // ESC, BEL and U+009B (CSI in C1): every byte or pair one a terminal would obey.
+            let pattern: [UInt8] = [0x1B, 0x07, 0xC2, 0x9B]
+            let body = (0..<size).map { pattern[$0 % 4] }
+            return .response(status: 200, headers: [("Content-Type", type)], body: body)
         case "long-number":
             let size = (request.queryValue("mb").flatMap(Int.init) ?? 1) << 20
             return .custom { connection in

@@ -2,20 +2,18 @@
 enum TerminalText {
     /// The text with control characters (except tab and newline), DEL and C1 controls
     /// replaced by visible escapes such as `\x1B`, so a server cannot drive the terminal.
+    ///
+    /// Worked over the UTF-8 bytes: a hostile body can be nothing but control characters,
+    /// and one escape must cost a few byte copies, not a string built per character.
     static func escaped(_ text: String, highlight: String = "") -> String {
-        // Most text has nothing to escape: found over the bytes, without building a copy
-        // scalar by scalar.
-        if text.utf8.withContiguousStorageIfAvailable({ !mayNeedEscapes($0) }) == true { return text }
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            if isUnsafe(scalar) {
-                out += Theme.paint(escape(scalar), highlight)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
+        var text = text
+        let escaped = text.withUTF8 { bytes -> [UInt8]? in
+            // Most text has nothing to escape: found without building a copy.
+            guard mayNeedEscapes(bytes) else { return nil }
+            return escapedBytes(bytes, highlight: highlight)
         }
-        return out
+        guard let escaped else { return text }
+        return String(decoding: escaped, as: UTF8.self)
     }
 
     /// Whether UTF-8 `bytes` may hold something `escaped` replaces: a C0 control other than
@@ -30,10 +28,39 @@ enum TerminalText {
         return value < 0x20 || value == 0x7F || (0x80...0x9F).contains(value)
     }
 
-    static func escape(_ scalar: Unicode.Scalar) -> String {
-        let digits = Array("0123456789ABCDEF")
-        let value = Int(scalar.value)
-        if value <= 0xFF { return "\\x" + String([digits[value >> 4], digits[value & 15]]) }
-        return "\\u{\(String(value, radix: 16))}"
+    /// Valid UTF-8 (a Swift string's) with each control character escaped: C0 and DEL are
+    /// single bytes, and a C1 control is 0xC2 followed by 0x80–0x9F, so no other sequence
+    /// can be mistaken for one.
+    private static func escapedBytes(_ bytes: UnsafeBufferPointer<UInt8>, highlight: String) -> [UInt8] {
+        let painted = !highlight.isEmpty
+        let colour = Array(highlight.utf8)
+        let reset = painted ? Array(Theme.reset.utf8) : []
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + bytes.count / 4)
+        // Through buffer pointers: appending an array's contents retains it each time.
+        colour.withUnsafeBufferPointer { colour in
+            reset.withUnsafeBufferPointer { reset in
+                var index = 0
+                while index < bytes.count {
+                    var value = bytes[index]
+                    index += 1
+                    if value == 0xC2, index < bytes.count, (0x80...0x9F).contains(bytes[index]) {
+                        value = bytes[index]
+                        index += 1
+                    } else if (value >= 0x20 || value == 0x09 || value == 0x0A) && value != 0x7F {
+                        out.append(value)
+                        continue
+                    }
+                    if painted { out.append(contentsOf: colour) }
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(UInt8(ascii: "x"))
+                    out.append(hex[Int(value >> 4)])
+                    out.append(hex[Int(value & 15)])
+                    if painted { out.append(contentsOf: reset) }
+                }
+            }
+        }
+        return out
     }
 }
