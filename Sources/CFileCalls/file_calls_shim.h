@@ -7,7 +7,7 @@
  * safely (PartFileMarks).
  *
  * A rename that never replaces (renameat2 with RENAME_NOREPLACE), for saving a download
- * where the file system makes no hard links (FilePlacing). Through
+ * where the file system makes no hard links (FileCalls.place). Through
  * syscall(2): glibc declares renameat2 only for _GNU_SOURCE, and only from 2.28. */
 
 #include <errno.h>

@@ -613,6 +613,35 @@ import Testing
         #expect(server.requests.last?.header("Cookie") == "a=1")
     }
 
+    /// A session whose file fails as it is synced or closed (a network file system's
+    /// delayed write error: quota, a full disk on the server) is not saved over the old one:
+    /// that stays as it was, no temporary file is left, and the error names the session.
+    @Test(arguments: [(EIO, Int32(0)), (Int32(0), EDQUOT)])
+    func aSessionThatFailsAtSyncOrCloseKeepsTheFileItHad(syncAnswer: Int32, closeAnswer: Int32) throws {
+        let path = config + "/delayed-\(syncAnswer)-\(closeAnswer).json"
+        #expect(run(["--session=\(path)", server.url("/cookies/set?a=1")]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        var calls = FileCalls.system
+        calls.sync = { _ in syncAnswer }
+        calls.close = { fd in
+            _ = Glibc.close(fd)
+            return closeAnswer
+        }
+        let url = try HTTPURL(parsing: server.url("/"))
+        do throws(CommandFailure) {
+            try SessionFile.update(path: path, url: url, calls: calls) { session in
+                session.headers.append(HTTPHeader(name: "X-New", value: "1"))
+            }
+            Issue.record("the session was saved")
+        } catch {
+            let reason = POSIXFailure(code: syncAnswer == 0 ? closeAnswer : syncAnswer).description
+            #expect(error == CommandFailure("cannot write the session '\(path)': \(reason)", exitCode: ExitStatus.output))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        let left = try FileManager.default.contentsOfDirectory(atPath: config).filter { $0.hasPrefix(".af-session") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
     @Test func sessionHeadersStayWithTheirHost() throws {
         let other = try TestServer()
         let path = config + "/shared.json"

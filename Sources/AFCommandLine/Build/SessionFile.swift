@@ -266,9 +266,11 @@ struct SessionFile: Sendable {
     /// Reads the session at `path` as it is now, lets `change` update it, and writes it back,
     /// holding a lock on its directory meanwhile: runs that save one session side by side take
     /// turns, and none writes back a file another changed after it was read.
-    /// With `notice`, a wait longer than `notice.seconds` is said once.
+    /// With `notice`, a wait longer than `notice.seconds` is said once; `calls` are the file
+    /// calls the save makes (tests stand in for a file system that fails them).
     static func update(
-        path given: String, url: HTTPURL, notice: StandardInput.WaitNotice? = nil, _ change: (inout SessionFile) throws(CommandFailure) -> Void
+        path given: String, url: HTTPURL, notice: StandardInput.WaitNotice? = nil, calls: FileCalls = .system,
+        _ change: (inout SessionFile) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
         let path = target(of: given)
         let directory = try makeDirectory(for: path)
@@ -301,7 +303,7 @@ struct SessionFile: Sendable {
         // HTTPie's file is left as it is when nothing in it changed (one written by hand
         // keeps its own layout); af's own is written every time, as it always has been.
         if session.httpie != nil, session.holdsTheSame(as: before) { return }
-        try session.save(in: directory)
+        try session.save(in: directory, calls: calls)
     }
 
     /// Fails before anything is sent when the session could not be written back after the
@@ -355,7 +357,7 @@ struct SessionFile: Sendable {
 
     /// Writes the file atomically (a temporary file in `directory`, its own, renamed over it)
     /// with mode 0600.
-    private func save(in directory: String) throws(CommandFailure) {
+    private func save(in directory: String, calls: FileCalls) throws(CommandFailure) {
         let (fd, temporary) = try FileIO.makeTemporaryFile(in: directory, prefix: ".af-session").mapError { failure in
             CommandFailure("cannot write the session in '\(directory)': \(failure.description)", exitCode: ExitStatus.output)
         }.get()
@@ -366,8 +368,13 @@ struct SessionFile: Sendable {
             unlink(temporary)
             throw CommandFailure("cannot write the session '\(path)': \(POSIXFailure(code: code).description)", exitCode: ExitStatus.output)
         }
-        fsync(fd)
-        close(fd)
+        // A network file system may report a write the server refused (quota, a full disk)
+        // only when the file is synced or closed: the old session must then stay.
+        let finished = calls.finish(fd, syncing: true)
+        if finished != 0 {
+            unlink(temporary)
+            throw CommandFailure("cannot write the session '\(path)': \(POSIXFailure(code: finished).description)", exitCode: ExitStatus.output)
+        }
         guard rename(temporary, path) == 0 else {
             let reason = POSIXFailure(code: errno).description
             unlink(temporary)

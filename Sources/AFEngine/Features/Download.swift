@@ -171,19 +171,19 @@ public final class DownloadSink: ResponseBodySink {
     /// Called with a sentence when something the user should know happens (a restart).
     private let notice: @Sendable (String) -> Void
     /// How the finished file gets its name (the system's calls, but in tests).
-    private let placing: FilePlacing
+    private let calls: FileCalls
 
     /// Checks the destination before anything is sent: a fixed name that exists is refused
     /// (unless replacing or resuming), missing directories are created or refused.
     public convenience init(configuration: Configuration, notice: @escaping @Sendable (String) -> Void = { _ in }) throws(AFError) {
-        try self.init(configuration: configuration, notice: notice, placing: .system)
+        try self.init(configuration: configuration, notice: notice, calls: .system)
     }
 
-    /// A sink whose finished file is named through `placing`.
-    package init(configuration: Configuration, notice: @escaping @Sendable (String) -> Void, placing: FilePlacing) throws(AFError) {
+    /// A sink whose files are closed and named through `calls`.
+    package init(configuration: Configuration, notice: @escaping @Sendable (String) -> Void, calls: FileCalls) throws(AFError) {
         self.configuration = configuration
         self.notice = notice
-        self.placing = placing
+        self.calls = calls
         var initial = State()
         initial.digest = configuration.checksum.map { Digest($0.algorithm) }
         if let descriptor = configuration.fileDescriptor {
@@ -690,7 +690,7 @@ public final class DownloadSink: ResponseBodySink {
                     return .output(OutputFailure(kind: .writeFailed, message: "cannot rename '\(part)' to '\(final)': \(POSIXFailure(code: errno).description)"))
                 }
             } else {
-                let code = placing.place(part, at: final)
+                let code = calls.place(part, at: final)
                 if code != 0 {
                     // A name the server gave was free when the download began: another
                     // program made it since. The next free one, as at the start.
@@ -732,18 +732,23 @@ public final class DownloadSink: ResponseBodySink {
     // MARK: Files
 
     /// Writes out what the buffer holds and closes the file (one written in place only when
-    /// the download is `ending`); 0, or the `errno` of a failed write, after which `written`
+    /// the download is `ending`); 0, or the `errno` of a failed write or close (a network
+    /// file system may report a write the server refused only there), after which `written`
     /// is what the file holds (so a retry resumes from there).
     private func closeFile(_ state: inout State, ending: Bool = false) -> Int32 {
         guard state.fd >= 0 else { return 0 }
-        let code = state.pending.drain(to: state.fd)
-        if code != 0 { Self.resynchronise(&state) }
+        var code = state.pending.drain(to: state.fd)
         // A destination written in place stays open from one attempt to the next: closed, a
         // FIFO's reader saw the end of its data and went, and opening it again for the retry
         // waited for a reader that never came.
-        if state.inPlace, configuration.fileDescriptor != nil || !ending { return code }
-        close(state.fd)
+        if state.inPlace, configuration.fileDescriptor != nil || !ending {
+            if code != 0 { Self.resynchronise(&state) }
+            return code
+        }
+        let closed = calls.finish(state.fd, syncing: false)
         state.fd = -1
+        if code == 0 { code = closed }
+        if code != 0 { Self.resynchronise(&state) }
         return code
     }
 
@@ -790,7 +795,7 @@ public final class DownloadSink: ResponseBodySink {
             let path = Self.join(configuration.directory, DownloadNaming.numbered(name, attempt))
             guard !FileIO.exists(path), let claim = PartFileClaims.claim([path]) else { continue }
             defer { PartFileClaims.release(claim) }
-            let code = placing.place(part, at: path)
+            let code = calls.place(part, at: path)
             if code == 0 { return path }
             guard code == EEXIST else { return nil }
         }

@@ -1,14 +1,16 @@
 @testable import AFEngine
 import AFTestSupport
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A finished download gets its name without replacing a file (`FilePlacing`), also where the
-/// file system makes no hard links (FAT and exFAT sticks, some FUSE and network file systems).
-@Suite struct FilePlacingTests {
+/// A finished download gets its name without replacing a file (`FileCalls`), also where the
+/// file system makes no hard links (FAT and exFAT sticks, some FUSE and network file systems),
+/// and a written file's delayed write error (NFS, SMB: at `fsync` or `close`) is not lost.
+@Suite struct FileCallsTests {
     let directory: String
 
     init() throws {
@@ -29,20 +31,20 @@ import Glibc
 
     /// The calls of a file system without hard links, which answers `link` with `code`; its
     /// rename takes `RENAME_NOREPLACE` unless `noReplaceAnswer` says otherwise.
-    private static func withoutHardLinks(_ code: Int32, noReplaceAnswer: Int32? = nil) -> FilePlacing {
-        FilePlacing(
+    private static func withoutHardLinks(_ code: Int32, noReplaceAnswer: Int32? = nil) -> FileCalls {
+        FileCalls(
             link: { _, _ in code },
-            renameWithoutReplacing: { from, to in noReplaceAnswer ?? FilePlacing.system.renameWithoutReplacing(from, to) }
+            renameWithoutReplacing: { from, to in noReplaceAnswer ?? FileCalls.system.renameWithoutReplacing(from, to) }
         )
     }
 
     @Test func theSystemsCallsMoveTheFileAndNeverReplaceOne() throws {
         try write("new", "a.part")
-        #expect(FilePlacing.system.place("\(directory)/a.part", at: "\(directory)/a") == 0)
+        #expect(FileCalls.system.place("\(directory)/a.part", at: "\(directory)/a") == 0)
         #expect(names() == ["a"])
         #expect(read("a") == "new")
         try write("newer", "a.part")
-        #expect(FilePlacing.system.place("\(directory)/a.part", at: "\(directory)/a") == EEXIST)
+        #expect(FileCalls.system.place("\(directory)/a.part", at: "\(directory)/a") == EEXIST)
         #expect(names() == ["a", "a.part"])
         #expect(read("a") == "new")
     }
@@ -79,7 +81,7 @@ import Glibc
     /// Other failures of `link` (a full directory, no permission) are the answer: nothing is
     /// renamed instead.
     @Test func otherLinkFailuresAreReported() throws {
-        let placing = FilePlacing(link: { _, _ in ENOSPC }, renameWithoutReplacing: { _, _ in Issue.record("renamed"); return 0 })
+        let placing = FileCalls(link: { _, _ in ENOSPC }, renameWithoutReplacing: { _, _ in Issue.record("renamed"); return 0 })
         try write("new", "e.part")
         #expect(placing.place("\(directory)/e.part", at: "\(directory)/e") == ENOSPC)
         #expect(names() == ["e.part"])
@@ -91,7 +93,7 @@ import Glibc
         let ok = ResponseHead(status: 200, reason: "OK", httpVersion: "HTTP/1.1", headers: [])
         for expected in ["f.bin", "f-1.bin"] {
             let sink = try DownloadSink(
-                configuration: .init(directory: directory, requestURL: "http://example.test/f.bin"), notice: { _ in }, placing: Self.withoutHardLinks(EPERM)
+                configuration: .init(directory: directory, requestURL: "http://example.test/f.bin"), notice: { _ in }, calls: Self.withoutHardLinks(EPERM)
             )
             try sink.open(ok, attempt: 1)
             // A buffer of its own: a typed-throws closure given to `withUnsafeBytes` crashes
@@ -106,5 +108,60 @@ import Glibc
         }
         #expect(names() == ["f-1.bin", "f.bin"])
         #expect(read("f.bin") == "body")
+    }
+
+    /// The descriptors a stand-in `close` was given (each closed for real).
+    private final class Closed: Sendable {
+        let descriptors = Mutex<[Int32]>([])
+    }
+
+    /// A file system that cannot sync (`EINVAL`) and an interrupted close (which closed) are
+    /// no failure; a delayed write error from either call is the answer; the descriptor is
+    /// closed once whatever happened, and without `syncing` nothing is synced.
+    @Test(arguments: [
+        (Int32(0), Int32(0), true, Int32(0)), (EINVAL, 0, true, 0), (0, EINTR, true, 0),
+        (EIO, 0, true, EIO), (EDQUOT, EDQUOT, true, EDQUOT), (0, ENOSPC, true, ENOSPC), (EIO, 0, false, 0),
+    ])
+    func finishingAWrittenFileReportsADelayedWriteError(syncAnswer: Int32, closeAnswer: Int32, syncing: Bool, expected: Int32) throws {
+        let closed = Closed()
+        let calls = FileCalls(
+            link: FileCalls.system.link, renameWithoutReplacing: FileCalls.system.renameWithoutReplacing,
+            sync: { _ in syncAnswer },
+            close: { fd in
+                closed.descriptors.withLock { $0.append(fd) }
+                _ = Glibc.close(fd)
+                return closeAnswer
+            }
+        )
+        let fd = open("\(directory)/g", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        #expect(calls.finish(fd, syncing: syncing) == expected)
+        #expect(closed.descriptors.withLock { $0 } == [fd])
+    }
+
+    /// A download whose file fails at `close` (a network file system's quota): a failed
+    /// write like any other — the part is kept for a resume, nothing takes the name.
+    @Test func aDownloadWhoseCloseFailsIsNotSaved() throws {
+        let ok = ResponseHead(status: 200, reason: "OK", httpVersion: "HTTP/1.1", headers: [])
+        let calls = FileCalls(
+            link: FileCalls.system.link, renameWithoutReplacing: FileCalls.system.renameWithoutReplacing,
+            close: { fd in
+                _ = Glibc.close(fd)
+                return EDQUOT
+            }
+        )
+        let sink = try DownloadSink(configuration: .init(directory: directory, requestURL: "http://example.test/h.bin"), notice: { _ in }, calls: calls)
+        try sink.open(ok, attempt: 1)
+        let body = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 1)
+        defer { body.deallocate() }
+        body.copyBytes(from: Array("body".utf8))
+        try sink.write(UnsafeRawBufferPointer(body))
+        #expect(sink.bodyDidEnd() == nil)
+        let error = sink.finish(error: nil)
+        #expect(error?.description.contains("h.bin.part") == true, "\(String(describing: error))")
+        #expect(error?.description.contains(POSIXFailure(code: EDQUOT).description) == true, "\(String(describing: error))")
+        #expect(sink.report == nil)
+        #expect(names() == ["h.bin.part"])
+        #expect(read("h.bin.part") == "body")
     }
 }
