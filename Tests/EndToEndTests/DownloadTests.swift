@@ -45,6 +45,16 @@ import Testing
         #expect(files() == [])
     }
 
+    /// A download into standard output that cannot be written (`/dev/full`) names it as
+    /// the rest of af does, not in quotes as if it were a file called "standard output".
+    @Test func aFullStandardOutputIsNamedAsSuch() throws {
+        server.serveRangedFile(size: 2_000)
+        let (status, errors) = try AF.shell("exec '\(AF.binary)' -d -q -o - '\(server.url("/file/out.bin"))' > /dev/full")
+        #expect(status == 9)
+        #expect(errors == "af: error: cannot write standard output: no space left on device\n", "\(errors)")
+        #expect(files() == [])
+    }
+
     /// `-c -o FILE` moves FILE aside to `FILE.part` while it resumes; when the last write
     /// fails and nothing was added, FILE is back under its name with its bytes, as when a
     /// write fails midway (it used to stay renamed to `FILE.part`).

@@ -515,7 +515,7 @@ public final class DownloadSink: ResponseBodySink {
             // A path in quotes; a descriptor's name ("standard output") as it reads.
             return configuration.fileDescriptor == nil ? "'\(state.finalPath ?? "")'" : state.finalPath ?? ""
         }
-        return "'\(keptPath(state) ?? "")'"
+        return "'\(keptPath(state) ?? state.finalPath ?? "")'"
     }
 
     /// Where the saved bytes are, as the user knows it: the file given to resume (`-c -o
@@ -763,8 +763,7 @@ public final class DownloadSink: ResponseBodySink {
     /// A failed write, naming the file the user knows (`keptPath`), or the destination written
     /// in place.
     private func writeFailure(_ code: Int32, _ state: State) -> AFError {
-        let name = keptPath(state) ?? state.finalPath ?? ""
-        return .output(OutputFailure(kind: .writeFailed, message: "cannot write '\(name)': \(POSIXFailure(code: code).description)"))
+        .output(OutputFailure(kind: .writeFailed, message: "cannot write \(holderName(state)): \(POSIXFailure(code: code).description)"))
     }
 
     /// `directory/name`, or `name-1.ext`, `name-2.ext`… when that or its `.part` exists (unless
