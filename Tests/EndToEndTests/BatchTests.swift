@@ -610,6 +610,22 @@ import Testing
         #expect(result.err == "af: error: \(word); 1 of 3 requests had finished, 2 cancelled\n")
     }
 
+    /// A run stopped by a signal has no summary of failed lines after its error line, so
+    /// that line counts the failed ones with the finished and says how many failed (it
+    /// counted only the successes as finished, and 100 failed lines read as "0 had finished").
+    @Test func aSignalledRunSaysHowManyOfTheFinishedFailed() throws {
+        let path = try file([server.url("/answer/1"), server.url("/status/404"), server.url("/answer/3?delay=10")])
+        let running = AF.start(["batch", "--parallel=3", "--check-status", path])
+        let deadline = Date().addingTimeInterval(10)
+        while server.requests.count < 3, Date() < deadline { usleep(10000) }
+        usleep(200_000)
+        let (result, _) = running.stop(with: SIGTERM)
+        #expect(result.status == 143)
+        #expect(result.out.hasPrefix("answer 1\n"), "\(result.out)")
+        let lines = result.err.split(separator: "\n")
+        #expect(lines.last == "af: error: terminated; 2 of 3 requests had finished (1 failed), 1 cancelled", "\(result.err)")
+    }
+
     /// `af batch -` that has read no line yet says only that it stopped: it said "0 of 0
     /// requests had finished, 0 cancelled".
     @Test func aSignalBeforeTheFirstLineSaysNoRequestHadStarted() throws {

@@ -600,6 +600,14 @@ final class BatchRunner: Sendable {
         stop(.signal(reason))
     }
 
+    /// How far a batch that stopped early got: "7 of 10 requests had finished (2 failed), 3
+    /// cancelled". The failed ones count as finished, and are said: a run stopped by a signal
+    /// or a failed output has no summary of failed lines after it.
+    private static func tally(_ final: State) -> String {
+        let failed = final.failed > 0 ? " (\(final.failed) failed)" : ""
+        return "\(final.finished) of \(final.started) requests had finished\(failed), \(final.cancelled) cancelled"
+    }
+
     /// The summary line and the exit status.
     private func conclude() -> Int32 {
         let final = state.read { $0 }
@@ -614,12 +622,12 @@ final class BatchRunner: Sendable {
             let what = ExitMapping.message(for: .cancelled(cause), attempts: 1)
             // `af batch -` waiting for its first line has nothing to count.
             stderr.writeError(final.started == 0 ? "\(what) before any request had started"
-                : "\(what); \(final.finished - final.failed) of \(final.started) requests had finished, \(final.cancelled) cancelled")
+                : "\(what); \(Self.tally(final))")
             return ExitMapping.status(for: .cancelled(cause), checkStatus: false)
         }
         if let failure = output.stdout.writeFailure {
             // Whatever the requests did, outputs from the failure on are lost: the run failed.
-            stderr.writeError("\(ExitMapping.message(for: failure, attempts: 1)); \(final.finished) of \(final.started) requests had finished, \(final.cancelled) cancelled")
+            stderr.writeError("\(ExitMapping.message(for: failure, attempts: 1)); \(Self.tally(final))")
             return ExitMapping.status(for: failure, checkStatus: false)
         }
         let usage = budget.usage
