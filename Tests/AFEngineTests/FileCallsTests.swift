@@ -89,21 +89,26 @@ import Glibc
 
     /// A whole download into a file system without hard links: saved under its name, and the
     /// next one of the same name under the next free one.
-    @Test func aDownloadIsSavedWhereThereAreNoHardLinks() throws {
+    /// A 200 answer with the body "body" downloaded from `name` through a sink with `calls`:
+    /// the sink, once finished, and what finishing answered.
+    private func download(_ name: String, calls: FileCalls) throws -> (DownloadSink, AFError?) {
         let ok = ResponseHead(status: 200, reason: "OK", httpVersion: "HTTP/1.1", headers: [])
+        let sink = try DownloadSink(configuration: .init(directory: directory, requestURL: "http://example.test/\(name)"), notice: { _ in }, calls: calls)
+        try sink.open(ok, attempt: 1)
+        // A buffer of its own: a typed-throws closure given to `withUnsafeBytes` crashes
+        // this compiler (6.3.1).
+        let body = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 1)
+        defer { body.deallocate() }
+        body.copyBytes(from: Array("body".utf8))
+        try sink.write(UnsafeRawBufferPointer(body))
+        #expect(sink.bodyDidEnd() == nil)
+        return (sink, sink.finish(error: nil))
+    }
+
+    @Test func aDownloadIsSavedWhereThereAreNoHardLinks() throws {
         for expected in ["f.bin", "f-1.bin"] {
-            let sink = try DownloadSink(
-                configuration: .init(directory: directory, requestURL: "http://example.test/f.bin"), notice: { _ in }, calls: Self.withoutHardLinks(EPERM)
-            )
-            try sink.open(ok, attempt: 1)
-            // A buffer of its own: a typed-throws closure given to `withUnsafeBytes` crashes
-            // this compiler (6.3.1).
-            let body = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 1)
-            defer { body.deallocate() }
-            body.copyBytes(from: Array("body".utf8))
-            try sink.write(UnsafeRawBufferPointer(body))
-            #expect(sink.bodyDidEnd() == nil)
-            #expect(sink.finish(error: nil) == nil)
+            let (sink, error) = try download("f.bin", calls: Self.withoutHardLinks(EPERM))
+            #expect(error == nil)
             #expect(sink.report?.path == "\(directory)/\(expected)")
         }
         #expect(names() == ["f-1.bin", "f.bin"])
@@ -142,7 +147,6 @@ import Glibc
     /// A download whose file fails at `close` (a network file system's quota): a failed
     /// write like any other — the part is kept for a resume, nothing takes the name.
     @Test func aDownloadWhoseCloseFailsIsNotSaved() throws {
-        let ok = ResponseHead(status: 200, reason: "OK", httpVersion: "HTTP/1.1", headers: [])
         let calls = FileCalls(
             link: FileCalls.system.link, renameWithoutReplacing: FileCalls.system.renameWithoutReplacing,
             close: { fd in
@@ -150,14 +154,7 @@ import Glibc
                 return EDQUOT
             }
         )
-        let sink = try DownloadSink(configuration: .init(directory: directory, requestURL: "http://example.test/h.bin"), notice: { _ in }, calls: calls)
-        try sink.open(ok, attempt: 1)
-        let body = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 1)
-        defer { body.deallocate() }
-        body.copyBytes(from: Array("body".utf8))
-        try sink.write(UnsafeRawBufferPointer(body))
-        #expect(sink.bodyDidEnd() == nil)
-        let error = sink.finish(error: nil)
+        let (sink, error) = try download("h.bin", calls: calls)
         #expect(error?.description.contains("h.bin.part") == true, "\(String(describing: error))")
         #expect(error?.description.contains(POSIXFailure(code: EDQUOT).description) == true, "\(String(describing: error))")
         #expect(sink.report == nil)
