@@ -384,6 +384,29 @@ import Testing
         #expect(request.chunked)
     }
 
+    /// sysfs says each of its files is a page long (4096 bytes) whatever it holds: sent with
+    /// that length, `/sys/devices/system/cpu/online` ("0-1\n") failed as a file that "shrank
+    /// while it was being sent". As a body, a form part and a JSON field's value, it is sent
+    /// whole, as it reads.
+    @Test(.enabled(if: FileManager.default.isReadableFile(atPath: "/sys/devices/system/cpu/online")))
+    func sysFilesThatSayTheyAreAPageLongAreSentAsTheyRead() throws {
+        let path = "/sys/devices/system/cpu/online"
+        let expected = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(!expected.isEmpty && expected.utf8.count < 4096)
+        let body = InProcessAF.run(["put", server.url("/put"), "@\(path)"])
+        #expect(body.status == 0, "\(body.err)")
+        let sent = try #require(server.requests(to: "/put").last)
+        #expect(sent.bodyText == expected)
+        #expect(sent.chunked)
+        let part = InProcessAF.run(["--form", "post", server.url("/form"), "cpus@\(path)"])
+        #expect(part.status == 0, "\(part.err)")
+        let form = try #require(server.requests(to: "/form").last)
+        #expect(form.bodyText.contains("filename=\"online\"\r\nContent-Type: application/octet-stream\r\n\r\n\(expected)\r\n--"), "\(form.bodyText)")
+        let field = InProcessAF.run(["post", server.url("/field"), "cpus=@\(path)"])
+        #expect(field.status == 0, "\(field.err)")
+        #expect(server.requests(to: "/field").last?.bodyText == "{\"cpus\": \(JSONText.string(expected))}")
+    }
+
     @Test func errorLinesQuoteAtMostAShortPrefix() {
         // One argument may hold at most 128 KiB on Linux; that is long enough to show the cap.
         let long = String(repeating: "x", count: 120_000)
