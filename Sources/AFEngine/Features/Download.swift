@@ -170,7 +170,8 @@ public final class DownloadSink: ResponseBodySink {
     private let state: Locked<State>
     /// Called with a sentence when something the user should know happens (a restart).
     private let notice: @Sendable (String) -> Void
-    /// How the finished file gets its name (the system's calls, but in tests).
+    /// How the files are closed and the finished one gets its name (the system's calls, but
+    /// in tests).
     private let calls: FileCalls
 
     /// Checks the destination before anything is sent: a fixed name that exists is refused
@@ -760,8 +761,8 @@ public final class DownloadSink: ResponseBodySink {
         state.digestCurrent = false
     }
 
-    /// A failed write, naming the file the user knows (`keptPath`), or the destination written
-    /// in place.
+    /// A failed write, naming what the user knows the bytes by (`holderName`): the file
+    /// given or its part, a destination written in place, or standard output unquoted.
     private func writeFailure(_ code: Int32, _ state: State) -> AFError {
         .output(OutputFailure(kind: .writeFailed, message: "cannot write \(holderName(state)): \(POSIXFailure(code: code).description)"))
     }
