@@ -29,7 +29,8 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // glibc's extended-attribute calls, which the Glibc module leaves out.
+        // File calls the Glibc module leaves out: extended attributes, renameat2 without
+        // replacing, statfs's file-system type.
         .systemLibrary(name: "CFileCalls"),
         .target(name: "AFEngine", dependencies: ["CCurl", "COpenSSL", "CZlib", "CFileCalls"], exclude: ["AFEngine.md"]),
         // Build facts for `af --version`, defined by install.sh (-Xcc -DAF_BUILD_COMMIT=...).
