@@ -264,6 +264,12 @@ import Testing
         (["--timeout"], "option '--timeout' needs a value: --timeout=SECONDS"),
         (["--follow=yes"], "option '--follow' takes no value"),
         (["-Z"], "unknown option '-Z'"),
+        // A long name after one dash is a typo, not the cluster it spells (-f -o llow would
+        // write a file 'llow'); the value is left out of the message (it may be a password).
+        (["-follow"], "unknown option '-follow'; did you mean '--follow'? (one dash begins one-letter options)"),
+        (["-output=out.json"], "unknown option '-output'; did you mean '--output'? (one dash begins one-letter options)"),
+        (["-auth=bob:secret"], "unknown option '-auth'; did you mean '--auth'? (one dash begins one-letter options)"),
+        (["-no-follow"], "unknown option '-no-follow'; did you mean '--no-follow'?"),
         (["--no-version"], "unknown option '--no-version'; --version has no --no- form"),
         // curl's spellings say what af does instead (--header is not '--headers'?).
         (["--header", "X:1"], "unknown option '--header'; af sends a header given as a request item: af URL 'X-Name:value'"),
@@ -312,6 +318,16 @@ import Testing
             _ = try ParsedArguments.parse(arguments)
         } throws: { error in
             (error as? CommandFailure)?.message.contains(message) == true
+        }
+    }
+
+    /// Only a whole long name after one dash is refused: a cluster whose attached value
+    /// merely contains one (`-ooutput`, `-vofollow.json`) is still the cluster.
+    @Test func aClusterWithAValueThatContainsALongNameIsStillACluster() throws {
+        for (arguments, output) in [(["-ooutput"], "output"), (["-vofollow.json"], "follow.json"), (["-o", "follow"], "follow")] {
+            let parsed = try ParsedArguments.parse(arguments)
+            #expect(parsed.options.last?.spec.id == .output)
+            #expect(parsed.options.last?.value == output)
         }
     }
 

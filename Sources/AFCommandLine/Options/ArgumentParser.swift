@@ -105,6 +105,11 @@ struct ParsedArguments: Sendable {
                 }
                 continue
             }
+            // A long option's name after one dash (`-follow`, `-output=x`, `-no-verify`) is a
+            // typo, not the cluster it spells: `-f -o llow` would write a file called `llow`.
+            if let name = Suggestions.longNameAfterOneDash(argument.dropFirst()) {
+                throw .usage("unknown option '-\(name)'\(origin); did you mean '--\(name)'? (one dash begins one-letter options)")
+            }
             // A cluster of short options: -vF, -pHb, -o FILE, -xx.
             var letters = Substring(argument.dropFirst())
             while let letter = letters.first {
@@ -230,6 +235,18 @@ enum Suggestions {
         let silent = cluster.contains("s") || cluster.contains("S") ? " (af draws no progress off a terminal and always shows errors)" : ""
         return "; '-\(cluster)' is curl's \(cluster.map { "-\($0)" }.joined(separator: " ")): in af, "
             + (given.isEmpty ? "leave it out" : given.joined(separator: " ")) + silent
+    }
+
+    /// The name of one of af's long options (or its `--no-` form) that `body`, an argument
+    /// without its one dash, spells, with or without `=VALUE` (left out of the answer: it may
+    /// be a password); nil for anything else. Only the whole name counts: `-ofile.json` is
+    /// `-o file.json`, and a word that only looks like a name stays a cluster.
+    static func longNameAfterOneDash(_ body: Substring) -> String? {
+        let name = String(body.splitOnce(byte: UInt8(ascii: "="))?.before ?? body)
+        guard name.utf8.count >= 3 else { return nil }
+        if OptionTable.option(long: name) != nil { return name }
+        let negatable = name.hasPrefix("no-") && OptionTable.option(long: String(name.dropFirst(3)))?.negatable == true
+        return negatable ? name : nil
     }
 
     static func shortHint(for letter: Character) -> String {
