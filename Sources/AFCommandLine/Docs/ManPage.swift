@@ -44,6 +44,9 @@ public enum ManPage {
         An option's value is the next argument, or follows \\fB=\\fR. A next argument that is one
         of af's options is no value (\\fBaf \\-o \\-\\-follow URL\\fR is a usage error: a value
         left out); a value that reads so is written after \\fB=\\fR (\\fB\\-o=\\-\\-follow\\fR).
+        A long option's name after one dash (\\fB\\-follow\\fR, \\fB\\-output=x\\fR) is a usage error
+        that names the option meant, not the letters it spells (\\fB\\-f \\-o llow\\fR would write a
+        file called \\fIllow\\fR); \\fB\\-ofile.json\\fR is still \\fB\\-o file.json\\fR.
         .PP
         Standard input is the request body when it is a pipe or a regular file with at least
         one byte and no body items are given; a terminal or \\fI/dev/null\\fR is never read.
