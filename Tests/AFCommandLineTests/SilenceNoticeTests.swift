@@ -68,6 +68,32 @@ import Testing
         #expect(notices("/events", seconds: 0.5).isEmpty)
     }
 
+    /// A body that stops just after the watch has looked is told soon after it has been
+    /// silent for the period, not a whole period later: while bytes come, the watch looks a
+    /// quarter of the period apart. Here bytes come for 1.1 s and the period is 1 s: looked
+    /// at once a period, the stop would be seen at 2 s and told at 3 s.
+    @Test func aBodyThatStopsIsToldSoonAfterThePeriod() {
+        server.route("/slows") { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n")
+                for _ in 0..<11 {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    connection.write("x")
+                }
+                Thread.sleep(forTimeInterval: 3.5)
+                connection.write("xxxxxxxxx")
+            }
+        }
+        let start = Monotonic.now()
+        let told = Protected<[(String, Double)]>([])
+        let notice = SilenceNotice(seconds: 1, sendsBody: false) { text in told.write { $0.append((text, Monotonic.now() - start)) } }
+        _ = Session(configuration: .init(eventMonitors: [notice])).request(RequestDescription(url: server.url("/slows"))).run()
+        #expect(told.value.map(\.0) == ["127.0.0.1:\(server.port) has sent nothing more for 1s (11 B of the body so far); still waiting (--timeout=SECONDS sets a limit)"])
+        // Silent for the period at the earliest (the last byte came at about 1.1 s).
+        let at = told.value.first?.1 ?? 0
+        #expect(at >= 2.05 && at < 2.75, "told at \(at) s")
+    }
+
     /// A server that stops taking the request body (it reads nothing; the socket's buffers
     /// fill) has not been asked anything yet: that is what is named, with how much went.
     @Test func aServerThatStopsTakingTheBodyIsNamed() throws {

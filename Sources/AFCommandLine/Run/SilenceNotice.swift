@@ -172,6 +172,10 @@ final class SilenceNotice: EventMonitor, Sendable {
                 state.phase = .body(head, received: count)
                 state.lastActivity = now
             }
+            // The last byte came at some time since the check before, which is all a look
+            // can tell: looked at a quarter of the time apart while the body comes, a body
+            // that stops is told at most a quarter late, not a whole period.
+            if now - state.lastActivity < seconds { return .due(min(state.lastActivity + seconds, now + seconds / 4)) }
             silence = .body(received: count)
         }
         guard now - state.lastActivity >= seconds else { return .due(state.lastActivity + seconds) }
