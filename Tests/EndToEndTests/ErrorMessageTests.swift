@@ -160,6 +160,7 @@ import Testing
     @Test func aProxyThatAnswersBadlyIsNamed() throws {
         let garbage = try GreetingPort(greeting: Array("\u{16}\u{3}\u{1}nonsense\r\n\r\n".utf8))
         let silent = try GreetingPort(greeting: [])
+        let huge = try GreetingPort(greeting: Array("HTTP/1.1 200 Connection established\r\nX-Pad: \(String(repeating: "a", count: 400_000))\r\n\r\n".utf8))
         let cases: [(GreetingPort, String, String)] = [
             (garbage, "http://example.test/x",
              "af: error: malformed response from the proxy http://127.0.0.1:\(garbage.port) for example.test:80: it did not answer in HTTP (Received HTTP/0.9 when not allowed)\n"),
@@ -167,6 +168,9 @@ import Testing
              "af: error: the proxy http://127.0.0.1:\(silent.port) for example.test:80 closed the connection without answering\n"),
             (silent, "https://example.test/x",
              "af: error: the proxy 127.0.0.1:\(silent.port) closed the connection before opening a tunnel to example.test:443\n"),
+            // A CONNECT answer past libcurl's limit read as the host's connection reset.
+            (huge, "https://example.test/x",
+             "af: error: the proxy 127.0.0.1:\(huge.port) answered the CONNECT for example.test:443 with a head too large for libcurl (its limit for a CONNECT response)\n"),
         ]
         for (proxy, url, message) in cases {
             let result = AF.run(["--proxy=all:http://127.0.0.1:\(proxy.port)", url], timeout: 20)

@@ -211,6 +211,10 @@ enum CurlErrorMapping {
             // The proxy closed the connection instead of answering the CONNECT: the host it
             // was asked for was never reached.
             return failure(.connectionReset, "the proxy\(connectedProxy(easy)) closed the connection before opening a tunnel to \(authority)")
+        case CURLE_RECV_ERROR where detail.containsBytes(of: "CONNECT response too large"):
+            // The proxy's answer to the CONNECT ran past libcurl's limit for a head: the
+            // proxy's doing, not a connection to the host that was reset.
+            return failure(.limitExceeded, "the proxy\(connectedProxy(easy)) answered the CONNECT for \(authority) with a head too large for libcurl (its limit for a CONNECT response)")
         case CURLE_RECV_ERROR where detail.containsBytes(of: "CONNECT tunnel failed"):
             // The proxy answered the CONNECT with a status of its own (407 wants credentials,
             // 403 forbids the host, 502 could not reach it): its answer, not a reset, and not
