@@ -179,6 +179,22 @@ import Testing
         }
     }
 
+    /// A server that closes or resets the connection in the middle of the TLS handshake, with
+    /// no alert (one restarting does): nothing was sent, so it is a reset, exit 1, retried
+    /// by --retry, not a TLS refusal that is never retried (exit 7). Closed after reading
+    /// the hello (the end of the stream) and closed with it unread (a reset).
+    @Test func aConnectionClosedUnderTheHandshakeIsAResetToRetry() throws {
+        for port in [try GreetingPort(greeting: []), try GreetingPort(greeting: [], readsRequest: false, holding: 0)] {
+            let result = AF.run(["--retry=1", "--retry-delay=0", "https://127.0.0.1:\(port.port)/"], timeout: 20)
+            #expect(result.status == 1, "\(result.err)")
+            let lines = result.err.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2, "\(result.err)")
+            #expect(lines.first?.hasPrefix("af: retrying in 0s (attempt 2 of 2): the connection to 127.0.0.1:\(port.port) closed during the TLS handshake (") == true, "\(result.err)")
+            #expect(lines.last?.hasPrefix("af: error: the connection to 127.0.0.1:\(port.port) closed during the TLS handshake (") == true, "\(result.err)")
+            #expect(lines.last?.hasSuffix("); if it does so every time, the server may refuse what af offers: check --ssl, --ciphers, --cert and the server's TLS setup (after 2 attempts)") == true, "\(result.err)")
+        }
+    }
+
     /// https:// to a port that speaks plain HTTP: the handshake's reply is no TLS record, and
     /// the error says so rather than pointing at --ssl and --ciphers.
     @Test func aPlainPortAskedForTLSIsExplained() throws {

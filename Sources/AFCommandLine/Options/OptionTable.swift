@@ -238,7 +238,7 @@ public enum OptionTable {
     private static var retries: [OptionSpec] { [
         OptionSpec(.retry, "retry", value: .required("N"), group: .retries,
                    help: "Retry a failed attempt up to N times",
-                   details: "Retry a failed attempt up to N times. Statuses 408, 429, 500, 502, 503 and 504, DNS failures, refused or reset connections, timeouts and truncated bodies are retried; TLS and pinning failures never are. Only GET, HEAD, PUT, DELETE, OPTIONS and TRACE are retried unless --retry-all-methods. A body cut short is resumed with a Range request where the server allows it (an uncompressed body with an ETag or Last-Modified, or any download).",
+                   details: "Retry a failed attempt up to N times. Statuses 408, 429, 500, 502, 503 and 504, DNS failures, refused or reset connections, timeouts and truncated bodies are retried (so is a connection closed in the middle of the TLS handshake, exit 1); TLS and pinning failures never are. Only GET, HEAD, PUT, DELETE, OPTIONS and TRACE are retried unless --retry-all-methods. A body cut short is resumed with a Range request where the server allows it (an uncompressed body with an ETag or Last-Modified, or any download).",
                    binding: .count(\.retry)),
         OptionSpec(.retryDelay, "retry-delay", value: .required("SECONDS"), group: .retries, help: "Delay before the first retry",
                    binding: .seconds(\.retryDelay)),

@@ -83,7 +83,7 @@ public enum ExitStatus {
     public static let table: [Entry] = [
         Entry(codes: [success], brief: "success", meaning: "The exchange completed (any HTTP status unless --check-status)."),
         Entry(codes: [network], brief: "network or protocol failure",
-              meaning: "Network or protocol failure: DNS, refused, reset, malformed response, a limit exceeded (after retries)."),
+              meaning: "Network or protocol failure: DNS, refused, reset (during the TLS handshake too), malformed response, a limit exceeded (after retries)."),
         Entry(codes: [timeout], brief: "timeout", meaning: "Timeout (connect or total)."),
         Entry(codes: [redirection, clientError, serverError], brief: "3xx/4xx/5xx with --check-status",
               meaning: "With --check-status (and for downloads): the final status was 3xx (not followed), 4xx or 5xx."),

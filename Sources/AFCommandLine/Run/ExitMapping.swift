@@ -86,6 +86,8 @@ enum ExitMapping {
             return message + "; check that what listens there is an HTTP proxy, or raise \(total ? "--timeout" : "--connect-timeout")"
         case .handshakeTimedOut(_, let total):
             return message + "; the server took the connection but did not answer in TLS: if that port serves plain HTTP, \(plainHTTP); otherwise raise \(total ? "--timeout" : "--connect-timeout")"
+        case .closedDuringHandshake:
+            return message + "; if it does so every time, the server may refuse what af offers: check --ssl, --ciphers, --cert and the server's TLS setup"
         case .responseTimedOut(let limit):
             return limit == nil ? message : message + "; raise --timeout if it needs longer"
         case .tooManyHeaderLines:

@@ -133,6 +133,11 @@ public struct TransportFailure: Error, Sendable, Equatable {
         /// answered nothing, as a plain HTTP server does while it waits for a request line
         /// that never comes.
         case handshakeTimedOut(limit: Double?, total: Bool)
+        /// The server (or, through a proxy, the tunnel) closed or reset the connection in the
+        /// middle of the TLS handshake, without a TLS alert to say why: a server restarting or
+        /// overloaded does so, and so does one that refuses the client's offer without a
+        /// word. No request byte was sent, so it is a reset to retry, not a TLS refusal.
+        case closedDuringHandshake
         /// No complete response within the total timeout.
         case responseTimedOut(limit: Double?)
         /// More header lines (or trailer lines) than `TransferOptions.maxHeaders`.
