@@ -179,6 +179,16 @@ import Testing
         }
     }
 
+    /// A tunnel the proxy opened whose host never answers the TLS handshake: the handshake
+    /// timed out, not the connection to the proxy (which answered the CONNECT at once).
+    @Test func aHandshakeThatStallsThroughATunnelIsNamed() throws {
+        let tunnel = try GreetingPort(greeting: Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8), readsRequest: false, holding: 4)
+        let result = AF.run(["--proxy=https:http://127.0.0.1:\(tunnel.port)", "--connect-timeout=1", "https://example.test/"], timeout: 20)
+        #expect(result.status == 2, "\(result.err)")
+        #expect(result.err == "af: error: the TLS handshake with example.test:443 through the proxy http://127.0.0.1:\(tunnel.port) did not finish within 1s; "
+            + "the server took the connection but did not answer in TLS: if that port serves plain HTTP, use http://; otherwise raise --connect-timeout\n")
+    }
+
     /// A server that closes or resets the connection in the middle of the TLS handshake, with
     /// no alert (one restarting does): nothing was sent, so it is a reset, exit 1, retried
     /// by --retry, not a TLS refusal that is never retried (exit 7). Closed after reading

@@ -123,6 +123,13 @@ enum CurlErrorMapping {
                     return failure(.connectTimeout, "the proxy \(MessageQuote.withoutCredentials(proxy)) took the connection but did not answer the CONNECT for \(authority)\(within)",
                                    .tunnelTimedOut(limit: limit, total: total))
                 }
+                // The tunnel is open (the handshake asked for its TLS context) but the host
+                // at its end did not finish the handshake: not the proxy's connect.
+                if tlsPending, transfer.handshakeStarted, let proxy = proxyInUse(transfer) {
+                    let within = limit.map { " within \(Format.seconds($0))" } ?? ""
+                    return failure(.connectTimeout, "the TLS handshake with \(authority) through the proxy \(MessageQuote.withoutCredentials(proxy)) did not finish\(within)",
+                                   .handshakeTimedOut(limit: limit, total: total))
+                }
                 // Not even the proxy answered: it was named as the host it was asked for.
                 if !connected, let proxy = proxyInUse(transfer) {
                     return failure(.connectTimeout, "connecting to the proxy \(MessageQuote.withoutCredentials(proxy)) for \(authority) timed out\(after)",
