@@ -22,6 +22,13 @@ static inline long afssl_ctx_set_min_proto(SSL_CTX *c, int v) { return SSL_CTX_s
 static inline long afssl_ctx_set_tlsext_status_cb(SSL_CTX *c, int (*cb)(SSL *, void *)) { return SSL_CTX_set_tlsext_status_cb(c, cb); }
 static inline long afssl_ctx_set_tlsext_status_arg(SSL_CTX *c, void *arg) { return SSL_CTX_set_tlsext_status_arg(c, arg); }
 static inline long afssl_set_tlsext_status_ocsp_resp(SSL *s, unsigned char *resp, long len) { return SSL_set_tlsext_status_ocsp_resp(s, resp, len); }
+// For the tests' TLS server: a callback that sees the name the client sent (SNI).
+static inline long afssl_ctx_set_servername_cb(SSL_CTX *c, int (*cb)(SSL *, int *, void *), void *arg) {
+    SSL_CTX_set_tlsext_servername_arg(c, arg);
+    return SSL_CTX_set_tlsext_servername_callback(c, cb);
+}
+static inline const char *afssl_get_servername(const SSL *s) { return SSL_get_servername(s, TLSEXT_NAMETYPE_host_name); }
+static inline int afssl_unrecognized_name_alert(int *alert) { *alert = SSL_AD_UNRECOGNIZED_NAME; return SSL_TLSEXT_ERR_ALERT_FATAL; }
 static inline int afssl_tls1_2_version(void) { return TLS1_2_VERSION; }
 static inline int afssl_tls1_3_version(void) { return TLS1_3_VERSION; }
 /* The verify callback's argument outlives no transfer: no renegotiation, so a pooled

@@ -317,6 +317,23 @@ import Testing
         #expect(server.connections == 1)
     }
 
+    /// A server that serves no site by the name af sent (its alert `unrecognized_name`, as a
+    /// CDN's address answers for a site it does not host) is named for that, with the way to
+    /// reach an address under a name, not sent to --ssl and --ciphers; the right name works.
+    @Test func aNameTheServerDoesNotServeIsNamed() throws {
+        let issued = try pki.issue(name: "served", hosts: ["served.test", "other.test"])
+        var identity = issued.identity
+        identity.servedName = "served.test"
+        let server = try TestServer(tls: identity)
+        let refused = InProcessAF.run([ca, "--resolve=other.test:\(server.port):127.0.0.1", "https://other.test:\(server.port)/get"])
+        #expect(refused.status == 7)
+        #expect(refused.err == "af: error: TLS with other.test:\(server.port) failed: the server serves no site by the name 'other.test' (its alert: unrecognized name); "
+                + "check the host name (to reach an address under a name, give the name and --resolve=NAME:PORT:ADDRESS)\n")
+        let served = InProcessAF.run([ca, "--resolve=served.test:\(server.port):127.0.0.1", "https://served.test:\(server.port)/get"])
+        #expect(served.status == 0, "\(served.err)")
+        #expect(server.requests.count == 1)
+    }
+
     @Test func pinCommandHonoursResolve() throws {
         let issued = try pki.issue(name: "named", hosts: ["pinned.test"])
         let server = try server(issued)

@@ -18,6 +18,10 @@ public struct TLSServerIdentity: Sendable {
     public var minimumVersion: String?
     /// Select `h2` by ALPN when the client offers it (the routes then speak HTTP/2 frames).
     public var offersHTTP2 = false
+    /// The one name the server serves: a handshake that names another (or none) by SNI
+    /// ends with the fatal alert `unrecognized_name`, as a CDN's address does for a site it
+    /// does not host. Nil serves every name.
+    public var servedName: String?
 
     public init(certificateChainPath: String, privateKeyPath: String, ocspResponsePath: String? = nil, clientCAPath: String? = nil, maximumVersion: String? = nil) {
         self.certificateChainPath = certificateChainPath
@@ -32,6 +36,13 @@ public struct TLSServerIdentity: Sendable {
 final class TLSServerContext: @unchecked Sendable {
     private let context: OpaquePointer
     private let staple: StapleBox?
+    private let servedName: NameBox?
+
+    /// The name handed to OpenSSL's servername callback.
+    final class NameBox {
+        let name: String
+        init(name: String) { self.name = name }
+    }
 
     /// The OCSP response handed to OpenSSL's status callback.
     final class StapleBox {
@@ -78,6 +89,18 @@ final class TLSServerContext: @unchecked Sendable {
                 }
                 return SSL_TLSEXT_ERR_NOACK
             }, nil)
+        }
+        if let name = identity.servedName {
+            let box = NameBox(name: name)
+            servedName = box
+            _ = afssl_ctx_set_servername_cb(context, { ssl, alert, argument in
+                guard let ssl, let alert, let argument else { return SSL_TLSEXT_ERR_OK }
+                let served = Unmanaged<NameBox>.fromOpaque(argument).takeUnretainedValue().name
+                if let sent = afssl_get_servername(ssl), String(cString: sent) == served { return SSL_TLSEXT_ERR_OK }
+                return afssl_unrecognized_name_alert(alert)
+            }, Unmanaged.passUnretained(box).toOpaque())
+        } else {
+            servedName = nil
         }
         if let clientCA = identity.clientCAPath {
             SSL_CTX_load_verify_locations(context, clientCA, nil)

@@ -62,6 +62,8 @@ enum ExitMapping {
             }
         case .handshakeFailed:
             return message + "; check --ssl, --ciphers, --cert and the server's TLS setup"
+        case .nameNotServed:
+            return message + "; check the host name (to reach an address under a name, give the name and --resolve=NAME:PORT:ADDRESS)"
         case .noCommonTLSVersion(let requiredTLS13, let cappedAtTLS12):
             if requiredTLS13 { return message + "; --ssl=tls1.3 allows TLS 1.3 only: leave it out to allow TLS 1.2" }
             if cappedAtTLS12 { return message + "; --tls-max=tls1.2 allows TLS 1.2 only: leave it out to allow TLS 1.3" }

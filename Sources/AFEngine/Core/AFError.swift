@@ -104,6 +104,10 @@ public struct TransportFailure: Error, Sendable, Equatable {
         case untrustedProxyCertificate(code: Int32, problem: TrustProblem)
         /// The TLS handshake failed for another reason (versions, ciphers, client certificate).
         case handshakeFailed
+        /// The server ended the handshake with the alert `unrecognized_name`: it serves no
+        /// site by the name the client sent (SNI), such as a CDN's address reached under a
+        /// name it does not host.
+        case nameNotServed
         /// The server and the client share no TLS version: the server's alert, or OpenSSL's
         /// refusal of the version the server chose; `requiredTLS13`: the transfer asked for
         /// TLS 1.3 at least (`TLSOptions.minimumVersion`); `cappedAtTLS12`: it offered TLS 1.2

@@ -198,6 +198,9 @@ enum CurlErrorMapping {
                 return failure(.tls, "TLS with \(authority) failed: the server and af have no TLS version in common (\(detail))",
                                .noCommonTLSVersion(requiredTLS13: tls.minimumVersion == .tls1_3, cappedAtTLS12: tls.maximumVersion == .tls1_2))
             }
+            if detail.containsBytes(of: "unrecognized name") {
+                return failure(.tls, "TLS with \(authority) failed: the server serves no site by the name '\(MessageQuote.capped(url.host))' (its alert: unrecognized name)", .nameNotServed)
+            }
             // OpenSSL's reading of a reply that is no TLS record at all, such as a plain HTTP
             // server's "400 Bad Request".
             let plain = code == CURLE_SSL_CONNECT_ERROR && detail.containsBytes(of: "wrong version number")
