@@ -105,7 +105,7 @@ struct ParsedArguments: Sendable {
                 }
                 continue
             }
-            // A long option's name after one dash (`-follow`, `-output=x`, `-no-verify`) is a
+            // A long option's name after one dash (`-follow`, `-output=x`, `-no-follow`) is a
             // typo, not the cluster it spells: `-f -o llow` would write a file called `llow`.
             if let name = Suggestions.longNameAfterOneDash(argument.dropFirst()) {
                 throw .usage("unknown option '-\(name)'\(origin); did you mean '--\(name)'? (one dash begins one-letter options)")

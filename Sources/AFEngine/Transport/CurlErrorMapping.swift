@@ -172,9 +172,9 @@ enum CurlErrorMapping {
                 return failure(.tls, "TLS with \(authority) failed: the server asked for a client certificate and ended the handshake when none came (alert handshake failure)",
                                .clientCertificateRefused(given: false))
             }
-            // The connection closed or was reset under the handshake, without an alert (a
-            // server that asked for a client certificate and then closed is named for that
-            // below): nothing was sent, so it is a reset, retried as one.
+            // The connection closed or was reset under the handshake, without an alert:
+            // nothing was sent, so it is a reset, retried as one. (Not after the server asked
+            // for a client certificate: closing is then how it refuses the lack of one.)
             if code == CURLE_SSL_CONNECT_ERROR, !transfer.clientCertificateRequested, closedUnderHandshake(detail) {
                 let path = proxyInUse(transfer) != nil ? "the tunnel through the proxy\(connectedProxy(easy)) to \(authority)" : "the connection to \(authority)"
                 return failure(.connectionReset, "\(path) closed during the TLS handshake (\(detail.trimmingCharacters(in: " ")))", .closedDuringHandshake)
@@ -406,8 +406,6 @@ enum CurlErrorMapping {
         }
     }
 
-    /// The address the transfer connected to, with a leading space (` 127.0.0.1:3128`), for a
-    /// proxy that answered a CONNECT; empty when libcurl does not know it.
     /// Whether libcurl's message for a failed handshake is an end of the connection under it
     /// (a reset, or the end of the stream where a TLS record was due: OpenSSL's
     /// `SSL_ERROR_SYSCALL` or "unexpected eof") rather than something TLS said.
@@ -415,6 +413,8 @@ enum CurlErrorMapping {
         ["Connection reset by peer", "SSL_ERROR_SYSCALL", "unexpected eof while reading", "Broken pipe"].contains { detail.containsBytes(of: $0) }
     }
 
+    /// The address the transfer connected to, with a leading space (` 127.0.0.1:3128`), for a
+    /// proxy that answered a CONNECT; empty when libcurl does not know it.
     private static func connectedProxy(_ easy: EasyHandle) -> String {
         guard let ip = easy.string(CURLINFO_PRIMARY_IP), !ip.isEmpty else { return "" }
         let port = easy.long(CURLINFO_PRIMARY_PORT)
