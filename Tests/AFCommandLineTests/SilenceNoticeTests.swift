@@ -24,6 +24,24 @@ import Testing
         return said.value
     }
 
+    /// Routes `path` to a body of `bytes` bytes sent one at a time, `every` seconds apart;
+    /// with `thenPause`, nine more bytes were announced, and come that long after the last.
+    private func trickle(_ path: String, bytes: Int, every: Double, thenPause: Double? = nil) {
+        let announced = bytes + (thenPause == nil ? 0 : 9)
+        server.route(path) { _, _ in
+            .custom { connection in
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(announced)\r\n\r\n")
+                for _ in 0..<bytes {
+                    Thread.sleep(forTimeInterval: every)
+                    connection.write("x")
+                }
+                guard let thenPause else { return }
+                Thread.sleep(forTimeInterval: thenPause)
+                connection.write("xxxxxxxxx")
+            }
+        }
+    }
+
     @Test func aSilentServerIsNamedOnce() {
         server.route("/silent") { _, _ in .custom { connection in Thread.sleep(forTimeInterval: 2.5); connection.close() } }
         #expect(notices("/silent", seconds: 0.3) == ["127.0.0.1:\(server.port) has not answered for 300ms; still waiting (--timeout=SECONDS sets a limit)"])
@@ -33,15 +51,7 @@ import Testing
         server.route("/prompt") { _, _ in .custom { connection in Thread.sleep(forTimeInterval: 0.2); connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") } }
         #expect(notices("/prompt", seconds: 2).isEmpty)
         // Nor a body that keeps coming, however slowly.
-        server.route("/trickle") { _, _ in
-            .custom { connection in
-                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n")
-                for _ in 0..<8 {
-                    Thread.sleep(forTimeInterval: 0.25)
-                    connection.write("x")
-                }
-            }
-        }
+        trickle("/trickle", bytes: 8, every: 0.25)
         #expect(notices("/trickle", seconds: 0.8).isEmpty)
     }
 
@@ -73,17 +83,7 @@ import Testing
     /// quarter of the period apart. Here bytes come for 1.1 s and the period is 1 s: looked
     /// at once a period, the stop would be seen at 2 s and told at 3 s.
     @Test func aBodyThatStopsIsToldSoonAfterThePeriod() {
-        server.route("/slows") { _, _ in
-            .custom { connection in
-                connection.write("HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n")
-                for _ in 0..<11 {
-                    Thread.sleep(forTimeInterval: 0.1)
-                    connection.write("x")
-                }
-                Thread.sleep(forTimeInterval: 3.5)
-                connection.write("xxxxxxxxx")
-            }
-        }
+        trickle("/slows", bytes: 11, every: 0.1, thenPause: 3.5)
         let start = Monotonic.now()
         let told = Protected<[(String, Double)]>([])
         let notice = SilenceNotice(seconds: 1, sendsBody: false) { text in told.write { $0.append((text, Monotonic.now() - start)) } }
