@@ -46,6 +46,20 @@ import Testing
         #expect(server.requests(to: "/get").count == 1)
     }
 
+    /// A subcommand's option given outside it is named as such, also when it took the URL for
+    /// its value (curl's --parallel is a flag; af's takes a number), and nothing is sent.
+    @Test(arguments: [
+        (["--parallel"], "--parallel is an option of af batch: af batch --parallel… FILE runs one request per line of FILE"),
+        (["--rate"], "--rate is an option of af batch: af batch --rate… FILE runs one request per line of FILE"),
+        (["--file"], "--file is an option of af pin: af pin --file CERT prints the pins of a certificate file"),
+    ])
+    func aSubcommandsOptionThatTookTheURLIsNamed(options: [String], message: String) {
+        let result = InProcessAF.run(options + [server.url("/get")])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: \(message)\n")
+        #expect(server.requests(to: "/get").isEmpty)
+    }
+
     @Test(arguments: [("--help", "the help"), ("--version", "the version")])
     func helpOrVersionInTheConfigFileIsRefused(option: String, shown: String) throws {
         try TemporaryDirectory.writeConfig(defaultOptions: [option], in: directory)

@@ -287,6 +287,9 @@ import Testing
         (["-X", "POST"], "unknown option '-X'; the method goes before the URL: af POST URL"),
         (["--data=a"], "unknown option '--data'; af sends a body from data items"),
         (["--location"], "unknown option '--location'; -F (--follow) follows redirects"),
+        // curl's spelling (its --curl export writes it too), and no nearest spelling for --next.
+        (["--pinnedpubkey=sha256//x"], "unknown option '--pinnedpubkey'; --pin=sha256//BASE64 requires that public key in the server's chain (repeatable)"),
+        (["--next"], "unknown option '--next'; af makes one request per run; af batch FILE makes one per line of FILE"),
         (["-G"], "unknown option '-G'; query items go into the URL: af URL name==value"),
         (["--tlsv1.2"], "unknown option '--tlsv1.2'; --ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"),
         (["--oauth2-bearer", "t"], "unknown option '--oauth2-bearer'; -A bearer -a TOKEN sends a bearer token"),

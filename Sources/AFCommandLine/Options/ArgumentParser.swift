@@ -336,7 +336,7 @@ enum Suggestions {
         "key": "--cert-key=FILE is the private key for --cert when it is a file of its own",
         "pass": "--cert-key-pass=PASS is the pass phrase of --cert's key",
         "cert-type": pemOnly, "key-type": pemOnly,
-        "pinnedpublickey": "--pin=sha256//BASE64 requires that public key in the server's chain (repeatable)",
+        "pinnedpubkey": "--pin=sha256//BASE64 requires that public key in the server's chain (repeatable)",
         "crlfile": "--crl=FILE checks certificates against a CRL",
         "cert-status": "--check-revocation requires a good stapled OCSP response",
         "tlsv1.0": tlsVersion, "tlsv1.1": tlsVersion, "sslv3": tlsVersion,
@@ -358,6 +358,7 @@ enum Suggestions {
         "limit-rate": "af does not slow a transfer down; af batch --rate=N/s limits how often its requests start",
         "parallel-max": "af batch --parallel=N keeps up to N requests in flight",
         "fail-early": "af batch --fail-fast starts nothing more after the first failure",
+        "next": "af makes one request per run; af batch FILE makes one per line of FILE",
     ]
 
     private static let pemOnly = "af reads client certificates and keys in PEM (--cert, --cert-key)"

@@ -23,11 +23,9 @@ public enum AFCommand {
             }
             if settings.help { return stdout.writeResult(HelpText.help(width: environment.stdoutIsTerminal ? environment.terminalWidth : nil), errors: stderr) }
             if settings.version { return stdout.writeResult(HelpText.version, errors: stderr) }
-            let subcommand = positionals.first.flatMap { first in OptionGroup.allCases.contains { $0.subcommand == first.text } ? first.text : nil }
+            let subcommand = Self.subcommand(of: positionals)
             if let (spelling, owner) = settings.subcommandOption, owner != subcommand {
-                throw CommandFailure.usage(owner == "batch"
-                    ? "\(spelling) is an option of af batch: af batch \(spelling)… FILE runs one request per line of FILE"
-                    : "\(spelling) is an option of af pin: af pin --file CERT prints the pins of a certificate file")
+                throw Self.outsideItsSubcommand(spelling, owner)
             }
             if !settings.offline { try ResourceLimits.ensureMinimum() }
             if subcommand == "batch" {
@@ -80,14 +78,37 @@ public enum AFCommand {
             settings.subcommandOption = nil
         }
         let parsed = try ParsedArguments.parse(environment.arguments, home: environment.homeDirectory)
-        for option in parsed.options { try settings.apply(option) }
-        if parsed.positionals.isEmpty, !settings.help, !settings.version, let taken = urlTakenAsValue(parsed.options, arguments: environment.arguments) {
-            throw .usage("no URL given: \(taken)")
+        for option in parsed.options {
+            do {
+                try settings.apply(option)
+            } catch {
+                // A subcommand's option outside it is the mistake, whatever became its value
+                // (`af --parallel URL`, curl's flag, took the URL for a number).
+                if let owner = option.spec.group.subcommand, owner != subcommand(of: parsed.positionals) { throw outsideItsSubcommand(option.spelling, owner) }
+                throw error
+            }
+        }
+        if parsed.positionals.isEmpty, !settings.help, !settings.version {
+            // `af --file URL`: the subcommand's option, not the URL it took, is the mistake.
+            if let (spelling, owner) = settings.subcommandOption { throw outsideItsSubcommand(spelling, owner) }
+            if let taken = urlTakenAsValue(parsed.options, arguments: environment.arguments) { throw .usage("no URL given: \(taken)") }
         }
         try settings.undoConflicts(inherited: settings.configured, options: parsed.options)
         // HTTPie: a download follows redirects (and names the file from the URL asked for).
         if settings.download, !settings.followGiven { settings.follow = true }
         return (settings, parsed.positionals)
+    }
+
+    /// The subcommand the first positional names (`batch`, `pin`), or nil for a request.
+    static func subcommand(of positionals: [Positional]) -> String? {
+        positionals.first.flatMap { first in OptionGroup.allCases.contains { $0.subcommand == first.text } ? first.text : nil }
+    }
+
+    /// The usage error for `spelling`, an option of the subcommand `owner`, given outside it.
+    static func outsideItsSubcommand(_ spelling: String, _ owner: String) -> CommandFailure {
+        .usage(owner == "batch"
+            ? "\(spelling) is an option of af batch: af batch \(spelling)… FILE runs one request per line of FILE"
+            : "\(spelling) is an option of af pin: af pin --file CERT prints the pins of a certificate file")
     }
 
     /// What became of the URL when an option took it as its value, given as the next
