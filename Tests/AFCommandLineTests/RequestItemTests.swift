@@ -290,6 +290,14 @@ import Testing
         // curl's spelling (its --curl export writes it too), and no nearest spelling for --next.
         (["--pinnedpubkey=sha256//x"], "unknown option '--pinnedpubkey'; --pin=sha256//BASE64 requires that public key in the server's chain (repeatable)"),
         (["--next"], "unknown option '--next'; af makes one request per run; af batch FILE makes one per line of FILE"),
+        // Two swapped letters are one slip; two edits in a short name are another word, so no
+        // nearest spelling is offered for curl's --no-alpn (not --no-all); curl's other
+        // protocols are named as such.
+        (["--hedaers"], "unknown option '--hedaers'; did you mean '--headers'?"),
+        (["--no-alpn"], "unknown option '--no-alpn'; see 'af --help' for the options"),
+        (["--hsts"], "unknown option '--hsts'; af keeps no HSTS list: write https:// (or give --https for URLs without a scheme)"),
+        (["--ftp-create-dirs"], "unknown option '--ftp-create-dirs'; af speaks http and https only"),
+        (["--socks5-hostname=h:1080"], "unknown option '--socks5-hostname'; --proxy=all:socks5h://HOST:PORT sends requests through a SOCKS proxy"),
         (["-G"], "unknown option '-G'; query items go into the URL: af URL name==value"),
         (["--tlsv1.2"], "unknown option '--tlsv1.2'; --ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"),
         (["--oauth2-bearer", "t"], "unknown option '--oauth2-bearer'; -A bearer -a TOKEN sends a bearer token"),

@@ -198,6 +198,8 @@ enum Suggestions {
         // Before the nearest spelling: curl's --header is one letter from --headers, which
         // prints the response headers instead of sending one.
         if let instead = curlLong[name] { return "; \(instead)" }
+        // curl's options for its other protocols (--ftp-pasv, --mail-from, --tftp-blksize).
+        if ["ftp-", "tftp-", "mail-", "sasl-", "telnet-"].contains(where: { name.hasPrefix($0) }) { return "; \(httpOnly)" }
         if name.hasPrefix("no-") {
             let base = String(name.dropFirst(3))
             if OptionTable.option(long: base) != nil { return "; --\(base) has no --no- form" }
@@ -218,7 +220,9 @@ enum Suggestions {
         var best: (String, Int)?
         for candidate in candidates {
             let distance = editDistance(name, candidate)
-            if distance <= max(2, name.count / 3), best.map({ distance < $0.1 }) ?? true {
+            // One edit in three letters at most: two in a short name make another word
+            // (`--hsts` is not `--https`, nor `--krb` `--crl`).
+            if distance <= max(1, name.count / 3), best.map({ distance < $0.1 }) ?? true {
                 best = (candidate, distance)
             }
         }
@@ -327,7 +331,7 @@ enum Suggestions {
         "retry-connrefused": "--retry retries refused connections",
         "disable-http2": "--http-version=1.1 keeps to HTTP/1.1",
         "http3": noHTTP3, "http3-only": noHTTP3, "disable-http3": noHTTP3,
-        "resolver": "af asks the system's resolver; --resolve=HOST:PORT:ADDRESS sends a host's requests to an address",
+        "resolver": systemResolver,
         "noproxy": "af reaches the hosts NO_PROXY lists directly: NO_PROXY=HOST,… af URL",
         // HTTPie's --no-verify resets --verify to its default; read as "do not verify", it
         // would do the opposite of what was meant.
@@ -359,6 +363,27 @@ enum Suggestions {
         "parallel-max": "af batch --parallel=N keeps up to N requests in flight",
         "fail-early": "af batch --fail-fast starts nothing more after the first failure",
         "next": "af makes one request per run; af batch FILE makes one per line of FILE",
+        "http2-prior-knowledge": "--http-version=2-prior-knowledge speaks HTTP/2 without asking first",
+        "http0.9": "af takes no HTTP/0.9 answer: a response must have a head",
+        "sslv2": tlsVersion,
+        "retry-all-errors": "--retry retries network failures, timeouts and statuses 408, 429, 500, 502, 503 and 504; --retry-on=LIST sets the statuses",
+        "no-sessionid": "af keeps no TLS session between runs; the lines of af batch resume theirs under the same trust settings",
+        "hsts": "af keeps no HSTS list: write https:// (or give --https for URLs without a scheme)",
+        "crlf": "af sends a body as it is, line endings and all",
+        "krb": httpOnly,
+        "doh-url": systemResolver, "doh-insecure": systemResolver, "doh-cert-status": systemResolver, "dns-servers": systemResolver,
+        "dns-interface": systemResolver, "dns-ipv4-addr": systemResolver, "dns-ipv6-addr": systemResolver,
+        "socks4": socks, "socks4a": socks, "socks5": socks, "socks5-hostname": socks,
+        "proxy-insecure": "--verify=no applies to an HTTPS proxy too", "proxy-cacert": "--verify=PATH applies to an HTTPS proxy too",
+        "proxy-capath": "--verify=DIR applies to an HTTPS proxy too",
+        "proxy-basic": proxyCredentials, "proxy-anyauth": proxyCredentials, "proxy-digest": proxyCredentials,
+        "proxy-ntlm": proxyCredentials, "proxy-negotiate": proxyCredentials,
+        "proxytunnel": "af tunnels https:// requests through a proxy (CONNECT) and sends http:// ones to it as they are",
+        "no-clobber": "af never replaces a file without --overwrite; -d saves under NAME-1.EXT instead",
+        "remote-name-all": "-d (--download) saves the body under the server's name",
+        "libcurl": "--curl prints the request as a curl command line",
+        "no-progress-meter": "af draws a progress bar only for a download (-d) with standard error a terminal",
+        "alt-svc": noHTTP3,
     ]
 
     private static let pemOnly = "af reads client certificates and keys in PEM (--cert, --cert-key)"
@@ -366,6 +391,9 @@ enum Suggestions {
     private static let httpOnly = "af speaks http and https only, and follows redirects to nothing else"
 
     private static let noHTTP3 = "af speaks HTTP/1.1 and HTTP/2 (--http-version=2), never HTTP/3"
+    private static let systemResolver = "af asks the system's resolver; --resolve=HOST:PORT:ADDRESS sends a host's requests to an address"
+    private static let socks = "--proxy=all:socks5h://HOST:PORT sends requests through a SOCKS proxy (socks5://, socks4://, socks4a:// too)"
+    private static let proxyCredentials = "af sends a proxy's credentials, given in its URL, with Basic authentication: --proxy=https:http://USER:PASSWORD@HOST:PORT"
 
     /// What curl means by a letter that af also has but as an option without a value, where
     /// curl's takes one: a curl user's value then lands among af's positionals.
@@ -380,19 +408,22 @@ enum Suggestions {
 
     private static let tlsVersion = "--ssl=tls1.2 or --ssl=tls1.3 sets the lowest TLS version"
 
-    /// Levenshtein distance.
+    /// Edit distance in which two neighbouring letters swapped (`retyr`) count as one edit, as
+    /// a typist makes them (optimal string alignment).
     static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
+        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         var current = [Int](repeating: 0, count: b.count + 1)
         for i in 1...a.count {
             current[0] = i
             for j in 1...b.count {
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { current[j] = min(current[j], beforePrevious[j - 2] + 1) }
             }
-            swap(&previous, &current)
+            (beforePrevious, previous, current) = (previous, current, beforePrevious)
         }
         return previous[b.count]
     }
