@@ -68,14 +68,17 @@ import Testing
     func countsRefuseValuesOutsideTheirRange(long: String) throws {
         let spec = try #require(OptionTable.option(long: long))
         guard case .count(let range) = spec.binding.kind else { return }
+        // A subcommand's option is read on its subcommand's command line: elsewhere it is
+        // refused as such, whatever its value.
+        let subcommand = spec.group.subcommand.map { [$0] } ?? []
         for bad in ["\(range.upperBound + 1)", "\(range.lowerBound - 1)", "many"] {
-            guard case .failure(let failure) = Self.parse(["--\(long)=\(bad)"]) else {
+            guard case .failure(let failure) = Self.parse(subcommand + ["--\(long)=\(bad)"]) else {
                 Issue.record("--\(long)=\(bad) was accepted")
                 continue
             }
             #expect(failure == .usage("invalid value '\(bad)' for --\(long): expected a whole number from \(range.lowerBound) to \(range.upperBound)"))
         }
-        #expect((try? Self.parse(["--\(long)=\(range.upperBound)"]).get()) != nil)
+        #expect((try? Self.parse(subcommand + ["--\(long)=\(range.upperBound)"]).get()) != nil)
     }
 
     @Test(arguments: OptionTable.all.filter { if case .choice = $0.binding.kind { return true } else { return false } }.map(\.long))
