@@ -36,6 +36,28 @@ import Testing
         #expect(InProcessAF.run(["get", server.url("/echo"), "Content-Length:5"]).status == 64)
     }
 
+    /// curl's value of such a letter that is a word (`-x squid URL`, a proxy without its port;
+    /// `-b jar URL`, a cookie file) read as a method no one sends, and was sent; a registered
+    /// method after the letter is one, and any method goes before it.
+    @Test func aCurlValueWordIsNoMethod() throws {
+        let url = server.url("/anything")
+        let cases: [([String], String)] = [
+            (["-x", "squid", url], "'squid' reads as the method SQUID; 'squid' came right after -x (--compress), which takes no value in af (curl's -x PROXY is --proxy=http:PROXY here); a method af should send goes before the option: af SQUID -x URL"),
+            (["-vb", "jar", url], "'jar' reads as the method JAR; 'jar' came right after -b (--body), which takes no value in af (curl's -b cookies are a header item here: 'Cookie:name=value'); a method af should send goes before the option: af JAR -b URL"),
+        ]
+        for (arguments, message) in cases {
+            let result = InProcessAF.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        #expect(server.requests.isEmpty)
+        for arguments in [["-F", "PROPFIND", url], ["-x", "get", url], ["SQUID", "-x", url]] {
+            let result = InProcessAF.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.err)")
+        }
+        #expect(server.requests.map(\.method) == ["PROPFIND", "GET", "SQUID"])
+    }
+
     /// A URL among the items was sent as a header named `http` with the value `//host/…`, with
     /// exit 0: `curl URL1 URL2` fetches both, and curl's `-m 5` (af's -m is --meta) left `5`
     /// as the URL, so af asked 0.0.0.5 with the intended URL in a header.

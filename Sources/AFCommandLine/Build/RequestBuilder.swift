@@ -125,6 +125,7 @@ enum RequestBuilder {
         let (explicitMethod, urlArgument, itemArguments) = try split(positionals)
         var items: [SourcedItem] = []
         let urlFollows = (explicitMethod == nil ? positionals.first : positionals.dropFirst().first)?.follows
+        if let method = explicitMethod { try refuseValueAsMethod(positionals[0], method: method) }
         try refuseNonURL(urlArgument, follows: urlFollows)
         for index in itemArguments.indices {
             try refuseNonItems(itemArguments, at: index, method: explicitMethod, url: urlArgument, urlFollows: urlFollows, settings: settings)
@@ -475,6 +476,17 @@ enum RequestBuilder {
         let curl = flag.letter.flatMap { Suggestions.curlValueLetters[$0] }
         guard flag.letter == nil || curl != nil else { return nil }
         return "; '\(Quote.argument(value))' came right after \(flag.described), which takes no value in af" + (curl.map { " (\($0))" } ?? "")
+    }
+
+    /// A word right after a letter that takes a value in curl (`-x squid URL`, `-b jar URL`,
+    /// `-d hello URL`) read as a method no one sends (SQUID): that letter's value in curl,
+    /// not a method. A registered method (`af -F PROPFIND URL`) is one; any other goes
+    /// before the letter.
+    static func refuseValueAsMethod(_ word: Positional, method: String) throws(CommandFailure) {
+        guard let flag = word.follows, let letter = flag.letter, !HTTPMethod.registered.contains(HTTPMethod(rawValue: method)),
+              let hint = flagValueHint(flag, value: word.text)
+        else { return }
+        throw .usage("'\(Quote.argument(word.text))' reads as the method \(Quote.argument(method))\(hint); a method af should send goes before the option: af \(Quote.argument(method)) -\(letter) URL")
     }
 
     /// `flagValueHint` for a letter typed right before `value` (`-m 10`), naming what the

@@ -36,6 +36,15 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// The methods RFC 9110 defines (and `PATCH`, RFC 5789): the static members above.
     public static let standard: Set<HTTPMethod> = [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect]
 
+    /// The methods in IANA's HTTP Method Registry that are made of letters (WebDAV's,
+    /// CalDAV's, `QUERY`, ...), with `PURGE`, which caches take though no RFC defines it:
+    /// the words a person means as methods.
+    public static let registered: Set<HTTPMethod> = standard.union([
+        "ACL", "BIND", "CHECKIN", "CHECKOUT", "COPY", "LABEL", "LINK", "LOCK", "MERGE", "MKACTIVITY", "MKCALENDAR", "MKCOL",
+        "MKREDIRECTREF", "MKWORKSPACE", "MOVE", "ORDERPATCH", "PRI", "PROPFIND", "PROPPATCH", "PURGE", "QUERY", "REBIND",
+        "REPORT", "SEARCH", "UNBIND", "UNCHECKOUT", "UNLINK", "UNLOCK", "UPDATE", "UPDATEREDIRECTREF",
+    ].map { HTTPMethod(rawValue: $0) })
+
     /// Methods that RFC 9110 defines as idempotent and that a retry policy may repeat safely.
     public static let idempotent: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace]
 
