@@ -170,15 +170,19 @@ extension ParsedArguments {
         if word.hasPrefix("--") {
             let body = word.dropFirst(2)
             let name = String(body.splitOnce(byte: UInt8(ascii: "="))?.before ?? body)
-            guard !name.isEmpty else { return false }
-            if OptionTable.option(long: name) != nil { return true }
-            return name.hasPrefix("no-") && OptionTable.option(long: String(name.dropFirst(3)))?.negatable == true
+            return namesLongOption(name)
         }
         for letter in word.dropFirst() {
             guard let spec = OptionTable.option(short: letter) else { return false }
             if case .required = spec.value { return true }
         }
         return true
+    }
+
+    /// Whether `name` is one of af's long options or the `--no-` form of a negatable one.
+    static func namesLongOption(_ name: String) -> Bool {
+        if OptionTable.option(long: name) != nil { return true }
+        return name.hasPrefix("no-") && OptionTable.option(long: String(name.dropFirst(3)))?.negatable == true
     }
 
     /// `; choose a, b or c` for an option with a fixed set of values (`af --style` lists the
@@ -247,10 +251,7 @@ enum Suggestions {
     /// `-o file.json`, and a word that only looks like a name stays a cluster.
     static func longNameAfterOneDash(_ body: Substring) -> String? {
         let name = String(body.splitOnce(byte: UInt8(ascii: "="))?.before ?? body)
-        guard name.utf8.count >= 3 else { return nil }
-        if OptionTable.option(long: name) != nil { return name }
-        let negatable = name.hasPrefix("no-") && OptionTable.option(long: String(name.dropFirst(3)))?.negatable == true
-        return negatable ? name : nil
+        return name.utf8.count >= 3 && ParsedArguments.namesLongOption(name) ? name : nil
     }
 
     static func shortHint(for letter: Character) -> String {

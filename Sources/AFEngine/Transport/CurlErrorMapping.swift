@@ -108,6 +108,7 @@ enum CurlErrorMapping {
             if !connected || tlsPending, transfer.head == nil, transfer.sentHead == nil {
                 let (limit, total) = connectLimit(transfer.description.options)
                 let after = limit.map { " after \(Format.seconds($0))" } ?? ""
+                let within = limit.map { " within \(Format.seconds($0))" } ?? ""
                 // The name never resolved: no address was tried, so "connecting" would send
                 // the user to check a server that was never reached. libcurl resolves the
                 // proxy's name when there is one, and says so only in its message.
@@ -119,14 +120,12 @@ enum CurlErrorMapping {
                 // The proxy took the connection but never answered the CONNECT that asks it
                 // for a tunnel: its address is right, what listens there may not be a proxy.
                 if detail.containsBytes(of: "Proxy CONNECT aborted due to timeout"), let proxy = proxyInUse(transfer) {
-                    let within = limit.map { " within \(Format.seconds($0))" } ?? ""
                     return failure(.connectTimeout, "the proxy \(MessageQuote.withoutCredentials(proxy)) took the connection but did not answer the CONNECT for \(authority)\(within)",
                                    .tunnelTimedOut(limit: limit, total: total))
                 }
                 // The tunnel is open (the handshake asked for its TLS context) but the host
                 // at its end did not finish the handshake: not the proxy's connect.
                 if tlsPending, transfer.handshakeStarted, let proxy = proxyInUse(transfer) {
-                    let within = limit.map { " within \(Format.seconds($0))" } ?? ""
                     return failure(.connectTimeout, "the TLS handshake with \(authority) through the proxy \(MessageQuote.withoutCredentials(proxy)) did not finish\(within)",
                                    .handshakeTimedOut(limit: limit, total: total))
                 }
@@ -140,7 +139,6 @@ enum CurlErrorMapping {
                 // when the connect timeout ran out ("SSL connection timeout"), not when the
                 // total one did; the TLS context it asked for then tells.
                 if tlsPending, transfer.handshakeStarted || detail.containsBytes(of: "SSL connection timeout"), proxyInUse(transfer) == nil {
-                    let within = limit.map { " within \(Format.seconds($0))" } ?? ""
                     return failure(.connectTimeout, "the TLS handshake with \(authority) did not finish\(within)", .handshakeTimedOut(limit: limit, total: total))
                 }
                 return failure(.connectTimeout, "connecting to \(authority) timed out\(after)", .connectTimedOut(limit: limit, total: total))
