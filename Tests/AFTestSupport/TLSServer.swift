@@ -35,19 +35,15 @@ public struct TLSServerIdentity: Sendable {
 /// An OpenSSL server context built from an identity.
 final class TLSServerContext: @unchecked Sendable {
     private let context: OpaquePointer
-    private let staple: StapleBox?
-    private let servedName: NameBox?
-
-    /// The name handed to OpenSSL's servername callback.
-    final class NameBox {
-        let name: String
-        init(name: String) { self.name = name }
-    }
-
     /// The OCSP response handed to OpenSSL's status callback.
-    final class StapleBox {
-        let bytes: [UInt8]
-        init(bytes: [UInt8]) { self.bytes = bytes }
+    private let staple: Box<[UInt8]>?
+    /// The name handed to OpenSSL's servername callback.
+    private let servedName: Box<String>?
+
+    /// A value the context keeps alive for a C callback that gets it as its argument.
+    final class Box<Value> {
+        let value: Value
+        init(_ value: Value) { self.value = value }
     }
 
     init(identity: TLSServerIdentity) throws {
@@ -91,11 +87,11 @@ final class TLSServerContext: @unchecked Sendable {
             }, nil)
         }
         if let name = identity.servedName {
-            let box = NameBox(name: name)
+            let box = Box(name)
             servedName = box
             _ = afssl_ctx_set_servername_cb(context, { ssl, alert, argument in
                 guard let ssl, let alert, let argument else { return SSL_TLSEXT_ERR_OK }
-                let served = Unmanaged<NameBox>.fromOpaque(argument).takeUnretainedValue().name
+                let served = Unmanaged<Box<String>>.fromOpaque(argument).takeUnretainedValue().value
                 if let sent = afssl_get_servername(ssl), String(cString: sent) == served { return SSL_TLSEXT_ERR_OK }
                 return afssl_unrecognized_name_alert(alert)
             }, Unmanaged.passUnretained(box).toOpaque())
@@ -107,14 +103,14 @@ final class TLSServerContext: @unchecked Sendable {
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         }
         if let path = identity.ocspResponsePath, let data = FileManager.default.contents(atPath: path) {
-            let box = StapleBox(bytes: [UInt8](data))
+            let box = Box([UInt8](data))
             staple = box
             _ = afssl_ctx_set_tlsext_status_cb(context) { ssl, argument in
                 guard let ssl, let argument else { return 0 }
-                let box = Unmanaged<StapleBox>.fromOpaque(argument).takeUnretainedValue()
-                guard let copy = CRYPTO_malloc(box.bytes.count, nil, 0) else { return 0 }
-                box.bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: box.bytes.count) }
-                _ = afssl_set_tlsext_status_ocsp_resp(ssl, copy.assumingMemoryBound(to: UInt8.self), box.bytes.count)
+                let bytes = Unmanaged<Box<[UInt8]>>.fromOpaque(argument).takeUnretainedValue().value
+                guard let copy = CRYPTO_malloc(bytes.count, nil, 0) else { return 0 }
+                bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+                _ = afssl_set_tlsext_status_ocsp_resp(ssl, copy.assumingMemoryBound(to: UInt8.self), bytes.count)
                 return 0
             }
             _ = afssl_ctx_set_tlsext_status_arg(context, Unmanaged.passUnretained(box).toOpaque())
