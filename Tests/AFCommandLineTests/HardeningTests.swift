@@ -191,7 +191,7 @@ import Testing
         try #"{"default_options": ["-o", "\#(directory)/out\u0000.json"]}"#.write(toFile: config + "/config.json", atomically: false, encoding: .utf8)
         let configured = InProcessAF.run([server.url("/get")], environment: ["AF_CONFIG_DIR": config])
         #expect(configured.status == 64)
-        #expect(configured.err == "af: error: \"default_options\" in '\(config)/config.json' has '\(directory)/out\\u{0}.json', with a NUL character (\\u0000), which no command line can hold\n")
+        #expect(configured.err == "af: error: \"default_options\" in '\(config)/config.json' has '\(directory)/out\\x00.json', with a NUL character (\\u0000), which no command line can hold\n")
         #expect(!FileManager.default.fileExists(atPath: directory + "/out"))
         let value = try write("value", "a\u{0}b")
         let header = InProcessAF.run([server.url("/get"), "X-A:@\(value)"])

@@ -834,7 +834,7 @@ import Testing
 
         """)
         for (first, message) in [
-            ([0x8B, 0x1F, 0x41], "the line '\\x8B\\u{1F}A' is not UTF-8 text; af reads its lines as UTF-8"),
+            ([0x8B, 0x1F, 0x41], "the line '\\x8B\\x1FA' is not UTF-8 text; af reads its lines as UTF-8"),
             ([0x7F, 0x45, 0x4C, 0x46, 0, 1, 0], "the line has NUL bytes, so this is no UTF-8 text file of command lines (UTF-16 text, a program, an archive?); af batch reads one af command line per line of UTF-8 text"),
         ] as [([UInt8], String)] {
             let input = first + [10] + Array((server.url("/answer/2") + "\n").utf8)

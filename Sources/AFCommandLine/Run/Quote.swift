@@ -12,9 +12,11 @@ enum Quote {
     static var limit: Int { MessageQuote.limit }
 
     /// `text` with its control characters (C0, DEL, C1) written out as `\r`, `\n`, `\t` or
-    /// `\u{1B}`: a message quotes arguments, file contents and what servers send (a reason
+    /// `\x1B`: a message quotes arguments, file contents and what servers send (a reason
     /// phrase, a header), and a line break must not split its one line, nor an escape
-    /// sequence from a server recolour or rewrite the user's terminal.
+    /// sequence from a server recolour or rewrite the user's terminal. `\xNN` is the notation
+    /// a shown body uses (`TerminalText`) and `invalidUTF8` uses for a stray byte, so one
+    /// message never mixes two.
     static func controls(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var escaped = ""
@@ -28,7 +30,10 @@ enum Quote {
             case "\r": escaped += "\\r"
             case "\n": escaped += "\\n"
             case "\t": escaped += "\\t"
-            default: escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default:
+                // Every control is at most U+009F: two hex digits.
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                escaped += (hex.count == 1 ? "\\x0" : "\\x") + hex
             }
         }
         return escaped
