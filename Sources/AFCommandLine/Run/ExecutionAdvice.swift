@@ -112,11 +112,14 @@ extension Execution {
     }
 
     /// `af get` (or `af post`) with nothing after it, or `af help`: a lone positional is the
-    /// URL (SPEC §1), so the word became a host name that does not resolve.
+    /// URL (SPEC §1), so the word became a host name that does not resolve. Only when the word
+    /// stands alone on the command line and no method came before it: `af get http:///get`
+    /// names the host `get` too, but no word there was read as the URL.
     fileprivate func methodAsURLHint(_ error: AFError) -> String {
         guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure,
-              built.url.port == nil, built.url.path == "/" else { return "" }
+              !built.methodWasExplicit, built.url.port == nil, built.url.path == "/" else { return "" }
         let host = built.url.host.lowercased()
+        guard environment.arguments.contains(where: { $0.lowercased() == host }) else { return "" }
         switch host {
         case "help": return "; a lone word is read as the URL: af --help shows how to use af"
         case "version": return "; a lone word is read as the URL: af --version shows af's version"
