@@ -345,12 +345,12 @@ import Testing
         let crlf = InProcessAF.run(["--auth-cmd", #"printf 'locked\r\nmore\r\n' >&2; exit 2"#, server.url("/bearer")])
         #expect(crlf.err == #"af: error: --auth-cmd 'printf 'locked\r\nmore\r\n' >&2; exit 2' exited with status 2: locked; run it yourself to see why"# + "\n")
         let empty = InProcessAF.run(["--auth-cmd", "true", server.url("/bearer")])
-        #expect(empty.err == "af: error: --auth-cmd 'true' printed no token\n")
+        #expect(empty.err == "af: error: --auth-cmd 'true' printed no token; it should print the token on standard output\n")
         // Two lines, however they are broken (a CRLF is one Swift character).
         for command in [#"printf 'a\r\nX-Injected: 1'"#, #"printf 'a\nb'"#, #"printf 'a\rb'"#] {
             let twoLines = InProcessAF.run(["--auth-cmd", command, server.url("/bearer")])
             #expect(twoLines.status == 1, "\(command)")
-            #expect(twoLines.err == "af: error: --auth-cmd '\(command)' printed more than one line\n")
+            #expect(twoLines.err == "af: error: --auth-cmd '\(command)' printed more than one line; it should print one line, the token\n")
         }
         // Output without end was read into memory until af was killed (`yes` crashed it
         // under a memory limit); now the command is stopped past 64 KiB.

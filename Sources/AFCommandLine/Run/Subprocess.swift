@@ -252,7 +252,9 @@ struct CommandTokenProvider: TokenProvider {
         }
         // Bytes, not characters: "\r\n" is one character, which contains neither "\r" nor "\n".
         guard !token.isEmpty, !token.containsByte(10), !token.containsByte(13) else {
-            return .failure(.adaptationFailed(reason: token.isEmpty ? "--auth-cmd '\(command)' printed no token" : "--auth-cmd '\(command)' printed more than one line"))
+            return .failure(.adaptationFailed(reason: token.isEmpty
+                ? "--auth-cmd '\(command)' printed no token; it should print the token on standard output"
+                : "--auth-cmd '\(command)' printed more than one line; it should print one line, the token"))
         }
         return .success(token)
     }
