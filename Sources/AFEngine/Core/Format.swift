@@ -9,6 +9,12 @@ package enum Format {
         return "\(decimal(value, places: 1))s"
     }
 
+    /// `U+00E9`: a code point as Unicode writes it, in four hex digits at least.
+    package static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+
     /// A decimal with a fixed number of places, without Foundation.
     package static func decimal(_ value: Double, places: Int) -> String {
         var bytes: [UInt8] = []

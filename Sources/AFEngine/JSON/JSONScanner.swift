@@ -236,6 +236,27 @@ public struct JSONScanner {
         return JSONSyntaxError(message: "a number is longer than 1 MiB", offset: offset)
     }
 
+    /// The character `bytes` begin with, as an error names it where a value was due: `'x'`,
+    /// `'“' (U+201C, a curly quote: JSON's strings take plain " quotes)` for text copied from
+    /// a document, or `byte 0xe2` for a control character or bytes that are no UTF-8 (or are
+    /// cut off at the end of a chunk).
+    @usableFromInline static func describeUnexpected(_ bytes: UnsafeRawBufferPointer) -> String {
+        guard let byte = bytes.first else { return "the end" }
+        if byte >= 0x20 && byte < 0x7F { return "'\(Character(UnicodeScalar(byte)))'" }
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.prefix(4).makeIterator()
+        guard byte >= 0x80, case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return "byte 0x\(String(byte, radix: 16))" }
+        let scalar = Unicode.UTF8.decode(encoded)
+        let code = Format.codePoint(scalar)
+        // Controls (C1) and invisible characters are named by their code alone; a space other
+        // than JSON's four (a no-break space pasted from a page) says so.
+        guard scalar.properties.generalCategory != .control else { return code }
+        if scalar.properties.isWhitespace { return "\(code), a space character JSON does not take" }
+        guard scalar.properties.generalCategory != .format else { return code }
+        let quote = "\u{2018}\u{2019}\u{201A}\u{201B}\u{201C}\u{201D}\u{201E}\u{201F}\u{00AB}\u{00BB}\u{2032}\u{2033}\u{FF02}".unicodeScalars.contains(scalar)
+        return "'\(Character(scalar))' (\(code)\(quote ? ", a typographic quote: JSON's strings take plain \" quotes" : ""))"
+    }
+
     @usableFromInline enum StringEnd {
         case complete(Int)
         /// Not closed; bytes up to `safe` are valid string content.
@@ -379,8 +400,7 @@ public struct JSONScanner {
                 kind = .comma
                 end = index + 1
             default:
-                let shown = byte >= 0x20 && byte < 0x7F ? "'\(Character(UnicodeScalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
-                throw fail("unexpected \(shown)", at: index, tokenStart: index)
+                throw fail("unexpected \(Self.describeUnexpected(UnsafeRawBufferPointer(rebasing: data[index...])))", at: index, tokenStart: index)
             }
             sink.token(kind, UnsafeRawBufferPointer(rebasing: data[index..<end]), isKey: isKey, complete: true)
             index = end
