@@ -47,6 +47,9 @@ public enum ManPage {
         A long option's name after one dash (\\fB\\-follow\\fR, \\fB\\-output=x\\fR) is a usage error
         that names the option meant, not the letters it spells (\\fB\\-f \\-o llow\\fR would write a
         file called \\fIllow\\fR); \\fB\\-ofile.json\\fR is still \\fB\\-o file.json\\fR.
+        So is a word that begins with a dash a document put for \\fB\\-\\-\\fR (an en or em dash,
+        as in text copied from a web page), and a URL that begins with a quote (curly, or one
+        the shell kept); a request item that begins with such a dash goes after \\fB\\-\\-\\fR.
         .PP
         Standard input is the request body when it is a pipe or a regular file with at least
         one byte and no body items are given; a terminal or \\fI/dev/null\\fR is never read.

@@ -54,6 +54,7 @@ struct ParsedArguments: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             defer { index += 1 }
+            if !optionsEnded, let message = TypographicPunctuation.dashedOptionMessage(argument, origin: origin) { throw .usage(message) }
             if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
                 result.positionals.append(Positional(text: argument, index: index, follows: flagBefore))
                 flagBefore = nil
@@ -76,7 +77,7 @@ struct ParsedArguments: Sendable {
                     negated = true
                 }
                 guard let spec else {
-                    throw .usage("unknown option '--\(Quote.argument(name))'\(origin)\(name.utf8.count > Quote.limit ? "; see 'af --help' for the options" : Suggestions.hint(for: name))")
+                    throw .usage("unknown option '--\(Quote.argument(name))'\(origin)\(name.utf8.count > Quote.limit ? Suggestions.noHint : Suggestions.hint(for: name))")
                 }
                 let spelling = "--\(Quote.argument(name))"
                 if negated {
@@ -196,6 +197,9 @@ extension ParsedArguments {
 
 /// "Did you mean" suggestions for mistyped options.
 enum Suggestions {
+    /// What `hint` says when it knows nothing nearer.
+    static let noHint = "; see 'af --help' for the options"
+
     /// `; did you mean '--retry'?` for the closest long option, what af does instead of a
     /// curl option it does not have, or where to look.
     static func hint(for name: String) -> String {
@@ -211,7 +215,7 @@ enum Suggestions {
             if let match = nearest(base, among: OptionTable.all.filter(\.negatable).map(\.long)) { return "; did you mean '--no-\(match)'?" }
         }
         if let match = nearest(name, among: OptionTable.all.map(\.long)) { return "; did you mean '--\(match)'?" }
-        return "; see 'af --help' for the options"
+        return noHint
     }
 
     /// The option `name` most likely meant: the shortest that `name` begins, for a name cut
@@ -259,7 +263,7 @@ enum Suggestions {
         if letter == "s", let instead = curlLong["silent"] { return "; \(instead) (curl's -s); HTTPie's -s STYLE is --style=STYLE" }
         if let name = curlShort[letter], let instead = curlLong[name] { return "; \(instead)" }
         if let instead = curlLettersForAfLongs[letter] { return "; \(instead)" }
-        return "; see 'af --help' for the options"
+        return noHint
     }
 
     /// curl's short options that af does not have, by the long name `curlLong` explains

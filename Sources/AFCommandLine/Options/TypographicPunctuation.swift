@@ -1,0 +1,89 @@
+import AFEngine
+
+/// The dashes and quotes a word processor, a chat client or a web page puts where a command
+/// had `--` and `'`: a command line copied from a document arrives with `–follow` (an en
+/// dash) or `“https://example.org/x”`, which a shell passes on as they are. Read literally,
+/// `–follow` took the URL's place and `“https` became a host name (`xn--https-hw3b`), sent
+/// for and not found; af names the character instead.
+enum TypographicPunctuation {
+    /// Dashes that stand for `-` or `--` in copied text: hyphen, non-breaking hyphen, figure
+    /// dash, en dash, em dash, horizontal bar, minus sign, small em dash, small hyphen-minus,
+    /// fullwidth hyphen-minus.
+    static let dashes: Set<Unicode.Scalar> = ["\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}", "\u{2015}", "\u{2212}", "\u{FE58}", "\u{FE63}", "\u{FF0D}"]
+
+    /// Quotation marks that stand for `'` and `"` in copied text: the curly ones, low-9
+    /// ones, guillemets, primes and fullwidth ones.
+    static let quotes: Set<Unicode.Scalar> = ["\u{2018}", "\u{2019}", "\u{201A}", "\u{201B}", "\u{201C}", "\u{201D}", "\u{201E}", "\u{201F}",
+                                              "\u{00AB}", "\u{00BB}", "\u{2039}", "\u{203A}", "\u{2032}", "\u{2033}", "\u{FF02}", "\u{FF07}"]
+
+    /// The character's name in a message: `an en dash (U+2013)`.
+    static func described(_ scalar: Unicode.Scalar) -> String {
+        let name: String
+        switch scalar {
+        case "\u{2013}": name = "an en dash"
+        case "\u{2014}": name = "an em dash"
+        case "\u{2212}": name = "a minus sign"
+        case "\u{2018}", "\u{2019}", "\u{201C}", "\u{201D}": name = "a curly quote"
+        case _ where dashes.contains(scalar): name = "a typographic dash"
+        default: name = "a typographic quote"
+        }
+        return "\(name) (\(Format.codePoint(scalar)))"
+    }
+
+    /// A word in an option's place that begins with a typographic dash (`–follow`,
+    /// `—output=x`, `–v`, `-–follow`): a usage error that names the dash and, when the rest is
+    /// one of af's options, the option meant; nil for any other word. A value after `=` is
+    /// left out (`–auth=bob:pw`). No URL begins so; a request item that does goes after `--`.
+    static func dashedOptionMessage(_ word: String, origin: String) -> String? {
+        // Every argument of every batch line comes here: each of the dashes begins with the
+        // byte 0xE2 or 0xEF in UTF-8, and most words at once with something else.
+        guard let lead = word.utf8.first(where: { $0 != UInt8(ascii: "-") }), lead == 0xE2 || lead == 0xEF,
+              let first = word.unicodeScalars.first(where: { $0 != "-" }), dashes.contains(first) else { return nil }
+        let body = Substring(word).drop { $0 == "-" || $0.unicodeScalars.count == 1 && dashes.contains($0.unicodeScalars[$0.unicodeScalars.startIndex]) }
+        let name = String(body.splitOnce(byte: UInt8(ascii: "="))?.before ?? body)
+        let dash = String(word.prefix(word.count - body.count))
+        func intro(_ shown: String) -> String {
+            "'\(Quote.argument(shown))'\(origin) has \(described(first)) for '-', as text copied from a document has"
+        }
+        if ParsedArguments.namesLongOption(name) { return "\(intro(dash + name)); did you mean '--\(name)'?" }
+        // A document's dash most often stood for `--`; letters are read as a cluster when they
+        // are one or two (`–v`, `–pb`) or all take no value (`–vF`), and never shown when they
+        // reach `-a` and its password (`–abob:pw`).
+        let secret = Self.clusterEndsInSecret(name)
+        let allFlags = name.allSatisfy { OptionTable.option(short: $0).map { $0.value == .flag } ?? false }
+        if !name.isEmpty, name == body, !secret, name.count <= 2 || allFlags, ParsedArguments.isOptionWord("-" + name) {
+            return "\(intro(dash + name)); did you mean '-\(Quote.argument(name))'?"
+        }
+        // Another name is shown with what it may have meant, unless it may be `-a` and a
+        // password with nothing else to tell it by (`–data` is curl's --data, not `-d -a ta`).
+        let plain = !name.isEmpty && name.utf8.allSatisfy { $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        let hint = plain ? Suggestions.hint(for: name) : ""
+        let named = plain && (!secret || hint != Suggestions.noHint)
+        let item = "; a request item that begins with it goes after '--'"
+        return intro(named || name.isEmpty ? dash + name : dash + "…") + (named && hint != Suggestions.noHint ? hint : item)
+    }
+
+    /// A URL argument in quotes the shell did not take off (`“https://example.org/x”` copied
+    /// from a document, `'"https://…"'` quoted twice): a usage error that names the quote and
+    /// gives the URL without them; nil when the argument begins with no quote.
+    static func quotedURLMessage(_ url: String) -> String? {
+        guard let first = url.unicodeScalars.first, quotes.contains(first) || first == "\"" || first == "'" else { return nil }
+        var scalars = Substring(url).unicodeScalars
+        while let head = scalars.first, quotes.contains(head) || head == "\"" || head == "'" { scalars.removeFirst() }
+        while let tail = scalars.last, quotes.contains(tail) || tail == "\"" || tail == "'" { scalars.removeLast() }
+        let bare = String(scalars)
+        let what = quotes.contains(first) ? "\(described(first)), as text copied from a document has" : "a quote the shell kept (quoted twice?)"
+        let instead = bare.isEmpty ? "" : ": af \(CurlCommand.quote(bare))"
+        return "the URL '\(Quote.argument(url))' begins with \(what); leave the quotes out\(Quote.argument(instead))"
+    }
+
+    /// Whether `letters`, read as a cluster of short options, reaches one whose value is a
+    /// secret (`abob:pw` is `-a bob:pw`): the letters before it are flags, and it takes the rest.
+    private static func clusterEndsInSecret(_ letters: String) -> Bool {
+        for letter in letters {
+            guard let spec = OptionTable.option(short: letter) else { return false }
+            if case .required = spec.value { return OptionTable.secretOptions.contains(spec.id) }
+        }
+        return false
+    }
+}

@@ -1,0 +1,96 @@
+@testable import AFCommandLine
+@testable import AFEngine
+import AFInProcess
+import AFTestSupport
+import Foundation
+import Testing
+
+/// A command copied from a web page or a document arrives with its `--` made an en or em
+/// dash and its quotes made curly: af names the character, says what was meant, and sends
+/// nothing (the dash took the URL's place; the quote became part of a host name).
+@Suite struct TypographicPunctuationTests {
+    @Test(arguments: [
+        (["–follow"], "'–follow' has an en dash (U+2013) for '-', as text copied from a document has; did you mean '--follow'?"),
+        (["—output=out.json"], "'—output' has an em dash (U+2014) for '-', as text copied from a document has; did you mean '--output'?"),
+        (["-–follow"], "'-–follow' has an en dash (U+2013) for '-', as text copied from a document has; did you mean '--follow'?"),
+        (["–no-follow"], "'–no-follow' has an en dash (U+2013) for '-', as text copied from a document has; did you mean '--no-follow'?"),
+        (["−v"], "'−v' has a minus sign (U+2212) for '-', as text copied from a document has; did you mean '-v'?"),
+        (["–vF"], "'–vF' has an en dash (U+2013) for '-', as text copied from a document has; did you mean '-vF'?"),
+        // curl's option, as the hint for '--data' says.
+        (["–data"], "'–data' has an en dash (U+2013) for '-', as text copied from a document has; af sends a body from data items (name=value, name:=json), @FILE or --raw=TEXT"),
+        (["–nonsense"], "'–nonsense' has an en dash (U+2013) for '-', as text copied from a document has; a request item that begins with it goes after '--'"),
+        // A credential is never repeated: after '=', or as the value of a cluster's -a.
+        (["–auth=bob:secret"], "'–auth' has an en dash (U+2013) for '-', as text copied from a document has; did you mean '--auth'?"),
+        (["–abob:secret"], "'–…' has an en dash (U+2013) for '-', as text copied from a document has; a request item that begins with it goes after '--'"),
+        (["–vabob"], "'–…' has an en dash (U+2013) for '-', as text copied from a document has; a request item that begins with it goes after '--'"),
+    ])
+    func aDashFromADocumentIsNamed(arguments: [String], message: String) {
+        for place in [arguments + ["example.org"], ["example.org"] + arguments] {
+            #expect(throws: CommandFailure.usage(message)) { try ParsedArguments.parse(place) }
+        }
+    }
+
+    /// After `--` a word is an item whatever it begins with; an ordinary word that has such
+    /// a dash later on is an item too.
+    @Test func anItemThatBeginsWithADashGoesAfterTheEndOfOptions() throws {
+        let ended = try ParsedArguments.parse(["example.org", "--", "–x=1"])
+        #expect(ended.positionals.map(\.text) == ["example.org", "–x=1"])
+        let inside = try ParsedArguments.parse(["example.org", "a–b=1", "range==1–2"])
+        #expect(inside.positionals.map(\.text) == ["example.org", "a–b=1", "range==1–2"])
+        let offline = InProcessAF.run(["--offline", "-p", "B", "post", "http://127.0.0.1:9/", "--", "–x=1"])
+        #expect(offline.status == 0)
+        #expect(offline.stdout == Array(#"{"–x": "1"}"#.utf8))
+    }
+
+    @Test func aURLInQuotesIsNamedAndNothingIsSent() throws {
+        let server = try TestServer()
+        let bare = server.url("/get")
+        let cases = [
+            ("“\(bare)”", "the URL '“\(bare)”' begins with a curly quote (U+201C), as text copied from a document has; leave the quotes out: af \(bare)"),
+            ("‘\(bare)’", "the URL '‘\(bare)’' begins with a curly quote (U+2018), as text copied from a document has; leave the quotes out: af \(bare)"),
+            ("«\(bare)»", "the URL '«\(bare)»' begins with a typographic quote (U+00AB), as text copied from a document has; leave the quotes out: af \(bare)"),
+            ("\"\(bare)\"", "the URL '\"\(bare)\"' begins with a quote the shell kept (quoted twice?); leave the quotes out: af \(bare)"),
+            ("'\(bare)?q=a b'", "the URL ''\(bare)?q=a b'' begins with a quote the shell kept (quoted twice?); leave the quotes out: af '\(bare)?q=a b'"),
+        ]
+        for (url, message) in cases {
+            let result = InProcessAF.run(["get", url])
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        #expect(server.requests.isEmpty)
+        // A quote inside the URL is the URL's own.
+        #expect(InProcessAF.run([server.url("/get?q=“a”")]).status == 0)
+    }
+
+    /// A batch line is parsed as a command line: the dash is named with the line, before
+    /// anything is sent.
+    @Test func aBatchLineWithADocumentsDashIsNamed() throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make()
+        let path = directory + "/lines.txt"
+        try "\(server.url("/get"))\n\(server.url("/get")) –check-status\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let result = InProcessAF.run(["batch", path])
+        #expect(result.status == 64)
+        #expect(result.err == "af: error: \(path):2: '–check-status' has an en dash (U+2013) for '-', as text copied from a document has; did you mean '--check-status'?\n")
+        #expect(server.requests.isEmpty)
+    }
+
+    /// JSON typed with curly quotes or a no-break space, as a page shows it, is named by the
+    /// character found, not by its first byte ("unexpected byte 0xe2").
+    @Test func invalidJSONNamesTheCharacterFound() {
+        let cases: [(String, String)] = [
+            ("a:={“b”: 1}", "invalid JSON in 'a:={“b”: 1}': unexpected '“' (U+201C, a typographic quote: JSON's strings take plain \" quotes) at line 1, column 2"),
+            ("a:={\"b\":\u{A0}1}", "invalid JSON in 'a:={\"b\":\u{A0}1}': unexpected U+00A0, a space character JSON does not take at line 1, column 6"),
+            ("a:={\"b\":é}", "invalid JSON in 'a:={\"b\":é}': unexpected 'é' (U+00E9) at line 1, column 6"),
+            ("a:={\"b\":\u{200B}1}", "invalid JSON in 'a:={\"b\":\u{200B}1}': unexpected U+200B at line 1, column 6"),
+        ]
+        for (item, message) in cases {
+            let result = InProcessAF.run(["--offline", "post", "http://127.0.0.1:9/", item])
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        // Bytes that are no UTF-8 are still named as bytes.
+        #expect([UInt8]([0xFF, 0x41]).withUnsafeBytes { JSONScanner.describeUnexpected($0) } == "byte 0xff")
+        #expect([UInt8]([0xE2, 0x80]).withUnsafeBytes { JSONScanner.describeUnexpected($0) } == "byte 0xe2")
+    }
+}
