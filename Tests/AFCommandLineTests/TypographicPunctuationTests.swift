@@ -62,6 +62,30 @@ import Testing
         #expect(InProcessAF.run([server.url("/get?q=“a”")]).status == 0)
     }
 
+    /// A no-break space copied between two words joins them into the URL (the host
+    /// `xn--getexample-fka.org`, a path ending in `%C2%A0a==1`); an invisible character hides
+    /// in it. Named, shown where it is, and nothing sent; the URL's own is percent-encoded.
+    @Test func anInvisibleCharacterInTheURLIsShown() throws {
+        let server = try TestServer()
+        let bare = server.url("/get")
+        let split = " (the shell splits words only at plain spaces); type a plain space between words, or %C2%A0 where the URL holds one"
+        let cases = [
+            ("get\u{A0}\(bare)", "the URL 'get[U+00A0]\(bare)' has a no-break space (U+00A0) in it, as text copied from a page has" + split),
+            ("\(bare)\u{A0}a==1", "the URL '\(bare)[U+00A0]a==1' has a no-break space (U+00A0) in it, as text copied from a page has" + split),
+            ("\(bare)?q=a\u{202F}b", "the URL '\(bare)?q=a[U+202F]b' has a narrow no-break space (U+202F) in it, as text copied from a page has"
+                + " (the shell splits words only at plain spaces); type a plain space between words, or %E2%80%AF where the URL holds one"),
+            ("\(bare)/\u{200B}x", "the URL '\(bare)/[U+200B]x' has a zero-width space (U+200B) in it, as text copied from a page has; delete it, or write %E2%80%8B where the URL holds one"),
+        ]
+        for (url, message) in cases {
+            let result = InProcessAF.run([url])
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        #expect(server.requests.isEmpty)
+        #expect(InProcessAF.run([server.url("/get?q=a%C2%A0b")]).status == 0)
+        #expect(server.requests.map(\.target) == ["/get?q=a%C2%A0b"])
+    }
+
     /// A batch line is parsed as a command line: the dash is named with the line, before
     /// anything is sent.
     @Test func aBatchLineWithADocumentsDashIsNamed() throws {

@@ -49,7 +49,9 @@ public enum ManPage {
         file called \\fIllow\\fR); \\fB\\-ofile.json\\fR is still \\fB\\-o file.json\\fR.
         So is a word that begins with a dash a document put for \\fB\\-\\-\\fR (an en or em dash,
         as in text copied from a web page), and a URL that begins with a quote (curly, or one
-        the shell kept); a request item that begins with such a dash goes after \\fB\\-\\-\\fR.
+        the shell kept) or has a no\\-break space or an invisible character in it (one the URL
+        holds is written percent\\-encoded); a request item that begins with such a dash goes
+        after \\fB\\-\\-\\fR.
         .PP
         Standard input is the request body when it is a pipe or a regular file with at least
         one byte and no body items are given; a terminal or \\fI/dev/null\\fR is never read.

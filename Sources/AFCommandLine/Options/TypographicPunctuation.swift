@@ -86,4 +86,45 @@ enum TypographicPunctuation {
         }
         return false
     }
+
+    /// A URL argument with a space other than the plain one, or an invisible character, in
+    /// it: a no-break space copied from a page joins two words the shell would have split
+    /// (`get\u{A0}example.org` asked for the host `xn--getexample-fka.org`, and
+    /// `URL\u{A0}a==1` for a path ending in `%C2%A0a==1`). A usage error that shows where it is
+    /// and how to keep one the URL really holds (percent-encoded); nil when there is none.
+    static func invisibleCharacterMessage(_ url: String) -> String? {
+        // Every batch line's URL comes here: ASCII has none of them.
+        guard !url.utf8.allSatisfy({ $0 < 0x80 }), let found = url.unicodeScalars.first(where: isInvisible) else { return nil }
+        var shown = ""
+        for scalar in url.unicodeScalars {
+            if isInvisible(scalar) { shown += "[\(Format.codePoint(scalar))]" } else { shown.unicodeScalars.append(scalar) }
+        }
+        let encoded = String(found).utf8.map { "%" + ($0 < 0x10 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
+        return "the URL '\(Quote.argument(shown))' has \(invisibleName(found)) in it, as text copied from a page has"
+            + (found.properties.isWhitespace
+                ? " (the shell splits words only at plain spaces); type a plain space between words, or \(encoded) where the URL holds one"
+                : "; delete it, or write \(encoded) where the URL holds one")
+    }
+
+    /// Spaces other than U+0020 (and the ASCII controls, which messages show as `\t`, `\n`),
+    /// and characters that show as nothing.
+    private static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.value < 0x80 { return false }
+        if scalar.properties.isWhitespace { return true }
+        return ["\u{200B}", "\u{200C}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{00AD}"].contains(scalar)
+    }
+
+    private static func invisibleName(_ scalar: Unicode.Scalar) -> String {
+        let name: String
+        switch scalar {
+        case "\u{00A0}": name = "a no-break space"
+        case "\u{202F}": name = "a narrow no-break space"
+        case "\u{200B}": name = "a zero-width space"
+        case "\u{FEFF}": name = "a byte order mark"
+        case "\u{00AD}": name = "a soft hyphen"
+        case _ where scalar.properties.isWhitespace: name = "a space character"
+        default: name = "an invisible character"
+        }
+        return "\(name) (\(Format.codePoint(scalar)))"
+    }
 }
