@@ -30,6 +30,18 @@ import Testing
         }
     }
 
+    /// Two options joined by a no-break space are one unknown option: shown up to the
+    /// character and marked there, never past it (`--auth\u{A0}bob:pw`).
+    @Test(arguments: [
+        ("--follow\u{A0}-v", "unknown option '--follow[U+00A0]…'; it has a no-break space (U+00A0) in it, as text copied from a page has (the shell splits words only at plain spaces); type a plain space between words"),
+        ("--auth\u{A0}bob:secret", "unknown option '--auth[U+00A0]…'; it has a no-break space (U+00A0) in it, as text copied from a page has (the shell splits words only at plain spaces); type a plain space between words"),
+        ("-vF\u{A0}--all", "unknown option '-vF[U+00A0]…'; it has a no-break space (U+00A0) in it, as text copied from a page has (the shell splits words only at plain spaces); type a plain space between words"),
+        ("-F\u{200B}", "unknown option '-F[U+200B]'; it has a zero-width space (U+200B) in it, as text copied from a page has; delete it"),
+    ])
+    func anInvisibleCharacterInAnOptionIsShown(word: String, message: String) {
+        #expect(throws: CommandFailure.usage(message)) { try ParsedArguments.parse(["example.org", word]) }
+    }
+
     /// After `--` a word is an item whatever it begins with; an ordinary word that has such
     /// a dash later on is an item too.
     @Test func anItemThatBeginsWithADashGoesAfterTheEndOfOptions() throws {

@@ -77,6 +77,9 @@ struct ParsedArguments: Sendable {
                     negated = true
                 }
                 guard let spec else {
+                    if let (quoted, advice) = TypographicPunctuation.invisibleInOption(body, prefix: "--") {
+                        throw .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)")
+                    }
                     throw .usage("unknown option '--\(Quote.argument(name))'\(origin)\(name.utf8.count > Quote.limit ? Suggestions.noHint : Suggestions.hint(for: name))")
                 }
                 let spelling = "--\(Quote.argument(name))"
@@ -116,6 +119,9 @@ struct ParsedArguments: Sendable {
             while let letter = letters.first {
                 letters = letters.dropFirst()
                 guard let spec = OptionTable.option(short: letter) else {
+                    if let (quoted, advice) = TypographicPunctuation.invisibleInOption(argument.dropFirst(), prefix: "-") {
+                        throw .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)")
+                    }
                     let hint = Suggestions.curlClusterHint(argument.dropFirst()) ?? Suggestions.shortHint(for: letter)
                     throw .usage("unknown option '-\(letter)'\(origin)\(hint)")
                 }

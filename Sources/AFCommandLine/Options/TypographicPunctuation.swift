@@ -99,11 +99,29 @@ enum TypographicPunctuation {
         for scalar in url.unicodeScalars {
             if isInvisible(scalar) { shown += "[\(Format.codePoint(scalar))]" } else { shown.unicodeScalars.append(scalar) }
         }
+        return "the URL '\(Quote.argument(shown))' has \(invisibleName(found)) in it, as text copied from a page has" + advice(found, encodedInURL: true)
+    }
+
+    /// An unknown option that has a no-break space or an invisible character in it
+    /// (`--follow\u{A0}-v`, two words joined): the message's quote of it, up to that character
+    /// and marked there (what follows may be a password: `--auth\u{A0}bob:pw`), and what to
+    /// do; nil when it has none. `prefix` is `--` or `-`.
+    static func invisibleInOption(_ name: Substring, prefix: String) -> (quoted: String, advice: String)? {
+        guard !name.utf8.allSatisfy({ $0 < 0x80 }), let found = name.unicodeScalars.first(where: isInvisible) else { return nil }
+        let before = String(name.unicodeScalars.prefix { !isInvisible($0) })
+        let rest = name.unicodeScalars.count > before.unicodeScalars.count + 1 ? "…" : ""
+        return (prefix + before + "[\(Format.codePoint(found))]" + rest,
+                "; it has \(invisibleName(found)) in it, as text copied from a page has" + advice(found, encodedInURL: false))
+    }
+
+    /// What to do about `found`: a space splits words only when it is a plain one; anything
+    /// else invisible is deleted. In a URL, one the URL holds is written percent-encoded.
+    private static func advice(_ found: Unicode.Scalar, encodedInURL: Bool) -> String {
         let encoded = String(found).utf8.map { "%" + ($0 < 0x10 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
-        return "the URL '\(Quote.argument(shown))' has \(invisibleName(found)) in it, as text copied from a page has"
-            + (found.properties.isWhitespace
-                ? " (the shell splits words only at plain spaces); type a plain space between words, or \(encoded) where the URL holds one"
-                : "; delete it, or write \(encoded) where the URL holds one")
+        let kept = encodedInURL ? ", or \(encoded) where the URL holds one" : ""
+        return found.properties.isWhitespace
+            ? " (the shell splits words only at plain spaces); type a plain space between words\(kept)"
+            : "; delete it\(encodedInURL ? ", or write \(encoded) where the URL holds one" : "")"
     }
 
     /// Spaces other than U+0020 (and the ASCII controls, which messages show as `\t`, `\n`),
