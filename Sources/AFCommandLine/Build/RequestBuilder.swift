@@ -132,6 +132,7 @@ enum RequestBuilder {
         }
         let itemPositionals = Array(positionals.suffix(itemArguments.count))
         if let curlValue = curlValueAfterLetter(itemPositionals) { throw curlValue }
+        if let last = itemArguments.last, let message = CarriageReturn.itemMessage(last) { throw .usage(message) }
         for (index, argument) in itemArguments.enumerated() {
             do throws(CommandFailure) {
                 var sourced = try RequestItemParser.parse(argument)

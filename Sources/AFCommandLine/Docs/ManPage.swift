@@ -52,6 +52,8 @@ public enum ManPage {
         the shell kept) or has a no\\-break space or an invisible character in it (one the URL
         holds is written percent\\-encoded); a request item that begins with such a dash goes
         after \\fB\\-\\-\\fR.
+        A last argument (an item, an option or its value) that ends with a carriage return, as
+        in a script saved with Windows line endings, is a usage error too.
         .PP
         Standard input is the request body when it is a pipe or a regular file with at least
         one byte and no body items are given; a terminal or \\fI/dev/null\\fR is never read.

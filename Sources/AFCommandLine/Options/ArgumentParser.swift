@@ -77,6 +77,8 @@ struct ParsedArguments: Sendable {
                     negated = true
                 }
                 guard let spec else {
+                    // `--follow\r`, the last word of a CRLF script's line, is no typo of --follow.
+                    if source == nil, index == arguments.count - 1, let message = CarriageReturn.lastWordMessage(arguments, valueOf: nil) { throw .usage(message) }
                     if let (quoted, advice) = TypographicPunctuation.invisibleInOption(body, prefix: "--") {
                         throw .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)")
                     }
@@ -119,6 +121,7 @@ struct ParsedArguments: Sendable {
             while let letter = letters.first {
                 letters = letters.dropFirst()
                 guard let spec = OptionTable.option(short: letter) else {
+                    if source == nil, index == arguments.count - 1, let message = CarriageReturn.lastWordMessage(arguments, valueOf: nil) { throw .usage(message) }
                     if let (quoted, advice) = TypographicPunctuation.invisibleInOption(argument.dropFirst(), prefix: "-") {
                         throw .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)")
                     }
@@ -145,6 +148,10 @@ struct ParsedArguments: Sendable {
                     result.options.append(ParsedOption(spec: spec, value: valued(spec, value), negated: false, spelling: spelling, valueArgument: index))
                 }
             }
+        }
+        if source == nil, let option = result.options.last, option.valueArgument == arguments.count - 1,
+           let message = CarriageReturn.lastWordMessage(arguments, valueOf: option) {
+            throw .usage(message)
         }
         return result
     }

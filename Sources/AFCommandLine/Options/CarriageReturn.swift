@@ -1,0 +1,29 @@
+/// A script saved with Windows line endings (CRLF) runs under bash with a carriage return at
+/// the end of every line, which the shell keeps in the line's last word: `af post URL
+/// name=ada` sent `{"name": "ada\r"}`, `-o out.json` wrote a file whose name ends in CR, and
+/// `--follow` was an unknown option. The last word of a command line that ends so is a usage
+/// error that says why, unless it is the URL (whose parser drops trailing white space).
+enum CarriageReturn {
+    /// What the message adds after naming the word.
+    static let advice = " ends with a carriage return (\\r), as the last word of each line does in a script saved with Windows line endings (CRLF); "
+        + "convert the script to Unix line endings (dos2unix SCRIPT)"
+
+    /// The message for `arguments`' last word when it is an option, or an option's value,
+    /// and ends with a carriage return; `valueOf` is the option whose value the last word
+    /// became (a credential's is not quoted).
+    static func lastWordMessage(_ arguments: [String], valueOf option: ParsedOption?) -> String? {
+        guard let last = arguments.last, last.utf8.last == 13 else { return nil }
+        if let option {
+            let inline = option.valueArgument == arguments.count - 1 && last.hasPrefix("-")
+            if OptionTable.secretOptions.contains(option.spec.id) { return "the value of \(option.spelling)" + advice }
+            return inline ? "'\(Quote.argument(last))'" + advice
+                : "the value of \(option.spelling), '\(Quote.argument(last))'," + advice
+        }
+        return last.hasPrefix("-") && last != "-" ? "'\(Quote.argument(last))'" + advice : nil
+    }
+
+    /// The message for the request item `argument` when it ends with a carriage return.
+    static func itemMessage(_ argument: String) -> String? {
+        argument.utf8.last == 13 ? "request item '\(Quote.argument(argument))'" + advice : nil
+    }
+}
