@@ -26,7 +26,7 @@ import Testing
         }
         #expect(server.requests.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["script.sh"])
-        // The URL as the last word is taken as it is (its parser drops trailing white space).
+        // The URL as the last word is taken without it (its parser drops trailing white space).
         try Data("'\(AF.binary)' -q \(server.url("/get"))\r\n".utf8).write(to: URL(fileURLWithPath: directory + "/url.sh"))
         #expect(try AF.shell("sh '\(directory)/url.sh'").status == 0)
         #expect(server.requests.map(\.target) == ["/get"])
