@@ -132,7 +132,6 @@ enum RequestBuilder {
         }
         let itemPositionals = Array(positionals.suffix(itemArguments.count))
         if let curlValue = curlValueAfterLetter(itemPositionals) { throw curlValue }
-        if let last = itemArguments.last, let message = CarriageReturn.itemMessage(last) { throw .usage(message) }
         for (index, argument) in itemArguments.enumerated() {
             do throws(CommandFailure) {
                 var sourced = try RequestItemParser.parse(argument)
@@ -146,6 +145,7 @@ enum RequestBuilder {
                     ?? CommandFailure(error.message + letterHint(itemPositionals[index].follows, value: argument), exitCode: error.exitCode)
             }
         }
+        if let last = items.last, let message = CarriageReturn.itemMessage(last) { throw .usage(message) }
         let standardInput: String?
         (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)
 

@@ -22,8 +22,10 @@ enum CarriageReturn {
         return last.hasPrefix("-") && last != "-" ? "'\(Quote.argument(last))'" + advice : nil
     }
 
-    /// The message for the request item `argument` when it ends with a carriage return.
-    static func itemMessage(_ argument: String) -> String? {
-        argument.utf8.last == 13 ? "request item '\(Quote.argument(argument))'" + advice : nil
+    /// The message for `item`, the command line's last, when it ends with a carriage return.
+    /// A header's value that ends so has a message of its own, which names `$(cat FILE)` too.
+    static func itemMessage(_ item: SourcedItem) -> String? {
+        if case .header = item.item { return nil }
+        return item.argument.utf8.last == 13 ? "request item '\(Quote.argument(item.argument))'" + advice : nil
     }
 }
