@@ -65,6 +65,11 @@ import Testing
         // libcurl's "Could not resolve proxy: NAME" was shown after af's own words for it.
         Case(name: "scheme as the method", arguments: { _, _ in ["https", "example.org/x", "a==1"] }, status: 64,
              what: "'https example.org/x' reads as the method HTTPS and the URL 'example.org/x'", fix: "did you mean 'https://example.org/x'?"),
+        // A command's name where the method goes: af typed twice, or curl's habit.
+        Case(name: "af twice", arguments: { s, _ in ["af", "get", s.url("/get")] }, status: 64,
+             what: "'af' reads as the method AF, and af is a command, not a method", fix: "did you mean 'af get http://127.0.0.1:"),
+        Case(name: "curl as the method", arguments: { _, _ in ["curl", "example.org/x"] }, status: 64,
+             what: "'curl' reads as the method CURL", fix: "did you mean 'af example.org/x'? (a method CURL is sent when written in capitals: af CURL URL)"),
         Case(name: "http before a method", arguments: { _, _ in ["http", "GET", "example.org/x"] }, status: 64,
              what: "'http GET' reads as the method HTTP and the URL 'GET'", fix: "did you mean 'af GET http://example.org/x'?"),
         Case(name: "--resolve for another port", arguments: { s, _ in ["--resolve=example.test:80:127.0.0.1", "--timeout=20", "http://example.test:\(s.port)/get"] }, status: 1,

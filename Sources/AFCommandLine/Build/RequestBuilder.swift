@@ -51,7 +51,8 @@ enum RequestBuilder {
         if positionals.count >= 2, !first.text.isEmpty, first.text.allSatisfy({ $0.isASCII && $0.isLetter }),
            !isBodyOrQueryItem(positionals[1].text)
         {
-            if let mistake = schemeAsMethod(first.text, followedBy: positionals.dropFirst().map(\.text)) { throw mistake }
+            if let mistake = schemeAsMethod(first.text, followedBy: positionals.dropFirst().map(\.text))
+                ?? commandAsMethod(first.text, followedBy: positionals.dropFirst().map(\.text)) { throw mistake }
             return (first.text.uppercased(), positionals[1].text, positionals.dropFirst(2).map(\.text))
         }
         return (nil, first.text, positionals.dropFirst().map(\.text))
@@ -72,6 +73,17 @@ enum RequestBuilder {
             meant = "\(scheme)://\(next)"
         }
         return .usage("'\(Quote.argument(word)) \(Quote.argument(next))' reads as the method \(word.uppercased()) and the URL '\(Quote.argument(next))'; did you mean '\(Quote.argument(meant))'?")
+    }
+
+    /// The name of a command where the method goes: `af af get URL` (af typed twice, or a
+    /// command pasted after it), `af curl URL`, `af xh URL` sent the method AF, CURL or XH,
+    /// which no server knows. A usage error with the command meant; a method of that name is
+    /// sent when written in capitals (`af CURL URL`), as no one types a command so.
+    static func commandAsMethod(_ word: String, followedBy rest: [String]) -> CommandFailure? {
+        guard ["af", "curl", "wget", "xh", "xhs", "httpie"].contains(word), !rest.isEmpty else { return nil }
+        let meant = Quote.argument("af " + rest.map { CurlCommand.quote($0) }.joined(separator: " "))
+        return .usage("'\(word)' reads as the method \(word.uppercased()), and \(word) is a command, not a method; did you mean '\(meant)'? "
+            + "(a method \(word.uppercased()) is sent when written in capitals: af \(word.uppercased()) URL)")
     }
 
     /// Whether an argument is a method name af cannot send as METHOD: upper-case letters with
