@@ -63,6 +63,10 @@ import Testing
             ("«\(bare)»", "the URL '«\(bare)»' begins with a typographic quote (U+00AB), as text copied from a document has; leave the quotes out: af \(bare)"),
             ("\"\(bare)\"", "the URL '\"\(bare)\"' begins with a quote the shell kept (quoted twice?); leave the quotes out: af \(bare)"),
             ("'\(bare)?q=a b'", "the URL ''\(bare)?q=a b'' begins with a quote the shell kept (quoted twice?); leave the quotes out: af '\(bare)?q=a b'"),
+            ("<\(bare)>", "the URL '<\(bare)>' begins with '<', as a mail or a Markdown page wraps a link; leave the brackets out: af \(bare)"),
+            ("`\(bare)`", "the URL '`\(bare)`' begins with '`', as Markdown marks code; leave the backticks out: af \(bare)"),
+            // Only as many taken off the end as the start had.
+            ("(\(bare)/X_(y))", "the URL '(\(bare)/X_(y))' begins with '('; leave the parentheses out: af '\(bare)/X_(y)'"),
         ]
         for (url, message) in cases {
             let result = InProcessAF.run(["get", url])

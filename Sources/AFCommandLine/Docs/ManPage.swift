@@ -36,7 +36,8 @@ public enum ManPage {
         only (\\fBget\\fR, \\fBPOST\\fR, \\fBpurge\\fR ...); it is upper-cased and sent as is.
         Without METHOD af sends GET, or POST when the request has a body.
         When the second argument is plainly a data, query or file item
-        (\\fBaf localhost a=1\\fR), the first is the URL.
+        (\\fBaf localhost a=1\\fR), the first is the URL. A command's name in lower case there
+        (\\fBaf curl URL\\fR) is a usage error; in capitals it is sent as the method.
         A URL without a scheme gets \\fBhttp://\\fR (\\fB\\-\\-https\\fR makes it https),
         a scheme\\-relative one (\\fB//example.org/x\\fR) too;
         \\fB:3000/x\\fR means \\fBhttp://localhost:3000/x\\fR.
@@ -49,7 +50,7 @@ public enum ManPage {
         file called \\fIllow\\fR); \\fB\\-ofile.json\\fR is still \\fB\\-o file.json\\fR.
         So is a word that begins with a dash a document put for \\fB\\-\\-\\fR (an en or em dash,
         as in text copied from a web page), and a URL that begins with a quote (curly, or one
-        the shell kept) or has a no\\-break space or an invisible character in it (one the URL
+        the shell kept) or the \\fB<\\fR, \\fB`\\fR or \\fB(\\fR a page wraps a link in or has a no\\-break space or an invisible character in it (one the URL
         holds is written percent\\-encoded); a request item that begins with such a dash goes
         after \\fB\\-\\-\\fR.
         A last argument (an item, an option or its value) that ends with a carriage return, as

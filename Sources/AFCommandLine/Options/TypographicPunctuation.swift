@@ -64,17 +64,28 @@ enum TypographicPunctuation {
     }
 
     /// A URL argument in quotes the shell did not take off (`“https://example.org/x”` copied
-    /// from a document, `'"https://…"'` quoted twice): a usage error that names the quote and
-    /// gives the URL without them; nil when the argument begins with no quote.
+    /// from a document, `'"https://…"'` quoted twice), or in the brackets a mail or a Markdown
+    /// page wraps a link in (`<https://…>`, `` `https://…` ``, `(https://…)`): a usage error
+    /// that names the character and gives the URL without them; nil when the argument begins
+    /// with none. No URL begins so (an IPv6 address's `[` is not among them).
     static func quotedURLMessage(_ url: String) -> String? {
-        guard let first = url.unicodeScalars.first, quotes.contains(first) || first == "\"" || first == "'" else { return nil }
+        guard let first = url.unicodeScalars.first, isWrapper(first) else { return nil }
+        // As many taken off the end as the start had: `(…/X_(y))` keeps its own `)`.
         var scalars = Substring(url).unicodeScalars
-        while let head = scalars.first, quotes.contains(head) || head == "\"" || head == "'" { scalars.removeFirst() }
-        while let tail = scalars.last, quotes.contains(tail) || tail == "\"" || tail == "'" { scalars.removeLast() }
+        var opened = 0
+        while let head = scalars.first, isWrapper(head) { scalars.removeFirst(); opened += 1 }
+        while opened > 0, let tail = scalars.last, isWrapper(tail) { scalars.removeLast(); opened -= 1 }
         let bare = String(scalars)
-        let what = quotes.contains(first) ? "\(described(first)), as text copied from a document has" : "a quote the shell kept (quoted twice?)"
+        let what: String, them: String
+        switch first {
+        case "\"", "'": (what, them) = ("a quote the shell kept (quoted twice?)", "the quotes")
+        case "<": (what, them) = ("'<', as a mail or a Markdown page wraps a link", "the brackets")
+        case "`": (what, them) = ("'`', as Markdown marks code", "the backticks")
+        case "(": (what, them) = ("'('", "the parentheses")
+        default: (what, them) = ("\(described(first)), as text copied from a document has", "the quotes")
+        }
         let instead = bare.isEmpty ? "" : ": af \(CurlCommand.quote(bare))"
-        return "the URL '\(Quote.argument(url))' begins with \(what); leave the quotes out\(Quote.argument(instead))"
+        return "the URL '\(Quote.argument(url))' begins with \(what); leave \(them) out\(Quote.argument(instead))"
     }
 
     /// Whether `letters`, read as a cluster of short options, reaches one whose value is a
@@ -85,6 +96,11 @@ enum TypographicPunctuation {
             if case .required = spec.value { return OptionTable.secretOptions.contains(spec.id) }
         }
         return false
+    }
+
+    /// What may wrap a URL pasted from elsewhere.
+    private static func isWrapper(_ scalar: Unicode.Scalar) -> Bool {
+        quotes.contains(scalar) || "\"'<>`()".unicodeScalars.contains(scalar)
     }
 
     /// A URL argument with a space other than the plain one, or an invisible character, in
