@@ -50,8 +50,9 @@ public enum ManPage {
         file called \\fIllow\\fR); \\fB\\-ofile.json\\fR is still \\fB\\-o file.json\\fR.
         So is a word that begins with a dash a document put for \\fB\\-\\-\\fR (an en or em dash,
         as in text copied from a web page), and a URL that begins with a quote (curly, or one
-        the shell kept) or the \\fB<\\fR, \\fB`\\fR or \\fB(\\fR a page wraps a link in or has a no\\-break space or an invisible character in it (one the URL
-        holds is written percent\\-encoded); a request item that begins with such a dash goes
+        the shell kept) or the \\fB<\\fR, \\fB\\(ga\\fR or \\fB(\\fR a page wraps a link in, or has a
+        no\\-break space or an invisible character in it (one the URL holds is written
+        percent\\-encoded); a request item that begins with such a dash goes
         after \\fB\\-\\-\\fR.
         A last argument (an item, an option or its value) that ends with a carriage return, as
         in a script saved with Windows line endings, is a usage error too.
