@@ -69,7 +69,9 @@ enum TypographicPunctuation {
     /// that names the character and gives the URL without them; nil when the argument begins
     /// with none. No URL begins so (an IPv6 address's `[` is not among them).
     static func quotedURLMessage(_ url: String) -> String? {
-        guard let first = url.unicodeScalars.first, isWrapper(first) else { return nil }
+        // Every batch line's URL comes here: most begin with a letter, `:` or `/`, at once.
+        guard let lead = url.utf8.first, lead >= 0x80 || "\"'<`(".utf8.contains(lead),
+              let first = url.unicodeScalars.first, isWrapper(first) else { return nil }
         // As many taken off the end as the start had: `(…/X_(y))` keeps its own `)`.
         var scalars = Substring(url).unicodeScalars
         var opened = 0
@@ -109,8 +111,9 @@ enum TypographicPunctuation {
     /// `URL\u{A0}a==1` for a path ending in `%C2%A0a==1`). A usage error that shows where it is
     /// and how to keep one the URL really holds (percent-encoded); nil when there is none.
     static func invisibleCharacterMessage(_ url: String) -> String? {
-        // Every batch line's URL comes here: ASCII has none of them.
-        guard !url.utf8.allSatisfy({ $0 < 0x80 }), let found = url.unicodeScalars.first(where: isInvisible) else { return nil }
+        // Every batch line's URL comes here: ASCII has none of them, settled a word at a time.
+        let ascii = url.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).allBytes(below: 0x80) } ?? url.utf8.allSatisfy { $0 < 0x80 }
+        guard !ascii, let found = url.unicodeScalars.first(where: isInvisible) else { return nil }
         var shown = ""
         for scalar in url.unicodeScalars {
             if isInvisible(scalar) { shown += "[\(Format.codePoint(scalar))]" } else { shown.unicodeScalars.append(scalar) }
