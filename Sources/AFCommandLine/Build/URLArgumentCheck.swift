@@ -11,7 +11,7 @@ extension RequestBuilder {
     /// or a JSON document; `follows` is the option without a value typed right before it.
     static func refuseNonURL(_ url: String, follows: FlagBefore?) throws(CommandFailure) {
         var hint: String { follows.flatMap { curlValueHint($0, value: url) } ?? "" }
-        if let message = TypographicPunctuation.quotedURLMessage(url) ?? TypographicPunctuation.invisibleCharacterMessage(url) { throw .usage(message + hint) }
+        if let message = TypographicPunctuation.quotedURLMessage(url) ?? InvisibleCharacters.urlMessage(url) { throw .usage(message + hint) }
         if url.hasPrefix("@") {
             let item = Quote.argument(CurlCommand.quote(url))
             throw .usage("'\(Quote.argument(url))' is where the URL goes, and no URL starts with @: a file sent as the body is an item after the URL, as in af POST URL \(item)\(hint)")

@@ -79,7 +79,7 @@ struct ParsedArguments: Sendable {
                 guard let spec else {
                     // `--follow\r`, the last word of a CRLF script's line, is no typo of --follow.
                     if source == nil, index == arguments.count - 1, let message = CarriageReturn.lastWordMessage(arguments, valueOf: nil) { throw .usage(message) }
-                    if let (quoted, advice) = TypographicPunctuation.invisibleInOption(body, prefix: "--") {
+                    if let (quoted, advice) = InvisibleCharacters.inOption(body, prefix: "--") {
                         throw .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)")
                     }
                     throw .usage("unknown option '--\(Quote.argument(name))'\(origin)\(name.utf8.count > Quote.limit ? Suggestions.noHint : Suggestions.hint(for: name))")
@@ -122,7 +122,7 @@ struct ParsedArguments: Sendable {
                 letters = letters.dropFirst()
                 guard let spec = OptionTable.option(short: letter) else {
                     if source == nil, index == arguments.count - 1, let message = CarriageReturn.lastWordMessage(arguments, valueOf: nil) { throw .usage(message) }
-                    if let (quoted, advice) = TypographicPunctuation.invisibleInOption(argument.dropFirst(), prefix: "-") {
+                    if let (quoted, advice) = InvisibleCharacters.inOption(argument.dropFirst(), prefix: "-") {
                         throw .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)")
                     }
                     let hint = Suggestions.curlClusterHint(argument.dropFirst()) ?? Suggestions.shortHint(for: letter)

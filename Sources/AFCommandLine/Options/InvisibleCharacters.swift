@@ -1,0 +1,66 @@
+import AFEngine
+
+/// Spaces other than the plain one, and characters that show as nothing, in a URL or an
+/// option: a no-break space copied from a page joins two words the shell would have split,
+/// and neither the URL nor the option it makes shows where.
+enum InvisibleCharacters {
+    /// A URL argument with one in it (`get\u{A0}example.org` asked for the host
+    /// `xn--getexample-fka.org`, and `URL\u{A0}a==1` for a path ending in `%C2%A0a==1`): a
+    /// usage error that shows where it is and how to keep one the URL really holds
+    /// (percent-encoded); nil when there is none.
+    static func urlMessage(_ url: String) -> String? {
+        // Every batch line's URL comes here: ASCII has none of them, settled a word at a time.
+        let ascii = url.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).allBytes(below: 0x80) } ?? url.utf8.allSatisfy { $0 < 0x80 }
+        guard !ascii, let found = url.unicodeScalars.first(where: isInvisible) else { return nil }
+        var shown = ""
+        for scalar in url.unicodeScalars {
+            if isInvisible(scalar) { shown += "[\(Format.codePoint(scalar))]" } else { shown.unicodeScalars.append(scalar) }
+        }
+        return "the URL '\(Quote.argument(shown))' has \(invisibleName(found)) in it, as text copied from a page has" + advice(found, encodedInURL: true)
+    }
+
+    /// An unknown option that has one in it
+    /// (`--follow\u{A0}-v`, two words joined): the message's quote of it, up to that character
+    /// and marked there (what follows may be a password: `--auth\u{A0}bob:pw`), and what to
+    /// do; nil when it has none. `prefix` is `--` or `-`.
+    static func inOption(_ name: Substring, prefix: String) -> (quoted: String, advice: String)? {
+        guard !name.utf8.allSatisfy({ $0 < 0x80 }), let found = name.unicodeScalars.first(where: isInvisible) else { return nil }
+        let before = String(name.unicodeScalars.prefix { !isInvisible($0) })
+        let rest = name.unicodeScalars.count > before.unicodeScalars.count + 1 ? "…" : ""
+        return (prefix + before + "[\(Format.codePoint(found))]" + rest,
+                "; it has \(invisibleName(found)) in it, as text copied from a page has" + advice(found, encodedInURL: false))
+    }
+
+    /// What to do about `found`: a space splits words only when it is a plain one; anything
+    /// else invisible is deleted. In a URL, one the URL holds is written percent-encoded.
+    private static func advice(_ found: Unicode.Scalar, encodedInURL: Bool) -> String {
+        let encoded = String(found).utf8.map { "%" + ($0 < 0x10 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
+        let kept = encodedInURL ? ", or write \(encoded) where the URL holds one" : ""
+        return found.properties.isWhitespace
+            ? " (the shell splits words only at plain spaces); type a plain space between words\(kept)"
+            : "; delete it\(kept)"
+    }
+
+    /// Spaces other than U+0020 (and the ASCII controls, which messages show as `\t`, `\n`),
+    /// and characters that show as nothing.
+    private static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.value < 0x80 { return false }
+        if scalar.properties.isWhitespace { return true }
+        // Not the zero-width joiner and non-joiner: Persian words and emoji sequences hold them.
+        return ["\u{200B}", "\u{2060}", "\u{FEFF}", "\u{00AD}"].contains(scalar)
+    }
+
+    private static func invisibleName(_ scalar: Unicode.Scalar) -> String {
+        let name: String
+        switch scalar {
+        case "\u{00A0}": name = "a no-break space"
+        case "\u{202F}": name = "a narrow no-break space"
+        case "\u{200B}": name = "a zero-width space"
+        case "\u{FEFF}": name = "a byte order mark"
+        case "\u{00AD}": name = "a soft hyphen"
+        case _ where scalar.properties.isWhitespace: name = "a space character"
+        default: name = "an invisible character"
+        }
+        return "\(name) (\(Format.codePoint(scalar)))"
+    }
+}
