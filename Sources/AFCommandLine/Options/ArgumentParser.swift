@@ -215,7 +215,10 @@ enum Suggestions {
 
     /// `; did you mean '--retry'?` for the closest long option, what af does instead of a
     /// curl option it does not have, or where to look.
-    static func hint(for name: String) -> String {
+    static func hint(for name: String) -> String { knownHint(for: name) ?? noHint }
+
+    /// `hint` when it knows something nearer than the list of options; nil otherwise.
+    static func knownHint(for name: String) -> String? {
         // Before the nearest spelling: curl's --header is one letter from --headers, which
         // prints the response headers instead of sending one.
         if let instead = curlLong[name] { return "; \(instead)" }
@@ -228,7 +231,7 @@ enum Suggestions {
             if let match = nearest(base, among: OptionTable.all.filter(\.negatable).map(\.long)) { return "; did you mean '--no-\(match)'?" }
         }
         if let match = nearest(name, among: OptionTable.all.map(\.long)) { return "; did you mean '--\(match)'?" }
-        return noHint
+        return nil
     }
 
     /// The option `name` most likely meant: the shortest that `name` begins, for a name cut

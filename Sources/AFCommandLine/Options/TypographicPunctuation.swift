@@ -11,11 +11,6 @@ enum TypographicPunctuation {
     /// fullwidth hyphen-minus.
     static let dashes: Set<Unicode.Scalar> = ["\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}", "\u{2015}", "\u{2212}", "\u{FE58}", "\u{FE63}", "\u{FF0D}"]
 
-    /// Quotation marks that stand for `'` and `"` in copied text: the curly ones, low-9
-    /// ones, guillemets, primes and fullwidth ones.
-    static let quotes: Set<Unicode.Scalar> = ["\u{2018}", "\u{2019}", "\u{201A}", "\u{201B}", "\u{201C}", "\u{201D}", "\u{201E}", "\u{201F}",
-                                              "\u{00AB}", "\u{00BB}", "\u{2039}", "\u{203A}", "\u{2032}", "\u{2033}", "\u{FF02}", "\u{FF07}"]
-
     /// The character's name in a message: `an en dash (U+2013)`.
     static func described(_ scalar: Unicode.Scalar) -> String {
         let name: String
@@ -57,10 +52,9 @@ enum TypographicPunctuation {
         // Another name is shown with what it may have meant, unless it may be `-a` and a
         // password with nothing else to tell it by (`–data` is curl's --data, not `-d -a ta`).
         let plain = !name.isEmpty && name.utf8.allSatisfy { $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
-        let hint = plain ? Suggestions.hint(for: name) : ""
-        let named = plain && (!secret || hint != Suggestions.noHint)
-        let item = "; a request item that begins with it goes after '--'"
-        return intro(named || name.isEmpty ? dash + name : dash + "…") + (named && hint != Suggestions.noHint ? hint : item)
+        let hint = plain ? Suggestions.knownHint(for: name) : nil
+        let named = plain && (!secret || hint != nil)
+        return intro(named || name.isEmpty ? dash + name : dash + "…") + ((named ? hint : nil) ?? "; a request item that begins with it goes after '--'")
     }
 
     /// A URL argument in quotes the shell did not take off (`“https://example.org/x”` copied
@@ -102,6 +96,6 @@ enum TypographicPunctuation {
 
     /// What may wrap a URL pasted from elsewhere.
     private static func isWrapper(_ scalar: Unicode.Scalar) -> Bool {
-        quotes.contains(scalar) || "\"'<>`()".unicodeScalars.contains(scalar)
+        Format.typographicQuotes.contains(scalar) || "\"'<>`()".unicodeScalars.contains(scalar)
     }
 }

@@ -9,6 +9,14 @@ package enum Format {
         return "\(decimal(value, places: 1))s"
     }
 
+    /// Quotation marks that stand for `'` and `"` in text copied from a document: the curly
+    /// ones, low-9 ones, guillemets, primes and fullwidth ones. A JSON error and the command
+    /// line's check of a URL name them.
+    package static let typographicQuotes: Set<Unicode.Scalar> = [
+        "\u{2018}", "\u{2019}", "\u{201A}", "\u{201B}", "\u{201C}", "\u{201D}", "\u{201E}", "\u{201F}",
+        "\u{00AB}", "\u{00BB}", "\u{2039}", "\u{203A}", "\u{2032}", "\u{2033}", "\u{FF02}", "\u{FF07}",
+    ]
+
     /// `U+00E9`: a code point as Unicode writes it, in four hex digits at least.
     package static func codePoint(_ scalar: Unicode.Scalar) -> String {
         let hex = String(scalar.value, radix: 16, uppercase: true)

@@ -253,7 +253,7 @@ public struct JSONScanner {
         guard scalar.properties.generalCategory != .control else { return code }
         if scalar.properties.isWhitespace { return "\(code), a space character JSON does not take" }
         guard scalar.properties.generalCategory != .format else { return code }
-        let quote = "\u{2018}\u{2019}\u{201A}\u{201B}\u{201C}\u{201D}\u{201E}\u{201F}\u{00AB}\u{00BB}\u{2032}\u{2033}\u{FF02}".unicodeScalars.contains(scalar)
+        let quote = Format.typographicQuotes.contains(scalar)
         return "'\(Character(scalar))' (\(code)\(quote ? ", a typographic quote: JSON's strings take plain \" quotes" : ""))"
     }
 
