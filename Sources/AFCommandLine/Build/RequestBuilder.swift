@@ -51,8 +51,8 @@ enum RequestBuilder {
         if positionals.count >= 2, !first.text.isEmpty, first.text.allSatisfy({ $0.isASCII && $0.isLetter }),
            !isBodyOrQueryItem(positionals[1].text)
         {
-            if let mistake = schemeAsMethod(first.text, followedBy: positionals.dropFirst().map(\.text))
-                ?? commandAsMethod(first.text, followedBy: positionals.dropFirst().map(\.text)) { throw mistake }
+            let rest = positionals.dropFirst().map(\.text)
+            if let mistake = schemeAsMethod(first.text, followedBy: rest) ?? commandAsMethod(first.text, followedBy: rest) { throw mistake }
             return (first.text.uppercased(), positionals[1].text, positionals.dropFirst(2).map(\.text))
         }
         return (nil, first.text, positionals.dropFirst().map(\.text))

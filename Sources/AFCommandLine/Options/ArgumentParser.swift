@@ -51,6 +51,14 @@ struct ParsedArguments: Sendable {
             guard let home, spec.takesPath else { return value }
             return HomePath.expand(value, home: home)
         }
+        // An unknown option's error, `typed` being the word without its `prefix`: the last word
+        // of a CRLF script's line (`--follow\r` is no typo of --follow) and a word with a
+        // no-break space in it (`--follow\u{A0}-v`) are named before the usual hint.
+        func unknown(_ typed: Substring, prefix: String, otherwise message: () -> String) -> CommandFailure {
+            if source == nil, index == arguments.count - 1, let crlf = CarriageReturn.lastWordMessage(arguments, valueOf: nil) { return .usage(crlf) }
+            if let (quoted, advice) = InvisibleCharacters.inOption(typed, prefix: prefix) { return .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)") }
+            return .usage(message())
+        }
         while index < arguments.count {
             let argument = arguments[index]
             defer { index += 1 }
@@ -77,12 +85,9 @@ struct ParsedArguments: Sendable {
                     negated = true
                 }
                 guard let spec else {
-                    // `--follow\r`, the last word of a CRLF script's line, is no typo of --follow.
-                    if source == nil, index == arguments.count - 1, let message = CarriageReturn.lastWordMessage(arguments, valueOf: nil) { throw .usage(message) }
-                    if let (quoted, advice) = InvisibleCharacters.inOption(body, prefix: "--") {
-                        throw .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)")
+                    throw unknown(body, prefix: "--") {
+                        "unknown option '--\(Quote.argument(name))'\(origin)\(name.utf8.count > Quote.limit ? Suggestions.noHint : Suggestions.hint(for: name))"
                     }
-                    throw .usage("unknown option '--\(Quote.argument(name))'\(origin)\(name.utf8.count > Quote.limit ? Suggestions.noHint : Suggestions.hint(for: name))")
                 }
                 let spelling = "--\(Quote.argument(name))"
                 if negated {
@@ -121,12 +126,9 @@ struct ParsedArguments: Sendable {
             while let letter = letters.first {
                 letters = letters.dropFirst()
                 guard let spec = OptionTable.option(short: letter) else {
-                    if source == nil, index == arguments.count - 1, let message = CarriageReturn.lastWordMessage(arguments, valueOf: nil) { throw .usage(message) }
-                    if let (quoted, advice) = InvisibleCharacters.inOption(argument.dropFirst(), prefix: "-") {
-                        throw .usage("unknown option '\(Quote.argument(quoted))'\(origin)\(advice)")
+                    throw unknown(argument.dropFirst(), prefix: "-") {
+                        "unknown option '-\(letter)'\(origin)\(Suggestions.curlClusterHint(argument.dropFirst()) ?? Suggestions.shortHint(for: letter))"
                     }
-                    let hint = Suggestions.curlClusterHint(argument.dropFirst()) ?? Suggestions.shortHint(for: letter)
-                    throw .usage("unknown option '-\(letter)'\(origin)\(hint)")
                 }
                 let spelling = "-\(letter)"
                 switch spec.value {

@@ -10,13 +10,13 @@ enum CarriageReturn {
 
     /// The message for `arguments`' last word when it is an option, or an option's value,
     /// and ends with a carriage return; `valueOf` is the option whose value the last word
-    /// became (a credential's is not quoted).
+    /// became (a credential's is not quoted; one given after `=` or in a cluster is quoted
+    /// with its option, as the word was typed).
     static func lastWordMessage(_ arguments: [String], valueOf option: ParsedOption?) -> String? {
         guard let last = arguments.last, last.utf8.last == 13 else { return nil }
         if let option {
-            let inline = option.valueArgument == arguments.count - 1 && last.hasPrefix("-")
             if OptionTable.secretOptions.contains(option.spec.id) { return "the value of \(option.spelling)" + advice }
-            return inline ? "'\(Quote.argument(last))'" + advice
+            return last.hasPrefix("-") ? "'\(Quote.argument(last))'" + advice
                 : "the value of \(option.spelling), '\(Quote.argument(last))'," + advice
         }
         return last.hasPrefix("-") && last != "-" ? "'\(Quote.argument(last))'" + advice : nil
