@@ -10,8 +10,7 @@ enum InvisibleCharacters {
     /// (percent-encoded); nil when there is none.
     static func urlMessage(_ url: String) -> String? {
         // Every batch line's URL comes here: ASCII has none of them, settled a word at a time.
-        let ascii = url.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).allBytes(below: 0x80) } ?? url.utf8.allSatisfy { $0 < 0x80 }
-        guard !ascii, let found = url.unicodeScalars.first(where: isInvisible) else { return nil }
+        guard !url.utf8.isAllASCII, let found = url.unicodeScalars.first(where: isInvisible) else { return nil }
         var shown = ""
         for scalar in url.unicodeScalars {
             if isInvisible(scalar) { shown += "[\(Format.codePoint(scalar))]" } else { shown.unicodeScalars.append(scalar) }
@@ -24,7 +23,7 @@ enum InvisibleCharacters {
     /// and marked there (what follows may be a password: `--auth\u{A0}bob:pw`), and what to
     /// do; nil when it has none. `prefix` is `--` or `-`.
     static func inOption(_ name: Substring, prefix: String) -> (quoted: String, advice: String)? {
-        guard !name.utf8.allSatisfy({ $0 < 0x80 }), let found = name.unicodeScalars.first(where: isInvisible) else { return nil }
+        guard !name.utf8.isAllASCII, let found = name.unicodeScalars.first(where: isInvisible) else { return nil }
         let before = String(name.unicodeScalars.prefix { !isInvisible($0) })
         let rest = name.unicodeScalars.count > before.unicodeScalars.count + 1 ? "…" : ""
         return (prefix + before + "[\(Format.codePoint(found))]" + rest,
@@ -34,7 +33,7 @@ enum InvisibleCharacters {
     /// What to do about `found`: a space splits words only when it is a plain one; anything
     /// else invisible is deleted. In a URL, one the URL holds is written percent-encoded.
     private static func advice(_ found: Unicode.Scalar, encodedInURL: Bool) -> String {
-        let encoded = String(found).utf8.map { "%" + ($0 < 0x10 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
+        let encoded = "%" + Hex.encode(String(found).utf8, uppercase: true, separator: "%")
         let kept = encodedInURL ? ", or write \(encoded) where the URL holds one" : ""
         return found.properties.isWhitespace
             ? " (the shell splits words only at plain spaces); type a plain space between words\(kept)"

@@ -31,3 +31,11 @@ extension UnsafeRawBufferPointer {
         return seen & (ones &* 0x80) == 0
     }
 }
+
+extension Collection<UInt8> {
+    /// Whether every byte is ASCII: a word at a time (`allBytes(below:)`) where the bytes are
+    /// contiguous, as a native string's UTF-8 is.
+    var isAllASCII: Bool {
+        withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).allBytes(below: 0x80) } ?? allSatisfy { $0 < 0x80 }
+    }
+}

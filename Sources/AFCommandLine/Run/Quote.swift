@@ -31,9 +31,8 @@ enum Quote {
             case "\n": escaped += "\\n"
             case "\t": escaped += "\\t"
             default:
-                // Every control is at most U+009F: two hex digits.
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                escaped += (hex.count == 1 ? "\\x0" : "\\x") + hex
+                // Every control is at most U+009F: one byte's two digits.
+                escaped += "\\x" + Hex.encode([UInt8(truncatingIfNeeded: scalar.value)], uppercase: true)
             }
         }
         return escaped
@@ -44,7 +43,7 @@ enum Quote {
     /// byte in another encoding would otherwise turn into U+FFFD unseen and be sent as such.
     static func invalidUTF8<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String? {
         // Every batch line comes here, twice in a checked file: ASCII is settled a word at a time.
-        if bytes.withContiguousStorageIfAvailable({ UnsafeRawBufferPointer($0).allBytes(below: 0x80) }) ?? bytes.allSatisfy({ $0 < 0x80 }) { return nil }
+        if bytes.isAllASCII { return nil }
         let bytes = Array(bytes)
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
@@ -58,7 +57,7 @@ enum Quote {
                 offset += encoded.count
             case .error(let length):
                 invalid = true
-                for byte in bytes[offset..<(offset + length)] { text += "\\x" + String(byte, radix: 16, uppercase: true) }
+                for byte in bytes[offset..<(offset + length)] { text += "\\x" + Hex.encode([byte], uppercase: true) }
                 offset += length
             case .emptyInput:
                 return invalid ? text : nil
