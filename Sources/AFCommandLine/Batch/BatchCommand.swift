@@ -17,6 +17,7 @@ enum BatchCommand {
         if let option = settings.standardInputOption, StandardInputItems.names.contains(name) {
             throw .usage("\(option.text) reads standard input, which af batch \(Quote.argument(name)) reads its lines from; name a file")
         }
+        try InputIsOutput.checkBatchLines(name, environment: environment)
         var parallel = settings.parallel
         // As many descriptors as the system allows: each request in flight needs a socket,
         // and each finished output waiting for an earlier one a file. (`AFCommand` refused a

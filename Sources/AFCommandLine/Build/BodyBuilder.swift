@@ -93,6 +93,10 @@ enum BodyBuilder {
         if namesStandardInput || sources.isEmpty, case .directory = stdinKind {
             throw .unreadable("cannot read the body from standard input: it is a directory; redirect a file (< FILE), or give -I (--ignore-stdin) to send no body")
         }
+        // `af post URL < f > f`: the shell emptied f before af started.
+        if namesStandardInput || sources.isEmpty, !settings.ignoreStdin, standardInputItem == nil, settings.standardInputOption == nil, !environment.stdinIsTerminal {
+            try InputIsOutput.checkStandardInput(reader: namesStandardInput ? bodyFiles.first?.argument : nil, settings: settings, environment: environment)
+        }
         if !sources.isEmpty, !namesStandardInput, StandardInput.hasPendingData(environment.stdin, kind: stdinKind) {
             sources.append("standard input")
         }

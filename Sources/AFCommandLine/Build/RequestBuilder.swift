@@ -160,6 +160,7 @@ enum RequestBuilder {
         if let last = items.last, let message = CarriageReturn.itemMessage(last) { throw .usage(message) }
         let standardInput: String?
         (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)
+        try InputIsOutput.check(items, settings: settings, environment: environment)
 
         // Said when a value item's pipe (`a==@-`, `X:@fifo`) gives nothing for a while; made
         // only for items that read files (not for every line of a batch).
