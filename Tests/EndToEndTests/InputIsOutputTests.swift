@@ -34,6 +34,9 @@ import Testing
              "standard input (from '@-') is also standard output: \(emptied) (> DIR/data.json), so nothing of it is left to send; send standard output to another file"),
             ("post \(url) f@- < data.json > data.json",
              "standard input (from 'f@-') is also standard output: \(emptied) (> DIR/data.json), so nothing of it is left to send; send standard output to another file"),
+            // The session file read as no JSON ("fix it or remove it").
+            ("--session=./data.json \(url) > data.json",
+             "the session file './data.json' (--session) is also standard output: \(emptied) (> ./data.json), so nothing of it is left to use; send standard output to another file"),
         ]
         for (command, message) in cases {
             let directory = try Self.directory()

@@ -67,6 +67,15 @@ enum InputIsOutput {
         throw refusal(what, is: destination, shownAs: nil, left: "to send")
     }
 
+    /// Refuses the session file (`option` is `--session` or `--session-read-only`) when the
+    /// shell emptied it for standard output or error (`af --session=./s.json URL > s.json`):
+    /// it read as a session file that is not JSON, to be fixed or removed.
+    static func checkSession(_ path: String, option: String, environment: Environment) throws(CommandFailure) {
+        guard let info = regularFile(path),
+              let destination = destinations(environment: environment, settings: nil, appended: false).first(where: { $0.isFile(info) }) else { return }
+        throw refusal("the session file '\(Quote.argument(path))' (\(option))", is: destination, shownAs: path, left: "to use")
+    }
+
     /// Refuses the lines of `af batch FILE` (or `-`, standard input) when they are standard
     /// output's or standard error's file: emptied, or, streamed, appended to as they are read.
     static func checkBatchLines(_ name: String, environment: Environment) throws(CommandFailure) {

@@ -203,6 +203,7 @@ enum RequestBuilder {
         if let name = settings.session {
             let path = try SessionFile.path(for: name, url: url, environment: environment)
             let option = settings.sessionReadOnlyName != nil && settings.session == settings.sessionReadOnlyName ? "--session-read-only" : "--session"
+            try InputIsOutput.checkSession(path, option: option, environment: environment)
             session = try SessionFile.load(path: path, url: url, option: option)
             if !settings.sessionReadOnly {
                 try SessionFile.checkWritable(path: path, home: SessionFile.isPath(name) ? nil : environment.homeHoldingConfig)

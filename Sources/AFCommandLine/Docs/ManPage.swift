@@ -59,7 +59,7 @@ public enum ManPage {
         .PP
         Standard input is the request body when it is a pipe or a regular file with at least
         one byte and no body items are given; a terminal or \\fI/dev/null\\fR is never read.
-        A file af is to send (an item's, or standard input) that is also the file standard output
+        A file af is to send (an item's, standard input, or the session file) that is also the file standard output
         or error goes to, emptied by the shell's \\fB>\\fR before af started
         (\\fBaf post URL @data.json > data.json\\fR), is a usage error, and so is the batch file of
         \\fBaf batch FILE > FILE\\fR; the existing file \\fB\\-o\\fR names is sent and then replaced only
