@@ -723,5 +723,25 @@ import Testing
         #expect(result.stdout.isEmpty)
         #expect(contents("page.json") == Deflate.compress(Array(BuiltinRoutes.sampleJSON.utf8), gzip: true))
         #expect(server.requests.last?.header("Accept-Encoding") == "identity")
+        #expect(result.err == "af: warning: the server sent the body gzip-encoded (Content-Encoding: gzip) though af asked for it unencoded; "
+            + "'\(directory)/page.json' holds it as sent (gzip -dc \(directory)/page.json decodes it)\n")
+    }
+
+    /// A body sent content-coded though the download asked for it unencoded is saved as sent
+    /// (as curl and wget save it), and said to be, unless its name says it is such a file.
+    @Test func anEncodedBodyIsSavedAsSentAndSaidToBe() {
+        let downloaded = InProcessAF.run(["-d", "--output-dir", directory, server.url("/gzip?as=x-gzip")])
+        #expect(downloaded.status == 0)
+        #expect(downloaded.err.hasSuffix("af: warning: the server sent the body x-gzip-encoded (Content-Encoding: x-gzip) though af asked for it unencoded; "
+            + "'\(directory)/gzip' holds it as sent (gzip -dc \(directory)/gzip decodes it)\n"))
+        let streamed = InProcessAF.run(["-o", "-", server.url("/gzip?as=br")])
+        #expect(streamed.out.isEmpty == false)
+        #expect(streamed.err == "af: warning: the server sent the body br-encoded (Content-Encoding: br) though af asked for it unencoded; standard output got it as sent (pipe it to brotli -dc)\n")
+        // An archive served with Content-Encoding: gzip is the file itself.
+        let archive = InProcessAF.run(["-o", directory + "/site.tar.gz", server.url("/gzip")])
+        #expect(archive.status == 0)
+        #expect(archive.err.isEmpty)
+        #expect(InProcessAF.run(["-q", "-o", directory + "/quiet.json", server.url("/gzip")]).err.isEmpty)
+        #expect(InProcessAF.run(["-o", directory + "/plain.json", server.url("/json")]).err.isEmpty)
     }
 }

@@ -204,7 +204,7 @@ public enum OptionTable {
     private static var downloads: [OptionSpec] { [
         OptionSpec(.download, "download", short: "d", group: .downloads,
                    help: "Save the body to a file; headers and progress go to standard error",
-                   details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved, and a HEAD request (which gets no body) is refused. The file is written even when standard output is redirected (HTTPie's -d sends the body there instead): give -o - to pipe the body, as in af -d -o - URL | tar xz.",
+                   details: "Save the response body to a file named by -o, else by Content-Disposition, else by the last URL path segment, else index with an extension from Content-Type. Server-supplied names are reduced to a safe base name. Only a 2xx response is saved, and a HEAD request (which gets no body) is refused. The body is asked for unencoded (Accept-Encoding: identity); one a server compresses anyway is saved as it came, with a warning that names the coding and the command that decodes it (none when the file's name or type says it is such a file, as x.tar.gz). The file is written even when standard output is redirected (HTTPie's -d sends the body there instead): give -o - to pipe the body, as in af -d -o - URL | tar xz.",
                    binding: .flag(\.download)),
         OptionSpec(.output, "output", short: "o", value: .required("FILE"), group: .downloads,
                    help: "Write the body to FILE (- for standard output); never replaces a file without --overwrite",

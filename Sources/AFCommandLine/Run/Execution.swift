@@ -412,6 +412,10 @@ final class Execution {
             stderr.writeNotice(summary(of: report, response: response))
             if let note = redirectedOutputNote(report) { stderr.writeNotice(note) }
         }
+        if !settings.quiet, let report = download?.report, !report.alreadyComplete,
+           let warning = EncodedDownload.warning(savedAs: settings.outputStreamName ?? report.path, toStream: settings.outputStreamName != nil, head: response.head) {
+            stderr.writeNotice(warning)
+        }
         // What is written after the exchange (the report, metadata) fails like the body
         // would: a reader that went away ends quietly, a full disk is exit 9.
         do throws(AFError) {
