@@ -1113,6 +1113,24 @@ final class LockedBytes: @unchecked Sendable {
         let written = try FileManager.default.attributesOfItem(atPath: directory + "/out")[.size] as? Int
         #expect(written == 60 * 100_000)
     }
+
+    /// Lines past a first one slow to answer start and finish, and their outputs wait for it
+    /// in files: as many as the descriptors left beside those in flight, not 2 × --parallel +
+    /// 16. Under `ulimit -n 48`, 20 held by the parent, the outputs of the 22 lines let past
+    /// it took the descriptors later lines needed ("cannot open a socket … too many open
+    /// files", 27 of 60 failed).
+    @Test func outputsWaitingForASlowFirstLineLeaveLaterLinesTheirDescriptors() throws {
+        let server = try TestServer()
+        let directory = try TemporaryDirectory.make(prefix: "af-slow-first")
+        let lines = [server.url("/delay/1")] + (1..<60).map { server.url("/bytes/100000?n=\($0)") }
+        let file = try TemporaryDirectory.write(lines.joined(separator: "\n") + "\n", named: "lines.txt", in: directory)
+        let held = (3..<23).map { "\($0)</dev/null" }.joined(separator: " ")
+        let (status, errors) = try AF.shell("exec /bin/bash -c \"ulimit -n 48; exec \(held); exec '\(AF.binary)' batch --parallel=60 '\(file)' > '\(directory)/out'\"")
+        #expect(status == 0, "\(errors)")
+        #expect(errors.hasPrefix("af: warning: --parallel=60 lowered to ") && errors.split(separator: "\n").count == 1, "\(errors)")
+        let written = try FileManager.default.attributesOfItem(atPath: directory + "/out")[.size] as? Int
+        #expect(written == 59 * 100_000 + 16)
+    }
 }
 
 /// Arguments and batch lines are read as UTF-8. A byte in another encoding turned into

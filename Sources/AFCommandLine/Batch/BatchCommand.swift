@@ -39,6 +39,7 @@ enum BatchCommand {
             failFast: settings.failFast,
             quiet: settings.quiet
         )
+        options.waitingRoom = limit.map { waitingRoom(descriptors: $0, inherited: inherited, parallel: parallel) }
         let progress = BatchProgress(stderr: stderr, enabled: environment.drawsProgress && !settings.quiet, columns: environment.terminalWidth)
         // Outputs printed to the terminal the progress line is on erase it first: they were
         // written on after it ("af: 1/2 done, …/sHTTP/1.1 200 OK").
@@ -95,5 +96,13 @@ enum BatchCommand {
     /// `inherited` descriptors (`ResourceLimits.inheritedDescriptors`) come off the limit.
     static func parallelFitting(descriptors limit: Int, inherited: Int = 0) -> Int {
         max(1, (limit - 16 - inherited) / 3)
+    }
+
+    /// How many finished outputs may wait for an earlier line beyond the `parallel` in
+    /// flight, each in a file of its own, with `limit` descriptors: what `parallelFitting`
+    /// leaves, at least one. A first line slow to answer under `ulimit -n 48` let 22 lines
+    /// past it start, whose outputs took the descriptors later lines' sockets needed.
+    static func waitingRoom(descriptors limit: Int, inherited: Int, parallel: Int) -> Int {
+        max(1, limit - 16 - inherited - 3 * parallel)
     }
 }

@@ -78,6 +78,9 @@ final class BatchRunner: Sendable {
         var interval = 0.0
         var failFast = false
         var quiet = false
+        /// How many finished outputs may wait for an earlier line in files of their own beyond
+        /// the lines in flight (`BatchCommand.waitingRoom`); nil when descriptors set no bound.
+        var waitingRoom: Int?
     }
 
     private enum LaneEnd: Sendable, Equatable {
@@ -147,8 +150,12 @@ final class BatchRunner: Sendable {
     /// resolves its host differently does not hold a thread per line.
     var idleOwnerLimit: Int { max(8, options.parallel) }
 
-    /// How many lines past the earliest unprinted one may start: bounds waiting outputs.
-    var window: Int { options.parallel * 2 + 16 }
+    /// How many lines past the earliest unprinted one may start: bounds waiting outputs, each
+    /// of which may hold a file, so also by the descriptors left for them.
+    var window: Int {
+        let window = options.parallel * 2 + 16
+        return options.waitingRoom.map { min(window, options.parallel + $0) } ?? window
+    }
 
     let options: Options
     let planner: LinePlanner
