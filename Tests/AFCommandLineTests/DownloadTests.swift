@@ -742,6 +742,11 @@ import Testing
         #expect(archive.status == 0)
         #expect(archive.err.isEmpty)
         #expect(InProcessAF.run(["-q", "-o", directory + "/quiet.json", server.url("/gzip")]).err.isEmpty)
+        // A checksum that matched the bytes as sent: they are the ones expected.
+        let sha = Digests.sha256Hex(Deflate.compress(Array(BuiltinRoutes.sampleJSON.utf8), gzip: true))
+        let verified = InProcessAF.run(["-o", directory + "/verified.json", "--checksum=sha256:\(sha)", server.url("/gzip")])
+        #expect(verified.status == 0)
+        #expect(verified.err.isEmpty)
         #expect(InProcessAF.run(["-o", directory + "/plain.json", server.url("/json")]).err.isEmpty)
     }
 }

@@ -412,7 +412,8 @@ final class Execution {
             stderr.writeNotice(summary(of: report, response: response))
             if let note = redirectedOutputNote(report) { stderr.writeNotice(note) }
         }
-        if !settings.quiet, let report = download?.report, !report.alreadyComplete,
+        // A checksum that matched says the bytes are the ones the user expects, coded or not.
+        if !settings.quiet, let report = download?.report, !report.alreadyComplete, !report.verified,
            let warning = EncodedDownload.warning(savedAs: settings.outputStreamName ?? report.path, toStream: settings.outputStreamName != nil, head: response.head) {
             stderr.writeNotice(warning)
         }
