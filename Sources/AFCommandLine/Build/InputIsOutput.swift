@@ -93,7 +93,7 @@ enum InputIsOutput {
         case .stream(let number, let fd, let emptied):
             let stream = number == 1 ? "standard output" : "standard error"
             let redirect = number == 1 ? ">" : "2>"
-            let file = Quote.argument(CurlCommand.quote(path ?? FileIO.resolvedPath("/proc/self/fd/\(fd)") ?? "FILE"))
+            let file = Quote.shellWord(path ?? FileIO.resolvedPath("/proc/self/fd/\(fd)") ?? "FILE")
             let consequence = emptied
                 ? "the shell emptied that file before af started (\(redirect) \(file)), so nothing of it is left \(left)"
                 : "af would read what it writes there as more lines"

@@ -411,7 +411,7 @@ enum RequestBuilder {
         // `Name: value`, is answered where items are parsed, with every word of the value).
         if index > 0, case let previous = items[index - 1], ["=", "==", ":="].contains(where: { previous.hasSuffix($0) }),
            !isURLArgument(argument), (try? RequestItemParser.parse(argument)) == nil {
-            let joined = Quote.argument(CurlCommand.quote(previous + argument))
+            let joined = Quote.shellWord(previous + argument)
             throw .usage("'\(Quote.argument(argument))' is not a request item; the item before it, '\(Quote.argument(previous))', ends with its separator: write the two as one argument, \(joined)")
         }
         if isURLArgument(argument) {
@@ -525,7 +525,7 @@ enum RequestBuilder {
         var words = [method ?? (urlIsMethod ? url.uppercased() : nil)].compactMap { $0 } + [argument]
         if !urlIsMethod { words.append(url) }
         words += items.indices.filter { $0 != index }.map { items[$0] }
-        let example = words.prefix(6).map { Quote.argument(CurlCommand.quote($0)) }.joined(separator: " ") + (words.count > 6 ? " …" : "")
+        let example = words.prefix(6).map { Quote.shellWord($0) }.joined(separator: " ") + (words.count > 6 ? " …" : "")
         let flagged = letterHint(urlFollows, value: url)
         return .usage("the URL '\(Quote.argument(argument))' came after request items: af reads [METHOD] URL [REQUEST_ITEM ...] in that order, as in af \(example)" + flagged)
     }
@@ -582,10 +582,10 @@ enum RequestBuilder {
         if CredentialRedaction.isCredential(HTTPHeaders.Name(name), secretHeaders: secretHeaders) {
             let shown = CredentialRedaction(secretHeaders: secretHeaders).value(of: HTTPHeader(name, value))
             return .usage("the words after \(header) are not request items (not shown: a credential), and \(header) alone leaves that header out. "
-                          + quoteIt + Quote.argument(CurlCommand.quote(name + ": " + shown)))
+                          + quoteIt + Quote.shellWord(name + ": " + shown))
         }
         return .usage("'\(Quote.argument(arguments[index]))' is not a request item; it follows \(header), which alone leaves that header out. "
-                      + quoteIt + Quote.argument(CurlCommand.quote(name + ": " + value)))
+                      + quoteIt + Quote.shellWord(name + ": " + value))
     }
 
     /// Whether `name` can be a header's name: an HTTP token.

@@ -13,7 +13,7 @@ extension RequestBuilder {
         var hint: String { follows.flatMap { curlValueHint($0, value: url) } ?? "" }
         if let message = TypographicPunctuation.quotedURLMessage(url) ?? InvisibleCharacters.urlMessage(url) { throw .usage(message + hint) }
         if url.hasPrefix("@") {
-            let item = Quote.argument(CurlCommand.quote(url))
+            let item = Quote.shellWord(url)
             throw .usage("'\(Quote.argument(url))' is where the URL goes, and no URL starts with @: a file sent as the body is an item after the URL, as in af POST URL \(item)\(hint)")
         }
         // The bytes are copied for the scanner only when they may be JSON (this runs for every

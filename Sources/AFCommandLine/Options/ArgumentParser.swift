@@ -175,7 +175,7 @@ extension ParsedArguments {
             throw .usage("option '\(spelling)'\(origin) needs a value, not the option after it: write \(form)\(dash)")
         }
         throw .usage("option '\(spelling)'\(origin) needs a value, not the option '\(Quote.argument(word))' after it: write \(form)"
-            + " (\(spelling)=\(Quote.argument(CurlCommand.quote(word))) if that is the value)")
+            + " (\(spelling)=\(Quote.shellWord(word)) if that is the value)")
     }
 
     /// Whether `word` reads as af's options: `--NAME`, `--NAME=VALUE` or `--no-NAME` of a long

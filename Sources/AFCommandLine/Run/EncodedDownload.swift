@@ -26,7 +26,7 @@ enum EncodedDownload {
         let shown = Quote.argument(path)
         let what = toStream ? shown : "'\(shown)'"
         let way = codings.count == 1 ? Self.files[first]?.decoder : nil
-        let decode = way.map { !toStream ? " (\($0) \(Quote.argument(CurlCommand.quote(path))) decodes it)" : " (pipe it to \($0))" } ?? ""
+        let decode = way.map { !toStream ? " (\($0) \(Quote.shellWord(path)) decodes it)" : " (pipe it to \($0))" } ?? ""
         return "warning: the server sent the body \(codings.joined(separator: ", "))-encoded (Content-Encoding: \(codings.joined(separator: ", "))) "
             + "though af asked for it unencoded; \(what) \(toStream ? "got" : "holds") it as sent\(decode)"
     }

@@ -94,7 +94,7 @@ final class Execution {
             if case .invalidRequest(let reason) = error { throw .usage(reason) }
             // `-d -o DIR`, as wget's -P or curl's --output-dir take a directory.
             let directory = settings.download && settings.output.map { $0.hasSuffix("/") || FileIO.isDirectory(DownloadSink.path(of: $0, in: settings.outputDir ?? ".")) } == true
-                ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.argument(CurlCommand.quote(settings.output ?? ""))) instead of -o" : ""
+                ? "; to save into it under the name from the server or URL, give --output-dir=\(Quote.shellWord(settings.output ?? "")) instead of -o" : ""
             // `-c` with NAME and NAME.part both there: replacing NAME is what --overwrite allows.
             var replacing = ""
             if settings.resume, !settings.overwrite, case .output(let failure) = error, failure.kind == .destinationExists,
@@ -306,7 +306,7 @@ final class Execution {
     private func noteHTTPieSession() {
         guard let read = built.session, read.isNew, let name = settings.session, !SessionFile.isPath(name), !settings.quiet,
               let httpie = HTTPieSession.namedSessionPath(name, url: built.url, environment: environment) else { return }
-        let path = Quote.argument(CurlCommand.quote(httpie))
+        let path = Quote.shellWord(httpie)
         stderr.writeNotice("the session '\(name)' for \(built.url.host) is new to af, which keeps its own; HTTPie's of that name is read with --session=\(path)")
     }
 

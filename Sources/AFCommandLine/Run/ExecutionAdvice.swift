@@ -174,6 +174,6 @@ extension Execution {
         // A name the server gave (or a numbered one) is resumed only when -o names it.
         guard Self.resumedPath(settings: settings, url: built.url) + ".part" != part else { return kept + " with -c to resume" }
         let file = FileIO.name(of: String(part.dropLast(".part".count)))
-        return kept + " with -c -o \(Quote.argument(CurlCommand.quote(file))) to resume"
+        return kept + " with -c -o \(Quote.shellWord(file)) to resume"
     }
 }

@@ -8,6 +8,10 @@ enum Quote {
     /// length (`MessageQuote`, which the engine's messages use too).
     static func argument(_ text: String) -> String { MessageQuote.capped(text) }
 
+    /// `text` as a shell word (quoted where the shell would split or expand it), capped as
+    /// `argument` caps: a command a message tells the user to type.
+    static func shellWord(_ text: String) -> String { argument(CurlCommand.quote(text)) }
+
     /// The most bytes of an argument that a message quotes.
     static var limit: Int { MessageQuote.limit }
 
