@@ -14,7 +14,7 @@ import Glibc
 /// >> ci.log`) is read before the response is written, and is left alone.
 enum InputIsOutput {
     /// A regular file af writes to.
-    private struct Destination {
+    fileprivate struct Destination {
         enum Kind {
             /// Standard output (1) or error (2), open as `descriptor`; `emptied` when the shell
             /// opened it with `>` (not `>>`) and it is empty now.
@@ -51,7 +51,7 @@ enum InputIsOutput {
         let destinations = destinations(environment: environment, settings: settings, appended: false)
         guard !destinations.isEmpty else { return }
         for (path, item) in read {
-            guard let info = regularFile(path), let destination = destinations.first(where: { $0.isFile(info) }) else { continue }
+            guard let destination = destinations.writing(regularFile(path)) else { continue }
             let standardInput = path.hasPrefix("/proc/self/fd/")
             let file = standardInput ? "standard input" : "'\(Quote.argument(path))'"
             throw refusal("\(file) (from '\(Quote.argument(item.argument))')", is: destination, shownAs: standardInput ? nil : path, left: "to send")
@@ -61,8 +61,8 @@ enum InputIsOutput {
     /// Refuses standard input read as the body (`@-`, or a redirected file and no body items:
     /// `af post URL < f > f`) when it is a destination's file.
     static func checkStandardInput(reader: String?, settings: Settings, environment: Environment) throws(CommandFailure) {
-        guard let info = regularFile(descriptor: environment.stdin),
-              let destination = destinations(environment: environment, settings: settings, appended: false).first(where: { $0.isFile(info) }) else { return }
+        guard let destination = destinations(environment: environment, settings: settings, appended: false)
+            .writing(regularFile(descriptor: environment.stdin)) else { return }
         let what = reader.map { "standard input (from '\(Quote.argument($0))')" } ?? "standard input, the body,"
         throw refusal(what, is: destination, shownAs: nil, left: "to send")
     }
@@ -71,8 +71,7 @@ enum InputIsOutput {
     /// shell emptied it for standard output or error (`af --session=./s.json URL > s.json`):
     /// it read as a session file that is not JSON, to be fixed or removed.
     static func checkSession(_ path: String, option: String, environment: Environment) throws(CommandFailure) {
-        guard let info = regularFile(path),
-              let destination = destinations(environment: environment, settings: nil, appended: false).first(where: { $0.isFile(info) }) else { return }
+        guard let destination = destinations(environment: environment, settings: nil, appended: false).writing(regularFile(path)) else { return }
         throw refusal("the session file '\(Quote.argument(path))' (\(option))", is: destination, shownAs: path, left: "to use")
     }
 
@@ -80,8 +79,8 @@ enum InputIsOutput {
     /// output's or standard error's file: emptied, or, streamed, appended to as they are read.
     static func checkBatchLines(_ name: String, environment: Environment) throws(CommandFailure) {
         let standardInput = name == "-"
-        guard let info = standardInput ? regularFile(descriptor: environment.stdin) : regularFile(name),
-              let destination = destinations(environment: environment, settings: nil, appended: standardInput).first(where: { $0.isFile(info) }) else { return }
+        guard let destination = destinations(environment: environment, settings: nil, appended: standardInput)
+            .writing(standardInput ? regularFile(descriptor: environment.stdin) : regularFile(name)) else { return }
         let what = standardInput ? "standard input, which af batch - reads its lines from," : "the batch file '\(Quote.argument(name))'"
         throw refusal(what, is: destination, shownAs: standardInput ? nil : name, left: "to run")
     }
@@ -125,6 +124,7 @@ enum InputIsOutput {
         return found
     }
 
+    /// The status of the regular file at `path`; nil for anything else, or nothing there.
     private static func regularFile(_ path: String) -> stat? {
         var info = stat()
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG ? info : nil
@@ -133,5 +133,13 @@ enum InputIsOutput {
     private static func regularFile(descriptor fd: Int32) -> stat? {
         var info = stat()
         return fd >= 0 && fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFREG ? info : nil
+    }
+}
+
+extension [InputIsOutput.Destination] {
+    /// The destination that writes to the regular file `info` describes; nil for none (or no file).
+    fileprivate func writing(_ info: stat?) -> InputIsOutput.Destination? {
+        guard let info else { return nil }
+        return first { $0.isFile(info) }
     }
 }
