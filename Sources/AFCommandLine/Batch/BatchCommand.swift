@@ -95,7 +95,12 @@ enum BatchCommand {
     /// Two a request held under an idle machine and failed lines under a loaded one.
     /// `inherited` descriptors (`ResourceLimits.inheritedDescriptors`) come off the limit.
     static func parallelFitting(descriptors limit: Int, inherited: Int = 0) -> Int {
-        max(1, (limit - 16 - inherited) / 3)
+        max(1, room(descriptors: limit, inherited: inherited) / 3)
+    }
+
+    /// The descriptors left for requests once the run's own 16 and the `inherited` are taken.
+    private static func room(descriptors limit: Int, inherited: Int) -> Int {
+        limit - 16 - inherited
     }
 
     /// How many finished outputs may wait for an earlier line beyond the `parallel` in
@@ -103,6 +108,6 @@ enum BatchCommand {
     /// leaves, at least one. A first line slow to answer under `ulimit -n 48` let 22 lines
     /// past it start, whose outputs took the descriptors later lines' sockets needed.
     static func waitingRoom(descriptors limit: Int, inherited: Int, parallel: Int) -> Int {
-        max(1, limit - 16 - inherited - 3 * parallel)
+        max(1, room(descriptors: limit, inherited: inherited) - 3 * parallel)
     }
 }
