@@ -104,6 +104,37 @@ import Testing
         #expect(server.requests.map(\.target) == ["/get?q=a%C2%A0b", "/%D9%85%DB%8C%E2%80%8C%D8%AE%D9%88%D8%A7%D9%87%D9%85"])
     }
 
+    /// Option-Space on a Mac types a no-break space, and an input method a full-width one: two
+    /// items (or an item and an option) typed with one between them reached af as one word,
+    /// and the request went with both in one value (`{"name": "Ada\u{A0}age:=36"}`, exit 0).
+    /// Named with the word after it, no value shown (a header's may be a secret), nothing sent.
+    @Test func itemsJoinedByASpaceCharacterAreNamed() throws {
+        let server = try TestServer()
+        let joined = ": the shell splits words only at plain spaces, so both went into one value; type a plain space between words, or read a value that holds one from a file"
+        let cases = [
+            ("name=Ada\u{A0}age:=36", "'name=…' has a no-break space (U+00A0) before 'age:=…', which reads as another request item" + joined + " (name=@FILE)"),
+            ("q==rock\u{3000}page==2", "'q==…' has a full-width space (U+3000) before 'page==…', which reads as another request item" + joined + " (q==@FILE)"),
+            ("X-Token:s3cret\u{202F}X-Trace:1", "'X-Token:…' has a narrow no-break space (U+202F) before 'X-Trace:…', which reads as another request item" + joined + " (X-Token:@FILE)"),
+            ("a=1\u{A0}@body.json", "'a=…' has a no-break space (U+00A0) before '@…', which reads as another request item" + joined + " (a=@FILE)"),
+            ("a=1\u{A0}-v", "'a=…' has a no-break space (U+00A0) before '-v', which reads as an option" + joined + " (a=@FILE)"),
+            ("a=1\u{A0}--auth=bob:pw", "'a=…' has a no-break space (U+00A0) before '--auth=…', which reads as an option" + joined + " (a=@FILE)"),
+            ("a=1\u{A0}-abob:pw", "'a=…' has a no-break space (U+00A0) before '-a…', which reads as an option" + joined + " (a=@FILE)"),
+            ("first\u{A0}name=Ada", "'first[U+00A0]name=…' has a no-break space (U+00A0) before 'name=…', which reads as another request item: the shell splits words only at plain spaces, so both went into one item; type a plain space between words"),
+        ]
+        for (item, message) in cases {
+            let result = InProcessAF.run(["post", server.url("/post"), item])
+            #expect(result.status == 64, "\(item)")
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        #expect(server.requests.isEmpty)
+        // A value's own: before a word that is no item or option, or in JSON, which says what it holds.
+        let kept = InProcessAF.run(["-p", "B", "post", server.url("/post"), "note=Prix\u{A0}:\u{A0}10", "size=10\u{A0}kg", "see=docs\u{A0}https://example.org/a:b",
+                                    "ends=1\u{A0}", #"j:="x\#u{A0}b=2""#])
+        #expect(kept.status == 0)
+        #expect(kept.out == #"{"note": "Prix\#u{A0}:\#u{A0}10", "size": "10\#u{A0}kg", "see": "docs\#u{A0}https://example.org/a:b", "ends": "1\#u{A0}", "j": "x\#u{A0}b=2"}"#)
+        #expect(server.requests.count == 1)
+    }
+
     /// A batch line is parsed as a command line: the dash is named with the line, before
     /// anything is sent.
     @Test func aBatchLineWithADocumentsDashIsNamed() throws {

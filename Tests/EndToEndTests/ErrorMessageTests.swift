@@ -28,6 +28,8 @@ import Testing
         Case(name: "method with a hyphen, URL without a scheme", arguments: { _, _ in ["M-SEARCH", "example.org/x", "a==1"] }, status: 64, what: "'example.org/x' is not a request item",
              fix: "a METHOD is letters only, so 'M-SEARCH' was read as the URL (af cannot send that method)"),
         Case(name: "not an item", arguments: { s, _ in [s.url("/"), "oops"] }, status: 64, what: "'oops' is not a request item", fix: "expected Name:Value"),
+        Case(name: "two items joined by a no-break space", arguments: { s, _ in [s.url("/"), "name=Ada\u{A0}age:=36"] }, status: 64,
+             what: "'name=…' has a no-break space (U+00A0) before 'age:=…'", fix: "type a plain space between words"),
         Case(name: "bad JSON", arguments: { s, _ in [s.url("/"), "n:=[1,"] }, status: 64, what: "invalid JSON in 'n:=[1,'", fix: "at line 1, column 4"),
         Case(name: "conflicting items", arguments: { s, _ in [s.url("/"), "a=1", "a[b]=2"] }, status: 64, what: "'a=1' and 'a[b]=2'", fix: "keep one, or give them different names"),
         Case(name: "unreadable file", arguments: { s, _ in [s.url("/"), "a=@/no/such/file"] }, status: 66, what: "'/no/such/file' (from 'a=@/no/such/file')", fix: "check the path"),

@@ -157,6 +157,10 @@ enum RequestBuilder {
                     ?? CommandFailure(error.message + letterHint(itemPositionals[index].follows, value: argument), exitCode: error.exitCode)
             }
         }
+        // Two items (or an item and an option) a no-break space joined into one.
+        for (item, argument) in zip(items, itemArguments) where item.item.isTypedText {
+            if let message = InvisibleCharacters.joinedItemMessage(argument) { throw .usage(message) }
+        }
         if let last = items.last, let message = CarriageReturn.itemMessage(last) { throw .usage(message) }
         let standardInput: String?
         (items, standardInput) = try StandardInputItems.resolve(items, settings: settings, environment: environment)

@@ -54,6 +54,10 @@ public enum ManPage {
         no\\-break space or an invisible character in it (one the URL holds is written
         percent\\-encoded); a request item that begins with such a dash goes
         after \\fB\\-\\-\\fR.
+        So is a request item in which such a space (Option\\-Space types a no\\-break one, an
+        input method a full\\-width one) comes before what reads as another item or an option:
+        the shell joined the two into one value. A value that must hold one there is read from
+        a file (\\fBname=@\\fR\\fIFILE\\fR).
         A last argument (an item, an option or its value) that ends with a carriage return, as
         in a script saved with Windows line endings, is a usage error too.
         .PP

@@ -47,6 +47,15 @@ enum RequestItem: Sendable, Equatable {
         }
     }
 
+    /// Whether the item is its text as typed: not JSON (whose parser names what it does not
+    /// take) and not a file's path (which names a file that is not there).
+    var isTypedText: Bool {
+        switch self {
+        case .header, .unsetHeader, .emptyHeader, .query, .field: true
+        case .headerFromFile, .queryFromFile, .fieldFromFile, .jsonField, .jsonFieldFromFile, .file, .bodyFile: false
+        }
+    }
+
     /// Whether building the request reads a file for this item.
     var readsFile: Bool {
         switch self {
@@ -73,6 +82,27 @@ enum RequestItemParser {
     private static let escapable: Set<Character> = [":", "=", "@", ";", "\\"]
 
     static func parse(_ argument: String) throws(CommandFailure) -> SourcedItem {
+        guard let (key, separator, rawValue) = split(argument) else {
+            throw .usage("'\(Quote.argument(argument))' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file")
+        }
+        let item = try make(separator: separator, key: key, rawValue: rawValue, argument: Quote.argument(argument))
+        return SourcedItem(item: item, argument: Quote.argument(argument))
+    }
+
+    /// How `word` begins when it reads as a request item: its name and separator (`age:=`,
+    /// `X-Id:`, `q==`, or `@` for a body file); nil when it is no item, an item without a
+    /// name, or a URL (`https://…`, whose scheme ends as a header's name does). For a message
+    /// on a word that went into the item before it.
+    static func lead(of word: String) -> String? {
+        guard let (key, separator, rawValue) = split(word), !key.isEmpty || separator == "@" else { return nil }
+        if separator == ":", rawValue.hasPrefix("//") { return nil }
+        guard (try? make(separator: separator, key: key, rawValue: rawValue, argument: "")) != nil else { return nil }
+        return key + separator
+    }
+
+    /// The key before the separator that starts earliest (the longest at that position), the
+    /// separator, and the text after it; nil when `argument` has none.
+    private static func split(_ argument: String) -> (key: String, separator: String, rawValue: String)? {
         let characters = Array(argument)
         var key = ""
         var index = 0
@@ -87,14 +117,12 @@ enum RequestItemParser {
                 continue
             }
             if let separator = separators.first(where: { matches($0, characters, at: index) }) {
-                let rawValue = String(characters[(index + separator.count)...])
-                let item = try make(separator: separator, key: key, rawValue: rawValue, argument: Quote.argument(argument))
-                return SourcedItem(item: item, argument: Quote.argument(argument))
+                return (key, separator, String(characters[(index + separator.count)...]))
             }
             key.append(character)
             index += 1
         }
-        throw .usage("'\(Quote.argument(argument))' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file")
+        return nil
     }
 
     private static func matches(_ separator: String, _ characters: [Character], at index: Int) -> Bool {

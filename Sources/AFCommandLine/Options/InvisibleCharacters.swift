@@ -11,11 +11,7 @@ enum InvisibleCharacters {
     static func urlMessage(_ url: String) -> String? {
         // Every batch line's URL comes here: ASCII has none of them, settled a word at a time.
         guard !url.utf8.isAllASCII, let found = url.unicodeScalars.first(where: isInvisible) else { return nil }
-        var shown = ""
-        for scalar in url.unicodeScalars {
-            if isInvisible(scalar) { shown += "[\(Format.codePoint(scalar))]" } else { shown.unicodeScalars.append(scalar) }
-        }
-        return "the URL '\(Quote.argument(shown))' has \(invisibleName(found)) in it, as text copied from a page has" + advice(found, encodedInURL: true)
+        return "the URL '\(Quote.argument(marked(url)))' has \(invisibleName(found)) in it, as text copied from a page has" + advice(found, encodedInURL: true)
     }
 
     /// An unknown option that has one in it
@@ -28,6 +24,54 @@ enum InvisibleCharacters {
         let rest = name.unicodeScalars.count > before.unicodeScalars.count + 1 ? "…" : ""
         return (prefix + before + "[\(Format.codePoint(found))]" + rest,
                 "; it has \(invisibleName(found)) in it, as text copied from a page has" + advice(found, encodedInURL: false))
+    }
+
+    /// A request item in which a space other than the plain one comes before what reads as
+    /// another item or an option (`name=Ada\u{A0}age:=36`, as Option-Space or an input
+    /// method's wide space types it): the shell split nothing there, and both went out as one
+    /// value (`{"name": "Ada\u{A0}age:=36"}`). A usage error that names the character and
+    /// the word after it, showing no value (a header's may be a secret); nil when there is none.
+    static func joinedItemMessage(_ argument: String) -> String? {
+        // Every item of every batch line comes here: ASCII has none of them.
+        guard !argument.utf8.isAllASCII, let lead = RequestItemParser.lead(of: argument) else { return nil }
+        let scalars = Array(argument.unicodeScalars)
+        for index in scalars.indices where isSpace(scalars[index]) {
+            let word = String(String.UnicodeScalarView(scalars[(index + 1)...].prefix { !isSpace($0) }))
+            guard let (shown, kind) = wordShown(word) else { continue }
+            // In the name, it joined a word to the item; in the value, it made two one value,
+            // which may hold the character when it comes from a file.
+            let inName = lead.unicodeScalars.contains(where: isSpace)
+            return "'\(Quote.argument(marked(lead)))…' has \(invisibleName(scalars[index])) before '\(Quote.argument(shown))', which reads as \(kind):"
+                + " the shell splits words only at plain spaces, so both went into one \(inName ? "item" : "value"); type a plain space between words"
+                + (inName ? "" : ", or read a value that holds one from a file (\(Quote.argument(lead))@FILE)")
+        }
+        return nil
+    }
+
+    /// `text` with each of the characters shown as its code point: `a[U+00A0]b`.
+    private static func marked(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if isInvisible(scalar) { shown += "[\(Format.codePoint(scalar))]" } else { shown.unicodeScalars.append(scalar) }
+        }
+        return shown
+    }
+
+    /// How a word that reads as an option or a request item is shown, up to its value, and
+    /// what it reads as; nil for any other word.
+    private static func wordShown(_ word: String) -> (String, String)? {
+        if ParsedArguments.isOptionWord(word) {
+            guard word.hasPrefix("--") else { return (String(word.prefix(2)) + (word.count > 2 ? "…" : ""), "an option") }
+            let named = word.prefix { $0 != "=" }
+            return (String(named) + (named.count < word.count ? "=…" : ""), "an option")
+        }
+        guard let lead = RequestItemParser.lead(of: word) else { return nil }
+        return (lead + (lead.count < word.count ? "…" : ""), "another request item")
+    }
+
+    /// A space other than U+0020, which a shell does not split words at.
+    private static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value >= 0x80 && scalar.properties.isWhitespace
     }
 
     /// What to do about `found`: a space splits words only when it is a plain one; anything
@@ -44,7 +88,7 @@ enum InvisibleCharacters {
     /// and characters that show as nothing.
     private static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.value < 0x80 { return false }
-        if scalar.properties.isWhitespace { return true }
+        if isSpace(scalar) { return true }
         // Not the zero-width joiner and non-joiner: Persian words and emoji sequences hold them.
         return ["\u{200B}", "\u{2060}", "\u{FEFF}", "\u{00AD}"].contains(scalar)
     }
@@ -54,6 +98,7 @@ enum InvisibleCharacters {
         switch scalar {
         case "\u{00A0}": name = "a no-break space"
         case "\u{202F}": name = "a narrow no-break space"
+        case "\u{3000}": name = "a full-width space"
         case "\u{200B}": name = "a zero-width space"
         case "\u{FEFF}": name = "a byte order mark"
         case "\u{00AD}": name = "a soft hyphen"
