@@ -371,6 +371,13 @@ import Testing
         (["name", "=", "value"], "af: error: '=' alone is not a request item: write each item without spaces around its separator, such as name=value or name:=json\n", 64),
         (["name=", "value"], "af: error: 'value' is not a request item; the item before it, 'name=', ends with its separator: write the two as one argument, name=value\n", 64),
         (["q==", "two words"], "af: error: 'two words' is not a request item; the item before it, 'q==', ends with its separator: write the two as one argument, 'q==two words'\n", 64),
+        (["name", "=value"], "af: error: 'name' is not a request item; the item after it, '=value', begins with its separator: write the two as one argument, name=value\n", 64),
+        (["X-Id", ":seven"], "af: error: 'X-Id' is not a request item; the item after it, ':seven', begins with its separator: write the two as one argument, X-Id:seven\n", 64),
+        (["age", ":=36"], "af: error: 'age' is not a request item; the item after it, ':=36', begins with its separator: write the two as one argument, age:=36\n", 64),
+        (["Authorization", ":Bearer_abc"], "af: error: 'Authorization' is not a request item; the item after it (not shown: a credential) begins with its separator: write the two as one argument, Authorization:VALUE\n", 64),
+        // Text where JSON goes: HTTPie's `=` was meant, or a JSON string.
+        (["name:=Ada"], "af: error: invalid JSON in 'name:=Ada': unexpected 'A' at line 1, column 1; ':=' takes JSON, in which text is quoted: send the text with '=' (name=Ada) or as a JSON string ('name:=\"Ada\"')\n", 64),
+        (["a[b]:=two words"], "af: error: invalid JSON in 'a[b]:=two words': 'two' is not a JSON value (true, false and null are) at line 1, column 1; ':=' takes JSON, in which text is quoted: send the text with '=' ('a[b]=two words') or as a JSON string ('a[b]:=\"two words\"')\n", 64),
         (["{\"a\": 1}"], "af: error: '{\"a\": 1}' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json\n", 64),
         (["-d", "[1, 2]"], "af: error: '[1, 2]' is a JSON document, not a request item: send it as the body with --raw, @FILE or standard input, or as items such as name=value and name:=json; -d means --download in af, as in HTTPie\n", 64),
         // A header value the shell split at its space: `Name:` alone leaves the header out.

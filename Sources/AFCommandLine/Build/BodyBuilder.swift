@@ -197,7 +197,7 @@ enum BodyBuilder {
                 let text = try FileReading.text(atPath: path, item: item.argument, notice: notice)
                 try builder.insert(key: key, json: JSONWriter.quoted(text), item: item.argument)
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                try builder.insert(key: key, json: try validatedJSON(try rawJSON(item, notice: notice), item: item.argument), item: item.argument)
+                try builder.insert(key: key, json: try validatedJSON(try rawJSON(item, notice: notice), item: item.argument, typedKey: typedKey(item)), item: item.argument)
             default:
                 break
             }
@@ -206,13 +206,32 @@ enum BodyBuilder {
         return BuiltBody(body: .bytes(Array(text.utf8)), origin: .text(text), contentType: "application/json", isJSON: true)
     }
 
-    /// The JSON text trimmed of surrounding whitespace, or a usage error that says where it broke.
-    static func validatedJSON(_ text: String, item: String) throws(CommandFailure) -> String {
+    /// The JSON text trimmed of surrounding whitespace, or a usage error that says where it
+    /// broke. `typedKey`: the name of a `name:=json` item whose JSON was typed (not a file's).
+    static func validatedJSON(_ text: String, item: String, typedKey: String? = nil) throws(CommandFailure) -> String {
         let trimmed = text.trimmingCharacters(in: " \t\r\n")
         if let error = JSONScanner.validate(Array(trimmed.utf8)) {
-            throw .usage("invalid JSON in '\(item)': \(error.description)\(jsonHint(trimmed))")
+            var hint = jsonHint(trimmed)
+            if hint.isEmpty, let typedKey { hint = textHint(trimmed, key: typedKey) }
+            throw .usage("invalid JSON in '\(item)': \(error.description)\(hint)")
         }
         return trimmed
+    }
+
+    /// The name of a `name:=json` item typed on the command line; nil for one whose JSON is
+    /// a file's.
+    private static func typedKey(_ item: SourcedItem) -> String? {
+        if case .jsonField(let key, _) = item.item { return key }
+        return nil
+    }
+
+    /// For text typed where JSON goes (`name:=Ada`, meaning HTTPie's `=`): the two ways to
+    /// send it; empty when the text does not begin with a letter (a number gone wrong) or has
+    /// JSON's brackets, quotes or commas (JSON gone wrong).
+    static func textHint(_ text: String, key: String) -> String {
+        guard text.unicodeScalars.first?.properties.isAlphabetic == true, !text.utf8.contains(where: { "{}[]\",'".utf8.contains($0) }) else { return "" }
+        return "; ':=' takes JSON, in which text is quoted: send the text with '=' (\(Quote.shellWord(key + "=" + text)))"
+            + " or as a JSON string (\(Quote.shellWord(key + ":=\"" + text + "\"")))"
     }
 
     /// What a JSON text that failed most likely got wrong, when it is one of the usual slips
@@ -264,8 +283,8 @@ enum BodyBuilder {
 
     /// The text a form sends for a raw JSON scalar (HTTPie's rule): a number as written,
     /// `true`/`false`, a string's characters. Arrays, objects and null have no form text.
-    static func scalarText(_ json: String, item: String, way: String) throws(CommandFailure) -> String {
-        let valid = try validatedJSON(json, item: item)
+    static func scalarText(_ json: String, item: String, typedKey: String? = nil, way: String) throws(CommandFailure) -> String {
+        let valid = try validatedJSON(json, item: item, typedKey: typedKey)
         let value: JSONValue
         do {
             value = try JSONValue.parse(Array(valid.utf8))
@@ -291,7 +310,7 @@ enum BodyBuilder {
             case .fieldFromFile(let key, let path):
                 fields.append((NestedPath.literal(key), try FileReading.text(atPath: path, item: item.argument, notice: notice)))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                fields.append((NestedPath.literal(key), try scalarText(try rawJSON(item, notice: notice), item: item.argument, way: way)))
+                fields.append((NestedPath.literal(key), try scalarText(try rawJSON(item, notice: notice), item: item.argument, typedKey: typedKey(item), way: way)))
             default:
                 break
             }
@@ -371,7 +390,7 @@ enum BodyBuilder {
                 form.append(MultipartFormData.Part(name: name, filename: base, contentType: type ?? MIMEType.guess(forPath: base) ?? "application/octet-stream",
                                                    content: content))
             case .jsonField(let key, _), .jsonFieldFromFile(let key, _):
-                form.append(name: NestedPath.literal(key), value: try scalarText(try rawJSON(item, notice: notice), item: item.argument, way: way))
+                form.append(name: NestedPath.literal(key), value: try scalarText(try rawJSON(item, notice: notice), item: item.argument, typedKey: typedKey(item), way: way))
             default:
                 break
             }

@@ -398,7 +398,8 @@ enum RequestBuilder {
     }
 
     /// Arguments that are plainly not items, refused with what was probably meant: a
-    /// separator typed apart from its name and value (`name = value`), and a JSON document
+    /// separator typed apart from its name or value (`name = value`, `name= value`,
+    /// `name =value`), and a JSON document
     /// typed where curl takes one (`-d '{…}'`, `--json '{…}'`), which read as a header with a
     /// strange name.
     /// A URL among the items is refused too: as typed before the items when the URL argument
@@ -417,6 +418,16 @@ enum RequestBuilder {
            !isURLArgument(argument), (try? RequestItemParser.parse(argument)) == nil {
             let joined = Quote.shellWord(previous + argument)
             throw .usage("'\(Quote.argument(argument))' is not a request item; the item before it, '\(Quote.argument(previous))', ends with its separator: write the two as one argument, \(joined)")
+        }
+        // `name =value`, `X-Id :7`: the name typed apart from its separator and value.
+        if index + 1 < items.count, case let next = items[index + 1], ["=", ":"].contains(where: { next.hasPrefix($0) }),
+           !RequestItemParser.separators.contains(next), !isURLArgument(argument), !isURLArgument(next),
+           (try? RequestItemParser.parse(argument)) == nil, let joined = try? RequestItemParser.parse(argument + next).item {
+            let intro = "'\(Quote.argument(argument))' is not a request item; the item after it"
+            if case .header(let name, _) = joined, CredentialRedaction.isCredential(HTTPHeaders.Name(name), secretHeaders: settings.secretHeaders) {
+                throw .usage("\(intro) (not shown: a credential) begins with its separator: write the two as one argument, \(Quote.shellWord(name + ":VALUE"))")
+            }
+            throw .usage("\(intro), '\(Quote.argument(next))', begins with its separator: write the two as one argument, \(Quote.shellWord(argument + next))")
         }
         if isURLArgument(argument) {
             if !settings.download, let misplaced = urlAfterItems(method: method, url: url, items: items, at: index, urlFollows: urlFollows) { throw misplaced }
