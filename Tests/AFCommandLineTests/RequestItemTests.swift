@@ -285,6 +285,11 @@ import Testing
         // HTTPie's -s is its --style.
         (["-s", "monokai"], "unknown option '-s'; af shows no progress when standard error is not a terminal; -q prints nothing at all (curl's -s); HTTPie's -s STYLE is --style=STYLE"),
         (["-X", "POST"], "unknown option '-X'; the method goes before the URL: af POST URL"),
+        // The method given, wherever curl takes it.
+        (["-X", "DELETE"], "unknown option '-X'; the method goes before the URL: af DELETE URL"),
+        (["-XPUT"], "unknown option '-X'; the method goes before the URL: af PUT URL"),
+        (["--request=patch"], "unknown option '--request'; the method goes before the URL: af PATCH URL"),
+        (["--request", "OPTIONS"], "unknown option '--request'; the method goes before the URL: af OPTIONS URL"),
         (["--data=a"], "unknown option '--data'; af sends a body from data items"),
         (["--location"], "unknown option '--location'; -F (--follow) follows redirects"),
         // curl's spelling (its --curl export writes it too), and no nearest spelling for --next.

@@ -86,7 +86,9 @@ struct ParsedArguments: Sendable {
                 }
                 guard let spec else {
                     throw unknown(body, prefix: "--") {
-                        "unknown option '--\(Quote.argument(name))'\(origin)\(name.utf8.count > Quote.limit ? Suggestions.noHint : Suggestions.hint(for: name))"
+                        let hint = name == "request" ? Suggestions.requestHint(method: inlineValue ?? arguments.dropFirst(index + 1).first)
+                            : name.utf8.count > Quote.limit ? Suggestions.noHint : Suggestions.hint(for: name)
+                        return "unknown option '--\(Quote.argument(name))'\(origin)\(hint)"
                     }
                 }
                 let spelling = "--\(Quote.argument(name))"
@@ -127,7 +129,10 @@ struct ParsedArguments: Sendable {
                 letters = letters.dropFirst()
                 guard let spec = OptionTable.option(short: letter) else {
                     throw unknown(argument.dropFirst(), prefix: "-") {
-                        "unknown option '-\(letter)'\(origin)\(Suggestions.curlClusterHint(argument.dropFirst()) ?? Suggestions.shortHint(for: letter))"
+                        // curl's -X takes the method attached (-XPUT) or as the next word.
+                        let hint = letter == "X" ? Suggestions.requestHint(method: letters.isEmpty ? arguments.dropFirst(index + 1).first : String(letters.drop { $0 == "=" }))
+                            : Suggestions.curlClusterHint(argument.dropFirst()) ?? Suggestions.shortHint(for: letter)
+                        return "unknown option '-\(letter)'\(origin)\(hint)"
                     }
                 }
                 let spelling = "-\(letter)"
@@ -274,6 +279,15 @@ enum Suggestions {
     static func longNameAfterOneDash(_ body: Substring) -> String? {
         let name = String(body.splitOnce(byte: UInt8(ascii: "="))?.before ?? body)
         return name.utf8.count >= 3 && ParsedArguments.namesLongOption(name) ? name : nil
+    }
+
+    /// curl's `-X METHOD` and `--request METHOD`: where af takes the method given (POST when
+    /// what follows is no method's name).
+    static func requestHint(method given: String?) -> String {
+        let method = given.flatMap { word in
+            !word.isEmpty && word.utf8.count <= 20 && word.utf8.allSatisfy { ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") } ? word.uppercased() : nil
+        }
+        return "; the method goes before the URL: af \(method ?? "POST") URL"
     }
 
     static func shortHint(for letter: Character) -> String {
