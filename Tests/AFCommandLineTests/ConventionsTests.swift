@@ -366,6 +366,26 @@ import Testing
         #expect(InProcessAF.run(["--offline", "-p", "H", "http://user:p%40ss@example.org/"]).out.contains("Authorization: Basic dXNlcjpwQHNz\n"))
     }
 
+    /// A password with a `#`, `?` or `/` in it, written as it is, ends the host part there:
+    /// the parser took `bob:pa` for a host and a port, and its message quoted the URL with the
+    /// password (`invalid URL 'https://bob:pa#ss@api.example.org/': port number was not a
+    /// decimal number…`), into a CI job's log. The character is named, the password hidden.
+    @Test func aPasswordWithAURLDelimiterIsNamedAndHidden() {
+        let cases = [
+            ("https://bob:pa#ss@api.example.org/v1", "invalid URL 'https://bob:***@api.example.org/v1': its password holds a '#', which ends a URL's host part; write it %23 (or give the credentials with -a USER:PASSWORD)"),
+            ("http://bob:pa?ss@example.org", "invalid URL 'http://bob:***@example.org': its password holds a '?', which ends a URL's host part; write it %3F (or give the credentials with -a USER:PASSWORD)"),
+            ("http://bob:pa/ss@example.org/x", "invalid URL 'http://bob:***@example.org/x': its password holds a '/', which ends a URL's host part; write it %2F (or give the credentials with -a USER:PASSWORD)"),
+        ]
+        for (url, message) in cases {
+            let result = InProcessAF.run(["--offline", url])
+            #expect(result.status == 64)
+            #expect(result.err == "af: error: \(message)\n")
+        }
+        // An '@' in the path after a bad port is the path's own.
+        #expect(InProcessAF.run(["--offline", "http://example.org:abc/a/b@c"]).err.contains("port number was not a decimal number"))
+        #expect(InProcessAF.run(["--offline", "-p", "H", "http://bob:pa%23ss@example.org/"]).out.contains("Authorization: Basic Ym9iOnBhI3Nz\n"))
+    }
+
     @Test func anAuthTypeNeedsCredentials() {
         let result = InProcessAF.run(["--auth-type=basic", server.url("/get")])
         #expect(result.status == 64)
