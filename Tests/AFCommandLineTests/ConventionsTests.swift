@@ -386,6 +386,25 @@ import Testing
         #expect(InProcessAF.run(["--offline", "-p", "H", "http://bob:pa%23ss@example.org/"]).out.contains("Authorization: Basic Ym9iOnBhI3Nz\n"))
     }
 
+    /// Every message that quotes an argument holding a URL hides the URL's password, not only
+    /// those about the URL argument: the password was printed for a URL with a no-break space
+    /// or curly quotes in it (twice: in the command the message suggests), for a second URL,
+    /// and for a header item's value.
+    @Test func aQuotedArgumentHidesAURLsPassword() {
+        let cases: [([String], String)] = [
+            (["http://bob:s3cret@example.org/\u{A0}a==1"], "the URL 'http://bob:***@example.org/[U+00A0]a==1' has a no-break space (U+00A0) in it"),
+            (["“http://bob:s3cret@example.org/”"], "the URL '“http://bob:***@example.org/”' begins with a curly quote (U+201C), as text copied from a document has; leave the quotes out: af http://bob:***@example.org/"),
+            (["http://bob:s3cret@example.org/", "https://ann:t0ken@example.com/"], "'https://ann:***@example.com/' is a URL after the URL 'http://bob:***@example.org/'"),
+            (["http://example.org/", "Referer:https://ann:t0ken@example.com/\r"], "header 'Referer' in 'Referer:https://ann:***@example.com/\\r' ends with a carriage return"),
+        ]
+        for (arguments, message) in cases {
+            let result = InProcessAF.run(["--offline"] + arguments)
+            #expect(result.status == 64)
+            #expect(result.err.hasPrefix("af: error: \(message)"), "\(result.err)")
+            #expect(!result.err.contains("s3cret") && !result.err.contains("t0ken"))
+        }
+    }
+
     @Test func anAuthTypeNeedsCredentials() {
         let result = InProcessAF.run(["--auth-type=basic", server.url("/get")])
         #expect(result.status == 64)

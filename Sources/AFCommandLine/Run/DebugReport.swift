@@ -7,15 +7,16 @@ enum DebugReport {
     static func write(settings: Settings, positionals: [Positional], environment: Environment, to stderr: OutputChannel) {
         var text = HelpText.version.split(separator: "\n").map { "af: debug: \($0)\n" }.joined()
         let redaction = CredentialRedaction(secretHeaders: settings.secretHeaders)
-        text += "af: debug: arguments: \(redacted(environment.arguments).map { Quote.argument(redaction.argument($0)).debugDescription }.joined(separator: " "))\n"
-        text += "af: debug: positionals: \(positionals.map { Quote.argument(redaction.argument($0.text)).debugDescription }.joined(separator: " "))\n"
+        // Capped only: the redaction has hidden every credential already, as `(hidden)`.
+        text += "af: debug: arguments: \(redacted(environment.arguments).map { MessageQuote.capped(redaction.argument($0)).debugDescription }.joined(separator: " "))\n"
+        text += "af: debug: positionals: \(positionals.map { MessageQuote.capped(redaction.argument($0.text)).debugDescription }.joined(separator: " "))\n"
         let defaults = Mirror(reflecting: Settings().values).children.map { String(describing: $0.value) }
         for (index, child) in Mirror(reflecting: settings.values).children.enumerated() {
             guard let label = child.label, label != "debug" else { continue }
             let value = String(describing: child.value)
             if index < defaults.count, defaults[index] == value { continue }
             // Secrets never reach a bug report.
-            let shown = OptionTable.secretOptions.contains(where: { "\($0)" == label }) ? CredentialRedaction.hidden : Quote.argument(redaction.withoutURLPasswords(value))
+            let shown = OptionTable.secretOptions.contains(where: { "\($0)" == label }) ? CredentialRedaction.hidden : MessageQuote.capped(redaction.withoutURLPasswords(value))
             text += "af: debug: setting \(label) = \(shown)\n"
         }
         stderr.writeQuietly(text)

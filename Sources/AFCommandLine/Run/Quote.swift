@@ -5,8 +5,11 @@ import AFEngine
 /// characters in a message are shown, not obeyed.
 enum Quote {
     /// `text`, or its first 120 bytes' worth of characters followed by `…` and the full
-    /// length (`MessageQuote`, which the engine's messages use too).
-    static func argument(_ text: String) -> String { MessageQuote.capped(text) }
+    /// length (`MessageQuote`, which the engine's messages use too), with the password of
+    /// any URL in it written `***`: a message goes to standard error, which a CI job keeps in
+    /// its log, and the URL argument is not the only one that holds a URL (`Referer:URL`, a
+    /// second URL, a URL in curly quotes or with a no-break space in it, each named as typed).
+    static func argument(_ text: String) -> String { MessageQuote.capped(MessageQuote.withoutPasswords(in: text, writing: "***")) }
 
     /// `text` as a shell word (quoted where the shell would split or expand it), capped as
     /// `argument` caps: a command a message tells the user to type.
