@@ -87,6 +87,28 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// Such a line is not quoted when it holds a credential (a password's Latin-1 letter is
+    /// the commonest such byte): the message, which a CI job keeps in its log, printed the
+    /// `-a` password or the header's token. The column of the byte says where it is.
+    @Test func aBatchLineThatIsNotUTF8WithACredentialIsNotQuoted() throws {
+        // What comes before the byte, the byte, and what follows it.
+        let cases: [(String, UInt8, String)] = [
+            ("\(server.url("/get")) -a bob:p", 0xE4, "ss"),
+            ("\(server.url("/get")) --auth=bob:p", 0xE4, ""),
+            ("\(server.url("/get")) -vab:p", 0xE4, ""),
+            ("\(server.url("/get")) 'Authorization:Bearer t", 0xF6, "ken'"),
+            ("\(server.url("/get")) Cookie:sid=", 0xFF, ""),
+        ]
+        for (before, byte, after) in cases {
+            let path = directory + "/secret.txt"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(Array(before.utf8) + [byte] + Array(after.utf8) + [0x0A])))
+            let result = InProcessAF.run(["batch", path])
+            let column = before.unicodeScalars.count + 1
+            expectOneError(result, status: 64, containing: "\(path):1: the line (not shown: it holds a credential) has a byte that is not UTF-8 at column \(column); af reads its lines as UTF-8")
+        }
+        #expect(server.requests.isEmpty)
+    }
+
     /// A value item's file is its text (SPEC §2), so a file that is not UTF-8 is refused
     /// naming the file, the item and the first byte: each such byte was sent as U+FFFD
     /// (`caf\u{FFFD}` for Latin-1 `caf\xE9`), and a UTF-16 file's text was lost. A

@@ -203,10 +203,43 @@ final class LineReader {
             }
         }
         if let shown = Quote.invalidUTF8(content) {
+            // Quoted with its bytes shown, unless it holds a credential (a password's Latin-1
+            // letter is such a byte): then where the first of them is.
+            if Self.holdsCredential(shown), let column = Self.firstInvalidColumn(content) {
+                throw .usage("\(location(lineNumber))the line (not shown: it holds a credential) has a byte that is not UTF-8 at column \(column); af reads its lines as UTF-8")
+            }
             throw .usage("\(location(lineNumber))the line '\(Quote.argument(shown))' is not UTF-8 text; af reads its lines as UTF-8")
         }
         endsInput = false
         return String(decoding: content, as: UTF8.self)
+    }
+
+    /// Whether a line's words, split at blanks, give a secret option's value (`-a`, `--auth=`,
+    /// a cluster with `a`) or a credential header (`Authorization:`, `Cookie:`): what a
+    /// message must not quote. A URL's password needs no care: quoting hides it.
+    static func holdsCredential(_ text: String) -> Bool {
+        for word in text.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            let bare = word.drop { $0 == "'" || $0 == "\"" }
+            if bare.hasPrefix("--") {
+                let name = String(bare.dropFirst(2).prefix { $0 != "=" })
+                if let spec = OptionTable.option(long: name), OptionTable.secretOptions.contains(spec.id) { return true }
+            } else if bare.hasPrefix("-") {
+                if bare.dropFirst().contains(where: { OptionTable.option(short: $0).map { OptionTable.secretOptions.contains($0.id) } ?? false }) { return true }
+            } else if let name = (try? RequestItemParser.parse(String(bare)))?.item.headerName,
+                      CredentialRedaction.isCredential(HTTPHeaders.Name(name), secretHeaders: []) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// The column (in characters, from 1) of a line's first byte that is not UTF-8.
+    static func firstInvalidColumn(_ bytes: some Collection<UInt8>) -> Int? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var column = 1
+        while case .valid = parser.parseScalar(from: &iterator) { column += 1 }
+        return column
     }
 
     /// Reads what has arrived, waiting until something has (or the input ends).
