@@ -205,8 +205,8 @@ final class LineReader {
         if let shown = Quote.invalidUTF8(content) {
             // Quoted with its bytes shown, unless it holds a credential (a password's Latin-1
             // letter is such a byte): then where the first of them is.
-            if Self.holdsCredential(shown), let column = Self.firstInvalidColumn(content) {
-                throw .usage("\(location(lineNumber))the line (not shown: it holds a credential) has a byte that is not UTF-8 at column \(column); af reads its lines as UTF-8")
+            if Self.holdsCredential(shown) {
+                throw .usage("\(location(lineNumber))the line (not shown: it holds a credential) has a byte that is not UTF-8 at column \(Self.firstInvalidColumn(content)); af reads its lines as UTF-8")
             }
             throw .usage("\(location(lineNumber))the line '\(Quote.argument(shown))' is not UTF-8 text; af reads its lines as UTF-8")
         }
@@ -234,7 +234,7 @@ final class LineReader {
     }
 
     /// The column (in characters, from 1) of a line's first byte that is not UTF-8.
-    static func firstInvalidColumn(_ bytes: some Collection<UInt8>) -> Int? {
+    static func firstInvalidColumn(_ bytes: some Collection<UInt8>) -> Int {
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var column = 1

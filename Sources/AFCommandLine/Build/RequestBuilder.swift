@@ -419,7 +419,8 @@ enum RequestBuilder {
             let joined = Quote.shellWord(previous + argument)
             throw .usage("'\(Quote.argument(argument))' is not a request item; the item before it, '\(Quote.argument(previous))', ends with its separator: write the two as one argument, \(joined)")
         }
-        // `name =value`, `X-Id :7`: the name typed apart from its separator and value.
+        // `name =value`, `X-Id :abc`: the name typed apart from its separator and value
+        // (`X-Id :7` is a URL: `:7` is localhost's port 7).
         if index + 1 < items.count, case let next = items[index + 1], ["=", ":"].contains(where: { next.hasPrefix($0) }),
            !RequestItemParser.separators.contains(next), !isURLArgument(argument), !isURLArgument(next),
            (try? RequestItemParser.parse(argument)) == nil, let joined = try? RequestItemParser.parse(argument + next).item {
