@@ -85,8 +85,9 @@ enum RequestItemParser {
         guard let (key, separator, rawValue) = split(argument) else {
             throw .usage("'\(Quote.argument(argument))' is not a request item: expected Name:Value, name==value, name=value, name:=json, name@file or @file")
         }
-        let item = try make(separator: separator, key: key, rawValue: rawValue, argument: Quote.argument(argument))
-        return SourcedItem(item: item, argument: Quote.argument(argument))
+        // Quoted once: every item of every batch line comes here.
+        let quoted = Quote.argument(argument)
+        return SourcedItem(item: try make(separator: separator, key: key, rawValue: rawValue, argument: quoted), argument: quoted)
     }
 
     /// How `word` begins when it reads as a request item: its name and separator (`age:=`,
