@@ -224,7 +224,7 @@ final class LineReader {
                 let name = String(bare.dropFirst(2).prefix { $0 != "=" })
                 if let spec = OptionTable.option(long: name), OptionTable.secretOptions.contains(spec.id) { return true }
             } else if bare.hasPrefix("-") {
-                if bare.dropFirst().contains(where: { OptionTable.option(short: $0).map { OptionTable.secretOptions.contains($0.id) } ?? false }) { return true }
+                if ParsedArguments.clusterEndsInSecret(bare.dropFirst()) { return true }
             } else if let name = (try? RequestItemParser.parse(String(bare)))?.item.headerName,
                       CredentialRedaction.isCredential(HTTPHeaders.Name(name), secretHeaders: []) {
                 return true

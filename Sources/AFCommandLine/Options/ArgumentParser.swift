@@ -200,6 +200,16 @@ extension ParsedArguments {
         return true
     }
 
+    /// Whether `letters`, read as a cluster of short options, reaches one whose value is a
+    /// secret (`abob:pw` is `-a bob:pw`): the letters before it are flags, and it takes the rest.
+    static func clusterEndsInSecret(_ letters: some StringProtocol) -> Bool {
+        for letter in letters {
+            guard let spec = OptionTable.option(short: letter) else { return false }
+            if case .required = spec.value { return OptionTable.secretOptions.contains(spec.id) }
+        }
+        return false
+    }
+
     /// Whether `name` is one of af's long options or the `--no-` form of a negatable one.
     static func namesLongOption(_ name: String) -> Bool {
         if OptionTable.option(long: name) != nil { return true }

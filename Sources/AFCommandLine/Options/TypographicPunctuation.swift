@@ -44,7 +44,7 @@ enum TypographicPunctuation {
         // A document's dash most often stood for `--`; letters are read as a cluster when they
         // are one or two (`–v`, `–pb`) or all take no value (`–vF`), and never shown when they
         // reach `-a` and its password (`–abob:pw`).
-        let secret = Self.clusterEndsInSecret(name)
+        let secret = ParsedArguments.clusterEndsInSecret(name)
         let allFlags = name.allSatisfy { OptionTable.option(short: $0).map { $0.value == .flag } ?? false }
         if !name.isEmpty, name == body, !secret, name.count <= 2 || allFlags, ParsedArguments.isOptionWord("-" + name) {
             return "\(intro(dash + name)); did you mean '-\(Quote.argument(name))'?"
@@ -82,16 +82,6 @@ enum TypographicPunctuation {
         }
         let instead = bare.isEmpty ? "" : ": af \(CurlCommand.quote(bare))"
         return "the URL '\(Quote.argument(url))' begins with \(what); leave \(them) out\(Quote.argument(instead))"
-    }
-
-    /// Whether `letters`, read as a cluster of short options, reaches one whose value is a
-    /// secret (`abob:pw` is `-a bob:pw`): the letters before it are flags, and it takes the rest.
-    private static func clusterEndsInSecret(_ letters: String) -> Bool {
-        for letter in letters {
-            guard let spec = OptionTable.option(short: letter) else { return false }
-            if case .required = spec.value { return OptionTable.secretOptions.contains(spec.id) }
-        }
-        return false
     }
 
     /// What may wrap a URL pasted from elsewhere.
