@@ -41,6 +41,11 @@ struct BuiltRequest: Sendable {
 enum RequestBuilder {
     static let userAgent = "af/\(AFVersion.current)"
 
+    /// Whether `word` reads as a METHOD: ASCII letters only (`get`, `PROPFIND`).
+    static func isMethodWord(_ word: String) -> Bool {
+        !word.isEmpty && word.allSatisfy { $0.isASCII && $0.isLetter }
+    }
+
     /// Splits positionals into METHOD, URL and items: the first positional is a method when
     /// another follows and it is made of letters only — unless that next one is plainly a
     /// data, query or file item (`af localhost a=1` means the URL `localhost`).
@@ -48,7 +53,7 @@ enum RequestBuilder {
         guard let first = positionals.first else {
             throw .usage("no URL given; usage: af [OPTIONS] [METHOD] URL [REQUEST_ITEM ...] (see 'af --help')")
         }
-        if positionals.count >= 2, !first.text.isEmpty, first.text.allSatisfy({ $0.isASCII && $0.isLetter }),
+        if positionals.count >= 2, isMethodWord(first.text),
            !isBodyOrQueryItem(positionals[1].text)
         {
             let rest = positionals.dropFirst().map(\.text)

@@ -294,9 +294,7 @@ enum Suggestions {
     /// curl's `-X METHOD` and `--request METHOD`: where af takes the method given (POST when
     /// what follows is no method's name).
     static func requestHint(method given: String?) -> String {
-        let method = given.flatMap { word in
-            !word.isEmpty && word.utf8.count <= 20 && word.utf8.allSatisfy { ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") } ? word.uppercased() : nil
-        }
+        let method = given.flatMap { RequestBuilder.isMethodWord($0) ? Quote.argument($0.uppercased()) : nil }
         return "; the method goes before the URL: af \(method ?? "POST") URL"
     }
 
