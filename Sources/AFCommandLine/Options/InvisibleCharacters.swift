@@ -33,11 +33,17 @@ enum InvisibleCharacters {
     /// the word after it, showing no value (a header's may be a secret); nil when there is none.
     static func joinedItemMessage(_ argument: String) -> String? {
         // Every item of every batch line comes here: ASCII has none of them.
-        guard !argument.utf8.isAllASCII, let lead = RequestItemParser.lead(of: argument) else { return nil }
+        guard !argument.utf8.isAllASCII else { return nil }
         let scalars = Array(argument.unicodeScalars)
         for index in scalars.indices where isSpace(scalars[index]) {
-            let word = String(String.UnicodeScalarView(scalars[(index + 1)...].prefix { !isSpace($0) }))
-            guard let (shown, kind) = wordShown(word) else { continue }
+            let rest = scalars[(index + 1)...].prefix { !isSpace($0) }
+            // Only a word that begins with a dash or holds a separator's character can read
+            // as an option or an item: a value of many words (a pasted paragraph, a batch
+            // line's megabyte) is not parsed word by word.
+            guard rest.first == "-" || rest.contains(where: { $0 == "=" || $0 == ":" || $0 == "@" || $0 == ";" }),
+                  let (shown, kind) = wordShown(String(String.UnicodeScalarView(rest))) else { continue }
+            // Found: the item's own name and separator, to show in the message.
+            guard let lead = RequestItemParser.lead(of: argument) else { return nil }
             // In the name, it joined a word to the item; in the value, it made two one value,
             // which may hold the character when it comes from a file.
             let inName = lead.unicodeScalars.contains(where: isSpace)
