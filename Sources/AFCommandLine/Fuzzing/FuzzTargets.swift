@@ -139,11 +139,13 @@ package enum FuzzTargets {
         let builder = NestedJSONBuilder()
         for line in lines {
             guard let item = try? RequestItemParser.parse(String(line)) else { continue }
+            // Words a no-break space joined into the item are named, never trapped on.
+            if item.item.isTypedText { _ = InvisibleCharacters.joinedItemMessage(String(line)) }
             switch item.item {
             case .field(let key, let value):
                 try? builder.insert(key: key, json: JSONWriter.quoted(value), item: item.argument)
             case .jsonField(let key, let json):
-                guard let valid = try? BodyBuilder.validatedJSON(json, item: item.argument) else { continue }
+                guard let valid = try? BodyBuilder.validatedJSON(json, item: item.argument, typedKey: key) else { continue }
                 try? builder.insert(key: key, json: valid, item: item.argument)
             default:
                 _ = item
