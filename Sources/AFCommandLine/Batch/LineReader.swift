@@ -225,7 +225,7 @@ final class LineReader {
                 if let spec = OptionTable.option(long: name), OptionTable.secretOptions.contains(spec.id) { return true }
             } else if bare.hasPrefix("-") {
                 if ParsedArguments.clusterEndsInSecret(bare.dropFirst()) { return true }
-            } else if let name = (try? RequestItemParser.parse(String(bare)))?.item.headerName,
+            } else if bare.contains(":"), let name = (try? RequestItemParser.parse(String(bare)))?.item.headerName,
                       CredentialRedaction.isCredential(HTTPHeaders.Name(name), secretHeaders: []) {
                 return true
             }
