@@ -204,6 +204,27 @@ import Testing
         #expect(ignored.err == "af: error: server answered 401 Unauthorized; the server asks for credentials: -a USER:PASSWORD\n")
     }
 
+    /// A netrc entry written with another format's words (`passwd` for `password`, `user`
+    /// for `login`): the format skips words it does not know, so af sent the login with an
+    /// empty password and said only that the netrc's credentials were refused. The refusal
+    /// names the words and what to write; the value after them (here a word of the same
+    /// list) is never named.
+    @Test func aNetrcEntryWithAnotherFormatsWordsIsNamedWhenRefused() throws {
+        let netrc = directory + "/netrc-misnamed-\(UUID().uuidString)"
+        try "machine 127.0.0.1 login ada passwd pass\n".write(toFile: netrc, atomically: false, encoding: .utf8)
+        let refused = InProcessAF.run(["--check-status", "-q", server.url("/basic-auth/ada/pass")], environment: ["NETRC": netrc])
+        #expect(refused.status == 4)
+        #expect(server.requests.last?.header("Authorization") == "Basic YWRhOg==", "the login with an empty password, as curl sends it")
+        #expect(refused.err == "af: error: server answered 401 Unauthorized; af sent the credentials '\(netrc)' holds for 127.0.0.1, whose entry's 'passwd' is not a netrc word, so af read no value from it (write password): correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)\n")
+        try "machine 127.0.0.1 user ada pass s3cret\n".write(toFile: netrc, atomically: false, encoding: .utf8)
+        let both = InProcessAF.run(["--check-status", "-q", server.url("/basic-auth/ada/s3cret")], environment: ["NETRC": netrc])
+        #expect(both.err == "af: error: server answered 401 Unauthorized; af sent the credentials '\(netrc)' holds for 127.0.0.1, whose entry's 'user' and 'pass' are not netrc words, so af read no value from them (write login and password): correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)\n")
+        #expect(!both.err.contains("s3cret"))
+        // Keywords in capitals are keywords, as curl reads them.
+        try "Machine 127.0.0.1 Login ada PASSWORD s3cret\n".write(toFile: netrc, atomically: false, encoding: .utf8)
+        #expect(InProcessAF.run(["--check-status", "-q", server.url("/basic-auth/ada/s3cret")], environment: ["NETRC": netrc]).status == 0)
+    }
+
     /// The same for credentials a session file keeps from an earlier run.
     @Test func refusedSessionCredentialsAreNamedAsSuch() throws {
         let session = directory + "/refused-\(UUID().uuidString).json"

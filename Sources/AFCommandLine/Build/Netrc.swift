@@ -6,6 +6,11 @@ struct Netrc: Sendable {
     struct Entry: Sendable, Equatable {
         var login: String
         var password: String
+        /// Words in the entry that other programs' files use for a keyword (`passwd`,
+        /// `user`) and this format does not: read as unknown, they and their values were
+        /// skipped, so the entry sent what it holds without them (`passwd s3cret` sent an
+        /// empty password). Only such words are kept: any other unknown word may be a value.
+        var misnamed: [String] = []
     }
 
     private(set) var machines: [String: Entry] = [:]
@@ -21,7 +26,7 @@ struct Netrc: Sendable {
     }
 
     /// Parses the netrc format: `machine`, `default`, `login`, `password`, `account`, and
-    /// `macdef` blocks (skipped up to the next blank line).
+    /// `macdef` blocks (skipped up to the next blank line); keywords in any case.
     init(text: String) {
         var tokens: [String] = []
         var skippingMacro = false
@@ -34,7 +39,7 @@ struct Netrc: Sendable {
                 continue
             }
             var words = Self.words(String(line))
-            if let macro = words.firstIndex(of: "macdef") {
+            if let macro = words.firstIndex(where: { $0.lowercased() == "macdef" }) {
                 words = Array(words[..<macro])
                 skippingMacro = true
             }
@@ -47,10 +52,12 @@ struct Netrc: Sendable {
             if isDefault { fallback = entry } else if let host = current { machines[host] = machines[host] ?? entry }
         }
         var index = 0
+        var valueOfMisnamed = -1
         while index < tokens.count {
             let token = tokens[index]
             let value = index + 1 < tokens.count ? tokens[index + 1] : ""
-            switch token {
+            // Keywords in any case, as curl reads them (`Machine`, `PASSWORD`).
+            switch token.lowercased() {
             case "machine":
                 if current != nil || isDefault { commit() }
                 // A name in Unicode is kept in the ASCII form URLs carry (IDNA).
@@ -73,11 +80,24 @@ struct Netrc: Sendable {
             case "account":
                 index += 2
             default:
+                // The word after a misnamed one is its value (`passwd pass`), never named.
+                if index != valueOfMisnamed, Self.misnamedKeywords[token.lowercased()] != nil {
+                    if !entry.misnamed.contains(token) { entry.misnamed.append(token) }
+                    valueOfMisnamed = index + 1
+                }
                 index += 1
             }
         }
         if current != nil || isDefault { commit() }
     }
+
+    /// Words that name a keyword in other formats (`.pgpass`, curl's `-u`, FTP clients'
+    /// scripts), and the netrc keyword meant.
+    static let misnamedKeywords: [String: String] = [
+        "passwd": "password", "pass": "password", "pwd": "password", "pw": "password", "secret": "password",
+        "user": "login", "username": "login", "usr": "login",
+        "host": "machine", "hostname": "machine", "server": "machine",
+    ]
 
     /// Splits a line into words; double quotes group, `#` starts a comment.
     private static func words(_ line: String) -> [String] {

@@ -203,7 +203,7 @@ public enum ManPage {
         Named sessions (mode 0600).
         .TP
         .I ~/.netrc
-        Credentials by host, unless \\fB\\-\\-ignore\\-netrc\\fR.
+        Credentials by host, unless \\fB\\-\\-ignore\\-netrc\\fR: \\fBmachine\\fR, \\fBdefault\\fR, \\fBlogin\\fR, \\fBpassword\\fR, \\fBaccount\\fR and \\fBmacdef\\fR, in any case. Other words are skipped, as curl skips them; a 401 to the file's credentials names a word another format uses for one of these (\\fBpasswd\\fR, \\fBuser\\fR).
         .SH EXAMPLES
 
         """

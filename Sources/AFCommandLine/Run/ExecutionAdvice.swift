@@ -41,12 +41,23 @@ extension Execution {
             return "; af sent the credentials the session '\(Quote.argument(session.path))' keeps: give -a USER:PASSWORD to replace them"
         }
         guard !given else { return "" }
-        if let netrc, let host = try? HTTPURL(parsing: response.finalURL).host, netrc.credentials(for: host) != nil {
-            return "; af sent the credentials '\(Quote.argument(Netrc.path(environment: environment)))' holds for \(host): correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)"
+        if let netrc, let host = try? HTTPURL(parsing: response.finalURL).host, let entry = netrc.credentials(for: host) {
+            return "; af sent the credentials '\(Quote.argument(Netrc.path(environment: environment)))' holds for \(host)\(Self.misnamedNote(entry)): correct them there, or give -a USER:PASSWORD (--ignore-netrc sends none)"
         }
         if schemes.contains("basic") { return "; the server asks for credentials: -a USER:PASSWORD" }
         if schemes.contains("bearer") { return "; the server asks for a token: -A bearer -a TOKEN" }
         return ""
+    }
+
+    /// What a netrc entry's words from other formats did (`passwd s3cret` for `password
+    /// s3cret`): the format does not know them, so they and their values were skipped.
+    static func misnamedNote(_ entry: Netrc.Entry) -> String {
+        guard !entry.misnamed.isEmpty else { return "" }
+        let words = entry.misnamed.map { "'\(Quote.argument($0))'" }
+        let meant = entry.misnamed.compactMap { Netrc.misnamedKeywords[$0.lowercased()] }
+        let (verb, noun) = words.count == 1 ? ("is", "a netrc word") : ("are", "netrc words")
+        return ", whose entry's \(words.joined(separator: " and ")) \(verb) not \(noun), so af read no value from \(words.count == 1 ? "it" : "them")"
+            + " (write \(meant.joined(separator: " and ")))"
     }
 
     /// The schemes a `WWW-Authenticate` value offers, in lower case: `Basic realm="a",
