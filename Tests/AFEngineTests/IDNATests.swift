@@ -60,3 +60,33 @@ import Testing
         #expect(throws: AFError.self) { try HTTPURL(parsing: "http://" + String(repeating: "ü", count: 70) + ".example/") }
     }
 }
+
+/// `no_proxy` lists read as libcurl reads them, for libcurl 7.86 and later (addresses as
+/// addresses and ranges) and before (addresses as names); each row of the newer reading was
+/// checked against libcurl 7.88.1 through curl's `--noproxy`.
+@Suite struct NoProxyListTests {
+    @Test(arguments: [
+        ("*", "127.0.0.1", true), (" * ", "127.0.0.1", false), ("a,*", "127.0.0.1", false),
+        ("127.0.0.1", "127.0.0.1", true), (".0.0.1", "127.0.0.1", false), ("0.0.1", "127.0.0.1", false), ("127.1", "127.0.0.1", false),
+        ("127.0.0.0/8", "127.0.0.1", true), ("127.0.0.1/32", "127.0.0.1", true), ("127.0.0.1/0", "127.0.0.1", true),
+        ("127.0.0.2/31", "127.0.0.1", false), ("127.0.0.0/33", "127.0.0.1", false), ("10.0.0.0/8", "10.1.2.3", true), ("10.0.0.0/9", "10.200.2.3", false),
+        ("localhost 127.0.0.1", "127.0.0.1", true), ("127.0.0.1 localhost", "127.0.0.1", true), ("localhost,  127.0.0.1", "127.0.0.1", true),
+        ("127.0.0.1:8282", "127.0.0.1", false), ("localhost", "127.0.0.1", false),
+        ("::1", "[::1]", true), ("::/0", "[::1]", false), ("fe80::/16", "[fe80::1]", true), ("fe80::/16", "[fe81::1]", false), ("fe80::/10", "[fe80::1]", nil),
+        ("127.0.0.1", "[::1]", false),
+        ("localhost.", "localhost", true), ("example.test", "example.test.", true), ("10.0.0.0/8,localhost", "localhost", true),
+        ("localhost:8282", "localhost", false),
+    ] as [(String, String, Bool?)])
+    func addressesAreComparedAsAddresses(list: String, host: String, bypasses: Bool?) {
+        #expect(NoProxyList.sendsAround(list, host: host, readsRanges: true) == bypasses)
+    }
+
+    @Test(arguments: [
+        (".0.0.1", "127.0.0.1", true), ("127.0.0.0/8", "127.0.0.1", false), ("::1", "[::1]", true),
+        ("localhost.", "localhost", false), ("example.test", "example.test.", nil), ("a\texample.test", "example.test", nil),
+        ("a example.test", "example.test", true), ("*", "example.test", true),
+    ] as [(String, String, Bool?)])
+    func olderLibcurlComparesAddressesAsNames(list: String, host: String, bypasses: Bool?) {
+        #expect(NoProxyList.sendsAround(list, host: host, readsRanges: false) == bypasses)
+    }
+}

@@ -184,7 +184,7 @@ public enum ManPage {
         .TP
         .B http_proxy, https_proxy, all_proxy, no_proxy
         Proxies, as libcurl reads them (\\fBHTTPS_PROXY\\fR, \\fBALL_PROXY\\fR and \\fBNO_PROXY\\fR too;
-        \\fBHTTP_PROXY\\fR is ignored).
+        \\fBHTTP_PROXY\\fR is ignored). \\fBno_proxy\\fR lists names and domains and, with libcurl 7.86 or later, addresses and \\fIADDRESS\\fR/\\fIBITS\\fR ranges; \\fB*\\fR means every host only as the whole list.
         .TP
         .B REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE, SSL_CERT_DIR
         Without \\fB\\-\\-verify=\\fR\\fIPATH\\fR, the first of them that is set and not empty names the CA bundle

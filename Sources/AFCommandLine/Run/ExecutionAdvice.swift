@@ -100,7 +100,12 @@ extension Execution {
         let scheme = built.url.scheme
         guard !settings.namesProxy(forScheme: scheme), case .transport(let failure) = error.underlyingError, failure.message.containsBytes(of: "the proxy"),
               let (name, _) = environment.proxyVariable(forScheme: scheme) else { return "" }
-        return " (the proxy is set by \(name) in the environment; unset it, or list the host in no_proxy, to connect directly)"
+        // libcurl takes `*` for every host only as the whole list: `no_proxy=" *"` or
+        // `localhost,*` send the rest through the proxy.
+        let list = environment.derived.proxies.noProxy ?? ""
+        let starAmongOthers = list != "*" && list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).contains("*")
+        let way = starAmongOthers ? "or set no_proxy to '*' alone (a '*' with anything else beside it matches no host)" : "or list the host in no_proxy"
+        return " (the proxy is set by \(name) in the environment; unset it, \(way), to connect directly)"
     }
 
     /// A certificate that did not verify against a CA bundle the environment named in place

@@ -308,11 +308,9 @@ public struct ProxySettings: Sendable, Hashable {
         explicit[scheme.lowercased()] ?? explicit["all"]
     }
 
-    /// Whether `noProxy` sends a request to `host` around the proxy, read as libcurl reads
-    /// the list: `*` alone for every host; otherwise names separated by commas, each matching that
-    /// host and its subdomains (a leading dot changes nothing). Nil where the list has an
-    /// entry this does not read as libcurl would (an address range, a port, anything but a
-    /// host name or address), so a caller can stay silent rather than guess.
+    /// Whether `noProxy` sends a request to `host` around the proxy, read as the libcurl af
+    /// runs with reads the list (`NoProxyList`); nil where that reading is not certain (an
+    /// entry with a port, a `*` in a longer list), so a caller can stay silent rather than guess.
     public func bypassesProxy(forHost host: String) -> Bool? {
         Self.noProxyList(noProxy, sendsAround: host)
     }
@@ -320,27 +318,12 @@ public struct ProxySettings: Sendable, Hashable {
     /// Whether the `no_proxy` list `list` sends a request to `host` around any proxy (see
     /// `bypassesProxy(forHost:)`); false without a list.
     public static func noProxyList(_ list: String?, sendsAround host: String) -> Bool? {
-        guard let list else { return false }
-        // libcurl takes `*` for every host only as the whole list.
-        if list.trimmingCharacters(in: " \t") == "*" { return true }
-        let name = IDNA.comparable(host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host)
-        var unreadable = false
-        for piece in list.split(separator: ",") {
-            let entry = piece.trimmingCharacters(in: " \t")
-            if entry.isEmpty { continue }
-            let isNameOrAddress = entry.utf8.allSatisfy { byte in
-                (byte >= 0x80) || (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2E || byte == 0x2D || byte == 0x5F
-            }
-            guard isNameOrAddress else {
-                unreadable = true
-                continue
-            }
-            let bare = IDNA.comparable(String(entry.drop(while: { $0 == "." })))
-            if bare.isEmpty { continue }
-            if name == bare || name.hasSuffix("." + bare) { return true }
-        }
-        return unreadable ? nil : false
+        NoProxyList.sendsAround(list, host: host, readsRanges: readsRanges)
     }
+
+    /// Whether libcurl reads addresses in a `no_proxy` list as addresses and ranges (7.86
+    /// and later) rather than as names.
+    private static let readsRanges = CurlRuntime.versionNumber.map { $0 >= 0x075600 } ?? true
 
     /// The explicit proxy for `scheme` when it is reached over TLS (an `https://` proxy).
     public func httpsProxy(forScheme scheme: String) -> String? {
