@@ -370,7 +370,7 @@ import Testing
         #expect(server.requests.isEmpty)
 
         for (line, expected) in [
-            ("\(server.url("/x")) 'open", "\(path):1: a single quote is not closed"),
+            ("\(server.url("/x")) 'open", "\(path):1: a single quote is not closed on its line (a line of af batch is one request; send a value of many lines from a file, with @FILE or name=@FILE)\n"),
             ("post \(server.url("/x")) bad:=[", "\(path):1: "),
             ("http://exa mple.org/", "\(path):1: "),
             ("\(server.url("/x")) --parallel=3", "\(path):1: --parallel applies to the whole batch: give it to af batch, not on a line"),
@@ -749,7 +749,7 @@ import Testing
         #expect(result.status == 64)
         #expect(result.out == "answer 1\nanswer 3\n")
         #expect(result.err == """
-        af: line 2: error: a double quote is not closed
+        af: line 2: error: a double quote is not closed on its line (a line of af batch is one request; end a line with \\ to go on in the next, or send a value of many lines from a file, with @FILE or name=@FILE)
         af: error: 1 of 3 requests failed (line 2)
 
         """)

@@ -14,8 +14,12 @@ enum ShellWords {
 
         var message: String {
             switch self {
-            case .unterminatedSingleQuote: return "a single quote is not closed"
-            case .unterminatedDoubleQuote: return "a double quote is not closed"
+            // Pasted JSON of many lines in quotes is the likely cause: say what a line is,
+            // and where such a value goes.
+            case .unterminatedSingleQuote:
+                return "a single quote is not closed on its line (a line of af batch is one request; send a value of many lines from a file, with @FILE or name=@FILE)"
+            case .unterminatedDoubleQuote:
+                return "a double quote is not closed on its line (a line of af batch is one request; end a line with \\ to go on in the next, or send a value of many lines from a file, with @FILE or name=@FILE)"
             case .trailingBackslash: return "the line ends with a backslash"
             }
         }
