@@ -78,6 +78,12 @@ import Testing
              what: "cannot resolve host 'example.test'; the address given for it is for port 80, and this request is for port ", fix: ":ADDRESS gives one for this port too"),
         Case(name: "unresolvable proxy", arguments: { s, _ in ["--proxy=http:http://nosuchproxy:3128", "--timeout=20", s.url("/")] }, status: 1,
              what: "cannot resolve the proxy host 'nosuchproxy'", fix: "check the proxy's name and your network"),
+        // A password that begins with digits and holds a '#' (written as it is) ends the URL's
+        // host part there: the URL parses, with the user for the host and the digits for a
+        // port. The failure names that, without the password.
+        Case(name: "password cut short", arguments: { s, _ in ["http://bob:12#zz9@127.0.0.1:\(s.port)/", "--timeout=20"] }, status: 1,
+             what: "cannot resolve host 'bob'; check the name and your network; if the URL is 'http://bob:***@127.0.0.1:",
+             fix: "/' with a password that holds a '#', that '#' ended its host part and 'bob' was taken for the host: write it %23 (or give the credentials with -a USER:PASSWORD)"),
         Case(name: "help as a word", arguments: { _, _ in ["help", "--timeout=20"] }, status: 1, what: "cannot resolve host 'help'", fix: "af --help shows how to use af"),
         // The scheme's colon left out: curl and HTTPie read "http" as the host and look it up;
         // af refuses it before anything is sent (a search domain could make it a real host).

@@ -8,7 +8,7 @@ extension Execution {
     func advice(for error: AFError, response: Response, message: String) -> String {
         ExitMapping.redirectHint(for: error, head: response.head, follow: settings.follow)
             + (Self.isResumable(error) ? resumeHint() : "") + notRetriedHint(error, retries: response.retries)
-            + priorKnowledgeHint(error) + addressFamilyHint(error, response: response) + authenticationHint(error, response: response) + methodAsURLHint(error)
+            + priorKnowledgeHint(error) + addressFamilyHint(error, response: response) + authenticationHint(error, response: response) + methodAsURLHint(error) + passwordCutHint(error)
             + proxyCredentialsHint(error) + proxyVariableHint(error) + caBundleVariableHint(error) + settings.configNote(for: message)
     }
 
@@ -143,6 +143,32 @@ extension Execution {
             guard HTTPMethod.standard.contains(HTTPMethod(rawValue: host.uppercased())) else { return "" }
             return "; a lone word is read as the URL: give the URL after the method (af \(host) URL)"
         }
+    }
+
+    /// A host that did not resolve, named `USER:DIGITS` in a URL argument whose `#`, `?` or
+    /// `/` after the digits comes before an `@`: a password that begins with digits and holds
+    /// that character (`http://bob:12#34@host/`) ended the URL's host part there, so the user
+    /// was taken for the host and the digits for a port. Such a URL parses, so it is sent, and
+    /// the failure named only `bob`; the password is not shown.
+    fileprivate func passwordCutHint(_ error: AFError) -> String {
+        guard case .transport(let failure) = error.underlyingError, failure.kind == .dnsFailure, built.url.user == nil,
+              let port = built.url.port else { return "" }
+        let authority = "\(built.url.host):\(port)"
+        for argument in environment.arguments {
+            guard let offset = argument.utf8Offset(of: "://"),
+                  String(decoding: argument.utf8.dropFirst(offset + 3).urlAuthority, as: UTF8.self).lowercased() == authority.lowercased(),
+                  let (shown, character) = URLBuilder.passwordCutShort(argument) else { continue }
+            // A query's `name=value` (`http://api:8080?to=a@b.org`) or a path's `/@user` is
+            // no password cut short.
+            let rest = argument.utf8.dropFirst(offset + 3)
+            let between = rest.dropFirst(rest.urlAuthority.count + 1).prefix { $0 != UInt8(ascii: "@") }
+            guard !between.isEmpty, character != "?" || !between.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "&") }) else { continue }
+            let user = String(decoding: rest.prefix { $0 != UInt8(ascii: ":") }, as: UTF8.self)
+            let encoded = "%" + Hex.encode(String(character).utf8, uppercase: true, separator: "%")
+            return "; if the URL is '\(MessageQuote.url(shown))' with a password that holds a '\(character)', that '\(character)' ended its host part "
+                + "and '\(MessageQuote.capped(user))' was taken for the host: write it \(encoded) (or give the credentials with -a USER:PASSWORD)"
+        }
+        return ""
     }
 
     /// A proxy that asked for credentials (407 to the CONNECT of an https request, or as the
