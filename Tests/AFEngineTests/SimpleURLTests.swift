@@ -74,6 +74,13 @@ import Testing
         #expect(target.string == "http://bob:pw%20xa:e8a@080/x")
         #expect(target.password == "pw xa:e8a")
         #expect(try HTTPURL(parsing: target.string, pathAsIs: true).string == target.string)
+        // The same with an IPv6 host, which libcurl renders itself: it rendered the
+        // credentials as they came (found by the url fuzz target, Fuzz/corpus/url/location-ipv6-credentials).
+        let literal = try HTTPURL(parsing: "http://a.test/b/c?d").resolving("http:/u\u{FFFD}:a b:c@[::2]:8443/x")
+        #expect(literal.string == "http://u%ef%bf%bd:a%20b:c@[::2]:8443/x")
+        #expect(literal.user == "u\u{FFFD}")
+        #expect(literal.password == "a b:c")
+        #expect(try HTTPURL(parsing: literal.string, pathAsIs: true).string == literal.string)
     }
 }
 

@@ -133,6 +133,11 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         // password: a space left there made a URL that did not parse again.
         let rawUser = part(CURLUPART_USER).map { encodesReference ? Self.encodingSpacesAndNonASCII($0) : $0 }
         let rawPassword = part(CURLUPART_PASSWORD).map { encodesReference ? Self.encodingSpacesAndNonASCII($0) : $0 }
+        if encodesReference {
+            // Where libcurl renders the URL (an IPv6 host), it renders them encoded too.
+            if let rawUser { _ = curl_url_set(handle, CURLUPART_USER, rawUser, 0) }
+            if let rawPassword { _ = curl_url_set(handle, CURLUPART_PASSWORD, rawPassword, 0) }
+        }
         let rawPort = part(CURLUPART_PORT)
         let rawPath = part(CURLUPART_PATH)
         let query = part(CURLUPART_QUERY)
