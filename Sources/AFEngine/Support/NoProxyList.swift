@@ -5,8 +5,8 @@ import Glibc
 /// A `no_proxy` list read as libcurl reads it, to tell whether a request went to its host or
 /// to the proxy (libcurl decides, and does not say which it did).
 ///
-/// libcurl's rules, as 7.88 and 8.x apply them (checked against libcurl 7.88.1 with curl's
-/// `--noproxy`): the list `*` (exactly, no blanks) sends every request around the proxy;
+/// libcurl's rules, as 7.88 and 8.x apply them (checked against libcurl 7.88.1 through the
+/// curl tool): the list `*` (exactly, no blanks) sends every request around the proxy;
 /// otherwise entries are separated by commas and blanks. A host name matches an entry that
 /// is the name or a domain above it, in any case, a leading or trailing dot on the entry
 /// (and a trailing dot on the host) left out (`.example.org` and `example.org.` match
