@@ -38,6 +38,9 @@ static inline CURLcode afcurl_easy_getinfo_slist(CURL *h, CURLINFO i, struct cur
 static inline CURLSHcode afcurl_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return curl_share_setopt(s, o, v); }
 
 static inline curl_version_info_data *afcurl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
+/* CURL_VERSION_THREADSAFE (7.84.0): curl_global_init may run beside other threads. Its bit,
+ * for headers older than that. */
+static inline unsigned int afcurl_feature_threadsafe(void) { return 1u << 30; }
 static inline unsigned long afcurl_auth_digest(void) { return CURLAUTH_DIGEST; }
 
 /* CURLPAUSE_* and CURL_READFUNC_* are macros Swift cannot import as values. */

@@ -10,4 +10,5 @@ let status = AFCommand.run(Environment.process(arguments: CommandLine.arguments)
 // A command af started (--auth-cmd) that is still running when af ends, because a signal or
 // a failure ended the run first, ends with it.
 AFCommand.stopCommands()
+AFCommand.awaitTransportSetup()
 exit(status)

@@ -51,6 +51,12 @@ public enum AFCommand {
         Subprocess.stopRunning()
     }
 
+    /// Waits for the transport's setup that `af batch` started in the background, if it has
+    /// not ended: for the end of the process, before it exits (a bad line found while it ran).
+    public static func awaitTransportSetup() {
+        CurlRuntime.awaitPreparation()
+    }
+
     /// Config defaults, then the command line.
     static func parse(_ environment: Environment) throws(CommandFailure) -> (Settings, [Positional]) {
         var settings = Settings()

@@ -318,7 +318,8 @@ public struct ProxySettings: Sendable, Hashable {
     /// Whether the `no_proxy` list `list` sends a request to `host` around any proxy (see
     /// `bypassesProxy(forHost:)`); false without a list.
     public static func noProxyList(_ list: String?, sendsAround host: String) -> Bool? {
-        NoProxyList.sendsAround(list, host: host, readsRanges: readsRanges)
+        guard let list else { return false }
+        return NoProxyList.sendsAround(list, host: host, readsRanges: readsRanges)
     }
 
     /// Whether libcurl reads addresses in a `no_proxy` list as addresses and ranges (7.86

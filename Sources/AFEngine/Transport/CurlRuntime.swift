@@ -1,6 +1,10 @@
 internal import CCurl
 internal import COpenSSL
 internal import CZlib
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One-time process setup for libcurl and OpenSSL, and the versions they report.
 package enum CurlRuntime {
@@ -14,6 +18,40 @@ package enum CurlRuntime {
         _ = afssl_init_no_atexit()
         return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
     }()
+
+    /// Whether `prepareInBackground` started the setup on a thread of its own.
+    private static let preparing = Atomic<Bool>(false)
+
+    /// Starts the one-time setup on a thread of its own, so that it runs while the caller
+    /// reads and checks its input: OpenSSL's takes about a millisecond (its configuration
+    /// and providers), which `af batch` spent before checking its file, with the second
+    /// processor idle. Whatever needs libcurl first waits for
+    /// the setup to end (`ensureInitialized`, a once-only initialiser). Only where libcurl
+    /// says its setup may run beside other threads (`CURL_VERSION_THREADSAFE`, 7.84 and
+    /// later); `awaitPreparation` before the process exits.
+    package static func prepareInBackground() {
+        guard let info = afcurl_version_info(), info.pointee.features & Int32(bitPattern: afcurl_feature_threadsafe()) != 0,
+              preparing.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        let started = BackgroundWork.start {
+            // SIGINT and SIGTERM stay with the other threads: a read the main thread is
+            // blocked in (a body from a terminal) ends when one arrives.
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            sigaddset(&signals, SIGINT)
+            sigaddset(&signals, SIGTERM)
+            pthread_sigmask(SIG_BLOCK, &signals, nil)
+            ensureInitialized()
+        }
+        if started != 0 {
+            preparing.store(false, ordering: .relaxed)
+        }
+    }
+
+    /// Waits for a setup `prepareInBackground` started (at once when it ended, or none
+    /// started): a process must not exit while that thread is inside OpenSSL or libcurl.
+    package static func awaitPreparation() {
+        if preparing.load(ordering: .relaxed) { ensureInitialized() }
+    }
 
     /// The libcurl version string, such as `7.88.1`.
     package static var curlVersion: String {
@@ -60,8 +98,8 @@ package enum CurlRuntime {
 
     /// libcurl's version as one number (0x075801 for 7.88.1); nil when it does not say.
     package static let versionNumber: UInt32? = {
-        ensureInitialized()
-        return afcurl_version_info()?.pointee.version_num
+        // Version information needs no setup (`prepareInBackground` may still be running it).
+        afcurl_version_info()?.pointee.version_num
     }()
 
     /// Whether this libcurl reads its content-decoding switch as each body chunk arrives (7.x
@@ -77,7 +115,8 @@ package enum CurlRuntime {
 
     /// The content codings this libcurl can decode, in preference order.
     package static let supportedContentEncodings: [String] = {
-        ensureInitialized()
+        // libcurl's version information needs no setup: a request's headers are built
+        // while the setup runs (`prepareInBackground`).
         guard let info = afcurl_version_info() else { return [] }
         let features = info.pointee.features
         var codings: [String] = []
