@@ -1210,13 +1210,21 @@ import Testing
         // An address is compared as an address (libcurl 7.86 and later): a range holding it
         // sends the request around the proxy, and a name's ending does not ('.0.0.1' was
         // taken to hold 127.0.0.1, and the proxy's refusal was told as the server's).
+        let readsRanges = ProxySettings.noProxyList("127.0.0.0/8", sendsAround: "127.0.0.1") == true
         let direct = InProcessAF.run(["http://127.0.0.1:\(port)/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)", "no_proxy": "127.0.0.0/8"])
-        #expect(direct.err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n", "\(direct.err)")
+        if readsRanges {
+            #expect(direct.err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n", "\(direct.err)")
+        }
         // A '*' beside other text is no wildcard: the way around the proxy is said.
         let star = InProcessAF.run(["http://example.test/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)", "no_proxy": "localhost, *"])
         #expect(star.err.hasSuffix("(the proxy is set by http_proxy in the environment; unset it, or set no_proxy to '*' alone (a '*' with anything else beside it matches no host), to connect directly)\n"), "\(star.err)")
         let ending = InProcessAF.run(["http://127.0.0.1:\(port)/x"], environment: ["http_proxy": "http://127.0.0.1:\(port)", "no_proxy": ".0.0.1"])
-        #expect(ending.err.hasPrefix("af: error: cannot connect to the proxy http://127.0.0.1:\(port) for 127.0.0.1:\(port): connection refused; is the proxy running?"), "\(ending.err)")
+        if readsRanges {
+            #expect(ending.err.hasPrefix("af: error: cannot connect to the proxy http://127.0.0.1:\(port) for 127.0.0.1:\(port): connection refused; is the proxy running?"), "\(ending.err)")
+        } else {
+            // Older libcurl reads an address as a name: '.0.0.1' holds 127.0.0.1.
+            #expect(ending.err == "af: error: connection refused by 127.0.0.1:\(port); is the server running?\n", "\(ending.err)")
+        }
     }
 
     /// `no_proxy` read as libcurl reads it, or nil where af cannot tell.

@@ -310,7 +310,8 @@ public struct ProxySettings: Sendable, Hashable {
 
     /// Whether `noProxy` sends a request to `host` around the proxy, read as the libcurl af
     /// runs with reads the list (`NoProxyList`); nil where that reading is not certain (an
-    /// entry with a port, a `*` in a longer list), so a caller can stay silent rather than guess.
+    /// IPv6 range that does not end on a byte; before libcurl 7.86, a tab in the list or a
+    /// host name's trailing dot), so a caller can stay silent rather than guess.
     public func bypassesProxy(forHost host: String) -> Bool? {
         Self.noProxyList(noProxy, sendsAround: host)
     }

@@ -8,21 +8,19 @@ import Glibc
 /// libcurl's rules, as 7.88 and 8.x apply them (checked against libcurl 7.88.1 through the
 /// curl tool): the list `*` (exactly, no blanks) sends every request around the proxy;
 /// otherwise entries are separated by commas and blanks. A host name matches an entry that
-/// is the name or a domain above it, in any case, a leading or trailing dot on the entry
-/// (and a trailing dot on the host) left out (`.example.org` and `example.org.` match
-/// `www.example.org`); an entry with a
-/// port (`example.org:8080`) or a `*` in a longer list matches nothing. An address (`10.1.2.3`,
-/// `[::1]`) matches only an address of its family, exactly or within the entry's
-/// `ADDRESS/BITS` range (`10.0.0.0/8`; no bits, or 0, means the address itself); libcurl
-/// before 7.86 compared an address as it compares names, and read no ranges.
+/// is the name or a domain above it, in any case, a leading or trailing dot on the entry (and
+/// a trailing dot on the host) left out: `.example.org` and `example.org.` match
+/// `www.example.org`. An entry with a port (`example.org:8080`), or a `*` in a longer list,
+/// matches nothing. An address (`10.1.2.3`, `[::1]`) matches only an address of its family,
+/// exactly or within the entry's `ADDRESS/BITS` range (`10.0.0.0/8`; no bits, or 0, means the
+/// address itself); libcurl before 7.86 compared an address as it compares names, and read
+/// no ranges.
 enum NoProxyList {
     /// Whether `list` sends a request for `host` (as a URL holds it: an IPv6 address in
     /// brackets) around any proxy; nil where libcurl's reading is not certain (before 7.86,
     /// a host name with a trailing dot or a tab in the list; an IPv6 range that does not end
-    /// on a byte).
-    /// `readsRanges` is whether libcurl is 7.86 or later.
-    static func sendsAround(_ list: String?, host: String, readsRanges: Bool) -> Bool? {
-        guard let list else { return false }
+    /// on a byte). `readsRanges` is whether libcurl is 7.86 or later.
+    static func sendsAround(_ list: String, host: String, readsRanges: Bool) -> Bool? {
         if list == "*" { return true }
         let isBracketed = host.hasPrefix("[") && host.hasSuffix("]")
         let bare = isBracketed ? String(host.dropFirst().dropLast()) : host

@@ -25,10 +25,10 @@ package enum CurlRuntime {
     /// Starts the one-time setup on a thread of its own, so that it runs while the caller
     /// reads and checks its input: OpenSSL's takes about a millisecond (its configuration
     /// and providers), which `af batch` spent before checking its file, with the second
-    /// processor idle. Whatever needs libcurl first waits for
-    /// the setup to end (`ensureInitialized`, a once-only initialiser). Only where libcurl
-    /// says its setup may run beside other threads (`CURL_VERSION_THREADSAFE`, 7.84 and
-    /// later); `awaitPreparation` before the process exits.
+    /// processor idle. Whatever needs libcurl first waits for the setup to end
+    /// (`ensureInitialized`, a once-only initialiser). Only where libcurl says its setup may
+    /// run beside other threads (`CURL_VERSION_THREADSAFE`, 7.84 and later); call
+    /// `awaitPreparation` before the process exits.
     package static func prepareInBackground() {
         guard let info = afcurl_version_info(), info.pointee.features & Int32(bitPattern: afcurl_feature_threadsafe()) != 0,
               preparing.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
