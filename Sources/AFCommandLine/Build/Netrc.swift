@@ -57,7 +57,8 @@ struct Netrc: Sendable {
             let token = tokens[index]
             let value = index + 1 < tokens.count ? tokens[index + 1] : ""
             // Keywords in any case, as curl reads them (`Machine`, `PASSWORD`).
-            switch token.lowercased() {
+            let keyword = token.lowercased()
+            switch keyword {
             case "machine":
                 if current != nil || isDefault { commit() }
                 // A name in Unicode is kept in the ASCII form URLs carry (IDNA).
@@ -81,7 +82,7 @@ struct Netrc: Sendable {
                 index += 2
             default:
                 // The word after a misnamed one is its value (`passwd pass`), never named.
-                if index != valueOfMisnamed, Self.misnamedKeywords[token.lowercased()] != nil {
+                if index != valueOfMisnamed, Self.misnamedKeywords[keyword] != nil {
                     if !entry.misnamed.contains(token) { entry.misnamed.append(token) }
                     valueOfMisnamed = index + 1
                 }

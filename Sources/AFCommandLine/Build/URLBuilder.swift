@@ -38,10 +38,9 @@ enum URLBuilder {
             if Self.hasTwoAtSigns(text) {
                 throw .usage("\(error); an '@' in a user name or password is written %40 (or give them with -a USER:PASSWORD)")
             }
-            if let (shown, character) = Self.passwordCutShort(text) {
+            if let password = Self.passwordCutShort(text) {
                 // The parser's reason would quote the password, which it took for a port.
-                let encoded = "%" + Hex.encode(String(character).utf8, uppercase: true, separator: "%")
-                throw .usage("invalid URL '\(MessageQuote.url(shown))': its password holds a '\(character)', which ends a URL's host part; write it \(encoded) (or give the credentials with -a USER:PASSWORD)")
+                throw .usage("invalid URL '\(MessageQuote.url(password.shown))': its password holds a '\(password.character)', which ends a URL's host part; write it \(password.encoded) (or give the credentials with -a USER:PASSWORD)")
             }
             // The parser's reason quotes the URL it read; the argument is named again only
             // when a shorthand or encoding made that differ from what was typed.
@@ -97,9 +96,8 @@ enum URLBuilder {
     /// For a URL whose password holds a `#`, `?` or `/` written as it is
     /// (`http://bob:pa#ss@host/`): that character ended the authority, so the parser took
     /// `bob:pa` for a host and a port, and the rest for the fragment (or path, or query).
-    /// The URL with its credentials hidden (`http://bob:***@host/`), and the character; nil
-    /// for any other URL (an `@` later in a path, after another `/`, is the path's own).
-    static func passwordCutShort(_ url: String) -> (shown: String, character: Character)? {
+    /// Nil for any other URL (an `@` later in a path, after another `/`, is the path's own).
+    static func passwordCutShort(_ url: String) -> PasswordCut? {
         guard let offset = url.utf8Offset(of: "://") else { return nil }
         let rest = url.utf8.dropFirst(offset + 3)
         let authority = rest.urlAuthority
@@ -109,7 +107,21 @@ enum URLBuilder {
         let after = rest[rest.index(after: cut)...]
         guard let at = after.firstIndex(of: UInt8(ascii: "@")), !after[..<at].contains(UInt8(ascii: "/")) else { return nil }
         let shown = String(decoding: url.utf8[..<colon], as: UTF8.self) + ":***@" + String(decoding: after[after.index(after: at)...], as: UTF8.self)
-        return (shown, Character(Unicode.Scalar(rest[cut])))
+        let character = Character(Unicode.Scalar(rest[cut]))
+        return PasswordCut(shown: shown, character: character, encoded: "%" + Hex.encode(String(character).utf8, uppercase: true, separator: "%"),
+                           user: String(decoding: authority[..<colon], as: UTF8.self), cut: after[..<at])
+    }
+
+    /// A password that a `#`, `?` or `/` in it cut short (`passwordCutShort`).
+    struct PasswordCut {
+        /// The URL with its credentials hidden: `http://bob:***@host/`.
+        let shown: String
+        /// The character, and as the URL writes it (`%23`).
+        let character: Character
+        let encoded: String
+        /// The user (`bob`), and what came between the character and the `@` (`ss`).
+        let user: String
+        let cut: Substring.UTF8View
     }
 
     /// The host and port of a URL's authority, from the bytes after its `scheme://` (or a

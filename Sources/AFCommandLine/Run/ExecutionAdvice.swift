@@ -103,7 +103,7 @@ extension Execution {
         // libcurl takes `*` for every host only as the whole list: `no_proxy=" *"` or
         // `localhost,*` send the rest through the proxy.
         let list = environment.derived.proxies.noProxy ?? ""
-        let starAmongOthers = list != "*" && list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).contains("*")
+        let starAmongOthers = list != "*" && NoProxyList.entries(list).contains("*")
         let way = starAmongOthers ? "or set no_proxy to '*' alone (a '*' with anything else beside it matches no host)" : "or list the host in no_proxy"
         return " (the proxy is set by \(name) in the environment; unset it, \(way), to connect directly)"
     }
@@ -157,16 +157,15 @@ extension Execution {
         for argument in environment.arguments {
             guard let offset = argument.utf8Offset(of: "://"),
                   String(decoding: argument.utf8.dropFirst(offset + 3).urlAuthority, as: UTF8.self).lowercased() == authority.lowercased(),
-                  let (shown, character) = URLBuilder.passwordCutShort(argument) else { continue }
-            // A query's `name=value` (`http://api:8080?to=a@b.org`) or a path's `/@user` is
-            // no password cut short.
-            let rest = argument.utf8.dropFirst(offset + 3)
-            let between = rest.dropFirst(rest.urlAuthority.count + 1).prefix { $0 != UInt8(ascii: "@") }
-            guard !between.isEmpty, character != "?" || !between.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "&") }) else { continue }
-            let user = String(decoding: rest.prefix { $0 != UInt8(ascii: ":") }, as: UTF8.self)
-            let encoded = "%" + Hex.encode(String(character).utf8, uppercase: true, separator: "%")
-            return "; if the URL is '\(MessageQuote.url(shown))' with a password that holds a '\(character)', that '\(character)' ended its host part "
-                + "and '\(MessageQuote.capped(user))' was taken for the host: write it \(encoded) (or give the credentials with -a USER:PASSWORD)"
+                  let password = URLBuilder.passwordCutShort(argument),
+                  // A query's `name=value` (`http://api:8080?to=a@b.org`) or a path's `/@user`
+                  // is no password cut short.
+                  !password.cut.isEmpty,
+                  password.character != "?" || !password.cut.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "&") })
+            else { continue }
+            let character = password.character
+            return "; if the URL is '\(MessageQuote.url(password.shown))' with a password that holds a '\(character)', that '\(character)' ended its host part "
+                + "and '\(MessageQuote.capped(password.user))' was taken for the host: write it \(password.encoded) (or give the credentials with -a USER:PASSWORD)"
         }
         return ""
     }

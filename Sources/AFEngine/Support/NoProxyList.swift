@@ -15,7 +15,7 @@ import Glibc
 /// exactly or within the entry's `ADDRESS/BITS` range (`10.0.0.0/8`; no bits, or 0, means the
 /// address itself); libcurl before 7.86 compared an address as it compares names, and read
 /// no ranges.
-enum NoProxyList {
+package enum NoProxyList {
     /// Whether `list` sends a request for `host` (as a URL holds it: an IPv6 address in
     /// brackets) around any proxy; nil where libcurl's reading is not certain (before 7.86,
     /// a host name with a trailing dot or a tab in the list; an IPv6 range that does not end
@@ -64,7 +64,7 @@ enum NoProxyList {
     }
 
     /// The entries of a list: separated by commas, spaces and tabs.
-    private static func entries(_ list: String) -> [Substring] {
+    package static func entries(_ list: String) -> [Substring] {
         list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
     }
 
