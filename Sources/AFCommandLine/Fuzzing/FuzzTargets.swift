@@ -158,6 +158,12 @@ package enum FuzzTargets {
     /// A URL argument: building never traps, and what it builds parses again.
     static func url(_ data: [UInt8]) {
         let text = String(decoding: data.prefix(4096), as: UTF8.self)
+        // The same text as a `no_proxy` list, read for a name, an IPv4 and an IPv6 host, as
+        // libcurl before and after 7.86 reads it: never a trap.
+        for host in ["example.test", "127.0.0.1", "[::1]"] {
+            _ = ProxySettings.noProxyList(text, sendsAround: host)
+            _ = NoProxyList.sendsAround(text, host: host, readsRanges: false)
+        }
         for https in [false, true] {
             guard let built = try? URLBuilder.build(text, https: https, query: [("q", text)], pathAsIs: false) else { continue }
             precondition((try? HTTPURL(parsing: built.string, pathAsIs: true)) != nil, "a built URL does not parse again: \(built.string.prefix(200))")

@@ -20,7 +20,7 @@ package enum NoProxyList {
     /// brackets) around any proxy; nil where libcurl's reading is not certain (before 7.86,
     /// a host name with a trailing dot or a tab in the list; an IPv6 range that does not end
     /// on a byte). `readsRanges` is whether libcurl is 7.86 or later.
-    static func sendsAround(_ list: String, host: String, readsRanges: Bool) -> Bool? {
+    package static func sendsAround(_ list: String, host: String, readsRanges: Bool) -> Bool? {
         if list == "*" { return true }
         let isBracketed = host.hasPrefix("[") && host.hasSuffix("]")
         let bare = isBracketed ? String(host.dropFirst().dropLast()) : host
